@@ -1,0 +1,65 @@
+//! Builds the default tag range at `cargo build`, with the very modules the binary uses.
+//! A tag that cannot be had never fails the build: it becomes one warning naming what
+//! was tried. Set LMDB_REGRESS_SKIP_MATRIX=1 to skip.
+#![allow(dead_code, unused_imports)]
+
+#[path = "src/compile.rs"]
+mod compile;
+#[path = "src/manifest.rs"]
+mod manifest;
+#[path = "src/matrix.rs"]
+mod matrix;
+#[path = "src/source/mod.rs"]
+mod source;
+#[path = "src/tags.rs"]
+mod tags;
+
+fn main() {
+    for p in ["lmdb-tags", "src/compile.rs", "src/manifest.rs", "src/matrix.rs", "src/source", "src/tags.rs"] {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    for v in ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_SKIP_MATRIX", "CC"] {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    let target = std::env::var("TARGET").unwrap_or_default();
+    println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
+    if std::env::var("LMDB_REGRESS_SKIP_MATRIX").map(|v| v == "1").unwrap_or(false) {
+        return;
+    }
+    if let Err(e) = build_matrix(&target) {
+        println!("cargo:warning=lmdb-regress: the LMDB build matrix was not built: {e:#}");
+    }
+}
+
+fn build_matrix(target: &str) -> anyhow::Result<()> {
+    let m = manifest::Manifest::builtin();
+    let resolver = source::Resolver::from_env(None)?;
+    let git = resolver.git.is_some();
+    let wants = tags::parse_spec(&m, &m.default, git)?;
+    let opts = matrix::MatrixOptions {
+        resolver,
+        toolchain: compile::Toolchain::detect(target, None, None)?,
+        kinds: vec![compile::BuildKind::SharedLibrary],
+        harness_c: None,
+        jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+    };
+    let results = matrix::build_all(&wants, &opts, &|_| {});
+    for r in &results {
+        match r.status {
+            matrix::Status::Built => {}
+            matrix::Status::Unavailable => {
+                println!("cargo:warning={} unavailable: {}", r.tag, one_line(r.reason.as_deref()))
+            }
+            matrix::Status::Failed => {
+                for line in r.reason.as_deref().unwrap_or("").lines() {
+                    println!("cargo:warning={} failed: {line}", r.tag);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn one_line(s: Option<&str>) -> String {
+    s.unwrap_or("").replace('\n', " ")
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lmdb-regress needs and a fresh machine may lack.
+# gcc builds liblmdb; libxxhash-dev and zlib1g-dev serve the C twin's checksums;
+# valgrind counts instructions where perf cannot; libclang regenerates bindings.
+set -euo pipefail
+need=()
+for pkg in gcc libc6-dev zlib1g-dev libxxhash-dev valgrind git python3-pip libclang-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
+done
+# python3 with pip may come from elsewhere than Debian (pyenv): then it is there already.
+if python3 -m pip --version >/dev/null 2>&1; then
+  need=("${need[@]/python3-pip}")
+fi
+need=($(printf '%s\n' "${need[@]}" | grep -v '^$' || true))
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "installing: ${need[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"

@@ -1,0 +1,59 @@
+//! One module per command: each wires the pipeline stages together for one job.
+
+pub mod build;
+pub mod tags;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::cli::BuildArgs;
+use crate::compile::{BuildKind, Toolchain};
+use crate::manifest::Manifest;
+use crate::matrix::{self, MatrixOptions, Status, TagStatus};
+use crate::source::{Resolver, Want};
+
+/// The C twin's source, found beside the binary's crate or via LMDB_REGRESS_HARNESS_C.
+pub fn harness_c_path() -> PathBuf {
+    match std::env::var_os("LMDB_REGRESS_HARNESS_C") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/harness/workloads.c")),
+    }
+}
+
+pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixOptions> {
+    let resolver = Resolver::from_env(args.git.clone())?;
+    Ok(MatrixOptions {
+        resolver,
+        toolchain: Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?,
+        harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
+        kinds,
+        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+    })
+}
+
+/// Builds `wants` with a progress bar on stderr.
+pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatus> {
+    let bar = indicatif::ProgressBar::new(wants.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} building [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .unwrap()
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let out = matrix::build_all(wants, opts, &|ev| match ev {
+        matrix::Event::Started(label) => bar.set_message(label.to_string()),
+        matrix::Event::Finished(st) => {
+            if st.status == Status::Failed {
+                bar.println(format!("{} failed: {}", st.tag, st.reason.as_deref().unwrap_or("")));
+            }
+            bar.inc(1)
+        }
+    });
+    bar.finish_and_clear();
+    out
+}
+
+pub fn manifest() -> Result<Manifest> {
+    Manifest::from_env_or_builtin()
+}

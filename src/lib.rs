@@ -1,0 +1,14 @@
+//! lmdb-regress: did LMDB get slower, in which release, in which commit, and by how much?
+//!
+//! Data flows one way: sources → builds → measurements → statistics → reports.
+
+pub mod cli;
+pub mod cmd;
+pub mod compile;
+pub mod manifest;
+pub mod matrix;
+pub mod source;
+pub mod tags;
+
+/// The Rust target triple this binary was built for (the C compiler must match it).
+pub const TARGET: &str = env!("LMDB_REGRESS_TARGET");

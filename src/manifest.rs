@@ -1,0 +1,208 @@
+//! The pinned tag list (`lmdb-tags`): what each release tag's four source files hash to,
+//! and which registry packages carry copies of them.
+//!
+//! Shared with build.rs: this module only refers to `crate::manifest`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// The four files that make liblmdb, in the order reports list them.
+pub const SOURCE_FILES: [&str; 4] = ["lmdb.h", "mdb.c", "midl.c", "midl.h"];
+
+/// File name → lowercase hex SHA-256.
+pub type FileHashes = BTreeMap<String, String>;
+
+/// The manifest compiled into the binary; `--tags-file` or `LMDB_REGRESS_TAGS` replaces it.
+pub const BUILTIN: &str = include_str!("../lmdb-tags");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The range used when a command is given no `--tags`.
+    pub default: String,
+    #[serde(rename = "tag")]
+    pub tags: Vec<TagEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TagEntry {
+    pub name: String,
+    pub commit: String,
+    pub files: FileHashes,
+    #[serde(default, rename = "copy")]
+    pub copies: Vec<RegistryCopy>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Registry {
+    Crate,
+    Pypi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Match {
+    /// All four files hash as the tag's.
+    Identical,
+    /// A copy pinned in lmdb-tags whose differences do not matter on Linux.
+    Equivalent,
+    /// A commit that is not a pinned tag: its hashes are recorded, not checked.
+    Unpinned,
+}
+
+impl fmt::Display for Match {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Match::Identical => "identical",
+            Match::Equivalent => "equivalent",
+            Match::Unpinned => "unpinned",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryCopy {
+    pub registry: Registry,
+    pub package: String,
+    pub version: String,
+    /// Where the four files sit inside the unpacked package.
+    pub subdir: String,
+    #[serde(rename = "match")]
+    pub matches: Match,
+    /// Own pinned hashes; required for, and only for, equivalent copies.
+    pub files: Option<FileHashes>,
+    pub note: Option<String>,
+}
+
+impl RegistryCopy {
+    pub fn describe(&self) -> String {
+        match self.registry {
+            Registry::Crate => format!("crate {} {}", self.package, self.version),
+            Registry::Pypi => format!("PyPI sdist {} {}", self.package, self.version),
+        }
+    }
+}
+
+impl TagEntry {
+    /// (major, minor, patch) from `LMDB_0.9.17`.
+    pub fn version(&self) -> Option<(i32, i32, i32)> {
+        parse_version(&self.name)
+    }
+
+    /// Every set of hashes this tag may be verified against, with its match.
+    pub fn accepted_hashes(&self) -> Vec<(&FileHashes, Match)> {
+        let mut out = vec![(&self.files, Match::Identical)];
+        for copy in &self.copies {
+            if let (Some(files), Match::Equivalent) = (&copy.files, copy.matches) {
+                out.push((files, Match::Equivalent));
+            }
+        }
+        out
+    }
+}
+
+pub fn parse_version(tag: &str) -> Option<(i32, i32, i32)> {
+    let v = tag.strip_prefix("LMDB_")?;
+    let mut it = v.split('.').map(|p| p.parse::<i32>().ok());
+    let out = (it.next()??, it.next()??, it.next()??);
+    it.next().is_none().then_some(out)
+}
+
+impl Manifest {
+    pub fn builtin() -> Manifest {
+        Manifest::parse(BUILTIN).expect("the built-in lmdb-tags is valid (checked by tests)")
+    }
+
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read tag list {}", path.display()))?;
+        Manifest::parse(&text).with_context(|| format!("in tag list {}", path.display()))
+    }
+
+    /// `LMDB_REGRESS_TAGS` names a tag list to use instead of the built-in one.
+    pub fn from_env_or_builtin() -> Result<Manifest> {
+        match std::env::var_os("LMDB_REGRESS_TAGS") {
+            Some(p) if !p.is_empty() => Manifest::load(Path::new(&p)),
+            _ => Ok(Manifest::builtin()),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Manifest> {
+        let m: Manifest = toml::from_str(text)?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for t in &self.tags {
+            if !seen.insert(t.name.as_str()) {
+                bail!("tag {} is listed twice", t.name);
+            }
+            if t.version().is_none() {
+                bail!("tag name {:?} is not of the form LMDB_X.Y.Z", t.name);
+            }
+            if t.commit.len() != 40 || !t.commit.chars().all(|c| c.is_ascii_hexdigit()) {
+                bail!("tag {}: commit {:?} is not a 40-digit hex id", t.name, t.commit);
+            }
+            check_hashes(&t.name, &t.files)?;
+            for c in &t.copies {
+                match (c.matches, &c.files) {
+                    (Match::Equivalent, Some(f)) => check_hashes(&format!("{} ({})", t.name, c.describe()), f)?,
+                    (Match::Equivalent, None) => {
+                        bail!("tag {}: equivalent copy {} needs its own `files`", t.name, c.describe())
+                    }
+                    (Match::Identical, Some(_)) => {
+                        bail!("tag {}: identical copy {} must not pin other files", t.name, c.describe())
+                    }
+                    (Match::Identical, None) => {}
+                    (Match::Unpinned, _) => bail!("tag {}: a copy cannot be unpinned", t.name),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds a tag by `LMDB_0.9.17` or `0.9.17`.
+    pub fn find(&self, name: &str) -> Option<&TagEntry> {
+        let full = normalize_tag(name);
+        self.tags.iter().find(|t| t.name == full)
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        let full = normalize_tag(name);
+        self.tags.iter().position(|t| t.name == full)
+    }
+
+    pub fn known_names(&self) -> String {
+        self.tags.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+pub fn normalize_tag(name: &str) -> String {
+    if name.starts_with("LMDB_") {
+        name.to_string()
+    } else {
+        format!("LMDB_{name}")
+    }
+}
+
+fn check_hashes(what: &str, files: &FileHashes) -> Result<()> {
+    for f in SOURCE_FILES {
+        let h = files.get(f).with_context(|| format!("{what}: no hash for {f}"))?;
+        if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()) {
+            bail!("{what}: hash of {f} is not 64 lowercase hex digits");
+        }
+    }
+    if files.len() != SOURCE_FILES.len() {
+        bail!("{what}: files must name exactly {}", SOURCE_FILES.join(", "));
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! The content-addressed source cache: `sources/<key>/` holds four verified files and
+//! `source.json` (where they first came from); `refs/<commit>` maps commits to keys.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::{content_key, hash_dir, verify, SourceSet, Want};
+
+#[derive(Debug, Clone)]
+pub struct SourceCache {
+    pub root: PathBuf,
+}
+
+impl SourceCache {
+    /// `LMDB_REGRESS_CACHE`, else the user's cache directory.
+    pub fn from_env() -> Result<SourceCache> {
+        let root = match std::env::var_os("LMDB_REGRESS_CACHE") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => dirs::cache_dir()
+                .context("no user cache directory is known here; set LMDB_REGRESS_CACHE")?
+                .join("lmdb-regress"),
+        };
+        Ok(SourceCache { root })
+    }
+
+    pub fn at(root: &Path) -> SourceCache {
+        SourceCache { root: root.to_path_buf() }
+    }
+
+    pub fn builds_dir(&self) -> PathBuf {
+        self.root.join("builds")
+    }
+
+    fn sources_dir(&self) -> PathBuf {
+        self.root.join("sources")
+    }
+
+    pub fn scratch_dir(&self) -> Result<tempfile::TempDir> {
+        let tmp = self.root.join("tmp");
+        std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        Ok(tempfile::tempdir_in(&tmp)?)
+    }
+
+    /// A cached copy of `want`, re-verified (a cache on disk can be edited like anything else).
+    pub fn lookup(&self, want: &Want) -> Result<Option<SourceSet>> {
+        let keys: Vec<String> = match want {
+            Want::Tag(t) => t.accepted_hashes().into_iter().map(|(h, _)| content_key(h)).collect(),
+            Want::Commit(c) => match std::fs::read_to_string(self.root.join("refs").join(c)) {
+                Ok(k) => vec![k.trim().to_string()],
+                Err(_) => return Ok(None),
+            },
+        };
+        for key in keys {
+            let dir = self.sources_dir().join(&key);
+            let record = dir.join("source.json");
+            if !record.is_file() {
+                continue;
+            }
+            let mut set: SourceSet = serde_json::from_slice(&std::fs::read(&record)?)
+                .with_context(|| format!("corrupt cache record {}", record.display()))?;
+            let files = hash_dir(&dir)?;
+            let matches = verify(want, &files, &format!("cache {}", dir.display()))?;
+            if let Want::Commit(_) = want {
+                if files != set.files {
+                    anyhow::bail!("cache {}: files changed since they were stored", dir.display());
+                }
+            }
+            set.label = want.label();
+            set.dir = dir;
+            set.files = files;
+            set.matches = matches;
+            set.provenance.cached = true;
+            return Ok(Some(set));
+        }
+        Ok(None)
+    }
+
+    /// Copies verified files into the cache and returns the set as it now lives there.
+    pub fn store(&self, want: &Want, mut set: SourceSet) -> Result<SourceSet> {
+        let key = set.key();
+        let dest = self.sources_dir().join(&key);
+        std::fs::create_dir_all(self.sources_dir())?;
+        let staging = tempfile::tempdir_in(self.sources_dir())?;
+        for f in crate::manifest::SOURCE_FILES {
+            std::fs::copy(set.dir.join(f), staging.path().join(f))
+                .with_context(|| format!("cannot copy {f} into the cache"))?;
+        }
+        set.dir = dest.clone();
+        std::fs::write(staging.path().join("source.json"), serde_json::to_vec_pretty(&set)?)?;
+        if dest.exists() {
+            // Another worker stored the same content first; theirs is as good as ours.
+            let _ = std::fs::remove_dir_all(&dest);
+        }
+        let staged = staging.keep();
+        if std::fs::rename(&staged, &dest).is_err() {
+            let _ = std::fs::remove_dir_all(&staged);
+        }
+        if let Want::Commit(c) = want {
+            let refs = self.root.join("refs");
+            std::fs::create_dir_all(&refs)?;
+            std::fs::write(refs.join(c), &key)?;
+            if let Some(full) = &set.commit {
+                std::fs::write(refs.join(full), &key)?;
+            }
+        }
+        Ok(set)
+    }
+}

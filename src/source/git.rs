@@ -1,0 +1,116 @@
+//! A local git repository of LMDB or OpenLDAP, clone or bare: any tag, any commit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use super::{Delivered, Want};
+use crate::manifest::SOURCE_FILES;
+
+/// Where liblmdb lives in each repository layout we know: OpenLDAP's and LMDB's
+/// both keep it in `libraries/liblmdb`; a bare liblmdb repository at its root.
+const LAYOUTS: [&str; 2] = ["libraries/liblmdb/", ""];
+
+#[derive(Debug, Clone)]
+pub struct GitRepo {
+    pub path: PathBuf,
+}
+
+/// One commit as `git log` tells it.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: String,
+    pub subject: String,
+    pub author_date: String,
+}
+
+impl GitRepo {
+    pub fn open(path: &Path) -> Result<GitRepo> {
+        let repo = GitRepo { path: path.to_path_buf() };
+        repo.git(&["rev-parse", "--git-dir"])
+            .with_context(|| format!("{} is not a git repository", path.display()))?;
+        Ok(repo)
+    }
+
+    pub fn git(&self, args: &[&str]) -> Result<String> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.path)
+            .args(args)
+            .output()
+            .context("cannot run git (is it installed?)")?;
+        if !out.status.success() {
+            bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    }
+
+    fn git_bytes(&self, args: &[&str]) -> Result<Vec<u8>> {
+        let out = Command::new("git").arg("-C").arg(&self.path).args(args).output()?;
+        if !out.status.success() {
+            bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(out.stdout)
+    }
+
+    /// The full commit id a tag, branch or (abbreviated) commit names.
+    pub fn resolve(&self, rev: &str) -> Result<String> {
+        self.git(&["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+            .map_err(|_| anyhow::anyhow!("{} has no commit or tag {rev}", self.path.display()))
+    }
+
+    /// The path prefix of liblmdb at `commit`.
+    pub fn layout(&self, commit: &str) -> Result<&'static str> {
+        for prefix in LAYOUTS {
+            if self.git(&["cat-file", "-e", &format!("{commit}:{prefix}mdb.c")]).is_ok() {
+                return Ok(prefix);
+            }
+        }
+        bail!("commit {commit} has no libraries/liblmdb/mdb.c nor mdb.c")
+    }
+
+    pub fn info(&self, commit: &str) -> Result<CommitInfo> {
+        let out = self.git(&["log", "-1", "--format=%H%x00%s%x00%aI", commit])?;
+        let mut it = out.split('\0');
+        Ok(CommitInfo {
+            id: it.next().unwrap_or_default().to_string(),
+            subject: it.next().unwrap_or_default().to_string(),
+            author_date: it.next().unwrap_or_default().to_string(),
+        })
+    }
+
+    /// Commits after `good` up to and including `bad` that touch liblmdb, oldest first,
+    /// following first parents (the release branch's own history).
+    pub fn commits_between(&self, good: &str, bad: &str) -> Result<Vec<String>> {
+        let prefix = self.layout(bad)?;
+        let mut args = vec!["rev-list", "--first-parent", "--reverse"];
+        let range = format!("{good}..{bad}");
+        args.push(&range);
+        if !prefix.is_empty() {
+            args.push("--");
+            args.push(prefix.trim_end_matches('/'));
+        }
+        Ok(self.git(&args)?.lines().map(str::to_string).collect())
+    }
+
+    /// Writes the four files of `want` into `dir`.
+    pub fn export(&self, want: &Want, dir: &Path) -> Result<Delivered> {
+        let commit = match want {
+            // The tag by name first; a repository without tags may still have the commit.
+            Want::Tag(t) => self.resolve(&t.name).or_else(|_| self.resolve(&t.commit))?,
+            Want::Commit(c) => self.resolve(c)?,
+        };
+        let prefix = self.layout(&commit)?;
+        for f in SOURCE_FILES {
+            let bytes = self.git_bytes(&["show", &format!("{commit}:{prefix}{f}")])?;
+            std::fs::write(dir.join(f), bytes)?;
+        }
+        Ok(Delivered {
+            dir: dir.to_path_buf(),
+            // The commit alone: a local path says nothing to a report's reader.
+            detail: format!("commit {commit}"),
+            commit: Some(commit),
+        })
+    }
+}

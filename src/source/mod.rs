@@ -1,0 +1,312 @@
+//! Where liblmdb's four source files come from, and proof that they are what we asked for.
+//!
+//! Providers are tried in order — cache, git, upstream archive, registry packages — and
+//! every file a provider hands over is hashed before anything else sees it. Shared with
+//! build.rs: this module only refers to `crate::manifest` and `crate::source`.
+
+mod archive;
+mod cache;
+mod git;
+mod registry;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::manifest::{FileHashes, Match, TagEntry, SOURCE_FILES};
+
+pub use cache::SourceCache;
+pub use git::{CommitInfo, GitRepo};
+
+/// What to fetch: a pinned tag, or (git only) any commit.
+#[derive(Debug, Clone)]
+pub enum Want<'a> {
+    Tag(&'a TagEntry),
+    Commit(String),
+}
+
+impl Want<'_> {
+    pub fn label(&self) -> String {
+        match self {
+            Want::Tag(t) => t.name.clone(),
+            Want::Commit(c) => c.clone(),
+        }
+    }
+}
+
+/// Where a verified set of sources came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `git`, `archive`, `crate` or `pypi`: the provider that first delivered the files.
+    pub origin: String,
+    /// Repository and commit, URL, or package and version.
+    pub detail: String,
+    /// True when this run took the files from the local cache.
+    #[serde(default)]
+    pub cached: bool,
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.detail.to_lowercase().starts_with(&self.origin.to_lowercase()) {
+            f.write_str(&self.detail)?;
+        } else {
+            write!(f, "{} {}", self.origin, self.detail)?;
+        }
+        if self.cached {
+            f.write_str(" (cache)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Four verified files in a directory of their own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceSet {
+    pub label: String,
+    /// The full commit id, when known (always for git; the pinned one for tags).
+    pub commit: Option<String>,
+    pub dir: PathBuf,
+    pub files: FileHashes,
+    pub provenance: Provenance,
+    #[serde(rename = "match")]
+    pub matches: Match,
+}
+
+impl SourceSet {
+    /// Content address: one hash over the four file hashes.
+    pub fn key(&self) -> String {
+        content_key(&self.files)
+    }
+}
+
+pub fn content_key(files: &FileHashes) -> String {
+    let mut h = Sha256::new();
+    for (name, hash) in files {
+        h.update(name.as_bytes());
+        h.update(b"=");
+        h.update(hash.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex::encode(Sha256::digest(&bytes)))
+}
+
+/// Hashes the four files in `dir`.
+pub fn hash_dir(dir: &Path) -> Result<FileHashes> {
+    SOURCE_FILES
+        .iter()
+        .map(|f| Ok((f.to_string(), sha256_file(&dir.join(f))?)))
+        .collect()
+}
+
+/// Checks freshly delivered files against a tag's pinned hashes (or its equivalent copies).
+/// The error names every differing file with both hashes, and the provider.
+pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match> {
+    let tag = match want {
+        Want::Commit(_) => return Ok(Match::Unpinned),
+        Want::Tag(t) => t,
+    };
+    for (expected, m) in tag.accepted_hashes() {
+        if expected == actual {
+            return Ok(m);
+        }
+    }
+    let mut msg = format!("{} from {provider}: files do not match the pinned hashes", tag.name);
+    for f in SOURCE_FILES {
+        let (exp, act) = (&tag.files[f], actual.get(f).map(String::as_str).unwrap_or("missing"));
+        if exp != act {
+            msg.push_str(&format!("\n  {f}: expected {exp}, got {act}"));
+        }
+    }
+    bail!(msg)
+}
+
+/// One way of obtaining sources, tried in turn by [`Resolver`].
+#[derive(Debug)]
+pub struct Attempt {
+    pub provider: String,
+    pub error: String,
+}
+
+#[derive(Debug)]
+pub enum Resolution {
+    Found(SourceSet),
+    /// Nothing verified could be had. `attempts` says what was tried and why each failed.
+    Unavailable { attempts: Vec<Attempt>, hint: String },
+}
+
+/// Settings for the provider chain.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    pub cache: SourceCache,
+    pub git: Option<PathBuf>,
+    /// Skip the providers that need a network: upstream archives and registries.
+    pub offline: bool,
+    /// Upstream archive URL templates, `{ref}` replaced by the tag or commit.
+    pub archive_urls: Vec<String>,
+}
+
+impl Resolver {
+    /// The chain configured from the environment: `LMDB_REGRESS_CACHE`, `LMDB_GIT`,
+    /// `LMDB_REGRESS_OFFLINE`, `LMDB_REGRESS_ARCHIVE_URLS` (comma-separated).
+    pub fn from_env(git: Option<PathBuf>) -> Result<Resolver> {
+        let git = git.or_else(|| std::env::var_os("LMDB_GIT").filter(|s| !s.is_empty()).map(PathBuf::from));
+        let offline = std::env::var("LMDB_REGRESS_OFFLINE").map(|v| v == "1" || v == "true").unwrap_or(false);
+        let archive_urls = match std::env::var("LMDB_REGRESS_ARCHIVE_URLS") {
+            Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
+            _ => archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect(),
+        };
+        Ok(Resolver { cache: SourceCache::from_env()?, git, offline, archive_urls })
+    }
+
+    pub fn resolve(&self, want: &Want) -> Resolution {
+        let mut attempts = Vec::new();
+        fn note(attempts: &mut Vec<Attempt>, provider: &str, e: anyhow::Error) {
+            attempts.push(Attempt { provider: provider.to_string(), error: format!("{e:#}") })
+        }
+
+        // An equivalent copy in the cache is kept in reserve while git may give identical files.
+        let mut equivalent_cached = None;
+        match self.cache.lookup(want) {
+            Ok(Some(set)) if set.matches == Match::Equivalent && self.git.is_some() => equivalent_cached = Some(set),
+            Ok(Some(set)) => return Resolution::Found(set),
+            Ok(None) => {}
+            Err(e) => note(&mut attempts, "cache", e),
+        }
+        if let Some(repo) = &self.git {
+            match self.deliver(want, "git", |dir| git::GitRepo::open(repo)?.export(want, dir)) {
+                Ok(set) => return Resolution::Found(set),
+                Err(e) => note(&mut attempts, "git", e),
+            }
+        }
+        if let Some(set) = equivalent_cached {
+            return Resolution::Found(set);
+        }
+        let label = want.label();
+        if let Want::Commit(_) = want {
+            if self.git.is_none() {
+                attempts.push(Attempt {
+                    provider: "git".into(),
+                    error: "a commit that is not a pinned tag can only come from a git repository".into(),
+                });
+            }
+        }
+        if self.offline {
+            attempts.push(Attempt {
+                provider: "archive, registries".into(),
+                error: "skipped: LMDB_REGRESS_OFFLINE is set".into(),
+            });
+        } else {
+            if matches!(want, Want::Tag(_)) {
+                for url in &self.archive_urls {
+                    let url = url.replace("{ref}", &label);
+                    match self.deliver(want, "archive", |dir| archive::fetch(&url, dir)) {
+                        Ok(set) => return Resolution::Found(set),
+                        Err(e) => note(&mut attempts, &format!("archive {}", host_of(&url)), e),
+                    }
+                }
+            }
+            if let Want::Tag(tag) = want {
+                for copy in &tag.copies {
+                    match self.deliver(want, copy.registry_origin(), |dir| registry::fetch(copy, dir)) {
+                        Ok(set) => return Resolution::Found(set),
+                        Err(e) => note(&mut attempts, &copy.describe(), e),
+                    }
+                }
+                if tag.copies.is_empty() {
+                    attempts.push(Attempt {
+                        provider: "registries".into(),
+                        error: "no registry package carries this tag".into(),
+                    });
+                }
+            }
+        }
+        let hint = match want {
+            Want::Tag(t) => format!(
+                "supply it with --git PATH (or LMDB_GIT) pointing at a clone of OpenLDAP's repository \
+                 (git.openldap.org/openldap/openldap, tag {}) or of LMDB's, or let the upstream archive be reached",
+                t.name
+            ),
+            Want::Commit(_) => "pass --git PATH (or LMDB_GIT) to a repository that has this commit".into(),
+        };
+        Resolution::Unavailable { attempts, hint }
+    }
+
+    /// Runs one provider into a scratch directory, verifies what it left there, and
+    /// moves the verified files into the cache.
+    fn deliver(
+        &self,
+        want: &Want,
+        origin: &str,
+        provide: impl FnOnce(&Path) -> Result<Delivered>,
+    ) -> Result<SourceSet> {
+        let scratch = self.cache.scratch_dir()?;
+        let delivered = provide(scratch.path())?;
+        let files = hash_dir(&delivered.dir)?;
+        let matches = verify(want, &files, &format!("{origin} ({})", delivered.detail))?;
+        let commit = match want {
+            Want::Tag(t) => Some(t.commit.clone()),
+            Want::Commit(_) => delivered.commit.clone(),
+        };
+        let set = SourceSet {
+            label: want.label(),
+            commit,
+            dir: delivered.dir.clone(),
+            files,
+            provenance: Provenance { origin: origin.to_string(), detail: delivered.detail, cached: false },
+            matches,
+        };
+        self.cache.store(want, set)
+    }
+}
+
+impl crate::manifest::RegistryCopy {
+    fn registry_origin(&self) -> &'static str {
+        match self.registry {
+            crate::manifest::Registry::Crate => "crate",
+            crate::manifest::Registry::Pypi => "pypi",
+        }
+    }
+}
+
+/// What a provider leaves: a directory holding the four files, and a description.
+pub struct Delivered {
+    pub dir: PathBuf,
+    pub detail: String,
+    pub commit: Option<String>,
+}
+
+/// Finds the directory holding all four files under `root` (archive layouts vary).
+pub fn find_source_dir(root: &Path) -> Result<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if SOURCE_FILES.iter().all(|f| d.join(f).is_file()) {
+            found.push(d.clone());
+        }
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                stack.push(e.path());
+            }
+        }
+    }
+    // The shallowest match: a tarball of all OpenLDAP could hold test copies deeper down.
+    found.sort_by_key(|d| d.components().count());
+    found
+        .into_iter()
+        .next()
+        .with_context(|| format!("no directory with {} in what was downloaded", SOURCE_FILES.join(", ")))
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    rest.split('/').next().unwrap_or(rest)
+}

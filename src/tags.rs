@@ -1,0 +1,52 @@
+//! Tag specifications: `0.9.17..0.9.33`, `LMDB_0.9.19`, `0.9.18,0.9.21`, `all`,
+//! `default`, and (with a git repository) commit ids. Shared with build.rs.
+
+use anyhow::{bail, Result};
+
+use crate::manifest::{normalize_tag, Manifest};
+use crate::source::Want;
+
+pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Result<Vec<Want<'a>>> {
+    let mut out: Vec<Want<'a>> = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item {
+            "all" => out.extend(m.tags.iter().map(Want::Tag)),
+            "default" => out.extend(parse_spec(m, &m.default.clone(), git_available)?),
+            _ => {
+                if let Some((a, b)) = item.split_once("..") {
+                    let (ia, ib) = (index(m, a)?, index(m, b)?);
+                    if ia > ib {
+                        bail!("tag range {item} runs backwards: {} comes before {}", m.tags[ib].name, m.tags[ia].name);
+                    }
+                    out.extend(m.tags[ia..=ib].iter().map(Want::Tag));
+                } else if let Some(t) = m.find(item) {
+                    out.push(Want::Tag(t));
+                } else if looks_like_commit(item) {
+                    if !git_available {
+                        bail!("{item} looks like a commit id: commits need --git PATH (or LMDB_GIT)");
+                    }
+                    out.push(Want::Commit(item.to_string()));
+                } else {
+                    bail!("unknown tag {item}; known tags: {}", m.known_names());
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("the tag specification {spec:?} names no tag");
+    }
+    // A tag named twice is measured once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|w| seen.insert(w.label()));
+    Ok(out)
+}
+
+fn index(m: &Manifest, name: &str) -> Result<usize> {
+    m.index_of(name).ok_or_else(|| {
+        anyhow::anyhow!("unknown tag {}; known tags: {}", normalize_tag(name), m.known_names())
+    })
+}
+
+pub fn looks_like_commit(s: &str) -> bool {
+    (7..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
