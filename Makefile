@@ -21,5 +21,11 @@ test: deps
 	$(CARGO) build --release
 	$(CARGO) test --release -- --test-threads=2
 
+# Regenerate src/ffi/bindings.rs from LMDB_0.9.33's verified lmdb.h (needs libclang).
+bindings: deps
+	LMDB_REGRESS_SKIP_MATRIX=1 $(CARGO) build --release
+	hdr="$$($(BIN) source-dir LMDB_0.9.33)/lmdb.h" && \
+	  LMDB_REGRESS_SKIP_MATRIX=1 $(CARGO) run --release --example gen_bindings -- "$$hdr" src/ffi/bindings.rs
+
 clean:
 	$(CARGO) clean

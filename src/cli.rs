@@ -8,7 +8,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::cmd;
 
 #[derive(Parser)]
-#[command(name = "lmdb-regress", version, about = "Did LMDB get slower? In which release, in which commit, by how much, and how sure are we?")]
+#[command(
+    name = "lmdb-regress",
+    version,
+    about = "Did LMDB get slower? In which release, in which commit, by how much, and how sure are we?"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -52,12 +56,60 @@ pub enum Command {
         #[arg(long)]
         c_harness: bool,
     },
+    /// Measure the six workloads on every built tag, interleaved, and report.
+    Run(Box<cmd::run::RunArgs>),
+    /// Render a saved run (finished or interrupted) in one or more formats.
+    Report {
+        /// The run file (.jsonl) written by `run`.
+        file: PathBuf,
+        /// markdown, text, json, csv, svg (several: comma-separated).
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
+        format: Vec<crate::report::Format>,
+        /// The tag every other is compared with (default: the oldest in the run).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// Write every format here (as <run name>.<ext>) instead of printing.
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
+    /// Compare two saved runs tag by tag, as benchstat does.
+    Compare {
+        old: PathBuf,
+        new: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The worker process (internal).
+    #[command(hide = true)]
+    Worker(crate::runner::worker::WorkerArgs),
+    /// Print the directory of a tag's verified sources (fetching them if needed).
+    #[command(hide = true)]
+    SourceDir {
+        tag: String,
+        #[arg(long, value_name = "PATH")]
+        git: Option<PathBuf>,
+    },
 }
 
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
-        Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),
+        Command::Build {
+            tags,
+            build,
+            c_harness,
+        } => cmd::build::run(&tags, &build, c_harness),
+        Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
+        Command::Run(args) => cmd::run::run(&args),
+        Command::Report {
+            file,
+            format,
+            baseline,
+            out_dir,
+        } => cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref()),
+        Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
+        Command::Worker(args) => crate::runner::worker::main(args),
     }
 }

@@ -5,10 +5,16 @@
 pub mod cli;
 pub mod cmd;
 pub mod compile;
+pub mod environment;
+pub mod ffi;
 pub mod manifest;
 pub mod matrix;
+pub mod report;
+pub mod runner;
 pub mod source;
+pub mod stats;
 pub mod tags;
+pub mod workload;
 
 /// The Rust target triple this binary was built for (the C compiler must match it).
 pub const TARGET: &str = env!("LMDB_REGRESS_TARGET");

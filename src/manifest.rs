@@ -150,17 +150,31 @@ impl Manifest {
                 bail!("tag name {:?} is not of the form LMDB_X.Y.Z", t.name);
             }
             if t.commit.len() != 40 || !t.commit.chars().all(|c| c.is_ascii_hexdigit()) {
-                bail!("tag {}: commit {:?} is not a 40-digit hex id", t.name, t.commit);
+                bail!(
+                    "tag {}: commit {:?} is not a 40-digit hex id",
+                    t.name,
+                    t.commit
+                );
             }
             check_hashes(&t.name, &t.files)?;
             for c in &t.copies {
                 match (c.matches, &c.files) {
-                    (Match::Equivalent, Some(f)) => check_hashes(&format!("{} ({})", t.name, c.describe()), f)?,
+                    (Match::Equivalent, Some(f)) => {
+                        check_hashes(&format!("{} ({})", t.name, c.describe()), f)?
+                    }
                     (Match::Equivalent, None) => {
-                        bail!("tag {}: equivalent copy {} needs its own `files`", t.name, c.describe())
+                        bail!(
+                            "tag {}: equivalent copy {} needs its own `files`",
+                            t.name,
+                            c.describe()
+                        )
                     }
                     (Match::Identical, Some(_)) => {
-                        bail!("tag {}: identical copy {} must not pin other files", t.name, c.describe())
+                        bail!(
+                            "tag {}: identical copy {} must not pin other files",
+                            t.name,
+                            c.describe()
+                        )
                     }
                     (Match::Identical, None) => {}
                     (Match::Unpinned, _) => bail!("tag {}: a copy cannot be unpinned", t.name),
@@ -182,7 +196,11 @@ impl Manifest {
     }
 
     pub fn known_names(&self) -> String {
-        self.tags.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+        self.tags
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -196,13 +214,22 @@ pub fn normalize_tag(name: &str) -> String {
 
 fn check_hashes(what: &str, files: &FileHashes) -> Result<()> {
     for f in SOURCE_FILES {
-        let h = files.get(f).with_context(|| format!("{what}: no hash for {f}"))?;
-        if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()) {
+        let h = files
+            .get(f)
+            .with_context(|| format!("{what}: no hash for {f}"))?;
+        if h.len() != 64
+            || !h
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        {
             bail!("{what}: hash of {f} is not 64 lowercase hex digits");
         }
     }
     if files.len() != SOURCE_FILES.len() {
-        bail!("{what}: files must name exactly {}", SOURCE_FILES.join(", "));
+        bail!(
+            "{what}: files must name exactly {}",
+            SOURCE_FILES.join(", ")
+        );
     }
     Ok(())
 }

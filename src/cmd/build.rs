@@ -25,3 +25,22 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool) -> Result<()> {
     }
     Ok(())
 }
+
+pub fn source_dir(spec: &str, git: Option<std::path::PathBuf>) -> Result<()> {
+    let m = super::manifest()?;
+    let resolver = crate::source::Resolver::from_env(git)?;
+    let wants = crate::tags::parse_spec(&m, spec, resolver.git.is_some())?;
+    for want in &wants {
+        match resolver.resolve(want) {
+            crate::source::Resolution::Found(set) => println!("{}", set.dir.display()),
+            crate::source::Resolution::Unavailable { attempts, hint } => {
+                let tried: Vec<String> = attempts
+                    .iter()
+                    .map(|a| format!("{}: {}", a.provider, a.error))
+                    .collect();
+                bail!("{} unavailable: {}; {hint}", want.label(), tried.join("; "))
+            }
+        }
+    }
+    Ok(())
+}

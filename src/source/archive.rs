@@ -24,11 +24,16 @@ pub fn fetch(url: &str, dir: &Path) -> Result<Delivered> {
     let resp = match agent.get(url).call() {
         Ok(r) => r,
         Err(ureq::Error::Status(code, _)) => bail!("HTTP {code}"),
-        Err(ureq::Error::Transport(t)) => bail!("unreachable ({}: {})", t.kind(), t.message().unwrap_or("")),
+        Err(ureq::Error::Transport(t)) => {
+            bail!("unreachable ({}: {})", t.kind(), t.message().unwrap_or(""))
+        }
     };
     let mut body = Vec::new();
     use std::io::Read;
-    resp.into_reader().take(MAX_BYTES + 1).read_to_end(&mut body).context("download broke off")?;
+    resp.into_reader()
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut body)
+        .context("download broke off")?;
     if body.len() as u64 > MAX_BYTES {
         bail!("archive is larger than {MAX_BYTES} bytes");
     }
@@ -38,5 +43,9 @@ pub fn fetch(url: &str, dir: &Path) -> Result<Delivered> {
         .unpack(&unpacked)
         .context("not a gzip-compressed tar archive")?;
     let src = find_source_dir(&unpacked)?;
-    Ok(Delivered { dir: src, detail: url.to_string(), commit: None })
+    Ok(Delivered {
+        dir: src,
+        detail: url.to_string(),
+        commit: None,
+    })
 }

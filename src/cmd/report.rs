@@ -1,0 +1,53 @@
+//! `lmdb-regress report` and `compare`: saved runs in, tables out.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::report::{self, Format};
+use crate::runner::runfile;
+
+pub fn run(
+    file: &Path,
+    formats: &[Format],
+    baseline: Option<&str>,
+    out_dir: Option<&Path>,
+) -> Result<()> {
+    let data = runfile::load(file)?;
+    let model = report::model::build(&data, baseline)?;
+    match out_dir {
+        Some(dir) => {
+            let stem = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "report".into());
+            for p in report::write_all(&model, formats, dir, &stem)? {
+                println!("{}", p.display());
+            }
+        }
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            for &f in formats {
+                out.write_all(&report::render(&model, f)?)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
+    let (o, n) = (runfile::load(old)?, runfile::load(new)?);
+    let rows = report::compare::build(&o, &n)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let unit = if o.header.plan.metric == runfile::Metric::Time {
+            "ms/op"
+        } else {
+            "Minstr/op"
+        };
+        print!("{}", report::compare::render_text(&rows, unit));
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! `lmdb-regress run`: build, measure, save every sample, and report.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::BuildArgs;
+use crate::compile::BuildKind;
+use crate::environment::Environment;
+use crate::matrix::{Status, TagStatus};
+use crate::runner::runfile::{self, Engine, Header, Metric, Plan, RunData, RunWriter, SCHEMA};
+use crate::runner::{self, Schedule, Unit};
+use crate::workload::{Workload, WorkloadConfig};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commits with --git.
+    #[arg(long, default_value = "default")]
+    pub tags: String,
+    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    #[arg(long, default_value = "all")]
+    pub workloads: String,
+    /// rust, c, or rust,c (both, interleaved in the same rounds).
+    #[arg(long, value_delimiter = ',', default_value = "rust")]
+    pub engine: Vec<Engine>,
+    /// Measured rounds (each runs every tag once, in a fresh shuffled order).
+    #[arg(long, default_value_t = 20)]
+    pub rounds: u32,
+    /// Warm-up rounds, run first and not recorded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Stop after this long (e.g. 10m, 90s), at the end of a round.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub time_budget: Option<std::time::Duration>,
+    /// Stop once every median's 95% interval is narrower than ± this percent.
+    #[arg(long)]
+    pub target_ci: Option<f64>,
+    /// Timed repetitions per workload inside each worker.
+    #[arg(long, default_value_t = 1)]
+    pub iterations: u32,
+    /// time, or instructions retired in the timed region.
+    #[arg(long, value_enum, default_value_t = Metric::Time)]
+    pub metric: Metric,
+    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue an interrupted run file (its configuration wins over the flags).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// Print one JSON array of summaries instead of the report.
+    #[arg(long)]
+    pub summary_json: bool,
+    #[command(flatten)]
+    pub workload: WorkloadConfig,
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+pub fn default_out(prefix: &str) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
+}
+
+/// Builds what the run needs and returns the per-tag status rows and the units to measure.
+pub fn prepare_units(
+    spec: &str,
+    engines: &[Engine],
+    build: &BuildArgs,
+) -> Result<(Vec<TagStatus>, Vec<Unit>)> {
+    let m = super::manifest()?;
+    let mut kinds = vec![BuildKind::SharedLibrary];
+    if engines.contains(&Engine::C) {
+        kinds.push(BuildKind::CHarness);
+    }
+    let opts = super::matrix_options(build, kinds)?;
+    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
+    let rows = super::build_with_progress(&wants, &opts);
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let mut units = Vec::new();
+    for r in rows.iter().filter(|r| r.status == Status::Built) {
+        for &e in engines {
+            let (program, library) = match e {
+                Engine::Rust => (exe.clone(), r.library.clone()),
+                Engine::C => match r.build(BuildKind::CHarness) {
+                    Some(b) => (b.artifact.clone(), None),
+                    None => continue,
+                },
+            };
+            units.push(Unit {
+                engine: e,
+                tag: r.tag.clone(),
+                program,
+                library,
+            });
+        }
+    }
+    for r in rows.iter().filter(|r| r.status != Status::Built) {
+        eprintln!(
+            "not measured: {} ({:?}): {}",
+            r.tag,
+            r.status,
+            r.reason.as_deref().unwrap_or("")
+        );
+    }
+    Ok((rows, units))
+}
+
+/// Runs a schedule into `out` (new) or continues `resume`; returns the run as saved.
+pub fn measure(args: &RunArgs) -> Result<RunData> {
+    if let Some(path) = &args.resume {
+        return resume(path, args);
+    }
+    args.workload.validate()?;
+    let workloads = Workload::parse_list(&args.workloads)?;
+    let (rows, units) = prepare_units(&args.tags, &args.engine, &args.build)?;
+    if units.is_empty() {
+        bail!("no tag could be built, so nothing can be measured (see the reasons above)");
+    }
+    let plan = Plan {
+        rounds: args.rounds,
+        warmup: args.warmup,
+        time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
+        target_ci: args.target_ci,
+        iterations: args.iterations.max(1),
+        metric: args.metric,
+    };
+    let header = Header {
+        schema: SCHEMA,
+        config: args.workload.clone(),
+        workloads: workloads.clone(),
+        engines: args.engine.clone(),
+        plan: plan.clone(),
+        tags: rows,
+        environment: Environment::capture(),
+        instruction_counter: None,
+    };
+    let out = args.out.clone().unwrap_or_else(|| default_out("run"));
+    let mut writer = RunWriter::create(&out, &header)?;
+    eprintln!("run file: {}", out.display());
+    let schedule = Schedule {
+        units,
+        workloads,
+        cfg: &header.config,
+        plan: &plan,
+        start_round: 0,
+        prior: Vec::new(),
+        interrupted: runner::interrupt_flag(),
+    };
+    finish(schedule.execute(&mut writer)?, &out)
+}
+
+fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
+    if outcome.end.reason == "interrupted" {
+        bail!(
+            "interrupted after {} rounds; everything measured is in {} (continue with --resume)",
+            outcome.end.rounds,
+            out.display()
+        );
+    }
+    runfile::load(out)
+}
+
+fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
+    let data = runfile::load(path)?;
+    let h = &data.header;
+    let tags: Vec<String> = h
+        .tags
+        .iter()
+        .filter(|t| t.status == Status::Built)
+        .map(|t| t.tag.clone())
+        .collect();
+    let build = BuildArgs {
+        git: args.build.git.clone(),
+        cc: h
+            .tags
+            .iter()
+            .find_map(|t| t.builds.first())
+            .map(|b| b.toolchain.compiler.display().to_string()),
+        cflags: h
+            .tags
+            .iter()
+            .find_map(|t| t.builds.first())
+            .map(|b| b.toolchain.cflags.join(" ")),
+        jobs: args.build.jobs,
+    };
+    let (_, units) = prepare_units(&tags.join(","), &h.engines, &build)?;
+    let start_round = data.completed_rounds();
+    eprintln!(
+        "resuming {} at round {} of {}",
+        path.display(),
+        start_round + 1,
+        h.plan.rounds
+    );
+    let mut writer = RunWriter::append_to(path)?;
+    let schedule = Schedule {
+        units,
+        workloads: h.workloads.clone(),
+        cfg: &h.config,
+        plan: &h.plan,
+        start_round,
+        prior: data.samples.clone(),
+        interrupted: runner::interrupt_flag(),
+    };
+    finish(schedule.execute(&mut writer)?, path)
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    let data = measure(args)?;
+    let model = crate::report::model::build(&data, None)?;
+    if args.summary_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::report::summary_json(&data))?
+        );
+    } else {
+        print!(
+            "{}",
+            String::from_utf8(crate::report::render(
+                &model,
+                crate::report::Format::Markdown
+            )?)?
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Scheduling: one worker process per (engine, tag, round), warm-up rounds first, every
+//! round in a fresh shuffled order, stopping at a round count, a time budget or a
+//! precision target. Results go to the run file as they arrive.
+
+pub mod protocol;
+pub mod runfile;
+pub mod worker;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rand::seq::SliceRandom;
+
+use crate::stats;
+use crate::workload::{Workload, WorkloadConfig};
+use protocol::WorkerLine;
+use runfile::{End, Engine, Failure, Plan, Record, RunWriter, Sample};
+
+/// One thing to measure: an engine on a tag.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub engine: Engine,
+    pub tag: String,
+    /// The Rust worker is this binary; the C twin is the tag's own executable.
+    pub program: PathBuf,
+    /// The shared library, for the Rust worker.
+    pub library: Option<PathBuf>,
+}
+
+impl Unit {
+    fn command(&self, action: &str) -> Command {
+        let mut c = Command::new(&self.program);
+        match self.engine {
+            Engine::Rust => {
+                c.arg("worker")
+                    .arg(action)
+                    .arg("--library")
+                    .arg(self.library.as_ref().expect("rust units have a library"));
+            }
+            Engine::C => {
+                c.arg(action);
+            }
+        }
+        c
+    }
+}
+
+/// What a finished (or stopped) schedule says.
+pub struct Outcome {
+    pub end: End,
+}
+
+/// How the worker processes are started and what they run.
+pub struct Schedule<'a> {
+    pub units: Vec<Unit>,
+    pub workloads: Vec<Workload>,
+    pub cfg: &'a WorkloadConfig,
+    pub plan: &'a Plan,
+    /// The first round to run (non-zero when resuming).
+    pub start_round: u32,
+    /// Samples already in the run file (resuming), for the precision target.
+    pub prior: Vec<Sample>,
+    pub interrupted: Arc<AtomicBool>,
+}
+
+/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
+/// with the signal and their partial round is not recorded as a failure.
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let f = Arc::new(AtomicBool::new(false));
+        let g = f.clone();
+        let _ = ctrlc::set_handler(move || g.store(true, Ordering::SeqCst));
+        f
+    })
+    .clone()
+}
+
+fn scratch_root() -> Result<tempfile::TempDir> {
+    let base = std::env::var_os("LMDB_REGRESS_SCRATCH")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&base)?;
+    tempfile::Builder::new()
+        .prefix("lmdb-regress-")
+        .tempdir_in(&base)
+        .context("cannot create a scratch directory")
+}
+
+fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let tail = stderr
+        .lines()
+        .rev()
+        .take(3)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let what = match status.signal() {
+        Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
+        None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
+    };
+    if tail.is_empty() {
+        what
+    } else {
+        format!("{what}: {tail}")
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        _ => "signal",
+    }
+}
+
+/// Runs one worker and returns its lines, or why it died.
+fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+    let out = match cmd.stdin(Stdio::null()).output() {
+        Ok(o) => o,
+        Err(e) => return (Vec::new(), Some(format!("cannot start worker: {e}"))),
+    };
+    let lines: Vec<WorkerLine> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let death = (!out.status.success())
+        .then(|| describe_exit(out.status, &String::from_utf8_lossy(&out.stderr)));
+    (lines, death)
+}
+
+impl Schedule<'_> {
+    /// Builds each tag's read database once, with that tag's own library.
+    fn prepare(&self, scratch: &Path, w: &mut RunWriter) -> Result<BTreeMap<String, PathBuf>> {
+        let mut dbs = BTreeMap::new();
+        if !self.workloads.iter().any(|w| w.is_read()) {
+            return Ok(dbs);
+        }
+        let mut done = BTreeSet::new();
+        // The Rust unit of a tag prepares it when there is one (the C twin reads the same file).
+        let mut units: Vec<&Unit> = self.units.iter().collect();
+        units.sort_by_key(|u| u.engine);
+        let bar = progress_bar(units.len() as u64, "preparing read databases");
+        for u in units {
+            bar.inc(1);
+            if !done.insert(u.tag.clone()) {
+                continue;
+            }
+            if self.interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            bar.set_message(u.tag.clone());
+            let dir = scratch.join(sanitize(&u.tag)).join("db");
+            std::fs::create_dir_all(&dir)?;
+            let mut cmd = u.command("prepare");
+            cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
+            let (lines, death) = run_worker(cmd);
+            let error = death.or_else(|| lines.iter().find_map(|l| l.error.clone()));
+            match error {
+                None if lines.iter().any(|l| l.prepared) => {
+                    dbs.insert(u.tag.clone(), dir);
+                }
+                other => {
+                    let error = other.unwrap_or_else(|| "worker reported nothing".into());
+                    bar.println(format!(
+                        "{}: cannot build the read database: {error}",
+                        u.tag
+                    ));
+                    w.append(&Record::Failure(Failure {
+                        round: None,
+                        engine: u.engine,
+                        tag: u.tag.clone(),
+                        workload: None,
+                        stage: "prepare".into(),
+                        error,
+                    }))?;
+                }
+            }
+        }
+        bar.finish_and_clear();
+        Ok(dbs)
+    }
+
+    pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
+        let scratch = scratch_root()?;
+        let dbs = self.prepare(scratch.path(), w)?;
+        let started = Instant::now();
+        let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
+        let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
+        let bar = progress_bar(total_rounds as u64 * self.units.len() as u64, "measuring");
+        let mut samples = self.prior.clone();
+        let mut rng = rand::thread_rng();
+        let mut reason = "rounds";
+        let mut round = self.start_round;
+        let mut warm_left = self.plan.warmup;
+        loop {
+            let warm = warm_left > 0;
+            if !warm && round >= self.plan.rounds {
+                break;
+            }
+            let mut order = self.units.clone();
+            order.shuffle(&mut rng);
+            for u in &order {
+                if self.interrupted.load(Ordering::SeqCst) {
+                    break;
+                }
+                bar.set_message(if warm {
+                    format!("warm-up, {}", u.tag)
+                } else {
+                    format!(
+                        "round {}/{}, {} {}",
+                        round + 1,
+                        self.plan.rounds,
+                        u.engine,
+                        u.tag
+                    )
+                });
+                let new = self.measure(u, round, warm, &dbs, scratch.path(), w)?;
+                samples.extend(new);
+                bar.inc(1);
+            }
+            if self.interrupted.load(Ordering::SeqCst) {
+                reason = "interrupted";
+                break;
+            }
+            if warm {
+                warm_left -= 1;
+                continue;
+            }
+            round += 1;
+            if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
+                reason = "time-budget";
+                break;
+            }
+            if let Some(target) = self.plan.target_ci {
+                if precise_enough(&samples, target) {
+                    reason = "target-ci";
+                    break;
+                }
+            }
+        }
+        bar.finish_and_clear();
+        let end = End {
+            reason: reason.into(),
+            rounds: round,
+            finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        w.append(&Record::End(end.clone()))?;
+        Ok(Outcome { end })
+    }
+
+    /// One worker: all workloads of one unit. Returns the samples it recorded.
+    fn measure(
+        &self,
+        u: &Unit,
+        round: u32,
+        warm: bool,
+        dbs: &BTreeMap<String, PathBuf>,
+        scratch: &Path,
+        w: &mut RunWriter,
+    ) -> Result<Vec<Sample>> {
+        let db = dbs.get(&u.tag);
+        // Reads need the tag's read database; without one they were already reported.
+        let workloads: Vec<Workload> = self
+            .workloads
+            .iter()
+            .copied()
+            .filter(|w| !w.is_read() || db.is_some())
+            .collect();
+        if workloads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = workloads.iter().map(|w| w.name()).collect();
+        let mut cmd = u.command("run");
+        if let Some(db) = db {
+            cmd.arg("--dir").arg(db);
+        }
+        cmd.arg("--scratch")
+            .arg(scratch)
+            .arg("--workloads")
+            .arg(names.join(","));
+        cmd.arg("--iterations")
+            .arg(self.plan.iterations.to_string())
+            .args(self.cfg.to_args());
+        let (lines, death) = run_worker(cmd);
+        if warm || self.interrupted.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut reported = BTreeSet::new();
+        for line in lines {
+            let Some(wl) = line.workload else { continue };
+            reported.insert(wl);
+            if let Some(error) = line.error {
+                w.append(&Record::Failure(Failure {
+                    round: Some(round),
+                    engine: u.engine,
+                    tag: u.tag.clone(),
+                    workload: Some(wl),
+                    stage: "run".into(),
+                    error,
+                }))?;
+                continue;
+            }
+            for ns in line.samples_ns {
+                let s = Sample {
+                    round,
+                    engine: u.engine,
+                    tag: u.tag.clone(),
+                    workload: wl,
+                    ns,
+                    instructions: None,
+                    checksum: line.checksum,
+                };
+                w.append(&Record::Sample(s.clone()))?;
+                out.push(s);
+            }
+        }
+        if let Some(death) = death {
+            for wl in workloads.iter().filter(|wl| !reported.contains(wl)) {
+                w.append(&Record::Failure(Failure {
+                    round: Some(round),
+                    engine: u.engine,
+                    tag: u.tag.clone(),
+                    workload: Some(*wl),
+                    stage: "run".into(),
+                    error: death.clone(),
+                }))?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Every (engine, tag, workload) median interval narrower than `target` percent.
+pub fn precise_enough(samples: &[Sample], target: f64) -> bool {
+    let mut groups: BTreeMap<(Engine, &str, Workload), Vec<f64>> = BTreeMap::new();
+    for s in samples {
+        groups
+            .entry((s.engine, s.tag.as_str(), s.workload))
+            .or_default()
+            .push(s.ms());
+    }
+    !groups.is_empty()
+        && groups.values().all(|xs| {
+            stats::summarize(xs)
+                .and_then(|s| s.median_ci_percent())
+                .is_some_and(|p| p < target)
+        })
+}
+
+pub fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{what} [{{bar:30}}] {{pos}}/{{len}} {{msg}} (elapsed {{elapsed}}, ETA {{eta}})"
+        ))
+        .unwrap()
+        .progress_chars("=> "),
+    );
+    bar
+}

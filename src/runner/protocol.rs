@@ -1,0 +1,22 @@
+//! What a worker process (Rust or C) prints on stdout: one JSON object per line.
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::{Checksum, Workload};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WorkerLine {
+    /// The workload this line reports; absent for `prepare`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
+    /// Wall time of each timed repetition, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples_ns: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<Checksum>,
+    /// The LMDB call that failed, with mdb_strerror's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepared: bool,
+}

@@ -1,0 +1,248 @@
+//! The run file: JSON Lines, appended as results arrive, so an interrupted run loses
+//! nothing. The first line is the header; then samples and failures; then `end`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::environment::Environment;
+use crate::matrix::TagStatus;
+use crate::workload::{Checksum, Workload, WorkloadConfig};
+
+/// Bumped whenever a reader of an older version could misread a newer file.
+pub const SCHEMA: u32 = 1;
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The Rust harness, loading each tag's shared library.
+    Rust,
+    /// The C twin, statically linked with each tag's sources.
+    C,
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Engine::Rust => "rust",
+            Engine::C => "c",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Wall time of the timed region (CLOCK_MONOTONIC).
+    #[default]
+    Time,
+    /// Instructions retired in the timed region (perf_event_open, else callgrind).
+    Instructions,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub rounds: u32,
+    pub warmup: u32,
+    pub time_budget_s: Option<f64>,
+    pub target_ci: Option<f64>,
+    pub iterations: u32,
+    pub metric: Metric,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Header {
+    pub schema: u32,
+    pub config: WorkloadConfig,
+    pub workloads: Vec<Workload>,
+    pub engines: Vec<Engine>,
+    pub plan: Plan,
+    /// Every requested tag: built ones with their build records, the rest with the reason.
+    pub tags: Vec<TagStatus>,
+    pub environment: Environment,
+    /// How instructions were counted, when they were.
+    #[serde(default)]
+    pub instruction_counter: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub round: u32,
+    pub engine: Engine,
+    pub tag: String,
+    pub workload: Workload,
+    pub ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<Checksum>,
+}
+
+impl Sample {
+    pub fn ms(&self) -> f64 {
+        self.ns as f64 / 1e6
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub round: Option<u32>,
+    pub engine: Engine,
+    pub tag: String,
+    pub workload: Option<Workload>,
+    /// `prepare` (building the read database) or `run`.
+    pub stage: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct End {
+    /// `rounds`, `time-budget`, `target-ci` or `interrupted`.
+    pub reason: String,
+    pub rounds: u32,
+    pub finished: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Record {
+    Header(Box<Header>),
+    Sample(Sample),
+    Failure(Failure),
+    End(End),
+}
+
+/// A run as read back: complete or not.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    pub header: Header,
+    pub samples: Vec<Sample>,
+    pub failures: Vec<Failure>,
+    /// Absent when the run was cut off before it could say why it ended.
+    pub end: Option<End>,
+    pub path: Option<PathBuf>,
+}
+
+impl RunData {
+    /// Rounds with at least one sample.
+    pub fn completed_rounds(&self) -> u32 {
+        self.samples.iter().map(|s| s.round + 1).max().unwrap_or(0)
+    }
+}
+
+pub struct RunWriter {
+    file: File,
+    pub path: PathBuf,
+}
+
+impl RunWriter {
+    pub fn create(path: &Path, header: &Header) -> Result<RunWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let file = File::create(path)
+            .with_context(|| format!("cannot create run file {}", path.display()))?;
+        let mut w = RunWriter {
+            file,
+            path: path.to_path_buf(),
+        };
+        w.append(&Record::Header(Box::new(header.clone())))?;
+        Ok(w)
+    }
+
+    pub fn append_to(path: &Path) -> Result<RunWriter> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(RunWriter {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// One line, flushed at once: what is written survives a kill.
+    pub fn append(&mut self, r: &Record) -> Result<()> {
+        let mut line = serde_json::to_string(r)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.file.flush()?;
+        Ok(())
+    }
+}
+
+pub fn load(path: &Path) -> Result<RunData> {
+    let file =
+        File::open(path).with_context(|| format!("cannot open run file {}", path.display()))?;
+    let mut lines = BufReader::new(file).lines().enumerate().peekable();
+    let (_, first) = lines
+        .next()
+        .with_context(|| format!("{} is empty: not a run file", path.display()))?;
+    let first = first?;
+    let value: serde_json::Value = serde_json::from_str(&first).with_context(|| {
+        format!(
+            "{} is not a lmdb-regress run file (first line is not JSON)",
+            path.display()
+        )
+    })?;
+    if value.get("type").and_then(|t| t.as_str()) != Some("header") {
+        bail!(
+            "{} is not a lmdb-regress run file (no header line)",
+            path.display()
+        );
+    }
+    let schema = value.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
+    if schema > SCHEMA as u64 {
+        bail!(
+            "{} was written with run-file schema {schema}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress",
+            path.display()
+        );
+    }
+    let header = match serde_json::from_value::<Record>(value)
+        .with_context(|| format!("{}: corrupt header", path.display()))?
+    {
+        Record::Header(h) => *h,
+        _ => unreachable!("checked the type above"),
+    };
+    let mut data = RunData {
+        header,
+        samples: Vec::new(),
+        failures: Vec::new(),
+        end: None,
+        path: Some(path.to_path_buf()),
+    };
+    while let Some((i, line)) = lines.next() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(&line) {
+            Ok(Record::Sample(s)) => data.samples.push(s),
+            Ok(Record::Failure(f)) => data.failures.push(f),
+            Ok(Record::End(e)) => data.end = Some(e),
+            Ok(Record::Header(_)) => bail!("{}:{}: a second header", path.display(), i + 1),
+            // A kill in the middle of a write leaves a partial last line: that one is dropped.
+            Err(_) if lines.peek().is_none() => {}
+            Err(e) => bail!("{}:{}: corrupt line: {e}", path.display(), i + 1),
+        }
+    }
+    Ok(data)
+}

@@ -1,0 +1,311 @@
+//! The Rust engine: the six workloads against one loaded liblmdb.
+//!
+//! Each timed function holds only the workload — no allocation, logging or checksum
+//! bookkeeping — and is exported unmangled so an instruction counter (callgrind's
+//! `--toggle-collect=lmdbregress_timed_*`) can count exactly its region.
+
+use std::hint::black_box;
+use std::os::raw::c_int;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::lmdb::{
+    bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor,
+};
+use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
+use crate::ffi::bindings as sys;
+
+const FIRST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_FIRST;
+const NEXT: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_NEXT;
+const LAST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_LAST;
+const PREV: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_PREV;
+const SET_KEY: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_SET_KEY;
+
+pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
+    EnvOptions {
+        map_size: cfg.effective_map_size(),
+        writemap: !cfg.no_writemap,
+        nosync: !cfg.sync,
+        integer_keys: cfg.keys == KeyKind::Int,
+    }
+}
+
+/// Result of the timed region: its own output (CRC, xxHash sum) or the failing call.
+type Timed = Result<u64, (&'static str, c_int)>;
+
+/// # Safety (all timed functions)
+/// `cur` is an open cursor on a read transaction of the database `data` was written to.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_read_key(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    data: &Dataset,
+) -> Timed {
+    for &i in &data.order {
+        let mut k = val(data.key(i as usize));
+        let mut v = empty_val();
+        let rc = get(cur, &mut k, &mut v, SET_KEY);
+        if rc != 0 {
+            return Err(("mdb_cursor_get(MDB_SET_KEY)", rc));
+        }
+        black_box(&v);
+    }
+    Ok(0)
+}
+
+#[inline(always)]
+unsafe fn walk(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    start: sys::MDB_cursor_op,
+    step: sys::MDB_cursor_op,
+    mut each: impl FnMut(&[u8], &[u8]),
+) -> Result<(), (&'static str, c_int)> {
+    let (mut k, mut v) = (empty_val(), empty_val());
+    let mut rc = get(cur, &mut k, &mut v, start);
+    while rc == 0 {
+        each(bytes(&k), bytes(&v));
+        rc = get(cur, &mut k, &mut v, step);
+    }
+    if rc == sys::MDB_NOTFOUND {
+        Ok(())
+    } else {
+        Err(("mdb_cursor_get", rc))
+    }
+}
+
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
+    walk(get, cur, FIRST, NEXT, |k, v| {
+        black_box((k, v));
+    })?;
+    Ok(0)
+}
+
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
+    walk(get, cur, LAST, PREV, |k, v| {
+        black_box((k, v));
+    })?;
+    Ok(0)
+}
+
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_read_crc(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
+    let mut h = crc32fast::Hasher::new();
+    walk(get, cur, FIRST, NEXT, |k, v| {
+        h.update(k);
+        h.update(v);
+    })?;
+    Ok(h.finalize() as u64)
+}
+
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_read_xxh64(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
+    let mut sum = 0u64;
+    walk(get, cur, FIRST, NEXT, |k, v| {
+        sum = sum
+            .wrapping_add(xxhash_rust::xxh64::xxh64(k, 0))
+            .wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
+    })?;
+    Ok(sum)
+}
+
+/// # Safety
+/// `env` is open; no other transaction is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_write(
+    api: &Api,
+    env: &Env,
+    put: CursorPut,
+    data: &Dataset,
+    order: &[u32],
+    flags: u32,
+) -> Timed {
+    let mut txn = std::ptr::null_mut();
+    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn);
+    if rc != 0 {
+        return Err(("mdb_txn_begin", rc));
+    }
+    let mut cur = std::ptr::null_mut();
+    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
+    if rc != 0 {
+        (api.mdb_txn_abort)(txn);
+        return Err(("mdb_cursor_open", rc));
+    }
+    for &i in order {
+        let mut k = val(data.key(i as usize));
+        let mut v = val(data.value(i as usize));
+        let rc = put(cur, &mut k, &mut v, flags);
+        if rc != 0 {
+            (api.mdb_cursor_close)(cur);
+            (api.mdb_txn_abort)(txn);
+            return Err(("mdb_cursor_put", rc));
+        }
+    }
+    (api.mdb_cursor_close)(cur);
+    let rc = (api.mdb_txn_commit)(txn);
+    if rc != 0 {
+        return Err(("mdb_txn_commit", rc));
+    }
+    Ok(0)
+}
+
+fn lmdb_err(api: &Api, (call, rc): (&'static str, c_int)) -> LmdbError {
+    api.check(call, rc).expect_err("rc is non-zero")
+}
+
+fn write_flags(cfg: &WorkloadConfig) -> u32 {
+    match cfg.order {
+        Order::Seq => sys::MDB_APPEND,
+        Order::Random => 0,
+    }
+}
+
+/// Writes the read database once per run and tag: all entries, in key order, appended.
+pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Dataset) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let env = Env::open(api, dir, &env_options(cfg))?;
+    let sorted: Vec<u32> = (0..cfg.entries).collect();
+    // SAFETY: env is open and idle.
+    unsafe {
+        lmdbregress_timed_write(
+            api,
+            &env,
+            api.mdb_cursor_put,
+            data,
+            &sorted,
+            sys::MDB_APPEND,
+        )
+    }
+    .map_err(|e| lmdb_err(api, e))?;
+    Ok(())
+}
+
+/// One timed sample.
+pub struct Measured {
+    pub nanos: u64,
+}
+
+/// The untimed pass before timing a read: faults in every page of the map and computes
+/// the checksum the timed pass is then held to.
+pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Checksum> {
+    let txn = env.begin(true)?;
+    let cur = env.cursor(txn)?;
+    let get = api.mdb_cursor_get;
+    let mut entries = 0u64;
+    let mut xx = xxhash_rust::xxh64::Xxh64::new(0);
+    let mut crc = crc32fast::Hasher::new();
+    let mut sum = 0u64;
+    // SAFETY: cursor on a live read transaction; pointers valid until it ends.
+    let r = unsafe {
+        match w {
+            Workload::ReadKey => {
+                let mut r = Ok(());
+                for &i in &data.order {
+                    let mut k = val(data.key(i as usize));
+                    let mut v = empty_val();
+                    let rc = get(cur, &mut k, &mut v, SET_KEY);
+                    if rc != 0 {
+                        r = Err(("mdb_cursor_get(MDB_SET_KEY)", rc));
+                        break;
+                    }
+                    xx.update(data.key(i as usize));
+                    xx.update(bytes(&v));
+                    entries += 1;
+                }
+                r
+            }
+            Workload::ReadRev => walk(get, cur, LAST, PREV, |k, v| {
+                xx.update(k);
+                xx.update(v);
+                entries += 1;
+            }),
+            _ => walk(get, cur, FIRST, NEXT, |k, v| {
+                xx.update(k);
+                xx.update(v);
+                crc.update(k);
+                crc.update(v);
+                sum = sum
+                    .wrapping_add(xxhash_rust::xxh64::xxh64(k, 0))
+                    .wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
+                entries += 1;
+            }),
+        }
+    };
+    // SAFETY: closing what we opened, in order.
+    unsafe {
+        (api.mdb_cursor_close)(cur);
+        (api.mdb_txn_abort)(txn);
+    }
+    r.map_err(|e| lmdb_err(api, e))?;
+    let digest = match w {
+        Workload::ReadCrc => crc.finalize() as u64,
+        Workload::ReadXxh64 => sum,
+        _ => xx.digest(),
+    };
+    Ok(Checksum { entries, digest })
+}
+
+/// Times one read workload once. The transaction and cursor are opened before the clock
+/// starts and closed after it stops, as LmdbJava's benchmark holds them open.
+pub fn time_read(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<(Measured, u64)> {
+    let txn = env.begin(true)?;
+    let cur = env.cursor(txn)?;
+    let get = api.mdb_cursor_get;
+    let start = Instant::now();
+    // SAFETY: cursor on a live read transaction.
+    let r = unsafe {
+        match w {
+            Workload::ReadKey => lmdbregress_timed_read_key(get, cur, data),
+            Workload::ReadSeq => lmdbregress_timed_read_seq(get, cur),
+            Workload::ReadRev => lmdbregress_timed_read_rev(get, cur),
+            Workload::ReadCrc => lmdbregress_timed_read_crc(get, cur),
+            Workload::ReadXxh64 => lmdbregress_timed_read_xxh64(get, cur),
+            Workload::Write => unreachable!("write is not a read"),
+        }
+    };
+    let nanos = start.elapsed().as_nanos() as u64;
+    // SAFETY: closing what we opened.
+    unsafe {
+        (api.mdb_cursor_close)(cur);
+        (api.mdb_txn_abort)(txn);
+    }
+    let out = r.map_err(|e| lmdb_err(api, e))?;
+    Ok((Measured { nanos }, out))
+}
+
+/// Times one write on a fresh environment in `scratch`; creating it is not timed.
+pub fn time_write(
+    api: &Api,
+    scratch: &Path,
+    cfg: &WorkloadConfig,
+    data: &Dataset,
+) -> Result<Measured> {
+    let dir = tempfile::tempdir_in(scratch)?;
+    let env = Env::open(api, dir.path(), &env_options(cfg))?;
+    let start = Instant::now();
+    // SAFETY: env is open and idle.
+    let r = unsafe {
+        lmdbregress_timed_write(
+            api,
+            &env,
+            api.mdb_cursor_put,
+            data,
+            &data.order,
+            write_flags(cfg),
+        )
+    };
+    let nanos = start.elapsed().as_nanos() as u64;
+    r.map_err(|e| lmdb_err(api, e))?;
+    drop(env);
+    Ok(Measured { nanos })
+}
