@@ -233,3 +233,39 @@ fn check_hashes(what: &str, files: &FileHashes) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_tag_list_is_complete() {
+        let m = Manifest::builtin();
+        assert_eq!(m.tags.len(), 20);
+        let reachable: Vec<&str> = m.tags.iter().filter(|t| !t.copies.is_empty()).map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            reachable,
+            ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23", "LMDB_0.9.24", "LMDB_0.9.26",
+             "LMDB_0.9.27", "LMDB_0.9.29", "LMDB_0.9.31", "LMDB_0.9.33", "LMDB_0.9.35", "LMDB_0.9.36"]
+        );
+        let eq: Vec<&str> = m
+            .tags
+            .iter()
+            .filter(|t| t.copies.iter().any(|c| c.matches == Match::Equivalent))
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(eq, ["LMDB_0.9.17", "LMDB_0.9.29"]);
+    }
+
+    #[test]
+    fn malformed_lists_are_refused() {
+        let good = "default = \"LMDB_0.9.17\"\n[[tag]]\nname = \"LMDB_0.9.17\"\ncommit = \"2011eb37c1a3d390df2336cb2c55843771723a0c\"\n\
+                    files = { \"lmdb.h\" = \"{h}\", \"mdb.c\" = \"{h}\", \"midl.c\" = \"{h}\", \"midl.h\" = \"{h}\" }\n";
+        let h = "a".repeat(64);
+        assert!(Manifest::parse(&good.replace("{h}", &h)).is_ok());
+        assert!(Manifest::parse(&good.replace("{h}", "abc")).unwrap_err().to_string().contains("64 lowercase hex"));
+        assert!(Manifest::parse(&good.replace("{h}", &h).replace("LMDB_0.9.17\"\ncommit", "lmdb-17\"\ncommit")).is_err());
+        let twice = format!("{0}{1}", good.replace("{h}", &h), good.replace("{h}", &h).split_once('\n').unwrap().1);
+        assert!(Manifest::parse(&twice).unwrap_err().to_string().contains("twice"));
+    }
+}

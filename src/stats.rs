@@ -245,3 +245,69 @@ pub fn compare(base: &[f64], new: &[f64]) -> Option<Comparison> {
         significant: mw.map(|t| t.p_value < ALPHA).unwrap_or(false),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Reference values from scipy 1.17 (stats.t.ppf, ttest_ind(equal_var=False),
+    // mannwhitneyu(method="asymptotic")) and from the binomial table of median intervals.
+    const A: [f64; 8] = [10.1, 10.3, 9.8, 10.0, 10.2, 10.4, 9.9, 10.1];
+    const B: [f64; 9] = [10.6, 10.9, 10.5, 10.8, 11.0, 10.7, 10.4, 10.9, 10.6];
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn t_quantiles_match_published_tables() {
+        assert!(close(t_quantile(10.0), 2.228138851986274, 1e-9));
+        assert!(close(t_quantile(1.0), 12.706204736174694, 1e-9));
+        assert!(close(t_quantile(30.0), 2.0422724563012378, 1e-9));
+    }
+
+    #[test]
+    fn welch_matches_scipy() {
+        let r = welch(&A, &B).unwrap();
+        assert!(close(r.statistic, 6.24758017671769, 1e-9), "{r:?}");
+        assert!(close(r.p_value, 1.6531024261167238e-05, 1e-6), "{r:?}");
+    }
+
+    #[test]
+    fn mann_whitney_matches_scipy() {
+        let r = mann_whitney(&B, &A).unwrap();
+        assert_eq!(r.statistic, 71.5);
+        assert!(close(r.p_value, 0.0007350472090507637, 1e-6), "{r:?}");
+        // With ties on both sides.
+        let r = mann_whitney(&[3., 4., 4., 5., 6., 7., 7., 8.], &[1., 2., 2., 3., 4., 5., 5., 5., 6.]).unwrap();
+        assert_eq!(r.statistic, 54.5);
+        assert!(close(r.p_value, 0.07986390296935013, 1e-6), "{r:?}");
+    }
+
+    #[test]
+    fn median_interval_uses_order_statistics() {
+        // n = 10: [x(2), x(9)], coverage 97.9%.
+        let xs: Vec<f64> = (1..=10).map(f64::from).rev().collect();
+        assert_eq!(median_interval(&xs), Some(Interval { lo: 2.0, hi: 9.0 }));
+        // n = 6 is the smallest n with a 95% interval: [min, max].
+        assert_eq!(median_interval(&[5., 1., 3., 2., 6., 4.]), Some(Interval { lo: 1.0, hi: 6.0 }));
+        assert_eq!(median_interval(&[1., 2., 3., 4., 5.]), None);
+        // n = 20: [x(6), x(15)].
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(median_interval(&xs), Some(Interval { lo: 6.0, hi: 15.0 }));
+    }
+
+    #[test]
+    fn summary_and_comparison() {
+        let s = summarize(&A).unwrap();
+        assert_eq!(s.n, 8);
+        assert!(close(s.median, 10.1, 1e-12));
+        assert!(close(s.mean, 10.1, 1e-12));
+        let c = compare(&A, &B).unwrap();
+        assert!(close(c.ratio, 10.7 / 10.1, 1e-12));
+        assert!(c.significant);
+        let same = compare(&A, &A).unwrap();
+        assert!(!same.significant);
+        assert_eq!(same.ratio, 1.0);
+    }
+}

@@ -33,7 +33,7 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
                     }
                     out.push(Want::Commit(item.to_string()));
                 } else {
-                    bail!("unknown tag {item}; known tags: {}", m.known_names());
+                    bail!("unknown tag {}; known tags: {}", normalize_tag(item), m.known_names());
                 }
             }
         }
@@ -59,4 +59,37 @@ fn index(m: &Manifest, name: &str) -> Result<usize> {
 
 pub fn looks_like_commit(s: &str) -> bool {
     (7..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(spec: &str, git: bool) -> anyhow::Result<Vec<String>> {
+        let m = Manifest::builtin();
+        Ok(parse_spec(&m, spec, git)?.iter().map(|w| w.label()).collect())
+    }
+
+    #[test]
+    fn specs() {
+        let d = labels("default", false).unwrap();
+        assert_eq!(d.len(), 17);
+        assert_eq!(d.first().unwrap(), "LMDB_0.9.17");
+        assert_eq!(d.last().unwrap(), "LMDB_0.9.33");
+        assert_eq!(labels("0.9.17..0.9.33", false).unwrap(), d);
+        assert_eq!(labels("LMDB_0.9.19", false).unwrap(), ["LMDB_0.9.19"]);
+        assert_eq!(labels("0.9.18,0.9.21", false).unwrap(), ["LMDB_0.9.18", "LMDB_0.9.21"]);
+        assert_eq!(labels("all", false).unwrap().len(), 20);
+        assert_eq!(labels("0.9.18,deadbeef", true).unwrap(), ["LMDB_0.9.18", "deadbeef"]);
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        let e = labels("0.9.99", false).unwrap_err().to_string();
+        assert!(e.contains("unknown tag LMDB_0.9.99") && e.contains("LMDB_0.9.17, LMDB_0.9.18"), "{e}");
+        let e = labels("deadbeef", false).unwrap_err().to_string();
+        assert!(e.contains("--git"), "{e}");
+        let e = labels("0.9.33..0.9.17", false).unwrap_err().to_string();
+        assert!(e.contains("backwards"), "{e}");
+    }
 }
