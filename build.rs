@@ -15,31 +15,15 @@ mod source;
 mod tags;
 
 fn main() {
-    for p in [
-        "lmdb-tags",
-        "src/compile.rs",
-        "src/manifest.rs",
-        "src/matrix.rs",
-        "src/source",
-        "src/tags.rs",
-    ] {
+    for p in ["lmdb-tags", "src/compile.rs", "src/manifest.rs", "src/matrix.rs", "src/source", "src/tags.rs"] {
         println!("cargo:rerun-if-changed={p}");
     }
-    for v in [
-        "LMDB_REGRESS_CACHE",
-        "LMDB_GIT",
-        "LMDB_REGRESS_OFFLINE",
-        "LMDB_REGRESS_SKIP_MATRIX",
-        "CC",
-    ] {
+    for v in ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_SKIP_MATRIX", "CC"] {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
-    if std::env::var("LMDB_REGRESS_SKIP_MATRIX")
-        .map(|v| v == "1")
-        .unwrap_or(false)
-    {
+    if std::env::var("LMDB_REGRESS_SKIP_MATRIX").map(|v| v == "1").unwrap_or(false) {
         return;
     }
     if let Err(e) = build_matrix(&target) {
@@ -57,20 +41,14 @@ fn build_matrix(target: &str) -> anyhow::Result<()> {
         toolchain: compile::Toolchain::detect(target, None, None)?,
         kinds: vec![compile::BuildKind::SharedLibrary],
         harness_c: None,
-        jobs: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2),
+        jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let results = matrix::build_all(&wants, &opts, &|_| {});
     for r in &results {
         match r.status {
             matrix::Status::Built => {}
             matrix::Status::Unavailable => {
-                println!(
-                    "cargo:warning={} unavailable: {}",
-                    r.tag,
-                    one_line(r.reason.as_deref())
-                )
+                println!("cargo:warning={} unavailable: {}", r.tag, one_line(r.reason.as_deref()))
             }
             matrix::Status::Failed => {
                 for line in r.reason.as_deref().unwrap_or("").lines() {

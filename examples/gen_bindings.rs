@@ -3,12 +3,8 @@
 mod bindings_gen;
 
 fn main() {
-    let header = std::env::args()
-        .nth(1)
-        .expect("usage: gen_bindings PATH/TO/lmdb.h [OUT]");
-    let out = std::env::args()
-        .nth(2)
-        .unwrap_or_else(|| "src/ffi/bindings.rs".into());
+    let header = std::env::args().nth(1).expect("usage: gen_bindings PATH/TO/lmdb.h [OUT]");
+    let out = std::env::args().nth(2).unwrap_or_else(|| "src/ffi/bindings.rs".into());
     match bindings_gen::generate(std::path::Path::new(&header)) {
         Ok(text) => std::fs::write(&out, text).expect("cannot write bindings"),
         Err(e) => {

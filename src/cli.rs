@@ -96,19 +96,12 @@ pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
-        Command::Build {
-            tags,
-            build,
-            c_harness,
-        } => cmd::build::run(&tags, &build, c_harness),
+        Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(args) => cmd::run::run(&args),
-        Command::Report {
-            file,
-            format,
-            baseline,
-            out_dir,
-        } => cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref()),
+        Command::Report { file, format, baseline, out_dir } => {
+            cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref())
+        }
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
     }

@@ -46,22 +46,9 @@ impl Toolchain {
         if !out.status.success() {
             bail!("{} --version failed", compiler.display());
         }
-        let version = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        let cflags = cflags
-            .unwrap_or(DEFAULT_CFLAGS)
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
-        Ok(Toolchain {
-            compiler,
-            version,
-            cflags,
-        })
+        let version = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").trim().to_string();
+        let cflags = cflags.unwrap_or(DEFAULT_CFLAGS).split_whitespace().map(str::to_string).collect();
+        Ok(Toolchain { compiler, version, cflags })
     }
 }
 
@@ -98,19 +85,9 @@ pub struct HarnessSource<'a> {
     pub path: &'a Path,
 }
 
-fn build_id(
-    src: &SourceSet,
-    tc: &Toolchain,
-    kind: BuildKind,
-    harness: Option<&Path>,
-) -> Result<String> {
+fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
     let mut h = Sha256::new();
-    h.update(format!(
-        "{kind:?}\n{}\n{}\n{}\n",
-        src.key(),
-        tc.compiler.display(),
-        tc.version
-    ));
+    h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
     for f in &tc.cflags {
         h.update(f.as_bytes());
         h.update(b"\0");
@@ -136,17 +113,8 @@ pub fn build(
         bail!("the C harness build needs harness/workloads.c");
     }
     let id = build_id(src, tc, kind, harness_path)?;
-    let safe_label: String = src
-        .label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let safe_label: String =
+        src.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect();
     let suffix = match kind {
         BuildKind::SharedLibrary => "so",
         BuildKind::CHarness => "c",
@@ -170,9 +138,7 @@ pub fn build(
     let (artifact_name, mut cmd) = match kind {
         BuildKind::SharedLibrary => {
             let mut c = Command::new(&tc.compiler);
-            c.args(&tc.cflags)
-                .arg("-o")
-                .arg(staging.path().join("liblmdb.so"));
+            c.args(&tc.cflags).arg("-o").arg(staging.path().join("liblmdb.so"));
             c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
             ("liblmdb.so", c)
         }
@@ -180,20 +146,13 @@ pub fn build(
             let mut c = Command::new(&tc.compiler);
             // Same flags, but an executable: -shared would make a library.
             c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
-            c.arg("-I")
-                .arg(&src.dir)
-                .arg("-o")
-                .arg(staging.path().join("lmdb-harness-c"));
-            c.arg(harness_path.unwrap())
-                .arg(src.dir.join("mdb.c"))
-                .arg(src.dir.join("midl.c"));
+            c.arg("-I").arg(&src.dir).arg("-o").arg(staging.path().join("lmdb-harness-c"));
+            c.arg(harness_path.unwrap()).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
             c.arg("-lz");
             ("lmdb-harness-c", c)
         }
     };
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot run {}", tc.compiler.display()))?;
+    let out = cmd.output().with_context(|| format!("cannot run {}", tc.compiler.display()))?;
     if !out.status.success() {
         bail!(
             "{} failed to compile {}:\n{}",
@@ -232,10 +191,7 @@ pub fn build(
         toolchain: tc.clone(),
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     };
-    std::fs::write(
-        staging.path().join("build.json"),
-        serde_json::to_vec_pretty(&rec)?,
-    )?;
+    std::fs::write(staging.path().join("build.json"), serde_json::to_vec_pretty(&rec)?)?;
     let staged = staging.keep();
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -253,42 +209,28 @@ type Version = ((i32, i32, i32), String);
 
 /// Opens the library and asks it: proves it loads and is the version we think.
 pub fn library_version(lib: &Path) -> Result<Version> {
-    type MdbVersion =
-        unsafe extern "C" fn(*mut i32, *mut i32, *mut i32) -> *const std::os::raw::c_char;
+    type MdbVersion = unsafe extern "C" fn(*mut i32, *mut i32, *mut i32) -> *const std::os::raw::c_char;
     // SAFETY: loading liblmdb runs no initialisers of consequence; mdb_version only
     // writes the three ints and returns a static string.
     unsafe {
-        let l = libloading::Library::new(lib)
-            .with_context(|| format!("cannot load {}", lib.display()))?;
-        let f: libloading::Symbol<MdbVersion> =
-            l.get(b"mdb_version\0").context("no mdb_version symbol")?;
+        let l = libloading::Library::new(lib).with_context(|| format!("cannot load {}", lib.display()))?;
+        let f: libloading::Symbol<MdbVersion> = l.get(b"mdb_version\0").context("no mdb_version symbol")?;
         let (mut a, mut b, mut c) = (0, 0, 0);
         let s = f(&mut a, &mut b, &mut c);
-        let text = if s.is_null() {
-            String::new()
-        } else {
-            std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
-        };
+        let text = if s.is_null() { String::new() } else { std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned() };
         Ok(((a, b, c), text))
     }
 }
 
 /// The C harness prints `major minor patch text` for `version`.
 pub fn harness_version(exe: &Path) -> Result<Version> {
-    let out = Command::new(exe)
-        .arg("version")
-        .output()
-        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let out = Command::new(exe).arg("version").output().with_context(|| format!("cannot run {}", exe.display()))?;
     if !out.status.success() {
         bail!("{} version failed", exe.display());
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut it = text.trim().splitn(4, ' ');
-    let mut num = || {
-        it.next()
-            .and_then(|s| s.parse().ok())
-            .context("unexpected version output")
-    };
+    let mut num = || it.next().and_then(|s| s.parse().ok()).context("unexpected version output");
     let v = (num()?, num()?, num()?);
     Ok((v, it.next().unwrap_or("").to_string()))
 }

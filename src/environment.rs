@@ -16,10 +16,7 @@ pub struct Environment {
 }
 
 fn read_trim(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 impl Environment {
@@ -35,17 +32,12 @@ impl Environment {
             .unwrap_or_else(|| "unknown".into());
         let os = read_trim("/etc/os-release")
             .and_then(|s| {
-                s.lines().find_map(|l| {
-                    l.strip_prefix("PRETTY_NAME=")
-                        .map(|v| v.trim_matches('"').to_string())
-                })
+                s.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
             })
             .unwrap_or_else(|| std::env::consts::OS.to_string());
         Environment {
             cpu_model,
-            cores: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             kernel: read_trim("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             os,
@@ -70,9 +62,8 @@ pub fn scrub_command_line(args: impl Iterator<Item = String>) -> Vec<String> {
         } else if a == "--git" || a == "--out" || a == "--resume" || a == "--out-dir" {
             out.push(a);
             hide_next = true;
-        } else if let Some((flag, _)) = a
-            .split_once('=')
-            .filter(|(f, _)| matches!(*f, "--git" | "--out" | "--resume" | "--out-dir"))
+        } else if let Some((flag, _)) =
+            a.split_once('=').filter(|(f, _)| matches!(*f, "--git" | "--out" | "--resume" | "--out-dir"))
         {
             out.push(format!("{flag}=<path>"));
         } else {

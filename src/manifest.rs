@@ -121,8 +121,7 @@ impl Manifest {
     }
 
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read tag list {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read tag list {}", path.display()))?;
         Manifest::parse(&text).with_context(|| format!("in tag list {}", path.display()))
     }
 
@@ -150,31 +149,17 @@ impl Manifest {
                 bail!("tag name {:?} is not of the form LMDB_X.Y.Z", t.name);
             }
             if t.commit.len() != 40 || !t.commit.chars().all(|c| c.is_ascii_hexdigit()) {
-                bail!(
-                    "tag {}: commit {:?} is not a 40-digit hex id",
-                    t.name,
-                    t.commit
-                );
+                bail!("tag {}: commit {:?} is not a 40-digit hex id", t.name, t.commit);
             }
             check_hashes(&t.name, &t.files)?;
             for c in &t.copies {
                 match (c.matches, &c.files) {
-                    (Match::Equivalent, Some(f)) => {
-                        check_hashes(&format!("{} ({})", t.name, c.describe()), f)?
-                    }
+                    (Match::Equivalent, Some(f)) => check_hashes(&format!("{} ({})", t.name, c.describe()), f)?,
                     (Match::Equivalent, None) => {
-                        bail!(
-                            "tag {}: equivalent copy {} needs its own `files`",
-                            t.name,
-                            c.describe()
-                        )
+                        bail!("tag {}: equivalent copy {} needs its own `files`", t.name, c.describe())
                     }
                     (Match::Identical, Some(_)) => {
-                        bail!(
-                            "tag {}: identical copy {} must not pin other files",
-                            t.name,
-                            c.describe()
-                        )
+                        bail!("tag {}: identical copy {} must not pin other files", t.name, c.describe())
                     }
                     (Match::Identical, None) => {}
                     (Match::Unpinned, _) => bail!("tag {}: a copy cannot be unpinned", t.name),
@@ -196,11 +181,7 @@ impl Manifest {
     }
 
     pub fn known_names(&self) -> String {
-        self.tags
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        self.tags.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -214,22 +195,13 @@ pub fn normalize_tag(name: &str) -> String {
 
 fn check_hashes(what: &str, files: &FileHashes) -> Result<()> {
     for f in SOURCE_FILES {
-        let h = files
-            .get(f)
-            .with_context(|| format!("{what}: no hash for {f}"))?;
-        if h.len() != 64
-            || !h
-                .chars()
-                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-        {
+        let h = files.get(f).with_context(|| format!("{what}: no hash for {f}"))?;
+        if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()) {
             bail!("{what}: hash of {f} is not 64 lowercase hex digits");
         }
     }
     if files.len() != SOURCE_FILES.len() {
-        bail!(
-            "{what}: files must name exactly {}",
-            SOURCE_FILES.join(", ")
-        );
+        bail!("{what}: files must name exactly {}", SOURCE_FILES.join(", "));
     }
     Ok(())
 }
@@ -245,8 +217,21 @@ mod tests {
         let reachable: Vec<&str> = m.tags.iter().filter(|t| !t.copies.is_empty()).map(|t| t.name.as_str()).collect();
         assert_eq!(
             reachable,
-            ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23", "LMDB_0.9.24", "LMDB_0.9.26",
-             "LMDB_0.9.27", "LMDB_0.9.29", "LMDB_0.9.31", "LMDB_0.9.33", "LMDB_0.9.35", "LMDB_0.9.36"]
+            [
+                "LMDB_0.9.17",
+                "LMDB_0.9.18",
+                "LMDB_0.9.21",
+                "LMDB_0.9.22",
+                "LMDB_0.9.23",
+                "LMDB_0.9.24",
+                "LMDB_0.9.26",
+                "LMDB_0.9.27",
+                "LMDB_0.9.29",
+                "LMDB_0.9.31",
+                "LMDB_0.9.33",
+                "LMDB_0.9.35",
+                "LMDB_0.9.36"
+            ]
         );
         let eq: Vec<&str> = m
             .tags
@@ -264,7 +249,9 @@ mod tests {
         let h = "a".repeat(64);
         assert!(Manifest::parse(&good.replace("{h}", &h)).is_ok());
         assert!(Manifest::parse(&good.replace("{h}", "abc")).unwrap_err().to_string().contains("64 lowercase hex"));
-        assert!(Manifest::parse(&good.replace("{h}", &h).replace("LMDB_0.9.17\"\ncommit", "lmdb-17\"\ncommit")).is_err());
+        assert!(
+            Manifest::parse(&good.replace("{h}", &h).replace("LMDB_0.9.17\"\ncommit", "lmdb-17\"\ncommit")).is_err()
+        );
         let twice = format!("{0}{1}", good.replace("{h}", &h), good.replace("{h}", &h).split_once('\n').unwrap().1);
         assert!(Manifest::parse(&twice).unwrap_err().to_string().contains("twice"));
     }

@@ -59,11 +59,7 @@ pub enum Event<'a> {
     Finished(&'a TagStatus),
 }
 
-pub fn build_all(
-    targets: &[Want],
-    opts: &MatrixOptions,
-    on_event: &(dyn Fn(Event) + Sync),
-) -> Vec<TagStatus> {
+pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Event) + Sync)) -> Vec<TagStatus> {
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<TagStatus>>> = Mutex::new(vec![None; targets.len()]);
     let jobs = opts.jobs.max(1).min(targets.len().max(1));
@@ -85,12 +81,7 @@ pub fn build_all(
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.expect("every target ran"))
-        .collect()
+    results.into_inner().unwrap().into_iter().map(|r| r.expect("every target ran")).collect()
 }
 
 pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
@@ -115,10 +106,7 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
     let src = match opts.resolver.resolve(want) {
         Resolution::Found(src) => src,
         Resolution::Unavailable { attempts, hint } => {
-            let tried: Vec<String> = attempts
-                .iter()
-                .map(|a| format!("{}: {}", a.provider, a.error))
-                .collect();
+            let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
             status.reason = Some(format!("tried {}; {hint}", tried.join("; ")));
             return status;
         }
@@ -133,14 +121,7 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
     };
     for &kind in &opts.kinds {
         let harness = opts.harness_c.as_deref().map(|path| HarnessSource { path });
-        match compile::build(
-            &src,
-            &opts.toolchain,
-            kind,
-            harness,
-            &opts.resolver.cache.builds_dir(),
-            expect,
-        ) {
+        match compile::build(&src, &opts.toolchain, kind, harness, &opts.resolver.cache.builds_dir(), expect) {
             Ok(rec) => {
                 if kind == BuildKind::SharedLibrary {
                     status.library = Some(rec.artifact.clone());

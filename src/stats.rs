@@ -41,16 +41,13 @@ pub struct Summary {
 impl Summary {
     /// The median interval's half-width as a percentage of the median.
     pub fn median_ci_percent(&self) -> Option<f64> {
-        self.median_ci
-            .map(|ci| 100.0 * ci.half_width() / self.median)
+        self.median_ci.map(|ci| 100.0 * ci.half_width() / self.median)
     }
 }
 
 /// Two-sided Student-t quantile for `df` degrees of freedom at the confidence level.
 pub fn t_quantile(df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df)
-        .expect("df > 0")
-        .inverse_cdf(1.0 - ALPHA / 2.0)
+    StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(1.0 - ALPHA / 2.0)
 }
 
 pub fn summarize(xs: &[f64]) -> Option<Summary> {
@@ -60,17 +57,10 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let n = xs.len();
     let data = Data::new(xs.to_vec());
     let mean = data.mean().unwrap_or(f64::NAN);
-    let stddev = if n > 1 {
-        data.std_dev().unwrap_or(0.0)
-    } else {
-        0.0
-    };
+    let stddev = if n > 1 { data.std_dev().unwrap_or(0.0) } else { 0.0 };
     let mean_ci = (n > 1).then(|| {
         let h = t_quantile((n - 1) as f64) * stddev / (n as f64).sqrt();
-        Interval {
-            lo: mean - h,
-            hi: mean + h,
-        }
+        Interval { lo: mean - h, hi: mean + h }
     });
     Some(Summary {
         n,
@@ -103,10 +93,7 @@ pub fn median_interval(xs: &[f64]) -> Option<Interval> {
     }
     let mut s = xs.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
-    Some(Interval {
-        lo: s[(r - 1) as usize],
-        hi: s[(n - r) as usize],
-    })
+    Some(Interval { lo: s[(r - 1) as usize], hi: s[(n - r) as usize] })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -121,25 +108,15 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<TestResult> {
         return None;
     }
     let (sa, sb) = (summarize(a)?, summarize(b)?);
-    let (va, vb) = (
-        sa.stddev.powi(2) / a.len() as f64,
-        sb.stddev.powi(2) / b.len() as f64,
-    );
+    let (va, vb) = (sa.stddev.powi(2) / a.len() as f64, sb.stddev.powi(2) / b.len() as f64);
     if va + vb == 0.0 {
         let p = if sa.mean == sb.mean { 1.0 } else { 0.0 };
-        return Some(TestResult {
-            statistic: 0.0,
-            p_value: p,
-        });
+        return Some(TestResult { statistic: 0.0, p_value: p });
     }
     let t = (sb.mean - sa.mean) / (va + vb).sqrt();
-    let df =
-        (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
+    let df = (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some(TestResult {
-        statistic: t,
-        p_value: (2.0 * (1.0 - dist.cdf(t.abs()))).min(1.0),
-    })
+    Some(TestResult { statistic: t, p_value: (2.0 * (1.0 - dist.cdf(t.abs()))).min(1.0) })
 }
 
 /// Mann–Whitney U test, two-sided, normal approximation with tie and continuity
@@ -150,11 +127,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<TestResult> {
     if n1 == 0 || n2 == 0 {
         return None;
     }
-    let mut all: Vec<(f64, usize)> = a
-        .iter()
-        .map(|&x| (x, 0))
-        .chain(b.iter().map(|&x| (x, 1)))
-        .collect();
+    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     let n = all.len();
     let mut ranks = vec![0.0; n];
@@ -173,28 +146,17 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<TestResult> {
         tie_term += t * t * t - t;
         i = j + 1;
     }
-    let r1: f64 = all
-        .iter()
-        .zip(&ranks)
-        .filter(|(x, _)| x.1 == 0)
-        .map(|(_, r)| r)
-        .sum();
+    let r1: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
     let (n1f, n2f, nf) = (n1 as f64, n2 as f64, n as f64);
     let u1 = r1 - n1f * (n1f + 1.0) / 2.0;
     let mu = n1f * n2f / 2.0;
     let sigma = (n1f * n2f / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)))).sqrt();
     if sigma == 0.0 {
-        return Some(TestResult {
-            statistic: u1,
-            p_value: 1.0,
-        });
+        return Some(TestResult { statistic: u1, p_value: 1.0 });
     }
     let z = ((u1 - mu).abs() - 0.5).max(0.0) / sigma;
     let p = 2.0 * (1.0 - Normal::new(0.0, 1.0).unwrap().cdf(z));
-    Some(TestResult {
-        statistic: u1,
-        p_value: p.min(1.0),
-    })
+    Some(TestResult { statistic: u1, p_value: p.min(1.0) })
 }
 
 /// `new` against `base`: the ratio of medians with its interval, and the tests.
@@ -226,13 +188,8 @@ pub fn compare(base: &[f64], new: &[f64]) -> Option<Comparison> {
     let ratio = sn.median / sb.median;
     let ratio_ci = match (sb.median_ci, sn.median_ci) {
         (Some(cb), Some(cn)) => {
-            let rel = ((cb.half_width() / sb.median).powi(2)
-                + (cn.half_width() / sn.median).powi(2))
-            .sqrt();
-            Some(Interval {
-                lo: ratio * (1.0 - rel),
-                hi: ratio * (1.0 + rel),
-            })
+            let rel = ((cb.half_width() / sb.median).powi(2) + (cn.half_width() / sn.median).powi(2)).sqrt();
+            Some(Interval { lo: ratio * (1.0 - rel), hi: ratio * (1.0 + rel) })
         }
         _ => None,
     };

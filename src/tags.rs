@@ -16,20 +16,14 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
                 if let Some((a, b)) = item.split_once("..") {
                     let (ia, ib) = (index(m, a)?, index(m, b)?);
                     if ia > ib {
-                        bail!(
-                            "tag range {item} runs backwards: {} comes before {}",
-                            m.tags[ib].name,
-                            m.tags[ia].name
-                        );
+                        bail!("tag range {item} runs backwards: {} comes before {}", m.tags[ib].name, m.tags[ia].name);
                     }
                     out.extend(m.tags[ia..=ib].iter().map(Want::Tag));
                 } else if let Some(t) = m.find(item) {
                     out.push(Want::Tag(t));
                 } else if looks_like_commit(item) {
                     if !git_available {
-                        bail!(
-                            "{item} looks like a commit id: commits need --git PATH (or LMDB_GIT)"
-                        );
+                        bail!("{item} looks like a commit id: commits need --git PATH (or LMDB_GIT)");
                     }
                     out.push(Want::Commit(item.to_string()));
                 } else {
@@ -48,13 +42,8 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
 }
 
 fn index(m: &Manifest, name: &str) -> Result<usize> {
-    m.index_of(name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "unknown tag {}; known tags: {}",
-            normalize_tag(name),
-            m.known_names()
-        )
-    })
+    m.index_of(name)
+        .ok_or_else(|| anyhow::anyhow!("unknown tag {}; known tags: {}", normalize_tag(name), m.known_names()))
 }
 
 pub fn looks_like_commit(s: &str) -> bool {

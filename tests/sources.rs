@@ -10,8 +10,17 @@ use common::*;
 use sha2::{Digest, Sha256};
 
 const REGISTRY_TAGS: [&str; 11] = [
-    "LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23", "LMDB_0.9.24", "LMDB_0.9.26",
-    "LMDB_0.9.27", "LMDB_0.9.29", "LMDB_0.9.31", "LMDB_0.9.33",
+    "LMDB_0.9.17",
+    "LMDB_0.9.18",
+    "LMDB_0.9.21",
+    "LMDB_0.9.22",
+    "LMDB_0.9.23",
+    "LMDB_0.9.24",
+    "LMDB_0.9.26",
+    "LMDB_0.9.27",
+    "LMDB_0.9.29",
+    "LMDB_0.9.31",
+    "LMDB_0.9.33",
 ];
 
 fn rows(v: &serde_json::Value) -> &Vec<serde_json::Value> {
@@ -57,7 +66,10 @@ fn registry_tags_are_fetched_verified_built_and_report_their_version() {
 fn offline_with_an_empty_cache_lists_every_tag_unavailable() {
     let cache = tempfile::tempdir().unwrap();
     let out = run_ok(
-        lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["tags", "--json"]),
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["tags", "--json"]),
     );
     let v = json(&out);
     assert_eq!(rows(&v).len(), 20);
@@ -68,7 +80,8 @@ fn offline_with_an_empty_cache_lists_every_tag_unavailable() {
         assert_eq!(r["files"].as_object().unwrap().len(), 4);
     }
     // The table form says the same, and exits cleanly too.
-    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").arg("tags"));
+    let out =
+        run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").arg("tags"));
     assert_eq!(stdout(&out).matches("unavailable").count(), 20);
 }
 
@@ -105,7 +118,11 @@ fn git_provider_builds_tags_and_commits_from_clones_and_bare_repositories() {
         assert_eq!(table.matches(" built ").count(), 3, "{table}");
         // The JSON view of the same cache: tags identical from git, the commit unpinned.
         let v = json(&run_ok(
-            lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["tags", "--json", "--git"]).arg(r),
+            lmdb_regress()
+                .env("LMDB_REGRESS_CACHE", cache.path())
+                .env("LMDB_REGRESS_OFFLINE", "1")
+                .args(["tags", "--json", "--git"])
+                .arg(r),
         ));
         for (tag, id) in [("LMDB_0.9.18", &ids[0]), ("LMDB_0.9.21", &ids[1])] {
             let row = row(&v, tag);
@@ -147,16 +164,37 @@ fn tampered_files_are_refused_with_both_hashes() {
     let pinned = "d200f5dc2de9c5afd3326312499ded38e1073598fd69dd5e9fd3a2f38cab9e6c";
     assert!(reason.contains(&format!("mdb.c: expected {pinned}, got {actual}")), "{reason}");
     assert!(reason.contains("git"), "names the provider: {reason}");
-    assert!(!std::fs::read_dir(cache.path()).map(|d| d.flatten().any(|e| e.file_name() == "builds")).unwrap_or(false), "nothing built");
+    assert!(
+        !std::fs::read_dir(cache.path()).map(|d| d.flatten().any(|e| e.file_name() == "builds")).unwrap_or(false),
+        "nothing built"
+    );
 
     // A cache entry edited after the fact is refused the same way.
     let cache = tempfile::tempdir().unwrap();
     let good = tmp.path().join("good");
     make_repo(&good, &[("LMDB_0.9.18", &s18)]);
-    run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", "0.9.18", "--git"]).arg(&good));
-    let cached = std::fs::read_dir(cache.path().join("sources")).unwrap().flatten().find(|e| e.path().join("mdb.c").is_file()).unwrap().path();
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["build", "--tags", "0.9.18", "--git"])
+            .arg(&good),
+    );
+    let cached = std::fs::read_dir(cache.path().join("sources"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("mdb.c").is_file())
+        .unwrap()
+        .path();
     std::fs::write(cached.join("mdb.c"), &mdb).unwrap();
-    let v = json(&lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["tags", "--json"]).output().unwrap());
+    let v = json(
+        &lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["tags", "--json"])
+            .output()
+            .unwrap(),
+    );
     let reason = row(&v, "LMDB_0.9.18")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("cache") && reason.contains(&format!("got {actual}")), "{reason}");
 }
@@ -208,7 +246,11 @@ fn archive_provider_downloads_and_unpacks_a_tarball() {
             .args(["build", "--tags", "0.9.22"]),
     );
     let table = stdout(&out);
-    assert!(table.contains("built") && table.contains(&format!("archive {base}/archive/LMDB_0.9.22.tar.gz")), "{table}");
-    let _ = std::net::TcpStream::connect(base.trim_start_matches("http://")).map(|mut s| s.write_all(b"GET /stop HTTP/1.0\r\n\r\n"));
+    assert!(
+        table.contains("built") && table.contains(&format!("archive {base}/archive/LMDB_0.9.22.tar.gz")),
+        "{table}"
+    );
+    let _ = std::net::TcpStream::connect(base.trim_start_matches("http://"))
+        .map(|mut s| s.write_all(b"GET /stop HTTP/1.0\r\n\r\n"));
     server.join().unwrap();
 }

@@ -30,11 +30,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
         toolchain: Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?,
         harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
         kinds,
-        jobs: args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-        }),
+        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
     })
 }
 
@@ -42,22 +38,16 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
 pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatus> {
     let bar = indicatif::ProgressBar::new(wants.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} building [{bar:30}] {pos}/{len} {msg} ({elapsed})",
-        )
-        .unwrap()
-        .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template("{spinner} building [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .unwrap()
+            .progress_chars("=> "),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let out = matrix::build_all(wants, opts, &|ev| match ev {
         matrix::Event::Started(label) => bar.set_message(label.to_string()),
         matrix::Event::Finished(st) => {
             if st.status == Status::Failed {
-                bar.println(format!(
-                    "{} failed: {}",
-                    st.tag,
-                    st.reason.as_deref().unwrap_or("")
-                ));
+                bar.suspend(|| eprintln!("{} failed: {}", st.tag, st.reason.as_deref().unwrap_or("")));
             }
             bar.inc(1)
         }

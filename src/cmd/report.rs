@@ -7,20 +7,12 @@ use anyhow::Result;
 use crate::report::{self, Format};
 use crate::runner::runfile;
 
-pub fn run(
-    file: &Path,
-    formats: &[Format],
-    baseline: Option<&str>,
-    out_dir: Option<&Path>,
-) -> Result<()> {
+pub fn run(file: &Path, formats: &[Format], baseline: Option<&str>, out_dir: Option<&Path>) -> Result<()> {
     let data = runfile::load(file)?;
     let model = report::model::build(&data, baseline)?;
     match out_dir {
         Some(dir) => {
-            let stem = file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "report".into());
+            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
             for p in report::write_all(&model, formats, dir, &stem)? {
                 println!("{}", p.display());
             }
@@ -42,11 +34,7 @@ pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        let unit = if o.header.plan.metric == runfile::Metric::Time {
-            "ms/op"
-        } else {
-            "Minstr/op"
-        };
+        let unit = if o.header.plan.metric == runfile::Metric::Time { "ms/op" } else { "Minstr/op" };
         print!("{}", report::compare::render_text(&rows, unit));
     }
     Ok(())

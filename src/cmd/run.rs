@@ -62,11 +62,7 @@ pub fn default_out(prefix: &str) -> PathBuf {
 }
 
 /// Builds what the run needs and returns the per-tag status rows and the units to measure.
-pub fn prepare_units(
-    spec: &str,
-    engines: &[Engine],
-    build: &BuildArgs,
-) -> Result<(Vec<TagStatus>, Vec<Unit>)> {
+pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<(Vec<TagStatus>, Vec<Unit>)> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
@@ -86,21 +82,11 @@ pub fn prepare_units(
                     None => continue,
                 },
             };
-            units.push(Unit {
-                engine: e,
-                tag: r.tag.clone(),
-                program,
-                library,
-            });
+            units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
         }
     }
     for r in rows.iter().filter(|r| r.status != Status::Built) {
-        eprintln!(
-            "not measured: {} ({:?}): {}",
-            r.tag,
-            r.status,
-            r.reason.as_deref().unwrap_or("")
-        );
+        eprintln!("not measured: {} ({:?}): {}", r.tag, r.status, r.reason.as_deref().unwrap_or(""));
     }
     Ok((rows, units))
 }
@@ -163,34 +149,16 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let tags: Vec<String> = h
-        .tags
-        .iter()
-        .filter(|t| t.status == Status::Built)
-        .map(|t| t.tag.clone())
-        .collect();
+    let tags: Vec<String> = h.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone()).collect();
     let build = BuildArgs {
         git: args.build.git.clone(),
-        cc: h
-            .tags
-            .iter()
-            .find_map(|t| t.builds.first())
-            .map(|b| b.toolchain.compiler.display().to_string()),
-        cflags: h
-            .tags
-            .iter()
-            .find_map(|t| t.builds.first())
-            .map(|b| b.toolchain.cflags.join(" ")),
+        cc: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.compiler.display().to_string()),
+        cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
         jobs: args.build.jobs,
     };
     let (_, units) = prepare_units(&tags.join(","), &h.engines, &build)?;
     let start_round = data.completed_rounds();
-    eprintln!(
-        "resuming {} at round {} of {}",
-        path.display(),
-        start_round + 1,
-        h.plan.rounds
-    );
+    eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
     let mut writer = RunWriter::append_to(path)?;
     let schedule = Schedule {
         units,
@@ -208,18 +176,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let data = measure(args)?;
     let model = crate::report::model::build(&data, None)?;
     if args.summary_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&crate::report::summary_json(&data))?
-        );
+        println!("{}", serde_json::to_string_pretty(&crate::report::summary_json(&data))?);
     } else {
-        print!(
-            "{}",
-            String::from_utf8(crate::report::render(
-                &model,
-                crate::report::Format::Markdown
-            )?)?
-        );
+        print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
+    }
+    if data.samples.is_empty() {
+        for line in crate::report::problem_lines(&model) {
+            eprintln!("{line}");
+        }
+        bail!("no sample was measured; every failure is listed above");
     }
     Ok(())
 }

@@ -23,16 +23,10 @@ pub fn run(args: &BuildArgs, json: bool) -> Result<()> {
 
 pub fn table(rows: &[TagStatus]) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(160);
+    t.load_preset(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Dynamic).set_width(160);
     t.set_header(["tag", "status", "provenance", "match", "library / reason"]);
     for r in rows {
-        let status = serde_json::to_value(r.status)
-            .unwrap()
-            .as_str()
-            .unwrap_or("")
-            .to_string();
+        let status = serde_json::to_value(r.status).unwrap().as_str().unwrap_or("").to_string();
         let last = match (&r.library, &r.reason) {
             (Some(l), _) => l.display().to_string(),
             (None, Some(reason)) => reason.clone(),
@@ -42,9 +36,7 @@ pub fn table(rows: &[TagStatus]) -> String {
             r.tag.clone(),
             status,
             r.provenance.clone().unwrap_or_else(|| "-".into()),
-            r.matches
-                .map(|m| m.to_string())
-                .unwrap_or_else(|| "-".into()),
+            r.matches.map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
             last,
         ]);
     }

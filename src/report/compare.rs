@@ -28,9 +28,7 @@ fn groups(d: &RunData) -> Groups {
     let mut g = Groups::new();
     for s in &d.samples {
         if let Some(v) = value(s, d.header.plan.metric) {
-            g.entry((s.engine, s.workload, s.tag.clone()))
-                .or_default()
-                .push(v);
+            g.entry((s.engine, s.workload, s.tag.clone())).or_default().push(v);
         }
     }
     g
@@ -63,16 +61,11 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Vec<CompareRow>> {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
     rows.sort_by(|a, b| {
-        (
-            a.engine,
-            Workload::ALL.iter().position(|w| *w == a.workload),
-            release_key(&a.tag),
-        )
-            .cmp(&(
-                b.engine,
-                Workload::ALL.iter().position(|w| *w == b.workload),
-                release_key(&b.tag),
-            ))
+        (a.engine, Workload::ALL.iter().position(|w| *w == a.workload), release_key(&a.tag)).cmp(&(
+            b.engine,
+            Workload::ALL.iter().position(|w| *w == b.workload),
+            release_key(&b.tag),
+        ))
     });
     Ok(rows)
 }
@@ -80,42 +73,21 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Vec<CompareRow>> {
 pub fn render_text(rows: &[CompareRow], unit: &str) -> String {
     let mut o = String::new();
     let mut last: Option<(Engine, Workload)> = None;
-    let header = [
-        "tag",
-        &format!("old {unit}"),
-        &format!("new {unit}"),
-        "delta",
-        "95% CI",
-        "p",
-    ]
-    .map(String::from);
+    let header = ["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "95% CI", "p"].map(String::from);
     let mut table: Vec<[String; 6]> = Vec::new();
     let flush = |o: &mut String, title: &str, table: &mut Vec<[String; 6]>| {
         if table.is_empty() {
             return;
         }
         let w: Vec<usize> = (0..6)
-            .map(|i| {
-                table
-                    .iter()
-                    .map(|r| r[i].chars().count())
-                    .chain([header[i].chars().count()])
-                    .max()
-                    .unwrap()
-            })
+            .map(|i| table.iter().map(|r| r[i].chars().count()).chain([header[i].chars().count()]).max().unwrap())
             .collect();
         let _ = writeln!(o, "{title}");
         for r in std::iter::once(&header).chain(table.iter()) {
             let line: Vec<String> = r
                 .iter()
                 .enumerate()
-                .map(|(i, c)| {
-                    if i == 0 {
-                        format!("{c:<w$}", w = w[i])
-                    } else {
-                        format!("{c:>w$}", w = w[i])
-                    }
-                })
+                .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = w[i]) } else { format!("{c:>w$}", w = w[i]) })
                 .collect();
             let _ = writeln!(o, "{}", line.join("  ").trim_end());
         }
@@ -134,20 +106,9 @@ pub fn render_text(rows: &[CompareRow], unit: &str) -> String {
             r.tag.clone(),
             format!("{} {}", super::num(r.old.median), super::plus_minus(&r.old)),
             format!("{} {}", super::num(r.new.median), super::plus_minus(&r.new)),
-            if c.significant {
-                super::delta(c)
-            } else {
-                "~".into()
-            },
+            if c.significant { super::delta(c) } else { "~".into() },
             super::delta_interval(c),
-            format!(
-                "p={} n={}+{}",
-                c.p_value()
-                    .map(super::fmt_p)
-                    .unwrap_or_else(|| "n/a".into()),
-                r.old.n,
-                r.new.n
-            ),
+            format!("p={} n={}+{}", c.p_value().map(super::fmt_p).unwrap_or_else(|| "n/a".into()), r.old.n, r.new.n),
         ]);
     }
     if let Some((e, w)) = last {

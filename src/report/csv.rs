@@ -20,11 +20,7 @@ pub fn summaries(m: &ReportModel) -> String {
     );
     for s in &m.sections {
         for r in &s.ranked {
-            let b = s
-                .vs_baseline
-                .iter()
-                .find(|b| b.tag == r.tag)
-                .and_then(|b| b.vs_baseline.as_ref());
+            let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
             let f = r.vs_fastest.as_ref();
             let x = &r.summary;
             let _ = writeln!(
@@ -81,14 +77,8 @@ pub fn samples(m: &ReportModel) -> String {
 impl Exporter for Csv {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
         Ok(vec![
-            Output {
-                suffix: "-summary.csv".into(),
-                bytes: summaries(m).into_bytes(),
-            },
-            Output {
-                suffix: "-samples.csv".into(),
-                bytes: samples(m).into_bytes(),
-            },
+            Output { suffix: "-summary.csv".into(), bytes: summaries(m).into_bytes() },
+            Output { suffix: "-samples.csv".into(), bytes: samples(m).into_bytes() },
         ])
     }
 }

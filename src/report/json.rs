@@ -54,9 +54,6 @@ pub fn render(m: &ReportModel) -> Result<String> {
 
 impl Exporter for Json {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        Ok(vec![Output {
-            suffix: ".json".into(),
-            bytes: render(m)?.into_bytes(),
-        }])
+        Ok(vec![Output { suffix: ".json".into(), bytes: render(m)?.into_bytes() }])
     }
 }

@@ -14,15 +14,7 @@ fn escape(s: &str) -> String {
 }
 
 fn table(out: &mut String, c: &Cells, tag_col: usize) {
-    let _ = writeln!(
-        out,
-        "| {} |",
-        c.header
-            .iter()
-            .map(|h| escape(h))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
+    let _ = writeln!(out, "| {} |", c.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(
         out,
         "|{}|",
@@ -52,10 +44,7 @@ pub fn render(m: &ReportModel) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# LMDB Library Performance Analysis\n");
     if m.partial() {
-        let _ = writeln!(
-            o,
-            "> **Partial run**: the run was interrupted; figures cover the rounds completed.\n"
-        );
+        let _ = writeln!(o, "> **Partial run**: the run was interrupted; figures cover the rounds completed.\n");
     }
     let _ = writeln!(
         o,
@@ -68,7 +57,9 @@ pub fn render(m: &ReportModel) -> String {
         let _ = writeln!(o, "## {}\n", m.section_title(s));
         table(&mut o, &super::ranked_cells(m, s), 1);
     }
-    let _ = writeln!(o, "# Against {}\n", m.baseline);
+    if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
+        let _ = writeln!(o, "# Against {}\n", m.baseline);
+    }
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "## {}\n", m.section_title(s));
         table(&mut o, &super::baseline_cells(m, s), 0);
@@ -94,9 +85,6 @@ pub fn render(m: &ReportModel) -> String {
 
 impl Exporter for Markdown {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        Ok(vec![Output {
-            suffix: ".md".into(),
-            bytes: render(m).into_bytes(),
-        }])
+        Ok(vec![Output { suffix: ".md".into(), bytes: render(m).into_bytes() }])
     }
 }

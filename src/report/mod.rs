@@ -48,27 +48,17 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
 
 /// All of a format's outputs concatenated, for stdout.
 pub fn render(m: &ReportModel, f: Format) -> Result<Vec<u8>> {
-    Ok(exporter(f)
-        .export(m)?
-        .into_iter()
-        .flat_map(|o| o.bytes)
-        .collect())
+    Ok(exporter(f).export(m)?.into_iter().flat_map(|o| o.bytes).collect())
 }
 
 /// Writes every output of every format as `<dir>/<stem><suffix>`; returns the paths.
-pub fn write_all(
-    m: &ReportModel,
-    formats: &[Format],
-    dir: &Path,
-    stem: &str,
-) -> Result<Vec<PathBuf>> {
+pub fn write_all(m: &ReportModel, formats: &[Format], dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut paths = Vec::new();
     for &f in formats {
         for o in exporter(f).export(m)? {
             let p = dir.join(format!("{stem}{}", o.suffix));
-            std::fs::write(&p, &o.bytes)
-                .with_context(|| format!("cannot write {}", p.display()))?;
+            std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
             paths.push(p);
         }
     }
@@ -99,11 +89,7 @@ pub fn delta(c: &Comparison) -> String {
 
 pub fn delta_interval(c: &Comparison) -> String {
     match c.ratio_ci {
-        Some(ci) => format!(
-            "[{}, {}]",
-            percent(100.0 * (ci.lo - 1.0)),
-            percent(100.0 * (ci.hi - 1.0))
-        ),
+        Some(ci) => format!("[{}, {}]", percent(100.0 * (ci.lo - 1.0)), percent(100.0 * (ci.hi - 1.0))),
         None => "n/a".into(),
     }
 }
@@ -134,18 +120,9 @@ pub struct Cells {
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells {
-        header: [
-            "Rank",
-            "LMDB Tag",
-            m.unit.label,
-            "±",
-            "vs Fastest",
-            "95% CI",
-            "vs Fastest sig.",
-            "n",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: ["Rank", "LMDB Tag", m.unit.label, "±", "vs Fastest", "95% CI", "vs Fastest sig.", "n"]
+            .map(String::from)
+            .to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
     };
@@ -164,8 +141,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
             sig,
             r.summary.n.to_string(),
         ]);
-        c.highlight
-            .push(m.newest.as_deref() == Some(r.tag.as_str()));
+        c.highlight.push(m.newest.as_deref() == Some(r.tag.as_str()));
     }
     c
 }
@@ -177,9 +153,7 @@ pub fn short_tag(t: &str) -> &str {
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&m.baseline));
     let mut c = Cells {
-        header: ["Tag", m.unit.label, "±", &vs, "95% CI", "p", "n"]
-            .map(String::from)
-            .to_vec(),
+        header: ["Tag", m.unit.label, "±", &vs, "95% CI", "p", "n"].map(String::from).to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
     };
@@ -197,17 +171,14 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
             sig,
             r.summary.n.to_string(),
         ]);
-        c.highlight
-            .push(m.newest.as_deref() == Some(r.tag.as_str()));
+        c.highlight.push(m.newest.as_deref() == Some(r.tag.as_str()));
     }
     c
 }
 
 pub fn provenance_cells(m: &ReportModel) -> Cells {
     let mut c = Cells {
-        header: ["Tag", "status", "sources", "match", "compiler", "flags"]
-            .map(String::from)
-            .to_vec(),
+        header: ["Tag", "status", "sources", "match", "compiler", "flags"].map(String::from).to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
     };
@@ -215,13 +186,8 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
         let b = t.builds.first();
         c.rows.push(vec![
             t.tag.clone(),
-            serde_json::to_value(t.status)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
-            t.provenance
-                .clone()
-                .unwrap_or_else(|| t.reason.clone().unwrap_or_default()),
+            serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            t.provenance.clone().unwrap_or_else(|| t.reason.clone().unwrap_or_default()),
             t.matches.map(|x| x.to_string()).unwrap_or_default(),
             b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
@@ -293,21 +259,13 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
             "{} {} {}{}: {}",
             f.tag,
             f.engine,
-            f.workload
-                .map(|w| w.to_string())
-                .unwrap_or_else(|| f.stage.clone()),
-            f.round
-                .map(|r| format!(" (round {})", r + 1))
-                .unwrap_or_default(),
+            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.clone()),
+            f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
             f.error
         ));
     }
     for t in model::unmeasured(m) {
-        out.push(format!(
-            "{} not measured: {}",
-            t.tag,
-            t.reason.as_deref().unwrap_or("unknown")
-        ));
+        out.push(format!("{} not measured: {}", t.tag, t.reason.as_deref().unwrap_or("unknown")));
     }
     out
 }
@@ -327,29 +285,21 @@ pub struct SummaryRow {
 
 pub fn summary_json(data: &crate::runner::runfile::RunData) -> Vec<SummaryRow> {
     use std::collections::BTreeMap;
-    let mut groups: BTreeMap<(String, String, String), (Vec<f64>, Option<String>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String), (Vec<f64>, Option<String>)> = BTreeMap::new();
     for s in &data.samples {
-        let g = groups
-            .entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string()))
-            .or_default();
+        let g = groups.entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string())).or_default();
         g.0.push(s.ms());
         if g.1.is_none() {
             g.1 = s.checksum.map(|c| c.to_string());
         }
     }
     for f in &data.failures {
-        for w in f.workload.map(|w| vec![w]).unwrap_or_else(|| {
-            data.header
-                .workloads
-                .iter()
-                .copied()
-                .filter(|w| w.is_read())
-                .collect()
-        }) {
-            groups
-                .entry((f.engine.to_string(), f.tag.clone(), w.to_string()))
-                .or_default();
+        for w in f
+            .workload
+            .map(|w| vec![w])
+            .unwrap_or_else(|| data.header.workloads.iter().copied().filter(|w| w.is_read()).collect())
+        {
+            groups.entry((f.engine.to_string(), f.tag.clone(), w.to_string())).or_default();
         }
     }
     groups

@@ -116,22 +116,10 @@ pub fn release_key(tag: &str) -> (u8, (i32, i32, i32), String) {
 pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
     let h = &data.header;
     let metric = h.plan.metric;
-    let unit = Unit {
-        metric,
-        label: if metric == Metric::Time {
-            "ms/op"
-        } else {
-            "Minstr/op"
-        },
-    };
+    let unit = Unit { metric, label: if metric == Metric::Time { "ms/op" } else { "Minstr/op" } };
     let mut groups: BTreeMap<(Engine, Workload), BTreeMap<String, Vec<&Sample>>> = BTreeMap::new();
     for s in &data.samples {
-        groups
-            .entry((s.engine, s.workload))
-            .or_default()
-            .entry(s.tag.clone())
-            .or_default()
-            .push(s);
+        groups.entry((s.engine, s.workload)).or_default().entry(s.tag.clone()).or_default().push(s);
     }
     let mut measured: Vec<String> = data.samples.iter().map(|s| s.tag.clone()).collect();
     measured.sort_by_key(|t| release_key(t));
@@ -144,56 +132,33 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
                 b.to_string()
             };
             if !measured.contains(&full) {
-                bail!(
-                    "baseline {full} is not in this run; measured tags: {}",
-                    measured.join(", ")
-                );
+                bail!("baseline {full} is not in this run; measured tags: {}", measured.join(", "));
             }
             full
         }
         None => measured.first().cloned().unwrap_or_default(),
     };
-    let newest = measured
-        .iter()
-        .filter(|t| parse_version(t).is_some())
-        .last()
-        .cloned();
+    let newest = measured.iter().filter(|t| parse_version(t).is_some()).last().cloned();
 
     // Every engine and tag must read the same data: agreement is judged per workload.
     let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
     for s in &data.samples {
         by_workload.entry(s.workload).or_default().push(s);
     }
-    let agreement: BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> = by_workload
-        .iter()
-        .map(|(w, ss)| (*w, checksum_agreement(ss)))
-        .collect();
+    let agreement: BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> =
+        by_workload.iter().map(|(w, ss)| (*w, checksum_agreement(ss))).collect();
 
     let mut sections = Vec::new();
     for ((engine, workload), by_tag) in &groups {
         let values: BTreeMap<&str, Vec<f64>> = by_tag
             .iter()
-            .map(|(t, ss)| {
-                (
-                    t.as_str(),
-                    ss.iter()
-                        .filter_map(|s| value(s, metric))
-                        .collect::<Vec<f64>>(),
-                )
-            })
+            .map(|(t, ss)| (t.as_str(), ss.iter().filter_map(|s| value(s, metric)).collect::<Vec<f64>>()))
             .filter(|(_, v)| !v.is_empty())
             .collect();
-        let summaries: BTreeMap<&str, Summary> = values
-            .iter()
-            .filter_map(|(t, v)| stats::summarize(v).map(|s| (*t, s)))
-            .collect();
+        let summaries: BTreeMap<&str, Summary> =
+            values.iter().filter_map(|(t, v)| stats::summarize(v).map(|s| (*t, s))).collect();
         let mut order: Vec<&str> = summaries.keys().copied().collect();
-        order.sort_by(|a, b| {
-            summaries[a]
-                .median
-                .total_cmp(&summaries[b].median)
-                .then_with(|| a.cmp(b))
-        });
+        order.sort_by(|a, b| summaries[a].median.total_cmp(&summaries[b].median).then_with(|| a.cmp(b)));
         let fastest = order.first().copied();
         let ranked = order
             .iter()
@@ -215,18 +180,13 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
                 .map(|t| BaselineRow {
                     tag: t.to_string(),
                     summary: summaries[t].clone(),
-                    vs_baseline: (*t != baseline)
-                        .then(|| stats::compare(base, &values[t]))
-                        .flatten(),
+                    vs_baseline: (*t != baseline).then(|| stats::compare(base, &values[t])).flatten(),
                 })
                 .collect(),
             None => Vec::new(),
         };
         let (checksum, checksum_mismatches) = agreement.get(workload).cloned().unwrap_or_default();
-        let checksum_mismatches = checksum_mismatches
-            .into_iter()
-            .filter(|x| x.engine == *engine)
-            .collect();
+        let checksum_mismatches = checksum_mismatches.into_iter().filter(|x| x.engine == *engine).collect();
         sections.push(Section {
             engine: *engine,
             workload: *workload,
@@ -237,12 +197,7 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
         });
     }
     // Sections in LmdbJava's order of workloads.
-    sections.sort_by_key(|s| {
-        (
-            s.engine,
-            Workload::ALL.iter().position(|w| *w == s.workload),
-        )
-    });
+    sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| release_key(&t.tag));
     Ok(ReportModel {
@@ -266,10 +221,7 @@ fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMis
     let mut per_unit: Vec<(Engine, &str, Checksum)> = Vec::new();
     for s in samples {
         if let Some(c) = s.checksum {
-            if !per_unit
-                .iter()
-                .any(|(e, t, pc)| *e == s.engine && *t == s.tag && *pc == c)
-            {
+            if !per_unit.iter().any(|(e, t, pc)| *e == s.engine && *t == s.tag && *pc == c) {
                 per_unit.push((s.engine, &s.tag, c));
             }
         }
@@ -285,20 +237,12 @@ fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMis
     let mismatches = per_unit
         .into_iter()
         .filter(|(_, _, c)| *c != expected)
-        .map(|(engine, t, c)| ChecksumMismatch {
-            engine,
-            tag: t.to_string(),
-            got: c,
-            expected,
-        })
+        .map(|(engine, t, c)| ChecksumMismatch { engine, tag: t.to_string(), got: c, expected })
         .collect();
     (Some(expected), mismatches)
 }
 
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
-    m.tags
-        .iter()
-        .filter(|t| t.status != Status::Built)
-        .collect()
+    m.tags.iter().filter(|t| t.status != Status::Built).collect()
 }

@@ -18,22 +18,13 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let n = rows.len() as i32;
     let bounds: Vec<(f64, f64)> = rows
         .iter()
-        .map(|r| {
-            r.summary
-                .median_ci
-                .map(|c| (c.lo, c.hi))
-                .unwrap_or((r.summary.min, r.summary.max))
-        })
+        .map(|r| r.summary.median_ci.map(|c| (c.lo, c.hi)).unwrap_or((r.summary.min, r.summary.max)))
         .collect();
     let lo = bounds.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
     let hi = bounds.iter().map(|b| b.1).fold(f64::NEG_INFINITY, f64::max);
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
     let (ylo, yhi) = ((lo - pad).max(0.0), hi + pad);
-    let title = format!(
-        "{} — median {} with 95% interval",
-        m.section_title(s),
-        m.unit.label
-    );
+    let title = format!("{} — median {} with 95% interval", m.section_title(s), m.unit.label);
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (960, 480)).into_drawing_area();
@@ -79,11 +70,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
         }))
         .map_err(|e| anyhow!("{e:?}"))?;
         c.draw_series(rows.iter().enumerate().map(|(i, r)| {
-            Circle::new(
-                (SegmentValue::CenterOf(i as i32), r.summary.median),
-                4,
-                color(&r.tag).filled(),
-            )
+            Circle::new((SegmentValue::CenterOf(i as i32), r.summary.median), 4, color(&r.tag).filled())
         }))
         .map_err(|e| anyhow!("{e:?}"))?;
         root.present().map_err(|e| anyhow!("{e:?}"))?;
@@ -96,15 +83,8 @@ impl Exporter for Svg {
         m.sections
             .iter()
             .map(|s| {
-                let engine = if m.engines().len() > 1 {
-                    format!("-{}", s.engine)
-                } else {
-                    String::new()
-                };
-                Ok(Output {
-                    suffix: format!("-{}{engine}.svg", s.workload),
-                    bytes: chart(m, s)?.into_bytes(),
-                })
+                let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
+                Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
             })
             .collect()
     }

@@ -18,38 +18,25 @@ fn table(out: &mut String, c: &Cells, tag_col: usize) {
         .iter()
         .zip(&c.highlight)
         .map(|(r, hl)| {
-            r.iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    if i == tag_col && *hl {
-                        format!("{v} *")
-                    } else {
-                        v.clone()
-                    }
-                })
-                .collect()
+            r.iter().enumerate().map(|(i, v)| if i == tag_col && *hl { format!("{v} *") } else { v.clone() }).collect()
         })
         .collect();
     let widths: Vec<usize> = (0..c.header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([c.header[i].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([c.header[i].chars().count()]).max().unwrap_or(0))
         .collect();
     let line = |cells: &[String]| -> String {
         cells
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                if i <= tag_col {
-                    format!("{v:<w$}", w = widths[i])
-                } else {
-                    format!("{v:>w$}", w = widths[i])
-                }
-            })
+            .map(
+                |(i, v)| {
+                    if i <= tag_col {
+                        format!("{v:<w$}", w = widths[i])
+                    } else {
+                        format!("{v:>w$}", w = widths[i])
+                    }
+                },
+            )
             .collect::<Vec<_>>()
             .join("  ")
             .trim_end()
@@ -67,15 +54,9 @@ fn table(out: &mut String, c: &Cells, tag_col: usize) {
 
 pub fn render(m: &ReportModel) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{RULE}\nLMDB LIBRARY PERFORMANCE ANALYSIS (lmdb-regress, native)\n{RULE}"
-    );
+    let _ = writeln!(o, "{RULE}\nLMDB LIBRARY PERFORMANCE ANALYSIS (lmdb-regress, native)\n{RULE}");
     if m.partial() {
-        let _ = writeln!(
-            o,
-            "PARTIAL RUN: interrupted; figures cover the rounds completed."
-        );
+        let _ = writeln!(o, "PARTIAL RUN: interrupted; figures cover the rounds completed.");
     }
     let _ = writeln!(
         o,
@@ -87,7 +68,9 @@ pub fn render(m: &ReportModel) -> String {
         let _ = writeln!(o, "{}", m.section_title(s));
         table(&mut o, &super::ranked_cells(m, s), 1);
     }
-    let _ = writeln!(o, "{RULE}\nAGAINST {}\n{RULE}", m.baseline);
+    if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
+        let _ = writeln!(o, "{RULE}\nAGAINST {}\n{RULE}", m.baseline);
+    }
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "{}", m.section_title(s));
         table(&mut o, &super::baseline_cells(m, s), 0);
@@ -114,9 +97,6 @@ pub fn render(m: &ReportModel) -> String {
 
 impl Exporter for Text {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        Ok(vec![Output {
-            suffix: ".txt".into(),
-            bytes: render(m).into_bytes(),
-        }])
+        Ok(vec![Output { suffix: ".txt".into(), bytes: render(m).into_bytes() }])
     }
 }

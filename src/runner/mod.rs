@@ -82,27 +82,14 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
 }
 
 fn scratch_root() -> Result<tempfile::TempDir> {
-    let base = std::env::var_os("LMDB_REGRESS_SCRATCH")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
+    let base = std::env::var_os("LMDB_REGRESS_SCRATCH").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&base)?;
-    tempfile::Builder::new()
-        .prefix("lmdb-regress-")
-        .tempdir_in(&base)
-        .context("cannot create a scratch directory")
+    tempfile::Builder::new().prefix("lmdb-regress-").tempdir_in(&base).context("cannot create a scratch directory")
 }
 
 fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
     use std::os::unix::process::ExitStatusExt;
-    let tail = stderr
-        .lines()
-        .rev()
-        .take(3)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join(" | ");
+    let tail = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
     let what = match status.signal() {
         Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
         None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
@@ -134,12 +121,9 @@ fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
         Ok(o) => o,
         Err(e) => return (Vec::new(), Some(format!("cannot start worker: {e}"))),
     };
-    let lines: Vec<WorkerLine> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let death = (!out.status.success())
-        .then(|| describe_exit(out.status, &String::from_utf8_lossy(&out.stderr)));
+    let lines: Vec<WorkerLine> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let death = (!out.status.success()).then(|| describe_exit(out.status, &String::from_utf8_lossy(&out.stderr)));
     (lines, death)
 }
 
@@ -176,10 +160,7 @@ impl Schedule<'_> {
                 }
                 other => {
                     let error = other.unwrap_or_else(|| "worker reported nothing".into());
-                    bar.println(format!(
-                        "{}: cannot build the read database: {error}",
-                        u.tag
-                    ));
+                    bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
                     w.append(&Record::Failure(Failure {
                         round: None,
                         engine: u.engine,
@@ -221,13 +202,7 @@ impl Schedule<'_> {
                 bar.set_message(if warm {
                     format!("warm-up, {}", u.tag)
                 } else {
-                    format!(
-                        "round {}/{}, {} {}",
-                        round + 1,
-                        self.plan.rounds,
-                        u.engine,
-                        u.tag
-                    )
+                    format!("round {}/{}, {} {}", round + 1, self.plan.rounds, u.engine, u.tag)
                 });
                 let new = self.measure(u, round, warm, &dbs, scratch.path(), w)?;
                 samples.extend(new);
@@ -275,12 +250,8 @@ impl Schedule<'_> {
     ) -> Result<Vec<Sample>> {
         let db = dbs.get(&u.tag);
         // Reads need the tag's read database; without one they were already reported.
-        let workloads: Vec<Workload> = self
-            .workloads
-            .iter()
-            .copied()
-            .filter(|w| !w.is_read() || db.is_some())
-            .collect();
+        let workloads: Vec<Workload> =
+            self.workloads.iter().copied().filter(|w| !w.is_read() || db.is_some()).collect();
         if workloads.is_empty() {
             return Ok(Vec::new());
         }
@@ -289,13 +260,8 @@ impl Schedule<'_> {
         if let Some(db) = db {
             cmd.arg("--dir").arg(db);
         }
-        cmd.arg("--scratch")
-            .arg(scratch)
-            .arg("--workloads")
-            .arg(names.join(","));
-        cmd.arg("--iterations")
-            .arg(self.plan.iterations.to_string())
-            .args(self.cfg.to_args());
+        cmd.arg("--scratch").arg(scratch).arg("--workloads").arg(names.join(","));
+        cmd.arg("--iterations").arg(self.plan.iterations.to_string()).args(self.cfg.to_args());
         let (lines, death) = run_worker(cmd);
         if warm || self.interrupted.load(Ordering::SeqCst) {
             return Ok(Vec::new());
@@ -350,30 +316,16 @@ impl Schedule<'_> {
 pub fn precise_enough(samples: &[Sample], target: f64) -> bool {
     let mut groups: BTreeMap<(Engine, &str, Workload), Vec<f64>> = BTreeMap::new();
     for s in samples {
-        groups
-            .entry((s.engine, s.tag.as_str(), s.workload))
-            .or_default()
-            .push(s.ms());
+        groups.entry((s.engine, s.tag.as_str(), s.workload)).or_default().push(s.ms());
     }
     !groups.is_empty()
-        && groups.values().all(|xs| {
-            stats::summarize(xs)
-                .and_then(|s| s.median_ci_percent())
-                .is_some_and(|p| p < target)
-        })
+        && groups
+            .values()
+            .all(|xs| stats::summarize(xs).and_then(|s| s.median_ci_percent()).is_some_and(|p| p < target))
 }
 
 pub fn sanitize(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
 }
 
 pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {

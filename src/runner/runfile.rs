@@ -15,19 +15,7 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// Bumped whenever a reader of an older version could misread a newer file.
 pub const SCHEMA: u32 = 1;
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
     /// The Rust harness, loading each tag's shared library.
@@ -153,61 +141,39 @@ pub struct RunWriter {
 impl RunWriter {
     pub fn create(path: &Path, header: &Header) -> Result<RunWriter> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let file = File::create(path)
-            .with_context(|| format!("cannot create run file {}", path.display()))?;
-        let mut w = RunWriter {
-            file,
-            path: path.to_path_buf(),
-        };
+        let file = File::create(path).with_context(|| format!("cannot create run file {}", path.display()))?;
+        let mut w = RunWriter { file, path: path.to_path_buf() };
         w.append(&Record::Header(Box::new(header.clone())))?;
         Ok(w)
     }
 
     pub fn append_to(path: &Path) -> Result<RunWriter> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        Ok(RunWriter {
-            file,
-            path: path.to_path_buf(),
-        })
+        let file =
+            OpenOptions::new().append(true).open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(RunWriter { file, path: path.to_path_buf() })
     }
 
     /// One line, flushed at once: what is written survives a kill.
     pub fn append(&mut self, r: &Record) -> Result<()> {
         let mut line = serde_json::to_string(r)?;
         line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.file.write_all(line.as_bytes()).with_context(|| format!("cannot write {}", self.path.display()))?;
         self.file.flush()?;
         Ok(())
     }
 }
 
 pub fn load(path: &Path) -> Result<RunData> {
-    let file =
-        File::open(path).with_context(|| format!("cannot open run file {}", path.display()))?;
+    let file = File::open(path).with_context(|| format!("cannot open run file {}", path.display()))?;
     let mut lines = BufReader::new(file).lines().enumerate().peekable();
-    let (_, first) = lines
-        .next()
-        .with_context(|| format!("{} is empty: not a run file", path.display()))?;
+    let (_, first) = lines.next().with_context(|| format!("{} is empty: not a run file", path.display()))?;
     let first = first?;
-    let value: serde_json::Value = serde_json::from_str(&first).with_context(|| {
-        format!(
-            "{} is not a lmdb-regress run file (first line is not JSON)",
-            path.display()
-        )
-    })?;
+    let value: serde_json::Value = serde_json::from_str(&first)
+        .with_context(|| format!("{} is not a lmdb-regress run file (first line is not JSON)", path.display()))?;
     if value.get("type").and_then(|t| t.as_str()) != Some("header") {
-        bail!(
-            "{} is not a lmdb-regress run file (no header line)",
-            path.display()
-        );
+        bail!("{} is not a lmdb-regress run file (no header line)", path.display());
     }
     let schema = value.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
     if schema > SCHEMA as u64 {
@@ -216,19 +182,13 @@ pub fn load(path: &Path) -> Result<RunData> {
             path.display()
         );
     }
-    let header = match serde_json::from_value::<Record>(value)
-        .with_context(|| format!("{}: corrupt header", path.display()))?
-    {
-        Record::Header(h) => *h,
-        _ => unreachable!("checked the type above"),
-    };
-    let mut data = RunData {
-        header,
-        samples: Vec::new(),
-        failures: Vec::new(),
-        end: None,
-        path: Some(path.to_path_buf()),
-    };
+    let header =
+        match serde_json::from_value::<Record>(value).with_context(|| format!("{}: corrupt header", path.display()))? {
+            Record::Header(h) => *h,
+            _ => unreachable!("checked the type above"),
+        };
+    let mut data =
+        RunData { header, samples: Vec::new(), failures: Vec::new(), end: None, path: Some(path.to_path_buf()) };
     while let Some((i, line)) = lines.next() {
         let line = line?;
         if line.trim().is_empty() {

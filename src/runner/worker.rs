@@ -33,11 +33,7 @@ pub struct WorkerArgs {
 
 fn emit(line: &WorkerLine) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::to_string(line).expect("serialisable")
-    );
+    let _ = writeln!(out, "{}", serde_json::to_string(line).expect("serialisable"));
     let _ = out.flush();
 }
 
@@ -56,20 +52,11 @@ pub fn main(args: WorkerArgs) -> Result<()> {
             Ok(())
         }
         "prepare" => {
-            let dir = args
-                .dir
-                .clone()
-                .ok_or_else(|| anyhow::anyhow!("prepare needs --dir"))?;
+            let dir = args.dir.clone().ok_or_else(|| anyhow::anyhow!("prepare needs --dir"))?;
             let data = Dataset::generate(&args.cfg);
             match native::prepare(&api, &dir, &args.cfg, &data) {
-                Ok(()) => emit(&WorkerLine {
-                    prepared: true,
-                    ..Default::default()
-                }),
-                Err(e) => emit(&WorkerLine {
-                    error: Some(format!("{e:#}")),
-                    ..Default::default()
-                }),
+                Ok(()) => emit(&WorkerLine { prepared: true, ..Default::default() }),
+                Err(e) => emit(&WorkerLine { error: Some(format!("{e:#}")), ..Default::default() }),
             }
             Ok(())
         }
@@ -86,19 +73,12 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
     let mut reads_env: Option<Env> = None;
     for w in workloads {
         let line = if w.is_read() {
-            let dir = args
-                .dir
-                .as_deref()
-                .ok_or_else(|| anyhow::anyhow!("reads need --dir"))?;
+            let dir = args.dir.as_deref().ok_or_else(|| anyhow::anyhow!("reads need --dir"))?;
             if reads_env.is_none() {
                 match Env::open(api, dir, &opts) {
                     Ok(e) => reads_env = Some(e),
                     Err(e) => {
-                        emit(&WorkerLine {
-                            workload: Some(w),
-                            error: Some(e.to_string()),
-                            ..Default::default()
-                        });
+                        emit(&WorkerLine { workload: Some(w), error: Some(e.to_string()), ..Default::default() });
                         continue;
                     }
                 }
@@ -117,12 +97,7 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
                     }
                 }
             }
-            WorkerLine {
-                workload: Some(w),
-                samples_ns: samples,
-                error,
-                ..Default::default()
-            }
+            WorkerLine { workload: Some(w), samples_ns: samples, error, ..Default::default() }
         };
         emit(&line);
         if fault {
@@ -135,13 +110,7 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
 fn read_line(api: &Api, env: &Env, w: Workload, data: &Dataset, iterations: u32) -> WorkerLine {
     let checksum = match native::checksum_pass(api, env, w, data) {
         Ok(c) => c,
-        Err(e) => {
-            return WorkerLine {
-                workload: Some(w),
-                error: Some(format!("{e:#}")),
-                ..Default::default()
-            }
-        }
+        Err(e) => return WorkerLine { workload: Some(w), error: Some(format!("{e:#}")), ..Default::default() },
     };
     let mut samples = Vec::with_capacity(iterations as usize);
     for _ in 0..iterations {
@@ -151,28 +120,14 @@ fn read_line(api: &Api, env: &Env, w: Workload, data: &Dataset, iterations: u32)
                 if matches!(w, Workload::ReadCrc | Workload::ReadXxh64) && out != checksum.digest {
                     return WorkerLine {
                         workload: Some(w),
-                        error: Some(format!(
-                            "timed pass computed {out:016x}, checked pass {:016x}",
-                            checksum.digest
-                        )),
+                        error: Some(format!("timed pass computed {out:016x}, checked pass {:016x}", checksum.digest)),
                         ..Default::default()
                     };
                 }
                 samples.push(m.nanos)
             }
-            Err(e) => {
-                return WorkerLine {
-                    workload: Some(w),
-                    error: Some(format!("{e:#}")),
-                    ..Default::default()
-                }
-            }
+            Err(e) => return WorkerLine { workload: Some(w), error: Some(format!("{e:#}")), ..Default::default() },
         }
     }
-    WorkerLine {
-        workload: Some(w),
-        samples_ns: samples,
-        checksum: Some(checksum),
-        ..Default::default()
-    }
+    WorkerLine { workload: Some(w), samples_ns: samples, checksum: Some(checksum), ..Default::default() }
 }

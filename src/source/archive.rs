@@ -17,10 +17,8 @@ pub const DEFAULT_URLS: [&str; 2] = [
 const MAX_BYTES: u64 = 64 << 20;
 
 pub fn fetch(url: &str, dir: &Path) -> Result<Delivered> {
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout(Duration::from_secs(120))
-        .build();
+    let agent =
+        ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(10)).timeout(Duration::from_secs(120)).build();
     let resp = match agent.get(url).call() {
         Ok(r) => r,
         Err(ureq::Error::Status(code, _)) => bail!("HTTP {code}"),
@@ -30,10 +28,7 @@ pub fn fetch(url: &str, dir: &Path) -> Result<Delivered> {
     };
     let mut body = Vec::new();
     use std::io::Read;
-    resp.into_reader()
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut body)
-        .context("download broke off")?;
+    resp.into_reader().take(MAX_BYTES + 1).read_to_end(&mut body).context("download broke off")?;
     if body.len() as u64 > MAX_BYTES {
         bail!("archive is larger than {MAX_BYTES} bytes");
     }
@@ -43,9 +38,5 @@ pub fn fetch(url: &str, dir: &Path) -> Result<Delivered> {
         .unpack(&unpacked)
         .context("not a gzip-compressed tar archive")?;
     let src = find_source_dir(&unpacked)?;
-    Ok(Delivered {
-        dir: src,
-        detail: url.to_string(),
-        commit: None,
-    })
+    Ok(Delivered { dir: src, detail: url.to_string(), commit: None })
 }

@@ -25,9 +25,7 @@ impl SourceCache {
     }
 
     pub fn at(root: &Path) -> SourceCache {
-        SourceCache {
-            root: root.to_path_buf(),
-        }
+        SourceCache { root: root.to_path_buf() }
     }
 
     pub fn builds_dir(&self) -> PathBuf {
@@ -40,19 +38,14 @@ impl SourceCache {
 
     pub fn scratch_dir(&self) -> Result<tempfile::TempDir> {
         let tmp = self.root.join("tmp");
-        std::fs::create_dir_all(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         Ok(tempfile::tempdir_in(&tmp)?)
     }
 
     /// A cached copy of `want`, re-verified (a cache on disk can be edited like anything else).
     pub fn lookup(&self, want: &Want) -> Result<Option<SourceSet>> {
         let keys: Vec<String> = match want {
-            Want::Tag(t) => t
-                .accepted_hashes()
-                .into_iter()
-                .map(|(h, _)| content_key(h))
-                .collect(),
+            Want::Tag(t) => t.accepted_hashes().into_iter().map(|(h, _)| content_key(h)).collect(),
             Want::Commit(c) => match std::fs::read_to_string(self.root.join("refs").join(c)) {
                 Ok(k) => vec![k.trim().to_string()],
                 Err(_) => return Ok(None),
@@ -70,10 +63,7 @@ impl SourceCache {
             let matches = verify(want, &files, &format!("cache {}", dir.display()))?;
             if let Want::Commit(_) = want {
                 if files != set.files {
-                    anyhow::bail!(
-                        "cache {}: files changed since they were stored",
-                        dir.display()
-                    );
+                    anyhow::bail!("cache {}: files changed since they were stored", dir.display());
                 }
             }
             set.label = want.label();
@@ -97,10 +87,7 @@ impl SourceCache {
                 .with_context(|| format!("cannot copy {f} into the cache"))?;
         }
         set.dir = dest.clone();
-        std::fs::write(
-            staging.path().join("source.json"),
-            serde_json::to_vec_pretty(&set)?,
-        )?;
+        std::fs::write(staging.path().join("source.json"), serde_json::to_vec_pretty(&set)?)?;
         if dest.exists() {
             // Another worker stored the same content first; theirs is as good as ours.
             let _ = std::fs::remove_dir_all(&dest);

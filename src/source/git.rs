@@ -27,11 +27,8 @@ pub struct CommitInfo {
 
 impl GitRepo {
     pub fn open(path: &Path) -> Result<GitRepo> {
-        let repo = GitRepo {
-            path: path.to_path_buf(),
-        };
-        repo.git(&["rev-parse", "--git-dir"])
-            .with_context(|| format!("{} is not a git repository", path.display()))?;
+        let repo = GitRepo { path: path.to_path_buf() };
+        repo.git(&["rev-parse", "--git-dir"]).with_context(|| format!("{} is not a git repository", path.display()))?;
         Ok(repo)
     }
 
@@ -43,49 +40,29 @@ impl GitRepo {
             .output()
             .context("cannot run git (is it installed?)")?;
         if !out.status.success() {
-            bail!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
     }
 
     fn git_bytes(&self, args: &[&str]) -> Result<Vec<u8>> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&self.path)
-            .args(args)
-            .output()?;
+        let out = Command::new("git").arg("-C").arg(&self.path).args(args).output()?;
         if !out.status.success() {
-            bail!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
         }
         Ok(out.stdout)
     }
 
     /// The full commit id a tag, branch or (abbreviated) commit names.
     pub fn resolve(&self, rev: &str) -> Result<String> {
-        self.git(&[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ])
-        .map_err(|_| anyhow::anyhow!("{} has no commit or tag {rev}", self.path.display()))
+        self.git(&["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+            .map_err(|_| anyhow::anyhow!("{} has no commit or tag {rev}", self.path.display()))
     }
 
     /// The path prefix of liblmdb at `commit`.
     pub fn layout(&self, commit: &str) -> Result<&'static str> {
         for prefix in LAYOUTS {
-            if self
-                .git(&["cat-file", "-e", &format!("{commit}:{prefix}mdb.c")])
-                .is_ok()
-            {
+            if self.git(&["cat-file", "-e", &format!("{commit}:{prefix}mdb.c")]).is_ok() {
                 return Ok(prefix);
             }
         }

@@ -51,11 +51,7 @@ pub struct Provenance {
 
 impl fmt::Display for Provenance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self
-            .detail
-            .to_lowercase()
-            .starts_with(&self.origin.to_lowercase())
-        {
+        if self.detail.to_lowercase().starts_with(&self.origin.to_lowercase()) {
             f.write_str(&self.detail)?;
         } else {
             write!(f, "{} {}", self.origin, self.detail)?;
@@ -105,10 +101,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 
 /// Hashes the four files in `dir`.
 pub fn hash_dir(dir: &Path) -> Result<FileHashes> {
-    SOURCE_FILES
-        .iter()
-        .map(|f| Ok((f.to_string(), sha256_file(&dir.join(f))?)))
-        .collect()
+    SOURCE_FILES.iter().map(|f| Ok((f.to_string(), sha256_file(&dir.join(f))?))).collect()
 }
 
 /// Checks freshly delivered files against a tag's pinned hashes (or its equivalent copies).
@@ -123,15 +116,9 @@ pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match>
             return Ok(m);
         }
     }
-    let mut msg = format!(
-        "{} from {provider}: files do not match the pinned hashes",
-        tag.name
-    );
+    let mut msg = format!("{} from {provider}: files do not match the pinned hashes", tag.name);
     for f in SOURCE_FILES {
-        let (exp, act) = (
-            &tag.files[f],
-            actual.get(f).map(String::as_str).unwrap_or("missing"),
-        );
+        let (exp, act) = (&tag.files[f], actual.get(f).map(String::as_str).unwrap_or("missing"));
         if exp != act {
             msg.push_str(&format!("\n  {f}: expected {exp}, got {act}"));
         }
@@ -171,52 +158,31 @@ impl Resolver {
     /// The chain configured from the environment: `LMDB_REGRESS_CACHE`, `LMDB_GIT`,
     /// `LMDB_REGRESS_OFFLINE`, `LMDB_REGRESS_ARCHIVE_URLS` (comma-separated).
     pub fn from_env(git: Option<PathBuf>) -> Result<Resolver> {
-        let git = git.or_else(|| {
-            std::env::var_os("LMDB_GIT")
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-        });
-        let offline = std::env::var("LMDB_REGRESS_OFFLINE")
-            .map(|v| v == "1" || v == "true")
-            .unwrap_or(false);
+        let git = git.or_else(|| std::env::var_os("LMDB_GIT").filter(|s| !s.is_empty()).map(PathBuf::from));
+        let offline = std::env::var("LMDB_REGRESS_OFFLINE").map(|v| v == "1" || v == "true").unwrap_or(false);
         let archive_urls = match std::env::var("LMDB_REGRESS_ARCHIVE_URLS") {
             Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
-            _ => archive::DEFAULT_URLS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            _ => archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect(),
         };
-        Ok(Resolver {
-            cache: SourceCache::from_env()?,
-            git,
-            offline,
-            archive_urls,
-        })
+        Ok(Resolver { cache: SourceCache::from_env()?, git, offline, archive_urls })
     }
 
     pub fn resolve(&self, want: &Want) -> Resolution {
         let mut attempts = Vec::new();
         fn note(attempts: &mut Vec<Attempt>, provider: &str, e: anyhow::Error) {
-            attempts.push(Attempt {
-                provider: provider.to_string(),
-                error: format!("{e:#}"),
-            })
+            attempts.push(Attempt { provider: provider.to_string(), error: format!("{e:#}") })
         }
 
         // An equivalent copy in the cache is kept in reserve while git may give identical files.
         let mut equivalent_cached = None;
         match self.cache.lookup(want) {
-            Ok(Some(set)) if set.matches == Match::Equivalent && self.git.is_some() => {
-                equivalent_cached = Some(set)
-            }
+            Ok(Some(set)) if set.matches == Match::Equivalent && self.git.is_some() => equivalent_cached = Some(set),
             Ok(Some(set)) => return Resolution::Found(set),
             Ok(None) => {}
             Err(e) => note(&mut attempts, "cache", e),
         }
         if let Some(repo) = &self.git {
-            match self.deliver(want, "git", |dir| {
-                git::GitRepo::open(repo)?.export(want, dir)
-            }) {
+            match self.deliver(want, "git", |dir| git::GitRepo::open(repo)?.export(want, dir)) {
                 Ok(set) => return Resolution::Found(set),
                 Err(e) => note(&mut attempts, "git", e),
             }
@@ -229,8 +195,7 @@ impl Resolver {
             if self.git.is_none() {
                 attempts.push(Attempt {
                     provider: "git".into(),
-                    error: "a commit that is not a pinned tag can only come from a git repository"
-                        .into(),
+                    error: "a commit that is not a pinned tag can only come from a git repository".into(),
                 });
             }
         }
@@ -251,9 +216,7 @@ impl Resolver {
             }
             if let Want::Tag(tag) = want {
                 for copy in &tag.copies {
-                    match self.deliver(want, copy.registry_origin(), |dir| {
-                        registry::fetch(copy, dir)
-                    }) {
+                    match self.deliver(want, copy.registry_origin(), |dir| registry::fetch(copy, dir)) {
                         Ok(set) => return Resolution::Found(set),
                         Err(e) => note(&mut attempts, &copy.describe(), e),
                     }
@@ -298,11 +261,7 @@ impl Resolver {
             commit,
             dir: delivered.dir.clone(),
             files,
-            provenance: Provenance {
-                origin: origin.to_string(),
-                detail: delivered.detail,
-                cached: false,
-            },
+            provenance: Provenance { origin: origin.to_string(), detail: delivered.detail, cached: false },
             matches,
         };
         self.cache.store(want, set)
@@ -341,12 +300,10 @@ pub fn find_source_dir(root: &Path) -> Result<PathBuf> {
     }
     // The shallowest match: a tarball of all OpenLDAP could hold test copies deeper down.
     found.sort_by_key(|d| d.components().count());
-    found.into_iter().next().with_context(|| {
-        format!(
-            "no directory with {} in what was downloaded",
-            SOURCE_FILES.join(", ")
-        )
-    })
+    found
+        .into_iter()
+        .next()
+        .with_context(|| format!("no directory with {} in what was downloaded", SOURCE_FILES.join(", ")))
 }
 
 fn host_of(url: &str) -> &str {

@@ -18,24 +18,15 @@ pub fn fetch(copy: &RegistryCopy, dir: &Path) -> Result<Delivered> {
     if let Some(f) = SOURCE_FILES.iter().find(|f| !src.join(f).is_file()) {
         bail!("{} has no {}/{f}", copy.describe(), copy.subdir);
     }
-    Ok(Delivered {
-        dir: src,
-        detail: copy.describe(),
-        commit: None,
-    })
+    Ok(Delivered { dir: src, detail: copy.describe(), commit: None })
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot start {what}"))?;
+    let out = cmd.output().with_context(|| format!("cannot start {what}"))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(6).collect();
-        bail!(
-            "{what} failed: {}",
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-        );
+        bail!("{what} failed: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "));
     }
     Ok(())
 }
@@ -61,9 +52,7 @@ fn vendor_crate(copy: &RegistryCopy, dir: &Path) -> Result<std::path::PathBuf> {
             .env_remove("CARGO_TARGET_DIR"),
         &format!("cargo vendor of {} {}", copy.package, copy.version),
     )?;
-    let crate_dir = proj
-        .join("vendor")
-        .join(format!("{}-{}", copy.package, copy.version));
+    let crate_dir = proj.join("vendor").join(format!("{}-{}", copy.package, copy.version));
     if !crate_dir.is_dir() {
         bail!("cargo vendor left no {}", crate_dir.display());
     }
@@ -77,15 +66,7 @@ fn download_sdist(copy: &RegistryCopy, dir: &Path) -> Result<std::path::PathBuf>
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
     run(
         Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-            ])
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:"])
             .arg(format!("{}=={}", copy.package, copy.version))
             .arg("-d")
             .arg(&dl)
@@ -96,12 +77,7 @@ fn download_sdist(copy: &RegistryCopy, dir: &Path) -> Result<std::path::PathBuf>
         .flatten()
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
-        .with_context(|| {
-            format!(
-                "pip left no .tar.gz source distribution in {}",
-                dl.display()
-            )
-        })?;
+        .with_context(|| format!("pip left no .tar.gz source distribution in {}", dl.display()))?;
     let unpacked = dir.join("unpacked");
     tar::Archive::new(flate2::read::GzDecoder::new(std::fs::File::open(&sdist)?))
         .unpack(&unpacked)

@@ -21,10 +21,8 @@ pub struct LmdbError {
     pub text: String,
 }
 
-pub type CursorGet =
-    unsafe extern "C" fn(*mut MDB_cursor, *mut MDB_val, *mut MDB_val, sys::MDB_cursor_op) -> c_int;
-pub type CursorPut =
-    unsafe extern "C" fn(*mut MDB_cursor, *mut MDB_val, *mut MDB_val, c_uint) -> c_int;
+pub type CursorGet = unsafe extern "C" fn(*mut MDB_cursor, *mut MDB_val, *mut MDB_val, sys::MDB_cursor_op) -> c_int;
+pub type CursorPut = unsafe extern "C" fn(*mut MDB_cursor, *mut MDB_val, *mut MDB_val, c_uint) -> c_int;
 
 macro_rules! api {
     ($($name:ident : $ty:ty),* $(,)?) => {
@@ -80,11 +78,7 @@ impl Api {
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        Err(LmdbError {
-            call,
-            code: rc,
-            text,
-        })
+        Err(LmdbError { call, code: rc, text })
     }
 
     pub fn version(&self) -> (i32, i32, i32, String) {
@@ -118,15 +112,9 @@ impl<'a> Env<'a> {
         unsafe {
             api.check("mdb_env_create", (api.mdb_env_create)(&mut env))?;
             let mut e = Env { api, env, dbi: 0 };
-            api.check(
-                "mdb_env_set_mapsize",
-                (api.mdb_env_set_mapsize)(env, o.map_size as usize),
-            )?;
+            api.check("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env, o.map_size as usize))?;
             api.check("mdb_env_set_maxdbs", (api.mdb_env_set_maxdbs)(env, 1))?;
-            api.check(
-                "mdb_env_set_maxreaders",
-                (api.mdb_env_set_maxreaders)(env, 2),
-            )?;
+            api.check("mdb_env_set_maxreaders", (api.mdb_env_set_maxreaders)(env, 2))?;
             let mut flags = 0;
             if o.writemap {
                 flags |= sys::MDB_WRITEMAP;
@@ -134,12 +122,8 @@ impl<'a> Env<'a> {
             if o.nosync {
                 flags |= sys::MDB_NOSYNC;
             }
-            let cdir =
-                CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL in a temp path");
-            api.check(
-                "mdb_env_open",
-                (api.mdb_env_open)(env, cdir.as_ptr(), flags, 0o664),
-            )?;
+            let cdir = CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL in a temp path");
+            api.check("mdb_env_open", (api.mdb_env_open)(env, cdir.as_ptr(), flags, 0o664))?;
             let txn = e.begin(false)?;
             let mut dflags = sys::MDB_CREATE;
             if o.integer_keys {
@@ -159,18 +143,15 @@ impl<'a> Env<'a> {
         let mut txn = ptr::null_mut();
         let flags = if rdonly { sys::MDB_RDONLY } else { 0 };
         // SAFETY: env is open.
-        self.api.check("mdb_txn_begin", unsafe {
-            (self.api.mdb_txn_begin)(self.env, ptr::null_mut(), flags, &mut txn)
-        })?;
+        self.api
+            .check("mdb_txn_begin", unsafe { (self.api.mdb_txn_begin)(self.env, ptr::null_mut(), flags, &mut txn) })?;
         Ok(txn)
     }
 
     pub fn cursor(&self, txn: *mut MDB_txn) -> Result<*mut MDB_cursor, LmdbError> {
         let mut cur = ptr::null_mut();
         // SAFETY: txn belongs to this env.
-        self.api.check("mdb_cursor_open", unsafe {
-            (self.api.mdb_cursor_open)(txn, self.dbi, &mut cur)
-        })?;
+        self.api.check("mdb_cursor_open", unsafe { (self.api.mdb_cursor_open)(txn, self.dbi, &mut cur) })?;
         Ok(cur)
     }
 }
@@ -183,17 +164,11 @@ impl Drop for Env<'_> {
 }
 
 pub fn val(bytes: &[u8]) -> MDB_val {
-    MDB_val {
-        mv_size: bytes.len(),
-        mv_data: bytes.as_ptr() as *mut c_void,
-    }
+    MDB_val { mv_size: bytes.len(), mv_data: bytes.as_ptr() as *mut c_void }
 }
 
 pub fn empty_val() -> MDB_val {
-    MDB_val {
-        mv_size: 0,
-        mv_data: ptr::null_mut(),
-    }
+    MDB_val { mv_size: 0, mv_data: ptr::null_mut() }
 }
 
 /// # Safety

@@ -90,10 +90,9 @@ impl fmt::Display for Workload {
 impl FromStr for Workload {
     type Err = anyhow::Error;
     fn from_str(s: &str) -> anyhow::Result<Workload> {
-        Workload::ALL
-            .into_iter()
-            .find(|w| w.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| anyhow::anyhow!("unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, all"))
+        Workload::ALL.into_iter().find(|w| w.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+            anyhow::anyhow!("unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, all")
+        })
     }
 }
 
@@ -173,8 +172,7 @@ pub const POOL_BYTES: usize = 1 << 20;
 
 impl WorkloadConfig {
     pub fn effective_map_size(&self) -> u64 {
-        self.map_size
-            .unwrap_or(self.entries as u64 * self.value_size as u64 * 32 / 10)
+        self.map_size.unwrap_or(self.entries as u64 * self.value_size as u64 * 32 / 10)
     }
 
     pub fn key_size(&self) -> usize {
@@ -227,10 +225,7 @@ impl WorkloadConfig {
             "--value-size must hold the key ({} bytes)",
             self.key_size()
         );
-        anyhow::ensure!(
-            (self.value_size as usize) < POOL_BYTES,
-            "--value-size must be under 1 MiB"
-        );
+        anyhow::ensure!((self.value_size as usize) < POOL_BYTES, "--value-size must be under 1 MiB");
         Ok(())
     }
 }
@@ -303,13 +298,7 @@ impl Dataset {
                 order.swap(i, j);
             }
         }
-        Dataset {
-            key_size: ks,
-            value_size: vs,
-            keys,
-            values,
-            order,
-        }
+        Dataset { key_size: ks, value_size: vs, keys, values, order }
     }
 
     pub fn key(&self, i: usize) -> &[u8] {
@@ -369,8 +358,5 @@ pub fn expected_checksum(w: Workload, data: &Dataset) -> Option<Checksum> {
             h.digest()
         }
     };
-    Some(Checksum {
-        entries: n as u64,
-        digest,
-    })
+    Some(Checksum { entries: n as u64, digest })
 }

@@ -11,9 +11,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::lmdb::{
-    bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor,
-};
+use super::lmdb::{bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor};
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 
@@ -39,11 +37,7 @@ type Timed = Result<u64, (&'static str, c_int)>;
 /// `cur` is an open cursor on a read transaction of the database `data` was written to.
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_key(
-    get: CursorGet,
-    cur: *mut MDB_cursor,
-    data: &Dataset,
-) -> Timed {
+pub unsafe fn lmdbregress_timed_read_key(get: CursorGet, cur: *mut MDB_cursor, data: &Dataset) -> Timed {
     for &i in &data.order {
         let mut k = val(data.key(i as usize));
         let mut v = empty_val();
@@ -111,9 +105,7 @@ pub unsafe fn lmdbregress_timed_read_crc(get: CursorGet, cur: *mut MDB_cursor) -
 pub unsafe fn lmdbregress_timed_read_xxh64(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
     let mut sum = 0u64;
     walk(get, cur, FIRST, NEXT, |k, v| {
-        sum = sum
-            .wrapping_add(xxhash_rust::xxh64::xxh64(k, 0))
-            .wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
+        sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
     })?;
     Ok(sum)
 }
@@ -176,17 +168,8 @@ pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Dataset) -> R
     let env = Env::open(api, dir, &env_options(cfg))?;
     let sorted: Vec<u32> = (0..cfg.entries).collect();
     // SAFETY: env is open and idle.
-    unsafe {
-        lmdbregress_timed_write(
-            api,
-            &env,
-            api.mdb_cursor_put,
-            data,
-            &sorted,
-            sys::MDB_APPEND,
-        )
-    }
-    .map_err(|e| lmdb_err(api, e))?;
+    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &sorted, sys::MDB_APPEND) }
+        .map_err(|e| lmdb_err(api, e))?;
     Ok(())
 }
 
@@ -234,9 +217,7 @@ pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Resul
                 xx.update(v);
                 crc.update(k);
                 crc.update(v);
-                sum = sum
-                    .wrapping_add(xxhash_rust::xxh64::xxh64(k, 0))
-                    .wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
+                sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
                 entries += 1;
             }),
         }
@@ -284,26 +265,12 @@ pub fn time_read(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<(M
 }
 
 /// Times one write on a fresh environment in `scratch`; creating it is not timed.
-pub fn time_write(
-    api: &Api,
-    scratch: &Path,
-    cfg: &WorkloadConfig,
-    data: &Dataset,
-) -> Result<Measured> {
+pub fn time_write(api: &Api, scratch: &Path, cfg: &WorkloadConfig, data: &Dataset) -> Result<Measured> {
     let dir = tempfile::tempdir_in(scratch)?;
     let env = Env::open(api, dir.path(), &env_options(cfg))?;
     let start = Instant::now();
     // SAFETY: env is open and idle.
-    let r = unsafe {
-        lmdbregress_timed_write(
-            api,
-            &env,
-            api.mdb_cursor_put,
-            data,
-            &data.order,
-            write_flags(cfg),
-        )
-    };
+    let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &data.order, write_flags(cfg)) };
     let nanos = start.elapsed().as_nanos() as u64;
     r.map_err(|e| lmdb_err(api, e))?;
     drop(env);

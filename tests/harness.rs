@@ -1,0 +1,250 @@
+//! The native harness and the runner, on tiny data: correct results from both engines,
+//! failures contained, interrupted runs resumed.
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+const READS: [&str; 5] = ["readKey", "readSeq", "readRev", "readCrc", "readXxh64"];
+
+fn summary(args: &[&str], envs: &[(&str, &str)]) -> (Vec<Value>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--warmup", "0", "--summary-json", "--out"]).arg(dir.path().join("run.jsonl")).args(args);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let out = run_ok(&mut c);
+    (json(&out).as_array().unwrap().clone(), dir)
+}
+
+fn find<'a>(rows: &'a [Value], engine: &str, tag: &str, workload: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["engine"] == engine && r["tag"] == tag && r["workload"] == workload)
+        .unwrap_or_else(|| panic!("no row {engine} {tag} {workload} in {rows:?}"))
+}
+
+/// What each read must return, computed here from the definition, not by the crate.
+fn expected(workload: &str, keys: &[Vec<u8>], values: &[Vec<u8>]) -> String {
+    let n = keys.len();
+    let order: Vec<usize> = if workload == "readRev" { (0..n).rev().collect() } else { (0..n).collect() };
+    let digest = match workload {
+        "readCrc" => {
+            let mut h = crc32fast::Hasher::new();
+            for &i in &order {
+                h.update(&keys[i]);
+                h.update(&values[i]);
+            }
+            h.finalize() as u64
+        }
+        "readXxh64" => order.iter().fold(0u64, |a, &i| {
+            a.wrapping_add(xxhash_rust::xxh64::xxh64(&keys[i], 0))
+                .wrapping_add(xxhash_rust::xxh64::xxh64(&values[i], 0))
+        }),
+        _ => {
+            let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+            for &i in &order {
+                h.update(&keys[i]);
+                h.update(&values[i]);
+            }
+            h.digest()
+        }
+    };
+    format!("{n}:{digest:016x}")
+}
+
+#[test]
+fn every_workload_returns_the_right_count_and_checksum_on_both_engines() {
+    let n = 3000u32;
+    let (rows, _d) =
+        summary(&["--tags", "0.9.18,0.9.33", "--entries", &n.to_string(), "--rounds", "1", "--engine", "rust,c"], &[]);
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| i.to_ne_bytes().to_vec()).collect();
+    let values: Vec<Vec<u8>> = keys.iter().map(|k| [k.clone(), vec![0u8; 96]].concat()).collect();
+    for engine in ["rust", "c"] {
+        for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+            for w in READS {
+                let r = find(&rows, engine, tag, w);
+                assert_eq!(r["n"], 1, "{r}");
+                assert_eq!(r["failures"], 0, "{r}");
+                assert_eq!(r["checksum"], expected(w, &keys, &values), "{engine} {tag} {w}");
+                assert!(r["median_ms"].as_f64().unwrap() > 0.0);
+            }
+            let wr = find(&rows, engine, tag, "write");
+            assert!(wr["checksum"].is_null());
+            assert_eq!(wr["n"], 1);
+        }
+    }
+}
+
+#[test]
+fn string_keys_random_order_and_random_values() {
+    // String keys with LmdbJava's values: checked against the definition.
+    let n = 1500u32;
+    let (rows, _d) = summary(
+        &[
+            "--tags",
+            "0.9.18,0.9.33",
+            "--entries",
+            &n.to_string(),
+            "--rounds",
+            "1",
+            "--keys",
+            "str16",
+            "--engine",
+            "rust,c",
+        ],
+        &[],
+    );
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("{i:016}").into_bytes()).collect();
+    let values: Vec<Vec<u8>> = keys.iter().map(|k| [k.clone(), vec![0u8; 84]].concat()).collect();
+    for engine in ["rust", "c"] {
+        for w in READS {
+            assert_eq!(find(&rows, engine, "LMDB_0.9.33", w)["checksum"], expected(w, &keys, &values), "{engine} {w}");
+        }
+    }
+    // Random order and values: two engines and two tags must agree, and count every entry.
+    let (rows, _d) = summary(
+        &[
+            "--tags",
+            "0.9.18,0.9.33",
+            "--entries",
+            &n.to_string(),
+            "--rounds",
+            "1",
+            "--order",
+            "random",
+            "--values",
+            "random",
+            "--engine",
+            "rust,c",
+        ],
+        &[],
+    );
+    for w in READS {
+        let sums: Vec<&Value> = rows.iter().filter(|r| r["workload"] == w).map(|r| &r["checksum"]).collect();
+        assert_eq!(sums.len(), 4, "{w}");
+        assert!(sums.iter().all(|s| *s == sums[0]), "{w}: {sums:?}");
+        assert!(sums[0].as_str().unwrap().starts_with(&format!("{n}:")));
+    }
+    // Random reads by key visit a permutation: a different digest from the sequential walk.
+    assert_ne!(
+        find(&rows, "rust", "LMDB_0.9.33", "readKey")["checksum"],
+        find(&rows, "rust", "LMDB_0.9.33", "readSeq")["checksum"]
+    );
+    for engine in ["rust", "c"] {
+        assert_eq!(find(&rows, engine, "LMDB_0.9.18", "write")["n"], 1, "random-order writes (plain puts) work");
+    }
+}
+
+fn run_file(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("run.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_crashed_worker_is_recorded_and_the_run_goes_on() {
+    let (rows, dir) = summary(
+        &["--tags", "0.9.18,0.9.33", "--entries", "1000", "--rounds", "2", "--workloads", "readSeq,write"],
+        &[("LMDB_REGRESS_TEST_ABORT", "LMDB_0.9.18-so-")],
+    );
+    assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 2);
+    assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "readSeq")["n"], 2);
+    // 0.9.18's worker reported readSeq, then aborted before write.
+    assert_eq!(find(&rows, "rust", "LMDB_0.9.18", "readSeq")["n"], 2);
+    let w18 = find(&rows, "rust", "LMDB_0.9.18", "write");
+    assert_eq!(w18["n"], 0);
+    assert_eq!(w18["failures"], 2);
+    let failures: Vec<Value> = run_file(dir.path()).into_iter().filter(|r| r["type"] == "failure").collect();
+    assert_eq!(failures.len(), 2);
+    for f in failures {
+        assert_eq!(f["tag"], "LMDB_0.9.18");
+        assert!(f["error"].as_str().unwrap().contains("signal 6 (SIGABRT)"), "{f}");
+    }
+}
+
+#[test]
+fn a_too_small_map_is_a_clear_per_tag_map_full_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lmdb_regress()
+        .args([
+            "run",
+            "--tags",
+            "0.9.18,0.9.33",
+            "--entries",
+            "5000",
+            "--map-size",
+            "65536",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--out",
+        ])
+        .arg(dir.path().join("run.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "nothing measured is a failure");
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(tag) && l.contains("MDB_MAP_FULL")).collect();
+        assert!(lines.len() >= 2, "{tag}: read database and write both report MDB_MAP_FULL:\n{text}");
+    }
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_samples_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut child = lmdb_regress()
+        .args([
+            "run",
+            "--tags",
+            "0.9.18,0.9.33",
+            "--entries",
+            "1000",
+            "--workloads",
+            "readSeq",
+            "--rounds",
+            "40",
+            "--warmup",
+            "0",
+            "--out",
+        ])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(&file).map(|s| s.matches("\"sample\"").count() >= 4).unwrap_or(false) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no samples appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+    let before: Vec<Value> = run_file(dir.path());
+    let n_before = before.iter().filter(|r| r["type"] == "sample").count();
+    assert!(n_before >= 4);
+    assert_eq!(before.last().unwrap()["reason"], "interrupted");
+
+    // The partial file renders.
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
+    assert!(md.contains("Partial run") && md.contains("Iterate Sequentially"), "{md}");
+
+    run_ok(lmdb_regress().args(["run", "--summary-json", "--resume"]).arg(&file));
+    let after = run_file(dir.path());
+    let samples: Vec<&Value> = after.iter().filter(|r| r["type"] == "sample").collect();
+    assert!(samples.len() > n_before);
+    let rounds: std::collections::BTreeSet<u64> = samples.iter().map(|s| s["round"].as_u64().unwrap()).collect();
+    assert_eq!(rounds.iter().max(), Some(&39));
+    assert_eq!(after.last().unwrap()["reason"], "rounds");
+    // Every sample from before the interruption is still there, unchanged.
+    assert_eq!(&after[..before.len()], &before[..]);
+}
