@@ -21,7 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zlib.h>
+/* libdeflate: a PCLMUL-accelerated CRC32 (IEEE), on par with crc32fast; zlib's is ~5x slower. */
+#include <libdeflate.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -154,11 +155,11 @@ __attribute__((noinline)) int timed_walk(MDB_cursor *cur, MDB_cursor_op first, M
 
 __attribute__((noinline)) int timed_read_crc(MDB_cursor *cur, uint64_t *out) {
     MDB_val k, v;
-    uLong crc = crc32(0L, Z_NULL, 0);
+    uint32_t crc = 0;
     int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
     while (rc == 0) {
-        crc = crc32(crc, k.mv_data, (uInt)k.mv_size);
-        crc = crc32(crc, v.mv_data, (uInt)v.mv_size);
+        crc = libdeflate_crc32(crc, k.mv_data, k.mv_size);
+        crc = libdeflate_crc32(crc, v.mv_data, v.mv_size);
         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     *out = crc;
@@ -210,7 +211,7 @@ static int checksum_pass(struct env *e, const char *w, const struct dataset *d, 
     if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); return rc; }
     XXH64_state_t *xx = XXH64_createState();
     XXH64_reset(xx, 0);
-    uLong crc = crc32(0L, Z_NULL, 0);
+    uint32_t crc = 0;
     uint64_t sum = 0, n = 0;
     if (!strcmp(w, "readKey")) {
         for (size_t j = 0; j < d->n; j++) {
@@ -226,8 +227,8 @@ static int checksum_pass(struct env *e, const char *w, const struct dataset *d, 
         while (rc == 0) {
             XXH64_update(xx, k.mv_data, k.mv_size);
             XXH64_update(xx, v.mv_data, v.mv_size);
-            crc = crc32(crc, k.mv_data, (uInt)k.mv_size);
-            crc = crc32(crc, v.mv_data, (uInt)v.mv_size);
+            crc = libdeflate_crc32(crc, k.mv_data, k.mv_size);
+            crc = libdeflate_crc32(crc, v.mv_data, v.mv_size);
             sum += XXH64(k.mv_data, k.mv_size, 0) + XXH64(v.mv_data, v.mv_size, 0);
             n++;
             rc = mdb_cursor_get(cur, &k, &v, rev ? MDB_PREV : MDB_NEXT);

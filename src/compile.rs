@@ -148,7 +148,7 @@ pub fn build(
             c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
             c.arg("-I").arg(&src.dir).arg("-o").arg(staging.path().join("lmdb-harness-c"));
             c.arg(harness_path.unwrap()).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
-            c.arg("-lz");
+            c.arg("-ldeflate");
             ("lmdb-harness-c", c)
         }
     };

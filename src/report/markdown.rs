@@ -64,6 +64,11 @@ pub fn render(m: &ReportModel) -> String {
         let _ = writeln!(o, "## {}\n", m.section_title(s));
         table(&mut o, &super::baseline_cells(m, s), 0);
     }
+    if !m.overhead.is_empty() {
+        let _ = writeln!(o, "# Harness overhead (Rust / C)\n");
+        let _ = writeln!(o, "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.\n");
+        table(&mut o, &super::overhead_cells(m), 1);
+    }
     let problems = super::problem_lines(m);
     if !problems.is_empty() {
         let _ = writeln!(o, "# Problems\n");

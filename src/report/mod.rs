@@ -197,6 +197,28 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
     c
 }
 
+/// Rust / C per workload and tag; empty unless both engines ran.
+pub fn overhead_cells(m: &ReportModel) -> Cells {
+    let mut c = Cells {
+        header: ["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "95% CI", "p"].map(String::from).to_vec(),
+        rows: Vec::new(),
+        highlight: Vec::new(),
+    };
+    for r in &m.overhead {
+        c.rows.push(vec![
+            r.workload.to_string(),
+            r.tag.clone(),
+            format!("{} {}", num(r.rust.median), plus_minus(&r.rust)),
+            format!("{} {}", num(r.c.median), plus_minus(&r.c)),
+            format!("{:.3}", r.ratio.ratio),
+            r.ratio.ratio_ci.map(|i| format!("[{:.3}, {:.3}]", i.lo, i.hi)).unwrap_or_else(|| "n/a".into()),
+            significance(&r.ratio),
+        ]);
+        c.highlight.push(false);
+    }
+    c
+}
+
 /// The environment block every human format carries.
 pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     let e = &m.environment;

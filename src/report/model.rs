@@ -44,6 +44,16 @@ pub struct Section {
     pub checksum: Option<Checksum>,
 }
 
+/// The Rust harness against the C twin on one tag and workload: ratio = Rust / C.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadRow {
+    pub workload: Workload,
+    pub tag: String,
+    pub rust: Summary,
+    pub c: Summary,
+    pub ratio: Comparison,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ChecksumMismatch {
     pub engine: Engine,
@@ -74,6 +84,8 @@ pub struct ReportModel {
     pub failures: Vec<Failure>,
     pub end: Option<End>,
     pub instruction_counter: Option<String>,
+    /// Present when both engines ran: what the Rust harness costs over plain C.
+    pub overhead: Vec<OverheadRow>,
     pub samples: Vec<Sample>,
 }
 
@@ -117,7 +129,7 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
     let h = &data.header;
     let metric = h.plan.metric;
     let unit = Unit { metric, label: if metric == Metric::Time { "ms/op" } else { "Minstr/op" } };
-    let mut groups: BTreeMap<(Engine, Workload), BTreeMap<String, Vec<&Sample>>> = BTreeMap::new();
+    let mut groups: Groups = BTreeMap::new();
     for s in &data.samples {
         groups.entry((s.engine, s.workload)).or_default().entry(s.tag.clone()).or_default().push(s);
     }
@@ -198,6 +210,7 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
     }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
+    let overhead = engine_overhead(&groups, metric);
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| release_key(&t.tag));
     Ok(ReportModel {
@@ -212,8 +225,30 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
         failures: data.failures.clone(),
         end: data.end.clone(),
         instruction_counter: h.instruction_counter.clone(),
+        overhead,
         samples: data.samples.clone(),
     })
+}
+
+type Groups<'a> = BTreeMap<(Engine, Workload), BTreeMap<String, Vec<&'a Sample>>>;
+
+fn engine_overhead(groups: &Groups, metric: Metric) -> Vec<OverheadRow> {
+    let mut out = Vec::new();
+    for w in Workload::ALL {
+        let (Some(rust), Some(c)) = (groups.get(&(Engine::Rust, w)), groups.get(&(Engine::C, w))) else { continue };
+        let mut tags: Vec<&String> = rust.keys().filter(|t| c.contains_key(*t)).collect();
+        tags.sort_by_key(|t| release_key(t));
+        for t in tags {
+            let vals = |ss: &Vec<&Sample>| ss.iter().filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            let (r, cv) = (vals(&rust[t]), vals(&c[t]));
+            if let (Some(rs), Some(cs), Some(ratio)) =
+                (stats::summarize(&r), stats::summarize(&cv), stats::compare(&cv, &r))
+            {
+                out.push(OverheadRow { workload: w, tag: t.clone(), rust: rs, c: cs, ratio });
+            }
+        }
+    }
+    out
 }
 
 /// The checksum most (engine, tag) pairs report, and every pair that reports another.

@@ -75,6 +75,10 @@ pub fn render(m: &ReportModel) -> String {
         let _ = writeln!(o, "{}", m.section_title(s));
         table(&mut o, &super::baseline_cells(m, s), 0);
     }
+    if !m.overhead.is_empty() {
+        let _ = writeln!(o, "{RULE}\nHARNESS OVERHEAD (RUST / C, 1.000 = none)\n{RULE}");
+        table(&mut o, &super::overhead_cells(m), 1);
+    }
     let problems = super::problem_lines(m);
     if !problems.is_empty() {
         let _ = writeln!(o, "{RULE}\nPROBLEMS\n{RULE}");
