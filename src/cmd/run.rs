@@ -8,6 +8,7 @@ use crate::cli::BuildArgs;
 use crate::compile::BuildKind;
 use crate::environment::Environment;
 use crate::matrix::{Status, TagStatus};
+use crate::runner::counter::{self, Counter};
 use crate::runner::runfile::{self, Engine, Header, Metric, Plan, RunData, RunWriter, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
@@ -120,6 +121,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         environment: Environment::capture(),
         instruction_counter: None,
     };
+    let counter = instruction_counter(&header)?;
+    let header =
+        Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
     let out = args.out.clone().unwrap_or_else(|| default_out("run"));
     let mut writer = RunWriter::create(&out, &header)?;
     eprintln!("run file: {}", out.display());
@@ -131,6 +135,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         start_round: 0,
         prior: Vec::new(),
         interrupted: runner::interrupt_flag(),
+        counter,
     };
     finish(schedule.execute(&mut writer)?, &out)
 }
@@ -168,8 +173,26 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         start_round,
         prior: data.samples.clone(),
         interrupted: runner::interrupt_flag(),
+        counter: instruction_counter(h)?,
     };
     finish(schedule.execute(&mut writer)?, path)
+}
+
+/// The instruction counter a plan needs, or None for time.
+pub fn instruction_counter(h: &Header) -> Result<Option<Counter>> {
+    match h.plan.metric {
+        Metric::Time => Ok(None),
+        Metric::Instructions => Ok(Some(counter::detect()?)),
+    }
+}
+
+fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
+    match c {
+        Counter::Perf if engines.contains(&Engine::C) => {
+            format!("rust: {}; c: valgrind callgrind (--toggle-collect on the timed functions)", c.describe())
+        }
+        _ => c.describe(),
+    }
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {

@@ -2,11 +2,13 @@
 //! round in a fresh shuffled order, stopping at a round count, a time budget or a
 //! precision target. Results go to the run file as they arrive.
 
+pub mod counter;
 pub mod protocol;
 pub mod runfile;
 pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +20,7 @@ use rand::seq::SliceRandom;
 
 use crate::stats;
 use crate::workload::{Workload, WorkloadConfig};
+use counter::Counter;
 use protocol::WorkerLine;
 use runfile::{End, Engine, Failure, Plan, Record, RunWriter, Sample};
 
@@ -33,19 +36,24 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// The program and the arguments that start its worker for `action`.
+    fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
+        let args = match self.engine {
+            Engine::Rust => vec![
+                "worker".into(),
+                action.into(),
+                "--library".into(),
+                self.library.clone().expect("rust units have a library").into(),
+            ],
+            Engine::C => vec![action.into()],
+        };
+        (self.program.clone(), args)
+    }
+
     fn command(&self, action: &str) -> Command {
-        let mut c = Command::new(&self.program);
-        match self.engine {
-            Engine::Rust => {
-                c.arg("worker")
-                    .arg(action)
-                    .arg("--library")
-                    .arg(self.library.as_ref().expect("rust units have a library"));
-            }
-            Engine::C => {
-                c.arg(action);
-            }
-        }
+        let (program, args) = self.argv(action);
+        let mut c = Command::new(program);
+        c.args(args);
         c
     }
 }
@@ -66,6 +74,8 @@ pub struct Schedule<'a> {
     /// Samples already in the run file (resuming), for the precision target.
     pub prior: Vec<Sample>,
     pub interrupted: Arc<AtomicBool>,
+    /// Set when the plan's metric is instructions.
+    pub counter: Option<Counter>,
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
@@ -238,7 +248,25 @@ impl Schedule<'_> {
         Ok(Outcome { end })
     }
 
-    /// One worker: all workloads of one unit. Returns the samples it recorded.
+    /// The worker invocations of one unit: all workloads in one process, or (under
+    /// callgrind, whose total covers a whole process) one process per workload.
+    fn batches(&self, u: &Unit, workloads: Vec<Workload>) -> Vec<Vec<Workload>> {
+        match self.counter_for(u) {
+            Some(Counter::Callgrind { .. }) => workloads.into_iter().map(|w| vec![w]).collect(),
+            _ => vec![workloads],
+        }
+    }
+
+    /// The counter a unit's worker uses: perf only inside the Rust worker.
+    fn counter_for(&self, u: &Unit) -> Option<Counter> {
+        match (&self.counter, u.engine) {
+            (None, _) => None,
+            (Some(Counter::Perf), Engine::C) => Some(Counter::Callgrind { version: "valgrind".into() }),
+            (Some(c), _) => Some(c.clone()),
+        }
+    }
+
+    /// One unit's worker process(es) for a round. Returns the samples recorded.
     fn measure(
         &self,
         u: &Unit,
@@ -252,44 +280,90 @@ impl Schedule<'_> {
         // Reads need the tag's read database; without one they were already reported.
         let workloads: Vec<Workload> =
             self.workloads.iter().copied().filter(|w| !w.is_read() || db.is_some()).collect();
-        if workloads.is_empty() {
-            return Ok(Vec::new());
+        let mut out = Vec::new();
+        for batch in self.batches(u, workloads) {
+            let names: Vec<&str> = batch.iter().map(|w| w.name()).collect();
+            let counter = self.counter_for(u);
+            let mut args: Vec<OsString> = Vec::new();
+            if let Some(db) = db {
+                args.extend(["--dir".into(), db.into()]);
+            }
+            args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
+            // A callgrind total covers the process: one repetition per process then.
+            let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.plan.iterations };
+            args.extend(["--iterations".into(), iterations.to_string().into()]);
+            if counter == Some(Counter::Perf) {
+                args.push("--count-instructions".into());
+            }
+            args.extend(self.cfg.to_args().into_iter().map(OsString::from));
+            let (program, mut full) = u.argv("run");
+            full.extend(args);
+            let profile = scratch.join(format!("callgrind-{}.out", std::process::id()));
+            let cmd = match counter {
+                Some(Counter::Callgrind { .. }) => {
+                    let _ = std::fs::remove_file(&profile);
+                    counter::callgrind_command(&program, &full, &profile)
+                }
+                _ => {
+                    let mut c = Command::new(&program);
+                    c.args(&full);
+                    c
+                }
+            };
+            let (mut lines, mut death) = run_worker(cmd);
+            if warm || self.interrupted.load(Ordering::SeqCst) {
+                continue;
+            }
+            if matches!(counter, Some(Counter::Callgrind { .. })) && death.is_none() {
+                match counter::callgrind_total(&profile) {
+                    Ok(total) => {
+                        lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total])
+                    }
+                    Err(e) => death = Some(format!("{e:#}")),
+                }
+            }
+            out.extend(self.record(u, round, &batch, lines, death, w)?);
         }
-        let names: Vec<&str> = workloads.iter().map(|w| w.name()).collect();
-        let mut cmd = u.command("run");
-        if let Some(db) = db {
-            cmd.arg("--dir").arg(db);
-        }
-        cmd.arg("--scratch").arg(scratch).arg("--workloads").arg(names.join(","));
-        cmd.arg("--iterations").arg(self.plan.iterations.to_string()).args(self.cfg.to_args());
-        let (lines, death) = run_worker(cmd);
-        if warm || self.interrupted.load(Ordering::SeqCst) {
-            return Ok(Vec::new());
-        }
+        Ok(out)
+    }
+
+    /// Appends a worker's samples and failures to the run file.
+    fn record(
+        &self,
+        u: &Unit,
+        round: u32,
+        batch: &[Workload],
+        lines: Vec<WorkerLine>,
+        death: Option<String>,
+        w: &mut RunWriter,
+    ) -> Result<Vec<Sample>> {
         let mut out = Vec::new();
         let mut reported = BTreeSet::new();
+        let fail = |wl: Workload, error: String| {
+            Record::Failure(Failure {
+                round: Some(round),
+                engine: u.engine,
+                tag: u.tag.clone(),
+                workload: Some(wl),
+                stage: "run".into(),
+                error,
+            })
+        };
         for line in lines {
             let Some(wl) = line.workload else { continue };
             reported.insert(wl);
             if let Some(error) = line.error {
-                w.append(&Record::Failure(Failure {
-                    round: Some(round),
-                    engine: u.engine,
-                    tag: u.tag.clone(),
-                    workload: Some(wl),
-                    stage: "run".into(),
-                    error,
-                }))?;
+                w.append(&fail(wl, error))?;
                 continue;
             }
-            for ns in line.samples_ns {
+            for (i, ns) in line.samples_ns.iter().enumerate() {
                 let s = Sample {
                     round,
                     engine: u.engine,
                     tag: u.tag.clone(),
                     workload: wl,
-                    ns,
-                    instructions: None,
+                    ns: *ns,
+                    instructions: line.instructions.get(i).copied(),
                     checksum: line.checksum,
                 };
                 w.append(&Record::Sample(s.clone()))?;
@@ -297,15 +371,8 @@ impl Schedule<'_> {
             }
         }
         if let Some(death) = death {
-            for wl in workloads.iter().filter(|wl| !reported.contains(wl)) {
-                w.append(&Record::Failure(Failure {
-                    round: Some(round),
-                    engine: u.engine,
-                    tag: u.tag.clone(),
-                    workload: Some(*wl),
-                    stage: "run".into(),
-                    error: death.clone(),
-                }))?;
+            for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
+                w.append(&fail(*wl, death.clone()))?;
             }
         }
         Ok(out)

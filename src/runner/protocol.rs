@@ -12,6 +12,9 @@ pub struct WorkerLine {
     /// Wall time of each timed repetition, in nanoseconds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples_ns: Vec<u64>,
+    /// Instructions of each repetition, when the worker counted them (perf_event_open).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
     /// The LMDB call that failed, with mdb_strerror's text.

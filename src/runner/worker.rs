@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use super::counter::PerfCounter;
 use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
 use crate::workload::{native, Dataset, Workload, WorkloadConfig};
@@ -27,6 +28,9 @@ pub struct WorkerArgs {
     /// Timed repetitions of each workload.
     #[arg(long, default_value_t = 1)]
     pub iterations: u32,
+    /// Count instructions in the timed region with perf_event_open.
+    #[arg(long)]
+    pub count_instructions: bool,
     #[command(flatten)]
     pub cfg: WorkloadConfig,
 }
@@ -70,6 +74,7 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
     let data = Dataset::generate(&args.cfg);
     let opts = native::env_options(&args.cfg);
     let fault = test_fault(args);
+    let mut counter = if args.count_instructions { Some(PerfCounter::open()?) } else { None };
     let mut reads_env: Option<Env> = None;
     for w in workloads {
         let line = if w.is_read() {
@@ -83,21 +88,25 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
                     }
                 }
             }
-            read_line(api, reads_env.as_ref().unwrap(), w, &data, args.iterations)
+            read_line(api, reads_env.as_ref().unwrap(), w, &data, args.iterations, counter.as_mut())
         } else {
             let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
             let mut samples = Vec::new();
+            let mut instructions = Vec::new();
             let mut error = None;
             for _ in 0..args.iterations {
-                match native::time_write(api, &scratch, &args.cfg, &data) {
-                    Ok(m) => samples.push(m.nanos),
+                match native::time_write(api, &scratch, &args.cfg, &data, counter.as_mut()) {
+                    Ok(m) => {
+                        samples.push(m.nanos);
+                        instructions.extend(m.instructions);
+                    }
                     Err(e) => {
                         error = Some(format!("{e:#}"));
                         break;
                     }
                 }
             }
-            WorkerLine { workload: Some(w), samples_ns: samples, error, ..Default::default() }
+            WorkerLine { workload: Some(w), samples_ns: samples, instructions, error, ..Default::default() }
         };
         emit(&line);
         if fault {
@@ -107,14 +116,22 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
     Ok(())
 }
 
-fn read_line(api: &Api, env: &Env, w: Workload, data: &Dataset, iterations: u32) -> WorkerLine {
+fn read_line(
+    api: &Api,
+    env: &Env,
+    w: Workload,
+    data: &Dataset,
+    iterations: u32,
+    mut counter: Option<&mut PerfCounter>,
+) -> WorkerLine {
     let checksum = match native::checksum_pass(api, env, w, data) {
         Ok(c) => c,
         Err(e) => return WorkerLine { workload: Some(w), error: Some(format!("{e:#}")), ..Default::default() },
     };
     let mut samples = Vec::with_capacity(iterations as usize);
+    let mut instructions = Vec::new();
     for _ in 0..iterations {
-        match native::time_read(api, env, w, data) {
+        match native::time_read(api, env, w, data, counter.as_deref_mut()) {
             Ok((m, out)) => {
                 // The timed pass must have computed what the checked pass did.
                 if matches!(w, Workload::ReadCrc | Workload::ReadXxh64) && out != checksum.digest {
@@ -124,10 +141,11 @@ fn read_line(api: &Api, env: &Env, w: Workload, data: &Dataset, iterations: u32)
                         ..Default::default()
                     };
                 }
-                samples.push(m.nanos)
+                samples.push(m.nanos);
+                instructions.extend(m.instructions);
             }
             Err(e) => return WorkerLine { workload: Some(w), error: Some(format!("{e:#}")), ..Default::default() },
         }
     }
-    WorkerLine { workload: Some(w), samples_ns: samples, checksum: Some(checksum), ..Default::default() }
+    WorkerLine { workload: Some(w), samples_ns: samples, instructions, checksum: Some(checksum), ..Default::default() }
 }

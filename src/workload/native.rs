@@ -14,6 +14,7 @@ use anyhow::Result;
 use super::lmdb::{bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor};
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
+use crate::runner::counter::PerfCounter;
 
 const FIRST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_FIRST;
 const NEXT: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_NEXT;
@@ -176,6 +177,8 @@ pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Dataset) -> R
 /// One timed sample.
 pub struct Measured {
     pub nanos: u64,
+    /// Instructions retired in the timed region, when a perf counter was given.
+    pub instructions: Option<u64>,
 }
 
 /// The untimed pass before timing a read: faults in every page of the map and computes
@@ -238,10 +241,19 @@ pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Resul
 
 /// Times one read workload once. The transaction and cursor are opened before the clock
 /// starts and closed after it stops, as LmdbJava's benchmark holds them open.
-pub fn time_read(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<(Measured, u64)> {
+pub fn time_read(
+    api: &Api,
+    env: &Env,
+    w: Workload,
+    data: &Dataset,
+    mut counter: Option<&mut PerfCounter>,
+) -> Result<(Measured, u64)> {
     let txn = env.begin(true)?;
     let cur = env.cursor(txn)?;
     let get = api.mdb_cursor_get;
+    if let Some(c) = counter.as_deref_mut() {
+        c.start();
+    }
     let start = Instant::now();
     // SAFETY: cursor on a live read transaction.
     let r = unsafe {
@@ -255,24 +267,35 @@ pub fn time_read(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<(M
         }
     };
     let nanos = start.elapsed().as_nanos() as u64;
+    let instructions = counter.map(|c| c.stop());
     // SAFETY: closing what we opened.
     unsafe {
         (api.mdb_cursor_close)(cur);
         (api.mdb_txn_abort)(txn);
     }
     let out = r.map_err(|e| lmdb_err(api, e))?;
-    Ok((Measured { nanos }, out))
+    Ok((Measured { nanos, instructions }, out))
 }
 
 /// Times one write on a fresh environment in `scratch`; creating it is not timed.
-pub fn time_write(api: &Api, scratch: &Path, cfg: &WorkloadConfig, data: &Dataset) -> Result<Measured> {
+pub fn time_write(
+    api: &Api,
+    scratch: &Path,
+    cfg: &WorkloadConfig,
+    data: &Dataset,
+    mut counter: Option<&mut PerfCounter>,
+) -> Result<Measured> {
     let dir = tempfile::tempdir_in(scratch)?;
     let env = Env::open(api, dir.path(), &env_options(cfg))?;
+    if let Some(c) = counter.as_deref_mut() {
+        c.start();
+    }
     let start = Instant::now();
     // SAFETY: env is open and idle.
     let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &data.order, write_flags(cfg)) };
     let nanos = start.elapsed().as_nanos() as u64;
+    let instructions = counter.map(|c| c.stop());
     r.map_err(|e| lmdb_err(api, e))?;
     drop(env);
-    Ok(Measured { nanos })
+    Ok(Measured { nanos, instructions })
 }

@@ -1,0 +1,124 @@
+//! Counting instructions retired in the timed region only: through perf_event_open where
+//! the kernel allows it (inside the Rust worker, around the timed call), otherwise under
+//! valgrind's callgrind with collection toggled on only inside the timed functions.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use perf_event_open_sys as perf;
+
+/// How a worker's instructions are counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counter {
+    /// The Rust worker opens a hardware counter itself.
+    Perf,
+    /// The worker runs under callgrind; `version` is valgrind's.
+    Callgrind { version: String },
+}
+
+/// The timed functions of both engines (src/workload/native.rs, harness/workloads.c).
+pub const TOGGLE_PATTERNS: [&str; 2] = ["lmdbregress_timed_*", "timed_*"];
+
+impl Counter {
+    pub fn describe(&self) -> String {
+        match self {
+            Counter::Perf => "perf_event_open (PERF_COUNT_HW_INSTRUCTIONS, user space, around the timed call)".into(),
+            Counter::Callgrind { version } => {
+                format!("{version} callgrind, collecting only inside the timed functions (--toggle-collect)")
+            }
+        }
+    }
+}
+
+/// A user-space instruction counter on this thread, disabled until started.
+pub struct PerfCounter {
+    fd: i32,
+}
+
+impl PerfCounter {
+    pub fn open() -> Result<PerfCounter> {
+        let mut attr = perf::bindings::perf_event_attr {
+            type_: perf::bindings::PERF_TYPE_HARDWARE,
+            size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
+            config: perf::bindings::PERF_COUNT_HW_INSTRUCTIONS as u64,
+            ..Default::default()
+        };
+        attr.set_disabled(1);
+        attr.set_exclude_kernel(1);
+        attr.set_exclude_hv(1);
+        // SAFETY: a valid attr for this process (pid 0), any CPU (-1), no group.
+        let fd = unsafe { perf::perf_event_open(&mut attr, 0, -1, -1, 0) };
+        if fd < 0 {
+            bail!("perf_event_open: {}", std::io::Error::last_os_error());
+        }
+        Ok(PerfCounter { fd })
+    }
+
+    #[inline(always)]
+    pub fn start(&mut self) {
+        // SAFETY: fd is our perf counter.
+        unsafe {
+            perf::ioctls::RESET(self.fd, 0);
+            perf::ioctls::ENABLE(self.fd, 0);
+        }
+    }
+
+    #[inline(always)]
+    pub fn stop(&mut self) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: fd is our perf counter; it reads one u64.
+        unsafe {
+            perf::ioctls::DISABLE(self.fd, 0);
+            libc::read(self.fd, &mut v as *mut u64 as *mut libc::c_void, 8);
+        }
+        v
+    }
+}
+
+impl Drop for PerfCounter {
+    fn drop(&mut self) {
+        // SAFETY: closing our own fd.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// perf_event_open if a counter opens and counts, else callgrind if valgrind runs.
+pub fn detect() -> Result<Counter> {
+    if std::env::var("LMDB_REGRESS_COUNTER").as_deref() != Ok("callgrind") {
+        if let Ok(mut c) = PerfCounter::open() {
+            c.start();
+            std::hint::black_box((0..1000u64).sum::<u64>());
+            if c.stop() > 0 {
+                return Ok(Counter::Perf);
+            }
+        }
+    }
+    let out = Command::new("valgrind").arg("--version").output().context(
+        "instructions cannot be counted: perf_event_open is not allowed here and valgrind is not installed (apt-get install valgrind)",
+    )?;
+    Ok(Counter::Callgrind { version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+}
+
+/// Wraps a worker command line in callgrind, writing its profile to `out_file`.
+pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: &Path) -> Command {
+    let mut c = Command::new("valgrind");
+    c.arg("--tool=callgrind").arg("--quiet").arg("--collect-atstart=no");
+    for p in TOGGLE_PATTERNS {
+        c.arg(format!("--toggle-collect={p}"));
+    }
+    c.arg(format!("--callgrind-out-file={}", out_file.display()));
+    c.arg(program).args(args);
+    c
+}
+
+/// The instruction total of a callgrind profile (its `totals:` or `summary:` line).
+pub fn callgrind_total(out_file: &Path) -> Result<u64> {
+    let text =
+        std::fs::read_to_string(out_file).with_context(|| format!("no callgrind profile {}", out_file.display()))?;
+    text.lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .with_context(|| format!("{} has no totals line", out_file.display()))
+}
