@@ -80,6 +80,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Narrow a slowdown between two tags down to a tag, and with --git to the commit.
+    Bisect(Box<cmd::bisect::BisectArgs>),
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
@@ -104,5 +106,6 @@ pub fn main() -> Result<()> {
         }
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
+        Command::Bisect(args) => cmd::bisect::run(&args),
     }
 }

@@ -7,6 +7,7 @@ pub mod cmd;
 pub mod compile;
 pub mod environment;
 pub mod ffi;
+pub mod hunt;
 pub mod manifest;
 pub mod matrix;
 pub mod report;

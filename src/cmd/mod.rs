@@ -1,5 +1,6 @@
 //! One module per command: each wires the pipeline stages together for one job.
 
+pub mod bisect;
 pub mod build;
 pub mod report;
 pub mod run;

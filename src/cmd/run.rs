@@ -136,6 +136,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         prior: Vec::new(),
         interrupted: runner::interrupt_flag(),
         counter,
+        stop_when: None,
     };
     finish(schedule.execute(&mut writer)?, &out)
 }
@@ -174,6 +175,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         prior: data.samples.clone(),
         interrupted: runner::interrupt_flag(),
         counter: instruction_counter(h)?,
+        stop_when: None,
     };
     finish(schedule.execute(&mut writer)?, path)
 }

@@ -76,6 +76,8 @@ pub struct Schedule<'a> {
     pub interrupted: Arc<AtomicBool>,
     /// Set when the plan's metric is instructions.
     pub counter: Option<Counter>,
+    /// Checked after every measured round: true ends the run ("decided"), as bisect does.
+    pub stop_when: Option<&'a dyn Fn(&[Sample]) -> bool>,
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
@@ -229,6 +231,10 @@ impl Schedule<'_> {
             round += 1;
             if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
                 reason = "time-budget";
+                break;
+            }
+            if self.stop_when.is_some_and(|f| f(&samples)) {
+                reason = "decided";
                 break;
             }
             if let Some(target) = self.plan.target_ci {

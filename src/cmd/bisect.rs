@@ -1,0 +1,130 @@
+//! `lmdb-regress bisect`: which tag, and which commit, made a workload slower.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::cli::BuildArgs;
+use crate::compile::BuildKind;
+use crate::hunt::bisect::{Bisector, Settings};
+use crate::runner::counter;
+use crate::runner::runfile::Metric;
+use crate::workload::{Workload, WorkloadConfig};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BisectArgs {
+    /// The tag (or, with --git, commit) known to be fast.
+    #[arg(long)]
+    pub good: String,
+    /// The tag (or commit) known to be slow.
+    #[arg(long)]
+    pub bad: String,
+    #[arg(long, default_value = "write")]
+    pub workload: Workload,
+    /// Bad must be slower than good by more than this percent.
+    #[arg(long, default_value_t = 3.0)]
+    pub threshold: f64,
+    #[arg(long, value_enum, default_value_t = Metric::Time)]
+    pub metric: Metric,
+    /// Rounds before a probe may be decided (default: 6 for time, 2 for instructions).
+    #[arg(long)]
+    pub min_rounds: Option<u32>,
+    /// Rounds after which a probe is undecided (default: 30 for time, 5 for instructions).
+    #[arg(long)]
+    pub max_rounds: Option<u32>,
+    /// Where the interleaved runs are saved (default: reports/runs/bisect-<date>/).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub workload_cfg: WorkloadConfig,
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+pub fn run(args: &BisectArgs) -> Result<()> {
+    args.workload_cfg.validate()?;
+    let m = super::manifest()?;
+    let opts = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
+    let git = opts.resolver.git.is_some();
+    let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
+    for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
+        if idx.is_none() && !(git && crate::tags::looks_like_commit(label)) {
+            crate::tags::parse_spec(&m, label, git)?; // says why, listing known tags
+        }
+    }
+    if let (Some(g), Some(b)) = (gi, bi) {
+        if g >= b {
+            bail!("--good {} must be an older tag than --bad {}", m.tags[g].name, m.tags[b].name);
+        }
+    }
+    let instructions = args.metric == Metric::Instructions;
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let settings = Settings {
+        workload: args.workload,
+        cfg: args.workload_cfg.clone(),
+        metric: args.metric,
+        threshold: args.threshold,
+        min_rounds: args.min_rounds.unwrap_or(if instructions { 2 } else { 6 }),
+        max_rounds: args.max_rounds.unwrap_or(if instructions { 5 } else { 30 }),
+        warmup: if instructions { 0 } else { 1 },
+        run_dir: args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{stamp}"))),
+    };
+    let counter = if instructions { Some(counter::detect()?) } else { None };
+    let started = std::time::Instant::now();
+    let mut b = Bisector::new(&m, opts, settings, counter)?;
+    if let Some(c) = &b.counter {
+        b.log.push(format!("instructions counted by {}", c.describe()));
+        println!("instructions counted by {}", c.describe());
+    }
+    let norm = |l: &str| m.find(l).map(|t| t.name.clone()).unwrap_or_else(|| l.to_string());
+    let (good, bad) = (norm(&args.good), norm(&args.bad));
+    let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
+    let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
+    let (slower, _) = b.confirm(&ug, &ub)?;
+    if !slower {
+        println!(
+            "{bad} is not slower than {good} by more than {}% on {} ({:?}): nothing to bisect.",
+            args.threshold, args.workload, args.metric
+        );
+        return Ok(());
+    }
+    let mut results = Vec::new();
+    let (mut lg, mut fb) = (good.clone(), bad.clone());
+    if let (Some(g), Some(bb)) = (gi, bi) {
+        let mut cands = vec![good.clone()];
+        cands.extend(m.tags[g + 1..bb].iter().map(|t| t.name.clone()));
+        cands.push(bad.clone());
+        let found = b.search("tags", cands, &ug, &ub)?;
+        if !found.outcome.resolved() {
+            results.push(found);
+            finish(&b, &results, started);
+            return Ok(());
+        }
+        lg = found.candidates[found.outcome.last_good].clone();
+        fb = found.candidates[found.outcome.first_bad].clone();
+        results.push(found);
+    }
+    if b.git.is_some() {
+        let cands = b.commit_candidates(&lg, &fb)?;
+        let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
+        results.push(b.search("commits", cands, &ul, &ubad)?);
+    } else {
+        println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
+    }
+    finish(&b, &results, started);
+    Ok(())
+}
+
+fn finish(b: &Bisector, results: &[crate::hunt::bisect::Found], started: std::time::Instant) {
+    let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
+    println!(
+        "{probes} probe(s), {:.0} s; runs saved in {}",
+        started.elapsed().as_secs_f64(),
+        b.settings.run_dir.display()
+    );
+    let summary =
+        serde_json::json!({ "log": b.log, "phases": results, "wall_seconds": started.elapsed().as_secs_f64() });
+    let _ = std::fs::create_dir_all(&b.settings.run_dir);
+    let _ =
+        std::fs::write(b.settings.run_dir.join("bisect.json"), serde_json::to_vec_pretty(&summary).unwrap_or_default());
+}

@@ -1,0 +1,325 @@
+//! `lmdb-regress bisect`: confirm a slowdown between two tags, narrow it to a tag, then
+//! (with a git repository) to the commit — each probe decided by an interleaved run
+//! against both ends, built on demand, skipped when it cannot be built or measured.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use super::search::{self, decide, SearchOutcome, Verdict};
+use crate::environment::Environment;
+use crate::manifest::Manifest;
+use crate::matrix::{self, MatrixOptions, Status};
+use crate::report::model::value;
+use crate::runner::counter::Counter;
+use crate::runner::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::{self, Schedule, Unit};
+use crate::source::{GitRepo, Want};
+use crate::stats::{self, Comparison};
+use crate::workload::{Workload, WorkloadConfig};
+
+pub struct Settings {
+    pub workload: Workload,
+    pub cfg: WorkloadConfig,
+    pub metric: Metric,
+    /// Percent by which bad must be slower than good to be worth bisecting.
+    pub threshold: f64,
+    pub min_rounds: u32,
+    pub max_rounds: u32,
+    pub warmup: u32,
+    /// Where each interleaved run's file goes.
+    pub run_dir: PathBuf,
+}
+
+/// Builds and measures; owns everything a probe needs.
+pub struct Bisector<'a> {
+    pub manifest: &'a Manifest,
+    pub opts: MatrixOptions,
+    pub settings: Settings,
+    pub counter: Option<Counter>,
+    pub git: Option<GitRepo>,
+    /// Every line printed, for the caller to keep.
+    pub log: Vec<String>,
+    runs: usize,
+}
+
+/// The end of a search phase, with the measured step.
+#[derive(Debug, Serialize)]
+pub struct Found {
+    pub phase: &'static str,
+    pub outcome: SearchOutcome,
+    pub candidates: Vec<String>,
+    /// Last good → first bad, from a final interleaved run (None if unresolved).
+    pub step: Option<Comparison>,
+    pub first_bad_info: Option<String>,
+}
+
+impl<'a> Bisector<'a> {
+    pub fn new(
+        manifest: &'a Manifest,
+        opts: MatrixOptions,
+        settings: Settings,
+        counter: Option<Counter>,
+    ) -> Result<Self> {
+        let git = match &opts.resolver.git {
+            Some(p) => Some(GitRepo::open(p)?),
+            None => None,
+        };
+        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0 })
+    }
+
+    fn say(&mut self, line: String) {
+        println!("{line}");
+        self.log.push(line);
+    }
+
+    fn want(&self, label: &str) -> Want<'a> {
+        match self.manifest.find(label) {
+            Some(t) => Want::Tag(t),
+            None => Want::Commit(label.to_string()),
+        }
+    }
+
+    /// Builds one candidate; Err is the reason to skip it.
+    pub fn unit(&self, label: &str) -> Result<Unit, String> {
+        let st = matrix::build_one(&self.want(label), &self.opts);
+        match (st.status, st.library) {
+            (Status::Built, Some(lib)) => Ok(Unit {
+                engine: Engine::Rust,
+                tag: label.to_string(),
+                program: std::env::current_exe().map_err(|e| e.to_string())?,
+                library: Some(lib),
+            }),
+            (status, _) => Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
+        }
+    }
+
+    fn values(&self, samples: &[Sample], tag: &str) -> Vec<f64> {
+        samples.iter().filter(|s| s.tag == tag).filter_map(|s| value(s, self.settings.metric)).collect()
+    }
+
+    /// One interleaved run of `units` until `stop` says so or the round cap.
+    fn interleave(&mut self, name: &str, units: Vec<Unit>, stop: &dyn Fn(&[Sample]) -> bool) -> Result<Vec<Sample>> {
+        self.runs += 1;
+        let s = &self.settings;
+        let plan = Plan {
+            rounds: s.max_rounds,
+            warmup: s.warmup,
+            time_budget_s: None,
+            target_ci: None,
+            iterations: 1,
+            metric: s.metric,
+        };
+        let header = Header {
+            schema: SCHEMA,
+            config: s.cfg.clone(),
+            workloads: vec![s.workload],
+            engines: vec![Engine::Rust],
+            plan: plan.clone(),
+            tags: Vec::new(),
+            environment: Environment::capture(),
+            instruction_counter: self.counter.as_ref().map(|c| c.describe()),
+        };
+        let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
+        let mut w = RunWriter::create(&path, &header)?;
+        let min_rounds = s.min_rounds;
+        let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
+        let schedule = Schedule {
+            units,
+            workloads: vec![s.workload],
+            cfg: &header.config,
+            plan: &plan,
+            start_round: 0,
+            prior: Vec::new(),
+            interrupted: runner::interrupt_flag(),
+            counter: self.counter.clone(),
+            stop_when: Some(&enough),
+        };
+        let out = schedule.execute(&mut w)?;
+        if out.end.reason == "interrupted" {
+            bail!("interrupted; the runs so far are in {}", s.run_dir.display());
+        }
+        Ok(crate::runner::runfile::load(&path)?.samples)
+    }
+
+    fn fmt_values(&self, xs: &[f64]) -> String {
+        let unit = if self.settings.metric == Metric::Time { "ms" } else { "Minstr" };
+        match (stats::summarize(xs), search::decision_interval(xs)) {
+            (Some(s), Some(i)) => format!("{:.3} {unit} [{:.3}, {:.3}] n={}", s.median, i.lo, i.hi, s.n),
+            _ => "no samples".into(),
+        }
+    }
+
+    /// A against B: Some(comparison) when B is slower by more than the threshold.
+    pub fn confirm(&mut self, good: &Unit, bad: &Unit) -> Result<(bool, Option<Comparison>)> {
+        let (g, b) = (good.tag.clone(), bad.tag.clone());
+        let thr = 1.0 + self.settings.threshold / 100.0;
+        let metric = self.settings.metric;
+        let stop = |xs: &[Sample]| {
+            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            ratio_interval(&v(&g), &v(&b)).is_some_and(|(lo, hi)| lo > thr || hi < thr)
+        };
+        let samples = self.interleave(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()], &stop)?;
+        let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
+        let cmp = stats::compare(&gv, &bv);
+        let ri = ratio_interval(&gv, &bv);
+        let line = format!(
+            "confirm: {g} {} vs {b} {}: {}",
+            self.fmt_values(&gv),
+            self.fmt_values(&bv),
+            describe_change(cmp.as_ref(), ri, metric)
+        );
+        self.say(line);
+        // Instruction counts barely move: their range is the interval, and a rank test on
+        // a handful of identical counts has nothing to say.
+        let tested = metric == Metric::Instructions || cmp.as_ref().is_some_and(|c| c.significant);
+        let slower = ri.is_some_and(|(lo, _)| lo > thr) && tested;
+        Ok((slower, cmp))
+    }
+
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str) -> (Verdict, String) {
+        let unit = match self.unit(label) {
+            Ok(u) => u,
+            Err(e) => return (Verdict::Skipped(format!("not built: {e}")), String::new()),
+        };
+        let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
+        let metric = self.settings.metric;
+        let stop = |xs: &[Sample]| {
+            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            decide(&v(&g), &v(&b), &v(&p)).0.is_some()
+        };
+        let samples = match self.interleave(&format!("probe-{label}"), vec![good.clone(), bad.clone(), unit], &stop) {
+            Ok(s) => s,
+            Err(e) => return (Verdict::Skipped(format!("{e:#}")), String::new()),
+        };
+        let pv = self.values(&samples, &p);
+        if pv.is_empty() {
+            return (Verdict::Skipped("no sample: the probe's worker failed (see its run file)".into()), String::new());
+        }
+        let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv);
+        let detail = format!(
+            "{}{}",
+            self.fmt_values(&pv),
+            pos.map(|p| format!(", position {:.2} [{:.2}, {:.2}] from good (0) to bad (1)", p.at, p.lo, p.hi))
+                .unwrap_or_default()
+        );
+        (verdict.unwrap_or(Verdict::Undecided), detail)
+    }
+
+    /// Searches `candidates` (first good, last bad), printing every step.
+    pub fn search(&mut self, phase: &'static str, candidates: Vec<String>, good: &Unit, bad: &Unit) -> Result<Found> {
+        let total = candidates.len().saturating_sub(2);
+        self.say(format!(
+            "{phase}: {total} candidate(s) between {} and {}",
+            candidates[0],
+            candidates[candidates.len() - 1]
+        ));
+        let mut n = 0;
+        let mut probe = |label: &str| {
+            n += 1;
+            let (v, detail) = self.probe(good, bad, label);
+            let verdict = match &v {
+                Verdict::Skipped(why) => format!("skipped ({why})"),
+                other => format!("{other:?}").to_lowercase(),
+            };
+            self.say(format!("  probe {n}: {label}: {detail} → {verdict}"));
+            (v, detail)
+        };
+        let outcome = search::bisect(&candidates, &mut probe);
+        let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
+        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None };
+        if !found.outcome.resolved() {
+            let between: Vec<&str> = found.candidates[found.outcome.last_good + 1..found.outcome.first_bad]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            self.say(format!(
+                "{phase}: unresolved{}: the first bad one is {fb} or one of [{}] after {lg}",
+                if found.outcome.stopped_undecided { " (a probe stayed undecided at the round cap)" } else { "" },
+                between.join(", ")
+            ));
+            return Ok(found);
+        }
+        // The step itself, measured head to head.
+        let (ul, ub) = (self.unit(&lg).map_err(anyhow::Error::msg)?, self.unit(&fb).map_err(anyhow::Error::msg)?);
+        let metric = self.settings.metric;
+        let stop = |xs: &[Sample]| {
+            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            ratio_interval(&v(&lg), &v(&fb)).is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0)
+        };
+        let samples = self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop)?;
+        let (gv, bv) = (self.values(&samples, &lg), self.values(&samples, &fb));
+        found.step = stats::compare(&gv, &bv);
+        found.first_bad_info = Some(self.describe(&fb));
+        self.say(format!(
+            "{phase}: first bad is {fb} ({}); step from {lg}: {}",
+            found.first_bad_info.as_deref().unwrap_or(""),
+            describe_change(found.step.as_ref(), ratio_interval(&gv, &bv), metric)
+        ));
+        Ok(found)
+    }
+
+    /// id, subject, author date of a tag or commit.
+    pub fn describe(&self, label: &str) -> String {
+        let rev = match self.manifest.find(label) {
+            Some(t) => t.commit.clone(),
+            None => label.to_string(),
+        };
+        match self.git.as_ref().and_then(|g| g.resolve(&rev).ok().and_then(|id| g.info(&id).ok())) {
+            Some(i) => format!("commit {}, \"{}\", {}", i.id, i.subject, i.author_date),
+            None => format!("commit {rev}"),
+        }
+    }
+
+    /// The liblmdb commits after `good` up to `bad` (first-parent), as candidates.
+    pub fn commit_candidates(&self, good: &str, bad: &str) -> Result<Vec<String>> {
+        let git = self.git.as_ref().ok_or_else(|| anyhow::anyhow!("commits need --git"))?;
+        let rev = |l: &str| -> Result<String> {
+            match self.manifest.find(l) {
+                Some(t) => git.resolve(&t.name).or_else(|_| git.resolve(&t.commit)),
+                None => git.resolve(l),
+            }
+        };
+        let (g, b) = (rev(good)?, rev(bad)?);
+        let mut commits = git.commits_between(&g, &b)?;
+        // The bad end is known bad: it closes the list under its own name.
+        if commits.last() == Some(&b) {
+            commits.pop();
+        }
+        let mut out = vec![good.to_string()];
+        out.extend(commits);
+        out.push(bad.to_string());
+        Ok(out)
+    }
+}
+
+/// Interval of median(bad)/median(good), from the decision intervals of both.
+pub fn ratio_interval(good: &[f64], bad: &[f64]) -> Option<(f64, f64)> {
+    let (g, b) = (search::decision_interval(good)?, search::decision_interval(bad)?);
+    if g.lo <= 0.0 {
+        return None;
+    }
+    Some((b.lo / g.hi, b.hi / g.lo))
+}
+
+pub fn describe_change(c: Option<&Comparison>, ri: Option<(f64, f64)>, metric: Metric) -> String {
+    match (c, ri) {
+        (Some(c), Some((lo, hi))) if metric == Metric::Instructions => format!(
+            "{:+.1}% [{:+.1}%, {:+.1}%] (instruction counts; the interval is their range)",
+            c.delta_percent(),
+            100.0 * (lo - 1.0),
+            100.0 * (hi - 1.0)
+        ),
+        (Some(c), Some((lo, hi))) => format!(
+            "{:+.1}% [{:+.1}%, {:+.1}%], p={}{}",
+            c.delta_percent(),
+            100.0 * (lo - 1.0),
+            100.0 * (hi - 1.0),
+            c.p_value().map(crate::report::fmt_p).unwrap_or_else(|| "n/a".into()),
+            if c.significant { "" } else { " (~ not significant)" }
+        ),
+        (Some(c), None) => format!("{:+.1}%", c.delta_percent()),
+        _ => "not measured".into(),
+    }
+}

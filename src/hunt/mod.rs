@@ -1,0 +1,4 @@
+//! Regression hunting: the ITS#10406 reproduction and bisection over tags and commits.
+
+pub mod bisect;
+pub mod search;

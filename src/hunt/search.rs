@@ -1,0 +1,240 @@
+//! The bisection search and the per-probe decision, free of any measuring, so both can
+//! be tested against synthetic oracles.
+
+use serde::Serialize;
+
+use crate::stats::{self, Interval};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Verdict {
+    Good,
+    Bad,
+    /// The round cap came before the probe's interval left the middle.
+    Undecided,
+    /// It could not be built or measured; the search goes around it (`git bisect skip`).
+    Skipped(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub candidate: String,
+    pub verdict: Verdict,
+    /// What was measured, in words.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchOutcome {
+    /// Index of the last candidate known good and of the first known bad.
+    pub last_good: usize,
+    pub first_bad: usize,
+    pub steps: Vec<Step>,
+    /// Candidates strictly between the two that were skipped.
+    pub skipped_between: Vec<usize>,
+    /// An undecided probe stopped the search.
+    pub stopped_undecided: bool,
+}
+
+impl SearchOutcome {
+    /// True when the first bad candidate is pinned down: nothing untested lies between.
+    pub fn resolved(&self) -> bool {
+        !self.stopped_undecided
+            && self.first_bad == self.last_good + 1 + self.skipped_between.len()
+            && self.skipped_between.is_empty()
+    }
+}
+
+/// Bisects `candidates`, whose first is known good and last known bad. `probe` measures
+/// one candidate and says which side it is on.
+pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (Verdict, String)) -> SearchOutcome {
+    assert!(candidates.len() >= 2, "a good and a bad end are needed");
+    let (mut lo, mut hi) = (0usize, candidates.len() - 1);
+    let mut skipped: Vec<usize> = Vec::new();
+    let mut steps = Vec::new();
+    let mut stopped_undecided = false;
+    loop {
+        let mid = (lo + hi) as f64 / 2.0;
+        // The untested candidate nearest the middle (skipped ones are gone around).
+        let Some(i) = (lo + 1..hi)
+            .filter(|i| !skipped.contains(i))
+            .min_by(|a, b| ((*a as f64 - mid).abs()).total_cmp(&(*b as f64 - mid).abs()).then(a.cmp(b)))
+        else {
+            break;
+        };
+        let (verdict, detail) = probe(&candidates[i]);
+        steps.push(Step { candidate: candidates[i].clone(), verdict: verdict.clone(), detail });
+        match verdict {
+            Verdict::Good => lo = i,
+            Verdict::Bad => hi = i,
+            Verdict::Skipped(_) => skipped.push(i),
+            Verdict::Undecided => {
+                stopped_undecided = true;
+                break;
+            }
+        }
+    }
+    let mut skipped_between: Vec<usize> = skipped.into_iter().filter(|i| *i > lo && *i < hi).collect();
+    skipped_between.sort();
+    SearchOutcome { last_good: lo, first_bad: hi, steps, skipped_between, stopped_undecided }
+}
+
+/// The interval a decision uses: the median's 95% interval, or with fewer than six
+/// samples (instruction counts, which barely move) the range of the samples.
+pub fn decision_interval(xs: &[f64]) -> Option<Interval> {
+    let s = stats::summarize(xs)?;
+    Some(s.median_ci.unwrap_or(Interval { lo: s.min, hi: s.max }))
+}
+
+/// Where a probe sits between the good and bad references: 0 = good, 1 = bad.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Position {
+    pub at: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// Good when the probe's whole interval is nearer the good reference than the midpoint
+/// of the two, bad when wholly nearer the bad one, None while it straddles the middle
+/// (or the references themselves overlap).
+pub fn decide(good: &[f64], bad: &[f64], probe: &[f64]) -> (Option<Verdict>, Option<Position>) {
+    let (Some(g), Some(b), Some(p)) = (decision_interval(good), decision_interval(bad), decision_interval(probe))
+    else {
+        return (None, None);
+    };
+    let (mg, mb, mp) = (
+        stats::summarize(good).unwrap().median,
+        stats::summarize(bad).unwrap().median,
+        stats::summarize(probe).unwrap().median,
+    );
+    if mb == mg {
+        return (None, None);
+    }
+    let pos = |x: f64| (x - mg) / (mb - mg);
+    let position = Position { at: pos(mp), lo: pos(p.lo).min(pos(p.hi)), hi: pos(p.lo).max(pos(p.hi)) };
+    // The references must be told apart before anything can be placed between them.
+    let separated = if mb > mg { g.hi < b.lo } else { b.hi < g.lo };
+    if !separated {
+        return (None, Some(position));
+    }
+    let verdict = if position.hi < 0.5 {
+        Some(Verdict::Good)
+    } else if position.lo > 0.5 {
+        Some(Verdict::Bad)
+    } else {
+        None
+    };
+    (verdict, Some(position))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("c{i}")).collect()
+    }
+
+    fn idx(s: &str) -> usize {
+        s[1..].parse().unwrap()
+    }
+
+    #[test]
+    fn clean_step_is_found_in_log2_probes() {
+        let c = names(17);
+        for step in 1..17 {
+            let mut probes = 0;
+            let out = bisect(&c, &mut |x| {
+                probes += 1;
+                (if idx(x) >= step { Verdict::Bad } else { Verdict::Good }, String::new())
+            });
+            assert!(out.resolved(), "step {step}");
+            assert_eq!(out.first_bad, step);
+            assert_eq!(out.last_good, step - 1);
+            assert!(probes <= 4, "step {step}: {probes} probes");
+        }
+    }
+
+    #[test]
+    fn skipped_probes_are_gone_around() {
+        let c = names(9);
+        // c4 does not build; the step is at c6.
+        let out = bisect(&c, &mut |x| match idx(x) {
+            4 => (Verdict::Skipped("does not compile".into()), String::new()),
+            i if i >= 6 => (Verdict::Bad, String::new()),
+            _ => (Verdict::Good, String::new()),
+        });
+        assert!(out.resolved());
+        assert_eq!(out.first_bad, 6);
+        assert!(out.steps.iter().any(|s| s.candidate == "c4" && matches!(s.verdict, Verdict::Skipped(_))));
+        // If the skipped one is right at the step, the result names the range.
+        let out = bisect(&c, &mut |x| match idx(x) {
+            4 => (Verdict::Skipped("crashes".into()), String::new()),
+            i if i >= 4 => (Verdict::Bad, String::new()),
+            _ => (Verdict::Good, String::new()),
+        });
+        assert!(!out.resolved());
+        assert_eq!((out.last_good, out.first_bad), (3, 5));
+        assert_eq!(out.skipped_between, vec![4]);
+    }
+
+    #[test]
+    fn an_undecided_probe_stops_with_the_remaining_range() {
+        let c = names(9);
+        let out = bisect(&c, &mut |x| match idx(x) {
+            i if i >= 6 => (Verdict::Bad, String::new()),
+            5 => (Verdict::Undecided, String::new()),
+            _ => (Verdict::Good, String::new()),
+        });
+        assert!(out.stopped_undecided && !out.resolved());
+        assert_eq!((out.last_good, out.first_bad), (4, 6));
+    }
+
+    #[test]
+    fn no_candidates_between_is_resolved_at_once() {
+        let out = bisect(&names(2), &mut |_| unreachable!("nothing to probe"));
+        assert!(out.resolved());
+        assert_eq!(out.first_bad, 1);
+    }
+
+    /// Deterministic noise: a fixed sequence of ±3% wobble plus a rare 2.5× outlier.
+    fn noisy(center: f64, n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|i| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+                if i % 11 == 7 {
+                    center * 2.5
+                } else {
+                    center * (1.0 + 0.06 * (u - 0.5))
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn noisy_probes_are_decided_by_their_interval() {
+        let (good, bad) = (noisy(100.0, 20, 1), noisy(110.0, 20, 2));
+        assert_eq!(decide(&good, &bad, &noisy(100.5, 20, 3)).0, Some(Verdict::Good));
+        assert_eq!(decide(&good, &bad, &noisy(109.5, 20, 4)).0, Some(Verdict::Bad));
+        // A probe right in the middle cannot be placed.
+        assert_eq!(decide(&good, &bad, &noisy(105.0, 20, 5)).0, None);
+        // Too few samples to separate the references: no decision yet.
+        assert_eq!(decide(&noisy(100.0, 3, 6), &noisy(101.0, 3, 7), &noisy(100.0, 3, 8)).0, None);
+    }
+
+    #[test]
+    fn instruction_counts_decide_with_few_samples() {
+        let (good, bad) = ([1000.0, 1000.0, 1001.0], [1100.0, 1100.0, 1099.0]);
+        assert_eq!(decide(&good, &bad, &[1099.0, 1100.0, 1100.0]).0, Some(Verdict::Bad));
+        assert_eq!(decide(&good, &bad, &[1000.0, 1000.0, 1000.0]).0, Some(Verdict::Good));
+        let (_, pos) = decide(&good, &bad, &[1100.0, 1100.0, 1100.0]);
+        assert!((pos.unwrap().at - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_regression_gives_no_separation() {
+        let (good, bad) = (noisy(100.0, 20, 9), noisy(100.2, 20, 10));
+        assert_eq!(decide(&good, &bad, &noisy(100.1, 20, 11)).0, None);
+    }
+}
