@@ -82,6 +82,9 @@ pub enum Command {
     },
     /// Narrow a slowdown between two tags down to a tag, and with --git to the commit.
     Bisect(Box<cmd::bisect::BisectArgs>),
+    /// Reproduce ITS#10406 (writes slower since 0.9.19) natively, with verdicts on its claims.
+    #[command(name = "its-10406")]
+    Its10406(Box<cmd::its10406::ItsArgs>),
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
@@ -107,5 +110,6 @@ pub fn main() -> Result<()> {
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::Bisect(args) => cmd::bisect::run(&args),
+        Command::Its10406(args) => cmd::its10406::run(&args),
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod bisect;
 pub mod build;
+pub mod its10406;
 pub mod report;
 pub mod run;
 pub mod tags;

@@ -1,4 +1,5 @@
 //! Regression hunting: the ITS#10406 reproduction and bisection over tags and commits.
 
 pub mod bisect;
+pub mod its10406;
 pub mod search;

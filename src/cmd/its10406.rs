@@ -1,0 +1,76 @@
+//! `lmdb-regress its-10406`: the ITS#10406 write benchmark, natively, on every tag.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::cli::BuildArgs;
+use crate::hunt::its10406;
+use crate::report::{self, model};
+use crate::runner::runfile::{Engine, Metric};
+use crate::workload::WorkloadConfig;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ItsArgs {
+    #[arg(long, value_delimiter = ',', default_value = "rust")]
+    pub engine: Vec<Engine>,
+    /// Stop after this long, at the end of a round (e.g. 10m).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub time_budget: Option<std::time::Duration>,
+    #[arg(long, default_value_t = 30)]
+    pub rounds: u32,
+    /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
+    #[arg(long, default_value = "0.9.17..0.9.33")]
+    pub tags: String,
+    #[arg(long, value_enum, default_value_t = Metric::Time)]
+    pub metric: Metric,
+    /// Where reports/its-10406-<date>.{md,txt,json,svg} go.
+    #[arg(long, default_value = "reports")]
+    pub out_dir: PathBuf,
+    #[arg(long, default_value_t = 1_000_000)]
+    pub entries: u32,
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+pub fn run(args: &ItsArgs) -> Result<()> {
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    let run_args = super::run::RunArgs {
+        tags: args.tags.clone(),
+        workloads: "write".into(),
+        engine: args.engine.clone(),
+        rounds: args.rounds,
+        warmup: 1,
+        time_budget: args.time_budget,
+        target_ci: None,
+        iterations: 1,
+        metric: args.metric,
+        out: Some(args.out_dir.join("runs").join(format!("its-10406-{stamp}.jsonl"))),
+        resume: None,
+        summary_json: false,
+        // The report's benchmark: LmdbJava's defaults.
+        workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
+        build: args.build.clone(),
+    };
+    let data = super::run::measure(&run_args)?;
+    let m = model::build(&data, None)?;
+    let r = its10406::build(&m);
+    let md = its10406::render(&r, &m, true);
+    print!("{}", its10406::render(&r, &m, false));
+    let stem = format!("its-10406-{stamp}");
+    std::fs::create_dir_all(&args.out_dir)?;
+    let base = args.out_dir.join(&stem);
+    std::fs::write(base.with_extension("md"), md)?;
+    std::fs::write(base.with_extension("txt"), its10406::render(&r, &m, false))?;
+    let doc = serde_json::json!({ "schema": 1, "kind": "lmdb-regress-its-10406", "its_10406": r, "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)? });
+    std::fs::write(base.with_extension("json"), serde_json::to_string_pretty(&doc)? + "\n")?;
+    let mut written = vec![base.with_extension("md"), base.with_extension("txt"), base.with_extension("json")];
+    if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
+        std::fs::write(base.with_extension("svg"), report::svg::chart(&m, s)?)?;
+        written.push(base.with_extension("svg"));
+    }
+    for p in written {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Regression hunting end to end: bisect over a repository made here, and the ITS#10406
+//! reproduction on a tiny entry count.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const PUT: &str = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
+
+fn edit_mdb(repo: &Path, f: impl FnOnce(String) -> String) {
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, f(text)).unwrap();
+}
+
+fn commit(repo: &Path, msg: &str) -> String {
+    git(repo, &["commit", "-q", "-am", msg]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
+    let src = source_dir("LMDB_0.9.33");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let good = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        edit_mdb(&repo, |t| format!("{t}\n/* neutral change {i} */\n"));
+        ids.push(commit(&repo, &format!("neutral {i}")));
+    }
+    edit_mdb(&repo, |t| {
+        assert!(t.contains(PUT), "mdb_cursor_put's opening changed");
+        t.replacen(PUT, &format!("{PUT}\t{{ volatile int spin; for (spin = 0; spin < 300; spin++) ; }}\n"), 1)
+    });
+    let slow = commit(&repo, "slow down every put");
+    for i in 3..6 {
+        edit_mdb(&repo, |t| format!("{t}\n/* neutral change {i} */\n"));
+        ids.push(commit(&repo, &format!("neutral {i}")));
+    }
+    let bad = ids.last().unwrap().clone();
+    let cache = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["bisect", "--good", &good, "--bad", &bad, "--workload", "write", "--entries", "2000"])
+            .args(["--metric", "instructions", "--git"])
+            .arg(&repo)
+            .arg("--out-dir")
+            .arg(tmp.path().join("runs")),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("confirm:"), "{text}");
+    assert!(text.contains(&format!("commits: first bad is {slow}")), "{text}");
+    assert!(text.contains("\"slow down every put\""), "{text}");
+    // 7 commits between: at most 3 probes by halving.
+    let probes = text.lines().filter(|l| l.trim_start().starts_with("probe ")).count();
+    assert!((1..=3).contains(&probes), "{probes} probes:\n{text}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("runs/bisect.json")).unwrap()).unwrap();
+    assert_eq!(summary["phases"][0]["phase"], "commits");
+}
+
+#[test]
+fn bisect_says_so_when_there_is_no_regression() {
+    let src = source_dir("LMDB_0.9.33");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let good = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
+    edit_mdb(&repo, |t| format!("{t}\n/* neutral */\n"));
+    let bad = commit(&repo, "neutral");
+    let out = run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["bisect", "--good", &good, "--bad", &bad, "--workload", "write", "--entries", "2000"])
+            .args(["--metric", "instructions", "--git"])
+            .arg(&repo)
+            .arg("--out-dir")
+            .arg(tmp.path().join("runs")),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("is not slower than") && text.contains("nothing to bisect"), "{text}");
+    assert!(!text.contains("probe 1"), "{text}");
+}
+
+#[test]
+fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
+    // A cache holding only what the registries carry.
+    let cache = tempfile::tempdir().unwrap();
+    for tag in ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.33"] {
+        let dir = source_dir(tag);
+        let dest = cache.path().join("sources").join(dir.file_name().unwrap());
+        std::fs::create_dir_all(&dest).unwrap();
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            std::fs::copy(e.path(), dest.join(e.file_name())).unwrap();
+        }
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["its-10406", "--entries", "2000", "--rounds", "6", "--out-dir"])
+            .arg(out_dir.path()),
+    );
+    let text = stdout(&out);
+    for section in [
+        "ITS#10406 REPRODUCED NATIVELY",
+        "WRITE ENTRY, RUST ENGINE",
+        "THE REPORT'S CLAIMS",
+        "NOT MEASURED",
+        "ENVIRONMENT",
+    ] {
+        assert!(text.contains(section), "missing {section}:\n{text}");
+    }
+    // The report's own figures stand beside ours.
+    assert!(text.contains("75.790") && text.contains("83.304"), "{text}");
+    let claim = |from: &str, to: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!("{from} → {to}")))
+            .unwrap_or_else(|| panic!("no claim line:\n{text}"))
+            .to_string()
+    };
+    assert!(claim("LMDB_0.9.18", "LMDB_0.9.19").contains("not measured (LMDB_0.9.19 unavailable)"));
+    assert!(claim("LMDB_0.9.18", "LMDB_0.9.20").contains("not measured (LMDB_0.9.20 unavailable)"));
+    let measured = claim("LMDB_0.9.17", "LMDB_0.9.33");
+    assert!(
+        measured.contains("slower by")
+            || measured.contains("no significant difference")
+            || measured.contains("faster by"),
+        "{measured}"
+    );
+    assert!(text.contains("LMDB_0.9.19: tried") && text.contains("--git PATH"), "{text}");
+    let files: Vec<String> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for ext in ["md", "txt", "json", "svg"] {
+        assert!(
+            files.iter().any(|f| f.starts_with("its-10406-") && f.ends_with(&format!(".{ext}"))),
+            "{ext}: {files:?}"
+        );
+    }
+}
