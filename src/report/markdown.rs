@@ -13,7 +13,8 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn table(out: &mut String, c: &Cells, tag_col: usize) {
+fn table(out: &mut String, c: &Cells) {
+    let tag_col = c.tag_col;
     let _ = writeln!(out, "| {} |", c.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(
         out,
@@ -21,7 +22,7 @@ fn table(out: &mut String, c: &Cells, tag_col: usize) {
         c.header
             .iter()
             .enumerate()
-            .map(|(i, _)| if i == tag_col { ":---" } else { "---:" })
+            .map(|(i, _)| if i < c.text_cols { ":---" } else { "---:" })
             .collect::<Vec<_>>()
             .join("|")
     );
@@ -55,19 +56,19 @@ pub fn render(m: &ReportModel) -> String {
     );
     for s in &m.sections {
         let _ = writeln!(o, "## {}\n", m.section_title(s));
-        table(&mut o, &super::ranked_cells(m, s), 1);
+        table(&mut o, &super::ranked_cells(m, s));
     }
     if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "# Against {}\n", m.baseline);
     }
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "## {}\n", m.section_title(s));
-        table(&mut o, &super::baseline_cells(m, s), 0);
+        table(&mut o, &super::baseline_cells(m, s));
     }
     if !m.overhead.is_empty() {
         let _ = writeln!(o, "# Harness overhead (Rust / C)\n");
         let _ = writeln!(o, "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.\n");
-        table(&mut o, &super::overhead_cells(m), 1);
+        table(&mut o, &super::overhead_cells(m));
     }
     let problems = super::problem_lines(m);
     if !problems.is_empty() {
@@ -84,7 +85,7 @@ pub fn render(m: &ReportModel) -> String {
     }
     o.push('\n');
     let _ = writeln!(o, "## Builds\n");
-    table(&mut o, &super::provenance_cells(m), 0);
+    table(&mut o, &super::provenance_cells(m));
     o
 }
 

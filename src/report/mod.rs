@@ -116,6 +116,10 @@ pub struct Cells {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub highlight: Vec<bool>,
+    /// The column holding the tag (highlighted for the newest tag).
+    pub tag_col: usize,
+    /// Columns before this one are text (left-aligned); the rest are figures.
+    pub text_cols: usize,
 }
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
@@ -125,6 +129,8 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
             .to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
+        tag_col: 1,
+        text_cols: 2,
     };
     for r in &s.ranked {
         let (d, ci, sig) = match &r.vs_fastest {
@@ -156,6 +162,8 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
         header: ["Tag", m.unit.label, "±", &vs, "95% CI", "p", "n"].map(String::from).to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
+        tag_col: 0,
+        text_cols: 1,
     };
     for r in &s.vs_baseline {
         let (d, ci, sig) = match &r.vs_baseline {
@@ -181,13 +189,16 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
         header: ["Tag", "status", "sources", "match", "compiler", "flags"].map(String::from).to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
+        tag_col: 0,
+        text_cols: 6,
     };
     for t in &m.tags {
         let b = t.builds.first();
         c.rows.push(vec![
             t.tag.clone(),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            t.provenance.clone().unwrap_or_else(|| t.reason.clone().unwrap_or_default()),
+            // Why a tag is missing is told under Problems, in full.
+            t.provenance.clone().unwrap_or_else(|| "-".into()),
             t.matches.map(|x| x.to_string()).unwrap_or_default(),
             b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
@@ -203,6 +214,8 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
         header: ["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "95% CI", "p"].map(String::from).to_vec(),
         rows: Vec::new(),
         highlight: Vec::new(),
+        tag_col: 1,
+        text_cols: 2,
     };
     for r in &m.overhead {
         c.rows.push(vec![

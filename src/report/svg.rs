@@ -24,7 +24,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let hi = bounds.iter().map(|b| b.1).fold(f64::NEG_INFINITY, f64::max);
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
     let (ylo, yhi) = ((lo - pad).max(0.0), hi + pad);
-    let title = format!("{} — median {} with 95% interval", m.section_title(s), m.unit.label);
+    let title = format!("{} — median {} with 95% interval (newest tag in red)", m.section_title(s), m.unit.label);
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (960, 480)).into_drawing_area();
@@ -34,7 +34,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d((0..n).into_segmented(), ylo..yhi)
+            .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
             .map_err(|e| anyhow!("{e:?}"))?;
         let labels: Vec<String> = rows.iter().map(|r| short_tag(&r.tag).to_string()).collect();
         c.configure_mesh()

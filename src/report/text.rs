@@ -12,7 +12,8 @@ pub struct Text;
 const RULE: &str = "==============================================";
 
 /// Left-aligned first columns up to `left`, the rest right-aligned; the newest tag gets " *".
-fn table(out: &mut String, c: &Cells, tag_col: usize) {
+fn table(out: &mut String, c: &Cells) {
+    let tag_col = c.tag_col;
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
@@ -24,24 +25,23 @@ fn table(out: &mut String, c: &Cells, tag_col: usize) {
     let widths: Vec<usize> = (0..c.header.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([c.header[i].chars().count()]).max().unwrap_or(0))
         .collect();
-    let line = |cells: &[String]| -> String {
-        cells
-            .iter()
-            .enumerate()
-            .map(
-                |(i, v)| {
-                    if i <= tag_col {
+    let line =
+        |cells: &[String]| -> String {
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if i < c.text_cols {
                         format!("{v:<w$}", w = widths[i])
                     } else {
                         format!("{v:>w$}", w = widths[i])
                     }
-                },
-            )
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-    };
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
     let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
     let _ = writeln!(out, "{}", "-".repeat(total));
     let _ = writeln!(out, "{}", line(&c.header));
@@ -66,18 +66,18 @@ pub fn render(m: &ReportModel) -> String {
     );
     for s in &m.sections {
         let _ = writeln!(o, "{}", m.section_title(s));
-        table(&mut o, &super::ranked_cells(m, s), 1);
+        table(&mut o, &super::ranked_cells(m, s));
     }
     if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "{RULE}\nAGAINST {}\n{RULE}", m.baseline);
     }
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         let _ = writeln!(o, "{}", m.section_title(s));
-        table(&mut o, &super::baseline_cells(m, s), 0);
+        table(&mut o, &super::baseline_cells(m, s));
     }
     if !m.overhead.is_empty() {
         let _ = writeln!(o, "{RULE}\nHARNESS OVERHEAD (RUST / C, 1.000 = none)\n{RULE}");
-        table(&mut o, &super::overhead_cells(m), 1);
+        table(&mut o, &super::overhead_cells(m));
     }
     let problems = super::problem_lines(m);
     if !problems.is_empty() {
@@ -95,7 +95,7 @@ pub fn render(m: &ReportModel) -> String {
     }
     o.push('\n');
     let _ = writeln!(o, "BUILDS");
-    table(&mut o, &super::provenance_cells(m), 0);
+    table(&mut o, &super::provenance_cells(m));
     o
 }
 
