@@ -1,25 +1,39 @@
 # lmdb-regress — `make run` measures, `make test` tests. Both install what they need.
 CARGO ?= cargo
 BIN := target/release/lmdb-regress
+# Tags for the harness-overhead benchmark (registry-reachable, so it runs anywhere).
+OVERHEAD_TAGS ?= 0.9.18,0.9.24,0.9.33
 
 .PHONY: all deps build run test bindings bench-overhead its-10406 clean
 
 all: build
 
-# System packages the C twin and the instruction counter need (Debian; root or sudo).
+# System packages: gcc, the C twin's checksum libraries, valgrind, libclang (apt-get).
 deps:
 	@./scripts/install-deps.sh
 
 build: deps
 	$(CARGO) build --release
 
-# The main job: build every available tag, measure all six workloads, print the report.
+# The main job: build every available tag, measure the six workloads, print the report.
+# Set LMDB_GIT to a clone of OpenLDAP's repository to include the tags no registry carries.
 run: build
 	$(BIN) run
 
 test: deps
 	$(CARGO) build --release
 	$(CARGO) test --release -- --test-threads=2
+
+# ITS#10406 natively: the report's write benchmark on every tag, verdicts on its claims.
+its-10406: build
+	$(BIN) its-10406
+
+# The Rust harness against its C twin on three tags at the default size; the report's
+# "Harness overhead" table gives Rust / C per workload with its interval.
+bench-overhead: build
+	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --out reports/bench-overhead.jsonl > /dev/null
+	$(BIN) report reports/bench-overhead.jsonl --format markdown,text,json --out-dir reports
+	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead.txt
 
 # Regenerate src/ffi/bindings.rs from LMDB_0.9.33's verified lmdb.h (needs libclang).
 bindings: deps

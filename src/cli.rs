@@ -71,6 +71,9 @@ pub enum Command {
         /// Write every format here (as <run name>.<ext>) instead of printing.
         #[arg(long)]
         out_dir: Option<PathBuf>,
+        /// Rank by time or by instructions (default: the run's metric).
+        #[arg(long, value_enum)]
+        metric: Option<crate::runner::runfile::Metric>,
     },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
@@ -104,8 +107,8 @@ pub fn main() -> Result<()> {
         Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(args) => cmd::run::run(&args),
-        Command::Report { file, format, baseline, out_dir } => {
-            cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref())
+        Command::Report { file, format, baseline, out_dir, metric } => {
+            cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
         }
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),

@@ -7,9 +7,15 @@ use anyhow::Result;
 use crate::report::{self, Format};
 use crate::runner::runfile;
 
-pub fn run(file: &Path, formats: &[Format], baseline: Option<&str>, out_dir: Option<&Path>) -> Result<()> {
+pub fn run(
+    file: &Path,
+    formats: &[Format],
+    baseline: Option<&str>,
+    out_dir: Option<&Path>,
+    metric: Option<runfile::Metric>,
+) -> Result<()> {
     let data = runfile::load(file)?;
-    let model = report::model::build(&data, baseline)?;
+    let model = report::model::build_with(&data, baseline, metric)?;
     match out_dir {
         Some(dir) => {
             let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());

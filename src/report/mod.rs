@@ -124,7 +124,7 @@ pub struct Cells {
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells {
-        header: ["Rank", "LMDB Tag", m.unit.label, "±", "vs Fastest", "95% CI", "vs Fastest sig.", "n"]
+        header: ["Rank", "LMDB Tag", m.unit.label, "±", "min", "vs Fastest", "95% CI", "vs Fastest sig.", "n"]
             .map(String::from)
             .to_vec(),
         rows: Vec::new(),
@@ -132,6 +132,10 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
         tag_col: 1,
         text_cols: 2,
     };
+    let beside_time = m.unit.metric != crate::runner::runfile::Metric::Time;
+    if beside_time {
+        c.header.push("time ms/op".into());
+    }
     for r in &s.ranked {
         let (d, ci, sig) = match &r.vs_fastest {
             None => ("baseline".into(), String::new(), String::new()),
@@ -142,11 +146,15 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
             r.tag.clone(),
             num(r.summary.median),
             plus_minus(&r.summary),
+            num(r.summary.min),
             d,
             ci,
             sig,
             r.summary.n.to_string(),
         ]);
+        if beside_time {
+            c.rows.last_mut().unwrap().push(r.time.as_ref().map(|t| num(t.median)).unwrap_or_default());
+        }
         c.highlight.push(m.newest.as_deref() == Some(r.tag.as_str()));
     }
     c

@@ -19,6 +19,8 @@ pub struct RankedRow {
     pub rank: usize,
     pub tag: String,
     pub summary: Summary,
+    /// Wall time beside an instruction count (None when time is the metric).
+    pub time: Option<Summary>,
     /// Against the fastest tag; None for the fastest itself.
     pub vs_fastest: Option<Comparison>,
 }
@@ -126,8 +128,16 @@ pub fn release_key(tag: &str) -> (u8, (i32, i32, i32), String) {
 }
 
 pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
+    build_with(data, baseline, None)
+}
+
+/// `metric` overrides the run's own (instructions need counted samples).
+pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>) -> Result<ReportModel> {
     let h = &data.header;
-    let metric = h.plan.metric;
+    let metric = metric.unwrap_or(h.plan.metric);
+    if metric == Metric::Instructions && !data.samples.iter().any(|s| s.instructions.is_some()) {
+        bail!("this run has no instruction counts: measure with `run --metric instructions`");
+    }
     let unit = Unit { metric, label: if metric == Metric::Time { "ms/op" } else { "Minstr/op" } };
     let mut groups: Groups = BTreeMap::new();
     for s in &data.samples {
@@ -179,6 +189,9 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
                 rank: i + 1,
                 tag: t.to_string(),
                 summary: summaries[t].clone(),
+                time: (metric != Metric::Time)
+                    .then(|| stats::summarize(&by_tag[*t].iter().map(|s| s.ms()).collect::<Vec<f64>>()))
+                    .flatten(),
                 vs_fastest: (Some(*t) != fastest)
                     .then(|| stats::compare(&values[fastest.unwrap()], &values[t]))
                     .flatten(),
