@@ -96,7 +96,7 @@ impl<'a> Bisector<'a> {
     }
 
     fn values(&self, samples: &[Sample], tag: &str) -> Vec<f64> {
-        samples.iter().filter(|s| s.tag == tag).filter_map(|s| value(s, self.settings.metric)).collect()
+        tag_values(samples, tag, self.settings.metric)
     }
 
     /// One interleaved run of `units` until `stop` says so or the round cap.
@@ -157,7 +157,7 @@ impl<'a> Bisector<'a> {
         let thr = 1.0 + self.settings.threshold / 100.0;
         let metric = self.settings.metric;
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            let v = |t: &str| tag_values(xs, t, metric);
             ratio_interval(&v(&g), &v(&b)).is_some_and(|(lo, hi)| lo > thr || hi < thr)
         };
         let samples = self.interleave(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()], &stop)?;
@@ -186,7 +186,7 @@ impl<'a> Bisector<'a> {
         let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
         let metric = self.settings.metric;
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            let v = |t: &str| tag_values(xs, t, metric);
             decide(&v(&g), &v(&b), &v(&p)).0.is_some()
         };
         let samples = match self.interleave(&format!("probe-{label}"), vec![good.clone(), bad.clone(), unit], &stop) {
@@ -245,7 +245,7 @@ impl<'a> Bisector<'a> {
         let (ul, ub) = (self.unit(&lg).map_err(anyhow::Error::msg)?, self.unit(&fb).map_err(anyhow::Error::msg)?);
         let metric = self.settings.metric;
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| xs.iter().filter(|s| s.tag == t).filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            let v = |t: &str| tag_values(xs, t, metric);
             ratio_interval(&v(&lg), &v(&fb)).is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0)
         };
         let samples = self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop)?;
@@ -292,6 +292,11 @@ impl<'a> Bisector<'a> {
         out.push(bad.to_string());
         Ok(out)
     }
+}
+
+/// One tag's values under a metric.
+fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Vec<f64> {
+    samples.iter().filter(|s| s.tag == tag).filter_map(|s| value(s, metric)).collect()
 }
 
 /// Interval of median(bad)/median(good), from the decision intervals of both.

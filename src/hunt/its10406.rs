@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::matrix::Status;
 use crate::report::model::{value, ReportModel};
-use crate::report::{fmt_p, num, plus_minus};
+use crate::report::{fmt_p, num, plus_minus, Cells};
 use crate::runner::runfile::Engine;
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::Workload;
@@ -208,7 +208,18 @@ pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
                 ]
             })
             .collect();
-        table(&mut o, &header, &rows, md);
+        let cells = Cells {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            highlight: vec![false; rows.len()],
+            rows,
+            tag_col: 0,
+            text_cols: 1,
+        };
+        if md {
+            crate::report::markdown::table(&mut o, &cells);
+        } else {
+            crate::report::text::table(&mut o, &cells);
+        }
         h(&mut o, 3, "The report's claims");
         for v in &e.verdicts {
             let _ = writeln!(
@@ -236,33 +247,4 @@ pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
         let _ = writeln!(o, "{}{k}: {v}", if md { "- " } else { "" });
     }
     o
-}
-
-fn table(o: &mut String, header: &[&str], rows: &[Vec<String>], md: bool) {
-    if md {
-        let _ = writeln!(o, "| {} |", header.join(" | "));
-        let _ = writeln!(o, "|:---|{}", "---:|".repeat(header.len() - 1));
-        for r in rows {
-            let _ = writeln!(o, "| {} |", r.join(" | "));
-        }
-        o.push('\n');
-        return;
-    }
-    let w: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([header[i].chars().count()]).max().unwrap())
-        .collect();
-    let line = |cells: Vec<&str>| -> String {
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = w[i]) } else { format!("{c:>w$}", w = w[i]) })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    let rule = "-".repeat(w.iter().sum::<usize>() + 2 * (w.len() - 1));
-    let _ = writeln!(o, "{rule}\n{}\n{rule}", line(header.to_vec()));
-    for r in rows {
-        let _ = writeln!(o, "{}", line(r.iter().map(String::as_str).collect()));
-    }
-    let _ = writeln!(o, "{rule}\n");
 }

@@ -13,7 +13,7 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn table(out: &mut String, c: &Cells) {
+pub fn table(out: &mut String, c: &Cells) {
     let tag_col = c.tag_col;
     let _ = writeln!(out, "| {} |", c.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(

@@ -12,7 +12,7 @@ pub struct Text;
 const RULE: &str = "==============================================";
 
 /// Left-aligned first columns up to `left`, the rest right-aligned; the newest tag gets " *".
-fn table(out: &mut String, c: &Cells) {
+pub fn table(out: &mut String, c: &Cells) {
     let tag_col = c.tag_col;
     let rows: Vec<Vec<String>> = c
         .rows
