@@ -72,8 +72,10 @@ fn bisect_says_so_when_there_is_no_regression() {
     let good = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
     edit_mdb(&repo, |t| format!("{t}\n/* neutral */\n"));
     let bad = commit(&repo, "neutral");
+    let cache = tempfile::tempdir().unwrap();
     let out = run_ok(
         lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
             .env("LMDB_REGRESS_OFFLINE", "1")
             .args(["bisect", "--good", &good, "--bad", &bad, "--workload", "write", "--entries", "2000"])
             .args(["--metric", "instructions", "--git"])

@@ -20,11 +20,12 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
         .iter()
         .map(|r| r.summary.median_ci.map(|c| (c.lo, c.hi)).unwrap_or((r.summary.min, r.summary.max)))
         .collect();
-    let lo = bounds.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
+    let lo = bounds.iter().map(|b| b.0).chain(rows.iter().map(|r| r.summary.min)).fold(f64::INFINITY, f64::min);
     let hi = bounds.iter().map(|b| b.1).fold(f64::NEG_INFINITY, f64::max);
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
     let (ylo, yhi) = ((lo - pad).max(0.0), hi + pad);
-    let title = format!("{} — median {} with 95% interval (newest tag in red)", m.section_title(s), m.unit.label);
+    let title =
+        format!("{} — median {} with 95% interval, × minimum (newest tag in red)", m.section_title(s), m.unit.label);
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (960, 480)).into_drawing_area();
@@ -71,6 +72,11 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
         .map_err(|e| anyhow!("{e:?}"))?;
         c.draw_series(rows.iter().enumerate().map(|(i, r)| {
             Circle::new((SegmentValue::CenterOf(i as i32), r.summary.median), 4, color(&r.tag).filled())
+        }))
+        .map_err(|e| anyhow!("{e:?}"))?;
+        // The fastest sample: on a shared machine the floor separates tags the medians blur.
+        c.draw_series(rows.iter().enumerate().map(|(i, r)| {
+            Cross::new((SegmentValue::CenterOf(i as i32), r.summary.min), 4, color(&r.tag).stroke_width(1))
         }))
         .map_err(|e| anyhow!("{e:?}"))?;
         root.present().map_err(|e| anyhow!("{e:?}"))?;

@@ -88,13 +88,13 @@ impl SourceCache {
         }
         set.dir = dest.clone();
         std::fs::write(staging.path().join("source.json"), serde_json::to_vec_pretty(&set)?)?;
-        if dest.exists() {
-            // Another worker stored the same content first; theirs is as good as ours.
-            let _ = std::fs::remove_dir_all(&dest);
-        }
+        // Content-addressed: if these files are stored already, the first record of where
+        // they came from stands (a commit with a tag's files must not rename the tag's source).
         let staged = staging.keep();
-        if std::fs::rename(&staged, &dest).is_err() {
+        if dest.join("source.json").is_file() || std::fs::rename(&staged, &dest).is_err() {
             let _ = std::fs::remove_dir_all(&staged);
+            let stored: SourceSet = serde_json::from_slice(&std::fs::read(dest.join("source.json"))?)?;
+            set.provenance = stored.provenance;
         }
         if let Want::Commit(c) = want {
             let refs = self.root.join("refs");
