@@ -11,7 +11,6 @@ use super::search::{self, decide, SearchOutcome, Verdict};
 use crate::environment::Environment;
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status};
-use crate::report::model::value;
 use crate::runner::counter::Counter;
 use crate::runner::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
@@ -296,7 +295,7 @@ impl<'a> Bisector<'a> {
 
 /// One tag's values under a metric.
 fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Vec<f64> {
-    samples.iter().filter(|s| s.tag == tag).filter_map(|s| value(s, metric)).collect()
+    samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric)).collect()
 }
 
 /// Interval of median(bad)/median(good), from the decision intervals of both.

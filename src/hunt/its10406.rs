@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::matrix::Status;
-use crate::report::model::{value, ReportModel};
+use crate::report::model::ReportModel;
 use crate::report::{fmt_p, num, plus_minus, Cells};
 use crate::runner::runfile::Engine;
 use crate::stats::{self, Comparison, Summary};
@@ -88,7 +88,7 @@ pub fn build(m: &ReportModel) -> ItsReport {
             m.samples
                 .iter()
                 .filter(|s| s.engine == engine && s.workload == Workload::Write && s.tag == tag)
-                .filter_map(|s| value(s, m.unit.metric))
+                .filter_map(|s| s.value(m.unit.metric))
                 .collect()
         };
         let base = vals(BASELINE);

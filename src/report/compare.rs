@@ -7,7 +7,7 @@ use std::fmt::Write;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::model::{release_key, value};
+use super::model::release_key;
 use crate::runner::runfile::{Engine, RunData};
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::Workload;
@@ -27,7 +27,7 @@ type Groups = BTreeMap<(Engine, Workload, String), Vec<f64>>;
 fn groups(d: &RunData) -> Groups {
     let mut g = Groups::new();
     for s in &d.samples {
-        if let Some(v) = value(s, d.header.plan.metric) {
+        if let Some(v) = s.value(d.header.plan.metric) {
             g.entry((s.engine, s.workload, s.tag.clone())).or_default().push(v);
         }
     }

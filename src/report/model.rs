@@ -111,14 +111,6 @@ impl ReportModel {
     }
 }
 
-/// The value a sample contributes under a metric, in display units.
-pub fn value(s: &Sample, metric: Metric) -> Option<f64> {
-    match metric {
-        Metric::Time => Some(s.ms()),
-        Metric::Instructions => s.instructions.map(|i| i as f64 / 1e6),
-    }
-}
-
 /// Release order: pinned tags by version, then anything else (commits) by name.
 pub fn release_key(tag: &str) -> (u8, (i32, i32, i32), String) {
     match parse_version(tag) {
@@ -174,7 +166,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     for ((engine, workload), by_tag) in &groups {
         let values: BTreeMap<&str, Vec<f64>> = by_tag
             .iter()
-            .map(|(t, ss)| (t.as_str(), ss.iter().filter_map(|s| value(s, metric)).collect::<Vec<f64>>()))
+            .map(|(t, ss)| (t.as_str(), ss.iter().filter_map(|s| s.value(metric)).collect::<Vec<f64>>()))
             .filter(|(_, v)| !v.is_empty())
             .collect();
         let summaries: BTreeMap<&str, Summary> =
@@ -252,7 +244,7 @@ fn engine_overhead(groups: &Groups, metric: Metric) -> Vec<OverheadRow> {
         let mut tags: Vec<&String> = rust.keys().filter(|t| c.contains_key(*t)).collect();
         tags.sort_by_key(|t| release_key(t));
         for t in tags {
-            let vals = |ss: &Vec<&Sample>| ss.iter().filter_map(|s| value(s, metric)).collect::<Vec<f64>>();
+            let vals = |ss: &Vec<&Sample>| ss.iter().filter_map(|s| s.value(metric)).collect::<Vec<f64>>();
             let (r, cv) = (vals(&rust[t]), vals(&c[t]));
             if let (Some(rs), Some(cs), Some(ratio)) =
                 (stats::summarize(&r), stats::summarize(&cv), stats::compare(&cv, &r))

@@ -238,7 +238,7 @@ impl Schedule<'_> {
                 break;
             }
             if let Some(target) = self.plan.target_ci {
-                if precise_enough(&samples, target) {
+                if precise_enough(&samples, target, self.plan.metric) {
                     reason = "target-ci";
                     break;
                 }
@@ -386,10 +386,12 @@ impl Schedule<'_> {
 }
 
 /// Every (engine, tag, workload) median interval narrower than `target` percent.
-pub fn precise_enough(samples: &[Sample], target: f64) -> bool {
+pub fn precise_enough(samples: &[Sample], target: f64, metric: runfile::Metric) -> bool {
     let mut groups: BTreeMap<(Engine, &str, Workload), Vec<f64>> = BTreeMap::new();
     for s in samples {
-        groups.entry((s.engine, s.tag.as_str(), s.workload)).or_default().push(s.ms());
+        if let Some(v) = s.value(metric) {
+            groups.entry((s.engine, s.tag.as_str(), s.workload)).or_default().push(v);
+        }
     }
     !groups.is_empty()
         && groups

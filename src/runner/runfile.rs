@@ -85,6 +85,15 @@ impl Sample {
     pub fn ms(&self) -> f64 {
         self.ns as f64 / 1e6
     }
+
+    /// The sample's figure under a metric, in display units (ms, or millions of
+    /// instructions); None for instructions when none were counted.
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        match metric {
+            Metric::Time => Some(self.ms()),
+            Metric::Instructions => self.instructions.map(|i| i as f64 / 1e6),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
