@@ -31,8 +31,8 @@ its-10406: build
 # The Rust harness against its C twin on three tags at the default size; the report's
 # "Harness overhead" table gives Rust / C per workload with its interval.
 bench-overhead: build
-	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --out reports/bench-overhead.jsonl > /dev/null
-	$(BIN) report reports/bench-overhead.jsonl --format markdown,text,json --out-dir reports
+	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --out reports/runs/bench-overhead.jsonl > /dev/null
+	$(BIN) report reports/runs/bench-overhead.jsonl --format markdown,text,json --out-dir reports
 	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead.txt
 
 # Regenerate src/ffi/bindings.rs from LMDB_0.9.33's verified lmdb.h (needs libclang).
