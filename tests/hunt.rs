@@ -20,6 +20,22 @@ fn commit(repo: &Path, msg: &str) -> String {
     git(repo, &["rev-parse", "HEAD"])
 }
 
+/// `bisect` of the write workload by instruction counts, with only `repo` to build from.
+fn bisect_by_instructions(repo: &Path, good: &str, bad: &str, out_dir: &Path) -> String {
+    let cache = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["bisect", "--good", good, "--bad", bad, "--workload", "write", "--entries", "2000"])
+            .args(["--metric", "instructions", "--git"])
+            .arg(repo)
+            .arg("--out-dir")
+            .arg(out_dir),
+    );
+    stdout(&out)
+}
+
 #[test]
 fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     let src = source_dir("LMDB_0.9.33");
@@ -41,18 +57,7 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
         ids.push(commit(&repo, &format!("neutral {i}")));
     }
     let bad = ids.last().unwrap().clone();
-    let cache = tempfile::tempdir().unwrap();
-    let out = run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_CACHE", cache.path())
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["bisect", "--good", &good, "--bad", &bad, "--workload", "write", "--entries", "2000"])
-            .args(["--metric", "instructions", "--git"])
-            .arg(&repo)
-            .arg("--out-dir")
-            .arg(tmp.path().join("runs")),
-    );
-    let text = stdout(&out);
+    let text = bisect_by_instructions(&repo, &good, &bad, &tmp.path().join("runs"));
     assert!(text.contains("confirm:"), "{text}");
     assert!(text.contains(&format!("commits: first bad is {slow}")), "{text}");
     assert!(text.contains("\"slow down every put\""), "{text}");
@@ -72,18 +77,7 @@ fn bisect_says_so_when_there_is_no_regression() {
     let good = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
     edit_mdb(&repo, |t| format!("{t}\n/* neutral */\n"));
     let bad = commit(&repo, "neutral");
-    let cache = tempfile::tempdir().unwrap();
-    let out = run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_CACHE", cache.path())
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["bisect", "--good", &good, "--bad", &bad, "--workload", "write", "--entries", "2000"])
-            .args(["--metric", "instructions", "--git"])
-            .arg(&repo)
-            .arg("--out-dir")
-            .arg(tmp.path().join("runs")),
-    );
-    let text = stdout(&out);
+    let text = bisect_by_instructions(&repo, &good, &bad, &tmp.path().join("runs"));
     assert!(text.contains("is not slower than") && text.contains("nothing to bisect"), "{text}");
     assert!(!text.contains("probe 1"), "{text}");
 }
