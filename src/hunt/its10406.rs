@@ -190,9 +190,11 @@ pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
                     (None, _) => ("not measured".into(), String::new(), String::new()),
                     (Some(_), None) if row.tag == BASELINE => ("baseline".into(), String::new(), String::new()),
                     (Some(_), None) => ("n/a".into(), String::new(), String::new()),
-                    (Some(_), Some(c)) => {
-                        (crate::report::delta(c), crate::report::delta_interval(c), crate::report::significance(c))
-                    }
+                    (Some(_), Some(c)) => (
+                        crate::report::delta(c),
+                        crate::report::delta_interval(c),
+                        crate::report::significance_in(m, c),
+                    ),
                 };
                 vec![
                     row.tag.clone(),

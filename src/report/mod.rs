@@ -103,6 +103,15 @@ pub fn significance(c: &Comparison) -> String {
     }
 }
 
+/// Instruction counts repeat exactly, so a rank test over a few of them says nothing:
+/// their cells say "counts" instead of a p-value.
+pub fn significance_in(m: &ReportModel, c: &Comparison) -> String {
+    match m.unit.metric {
+        crate::runner::runfile::Metric::Instructions => "counts".into(),
+        crate::runner::runfile::Metric::Time => significance(c),
+    }
+}
+
 pub fn fmt_p(p: f64) -> String {
     if p < 0.001 {
         "<0.001".into()
@@ -139,7 +148,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     for r in &s.ranked {
         let (d, ci, sig) = match &r.vs_fastest {
             None => ("baseline".into(), String::new(), String::new()),
-            Some(cmp) => (delta(cmp), delta_interval(cmp), significance(cmp)),
+            Some(cmp) => (delta(cmp), delta_interval(cmp), significance_in(m, cmp)),
         };
         c.rows.push(vec![
             r.rank.to_string(),
@@ -176,7 +185,7 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     for r in &s.vs_baseline {
         let (d, ci, sig) = match &r.vs_baseline {
             None => ("baseline".into(), String::new(), String::new()),
-            Some(cmp) => (delta(cmp), delta_interval(cmp), significance(cmp)),
+            Some(cmp) => (delta(cmp), delta_interval(cmp), significance_in(m, cmp)),
         };
         c.rows.push(vec![
             r.tag.clone(),
@@ -233,7 +242,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
             format!("{} {}", num(r.c.median), plus_minus(&r.c)),
             format!("{:.3}", r.ratio.ratio),
             r.ratio.ratio_ci.map(|i| format!("[{:.3}, {:.3}]", i.lo, i.hi)).unwrap_or_else(|| "n/a".into()),
-            significance(&r.ratio),
+            significance_in(m, &r.ratio),
         ]);
         c.highlight.push(false);
     }
