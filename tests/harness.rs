@@ -199,7 +199,7 @@ fn a_too_small_map_is_a_clear_per_tag_map_full_error() {
 fn an_interrupted_run_keeps_its_samples_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.jsonl");
-    let mut child = lmdb_regress()
+    let child = lmdb_regress()
         .args([
             "run",
             "--tags",
