@@ -197,6 +197,17 @@ fn tampered_files_are_refused_with_both_hashes() {
     );
     let reason = row(&v, "LMDB_0.9.18")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("cache") && reason.contains(&format!("got {actual}")), "{reason}");
+    // A verified copy from another provider replaces the edited entry; nothing is built from it.
+    let v = json(&run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["tags", "--json", "--git"])
+            .arg(&good),
+    ));
+    assert_eq!(row(&v, "LMDB_0.9.18")["status"], "built");
+    let pinned_mdb = "d200f5dc2de9c5afd3326312499ded38e1073598fd69dd5e9fd3a2f38cab9e6c";
+    assert_eq!(hex::encode(Sha256::digest(std::fs::read(cached.join("mdb.c")).unwrap())), pinned_mdb);
 }
 
 /// Serves one tarball on loopback, once per request, until dropped.

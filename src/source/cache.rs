@@ -90,8 +90,13 @@ impl SourceCache {
         std::fs::write(staging.path().join("source.json"), serde_json::to_vec_pretty(&set)?)?;
         // Content-addressed: if these files are stored already, the first record of where
         // they came from stands (a commit with a tag's files must not rename the tag's source).
+        // An entry whose files no longer hash as its name says (edited on disk) is replaced.
         let staged = staging.keep();
-        if dest.join("source.json").is_file() || std::fs::rename(&staged, &dest).is_err() {
+        let intact = dest.join("source.json").is_file() && hash_dir(&dest).is_ok_and(|h| h == set.files);
+        if !intact && dest.exists() {
+            std::fs::remove_dir_all(&dest).with_context(|| format!("cannot replace {}", dest.display()))?;
+        }
+        if intact || std::fs::rename(&staged, &dest).is_err() {
             let _ = std::fs::remove_dir_all(&staged);
             let stored: SourceSet = serde_json::from_slice(&std::fs::read(dest.join("source.json"))?)?;
             set.provenance = stored.provenance;
