@@ -13,6 +13,10 @@ if python3 -m pip --version >/dev/null 2>&1; then
 fi
 need=($(printf '%s\n' "${need[@]}" | grep -v '^$' || true))
 [ ${#need[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "missing packages (Debian names): ${need[*]}; install them with your package manager, then run make again" >&2
+  exit 1
+fi
 echo "installing: ${need[*]}"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -80,11 +80,6 @@ pub struct BuildRecord {
     pub built_at: String,
 }
 
-/// The C twin's source, when the kind needs one.
-pub struct HarnessSource<'a> {
-    pub path: &'a Path,
-}
-
 fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
     let mut h = Sha256::new();
     h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
@@ -104,15 +99,15 @@ pub fn build(
     src: &SourceSet,
     tc: &Toolchain,
     kind: BuildKind,
-    harness: Option<HarnessSource>,
+    // harness/workloads.c, needed by `BuildKind::CHarness`.
+    harness: Option<&Path>,
     builds_dir: &Path,
     expect_version: Option<(i32, i32, i32)>,
 ) -> Result<BuildRecord> {
-    let harness_path = harness.as_ref().map(|h| h.path);
-    if kind == BuildKind::CHarness && harness_path.is_none() {
+    if kind == BuildKind::CHarness && harness.is_none() {
         bail!("the C harness build needs harness/workloads.c");
     }
-    let id = build_id(src, tc, kind, harness_path)?;
+    let id = build_id(src, tc, kind, harness)?;
     let safe_label: String =
         src.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect();
     let suffix = match kind {
@@ -147,7 +142,7 @@ pub fn build(
             // Same flags, but an executable: -shared would make a library.
             c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
             c.arg("-I").arg(&src.dir).arg("-o").arg(staging.path().join("lmdb-harness-c"));
-            c.arg(harness_path.unwrap()).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            c.arg(harness.unwrap()).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
             c.arg("-ldeflate");
             ("lmdb-harness-c", c)
         }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::{self, BuildKind, BuildRecord, HarnessSource, Toolchain};
+use crate::compile::{self, BuildKind, BuildRecord, Toolchain};
 use crate::manifest::{FileHashes, Match};
 use crate::source::{Resolution, Resolver, Want};
 
@@ -120,7 +120,7 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
         Want::Commit(_) => None,
     };
     for &kind in &opts.kinds {
-        let harness = opts.harness_c.as_deref().map(|path| HarnessSource { path });
+        let harness = opts.harness_c.as_deref();
         match compile::build(&src, &opts.toolchain, kind, harness, &opts.resolver.cache.builds_dir(), expect) {
             Ok(rec) => {
                 if kind == BuildKind::SharedLibrary {
