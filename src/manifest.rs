@@ -115,6 +115,32 @@ pub fn parse_version(tag: &str) -> Option<(i32, i32, i32)> {
     it.next().is_none().then_some(out)
 }
 
+/// A label measured a second time as the run's own A/A control carries this suffix.
+pub const CONTROL_SUFFIX: &str = "~control";
+
+/// The label a control of `label` is measured under.
+pub fn control_label(label: &str) -> String {
+    format!("{label}{CONTROL_SUFFIX}")
+}
+
+/// The label a control label measures again; None for an ordinary label.
+pub fn control_of(label: &str) -> Option<&str> {
+    label.strip_suffix(CONTROL_SUFFIX)
+}
+
+/// Release order: pinned tags by version, then anything else (commits) by name; a
+/// control right after the label it repeats.
+pub fn release_key(label: &str) -> (u8, (i32, i32, i32), String) {
+    let (base, suffix) = match control_of(label) {
+        Some(b) => (b, CONTROL_SUFFIX),
+        None => (label, ""),
+    };
+    match parse_version(base) {
+        Some(v) => (0, v, suffix.to_string()),
+        None => (1, (0, 0, 0), format!("{base}{suffix}")),
+    }
+}
+
 impl Manifest {
     pub fn builtin() -> Manifest {
         Manifest::parse(BUILTIN).expect("the built-in lmdb-tags is valid (checked by tests)")

@@ -11,6 +11,14 @@ use crate::runner::counter;
 use crate::runner::runfile::Metric;
 use crate::workload::{Workload, WorkloadConfig};
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BisectMetric {
+    /// Time; instruction counts for probes time cannot decide (when a counter exists).
+    Auto,
+    Time,
+    Instructions,
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct BisectArgs {
     /// The tag (or, with --git, commit) known to be fast.
@@ -24,8 +32,12 @@ pub struct BisectArgs {
     /// Bad must be slower than good by more than this percent.
     #[arg(long, default_value_t = 3.0)]
     pub threshold: f64,
-    #[arg(long, value_enum, default_value_t = Metric::Time)]
-    pub metric: Metric,
+    /// auto: decide by time, and a probe time leaves undecided by instruction counts.
+    #[arg(long, value_enum, default_value_t = BisectMetric::Auto)]
+    pub metric: BisectMetric,
+    /// `same` needs the whole interval within ± this percent.
+    #[arg(long, default_value_t = 2.0)]
+    pub min_effect: f64,
     /// Rounds before a probe may be decided (default: 6 for time, 2 for instructions).
     #[arg(long)]
     pub min_rounds: Option<u32>,
@@ -57,17 +69,31 @@ pub fn run(args: &BisectArgs) -> Result<()> {
             bail!("--good {} must be an older tag than --bad {}", m.tags[g].name, m.tags[b].name);
         }
     }
-    let instructions = args.metric == Metric::Instructions;
+    let instructions = args.metric == BisectMetric::Instructions;
+    let metric = if instructions { Metric::Instructions } else { Metric::Time };
+    // auto falls back on counts only where a counter works; say which.
+    let fallback = match args.metric {
+        BisectMetric::Auto => match counter::detect() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                println!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided");
+                None
+            }
+        },
+        _ => None,
+    };
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
     let settings = Settings {
         workload: args.workload,
         cfg: args.workload_cfg.clone(),
-        metric: args.metric,
+        metric,
         threshold: args.threshold,
         min_rounds: args.min_rounds.unwrap_or(if instructions { 2 } else { 6 }),
         max_rounds: args.max_rounds.unwrap_or(if instructions { 5 } else { 30 }),
         warmup: if instructions { 0 } else { 1 },
         run_dir: args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{stamp}"))),
+        rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
+        fallback,
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();

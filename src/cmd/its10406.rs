@@ -29,6 +29,12 @@ pub struct ItsArgs {
     pub out_dir: PathBuf,
     #[arg(long, default_value_t = 1_000_000)]
     pub entries: u32,
+    /// Skip the instruction-counting pass that puts instruction deltas beside time.
+    #[arg(long)]
+    pub no_instructions: bool,
+    /// `same` needs the whole interval within ± this percent.
+    #[arg(long, default_value_t = 2.0)]
+    pub min_effect: f64,
     #[command(flatten)]
     pub build: BuildArgs,
 }
@@ -43,6 +49,10 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         warmup: 1,
         time_budget: args.time_budget,
         target_ci: None,
+        min_effect: args.min_effect,
+        with_instructions: !args.no_instructions && args.metric == Metric::Time,
+        count_entries: 100_000,
+        control: None,
         iterations: 1,
         metric: args.metric,
         out: Some(args.out_dir.join("runs").join(format!("its-10406-{stamp}.jsonl"))),
@@ -53,8 +63,9 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         build: args.build.clone(),
     };
     let data = super::run::measure(&run_args)?;
-    let m = model::build(&data, None)?;
-    let r = its10406::build(&m);
+    let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
+    let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
+    let r = its10406::build(&data, &m);
     let md = its10406::render(&r, &m, true);
     print!("{}", its10406::render(&r, &m, false));
     let stem = format!("its-10406-{stamp}");
@@ -62,7 +73,23 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let base = args.out_dir.join(&stem);
     std::fs::write(base.with_extension("md"), md)?;
     std::fs::write(base.with_extension("txt"), its10406::render(&r, &m, false))?;
-    let doc = serde_json::json!({ "schema": 1, "kind": "lmdb-regress-its-10406", "its_10406": r, "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)? });
+    let claims: Vec<serde_json::Value> = r
+        .engines
+        .iter()
+        .flat_map(|e| e.claims.iter().map(move |c| (e.engine, c)))
+        .map(|(engine, c)| {
+            let mut v = serde_json::to_value(c).unwrap_or_default();
+            v["engine"] = serde_json::json!(engine);
+            v
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema": 2,
+        "kind": "lmdb-regress-its-10406",
+        "claims": claims,
+        "its_10406": r,
+        "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)?,
+    });
     std::fs::write(base.with_extension("json"), serde_json::to_string_pretty(&doc)? + "\n")?;
     let mut written = vec![base.with_extension("md"), base.with_extension("txt"), base.with_extension("json")];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {

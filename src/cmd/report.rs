@@ -36,12 +36,11 @@ pub fn run(
 
 pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
     let (o, n) = (runfile::load(old)?, runfile::load(new)?);
-    let rows = report::compare::build(&o, &n)?;
+    let c = report::compare::build(&o, &n)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        let unit = if o.header.plan.metric == runfile::Metric::Time { "ms/op" } else { "Minstr/op" };
-        print!("{}", report::compare::render_text(&rows, unit));
+        print!("{}", report::compare::render_text(&c));
     }
     Ok(())
 }

@@ -33,9 +33,23 @@ pub struct RunArgs {
     /// Stop after this long (e.g. 10m, 90s), at the end of a round.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
-    /// Stop once every median's 95% interval is narrower than ± this percent.
+    /// Resolution target in percent: stop once every comparison with the oldest tag is
+    /// decided (slower, faster or same) or resolved to within ± this percent.
     #[arg(long)]
     pub target_ci: Option<f64>,
+    /// `same` needs the whole interval within ± this percent.
+    #[arg(long, default_value_t = 2.0)]
+    pub min_effect: f64,
+    /// After the timed rounds, count each (engine, tag, workload)'s instructions once, so
+    /// every time delta shows the instruction delta beside it.
+    #[arg(long)]
+    pub with_instructions: bool,
+    /// Entries of the instruction-counting pass (counts are reported per entry).
+    #[arg(long, default_value_t = 100_000)]
+    pub count_entries: u32,
+    /// Measure this tag a second time under the label TAG~control: the run's own A/A.
+    #[arg(long, value_name = "TAG")]
+    pub control: Option<String>,
     /// Timed repetitions per workload inside each worker.
     #[arg(long, default_value_t = 1)]
     pub iterations: u32,
@@ -99,9 +113,15 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     args.workload.validate()?;
     let workloads = Workload::parse_list(&args.workloads)?;
-    let (rows, units) = prepare_units(&args.tags, &args.engine, &args.build)?;
+    if !(0.0..=50.0).contains(&args.min_effect) {
+        bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
+    }
+    let (rows, mut units) = prepare_units(&args.tags, &args.engine, &args.build)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
+    }
+    if let Some(c) = &args.control {
+        units.extend(control_units(&units, c)?);
     }
     let plan = Plan {
         rounds: args.rounds,
@@ -110,6 +130,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         target_ci: args.target_ci,
         iterations: args.iterations.max(1),
         metric: args.metric,
+        min_effect: Some(args.min_effect / 100.0),
+        count_entries: (args.with_instructions && args.metric == Metric::Time)
+            .then(|| args.count_entries.clamp(1, args.workload.entries.max(1))),
     };
     let header = Header {
         schema: SCHEMA,
@@ -137,8 +160,56 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         interrupted: runner::interrupt_flag(),
         counter,
         stop_when: None,
+        counted: false,
     };
-    finish(schedule.execute(&mut writer)?, &out)
+    let outcome = schedule.execute(&mut writer)?;
+    if outcome.end.reason != "interrupted" {
+        count_pass(&schedule, &mut writer)?;
+    }
+    finish(outcome, &out)
+}
+
+/// The units of `tag` again, labelled as its control.
+fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
+    let full = crate::manifest::normalize_tag(tag);
+    let of: Vec<Unit> = units
+        .iter()
+        .filter(|u| u.tag == tag || u.tag == full)
+        .map(|u| Unit { tag: crate::manifest::control_label(&u.tag), ..u.clone() })
+        .collect();
+    if of.is_empty() {
+        let measured: Vec<&str> = units.iter().map(|u| u.tag.as_str()).collect();
+        bail!("--control {tag}: that tag is not measured in this run ({})", measured.join(", "));
+    }
+    Ok(of)
+}
+
+/// The instruction-counting pass the plan asks for, if a counter is at hand.
+fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
+    let Some(entries) = timed.plan.count_entries else { return Ok(()) };
+    let counter = match counter::detect() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("no instruction counts beside time: {e:#}");
+            return Ok(());
+        }
+    };
+    let cfg = WorkloadConfig { entries, ..timed.cfg.clone() };
+    let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
+    let pass = Schedule {
+        units: timed.units.clone(),
+        workloads: timed.workloads.clone(),
+        cfg: &cfg,
+        plan: &plan,
+        start_round: 0,
+        prior: Vec::new(),
+        interrupted: timed.interrupted.clone(),
+        counter: Some(counter),
+        stop_when: None,
+        counted: true,
+    };
+    eprintln!("counting instructions: every unit once, {entries} entries");
+    pass.count_pass(w)
 }
 
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
@@ -176,8 +247,13 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         interrupted: runner::interrupt_flag(),
         counter: instruction_counter(h)?,
         stop_when: None,
+        counted: false,
     };
-    finish(schedule.execute(&mut writer)?, path)
+    let outcome = schedule.execute(&mut writer)?;
+    if outcome.end.reason != "interrupted" && !data.samples.iter().any(|s| s.counted) {
+        count_pass(&schedule, &mut writer)?;
+    }
+    finish(outcome, path)
 }
 
 /// The instruction counter a plan needs, or None for time.
@@ -206,7 +282,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     }
     if data.samples.is_empty() {
-        for line in crate::report::problem_lines(&model) {
+        for line in crate::report::cells::problem_lines(&model) {
             eprintln!("{line}");
         }
         bail!("no sample was measured; every failure is listed above");

@@ -15,6 +15,8 @@ use crate::runner::counter::Counter;
 use crate::runner::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
+use crate::report::cells;
+use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -29,6 +31,10 @@ pub struct Settings {
     pub warmup: u32,
     /// Where each interleaved run's file goes.
     pub run_dir: PathBuf,
+    pub rule: Rule,
+    /// `--metric auto`: a probe time leaves undecided at the round cap is decided by
+    /// instruction counts with this counter.
+    pub fallback: Option<Counter>,
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -94,8 +100,18 @@ impl<'a> Bisector<'a> {
         }
     }
 
-    fn values(&self, samples: &[Sample], tag: &str) -> Vec<f64> {
+    fn values(&self, samples: &[Sample], tag: &str) -> Rounds {
         tag_values(samples, tag, self.settings.metric)
+    }
+
+    /// The rule a metric is judged by.
+    fn rule(&self) -> Rule {
+        rule_for(&self.settings.rule, self.settings.metric)
+    }
+
+    /// How many probe decisions share the error rate: the search's expected depth.
+    fn probe_family(candidates: usize) -> usize {
+        (usize::BITS - candidates.max(2).leading_zeros()) as usize
     }
 
     /// One interleaved run of `units` until `stop` says so or the round cap.
@@ -109,6 +125,8 @@ impl<'a> Bisector<'a> {
             target_ci: None,
             iterations: 1,
             metric: s.metric,
+            min_effect: Some(s.rule.min_effect),
+            count_entries: None,
         };
         let header = Header {
             schema: SCHEMA,
@@ -134,6 +152,7 @@ impl<'a> Bisector<'a> {
             interrupted: runner::interrupt_flag(),
             counter: self.counter.clone(),
             stop_when: Some(&enough),
+            counted: false,
         };
         let out = schedule.execute(&mut w)?;
         if out.end.reason == "interrupted" {
@@ -142,53 +161,52 @@ impl<'a> Bisector<'a> {
         Ok(crate::runner::runfile::load(&path)?.samples)
     }
 
-    fn fmt_values(&self, xs: &[f64]) -> String {
-        let unit = if self.settings.metric == Metric::Time { "ms" } else { "Minstr" };
-        match (stats::summarize(xs), search::decision_interval(xs)) {
-            (Some(s), Some(i)) => format!("{:.3} {unit} [{:.3}, {:.3}] n={}", s.median, i.lo, i.hi, s.n),
-            _ => "no samples".into(),
+    fn fmt_values(&self, xs: &Rounds) -> String {
+        let unit = crate::report::model::unit_label(self.settings.metric);
+        let v: Vec<f64> = xs.values().copied().collect();
+        match stats::summarize(&v) {
+            Some(s) => format!("{} {unit} n={}", cells::num(s.median), s.n),
+            None => "no samples".into(),
         }
     }
 
-    /// A against B: Some(comparison) when B is slower by more than the threshold.
+    /// A against B: true when B is slower, beyond doubt, by at least the threshold.
     pub fn confirm(&mut self, good: &Unit, bad: &Unit) -> Result<(bool, Option<Comparison>)> {
         let (g, b) = (good.tag.clone(), bad.tag.clone());
         let thr = 1.0 + self.settings.threshold / 100.0;
-        let metric = self.settings.metric;
+        let (metric, rule) = (self.settings.metric, self.rule());
+        // Decided once the interval lies wholly on one side of the threshold.
         let stop = |xs: &[Sample]| {
             let v = |t: &str| tag_values(xs, t, metric);
-            ratio_interval(&v(&g), &v(&b)).is_some_and(|(lo, hi)| lo > thr || hi < thr)
+            family::compare(&v(&g), &v(&b), 1, &rule).and_then(|c| c.ci).is_some_and(|i| i.lo > thr || i.hi < thr)
         };
         let samples = self.interleave(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()], &stop)?;
         let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
-        let cmp = stats::compare(&gv, &bv);
-        let ri = ratio_interval(&gv, &bv);
+        let cmp = family::compare(&gv, &bv, 1, &rule);
         let line = format!(
             "confirm: {g} {} vs {b} {}: {}",
             self.fmt_values(&gv),
             self.fmt_values(&bv),
-            describe_change(cmp.as_ref(), ri, metric)
+            cmp.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
         );
         self.say(line);
-        // Instruction counts barely move: their range is the interval, and a rank test on
-        // a handful of identical counts has nothing to say.
-        let tested = metric == Metric::Instructions || cmp.as_ref().is_some_and(|c| c.significant);
-        let slower = ri.is_some_and(|(lo, _)| lo > thr) && tested;
+        let slower = cmp.is_some_and(|c| c.verdict == stats::Verdict::Slower && c.ratio >= thr);
         Ok((slower, cmp))
     }
 
-    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str) -> (Verdict, String) {
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> (Verdict, String) {
         let unit = match self.unit(label) {
             Ok(u) => u,
             Err(e) => return (Verdict::Skipped(format!("not built: {e}")), String::new()),
         };
         let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
-        let metric = self.settings.metric;
+        let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
             let v = |t: &str| tag_values(xs, t, metric);
-            decide(&v(&g), &v(&b), &v(&p)).0.is_some()
+            decide(&v(&g), &v(&b), &v(&p), family, &rule).0.is_some()
         };
-        let samples = match self.interleave(&format!("probe-{label}"), vec![good.clone(), bad.clone(), unit], &stop) {
+        let units = vec![good.clone(), bad.clone(), unit];
+        let samples = match self.interleave(&format!("probe-{label}"), units.clone(), &stop) {
             Ok(s) => s,
             Err(e) => return (Verdict::Skipped(format!("{e:#}")), String::new()),
         };
@@ -196,14 +214,39 @@ impl<'a> Bisector<'a> {
         if pv.is_empty() {
             return (Verdict::Skipped("no sample: the probe's worker failed (see its run file)".into()), String::new());
         }
-        let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv);
-        let detail = format!(
+        let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv, family, &rule);
+        let mut detail = format!(
             "{}{}",
             self.fmt_values(&pv),
-            pos.map(|p| format!(", position {:.2} [{:.2}, {:.2}] from good (0) to bad (1)", p.at, p.lo, p.hi))
-                .unwrap_or_default()
+            pos.map(|p| format!(", position {:.2} from good (0) to bad (1)", p.at)).unwrap_or_default()
         );
+        if verdict.is_none() {
+            if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail) {
+                return (v, detail);
+            }
+        }
         (verdict.unwrap_or(Verdict::Undecided), detail)
+    }
+
+    /// `--metric auto`: time left the probe undecided, so one counting run decides it.
+    fn decide_by_counts(&mut self, units: Vec<Unit>, g: &str, b: &str, p: &str, detail: &mut String) -> Option<Verdict> {
+        let counter = self.settings.fallback.clone()?;
+        let saved = (self.settings.metric, self.counter.clone(), self.settings.max_rounds, self.settings.warmup);
+        self.settings.metric = Metric::Instructions;
+        self.counter = Some(counter);
+        self.settings.max_rounds = 1;
+        self.settings.warmup = 0;
+        let out = self.interleave(&format!("probe-{p}-instructions"), units, &|_| true);
+        (self.settings.metric, self.counter, self.settings.max_rounds, self.settings.warmup) = saved;
+        let samples = out.ok()?;
+        let v = |t: &str| tag_values(&samples, t, Metric::Instructions);
+        let rule = rule_for(&self.settings.rule, Metric::Instructions);
+        let (verdict, pos) = decide(&v(g), &v(b), &v(p), 1, &rule);
+        detail.push_str(&format!(
+            "; undecided by time at the round cap, so decided by instruction counts{}",
+            pos.map(|x| format!(" (position {:.2})", x.at)).unwrap_or_default()
+        ));
+        verdict
     }
 
     /// Searches `candidates` (first good, last bad), printing every step.
@@ -215,9 +258,10 @@ impl<'a> Bisector<'a> {
             candidates[candidates.len() - 1]
         ));
         let mut n = 0;
+        let family = Self::probe_family(total);
         let mut probe = |label: &str| {
             n += 1;
-            let (v, detail) = self.probe(good, bad, label);
+            let (v, detail) = self.probe(good, bad, label, family);
             let verdict = match &v {
                 Verdict::Skipped(why) => format!("skipped ({why})"),
                 other => format!("{other:?}").to_lowercase(),
@@ -242,19 +286,19 @@ impl<'a> Bisector<'a> {
         }
         // The step itself, measured head to head.
         let (ul, ub) = (self.unit(&lg).map_err(anyhow::Error::msg)?, self.unit(&fb).map_err(anyhow::Error::msg)?);
-        let metric = self.settings.metric;
+        let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
             let v = |t: &str| tag_values(xs, t, metric);
-            ratio_interval(&v(&lg), &v(&fb)).is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0)
+            family::compare(&v(&lg), &v(&fb), 1, &rule).is_some_and(|c| c.verdict.is_change())
         };
         let samples = self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop)?;
         let (gv, bv) = (self.values(&samples, &lg), self.values(&samples, &fb));
-        found.step = stats::compare(&gv, &bv);
+        found.step = family::compare(&gv, &bv, 1, &rule);
         found.first_bad_info = Some(self.describe(&fb));
         self.say(format!(
             "{phase}: first bad is {fb} ({}); step from {lg}: {}",
             found.first_bad_info.as_deref().unwrap_or(""),
-            describe_change(found.step.as_ref(), ratio_interval(&gv, &bv), metric)
+            found.step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
         ));
         Ok(found)
     }
@@ -293,37 +337,14 @@ impl<'a> Bisector<'a> {
     }
 }
 
-/// One tag's values under a metric.
-fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Vec<f64> {
-    samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric)).collect()
+/// One tag's values under a metric, one per round.
+fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
+    family::per_round(samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric).map(|v| (s.round, v))))
 }
 
-/// Interval of median(bad)/median(good), from the decision intervals of both.
-pub fn ratio_interval(good: &[f64], bad: &[f64]) -> Option<(f64, f64)> {
-    let (g, b) = (search::decision_interval(good)?, search::decision_interval(bad)?);
-    if g.lo <= 0.0 {
-        return None;
-    }
-    Some((b.lo / g.hi, b.hi / g.lo))
-}
-
-pub fn describe_change(c: Option<&Comparison>, ri: Option<(f64, f64)>, metric: Metric) -> String {
-    match (c, ri) {
-        (Some(c), Some((lo, hi))) if metric == Metric::Instructions => format!(
-            "{:+.1}% [{:+.1}%, {:+.1}%] (instruction counts; the interval is their range)",
-            c.delta_percent(),
-            100.0 * (lo - 1.0),
-            100.0 * (hi - 1.0)
-        ),
-        (Some(c), Some((lo, hi))) => format!(
-            "{:+.1}% [{:+.1}%, {:+.1}%], p={}{}",
-            c.delta_percent(),
-            100.0 * (lo - 1.0),
-            100.0 * (hi - 1.0),
-            c.p_value().map(crate::report::fmt_p).unwrap_or_else(|| "n/a".into()),
-            if c.significant { "" } else { " (~ not significant)" }
-        ),
-        (Some(c), None) => format!("{:+.1}%", c.delta_percent()),
-        _ => "not measured".into(),
+fn rule_for(rule: &Rule, metric: Metric) -> Rule {
+    match metric {
+        Metric::Time => *rule,
+        Metric::Instructions => rule.for_counts(),
     }
 }

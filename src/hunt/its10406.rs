@@ -1,15 +1,16 @@
 //! ITS#10406 ("Write regression since 0.9.19", LmdbJava through JNI): the report's write
-//! benchmark measured natively, its table beside ours, and a verdict on each claim.
-
-use std::fmt::Write;
+//! benchmark measured natively, its table beside ours, and a verdict on each claim that
+//! judges the size of the effect, not only its direction.
 
 use serde::Serialize;
 
 use crate::matrix::Status;
-use crate::report::model::ReportModel;
-use crate::report::{fmt_p, num, plus_minus, Cells};
+use crate::report::cells::{self, Cells};
+use crate::report::model::{self, Blocks, ReportModel};
+use crate::report::outline::Document;
 use crate::runner::runfile::Engine;
-use crate::stats::{self, Comparison, Summary};
+use crate::stats::family;
+use crate::stats::{Comparison, Verdict};
 use crate::workload::Workload;
 
 /// The report's figures: LmdbJava, ms/op of 1M MDB_APPEND writes.
@@ -40,33 +41,73 @@ pub fn reported(tag: &str) -> Option<f64> {
     REPORTED.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v)
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub tag: String,
-    pub ours: Option<Summary>,
-    pub vs_baseline: Option<Comparison>,
-    pub reported_ms: Option<f64>,
-    pub reported_vs_baseline_pct: Option<f64>,
+/// What our measurement says of a claimed slowdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ClaimVerdict {
+    /// Slower, and the interval holds the claimed size.
+    #[serde(rename = "reproduces")]
+    Reproduces,
+    /// Slower, with the whole interval below the claimed size.
+    #[serde(rename = "reproduces, but smaller")]
+    Smaller,
+    /// Slower, with the whole interval above the claimed size.
+    #[serde(rename = "reproduces, but larger")]
+    Larger,
+    /// Same within ±min-effect, or faster.
+    #[serde(rename = "does not reproduce")]
+    DoesNotReproduce,
+    /// Not resolved: neither slower nor within ±min-effect.
+    #[serde(rename = "inconclusive")]
+    Inconclusive,
+    /// A tag of the claim was not measured.
+    #[serde(rename = "not measured")]
+    NotMeasured,
+}
+
+impl ClaimVerdict {
+    pub fn words(self) -> &'static str {
+        match self {
+            ClaimVerdict::Reproduces => "reproduces",
+            ClaimVerdict::Smaller => "reproduces, but smaller",
+            ClaimVerdict::Larger => "reproduces, but larger",
+            ClaimVerdict::DoesNotReproduce => "does not reproduce",
+            ClaimVerdict::Inconclusive => "inconclusive",
+            ClaimVerdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// The verdict on a claimed ratio from a measured comparison.
+pub fn judge_claim(c: Option<&Comparison>, claimed_ratio: f64) -> ClaimVerdict {
+    let Some(c) = c else { return ClaimVerdict::NotMeasured };
+    match (c.verdict, c.ci) {
+        (Verdict::Slower, Some(ci)) if ci.hi < claimed_ratio => ClaimVerdict::Smaller,
+        (Verdict::Slower, Some(ci)) if ci.lo > claimed_ratio => ClaimVerdict::Larger,
+        (Verdict::Slower, _) => ClaimVerdict::Reproduces,
+        (Verdict::Same | Verdict::Faster, _) => ClaimVerdict::DoesNotReproduce,
+        (Verdict::Inconclusive, _) => ClaimVerdict::Inconclusive,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct Claim {
     pub from: String,
     pub to: String,
     pub reported_pct: f64,
+    pub ratio: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub verdict: ClaimVerdict,
+    pub instructions_ratio: Option<f64>,
+    pub time_only: bool,
     pub measured: Option<Comparison>,
-    /// "slower by …", "no significant difference …", or "not measured …".
-    pub finding: String,
-    /// Some(true) reproduces, Some(false) does not, None not measured.
-    pub reproduces: Option<bool>,
     pub sentence: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineResult {
     pub engine: Engine,
-    pub rows: Vec<Row>,
-    pub verdicts: Vec<Verdict>,
+    pub claims: Vec<Claim>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,75 +122,64 @@ fn pct(a: f64, b: f64) -> f64 {
     100.0 * (b / a - 1.0)
 }
 
-pub fn build(m: &ReportModel) -> ItsReport {
-    let mut engines = Vec::new();
-    for engine in m.engines() {
-        let vals = |tag: &str| -> Vec<f64> {
-            m.samples
-                .iter()
-                .filter(|s| s.engine == engine && s.workload == Workload::Write && s.tag == tag)
-                .filter_map(|s| s.value(m.unit.metric))
-                .collect()
-        };
-        let base = vals(BASELINE);
-        let rows = m
-            .tags
-            .iter()
-            .map(|t| {
-                let v = vals(&t.tag);
-                Row {
-                    tag: t.tag.clone(),
-                    ours: stats::summarize(&v),
-                    vs_baseline: if t.tag == BASELINE { None } else { stats::compare(&base, &v) },
-                    reported_ms: reported(&t.tag),
-                    reported_vs_baseline_pct: reported(&t.tag).map(|r| pct(reported(BASELINE).unwrap(), r)),
-                }
-            })
-            .collect();
-        let verdicts = CLAIMS
-            .iter()
-            .map(|(from, to)| {
-                let reported_pct = pct(reported(from).unwrap(), reported(to).unwrap());
-                let (a, b) = (vals(from), vals(to));
-                let missing: Vec<&str> = [*from, *to].into_iter().filter(|t| vals(t).is_empty()).collect();
-                let measured = stats::compare(&a, &b);
-                let (finding, reproduces) = match &measured {
-                    None => (format!("not measured ({} unavailable)", missing.join(" and ")), None),
-                    Some(c) => {
-                        let ci = crate::report::delta_interval(c);
-                        if c.significant && c.ratio > 1.0 {
-                            (format!("slower by {:.1}% {ci}, p={}", c.delta_percent(), fmt_p(c.p_value().unwrap_or(1.0))), Some(true))
-                        } else if c.significant {
-                            (format!("faster by {:.1}% {ci}, p={}", -c.delta_percent(), fmt_p(c.p_value().unwrap_or(1.0))), Some(false))
-                        } else {
-                            (format!("no significant difference ({:+.1}% {ci})", c.delta_percent()), Some(false))
-                        }
-                    }
-                };
-                let short = |t: &str| t.trim_start_matches("LMDB_").to_string();
-                let sentence = match reproduces {
-                    None => format!(
-                        "The report's {} → {} claim ({reported_pct:+.1}%) is not measured here: supply the missing tag with --git.",
-                        short(from),
-                        short(to)
-                    ),
-                    Some(true) => format!(
-                        "The report's {} → {} slowdown ({reported_pct:+.1}% through Java) reproduces natively: {:+.1}%.",
-                        short(from),
-                        short(to),
-                        measured.as_ref().unwrap().delta_percent()
-                    ),
-                    Some(false) => format!(
-                        "The report's {} → {} slowdown ({reported_pct:+.1}% through Java) does not reproduce natively.",
-                        short(from),
-                        short(to)
-                    ),
-                };
-                Verdict { from: from.to_string(), to: to.to_string(), reported_pct, measured, finding, reproduces, sentence }
-            })
-            .collect();
-        engines.push(EngineResult { engine, rows, verdicts });
+fn short(t: &str) -> &str {
+    cells::short_tag(t)
+}
+
+fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
+    let reported_pct = pct(reported(from).unwrap(), reported(to).unwrap());
+    let claimed = 1.0 + reported_pct / 100.0;
+    let measured = match (b.values.get(from), b.values.get(to)) {
+        (Some(x), Some(y)) => family::compare(x, y, CLAIMS.len(), &m.rule),
+        _ => None,
+    };
+    let instr = match (b.counts.get(from), b.counts.get(to)) {
+        (Some(x), Some(y)) if !m.rule.counts => family::compare(x, y, 1, &m.rule.for_counts()),
+        _ => None,
+    };
+    let verdict = judge_claim(measured.as_ref(), claimed);
+    let time_only = measured.is_some_and(|c| c.verdict.is_change()) && instr.is_some_and(|i| i.verdict == Verdict::Same);
+    let ours = measured.as_ref().map(cells::delta_line).unwrap_or_default();
+    let sentence = match verdict {
+        ClaimVerdict::NotMeasured => format!(
+            "{} -> {} (reported {reported_pct:+.1}%) is not measured here: supply the missing tag with --git.",
+            short(from),
+            short(to)
+        ),
+        ClaimVerdict::Inconclusive => format!(
+            "{} -> {} (reported {reported_pct:+.1}%): inconclusive, {ours}; this run resolves +-{:.1}%, more rounds may decide it.",
+            short(from),
+            short(to),
+            100.0 * measured.and_then(|c| c.half_width()).unwrap_or(f64::NAN)
+        ),
+        v => format!("{} -> {} (reported {reported_pct:+.1}% through Java): {}, natively {ours}.", short(from), short(to), v.words()),
+    };
+    Claim {
+        from: from.into(),
+        to: to.into(),
+        reported_pct,
+        ratio: measured.map(|c| c.ratio),
+        ci_low: measured.and_then(|c| c.ci.map(|i| i.lo)),
+        ci_high: measured.and_then(|c| c.ci.map(|i| i.hi)),
+        verdict,
+        instructions_ratio: instr.map(|i| i.ratio),
+        time_only,
+        measured,
+        sentence,
     }
+}
+
+pub fn build(data: &crate::runner::runfile::RunData, m: &ReportModel) -> ItsReport {
+    let blocks = model::blocks(data, m.unit.metric);
+    let engines = m
+        .engines()
+        .into_iter()
+        .map(|engine| {
+            let empty = Blocks::default();
+            let b = blocks.get(&(engine, Workload::Write)).unwrap_or(&empty);
+            EngineResult { engine, claims: CLAIMS.iter().map(|(f, t)| claim(b, f, t, m)).collect() }
+        })
+        .collect();
     let missing = m
         .tags
         .iter()
@@ -159,94 +189,104 @@ pub fn build(m: &ReportModel) -> ItsReport {
     ItsReport { unit: m.unit.label, engines, missing }
 }
 
-/// The report's table with ours beside it, the verdicts, what is missing. `md` adds
-/// Markdown table syntax; without it the text is fixed-width for Bugzilla.
-pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
-    let mut o = String::new();
-    let h = |o: &mut String, level: usize, t: &str| {
-        if md {
-            let _ = writeln!(o, "{} {t}\n", "#".repeat(level));
-        } else {
-            let _ = writeln!(o, "{}\n{}\n", t.to_uppercase(), "=".repeat(t.len()));
-        }
-    };
-    h(&mut o, 1, "ITS#10406 reproduced natively: MDB_APPEND writes per LMDB tag");
-    let cfg = &m.config;
-    let _ = writeln!(
-        o,
-        "{} entries, 4-byte integer keys (MDB_INTEGERKEY), {}-byte values, one cursor with MDB_APPEND, \
-         MDB_WRITEMAP|MDB_NOSYNC; median {} with its 95% interval over interleaved rounds. \
-         \"Reported\" is the ITS#10406 table (LmdbJava through JNI, Ryzen 9 7900).\n",
-        cfg.entries, cfg.value_size, r.unit
-    );
+/// Our baseline table with the report's two columns beside it.
+fn table(m: &ReportModel, engine: Engine) -> Option<Cells> {
+    let s = m.section(engine, Workload::Write)?;
+    let mut c = cells::baseline_cells(m, s);
+    c.header.extend(["Reported ms/op".to_string(), format!("Reported vs {}", short(BASELINE))]);
+    for (row, r) in c.rows.iter_mut().zip(&s.vs_baseline) {
+        let rep = reported(&r.tag);
+        row.push(rep.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into()));
+        row.push(match rep {
+            Some(_) if r.tag == BASELINE => "baseline".into(),
+            Some(v) => cells::percent(pct(reported(BASELINE).unwrap(), v)),
+            None => "-".into(),
+        });
+    }
+    Some(c)
+}
+
+/// The page: the report's table with ours beside it, the verdicts, what is missing.
+pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
+    let mut d = Document::default();
+    d.heading(1, "ITS#10406 reproduced natively: MDB_APPEND writes per LMDB tag");
+    d.para(format!(
+        "{} entries, 4-byte integer keys (MDB_INTEGERKEY), {}-byte values, one cursor with \
+         MDB_APPEND, MDB_WRITEMAP|MDB_NOSYNC; median {} with its 95% interval over interleaved \
+         rounds, deltas against {} as in the report. \"Reported\" is the ITS#10406 table \
+         (LmdbJava through JNI, Ryzen 9 7900).",
+        m.config.entries, m.config.value_size, r.unit, m.baseline
+    ));
     for e in &r.engines {
-        h(&mut o, 2, &format!("Write Entry, {} engine", e.engine));
-        let header = ["Tag", r.unit, "±", "vs 0.9.17", "95% CI", "p", "Reported ms/op", "Reported vs 0.9.17"];
-        let rows: Vec<Vec<String>> = e
-            .rows
+        d.heading(2, format!("Write Entry, {} engine", e.engine));
+        if let Some(t) = table(m, e.engine) {
+            d.table(t);
+        }
+        if let Some(s) = m.section(e.engine, Workload::Write) {
+            d.list(cells::section_notes(m, s));
+        }
+        d.heading(3, "The report's claims");
+        d.list(e.claims.iter().map(|c| c.sentence.clone()).collect());
+        d.para(format!(
+            "Claims are judged by size, simultaneous at 95% over the {} claims: reproduces (slower, the \
+             interval holds the claimed size), reproduces but smaller/larger (the whole interval \
+             below/above it), does not reproduce (within +-{:.0}%, or faster), inconclusive (not \
+             resolved).",
+            CLAIMS.len(),
+            100.0 * m.rule.min_effect
+        ));
+        let time_only: Vec<String> = e
+            .claims
             .iter()
-            .map(|row| {
-                let (d, ci, p) = match (&row.ours, &row.vs_baseline) {
-                    (None, _) => ("not measured".into(), String::new(), String::new()),
-                    (Some(_), None) if row.tag == BASELINE => ("baseline".into(), String::new(), String::new()),
-                    (Some(_), None) => ("n/a".into(), String::new(), String::new()),
-                    (Some(_), Some(c)) => (
-                        crate::report::delta(c),
-                        crate::report::delta_interval(c),
-                        crate::report::significance_in(m, c),
-                    ),
-                };
-                vec![
-                    row.tag.clone(),
-                    row.ours.as_ref().map(|s| num(s.median)).unwrap_or_else(|| "-".into()),
-                    row.ours.as_ref().map(plus_minus).unwrap_or_default(),
-                    d,
-                    ci,
-                    p,
-                    row.reported_ms.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into()),
-                    row.reported_vs_baseline_pct
-                        .map(|v| if row.tag == BASELINE { "baseline".into() } else { format!("{v:+.1}%") })
-                        .unwrap_or_else(|| "-".into()),
-                ]
-            })
+            .filter(|c| c.time_only)
+            .map(|c| format!("{} -> {}: time only (instructions {}).", short(&c.from), short(&c.to), c.instructions_ratio.map(cells::ratio_percent).unwrap_or_default()))
             .collect();
-        let cells = Cells {
-            header: header.iter().map(|h| h.to_string()).collect(),
-            highlight: vec![false; rows.len()],
-            rows,
-            tag_col: 0,
-            text_cols: 1,
-        };
-        if md {
-            crate::report::markdown::table(&mut o, &cells);
-        } else {
-            crate::report::text::table(&mut o, &cells);
-        }
-        h(&mut o, 3, "The report's claims");
-        for v in &e.verdicts {
-            let _ = writeln!(
-                o,
-                "{} {} → {} (reported {:+.1}%): {}.",
-                if md { "-" } else { "*" },
-                v.from,
-                v.to,
-                v.reported_pct,
-                v.finding
-            );
-            let _ = writeln!(o, "  {}", v.sentence);
-        }
-        o.push('\n');
+        d.list(time_only);
     }
     if !r.missing.is_empty() {
-        h(&mut o, 2, "Not measured");
-        for (t, why) in &r.missing {
-            let _ = writeln!(o, "{} {t}: {why}", if md { "-" } else { "*" });
+        d.heading(2, "Not measured");
+        d.list(r.missing.iter().map(|(t, why)| format!("{t}: {why}")).collect());
+    }
+    d.heading(2, "Method");
+    d.list(cells::method_lines(m));
+    d.environment(m);
+    d
+}
+
+pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
+    let d = outline(r, m);
+    if md {
+        crate::report::markdown::render_document(&d)
+    } else {
+        crate::report::text::render_document(&d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Interval, Method};
+
+    fn cmp(lo: f64, hi: f64) -> Comparison {
+        let ci = Some(Interval { lo, hi });
+        Comparison {
+            ratio: (lo + hi) / 2.0,
+            ci,
+            confidence: 0.983,
+            n: 20,
+            method: Method::Paired,
+            verdict: crate::stats::ratio::judge(ci, 0.02),
         }
-        o.push('\n');
     }
-    h(&mut o, 2, "Environment");
-    for (k, v) in crate::report::environment_lines(m) {
-        let _ = writeln!(o, "{}{k}: {v}", if md { "- " } else { "" });
+
+    #[test]
+    fn claims_are_judged_by_size() {
+        let claimed = 1.114;
+        assert_eq!(judge_claim(Some(&cmp(1.132, 1.280)), claimed), ClaimVerdict::Larger);
+        assert_eq!(judge_claim(Some(&cmp(1.063, 1.113)), claimed), ClaimVerdict::Smaller);
+        assert_eq!(judge_claim(Some(&cmp(1.08, 1.15)), claimed), ClaimVerdict::Reproduces);
+        assert_eq!(judge_claim(Some(&cmp(0.99, 1.01)), claimed), ClaimVerdict::DoesNotReproduce);
+        assert_eq!(judge_claim(Some(&cmp(0.97, 1.05)), claimed), ClaimVerdict::Inconclusive);
+        assert_eq!(judge_claim(None, claimed), ClaimVerdict::NotMeasured);
     }
-    o
 }

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::stats::{self, Interval};
+use crate::stats::family::{self, Rounds, Rule};
+use crate::stats::{self, Verdict as StatVerdict};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Verdict {
@@ -78,52 +79,39 @@ pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (Verdict, St
     SearchOutcome { last_good: lo, first_bad: hi, steps, skipped_between, stopped_undecided }
 }
 
-/// The interval a decision uses: the median's 95% interval, or with fewer than six
-/// samples (instruction counts, which barely move) the range of the samples.
-pub fn decision_interval(xs: &[f64]) -> Option<Interval> {
-    let s = stats::summarize(xs)?;
-    Some(s.median_ci.unwrap_or(Interval { lo: s.min, hi: s.max }))
-}
-
-/// Where a probe sits between the good and bad references: 0 = good, 1 = bad.
+/// Where a probe sits between the good and bad references: 0 = good, 1 = bad (from
+/// the per-round medians; for the reader, not for the decision).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Position {
     pub at: f64,
-    pub lo: f64,
-    pub hi: f64,
 }
 
-/// Good when the probe's whole interval is nearer the good reference than the midpoint
-/// of the two, bad when wholly nearer the bad one, None while it straddles the middle
-/// (or the references themselves overlap).
-pub fn decide(good: &[f64], bad: &[f64], probe: &[f64]) -> (Option<Verdict>, Option<Position>) {
-    let (Some(g), Some(b), Some(p)) = (decision_interval(good), decision_interval(bad), decision_interval(probe))
-    else {
-        return (None, None);
-    };
-    let (mg, mb, mp) = (
-        stats::summarize(good).unwrap().median,
-        stats::summarize(bad).unwrap().median,
-        stats::summarize(probe).unwrap().median,
-    );
-    if mb == mg {
-        return (None, None);
+/// Each round's midpoint of the two ends: the geometric mean of good and bad.
+fn midpoint(good: &Rounds, bad: &Rounds) -> Rounds {
+    good.iter().filter_map(|(r, g)| bad.get(r).map(|b| (*r, (g * b).sqrt()))).collect()
+}
+
+/// The probe against the midpoint of the ends, per round, by the one comparison method
+/// (`family` decisions share the error rate): bad when its interval lies wholly above the
+/// midpoint, good when wholly below, None while it straddles it — or while the ends
+/// themselves are not told apart.
+pub fn decide(good: &Rounds, bad: &Rounds, probe: &Rounds, family: usize, rule: &Rule) -> (Option<Verdict>, Option<Position>) {
+    let med = |r: &Rounds| stats::median(&r.values().copied().collect::<Vec<_>>());
+    let (mg, mb, mp) = (med(good), med(bad), med(probe));
+    let position = (mg.is_finite() && mb.is_finite() && mp.is_finite() && mb != mg)
+        .then(|| Position { at: (mp.ln() - mg.ln()) / (mb.ln() - mg.ln()) });
+    let ends = family::compare(good, bad, family, rule).map(|c| c.verdict);
+    if !matches!(ends, Some(StatVerdict::Slower | StatVerdict::Faster)) {
+        return (None, position);
     }
-    let pos = |x: f64| (x - mg) / (mb - mg);
-    let position = Position { at: pos(mp), lo: pos(p.lo).min(pos(p.hi)), hi: pos(p.lo).max(pos(p.hi)) };
-    // The references must be told apart before anything can be placed between them.
-    let separated = if mb > mg { g.hi < b.lo } else { b.hi < g.lo };
-    if !separated {
-        return (None, Some(position));
-    }
-    let verdict = if position.hi < 0.5 {
-        Some(Verdict::Good)
-    } else if position.lo > 0.5 {
-        Some(Verdict::Bad)
-    } else {
-        None
+    let bad_is_slower = ends == Some(StatVerdict::Slower);
+    let side = family::compare(&midpoint(good, bad), probe, family, rule).map(|c| c.verdict);
+    let verdict = match (side, bad_is_slower) {
+        (Some(StatVerdict::Slower), true) | (Some(StatVerdict::Faster), false) => Some(Verdict::Bad),
+        (Some(StatVerdict::Faster), true) | (Some(StatVerdict::Slower), false) => Some(Verdict::Good),
+        _ => None,
     };
-    (verdict, Some(position))
+    (verdict, position)
 }
 
 #[cfg(test)]
@@ -196,45 +184,49 @@ mod tests {
         assert_eq!(out.first_bad, 1);
     }
 
-    /// Deterministic noise: a fixed sequence of ±3% wobble plus a rare 2.5× outlier.
-    fn noisy(center: f64, n: usize, seed: u64) -> Vec<f64> {
+    /// Deterministic noise: a fixed sequence of ±3% wobble plus a rare 2.5× outlier, one
+    /// value per round.
+    fn noisy(center: f64, n: usize, seed: u64) -> Rounds {
         let mut s = seed;
-        (0..n)
+        (0..n as u32)
             .map(|i| {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let u = (s >> 11) as f64 / (1u64 << 53) as f64;
-                if i % 11 == 7 {
-                    center * 2.5
-                } else {
-                    center * (1.0 + 0.06 * (u - 0.5))
-                }
+                let v = if i % 11 == 7 { center * 2.5 } else { center * (1.0 + 0.06 * (u - 0.5)) };
+                (i, v)
             })
             .collect()
+    }
+
+    fn rule() -> Rule {
+        Rule::default()
     }
 
     #[test]
     fn noisy_probes_are_decided_by_their_interval() {
         let (good, bad) = (noisy(100.0, 20, 1), noisy(110.0, 20, 2));
-        assert_eq!(decide(&good, &bad, &noisy(100.5, 20, 3)).0, Some(Verdict::Good));
-        assert_eq!(decide(&good, &bad, &noisy(109.5, 20, 4)).0, Some(Verdict::Bad));
+        assert_eq!(decide(&good, &bad, &noisy(100.5, 20, 3), 1, &rule()).0, Some(Verdict::Good));
+        assert_eq!(decide(&good, &bad, &noisy(109.5, 20, 4), 1, &rule()).0, Some(Verdict::Bad));
         // A probe right in the middle cannot be placed.
-        assert_eq!(decide(&good, &bad, &noisy(105.0, 20, 5)).0, None);
-        // Too few samples to separate the references: no decision yet.
-        assert_eq!(decide(&noisy(100.0, 3, 6), &noisy(101.0, 3, 7), &noisy(100.0, 3, 8)).0, None);
+        assert_eq!(decide(&good, &bad, &noisy(104.9, 20, 5), 1, &rule()).0, None);
+        // Too few rounds to separate the references: no decision yet.
+        assert_eq!(decide(&noisy(100.0, 3, 6), &noisy(101.0, 3, 7), &noisy(100.0, 3, 8), 1, &rule()).0, None);
     }
 
     #[test]
     fn instruction_counts_decide_with_few_samples() {
-        let (good, bad) = ([1000.0, 1000.0, 1001.0], [1100.0, 1100.0, 1099.0]);
-        assert_eq!(decide(&good, &bad, &[1099.0, 1100.0, 1100.0]).0, Some(Verdict::Bad));
-        assert_eq!(decide(&good, &bad, &[1000.0, 1000.0, 1000.0]).0, Some(Verdict::Good));
-        let (_, pos) = decide(&good, &bad, &[1100.0, 1100.0, 1100.0]);
+        let r = |v: &[f64]| -> Rounds { v.iter().enumerate().map(|(i, x)| (i as u32, *x)).collect() };
+        let counts = rule().for_counts();
+        let (good, bad) = (r(&[1000.0, 1000.0]), r(&[1100.0, 1100.0]));
+        assert_eq!(decide(&good, &bad, &r(&[1099.0, 1100.0]), 1, &counts).0, Some(Verdict::Bad));
+        assert_eq!(decide(&good, &bad, &r(&[1000.0, 1000.0]), 1, &counts).0, Some(Verdict::Good));
+        let (_, pos) = decide(&good, &bad, &r(&[1100.0, 1100.0]), 1, &counts);
         assert!((pos.unwrap().at - 1.0).abs() < 1e-9);
     }
 
     #[test]
     fn no_regression_gives_no_separation() {
         let (good, bad) = (noisy(100.0, 20, 9), noisy(100.2, 20, 10));
-        assert_eq!(decide(&good, &bad, &noisy(100.1, 20, 11)).0, None);
+        assert_eq!(decide(&good, &bad, &noisy(100.1, 20, 11), 1, &rule()).0, None);
     }
 }

@@ -1,14 +1,17 @@
 //! `lmdb-regress compare OLD NEW`, in benchstat's manner: per tag and workload, old and
-//! new medians, the change with its interval and p-value, "~" where not significant.
+//! new medians and the change with its interval and verdict. Two runs share no rounds,
+//! so the comparison is the two-sample form of the one method, Bonferroni over the rows.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::model::release_key;
-use crate::runner::runfile::{Engine, RunData};
+use super::cells::{self, Cells};
+use super::outline::Document;
+use crate::manifest::release_key;
+use crate::runner::runfile::{Engine, Metric, RunData};
+use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::Workload;
 
@@ -22,97 +25,117 @@ pub struct CompareRow {
     pub change: Comparison,
 }
 
-type Groups = BTreeMap<(Engine, Workload, String), Vec<f64>>;
-
-fn groups(d: &RunData) -> Groups {
-    let mut g = Groups::new();
-    for s in &d.samples {
-        if let Some(v) = s.value(d.header.plan.metric) {
-            g.entry((s.engine, s.workload, s.tag.clone())).or_default().push(v);
-        }
-    }
-    g
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparisons {
+    pub metric: Metric,
+    pub rule: Rule,
+    pub rows: Vec<CompareRow>,
+    /// Workload settings that differ between the two runs: their figures measure
+    /// different things.
+    pub config_differences: Vec<String>,
 }
 
-pub fn build(old: &RunData, new: &RunData) -> Result<Vec<CompareRow>> {
-    if old.header.plan.metric != new.header.plan.metric {
-        bail!(
-            "the two runs measured different metrics ({:?} and {:?})",
-            old.header.plan.metric,
-            new.header.plan.metric
-        );
+/// Each (engine, workload, tag) as values whose rounds are the run's own: the two runs'
+/// round numbers must not pair up, so the new run's are offset past the old's.
+fn groups(d: &RunData, offset: u32) -> BTreeMap<(Engine, Workload, String), Rounds> {
+    let metric = d.header.plan.metric;
+    let mut out = BTreeMap::new();
+    for ((engine, workload), b) in super::model::blocks(d, metric) {
+        for (tag, r) in b.values {
+            out.insert((engine, workload, tag), r.into_iter().map(|(k, v)| (k + offset, v)).collect());
+        }
     }
-    let (go, gn) = (groups(old), groups(new));
-    let mut rows: Vec<CompareRow> = go
-        .iter()
-        .filter_map(|(k, o)| {
-            let n = gn.get(k)?;
+    out
+}
+
+fn config_differences(old: &RunData, new: &RunData) -> Vec<String> {
+    let (a, b) = (
+        serde_json::to_value(&old.header.config).unwrap_or_default(),
+        serde_json::to_value(&new.header.config).unwrap_or_default(),
+    );
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return Vec::new() };
+    a.iter().filter(|(k, v)| b.get(*k) != Some(v)).map(|(k, v)| format!("{k}: {v} → {}", b[k])).collect()
+}
+
+pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
+    let metric = old.header.plan.metric;
+    if metric != new.header.plan.metric {
+        bail!("the two runs measured different metrics ({metric:?} and {:?})", new.header.plan.metric);
+    }
+    let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() };
+    let rule = if metric == Metric::Instructions { rule.for_counts() } else { rule };
+    let (go, gn) = (groups(old, 0), groups(new, old.completed_rounds().max(1) + 1_000_000));
+    let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k)).cloned().collect();
+    let k = common.len();
+    let vals = |r: &Rounds| r.values().copied().collect::<Vec<f64>>();
+    let mut rows: Vec<CompareRow> = common
+        .into_iter()
+        .filter_map(|key| {
+            let (o, n) = (&go[&key], &gn[&key]);
             Some(CompareRow {
-                engine: k.0,
-                workload: k.1,
-                tag: k.2.clone(),
-                old: stats::summarize(o)?,
-                new: stats::summarize(n)?,
-                change: stats::compare(o, n)?,
+                old: stats::summarize(&vals(o))?,
+                new: stats::summarize(&vals(n))?,
+                change: family::compare(o, n, k, &rule)?,
+                engine: key.0,
+                workload: key.1,
+                tag: key.2,
             })
         })
         .collect();
     if rows.is_empty() {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
-    rows.sort_by(|a, b| {
-        (a.engine, Workload::ALL.iter().position(|w| *w == a.workload), release_key(&a.tag)).cmp(&(
-            b.engine,
-            Workload::ALL.iter().position(|w| *w == b.workload),
-            release_key(&b.tag),
-        ))
-    });
-    Ok(rows)
+    let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), release_key(&r.tag));
+    rows.sort_by_key(order);
+    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new) })
 }
 
-pub fn render_text(rows: &[CompareRow], unit: &str) -> String {
-    let mut o = String::new();
-    let mut last: Option<(Engine, Workload)> = None;
-    let header = ["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "95% CI", "p"].map(String::from);
-    let mut table: Vec<[String; 6]> = Vec::new();
-    let flush = |o: &mut String, title: &str, table: &mut Vec<[String; 6]>| {
-        if table.is_empty() {
-            return;
-        }
-        let w: Vec<usize> = (0..6)
-            .map(|i| table.iter().map(|r| r[i].chars().count()).chain([header[i].chars().count()]).max().unwrap())
-            .collect();
-        let _ = writeln!(o, "{title}");
-        for r in std::iter::once(&header).chain(table.iter()) {
-            let line: Vec<String> = r
-                .iter()
-                .enumerate()
-                .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = w[i]) } else { format!("{c:>w$}", w = w[i]) })
-                .collect();
-            let _ = writeln!(o, "{}", line.join("  ").trim_end());
-        }
-        o.push('\n');
-        table.clear();
-    };
-    for r in rows {
-        if last != Some((r.engine, r.workload)) {
-            if let Some((e, w)) = last {
-                flush(&mut o, &format!("{} ({e})", w.title()), &mut table);
-            }
-            last = Some((r.engine, r.workload));
-        }
-        let c = &r.change;
-        table.push([
-            r.tag.clone(),
-            format!("{} {}", super::num(r.old.median), super::plus_minus(&r.old)),
-            format!("{} {}", super::num(r.new.median), super::plus_minus(&r.new)),
-            if c.significant { super::delta(c) } else { "~".into() },
-            super::delta_interval(c),
-            format!("p={} n={}+{}", c.p_value().map(super::fmt_p).unwrap_or_else(|| "n/a".into()), r.old.n, r.new.n),
-        ]);
+pub fn outline(c: &Comparisons) -> Document {
+    let unit = super::model::unit_label(c.metric);
+    let mut d = Document::default();
+    if !c.config_differences.is_empty() {
+        d.blocks.push(super::outline::Block::Note(format!(
+            "Warning: the runs used different workload settings ({}); their figures measure different things.",
+            c.config_differences.join(", ")
+        )));
     }
-    if let Some((e, w)) = last {
-        flush(&mut o, &format!("{} ({e})", w.title()), &mut table);
+    let mut sections: Vec<((Engine, Workload), Vec<&CompareRow>)> = Vec::new();
+    for r in &c.rows {
+        match sections.last_mut() {
+            Some((k, v)) if *k == (r.engine, r.workload) => v.push(r),
+            _ => sections.push(((r.engine, r.workload), vec![r])),
+        }
     }
-    o
+    for ((engine, workload), rows) in sections {
+        d.heading(2, format!("{} ({engine})", workload.title()));
+        let mut t = Cells::new(&["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "interval", "verdict", "n"], 0, 1);
+        for r in rows {
+            t.push(
+                vec![
+                    r.tag.clone(),
+                    format!("{} {}", cells::num(r.old.median), cells::plus_minus(&r.old)),
+                    format!("{} {}", cells::num(r.new.median), cells::plus_minus(&r.new)),
+                    cells::delta(&r.change),
+                    cells::interval(&r.change),
+                    r.change.verdict.to_string(),
+                    format!("{}+{}", r.old.n, r.new.n),
+                ],
+                false,
+            );
+        }
+        d.table(t);
+    }
+    d.para(format!(
+        "Two separate runs: each delta is the Hodges-Lehmann estimate of the ratio new/old with \
+         the interval that inverts the rank-sum test, simultaneous at 95% over the {} rows \
+         (Bonferroni). slower/faster: the interval excludes 1; same: within +-{:.0}%; \
+         inconclusive: neither. Different runs may have met different machine conditions.",
+        c.rows.len(),
+        100.0 * c.rule.min_effect
+    ));
+    d
+}
+
+pub fn render_text(c: &Comparisons) -> String {
+    super::text::render_document(&outline(c))
 }

@@ -1,84 +1,125 @@
-//! CSV for scripts: one file of summaries, one of raw samples.
-
-use std::fmt::Write;
+//! CSV for scripts, written by the csv crate from serde rows: one file of summaries with
+//! every delta, one of raw samples.
 
 use anyhow::Result;
+use serde::Serialize;
 
-use super::model::ReportModel;
+use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
 
 pub struct Csv;
 
-fn opt(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.6}")).unwrap_or_default()
+#[derive(Serialize)]
+struct SummaryRow<'a> {
+    engine: String,
+    workload: String,
+    tag: &'a str,
+    rank: usize,
+    n: usize,
+    median: f64,
+    median_lo: Option<f64>,
+    median_hi: Option<f64>,
+    mean: f64,
+    stddev: f64,
+    min: f64,
+    max: f64,
+    instructions_per_entry: Option<f64>,
+    vs_fastest_ratio: Option<f64>,
+    vs_fastest_lo: Option<f64>,
+    vs_fastest_hi: Option<f64>,
+    vs_fastest_verdict: Option<String>,
+    vs_baseline_ratio: Option<f64>,
+    vs_baseline_lo: Option<f64>,
+    vs_baseline_hi: Option<f64>,
+    vs_baseline_verdict: Option<String>,
+    vs_baseline_instructions_ratio: Option<f64>,
+    vs_baseline_time_only: Option<bool>,
+    unit: &'static str,
 }
 
-pub fn summaries(m: &ReportModel) -> String {
-    let mut o = String::from(
-        "engine,workload,tag,rank,n,median,median_lo,median_hi,mean,mean_lo,mean_hi,stddev,min,max,cv,\
-         vs_fastest_ratio,vs_fastest_lo,vs_fastest_hi,vs_fastest_p,vs_baseline_ratio,vs_baseline_lo,vs_baseline_hi,vs_baseline_p,unit\n",
-    );
+fn parts(d: Option<&Delta>) -> (Option<f64>, Option<f64>, Option<f64>, Option<String>) {
+    match d {
+        None => (None, None, None, None),
+        Some(d) => {
+            let c = &d.comparison;
+            (Some(c.ratio), c.ci.map(|i| i.lo), c.ci.map(|i| i.hi), Some(crate::report::cells::verdict(d)))
+        }
+    }
+}
+
+pub fn summaries(m: &ReportModel) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     for s in &m.sections {
         for r in &s.ranked {
             let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
-            let f = r.vs_fastest.as_ref();
+            let (fr, flo, fhi, fv) = parts(r.vs_fastest.as_ref());
+            let (br, blo, bhi, bv) = parts(b);
             let x = &r.summary;
-            let _ = writeln!(
-                o,
-                "{},{},{},{},{},{:.6},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{},{},{},{}",
-                s.engine,
-                s.workload,
-                r.tag,
-                r.rank,
-                x.n,
-                x.median,
-                opt(x.median_ci.map(|c| c.lo)),
-                opt(x.median_ci.map(|c| c.hi)),
-                x.mean,
-                opt(x.mean_ci.map(|c| c.lo)),
-                opt(x.mean_ci.map(|c| c.hi)),
-                x.stddev,
-                x.min,
-                x.max,
-                x.cv,
-                opt(f.map(|c| c.ratio)),
-                opt(f.and_then(|c| c.ratio_ci.map(|i| i.lo))),
-                opt(f.and_then(|c| c.ratio_ci.map(|i| i.hi))),
-                opt(f.and_then(|c| c.p_value())),
-                opt(b.map(|c| c.ratio)),
-                opt(b.and_then(|c| c.ratio_ci.map(|i| i.lo))),
-                opt(b.and_then(|c| c.ratio_ci.map(|i| i.hi))),
-                opt(b.and_then(|c| c.p_value())),
-                m.unit.label
-            );
+            w.serialize(SummaryRow {
+                engine: s.engine.to_string(),
+                workload: s.workload.to_string(),
+                tag: &r.tag,
+                rank: r.rank,
+                n: x.n,
+                median: x.median,
+                median_lo: x.median_ci.map(|c| c.lo),
+                median_hi: x.median_ci.map(|c| c.hi),
+                mean: x.mean,
+                stddev: x.stddev,
+                min: x.min,
+                max: x.max,
+                instructions_per_entry: r.instructions_per_entry,
+                vs_fastest_ratio: fr,
+                vs_fastest_lo: flo,
+                vs_fastest_hi: fhi,
+                vs_fastest_verdict: fv,
+                vs_baseline_ratio: br,
+                vs_baseline_lo: blo,
+                vs_baseline_hi: bhi,
+                vs_baseline_verdict: bv,
+                vs_baseline_instructions_ratio: b.and_then(|d| d.instructions.map(|i| i.ratio)),
+                vs_baseline_time_only: b.map(|d| d.time_only),
+                unit: m.unit.label,
+            })?;
         }
     }
-    o
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-pub fn samples(m: &ReportModel) -> String {
-    let mut o = String::from("round,engine,tag,workload,ns,instructions,checksum\n");
+#[derive(Serialize)]
+struct SampleRow<'a> {
+    round: u32,
+    engine: String,
+    tag: &'a str,
+    workload: String,
+    ns: u64,
+    instructions: Option<u64>,
+    checksum: Option<String>,
+    counted: bool,
+}
+
+pub fn samples(m: &ReportModel) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     for s in &m.samples {
-        let _ = writeln!(
-            o,
-            "{},{},{},{},{},{},{}",
-            s.round,
-            s.engine,
-            s.tag,
-            s.workload,
-            s.ns,
-            s.instructions.map(|i| i.to_string()).unwrap_or_default(),
-            s.checksum.map(|c| c.to_string()).unwrap_or_default()
-        );
+        w.serialize(SampleRow {
+            round: s.round,
+            engine: s.engine.to_string(),
+            tag: &s.tag,
+            workload: s.workload.to_string(),
+            ns: s.ns,
+            instructions: s.instructions,
+            checksum: s.checksum.map(|c| c.to_string()),
+            counted: s.counted,
+        })?;
     }
-    o
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
 impl Exporter for Csv {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
         Ok(vec![
-            Output { suffix: "-summary.csv".into(), bytes: summaries(m).into_bytes() },
-            Output { suffix: "-samples.csv".into(), bytes: samples(m).into_bytes() },
+            Output { suffix: "-summary.csv".into(), bytes: summaries(m)?.into_bytes() },
+            Output { suffix: "-samples.csv".into(), bytes: samples(m)?.into_bytes() },
         ])
     }
 }

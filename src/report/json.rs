@@ -1,16 +1,60 @@
 //! A versioned JSON document holding everything: configuration, environment, builds,
-//! every raw sample, failures, summaries and comparisons.
+//! every raw sample, failures, summaries and comparisons. Every section carries a flat
+//! `comparisons` array (the contract scripts and bug-tracker bots read) and `resolution`.
 
 use anyhow::Result;
 use serde::Serialize;
 
-use super::model::{ReportModel, Section};
+use super::model::{Delta, DeltaKind, ReportModel, Section};
 use super::{Exporter, Output};
+use crate::stats::Verdict;
 
 /// Bumped on any change a reader could trip over.
-pub const REPORT_SCHEMA: u32 = 1;
+pub const REPORT_SCHEMA: u32 = 2;
 
 pub struct Json;
+
+/// One delta as scripts read it.
+#[derive(Serialize)]
+pub struct ComparisonRecord<'a> {
+    pub tag: &'a str,
+    pub against: &'a str,
+    pub kind: DeltaKind,
+    pub ratio: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub confidence: f64,
+    pub method: crate::stats::Method,
+    pub verdict: Verdict,
+    pub instructions_ratio: Option<f64>,
+    pub time_only: bool,
+}
+
+impl<'a> From<&'a Delta> for ComparisonRecord<'a> {
+    fn from(d: &'a Delta) -> Self {
+        let c = &d.comparison;
+        ComparisonRecord {
+            tag: &d.tag,
+            against: &d.against,
+            kind: d.kind,
+            ratio: c.ratio,
+            ci_low: c.ci.map(|i| i.lo),
+            ci_high: c.ci.map(|i| i.hi),
+            confidence: c.confidence,
+            method: c.method,
+            verdict: c.verdict,
+            instructions_ratio: d.instructions.map(|i| i.ratio),
+            time_only: d.time_only,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SectionRecord<'a> {
+    #[serde(flatten)]
+    section: &'a Section,
+    comparisons: Vec<ComparisonRecord<'a>>,
+}
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -20,12 +64,14 @@ struct Document<'a> {
     partial: bool,
     baseline: &'a str,
     newest: Option<&'a str>,
+    rule: &'a crate::stats::family::Rule,
+    method: Vec<String>,
     config: &'a crate::workload::WorkloadConfig,
     plan: &'a crate::runner::runfile::Plan,
     environment: &'a crate::environment::Environment,
     instruction_counter: Option<&'a str>,
     tags: &'a [crate::matrix::TagStatus],
-    sections: &'a [Section],
+    sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
     failures: &'a [crate::runner::runfile::Failure],
     end: Option<&'a crate::runner::runfile::End>,
@@ -33,6 +79,11 @@ struct Document<'a> {
 }
 
 pub fn render(m: &ReportModel) -> Result<String> {
+    let sections = m
+        .sections
+        .iter()
+        .map(|s| SectionRecord { section: s, comparisons: s.deltas().map(ComparisonRecord::from).collect() })
+        .collect();
     let doc = Document {
         schema: REPORT_SCHEMA,
         kind: "lmdb-regress-report",
@@ -40,12 +91,14 @@ pub fn render(m: &ReportModel) -> Result<String> {
         partial: m.partial(),
         baseline: &m.baseline,
         newest: m.newest.as_deref(),
+        rule: &m.rule,
+        method: super::cells::method_lines(m),
         config: &m.config,
         plan: &m.plan,
         environment: &m.environment,
         instruction_counter: m.instruction_counter.as_deref(),
         tags: &m.tags,
-        sections: &m.sections,
+        sections,
         overhead: &m.overhead,
         failures: &m.failures,
         end: m.end.as_ref(),

@@ -1,6 +1,6 @@
-//! The one place where samples become tables: summaries per (engine, tag, workload),
-//! ranking, "vs fastest" and "vs baseline" comparisons, checksum agreement. Every output
-//! format renders this model and computes nothing of its own.
+//! The one place where samples become tables: per (engine, workload), one value per tag
+//! and round, summaries, ranks, deltas against the fastest, the baseline and the control,
+//! each judged by `stats` with the instruction delta beside it. Formats only lay this out.
 
 use std::collections::BTreeMap;
 
@@ -8,21 +8,54 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
-use crate::manifest::parse_version;
+use crate::manifest::{control_of, parse_version, release_key};
 use crate::matrix::{Status, TagStatus};
 use crate::runner::runfile::{End, Engine, Failure, Metric, Plan, RunData, Sample};
-use crate::stats::{self, Comparison, Summary};
+use crate::stats::family::{self, Noise, Rounds, Rule};
+use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeltaKind {
+    Fastest,
+    Baseline,
+    Control,
+}
+
+/// One tag against another, in the section's metric, with instructions beside time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Delta {
+    pub tag: String,
+    pub against: String,
+    pub kind: DeltaKind,
+    pub comparison: Comparison,
+    /// The same two tags' instruction counts (None when none were counted, or when the
+    /// section's metric is instructions already).
+    pub instructions: Option<Comparison>,
+    /// A time change while instructions stay within the count tolerance: the cause is
+    /// cache, memory, code layout or noise, not more work in LMDB.
+    pub time_only: bool,
+}
+
+impl Delta {
+    pub fn verdict(&self) -> Verdict {
+        self.comparison.verdict
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RankedRow {
+    /// 1 + the number of tags measured faster than this one beyond doubt; tags that the
+    /// fastest does not resolve share its rank.
     pub rank: usize,
     pub tag: String,
+    /// Over one value per round.
     pub summary: Summary,
-    /// Wall time beside an instruction count (None when time is the metric).
-    pub time: Option<Summary>,
-    /// Against the fastest tag; None for the fastest itself.
-    pub vs_fastest: Option<Comparison>,
+    /// Instructions per entry in the timed region, when counted.
+    pub instructions_per_entry: Option<f64>,
+    /// Against the fastest; None for the fastest itself.
+    pub vs_fastest: Option<Delta>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -30,7 +63,7 @@ pub struct BaselineRow {
     pub tag: String,
     pub summary: Summary,
     /// Against the baseline; None for the baseline itself.
-    pub vs_baseline: Option<Comparison>,
+    pub vs_baseline: Option<Delta>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,9 +74,29 @@ pub struct Section {
     pub ranked: Vec<RankedRow>,
     /// Release order; empty when the baseline tag has no samples here.
     pub vs_baseline: Vec<BaselineRow>,
+    /// Each `~control` label against the tag it repeats: the run's own A/A.
+    pub controls: Vec<Delta>,
+    /// Comparisons in the ranked table's family (all pairs) and the baseline table's.
+    pub fastest_family: usize,
+    pub baseline_family: usize,
+    pub noise: Option<Noise>,
+    /// The half-width of a typical comparison's interval (the median over the baseline
+    /// table, else the ranked one), as a fraction: smaller differences are not resolved.
+    pub resolution: Option<f64>,
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
+}
+
+impl Section {
+    /// Every delta of the section, ranked table first.
+    pub fn deltas(&self) -> impl Iterator<Item = &Delta> {
+        self.ranked
+            .iter()
+            .filter_map(|r| r.vs_fastest.as_ref())
+            .chain(self.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()))
+            .chain(&self.controls)
+    }
 }
 
 /// The Rust harness against the C twin on one tag and workload: ratio = Rust / C.
@@ -68,13 +121,28 @@ pub struct ChecksumMismatch {
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Unit {
     pub metric: Metric,
-    /// Column heading: "ms/op" or "Minstr/op".
+    /// Column heading: "ms/op" or "instr/entry".
     pub label: &'static str,
+}
+
+impl Unit {
+    pub fn of(metric: Metric) -> Unit {
+        Unit { metric, label: unit_label(metric) }
+    }
+}
+
+/// The one place a metric's unit is named.
+pub fn unit_label(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Time => "ms/op",
+        Metric::Instructions => "instr/entry",
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportModel {
     pub unit: Unit,
+    pub rule: Rule,
     pub config: WorkloadConfig,
     pub plan: Plan,
     pub environment: Environment,
@@ -109,14 +177,61 @@ impl ReportModel {
             s.workload.title().to_string()
         }
     }
+
+    pub fn section(&self, engine: Engine, workload: Workload) -> Option<&Section> {
+        self.sections.iter().find(|s| s.engine == engine && s.workload == workload)
+    }
+
+    /// Whether instruction counts stand beside time.
+    pub fn has_counts(&self) -> bool {
+        self.unit.metric == Metric::Time && self.sections.iter().any(|s| s.deltas().any(|d| d.instructions.is_some()))
+    }
 }
 
-/// Release order: pinned tags by version, then anything else (commits) by name.
-pub fn release_key(tag: &str) -> (u8, (i32, i32, i32), String) {
-    match parse_version(tag) {
-        Some(v) => (0, v, String::new()),
-        None => (1, (0, 0, 0), tag.to_string()),
+/// Per-round values of every tag for one (engine, workload), and the counts beside them.
+#[derive(Default)]
+pub struct Blocks {
+    pub values: BTreeMap<String, Rounds>,
+    pub counts: BTreeMap<String, Rounds>,
+}
+
+/// A sample's figure: ms per operation, or instructions per entry. `entries` is what the
+/// sample's pass ran (the counting pass may run fewer than the timed rounds).
+fn figure(s: &Sample, metric: Metric, entries: u32) -> Option<f64> {
+    match metric {
+        Metric::Time => Some(s.ms()),
+        Metric::Instructions => s.instructions.map(|i| i as f64 / entries.max(1) as f64),
     }
+}
+
+/// Splits a run's samples into per-(engine, workload) blocks under `metric`.
+pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Blocks> {
+    let plan = &data.header.plan;
+    let entries = data.header.config.entries;
+    let mut raw: BTreeMap<(Engine, Workload), (BTreeMap<&str, Vec<(u32, f64)>>, BTreeMap<&str, Vec<(u32, f64)>>)> =
+        BTreeMap::new();
+    for s in &data.samples {
+        let g = raw.entry((s.engine, s.workload)).or_default();
+        if s.counted {
+            let v = figure(s, Metric::Instructions, plan.count_entries.unwrap_or(entries));
+            if let Some(v) = v {
+                g.1.entry(&s.tag).or_default().push((s.round, v));
+            }
+        } else {
+            if let Some(v) = figure(s, metric, entries) {
+                g.0.entry(&s.tag).or_default().push((s.round, v));
+            }
+            if plan.metric == Metric::Instructions {
+                if let Some(v) = figure(s, Metric::Instructions, entries) {
+                    g.1.entry(&s.tag).or_default().push((s.round, v));
+                }
+            }
+        }
+    }
+    let rounds = |m: BTreeMap<&str, Vec<(u32, f64)>>| -> BTreeMap<String, Rounds> {
+        m.into_iter().map(|(t, v)| (t.to_string(), family::per_round(v))).collect()
+    };
+    raw.into_iter().map(|(k, (v, c))| (k, Blocks { values: rounds(v), counts: rounds(c) })).collect()
 }
 
 pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
@@ -128,132 +243,209 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let h = &data.header;
     let metric = metric.unwrap_or(h.plan.metric);
     if metric == Metric::Instructions && !data.samples.iter().any(|s| s.instructions.is_some()) {
-        bail!("this run has no instruction counts: measure with `run --metric instructions`");
+        bail!("this run has no instruction counts: measure with `run --metric instructions` or `--with-instructions`");
     }
-    let unit = Unit { metric, label: if metric == Metric::Time { "ms/op" } else { "Minstr/op" } };
-    let mut groups: Groups = BTreeMap::new();
-    for s in &data.samples {
-        groups.entry((s.engine, s.workload)).or_default().entry(s.tag.clone()).or_default().push(s);
-    }
-    let mut measured: Vec<String> = data.samples.iter().map(|s| s.tag.clone()).collect();
-    measured.sort_by_key(|t| release_key(t));
-    measured.dedup();
-    let baseline = match baseline {
-        Some(b) => {
-            let full = if parse_version(b).is_none() && !measured.iter().any(|t| t == b) {
-                crate::manifest::normalize_tag(b)
-            } else {
-                b.to_string()
-            };
-            if !measured.contains(&full) {
-                bail!("baseline {full} is not in this run; measured tags: {}", measured.join(", "));
-            }
-            full
-        }
-        None => measured.first().cloned().unwrap_or_default(),
-    };
-    let newest = measured.iter().filter(|t| parse_version(t).is_some()).last().cloned();
-
-    // Every engine and tag must read the same data: agreement is judged per workload.
-    let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
-    for s in &data.samples {
-        by_workload.entry(s.workload).or_default().push(s);
-    }
-    let agreement: BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> =
-        by_workload.iter().map(|(w, ss)| (*w, checksum_agreement(ss))).collect();
-
-    let mut sections = Vec::new();
-    for ((engine, workload), by_tag) in &groups {
-        let values: BTreeMap<&str, Vec<f64>> = by_tag
-            .iter()
-            .map(|(t, ss)| (t.as_str(), ss.iter().filter_map(|s| s.value(metric)).collect::<Vec<f64>>()))
-            .filter(|(_, v)| !v.is_empty())
-            .collect();
-        let summaries: BTreeMap<&str, Summary> =
-            values.iter().filter_map(|(t, v)| stats::summarize(v).map(|s| (*t, s))).collect();
-        let mut order: Vec<&str> = summaries.keys().copied().collect();
-        order.sort_by(|a, b| summaries[a].median.total_cmp(&summaries[b].median).then_with(|| a.cmp(b)));
-        let fastest = order.first().copied();
-        let ranked = order
-            .iter()
-            .enumerate()
-            .map(|(i, t)| RankedRow {
-                rank: i + 1,
-                tag: t.to_string(),
-                summary: summaries[t].clone(),
-                time: (metric != Metric::Time)
-                    .then(|| stats::summarize(&by_tag[*t].iter().map(|s| s.ms()).collect::<Vec<f64>>()))
-                    .flatten(),
-                vs_fastest: (Some(*t) != fastest)
-                    .then(|| stats::compare(&values[fastest.unwrap()], &values[t]))
-                    .flatten(),
-            })
-            .collect();
-        let mut release: Vec<&str> = summaries.keys().copied().collect();
-        release.sort_by_key(|t| release_key(t));
-        let vs_baseline = match values.get(baseline.as_str()) {
-            Some(base) => release
-                .iter()
-                .map(|t| BaselineRow {
-                    tag: t.to_string(),
-                    summary: summaries[t].clone(),
-                    vs_baseline: (*t != baseline).then(|| stats::compare(base, &values[t])).flatten(),
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        let (checksum, checksum_mismatches) = agreement.get(workload).cloned().unwrap_or_default();
-        let checksum_mismatches = checksum_mismatches.into_iter().filter(|x| x.engine == *engine).collect();
-        sections.push(Section {
-            engine: *engine,
-            workload: *workload,
-            ranked,
-            vs_baseline,
-            checksum_mismatches,
-            checksum,
-        });
-    }
+    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() };
+    let rule = if metric == Metric::Instructions { rule.for_counts() } else { rule };
+    let measured = measured_tags(data);
+    let baseline = pick_baseline(&measured, baseline)?;
+    let agreement = checksum_agreement_by_workload(&data.samples);
+    let mut sections: Vec<Section> = blocks(data, metric)
+        .into_iter()
+        .filter(|(_, b)| !b.values.is_empty())
+        .map(|((engine, workload), b)| {
+            let (checksum, mismatches) = agreement.get(&workload).cloned().unwrap_or_default();
+            let mismatches = mismatches.into_iter().filter(|x| x.engine == engine).collect();
+            section(engine, workload, &b, &baseline, &rule, checksum, mismatches)
+        })
+        .collect();
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
-    let overhead = engine_overhead(&groups, metric);
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| release_key(&t.tag));
     Ok(ReportModel {
-        unit,
+        unit: Unit::of(metric),
+        rule,
         config: h.config.clone(),
         plan: h.plan.clone(),
         environment: h.environment.clone(),
         tags,
+        newest: measured.iter().filter(|t| parse_version(t).is_some()).last().cloned(),
         baseline,
-        newest,
+        overhead: engine_overhead(data, metric, &rule),
         sections,
         failures: data.failures.clone(),
         end: data.end.clone(),
         instruction_counter: h.instruction_counter.clone(),
-        overhead,
         samples: data.samples.clone(),
     })
 }
 
-type Groups<'a> = BTreeMap<(Engine, Workload), BTreeMap<String, Vec<&'a Sample>>>;
+/// Measured tags (controls aside) in release order.
+fn measured_tags(data: &RunData) -> Vec<String> {
+    let mut measured: Vec<String> =
+        data.samples.iter().filter(|s| control_of(&s.tag).is_none()).map(|s| s.tag.clone()).collect();
+    measured.sort_by_key(|t| release_key(t));
+    measured.dedup();
+    measured
+}
 
-fn engine_overhead(groups: &Groups, metric: Metric) -> Vec<OverheadRow> {
-    let mut out = Vec::new();
-    for w in Workload::ALL {
-        let (Some(rust), Some(c)) = (groups.get(&(Engine::Rust, w)), groups.get(&(Engine::C, w))) else { continue };
-        let mut tags: Vec<&String> = rust.keys().filter(|t| c.contains_key(*t)).collect();
-        tags.sort_by_key(|t| release_key(t));
-        for t in tags {
-            let vals = |ss: &Vec<&Sample>| ss.iter().filter_map(|s| s.value(metric)).collect::<Vec<f64>>();
-            let (r, cv) = (vals(&rust[t]), vals(&c[t]));
-            if let (Some(rs), Some(cs), Some(ratio)) =
-                (stats::summarize(&r), stats::summarize(&cv), stats::compare(&cv, &r))
-            {
-                out.push(OverheadRow { workload: w, tag: t.clone(), rust: rs, c: cs, ratio });
+fn pick_baseline(measured: &[String], asked: Option<&str>) -> Result<String> {
+    let Some(b) = asked else { return Ok(measured.first().cloned().unwrap_or_default()) };
+    let full = if parse_version(b).is_none() && !measured.iter().any(|t| t == b) {
+        crate::manifest::normalize_tag(b)
+    } else {
+        b.to_string()
+    };
+    if !measured.contains(&full) {
+        bail!("baseline {full} is not in this run; measured tags: {}", measured.join(", "));
+    }
+    Ok(full)
+}
+
+/// The comparison of `tag` against `against` in a family of `k`, with counts beside.
+fn delta(b: &Blocks, against: &str, tag: &str, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
+    let comparison = family::compare(b.values.get(against)?, b.values.get(tag)?, k, rule)?;
+    let instructions = if rule.counts {
+        None
+    } else {
+        match (b.counts.get(against), b.counts.get(tag)) {
+            (Some(x), Some(y)) => family::compare(x, y, 1, &rule.for_counts()),
+            _ => None,
+        }
+    };
+    let time_only = comparison.verdict.is_change() && instructions.is_some_and(|i| i.verdict == Verdict::Same);
+    Some(Delta { tag: tag.into(), against: against.into(), kind, comparison, instructions, time_only })
+}
+
+fn section(
+    engine: Engine,
+    workload: Workload,
+    b: &Blocks,
+    baseline: &str,
+    rule: &Rule,
+    checksum: Option<Checksum>,
+    checksum_mismatches: Vec<ChecksumMismatch>,
+) -> Section {
+    let tags: Vec<&str> = b.values.keys().map(String::as_str).filter(|t| control_of(t).is_none()).collect();
+    let summaries: BTreeMap<&str, Summary> = tags
+        .iter()
+        .filter_map(|t| stats::summarize(&b.values[*t].values().copied().collect::<Vec<_>>()).map(|s| (*t, s)))
+        .collect();
+    let ranked = ranked_rows(b, &summaries, rule);
+    let mut release = tags.clone();
+    release.sort_by_key(|t| release_key(t));
+    let k = tags.len().saturating_sub(1);
+    let vs_baseline: Vec<BaselineRow> = if summaries.contains_key(baseline) {
+        release
+            .iter()
+            .map(|t| BaselineRow {
+                tag: t.to_string(),
+                summary: summaries[t].clone(),
+                vs_baseline: (*t != baseline).then(|| delta(b, baseline, t, DeltaKind::Baseline, k, rule)).flatten(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let controls: Vec<Delta> = b
+        .values
+        .keys()
+        .filter_map(|c| control_of(c).and_then(|base| delta(b, base, c, DeltaKind::Control, k.max(1), rule)))
+        .collect();
+    let half_widths = |ds: Vec<&Delta>| -> Option<f64> {
+        let hw: Vec<f64> = ds.iter().filter_map(|d| d.comparison.half_width()).collect();
+        (!hw.is_empty()).then(|| stats::median(&hw))
+    };
+    let resolution = half_widths(vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect())
+        .or_else(|| half_widths(ranked.iter().filter_map(|r| r.vs_fastest.as_ref()).collect()));
+    let real: BTreeMap<String, Rounds> =
+        tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    Section {
+        engine,
+        workload,
+        ranked,
+        vs_baseline,
+        controls,
+        fastest_family: family::all_pairs(tags.len()),
+        baseline_family: k,
+        noise: if rule.counts { None } else { family::noise(&real) },
+        resolution,
+        checksum_mismatches,
+        checksum,
+    }
+}
+
+/// Fastest first by median. Every pair is compared in one family, so the comparison
+/// with the fastest (chosen after seeing the data) keeps its level.
+fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> Vec<RankedRow> {
+    let mut order: Vec<&str> = summaries.keys().copied().collect();
+    order.sort_by(|x, y| summaries[x].median.total_cmp(&summaries[y].median).then_with(|| x.cmp(y)));
+    let pairs = family::all_pairs(order.len());
+    // faster_than[t]: how many tags are resolved faster than t.
+    let mut faster_than: BTreeMap<&str, usize> = order.iter().map(|t| (*t, 0)).collect();
+    for (i, x) in order.iter().enumerate() {
+        for y in &order[i + 1..] {
+            match family::compare(&b.values[*x], &b.values[*y], pairs, rule).map(|c| c.verdict) {
+                Some(Verdict::Slower) => *faster_than.get_mut(y).unwrap() += 1,
+                Some(Verdict::Faster) => *faster_than.get_mut(x).unwrap() += 1,
+                _ => {}
             }
         }
     }
-    out
+    let fastest = order.first().copied();
+    let mut rows: Vec<RankedRow> = order
+        .iter()
+        .map(|t| RankedRow {
+            rank: 1 + faster_than[t],
+            tag: t.to_string(),
+            summary: summaries[t].clone(),
+            instructions_per_entry: b.counts.get(*t).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>())),
+            vs_fastest: fastest
+                .filter(|f| f != t)
+                .and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
+        })
+        .collect();
+    rows.sort_by_key(|r| r.rank);
+    rows
+}
+
+/// Rust against C on each tag both engines measured; one family over all rows.
+fn engine_overhead(data: &RunData, metric: Metric, rule: &Rule) -> Vec<OverheadRow> {
+    let all = blocks(data, metric);
+    let mut pairs: Vec<(Workload, String)> = Vec::new();
+    for w in Workload::ALL {
+        let (Some(rust), Some(c)) = (all.get(&(Engine::Rust, w)), all.get(&(Engine::C, w))) else { continue };
+        let mut tags: Vec<&String> = rust.values.keys().filter(|t| c.values.contains_key(*t)).collect();
+        tags.sort_by_key(|t| release_key(t));
+        pairs.extend(tags.into_iter().map(|t| (w, t.clone())));
+    }
+    let k = pairs.len();
+    pairs
+        .into_iter()
+        .filter_map(|(w, t)| {
+            let (r, c) = (&all[&(Engine::Rust, w)].values[&t], &all[&(Engine::C, w)].values[&t]);
+            let vals = |x: &Rounds| x.values().copied().collect::<Vec<f64>>();
+            Some(OverheadRow {
+                workload: w,
+                tag: t.clone(),
+                rust: stats::summarize(&vals(r))?,
+                c: stats::summarize(&vals(c))?,
+                ratio: family::compare(c, r, k, rule)?,
+            })
+        })
+        .collect()
+}
+
+/// Per workload: every engine and tag must read the same data.
+fn checksum_agreement_by_workload(
+    samples: &[Sample],
+) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
+    let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| !s.counted) {
+        by_workload.entry(s.workload).or_default().push(s);
+    }
+    by_workload.iter().map(|(w, ss)| (*w, checksum_agreement(ss))).collect()
 }
 
 /// The checksum most (engine, tag) pairs report, and every pair that reports another.

@@ -4,8 +4,10 @@
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
-use super::model::{release_key, ReportModel, Section};
-use super::{short_tag, Exporter, Output};
+use super::model::{ReportModel, Section};
+use crate::manifest::release_key;
+use super::cells::short_tag;
+use super::{Exporter, Output};
 
 pub struct Svg;
 

@@ -1,106 +1,180 @@
-//! Plain fixed-width text for OpenLDAP's Bugzilla: no Markdown, nothing wider than needed.
+//! Plain fixed-width text for OpenLDAP's Bugzilla, which wraps comments at 80 columns:
+//! no Markdown, every line at most 80 columns. Tables too wide are split into parts that
+//! each repeat the tag column; prose is wrapped.
 
 use std::fmt::Write;
 
 use anyhow::Result;
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
+use super::cells::Cells;
 use super::model::ReportModel;
-use super::{Cells, Exporter, Output};
+use super::outline::{self, Block, Document};
+use super::{Exporter, Output};
 
 pub struct Text;
 
-const RULE: &str = "==============================================";
+/// Bugzilla's comment width.
+pub const WIDTH: usize = 80;
+const RULE: &str = "================================================================================";
+/// Top, bottom and header rules; no vertical lines, columns apart by two spaces.
+const STYLE: &str = "  -- --      --    ";
 
-/// Left-aligned first columns up to `left`, the rest right-aligned; the newest tag gets " *".
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The tag column plus groups of the other columns, each group estimated to fit `budget`.
+fn column_groups(c: &Cells, widths: &[usize], budget: usize) -> Vec<Vec<usize>> {
+    let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+    if total <= budget {
+        return vec![(0..widths.len()).collect()];
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut cur = vec![c.tag_col];
+    let mut used = widths[c.tag_col];
+    for i in (0..widths.len()).filter(|i| *i != c.tag_col) {
+        if cur.len() > 1 && used + 2 + widths[i] > budget {
+            groups.push(std::mem::replace(&mut cur, vec![c.tag_col]));
+            used = widths[c.tag_col];
+        }
+        cur.push(i);
+        used += 2 + widths[i];
+    }
+    groups.push(cur);
+    // Keep each part's columns in their original order, the tag where it was.
+    for g in &mut groups {
+        g.sort();
+    }
+    groups
+}
+
+fn render_part(c: &Cells, rows: &[Vec<String>], cols: &[usize]) -> String {
+    let mut out = String::new();
+    let mut t = Table::new();
+    t.load_preset(STYLE).set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(cols.iter().map(|i| c.header[*i].clone()));
+    for r in rows {
+        t.add_row(cols.iter().map(|i| r[*i].clone()));
+    }
+    for (k, i) in cols.iter().enumerate() {
+        let col = t.column_mut(k).expect("column exists");
+        // One space of padding plus comfy-table's one for the (blank) vertical line.
+        col.set_padding((0, if k + 1 == cols.len() { 0 } else { 1 }));
+        col.set_cell_alignment(if *i < c.text_cols { CellAlignment::Left } else { CellAlignment::Right });
+        col.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    for line in t.lines() {
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push('\n');
+    out
+}
+
+/// A table in as many parts as 80 columns need; the newest tag gets " *".
 pub fn table(out: &mut String, c: &Cells) {
-    let tag_col = c.tag_col;
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .zip(&c.highlight)
         .map(|(r, hl)| {
-            r.iter().enumerate().map(|(i, v)| if i == tag_col && *hl { format!("{v} *") } else { v.clone() }).collect()
+            let mark = |(i, v): (usize, &String)| if i == c.tag_col && *hl { format!("{v} *") } else { v.clone() };
+            r.iter().enumerate().map(mark).collect()
         })
         .collect();
     let widths: Vec<usize> = (0..c.header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([c.header[i].chars().count()]).max().unwrap_or(0))
+        .map(|i| rows.iter().map(|r| width(&r[i])).chain([width(&c.header[i])]).max().unwrap_or(0))
         .collect();
-    let line =
-        |cells: &[String]| -> String {
-            cells
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    if i < c.text_cols {
-                        format!("{v:<w$}", w = widths[i])
-                    } else {
-                        format!("{v:>w$}", w = widths[i])
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_string()
-        };
-    let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-    let _ = writeln!(out, "{}", "-".repeat(total));
-    let _ = writeln!(out, "{}", line(&c.header));
-    let _ = writeln!(out, "{}", "-".repeat(total));
-    for r in &rows {
-        let _ = writeln!(out, "{}", line(r));
+    // The estimate can miss comfy-table's layout by a column: tighten until it fits.
+    for budget in (WIDTH / 2..=WIDTH).rev() {
+        let parts: Vec<String> =
+            column_groups(c, &widths, budget).iter().map(|cols| render_part(c, &rows, cols)).collect();
+        if budget == WIDTH / 2 || parts.iter().all(|p| p.lines().all(|l| width(l) <= WIDTH)) {
+            parts.iter().for_each(|p| out.push_str(p));
+            return;
+        }
     }
-    let _ = writeln!(out, "{}\n", "-".repeat(total));
+}
+
+fn wrap(out: &mut String, text: &str, first: &str, rest: &str) {
+    let opts = textwrap::Options::new(WIDTH).initial_indent(first).subsequent_indent(rest).break_words(true);
+    for line in textwrap::wrap(text, opts) {
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+pub fn render_document(d: &Document) -> String {
+    let mut o = String::new();
+    for b in &d.blocks {
+        match b {
+            Block::Heading(1, t) => {
+                let _ = writeln!(o, "{RULE}");
+                wrap(&mut o, &t.to_uppercase(), "", "");
+                let _ = writeln!(o, "{RULE}\n");
+            }
+            Block::Heading(_, t) => {
+                wrap(&mut o, t, "", "");
+                let _ = writeln!(o, "{}", "-".repeat(width(t).min(WIDTH)));
+            }
+            Block::Paragraph(t) => {
+                wrap(&mut o, t, "", "");
+                o.push('\n');
+            }
+            Block::Note(t) => {
+                wrap(&mut o, &t.to_uppercase(), "!! ", "!! ");
+                o.push('\n');
+            }
+            Block::List(items) => {
+                for i in items {
+                    wrap(&mut o, i, "- ", "  ");
+                }
+                o.push('\n');
+            }
+            Block::Pairs(pairs) => {
+                let w = pairs.iter().map(|(k, _)| width(k)).max().unwrap_or(0).min(24);
+                for (k, v) in pairs {
+                    let first = format!("{k:<w$}  ");
+                    wrap(&mut o, v, &first, &" ".repeat(w + 2));
+                }
+                o.push('\n');
+            }
+            Block::Table(c) => table(&mut o, c),
+        }
+    }
+    o
 }
 
 pub fn render(m: &ReportModel) -> String {
-    let mut o = String::new();
-    let _ = writeln!(o, "{RULE}\nLMDB LIBRARY PERFORMANCE ANALYSIS (lmdb-regress, native)\n{RULE}");
-    if m.partial() {
-        let _ = writeln!(o, "PARTIAL RUN: interrupted; figures cover the rounds completed.");
-    }
-    let _ = writeln!(
-        o,
-        "Median {} per tag (smaller is better). +- is the half-width of the\nmedian's 95% interval; ~ marks a difference that is not significant\n(Mann-Whitney U, p >= 0.05).{}\n",
-        m.unit.label,
-        m.newest.as_deref().map(|n| format!(" * marks the newest tag, {n}.")).unwrap_or_default()
-    );
-    for s in &m.sections {
-        let _ = writeln!(o, "{}", m.section_title(s));
-        table(&mut o, &super::ranked_cells(m, s));
-    }
-    if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
-        let _ = writeln!(o, "{RULE}\nAGAINST {}\n{RULE}", m.baseline);
-    }
-    for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
-        let _ = writeln!(o, "{}", m.section_title(s));
-        table(&mut o, &super::baseline_cells(m, s));
-    }
-    if !m.overhead.is_empty() {
-        let _ = writeln!(o, "{RULE}\nHARNESS OVERHEAD (RUST / C, 1.000 = none)\n{RULE}");
-        table(&mut o, &super::overhead_cells(m));
-    }
-    let problems = super::problem_lines(m);
-    if !problems.is_empty() {
-        let _ = writeln!(o, "{RULE}\nPROBLEMS\n{RULE}");
-        for p in problems {
-            let _ = writeln!(o, "- {p}");
-        }
-        o.push('\n');
-    }
-    let _ = writeln!(o, "{RULE}\nTEST ENVIRONMENT\n{RULE}");
-    let lines = super::environment_lines(m);
-    let w = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (k, v) in lines {
-        let _ = writeln!(o, "{k:<w$}  {v}");
-    }
-    o.push('\n');
-    let _ = writeln!(o, "BUILDS");
-    table(&mut o, &super::provenance_cells(m));
-    o
+    render_document(&outline::report(m))
 }
 
 impl Exporter for Text {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
         Ok(vec![Output { suffix: ".txt".into(), bytes: render(m).into_bytes() }])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wide_table_is_split_and_repeats_the_tag() {
+        let mut c = Cells::new(&["Tag", "a", "b", "c"], 0, 1);
+        c.push(vec!["LMDB_0.9.33".into(), "x".repeat(40), "y".repeat(30), "z".repeat(30)], true);
+        let mut o = String::new();
+        table(&mut o, &c);
+        assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
+        assert_eq!(o.matches("LMDB_0.9.33 *").count(), 2, "{o}");
+        assert!(o.contains(&"z".repeat(30)));
+    }
+
+    #[test]
+    fn prose_is_wrapped() {
+        let mut d = Document::default();
+        d.para("word ".repeat(60));
+        d.blocks.push(Block::Pairs(vec![("Command".into(), "x ".repeat(70))]));
+        let o = render_document(&d);
+        assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
     }
 }

@@ -78,6 +78,9 @@ pub struct Schedule<'a> {
     pub counter: Option<Counter>,
     /// Checked after every measured round: true ends the run ("decided"), as bisect does.
     pub stop_when: Option<&'a dyn Fn(&[Sample]) -> bool>,
+    /// This is the instruction-counting pass after the timed rounds: its samples are
+    /// marked `counted` and it writes no end record.
+    pub counted: bool,
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
@@ -238,7 +241,7 @@ impl Schedule<'_> {
                 break;
             }
             if let Some(target) = self.plan.target_ci {
-                if precise_enough(&samples, target, self.plan.metric) {
+                if resolved(&samples, target, self.plan.metric, self.plan.min_effect()) {
                     reason = "target-ci";
                     break;
                 }
@@ -252,6 +255,26 @@ impl Schedule<'_> {
         };
         w.append(&Record::End(end.clone()))?;
         Ok(Outcome { end })
+    }
+
+    /// The instruction-counting pass: every unit once under the counter, its samples marked
+    /// `counted`, no end record (the timed rounds wrote theirs). Counts do not depend on
+    /// the machine's load, so one pass is enough.
+    pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
+        assert!(self.counted && self.counter.is_some(), "a counting schedule");
+        let scratch = scratch_root()?;
+        let dbs = self.prepare(scratch.path(), w)?;
+        let bar = progress_bar(self.units.len() as u64, "counting instructions");
+        for u in &self.units {
+            if self.interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            bar.set_message(format!("{} {}", u.engine, u.tag));
+            self.measure(u, 0, false, &dbs, scratch.path(), w)?;
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        Ok(())
     }
 
     /// The worker invocations of one unit: all workloads in one process, or (under
@@ -371,6 +394,7 @@ impl Schedule<'_> {
                     ns: *ns,
                     instructions: line.instructions.get(i).copied(),
                     checksum: line.checksum,
+                    counted: self.counted,
                 };
                 w.append(&Record::Sample(s.clone()))?;
                 out.push(s);
@@ -385,18 +409,27 @@ impl Schedule<'_> {
     }
 }
 
-/// Every (engine, tag, workload) median interval narrower than `target` percent.
-pub fn precise_enough(samples: &[Sample], target: f64, metric: runfile::Metric) -> bool {
-    let mut groups: BTreeMap<(Engine, &str, Workload), Vec<f64>> = BTreeMap::new();
-    for s in samples {
+/// True when, in every (engine, workload), every tag's comparison with the oldest tag is
+/// decided or resolved to within ±`target` percent: more rounds would not change the table.
+pub fn resolved(samples: &[Sample], target: f64, metric: runfile::Metric, min_effect: f64) -> bool {
+    let mut groups: BTreeMap<(Engine, Workload), BTreeMap<String, Vec<(u32, f64)>>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| !s.counted) {
         if let Some(v) = s.value(metric) {
-            groups.entry((s.engine, s.tag.as_str(), s.workload)).or_default().push(v);
+            groups.entry((s.engine, s.workload)).or_default().entry(s.tag.clone()).or_default().push((s.round, v));
         }
     }
+    let rule = stats::family::Rule { min_effect, ..Default::default() };
+    let rule = if metric == runfile::Metric::Instructions { rule.for_counts() } else { rule };
     !groups.is_empty()
-        && groups
-            .values()
-            .all(|xs| stats::summarize(xs).and_then(|s| s.median_ci_percent()).is_some_and(|p| p < target))
+        && groups.into_values().all(|by_tag| {
+            let blocks: BTreeMap<String, stats::family::Rounds> = by_tag
+                .into_iter()
+                .filter(|(t, _)| crate::manifest::control_of(t).is_none())
+                .map(|(t, v)| (t, stats::family::per_round(v)))
+                .collect();
+            let reference = blocks.keys().min_by_key(|t| crate::manifest::release_key(t)).cloned().unwrap_or_default();
+            stats::family::resolved(&blocks, &reference, &rule, target / 100.0)
+        })
 }
 
 pub fn sanitize(label: &str) -> String {

@@ -51,6 +51,19 @@ pub struct Plan {
     pub target_ci: Option<f64>,
     pub iterations: u32,
     pub metric: Metric,
+    /// `same` needs the whole interval within ±this fraction (default 0.02).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
+    /// Entries of the one instruction-counting pass after the timed rounds
+    /// (`--with-instructions`); None when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_entries: Option<u32>,
+}
+
+impl Plan {
+    pub fn min_effect(&self) -> f64 {
+        self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,6 +92,10 @@ pub struct Sample {
     pub instructions: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
+    /// From the instruction-counting pass: its count is exact, its time (under the
+    /// counter) is no measurement.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counted: bool,
 }
 
 impl Sample {
@@ -138,7 +155,7 @@ pub struct RunData {
 impl RunData {
     /// Rounds with at least one sample.
     pub fn completed_rounds(&self) -> u32 {
-        self.samples.iter().map(|s| s.round + 1).max().unwrap_or(0)
+        self.samples.iter().filter(|s| !s.counted).map(|s| s.round + 1).max().unwrap_or(0)
     }
 }
 

@@ -1,0 +1,344 @@
+//! Cell contents, computed once for every human format: numbers, deltas with their
+//! intervals and verdicts, and the tables of a report as plain cells.
+
+use super::model::{Delta, ReportModel, Section};
+use crate::runner::runfile::Metric;
+use crate::stats::{Comparison, Method, Summary};
+
+/// A table as header and rows of plain cells, plus which rows to highlight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cells {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub highlight: Vec<bool>,
+    /// The column holding the tag (highlighted for the newest tag, repeated when a
+    /// text table is split to fit 80 columns).
+    pub tag_col: usize,
+    /// Columns before this one are text (left-aligned); the rest are figures.
+    pub text_cols: usize,
+}
+
+impl Cells {
+    pub fn new(header: &[&str], tag_col: usize, text_cols: usize) -> Cells {
+        Cells {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            highlight: Vec::new(),
+            tag_col,
+            text_cols,
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<String>, highlight: bool) {
+        debug_assert_eq!(row.len(), self.header.len());
+        self.rows.push(row);
+        self.highlight.push(highlight);
+    }
+}
+
+pub fn num(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// "±0.123" from the median's interval, "±n/a" below six rounds.
+pub fn plus_minus(s: &Summary) -> String {
+    match s.median_ci {
+        Some(ci) => format!("±{}", num(ci.half_width())),
+        None => "±n/a".into(),
+    }
+}
+
+pub fn percent(p: f64) -> String {
+    format!("{p:+.1}%")
+}
+
+pub fn ratio_percent(r: f64) -> String {
+    percent(100.0 * (r - 1.0))
+}
+
+pub fn delta(c: &Comparison) -> String {
+    percent(c.delta_percent())
+}
+
+/// "[-1.2%, +3.4%]"; for counts "exact" when every repetition agreed.
+pub fn interval(c: &Comparison) -> String {
+    match c.ci {
+        Some(ci) if c.method == Method::Counts && (ci.hi - ci.lo).abs() < 1e-12 => "exact".into(),
+        Some(ci) => format!("[{}, {}]", ratio_percent(ci.lo), ratio_percent(ci.hi)),
+        None => "n/a".into(),
+    }
+}
+
+/// The verdict as a reader sees it: "slower, time only" when instructions did not move.
+pub fn verdict(d: &Delta) -> String {
+    if d.time_only {
+        format!("{}, time only", d.verdict())
+    } else {
+        d.verdict().to_string()
+    }
+}
+
+/// The instruction delta beside a time delta; "-" when none was counted.
+pub fn instructions(d: &Delta) -> String {
+    d.instructions.as_ref().map(delta).unwrap_or_else(|| "-".into())
+}
+
+/// "+3.4% [+1.0%, +5.9%] slower": a delta in one line, for sentences.
+pub fn delta_line(c: &Comparison) -> String {
+    format!("{} {} {}", delta(c), interval(c), c.verdict)
+}
+
+pub fn short_tag(t: &str) -> &str {
+    t.strip_prefix("LMDB_").unwrap_or(t)
+}
+
+/// The four delta columns: change, interval, verdict, and instructions when counted.
+fn delta_header(m: &ReportModel, against: &str) -> Vec<String> {
+    let mut h = vec![against.to_string(), "interval".into(), "verdict".into()];
+    if m.has_counts() {
+        h.push("instr".into());
+    }
+    h
+}
+
+fn delta_cells(m: &ReportModel, d: Option<&Delta>, own: &str) -> Vec<String> {
+    let mut v = match d {
+        None => vec![own.to_string(), String::new(), String::new()],
+        Some(d) => vec![delta(&d.comparison), interval(&d.comparison), verdict(d)],
+    };
+    if m.has_counts() {
+        v.push(d.map(instructions).unwrap_or_default());
+    }
+    v
+}
+
+pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
+    let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit.label.into(), "±".into(), "min".into()];
+    header.extend(delta_header(m, "vs Fastest"));
+    header.push("n".into());
+    let counted = m.has_counts() || m.unit.metric == Metric::Instructions;
+    if counted && m.unit.metric == Metric::Time {
+        header.push("instr/entry".into());
+    }
+    let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
+    for r in &s.ranked {
+        let mut row = vec![r.rank.to_string(), r.tag.clone(), num(r.summary.median), plus_minus(&r.summary)];
+        row.push(num(r.summary.min));
+        row.extend(delta_cells(m, r.vs_fastest.as_ref(), "fastest"));
+        row.push(r.summary.n.to_string());
+        if counted && m.unit.metric == Metric::Time {
+            row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
+        }
+        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+    }
+    c
+}
+
+pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
+    let vs = format!("vs {}", short_tag(&m.baseline));
+    let mut header = vec!["Tag".to_string(), m.unit.label.into(), "±".into()];
+    header.extend(delta_header(m, &vs));
+    header.push("n".into());
+    let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    for r in &s.vs_baseline {
+        let mut row = vec![r.tag.clone(), num(r.summary.median), plus_minus(&r.summary)];
+        row.extend(delta_cells(m, r.vs_baseline.as_ref(), "baseline"));
+        row.push(r.summary.n.to_string());
+        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+    }
+    c
+}
+
+pub fn provenance_cells(m: &ReportModel) -> Cells {
+    let mut c = Cells::new(&["Tag", "status", "sources", "match", "compiler", "flags"], 0, 6);
+    for t in &m.tags {
+        let b = t.builds.first();
+        let row = vec![
+            t.tag.clone(),
+            serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            // Why a tag is missing is told under Problems, in full.
+            t.provenance.clone().unwrap_or_else(|| "-".into()),
+            t.matches.map(|x| x.to_string()).unwrap_or_default(),
+            b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
+            b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
+        ];
+        c.push(row, false);
+    }
+    c
+}
+
+/// Rust / C per workload and tag; empty unless both engines ran.
+pub fn overhead_cells(m: &ReportModel) -> Cells {
+    let mut c = Cells::new(&["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "interval", "verdict"], 1, 2);
+    for r in &m.overhead {
+        let row = vec![
+            r.workload.to_string(),
+            r.tag.clone(),
+            format!("{} {}", num(r.rust.median), plus_minus(&r.rust)),
+            format!("{} {}", num(r.c.median), plus_minus(&r.c)),
+            format!("{:.3}", r.ratio.ratio),
+            r.ratio.ci.map(|i| format!("[{:.3}, {:.3}]", i.lo, i.hi)).unwrap_or_else(|| "n/a".into()),
+            r.ratio.verdict.to_string(),
+        ];
+        c.push(row, false);
+    }
+    c
+}
+
+/// How deltas were judged, in words every human format carries.
+pub fn method_lines(m: &ReportModel) -> Vec<String> {
+    let me = 100.0 * m.rule.min_effect;
+    let ct = 100.0 * m.rule.count_tolerance;
+    let mut v = Vec::new();
+    if m.unit.metric == Metric::Time {
+        v.push(format!(
+            "Each round runs every tag once in shuffled order, so a round is a block: a delta is the \
+             Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
+             Wilcoxon's signed-rank test. Intervals are simultaneous at 95% per table \
+             (Bonferroni: each at 1 - 0.05/k; the ranked table counts all pairs of tags, because \
+             the fastest is chosen after seeing the data). slower/faster: the interval excludes \
+             1. same: the interval lies within +-{me:.0}%. inconclusive: neither; the run did \
+             not resolve the difference."
+        ));
+        v.push("Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into());
+    } else {
+        v.push(format!(
+            "Instruction counts in the timed region are exact: a delta beyond +-{ct:.1}% is \
+             slower or faster, within it same. No test, no p-value."
+        ));
+    }
+    if m.has_counts() {
+        v.push(format!(
+            "instr: the instruction delta of the same two tags (one counting pass, {} entries, \
+             per entry). \"time only\": time moved while instructions stayed within +-{ct:.1}%, \
+             so the cause is cache, memory, code layout or machine noise, not more work in LMDB.",
+            m.plan.count_entries.unwrap_or(m.config.entries)
+        ));
+    }
+    v
+}
+
+/// Per section: the noise the run saw, the resolution it reached, the verdict counts,
+/// and the control.
+pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(n) = &s.noise {
+        v.push(format!(
+            "Noise: per-sample spread +-{:.1}% (robust CV), round-to-round drift +-{:.1}%.",
+            100.0 * n.spread,
+            100.0 * n.drift
+        ));
+    }
+    if let Some(r) = s.resolution {
+        v.push(format!(
+            "Resolution: +-{:.1}% (median half-width of the intervals); smaller differences are not resolved by this run.",
+            100.0 * r
+        ));
+    }
+    let counts = |ds: Vec<&Delta>| -> String {
+        let n = |w: crate::stats::Verdict| ds.iter().filter(|d| d.verdict() == w).count();
+        use crate::stats::Verdict::*;
+        format!("{} slower, {} faster, {} same, {} inconclusive", n(Slower), n(Faster), n(Same), n(Inconclusive))
+    };
+    if !s.vs_baseline.is_empty() {
+        let ds: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
+        v.push(format!("Against {}: {}.", m.baseline, counts(ds)));
+    }
+    for c in &s.controls {
+        let warn = if c.verdict().is_change() {
+            " WARNING: the control differs from itself; treat every verdict of this section with suspicion."
+        } else {
+            ""
+        };
+        v.push(format!("Control (A/A): {} against {}: {}.{warn}", c.tag, c.against, delta_line(&c.comparison)));
+    }
+    v
+}
+
+/// The environment block every human format carries.
+pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
+    let e = &m.environment;
+    let cfg = &m.config;
+    let mut v = vec![
+        ("CPU".into(), format!("{} ({} cores)", e.cpu_model, e.cores)),
+        ("Frequency governor".into(), e.governor.clone().unwrap_or_else(|| "not readable".into())),
+        ("Kernel".into(), e.kernel.clone()),
+        ("OS".into(), e.os.clone()),
+        ("Harness".into(), format!("lmdb-regress {}", e.harness_version)),
+        ("Date".into(), e.date.clone()),
+        ("Command".into(), e.command_line.join(" ")),
+        (
+            "Workload".into(),
+            format!(
+                "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",
+                cfg.entries,
+                cfg.keys,
+                cfg.value_size,
+                cfg.values,
+                cfg.order,
+                if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
+                if cfg.sync { "" } else { "MDB_NOSYNC, " },
+                cfg.effective_map_size(),
+                cfg.seed
+            )
+            .to_lowercase(),
+        ),
+        (
+            "Plan".into(),
+            format!(
+                "{} warm-up + {} rounds planned, {} timed repetition(s) per worker (their median is the round's value); ended: {}",
+                m.plan.warmup,
+                m.plan.rounds,
+                m.plan.iterations,
+                m.end
+                    .as_ref()
+                    .map(|e| format!("{} after {} rounds", e.reason, e.rounds))
+                    .unwrap_or_else(|| "cut off (partial run)".into())
+            ),
+        ),
+    ];
+    if let Some(ic) = &m.instruction_counter {
+        v.push(("Instructions counted by".into(), ic.clone()));
+    }
+    v
+}
+
+/// Lines about failures and checksum disagreements; empty when all is well.
+pub fn problem_lines(m: &ReportModel) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &m.sections {
+        for x in &s.checksum_mismatches {
+            out.push(format!(
+                "CHECKSUM MISMATCH: {} {} ({} engine) read {} but the others read {}",
+                x.tag, s.workload, x.engine, x.got, x.expected
+            ));
+        }
+        for c in s.controls.iter().filter(|c| c.verdict().is_change()) {
+            out.push(format!(
+                "CONTROL {}: {} {} against itself ({}); this run's verdicts are not to be trusted",
+                c.verdict(),
+                s.workload,
+                c.against,
+                delta_line(&c.comparison)
+            ));
+        }
+    }
+    for f in &m.failures {
+        out.push(format!(
+            "{} {} {}{}: {}",
+            f.tag,
+            f.engine,
+            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.clone()),
+            f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
+            f.error
+        ));
+    }
+    for t in super::model::unmeasured(m) {
+        out.push(format!("{} not measured: {}", t.tag, t.reason.as_deref().unwrap_or("unknown")));
+    }
+    out
+}

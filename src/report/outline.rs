@@ -1,0 +1,93 @@
+//! One outline for every human format (hyperfine's markup-table idea): headings,
+//! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
+//! and the ITS#10406 page are both built as outlines.
+
+use super::cells::{self, Cells};
+use super::model::ReportModel;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// Level 1 is the document's title.
+    Heading(u8, String),
+    Paragraph(String),
+    /// A quoted warning ("partial run").
+    Note(String),
+    List(Vec<String>),
+    /// Key: value lines.
+    Pairs(Vec<(String, String)>),
+    Table(Cells),
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Document {
+    pub blocks: Vec<Block>,
+}
+
+impl Document {
+    pub fn heading(&mut self, level: u8, t: impl Into<String>) {
+        self.blocks.push(Block::Heading(level, t.into()));
+    }
+
+    pub fn para(&mut self, t: impl Into<String>) {
+        self.blocks.push(Block::Paragraph(t.into()));
+    }
+
+    pub fn list(&mut self, items: Vec<String>) {
+        if !items.is_empty() {
+            self.blocks.push(Block::List(items));
+        }
+    }
+
+    pub fn table(&mut self, c: Cells) {
+        self.blocks.push(Block::Table(c));
+    }
+
+    /// The environment, the builds and the method: the tail every report carries.
+    pub fn environment(&mut self, m: &ReportModel) {
+        self.heading(2, "Test Environment");
+        self.blocks.push(Block::Pairs(cells::environment_lines(m)));
+        self.heading(3, "Builds");
+        self.table(cells::provenance_cells(m));
+    }
+}
+
+/// The report: ranked tables, baseline tables, overhead, problems, method, environment.
+pub fn report(m: &ReportModel) -> Document {
+    let mut d = Document::default();
+    d.heading(1, "LMDB Library Performance Analysis");
+    if m.partial() {
+        d.blocks.push(Block::Note("Partial run: interrupted; figures cover the rounds completed.".into()));
+    }
+    d.para(format!(
+        "Each workload's tags ranked by median {} (smaller is better), with the difference from \
+         the fastest. ± is the half-width of the median's 95% interval.{}",
+        m.unit.label,
+        m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default()
+    ));
+    for s in &m.sections {
+        d.heading(2, m.section_title(s));
+        d.table(cells::ranked_cells(m, s));
+        d.list(cells::section_notes(m, s));
+    }
+    if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
+        d.heading(1, format!("Against {}", m.baseline));
+    }
+    for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
+        d.heading(2, m.section_title(s));
+        d.table(cells::baseline_cells(m, s));
+    }
+    if !m.overhead.is_empty() {
+        d.heading(1, "Harness overhead (Rust / C)");
+        d.para("The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.");
+        d.table(cells::overhead_cells(m));
+    }
+    let problems = cells::problem_lines(m);
+    if !problems.is_empty() {
+        d.heading(1, "Problems");
+        d.list(problems);
+    }
+    d.heading(1, "Method");
+    d.list(cells::method_lines(m));
+    d.environment(m);
+    d
+}
