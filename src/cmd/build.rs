@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::matrix::Status;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};

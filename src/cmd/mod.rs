@@ -1,5 +1,6 @@
 //! One module per command: each wires the pipeline stages together for one job.
 
+pub mod args;
 pub mod bisect;
 pub mod build;
 pub mod its10406;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::BuildArgs;
+use args::BuildArgs;
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status, TagStatus};
