@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::counter::PerfCounter;
 use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
+use crate::workload::perf::PerfCounter;
 use crate::workload::{native, Dataset, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug)]
