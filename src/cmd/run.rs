@@ -9,7 +9,7 @@ use crate::compile::BuildKind;
 use crate::environment::Environment;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Header, Metric, Plan, RunData, RunWriter, SCHEMA};
+use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -62,8 +62,16 @@ pub fn default_out(prefix: &str) -> PathBuf {
     PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
 }
 
-/// Builds what the run needs and returns the per-tag status rows and the units to measure.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<(Vec<TagStatus>, Vec<Unit>)> {
+/// What the builds gave a run: every requested tag as the run file records it, the units
+/// to measure, and the builds that failed for one engine only (recorded as failures).
+pub struct Prepared {
+    pub tags: Vec<runfile::TagStatus>,
+    pub units: Vec<Unit>,
+    pub failures: Vec<Failure>,
+}
+
+/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit.
+pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
@@ -74,6 +82,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     let rows = super::build_with_progress(&wants, &opts);
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
+    let mut failures = Vec::new();
     for r in rows.iter().filter(|r| r.status == Status::Built) {
         for &e in engines {
             let (program, library) = match e {
@@ -85,11 +94,41 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
             };
             units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
         }
+        for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
+            eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
+            failures.push(Failure {
+                round: None,
+                engine: Engine::C,
+                tag: r.tag.clone(),
+                workload: None,
+                stage: "build".into(),
+                error: f.reason.clone(),
+            });
+        }
     }
     for r in rows.iter().filter(|r| r.status != Status::Built) {
         eprintln!("not measured: {} ({:?}): {}", r.tag, r.status, r.reason.as_deref().unwrap_or(""));
     }
-    Ok((rows, units))
+    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), units, failures })
+}
+
+/// The build matrix's row as the run file records it.
+fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
+    runfile::TagStatus {
+        tag: r.tag.clone(),
+        commit: r.commit.clone(),
+        status: match r.status {
+            Status::Built => runfile::Status::Built,
+            Status::Unavailable => runfile::Status::Unavailable,
+            Status::Failed => runfile::Status::Failed,
+        },
+        library: r.library.clone(),
+        provenance: r.provenance.clone(),
+        matches: r.matches,
+        files: r.files.clone(),
+        reason: r.reason.clone(),
+        builds: r.builds.clone(),
+    }
 }
 
 /// Runs a schedule into `out` (new) or continues `resume`; returns the run as saved.
@@ -99,7 +138,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     args.workload.validate()?;
     let workloads = Workload::parse_list(&args.workloads)?;
-    let (rows, units) = prepare_units(&args.tags, &args.engine, &args.build)?;
+    let Prepared { tags, units, failures } = prepare_units(&args.tags, &args.engine, &args.build)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -117,7 +156,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         workloads: workloads.clone(),
         engines: args.engine.clone(),
         plan: plan.clone(),
-        tags: rows,
+        tags,
         environment: Environment::capture(),
         instruction_counter: None,
     };
@@ -127,6 +166,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let out = args.out.clone().unwrap_or_else(|| default_out("run"));
     let mut writer = RunWriter::create(&out, &header)?;
     eprintln!("run file: {}", out.display());
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
     let schedule = Schedule {
         units,
         workloads,
@@ -155,17 +197,21 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let tags: Vec<String> = h.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone()).collect();
+    let tags: Vec<String> =
+        h.tags.iter().filter(|t| t.status == runfile::Status::Built).map(|t| t.tag.clone()).collect();
     let build = BuildArgs {
         git: args.build.git.clone(),
         cc: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.compiler.display().to_string()),
         cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
         jobs: args.build.jobs,
     };
-    let (_, units) = prepare_units(&tags.join(","), &h.engines, &build)?;
+    let Prepared { units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
     let mut writer = RunWriter::append_to(path)?;
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
     let schedule = Schedule {
         units,
         workloads: h.workloads.clone(),

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::matrix::Status;
+use crate::runner::runfile::Status;
 use crate::report::model::ReportModel;
 use crate::report::{fmt_p, num, plus_minus, Cells};
 use crate::runner::runfile::Engine;

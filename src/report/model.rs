@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::manifest::parse_version;
-use crate::matrix::{Status, TagStatus};
+use crate::runner::runfile::{Status, TagStatus};
 use crate::runner::runfile::{End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::{Checksum, Workload, WorkloadConfig};

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::compile::BuildRecord;
 use crate::environment::Environment;
-use crate::matrix::TagStatus;
+use crate::manifest::{FileHashes, Match};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file.
@@ -51,6 +52,36 @@ pub struct Plan {
     pub target_ci: Option<f64>,
     pub iterations: u32,
     pub metric: Metric,
+}
+
+/// What became of a requested tag, as the run file records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Built,
+    Unavailable,
+    Failed,
+}
+
+/// One requested tag in the header. The run file's own type, not the build matrix's
+/// (`matrix::TagStatus`, converted in cmd/run.rs), so the matrix can change without
+/// changing the file format; the JSON shape is schema 1's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TagStatus {
+    pub tag: String,
+    pub commit: Option<String>,
+    pub status: Status,
+    /// Absolute path of the shared library, when built.
+    pub library: Option<PathBuf>,
+    pub provenance: Option<String>,
+    #[serde(rename = "match")]
+    pub matches: Option<Match>,
+    pub files: FileHashes,
+    /// Why it was not built.
+    pub reason: Option<String>,
+    /// The builds made for the run (shared library, C harness); each is also a build.json.
+    #[serde(default)]
+    pub builds: Vec<BuildRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
