@@ -184,7 +184,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 }
 
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
-    if outcome.end.reason == "interrupted" {
+    if outcome.end.reason == runfile::EndReason::Interrupted {
         bail!(
             "interrupted after {} rounds; everything measured is in {} (continue with --resume)",
             outcome.end.rounds,

@@ -12,7 +12,7 @@ use crate::environment::Environment;
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status};
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::{self, Comparison};
@@ -136,7 +136,7 @@ impl<'a> Bisector<'a> {
             stop_when: Some(&enough),
         };
         let out = schedule.execute(&mut w)?;
-        if out.end.reason == "interrupted" {
+        if out.end.reason == EndReason::Interrupted {
             bail!("interrupted; the runs so far are in {}", s.run_dir.display());
         }
         Ok(crate::runner::runfile::load(&path)?.samples)

@@ -93,7 +93,7 @@ pub struct ReportModel {
 
 impl ReportModel {
     pub fn partial(&self) -> bool {
-        self.end.as_ref().is_none_or(|e| e.reason == "interrupted")
+        self.end.as_ref().is_none_or(|e| e.reason == crate::runner::runfile::EndReason::Interrupted)
     }
 
     pub fn engines(&self) -> Vec<Engine> {

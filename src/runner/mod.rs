@@ -22,7 +22,7 @@ use crate::stats;
 use crate::workload::{Workload, WorkloadConfig};
 use counter::Counter;
 use protocol::WorkerLine;
-use runfile::{End, Engine, Failure, Plan, Record, RunWriter, Sample};
+use runfile::{End, EndReason, Engine, Failure, Plan, Record, RunWriter, Sample};
 
 /// One thing to measure: an engine on a tag.
 #[derive(Debug, Clone)]
@@ -197,7 +197,7 @@ impl Schedule<'_> {
         let bar = progress_bar(total_rounds as u64 * self.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
         let mut rng = rand::thread_rng();
-        let mut reason = "rounds";
+        let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
         let mut warm_left = self.plan.warmup;
         loop {
@@ -221,7 +221,7 @@ impl Schedule<'_> {
                 bar.inc(1);
             }
             if self.interrupted.load(Ordering::SeqCst) {
-                reason = "interrupted";
+                reason = EndReason::Interrupted;
                 break;
             }
             if warm {
@@ -230,23 +230,23 @@ impl Schedule<'_> {
             }
             round += 1;
             if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
-                reason = "time-budget";
+                reason = EndReason::TimeBudget;
                 break;
             }
             if self.stop_when.is_some_and(|f| f(&samples)) {
-                reason = "decided";
+                reason = EndReason::Decided;
                 break;
             }
             if let Some(target) = self.plan.target_ci {
                 if precise_enough(&samples, target, self.plan.metric) {
-                    reason = "target-ci";
+                    reason = EndReason::TargetCi;
                     break;
                 }
             }
         }
         bar.finish_and_clear();
         let end = End {
-            reason: reason.into(),
+            reason,
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         };

@@ -138,10 +138,37 @@ pub struct Failure {
     pub error: String,
 }
 
+/// Why a run ended; written as `rounds`, `time-budget`, `target-ci`, `interrupted`, `decided`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// Every planned round ran.
+    Rounds,
+    /// `--time-budget` was spent.
+    TimeBudget,
+    /// Every median's interval became narrower than `--target-ci`.
+    TargetCi,
+    /// Ctrl-C.
+    Interrupted,
+    /// The caller's stop condition held (bisect decided a probe).
+    Decided,
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EndReason::Rounds => "rounds",
+            EndReason::TimeBudget => "time-budget",
+            EndReason::TargetCi => "target-ci",
+            EndReason::Interrupted => "interrupted",
+            EndReason::Decided => "decided",
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct End {
-    /// `rounds`, `time-budget`, `target-ci` or `interrupted`.
-    pub reason: String,
+    pub reason: EndReason,
     pub rounds: u32,
     pub finished: String,
 }
@@ -245,4 +272,34 @@ pub fn load(path: &Path) -> Result<RunData> {
         }
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reasons_are_written_as_the_strings_older_files_hold() {
+        for (reason, text) in [
+            (EndReason::Rounds, "rounds"),
+            (EndReason::TimeBudget, "time-budget"),
+            (EndReason::TargetCi, "target-ci"),
+            (EndReason::Interrupted, "interrupted"),
+            (EndReason::Decided, "decided"),
+        ] {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<EndReason>(&json).unwrap(), reason);
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn the_committed_run_file_loads_with_its_tags_and_end() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
+        let data = load(path).unwrap();
+        assert!(!data.header.tags.is_empty());
+        assert!(data.header.tags.iter().any(|t| t.status == Status::Built && !t.builds.is_empty()));
+        assert!(data.end.is_some());
+    }
 }
