@@ -108,13 +108,11 @@ pub fn build(
         bail!("the C harness build needs harness/workloads.c");
     }
     let id = build_id(src, tc, kind, harness)?;
-    let safe_label: String =
-        src.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect();
     let suffix = match kind {
         BuildKind::SharedLibrary => "so",
         BuildKind::CHarness => "c",
     };
-    let dir = builds_dir.join(format!("{safe_label}-{suffix}-{id}"));
+    let dir = builds_dir.join(format!("{}-{suffix}-{id}", sanitize(&src.label)));
     let record_path = dir.join("build.json");
     if let Ok(bytes) = std::fs::read(&record_path) {
         if let Ok(mut rec) = serde_json::from_slice::<BuildRecord>(&bytes) {
@@ -198,6 +196,12 @@ pub fn build(
         }
     }
     Ok(rec)
+}
+
+/// A tag or commit label made safe as a file name: anything but letters, digits, `.` and
+/// `_` becomes `-`.
+pub fn sanitize(label: &str) -> String {
+    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
 }
 
 type Version = ((i32, i32, i32), String);

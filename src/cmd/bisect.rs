@@ -58,7 +58,7 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         }
     }
     let instructions = args.metric == Metric::Instructions;
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let stamp = super::stamp();
     let settings = Settings {
         workload: args.workload,
         cfg: args.workload_cfg.clone(),

@@ -34,7 +34,7 @@ pub struct ItsArgs {
 }
 
 pub fn run(args: &ItsArgs) -> Result<()> {
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    let stamp = super::stamp();
     let run_args = super::run::RunArgs {
         tags: args.tags.clone(),
         workloads: "write".into(),

@@ -58,7 +58,7 @@ pub struct RunArgs {
 }
 
 pub fn default_out(prefix: &str) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let stamp = super::stamp();
     PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
 }
 
