@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rand::seq::SliceRandom;
 
+pub use crate::compile::sanitize;
 use crate::stats;
 use crate::workload::{Workload, WorkloadConfig};
 use counter::Counter;
@@ -113,18 +114,9 @@ fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
     }
 }
 
+/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
 fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        _ => "signal",
-    }
+    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
 }
 
 /// Runs one worker and returns its lines, or why it died.
@@ -150,7 +142,7 @@ impl Schedule<'_> {
         // The Rust unit of a tag prepares it when there is one (the C twin reads the same file).
         let mut units: Vec<&Unit> = self.units.iter().collect();
         units.sort_by_key(|u| u.engine);
-        let bar = progress_bar(units.len() as u64, "preparing read databases");
+        let bar = crate::progress::bar(units.len() as u64, "preparing read databases");
         for u in units {
             bar.inc(1);
             if !done.insert(u.tag.clone()) {
@@ -194,7 +186,7 @@ impl Schedule<'_> {
         let started = Instant::now();
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
-        let bar = progress_bar(total_rounds as u64 * self.units.len() as u64, "measuring");
+        let bar = crate::progress::bar(total_rounds as u64 * self.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
         let mut rng = rand::thread_rng();
         let mut reason = EndReason::Rounds;
@@ -399,18 +391,15 @@ pub fn precise_enough(samples: &[Sample], target: f64, metric: runfile::Metric) 
             .all(|xs| stats::summarize(xs).and_then(|s| s.median_ci_percent()).is_some_and(|p| p < target))
 }
 
-pub fn sanitize(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{what} [{{bar:30}}] {{pos}}/{{len}} {{msg}} (elapsed {{elapsed}}, ETA {{eta}})"
-        ))
-        .unwrap()
-        .progress_chars("=> "),
-    );
-    bar
+    #[test]
+    fn signals_are_named_by_nix() {
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
+        assert_eq!(signal_name(999), "signal");
+    }
 }
