@@ -21,3 +21,37 @@ pub struct BuildArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
 }
+
+/// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).
+pub fn threshold_percent(s: &str) -> Result<f64, String> {
+    percent_in(s, 1000.0)
+}
+
+/// `--target-ci`: a half-width in percent of the median, above 0 and at most 100.
+pub fn ci_percent(s: &str) -> Result<f64, String> {
+    percent_in(s, 100.0)
+}
+
+fn percent_in(s: &str, max: f64) -> Result<f64, String> {
+    let v: f64 = s.trim_end_matches('%').parse().map_err(|_| format!("{s:?} is not a number of percent"))?;
+    if !(v > 0.0 && v <= max) {
+        return Err(format!("{s}% is outside (0, {max}]: give a percentage such as 3"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_outside_their_range_are_refused() {
+        assert_eq!(threshold_percent("3"), Ok(3.0));
+        assert_eq!(threshold_percent("2.5%"), Ok(2.5));
+        assert_eq!(ci_percent("100"), Ok(100.0));
+        for bad in ["-3", "0", "NaN", "inf", "1e9", "x"] {
+            assert!(threshold_percent(bad).is_err(), "{bad}");
+        }
+        assert!(ci_percent("150").unwrap_err().contains("(0, 100]"));
+    }
+}

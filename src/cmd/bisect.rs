@@ -21,8 +21,8 @@ pub struct BisectArgs {
     pub bad: String,
     #[arg(long, default_value = "write")]
     pub workload: Workload,
-    /// Bad must be slower than good by more than this percent.
-    #[arg(long, default_value_t = 3.0)]
+    /// Bad must be slower than good by more than this percent (0 to 1000).
+    #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
     pub threshold: f64,
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,

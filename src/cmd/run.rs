@@ -33,8 +33,8 @@ pub struct RunArgs {
     /// Stop after this long (e.g. 10m, 90s), at the end of a round.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
-    /// Stop once every median's 95% interval is narrower than ± this percent.
-    #[arg(long)]
+    /// Stop once every median's 95% interval is narrower than ± this percent (0 to 100).
+    #[arg(long, value_parser = super::args::ci_percent)]
     pub target_ci: Option<f64>,
     /// Timed repetitions per workload inside each worker.
     #[arg(long, default_value_t = 1)]

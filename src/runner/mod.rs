@@ -368,10 +368,10 @@ impl Schedule<'_> {
                 out.push(s);
             }
         }
-        if let Some(death) = death {
-            for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
-                w.append(&fail(*wl, death.clone()))?;
-            }
+        // A workload the worker never reported failed, whether the worker died or not.
+        let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
+        for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
+            w.append(&fail(*wl, missing.clone()))?;
         }
         Ok(out)
     }
