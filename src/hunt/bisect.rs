@@ -1,10 +1,12 @@
 //! `lmdb-regress bisect`: confirm a slowdown between two tags, narrow it to a tag, then
 //! (with a git repository) to the commit — each probe decided by an interleaved run
 //! against both ends, built on demand, skipped when it cannot be built or measured.
+//! Ctrl-C is no skip: it stops the search, which returns what it decided so far.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
@@ -52,7 +54,14 @@ pub struct Found {
     /// Last good → first bad, from a final interleaved run (None if unresolved).
     pub step: Option<Comparison>,
     pub first_bad_info: Option<String>,
+    /// Ctrl-C stopped this phase: `outcome` holds what was decided before it.
+    pub interrupted: bool,
 }
+
+/// Ctrl-C during a measurement: an error that ends the search, never a skipped probe.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; the runs so far are in {0}")]
+pub struct Interrupted(pub String);
 
 impl<'a> Bisector<'a> {
     pub fn new(
@@ -137,7 +146,7 @@ impl<'a> Bisector<'a> {
         };
         let out = schedule.execute(&mut w)?;
         if out.end.reason == EndReason::Interrupted {
-            bail!("interrupted; the runs so far are in {}", s.run_dir.display());
+            return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
         Ok(crate::runner::runfile::load(&path)?.samples)
     }
@@ -177,10 +186,18 @@ impl<'a> Bisector<'a> {
         Ok((slower, cmp))
     }
 
-    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str) -> (Verdict, String) {
+    /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str) -> Result<(Verdict, String)> {
+        let interrupted = || runner::interrupt_flag().load(Ordering::SeqCst);
+        let stop_here = || Interrupted(self.settings.run_dir.display().to_string());
+        if interrupted() {
+            return Err(stop_here().into());
+        }
         let unit = match self.unit(label) {
             Ok(u) => u,
-            Err(e) => return (Verdict::Skipped(format!("not built: {e}")), String::new()),
+            // Ctrl-C reaches the compiler too: its failure is no reason to skip.
+            Err(_) if interrupted() => return Err(stop_here().into()),
+            Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new())),
         };
         let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
         let metric = self.settings.metric;
@@ -190,11 +207,13 @@ impl<'a> Bisector<'a> {
         };
         let samples = match self.interleave(&format!("probe-{label}"), vec![good.clone(), bad.clone(), unit], &stop) {
             Ok(s) => s,
-            Err(e) => return (Verdict::Skipped(format!("{e:#}")), String::new()),
+            Err(e) if e.is::<Interrupted>() => return Err(e),
+            Err(e) => return Ok((Verdict::Skipped(format!("{e:#}")), String::new())),
         };
         let pv = self.values(&samples, &p);
         if pv.is_empty() {
-            return (Verdict::Skipped("no sample: the probe's worker failed (see its run file)".into()), String::new());
+            let why = "no sample: the probe's worker failed (see its run file)";
+            return Ok((Verdict::Skipped(why.into()), String::new()));
         }
         let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv);
         let detail = format!(
@@ -203,7 +222,7 @@ impl<'a> Bisector<'a> {
             pos.map(|p| format!(", position {:.2} [{:.2}, {:.2}] from good (0) to bad (1)", p.at, p.lo, p.hi))
                 .unwrap_or_default()
         );
-        (verdict.unwrap_or(Verdict::Undecided), detail)
+        Ok((verdict.unwrap_or(Verdict::Undecided), detail))
     }
 
     /// Searches `candidates` (first good, last bad), printing every step.
@@ -215,9 +234,17 @@ impl<'a> Bisector<'a> {
             candidates[candidates.len() - 1]
         ));
         let mut n = 0;
+        let mut interrupted = false;
         let mut probe = |label: &str| {
             n += 1;
-            let (v, detail) = self.probe(good, bad, label);
+            let (v, detail) = match self.probe(good, bad, label) {
+                Ok(measured) => measured,
+                // Undecided ends the search at once; the step is taken back below.
+                Err(_) => {
+                    interrupted = true;
+                    return (Verdict::Undecided, String::new());
+                }
+            };
             let verdict = match &v {
                 Verdict::Skipped(why) => format!("skipped ({why})"),
                 other => format!("{other:?}").to_lowercase(),
@@ -225,9 +252,18 @@ impl<'a> Bisector<'a> {
             self.say(format!("  probe {n}: {label}: {detail} → {verdict}"));
             (v, detail)
         };
-        let outcome = search::bisect(&candidates, &mut probe);
+        let mut outcome = search::bisect(&candidates, &mut probe);
+        if interrupted {
+            // The interrupted probe decided nothing.
+            outcome.steps.pop();
+            outcome.stopped_undecided = false;
+        }
         let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
-        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None };
+        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted };
+        if interrupted {
+            self.say(format!("{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"));
+            return Ok(found);
+        }
         if !found.outcome.resolved() {
             let between: Vec<&str> = found.candidates[found.outcome.last_good + 1..found.outcome.first_bad]
                 .iter()
@@ -247,7 +283,15 @@ impl<'a> Bisector<'a> {
             let v = |t: &str| tag_values(xs, t, metric);
             ratio_interval(&v(&lg), &v(&fb)).is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0)
         };
-        let samples = self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop)?;
+        let samples = match self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop) {
+            Ok(s) => s,
+            Err(e) if e.is::<Interrupted>() => {
+                found.interrupted = true;
+                self.say(format!("{phase}: first bad is {fb}; interrupted before the step from {lg} was measured"));
+                return Ok(found);
+            }
+            Err(e) => return Err(e),
+        };
         let (gv, bv) = (self.values(&samples, &lg), self.values(&samples, &fb));
         found.step = stats::compare(&gv, &bv);
         found.first_bad_info = Some(self.describe(&fb));
