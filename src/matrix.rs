@@ -16,7 +16,7 @@ pub enum Status {
     Built,
     /// No provider could deliver verified sources.
     Unavailable,
-    /// Sources were had, but compiling or the load check failed.
+    /// Sources were had, but compiling the shared library or its load check failed.
     Failed,
 }
 

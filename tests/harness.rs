@@ -243,3 +243,34 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     // Every sample from before the interruption is still there, unchanged.
     assert_eq!(&after[..before.len()], &before[..]);
 }
+
+#[test]
+fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A twin that does not compile; then one that answers `version` and reports nothing.
+    let broken = dir.path().join("broken.c");
+    std::fs::write(&broken, "#error this twin does not build\n").unwrap();
+    let silent = dir.path().join("silent.c");
+    std::fs::write(
+        &silent,
+        "#include <stdio.h>\n#include <string.h>\n#include \"lmdb.h\"\n\
+         int main(int argc, char **argv) {\n\
+           int a, b, c; char *s = mdb_version(&a, &b, &c);\n\
+           if (argc > 1 && !strcmp(argv[1], \"version\")) printf(\"%d %d %d %s\\n\", a, b, c, s);\n\
+           return 0;\n}\n",
+    )
+    .unwrap();
+    for (twin, stage, error) in
+        [(&broken, "build", "this twin does not build"), (&silent, "run", "without reporting this workload")]
+    {
+        let (rows, out) = summary(
+            &["--tags", "0.9.33", "--entries", "1000", "--rounds", "1", "--workloads", "write", "--engine", "rust,c"],
+            &[("LMDB_REGRESS_HARNESS_C", twin.to_str().unwrap())],
+        );
+        assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 1, "the Rust unit is measured");
+        let failures: Vec<Value> = run_file(out.path()).into_iter().filter(|r| r["type"] == "failure").collect();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!((failures[0]["engine"].as_str(), failures[0]["stage"].as_str()), (Some("c"), Some(stage)));
+        assert!(failures[0]["error"].as_str().unwrap().contains(error), "{}", failures[0]);
+    }
+}

@@ -1,6 +1,7 @@
 //! Counting instructions retired in the timed region only: through perf_event_open where
 //! the kernel allows it (inside the Rust worker, around the timed call), otherwise under
 //! valgrind's callgrind with collection toggled on only inside the timed functions.
+//! The perf counter itself is `workload::perf`; this module chooses between the two.
 
 use std::path::Path;
 use std::process::Command;
