@@ -20,6 +20,9 @@ build: deps
 run: build
 	$(BIN) run
 
+# Tests never write the user's cache: the build matrix and the tests' shared fixture live
+# under target/, and each test copies what it needs into a cache of its own.
+test: export LMDB_REGRESS_CACHE := $(CURDIR)/target/tmp/fixture-cache
 test: deps
 	$(CARGO) build --release
 	$(CARGO) test --release -- --test-threads=2

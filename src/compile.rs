@@ -104,49 +104,24 @@ pub fn build(
     builds_dir: &Path,
     expect_version: Option<(i32, i32, i32)>,
 ) -> Result<BuildRecord> {
-    if kind == BuildKind::CHarness && harness.is_none() {
-        bail!("the C harness build needs harness/workloads.c");
-    }
+    let harness = match (kind, harness) {
+        (BuildKind::CHarness, None) => bail!("the C harness build needs harness/workloads.c"),
+        (BuildKind::CHarness, h) => h,
+        (BuildKind::SharedLibrary, _) => None,
+    };
     let id = build_id(src, tc, kind, harness)?;
-    let safe_label: String =
-        src.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect();
     let suffix = match kind {
         BuildKind::SharedLibrary => "so",
         BuildKind::CHarness => "c",
     };
-    let dir = builds_dir.join(format!("{safe_label}-{suffix}-{id}"));
-    let record_path = dir.join("build.json");
-    if let Ok(bytes) = std::fs::read(&record_path) {
-        if let Ok(mut rec) = serde_json::from_slice::<BuildRecord>(&bytes) {
-            if rec.artifact.is_file() {
-                // Same sources, compiler, flags: nothing to redo. The label may differ
-                // (a commit that is also a tag); the caller's name wins.
-                rec.label = src.label.clone();
-                rec.provenance = src.provenance.clone();
-                return Ok(rec);
-            }
-        }
+    let dir = builds_dir.join(format!("{}-{suffix}-{id}", sanitize(&src.label)));
+    if let Some(rec) = already_built(&dir, src) {
+        return Ok(rec);
     }
 
     std::fs::create_dir_all(builds_dir)?;
     let staging = tempfile::tempdir_in(builds_dir)?;
-    let (artifact_name, mut cmd) = match kind {
-        BuildKind::SharedLibrary => {
-            let mut c = Command::new(&tc.compiler);
-            c.args(&tc.cflags).arg("-o").arg(staging.path().join("liblmdb.so"));
-            c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
-            ("liblmdb.so", c)
-        }
-        BuildKind::CHarness => {
-            let mut c = Command::new(&tc.compiler);
-            // Same flags, but an executable: -shared would make a library.
-            c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
-            c.arg("-I").arg(&src.dir).arg("-o").arg(staging.path().join("lmdb-harness-c"));
-            c.arg(harness.unwrap()).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
-            c.arg("-ldeflate");
-            ("lmdb-harness-c", c)
-        }
-    };
+    let (artifact_name, mut cmd) = compile_command(src, tc, kind, harness, staging.path());
     let out = cmd.output().with_context(|| format!("cannot run {}", tc.compiler.display()))?;
     if !out.status.success() {
         bail!(
@@ -156,30 +131,14 @@ pub fn build(
             String::from_utf8_lossy(&out.stderr).trim_end()
         );
     }
-    let staged_artifact = staging.path().join(artifact_name);
-    let reported = match kind {
-        BuildKind::SharedLibrary => library_version(&staged_artifact)?,
-        BuildKind::CHarness => harness_version(&staged_artifact)?,
-    };
-    if let Some((a, b, c)) = expect_version {
-        if reported.0 != (a, b, c) {
-            bail!(
-                "{} reports version {}.{}.{} ({}), expected {a}.{b}.{c}",
-                src.label,
-                reported.0 .0,
-                reported.0 .1,
-                reported.0 .2,
-                reported.1
-            );
-        }
-    }
+    let lmdb_version = check_version(kind, &staging.path().join(artifact_name), &src.label, expect_version)?;
     let rec = BuildRecord {
         label: src.label.clone(),
         commit: src.commit.clone(),
         kind,
         build_id: id,
         artifact: dir.join(artifact_name),
-        lmdb_version: reported.1,
+        lmdb_version,
         files: src.files.clone(),
         provenance: src.provenance.clone(),
         matches: src.matches,
@@ -187,17 +146,84 @@ pub fn build(
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     };
     std::fs::write(staging.path().join("build.json"), serde_json::to_vec_pretty(&rec)?)?;
+    install(staging, &dir, &rec)?;
+    Ok(rec)
+}
+
+/// The record of an earlier build in `dir` whose artifact is still there. Same sources,
+/// compiler and flags: nothing to redo. The label may differ (a commit that is also a
+/// tag); the caller's name and provenance win.
+fn already_built(dir: &Path, src: &SourceSet) -> Option<BuildRecord> {
+    let bytes = std::fs::read(dir.join("build.json")).ok()?;
+    let mut rec = serde_json::from_slice::<BuildRecord>(&bytes).ok()?;
+    if !rec.artifact.is_file() {
+        return None;
+    }
+    rec.label = src.label.clone();
+    rec.provenance = src.provenance.clone();
+    Some(rec)
+}
+
+/// The compiler invocation for `kind`, writing into `out_dir`, and the artifact's name.
+fn compile_command(
+    src: &SourceSet,
+    tc: &Toolchain,
+    kind: BuildKind,
+    harness: Option<&Path>,
+    out_dir: &Path,
+) -> (&'static str, Command) {
+    let mut c = Command::new(&tc.compiler);
+    match (kind, harness) {
+        (BuildKind::CHarness, Some(harness)) => {
+            // Same flags, but an executable: -shared would make a library.
+            c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
+            c.arg("-I").arg(&src.dir).arg("-o").arg(out_dir.join("lmdb-harness-c"));
+            c.arg(harness).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            c.arg("-ldeflate");
+            ("lmdb-harness-c", c)
+        }
+        _ => {
+            c.args(&tc.cflags).arg("-o").arg(out_dir.join("liblmdb.so"));
+            c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            ("liblmdb.so", c)
+        }
+    }
+}
+
+/// Asks the built artifact its version; it must be the tag's. Returns mdb_version's text.
+fn check_version(kind: BuildKind, artifact: &Path, label: &str, expect: Option<(i32, i32, i32)>) -> Result<String> {
+    let ((a, b, c), text) = match kind {
+        BuildKind::SharedLibrary => library_version(artifact)?,
+        BuildKind::CHarness => harness_version(artifact)?,
+    };
+    if let Some((ea, eb, ec)) = expect {
+        if (a, b, c) != (ea, eb, ec) {
+            bail!("{label} reports version {a}.{b}.{c} ({text}), expected {ea}.{eb}.{ec}");
+        }
+    }
+    Ok(text)
+}
+
+/// Moves a finished build from `staging` to `dir`, replacing what was there. Losing a race
+/// to another process that installed the same build is no failure.
+fn install(staging: tempfile::TempDir, dir: &Path, rec: &BuildRecord) -> Result<()> {
     let staged = staging.keep();
     if dir.exists() {
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(dir);
     }
-    if let Err(e) = std::fs::rename(&staged, &dir) {
+    if let Err(e) = std::fs::rename(&staged, dir) {
         let _ = std::fs::remove_dir_all(&staged);
         if !rec.artifact.is_file() {
             bail!("cannot move the build into {}: {e}", dir.display());
         }
     }
-    Ok(rec)
+    Ok(())
+}
+
+/// A tag or commit label made safe as a file name: anything but letters, digits, `.` and
+/// `_` becomes `-`.
+pub fn sanitize(label: &str) -> String {
+    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
 }
 
 type Version = ((i32, i32, i32), String);

@@ -10,6 +10,7 @@ pub mod ffi;
 pub mod hunt;
 pub mod manifest;
 pub mod matrix;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod source;

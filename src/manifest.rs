@@ -16,7 +16,7 @@ pub const SOURCE_FILES: [&str; 4] = ["lmdb.h", "mdb.c", "midl.c", "midl.h"];
 /// File name → lowercase hex SHA-256.
 pub type FileHashes = BTreeMap<String, String>;
 
-/// The manifest compiled into the binary; `--tags-file` or `LMDB_REGRESS_TAGS` replaces it.
+/// The manifest compiled into the binary; `LMDB_REGRESS_TAGS` (a file) replaces it.
 pub const BUILTIN: &str = include_str!("../lmdb-tags");
 
 #[derive(Debug, Clone, Deserialize)]

@@ -16,7 +16,7 @@ pub enum Status {
     Built,
     /// No provider could deliver verified sources.
     Unavailable,
-    /// Sources were had, but compiling or the load check failed.
+    /// Sources were had, but compiling the shared library or its load check failed.
     Failed,
 }
 
@@ -36,6 +36,16 @@ pub struct TagStatus {
     /// Every build of this target made in this pass (shared library, C harness).
     #[serde(default)]
     pub builds: Vec<BuildRecord>,
+    /// Builds that failed although the shared library was built (the C harness): the tag
+    /// stays `built`, and only what needs the failed build goes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_builds: Vec<FailedBuild>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailedBuild {
+    pub kind: BuildKind,
+    pub reason: String,
 }
 
 impl TagStatus {
@@ -102,12 +112,12 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
         files: pinned,
         reason: None,
         builds: Vec::new(),
+        failed_builds: Vec::new(),
     };
     let src = match opts.resolver.resolve(want) {
         Resolution::Found(src) => src,
-        Resolution::Unavailable { attempts, hint } => {
-            let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
-            status.reason = Some(format!("tried {}; {hint}", tried.join("; ")));
+        unavailable => {
+            status.reason = unavailable.why();
             return status;
         }
     };
@@ -128,11 +138,13 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
                 }
                 status.builds.push(rec);
             }
-            Err(e) => {
+            // Without the shared library nothing of this tag can be measured.
+            Err(e) if kind == BuildKind::SharedLibrary => {
                 status.status = Status::Failed;
                 status.reason = Some(format!("{e:#}"));
                 return status;
             }
+            Err(e) => status.failed_builds.push(FailedBuild { kind, reason: format!("{e:#}") }),
         }
     }
     status.status = Status::Built;

@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
+use lmdb_regress::workload::{expected_checksum, Dataset, KeyKind, Workload, WorkloadConfig};
 use serde_json::Value;
 
 const READS: [&str; 5] = ["readKey", "readSeq", "readRev", "readCrc", "readXxh64"];
@@ -29,33 +30,10 @@ fn find<'a>(rows: &'a [Value], engine: &str, tag: &str, workload: &str) -> &'a V
         .unwrap_or_else(|| panic!("no row {engine} {tag} {workload} in {rows:?}"))
 }
 
-/// What each read must return, computed here from the definition, not by the crate.
-fn expected(workload: &str, keys: &[Vec<u8>], values: &[Vec<u8>]) -> String {
-    let n = keys.len();
-    let order: Vec<usize> = if workload == "readRev" { (0..n).rev().collect() } else { (0..n).collect() };
-    let digest = match workload {
-        "readCrc" => {
-            let mut h = crc32fast::Hasher::new();
-            for &i in &order {
-                h.update(&keys[i]);
-                h.update(&values[i]);
-            }
-            h.finalize() as u64
-        }
-        "readXxh64" => order.iter().fold(0u64, |a, &i| {
-            a.wrapping_add(xxhash_rust::xxh64::xxh64(&keys[i], 0))
-                .wrapping_add(xxhash_rust::xxh64::xxh64(&values[i], 0))
-        }),
-        _ => {
-            let mut h = xxhash_rust::xxh64::Xxh64::new(0);
-            for &i in &order {
-                h.update(&keys[i]);
-                h.update(&values[i]);
-            }
-            h.digest()
-        }
-    };
-    format!("{n}:{digest:016x}")
+/// What each read must return, as the library computes it without LMDB.
+fn expected(workload: &str, cfg: &WorkloadConfig) -> String {
+    let w: Workload = workload.parse().unwrap();
+    expected_checksum(w, &Dataset::generate(cfg)).expect("a read").to_string()
 }
 
 #[test]
@@ -63,15 +41,14 @@ fn every_workload_returns_the_right_count_and_checksum_on_both_engines() {
     let n = 3000u32;
     let (rows, _d) =
         summary(&["--tags", "0.9.18,0.9.33", "--entries", &n.to_string(), "--rounds", "1", "--engine", "rust,c"], &[]);
-    let keys: Vec<Vec<u8>> = (0..n).map(|i| i.to_ne_bytes().to_vec()).collect();
-    let values: Vec<Vec<u8>> = keys.iter().map(|k| [k.clone(), vec![0u8; 96]].concat()).collect();
+    let cfg = WorkloadConfig { entries: n, ..WorkloadConfig::default() };
     for engine in ["rust", "c"] {
         for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
             for w in READS {
                 let r = find(&rows, engine, tag, w);
                 assert_eq!(r["n"], 1, "{r}");
                 assert_eq!(r["failures"], 0, "{r}");
-                assert_eq!(r["checksum"], expected(w, &keys, &values), "{engine} {tag} {w}");
+                assert_eq!(r["checksum"], expected(w, &cfg), "{engine} {tag} {w}");
                 assert!(r["median_ms"].as_f64().unwrap() > 0.0);
             }
             let wr = find(&rows, engine, tag, "write");
@@ -100,11 +77,10 @@ fn string_keys_random_order_and_random_values() {
         ],
         &[],
     );
-    let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("{i:016}").into_bytes()).collect();
-    let values: Vec<Vec<u8>> = keys.iter().map(|k| [k.clone(), vec![0u8; 84]].concat()).collect();
+    let cfg = WorkloadConfig { entries: n, keys: KeyKind::Str16, ..WorkloadConfig::default() };
     for engine in ["rust", "c"] {
         for w in READS {
-            assert_eq!(find(&rows, engine, "LMDB_0.9.33", w)["checksum"], expected(w, &keys, &values), "{engine} {w}");
+            assert_eq!(find(&rows, engine, "LMDB_0.9.33", w)["checksum"], expected(w, &cfg), "{engine} {w}");
         }
     }
     // Random order and values: two engines and two tags must agree, and count every entry.
@@ -145,24 +121,43 @@ fn run_file(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("run.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// The opening of mdb_cursor_get in mdb.c, where the crashing build gets its fault.
+const CURSOR_GET: &str = "mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    MDB_cursor_op op)\n{\n";
+
 #[test]
 fn a_crashed_worker_is_recorded_and_the_run_goes_on() {
-    let (rows, dir) = summary(
-        &["--tags", "0.9.18,0.9.33", "--entries", "1000", "--rounds", "2", "--workloads", "readSeq,write"],
-        &[("LMDB_REGRESS_TEST_ABORT", "LMDB_0.9.18-so-")],
-    );
+    // A liblmdb whose every mdb_cursor_get dereferences a null pointer, as a commit of
+    // OpenLDAP's repository made here; the tool builds it like any other commit.
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let mdb = repo.join("libraries/liblmdb/mdb.c");
+    let text = std::fs::read_to_string(&mdb).unwrap();
+    assert!(text.contains(CURSOR_GET), "mdb_cursor_get's opening changed");
+    let fault = format!("{CURSOR_GET}\t{{ volatile int *crash = 0; *crash = 1; }}\n");
+    std::fs::write(&mdb, text.replacen(CURSOR_GET, &fault, 1)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "crash in every mdb_cursor_get"]);
+    let crashing = git(&repo, &["rev-parse", "HEAD"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--warmup", "0", "--summary-json", "--out"]).arg(dir.path().join("run.jsonl"));
+    c.args(["--entries", "1000", "--rounds", "2", "--workloads", "readSeq,write", "--git"]).arg(&repo);
+    c.args(["--tags", &format!("0.9.33,{crashing}")]);
+    let rows = json(&run_ok(&mut c)).as_array().unwrap().clone();
     assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 2);
     assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "readSeq")["n"], 2);
-    // 0.9.18's worker reported readSeq, then aborted before write.
-    assert_eq!(find(&rows, "rust", "LMDB_0.9.18", "readSeq")["n"], 2);
-    let w18 = find(&rows, "rust", "LMDB_0.9.18", "write");
-    assert_eq!(w18["n"], 0);
-    assert_eq!(w18["failures"], 2);
+    // The crashing build wrote its read database (puts only), then died in the first
+    // read of each round, before it could report either workload.
+    for w in ["readSeq", "write"] {
+        let r = find(&rows, "rust", &crashing, w);
+        assert_eq!((r["n"].as_u64(), r["failures"].as_u64()), (Some(0), Some(2)), "{r}");
+    }
     let failures: Vec<Value> = run_file(dir.path()).into_iter().filter(|r| r["type"] == "failure").collect();
-    assert_eq!(failures.len(), 2);
+    assert_eq!(failures.len(), 4);
     for f in failures {
-        assert_eq!(f["tag"], "LMDB_0.9.18");
-        assert!(f["error"].as_str().unwrap().contains("signal 6 (SIGABRT)"), "{f}");
+        assert_eq!(f["tag"], crashing.as_str());
+        assert!(f["error"].as_str().unwrap().contains("signal 11 (SIGSEGV)"), "{f}");
     }
 }
 
@@ -247,4 +242,35 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     assert_eq!(after.last().unwrap()["reason"], "rounds");
     // Every sample from before the interruption is still there, unchanged.
     assert_eq!(&after[..before.len()], &before[..]);
+}
+
+#[test]
+fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A twin that does not compile; then one that answers `version` and reports nothing.
+    let broken = dir.path().join("broken.c");
+    std::fs::write(&broken, "#error this twin does not build\n").unwrap();
+    let silent = dir.path().join("silent.c");
+    std::fs::write(
+        &silent,
+        "#include <stdio.h>\n#include <string.h>\n#include \"lmdb.h\"\n\
+         int main(int argc, char **argv) {\n\
+           int a, b, c; char *s = mdb_version(&a, &b, &c);\n\
+           if (argc > 1 && !strcmp(argv[1], \"version\")) printf(\"%d %d %d %s\\n\", a, b, c, s);\n\
+           return 0;\n}\n",
+    )
+    .unwrap();
+    for (twin, stage, error) in
+        [(&broken, "build", "this twin does not build"), (&silent, "run", "without reporting this workload")]
+    {
+        let (rows, out) = summary(
+            &["--tags", "0.9.33", "--entries", "1000", "--rounds", "1", "--workloads", "write", "--engine", "rust,c"],
+            &[("LMDB_REGRESS_HARNESS_C", twin.to_str().unwrap())],
+        );
+        assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 1, "the Rust unit is measured");
+        let failures: Vec<Value> = run_file(out.path()).into_iter().filter(|r| r["type"] == "failure").collect();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!((failures[0]["engine"].as_str(), failures[0]["stage"].as_str()), (Some("c"), Some(stage)));
+        assert!(failures[0]["error"].as_str().unwrap().contains(error), "{}", failures[0]);
+    }
 }

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::compile::BuildKind;
-use crate::hunt::bisect::{Bisector, Settings};
+use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
 use crate::workload::{Workload, WorkloadConfig};
@@ -29,8 +29,8 @@ pub struct BisectArgs {
     pub bad: String,
     #[arg(long, default_value = "write")]
     pub workload: Workload,
-    /// Bad must be slower than good by more than this percent.
-    #[arg(long, default_value_t = 3.0)]
+    /// Bad must be slower than good by more than this percent (0 to 1000).
+    #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
     pub threshold: f64,
     /// auto: decide by time, and a probe time leaves undecided by instruction counts.
     #[arg(long, value_enum, default_value_t = BisectMetric::Auto)]
@@ -82,7 +82,7 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         },
         _ => None,
     };
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let stamp = super::stamp();
     let settings = Settings {
         workload: args.workload,
         cfg: args.workload_cfg.clone(),
@@ -106,7 +106,13 @@ pub fn run(args: &BisectArgs) -> Result<()> {
     let (good, bad) = (norm(&args.good), norm(&args.bad));
     let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
-    let (slower, _) = b.confirm(&ug, &ub)?;
+    let (slower, _) = match b.confirm(&ug, &ub) {
+        Err(e) if e.is::<Interrupted>() => {
+            finish(&b, &[], started)?;
+            bail!("interrupted while confirming {good} → {bad}: nothing decided yet; run the same command again");
+        }
+        other => other?,
+    };
     if !slower {
         println!(
             "{bad} is not slower than {good} by more than {}% on {} ({:?}): nothing to bisect.",
@@ -121,10 +127,11 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         cands.extend(m.tags[g + 1..bb].iter().map(|t| t.name.clone()));
         cands.push(bad.clone());
         let found = b.search("tags", cands, &ug, &ub)?;
-        if !found.outcome.resolved() {
+        if found.interrupted || !found.outcome.resolved() {
+            let stopped = found.interrupted.then(|| resume_hint(&b.settings.run_dir, &found));
             results.push(found);
-            finish(&b, &results, started);
-            return Ok(());
+            finish(&b, &results, started)?;
+            return stopped.map_or(Ok(()), |hint| bail!(hint));
         }
         lg = found.candidates[found.outcome.last_good].clone();
         fb = found.candidates[found.outcome.first_bad].clone();
@@ -133,15 +140,30 @@ pub fn run(args: &BisectArgs) -> Result<()> {
     if b.git.is_some() {
         let cands = b.commit_candidates(&lg, &fb)?;
         let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
-        results.push(b.search("commits", cands, &ul, &ubad)?);
+        let found = b.search("commits", cands, &ul, &ubad)?;
+        let stopped = found.interrupted.then(|| resume_hint(&b.settings.run_dir, &found));
+        results.push(found);
+        if let Some(hint) = stopped {
+            finish(&b, &results, started)?;
+            bail!(hint);
+        }
     } else {
         println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
     }
-    finish(&b, &results, started);
-    Ok(())
+    finish(&b, &results, started)
 }
 
-fn finish(b: &Bisector, results: &[crate::hunt::bisect::Found], started: std::time::Instant) {
+/// After Ctrl-C: the narrowed range, as the command that continues from it.
+fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
+    let (lg, fb) = (&found.candidates[found.outcome.last_good], &found.candidates[found.outcome.first_bad]);
+    format!(
+        "interrupted; what was decided is in {}; to continue, run the same command with --good {lg} --bad {fb}",
+        run_dir.join("bisect.json").display()
+    )
+}
+
+/// Prints the tally and writes bisect.json; a failure to write it is an error.
+fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
     println!(
         "{probes} probe(s), {:.0} s; runs saved in {}",
@@ -150,7 +172,10 @@ fn finish(b: &Bisector, results: &[crate::hunt::bisect::Found], started: std::ti
     );
     let summary =
         serde_json::json!({ "log": b.log, "phases": results, "wall_seconds": started.elapsed().as_secs_f64() });
-    let _ = std::fs::create_dir_all(&b.settings.run_dir);
-    let _ =
-        std::fs::write(b.settings.run_dir.join("bisect.json"), serde_json::to_vec_pretty(&summary).unwrap_or_default());
+    // Serialised first: a failure never leaves an empty file behind.
+    let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
+    let dir = &b.settings.run_dir;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("bisect.json");
+    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::matrix::Status;
 
@@ -33,10 +33,7 @@ pub fn source_dir(spec: &str, git: Option<std::path::PathBuf>) -> Result<()> {
     for want in &wants {
         match resolver.resolve(want) {
             crate::source::Resolution::Found(set) => println!("{}", set.dir.display()),
-            crate::source::Resolution::Unavailable { attempts, hint } => {
-                let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
-                bail!("{} unavailable: {}; {hint}", want.label(), tried.join("; "))
-            }
+            unavailable => bail!("{} unavailable: {}", want.label(), unavailable.why().unwrap_or_default()),
         }
     }
     Ok(())

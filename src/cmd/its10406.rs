@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -40,7 +40,7 @@ pub struct ItsArgs {
 }
 
 pub fn run(args: &ItsArgs) -> Result<()> {
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    let stamp = super::stamp();
     let run_args = super::run::RunArgs {
         tags: args.tags.clone(),
         workloads: "write".into(),

@@ -1,5 +1,6 @@
 //! One module per command: each wires the pipeline stages together for one job.
 
+pub mod args;
 pub mod bisect;
 pub mod build;
 pub mod its10406;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::BuildArgs;
+use args::BuildArgs;
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status, TagStatus};
@@ -38,12 +39,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
 
 /// Builds `wants` with a progress bar on stderr.
 pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatus> {
-    let bar = indicatif::ProgressBar::new(wants.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} building [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-            .unwrap()
-            .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let out = matrix::build_all(wants, opts, &|ev| match ev {
         matrix::Event::Started(label) => bar.set_message(label.to_string()),
@@ -56,6 +52,11 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatu
     });
     bar.finish_and_clear();
     out
+}
+
+/// The date and time in the names of the files a command writes (UTC, `20250131-235959`).
+pub fn stamp() -> String {
+    chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string()
 }
 
 pub fn manifest() -> Result<Manifest> {

@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::environment::Environment;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Header, Metric, Plan, RunData, RunWriter, SCHEMA};
+use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -33,9 +33,9 @@ pub struct RunArgs {
     /// Stop after this long (e.g. 10m, 90s), at the end of a round.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
-    /// Resolution target in percent: stop once every comparison with the oldest tag is
-    /// decided (slower, faster or same) or resolved to within ± this percent.
-    #[arg(long)]
+    /// Resolution target in percent (0 to 100): stop once every comparison with the oldest
+    /// tag is decided (slower, faster or same) or resolved to within ± this percent.
+    #[arg(long, value_parser = super::args::ci_percent)]
     pub target_ci: Option<f64>,
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
@@ -72,12 +72,20 @@ pub struct RunArgs {
 }
 
 pub fn default_out(prefix: &str) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let stamp = super::stamp();
     PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
 }
 
-/// Builds what the run needs and returns the per-tag status rows and the units to measure.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<(Vec<TagStatus>, Vec<Unit>)> {
+/// What the builds gave a run: every requested tag as the run file records it, the units
+/// to measure, and the builds that failed for one engine only (recorded as failures).
+pub struct Prepared {
+    pub tags: Vec<runfile::TagStatus>,
+    pub units: Vec<Unit>,
+    pub failures: Vec<Failure>,
+}
+
+/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit.
+pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
@@ -88,6 +96,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     let rows = super::build_with_progress(&wants, &opts);
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
+    let mut failures = Vec::new();
     for r in rows.iter().filter(|r| r.status == Status::Built) {
         for &e in engines {
             let (program, library) = match e {
@@ -99,11 +108,41 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
             };
             units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
         }
+        for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
+            eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
+            failures.push(Failure {
+                round: None,
+                engine: Engine::C,
+                tag: r.tag.clone(),
+                workload: None,
+                stage: "build".into(),
+                error: f.reason.clone(),
+            });
+        }
     }
     for r in rows.iter().filter(|r| r.status != Status::Built) {
         eprintln!("not measured: {} ({:?}): {}", r.tag, r.status, r.reason.as_deref().unwrap_or(""));
     }
-    Ok((rows, units))
+    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), units, failures })
+}
+
+/// The build matrix's row as the run file records it.
+fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
+    runfile::TagStatus {
+        tag: r.tag.clone(),
+        commit: r.commit.clone(),
+        status: match r.status {
+            Status::Built => runfile::Status::Built,
+            Status::Unavailable => runfile::Status::Unavailable,
+            Status::Failed => runfile::Status::Failed,
+        },
+        library: r.library.clone(),
+        provenance: r.provenance.clone(),
+        matches: r.matches,
+        files: r.files.clone(),
+        reason: r.reason.clone(),
+        builds: r.builds.clone(),
+    }
 }
 
 /// Runs a schedule into `out` (new) or continues `resume`; returns the run as saved.
@@ -116,7 +155,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
-    let (rows, mut units) = prepare_units(&args.tags, &args.engine, &args.build)?;
+    let Prepared { tags, mut units, failures } = prepare_units(&args.tags, &args.engine, &args.build)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -140,7 +179,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         workloads: workloads.clone(),
         engines: args.engine.clone(),
         plan: plan.clone(),
-        tags: rows,
+        tags,
         environment: Environment::capture(),
         instruction_counter: None,
     };
@@ -150,6 +189,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let out = args.out.clone().unwrap_or_else(|| default_out("run"));
     let mut writer = RunWriter::create(&out, &header)?;
     eprintln!("run file: {}", out.display());
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
     let schedule = Schedule {
         units,
         workloads,
@@ -163,7 +205,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         counted: false,
     };
     let outcome = schedule.execute(&mut writer)?;
-    if outcome.end.reason != "interrupted" {
+    if outcome.end.reason != runfile::EndReason::Interrupted {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, &out)
@@ -213,7 +255,7 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
 }
 
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
-    if outcome.end.reason == "interrupted" {
+    if outcome.end.reason == runfile::EndReason::Interrupted {
         bail!(
             "interrupted after {} rounds; everything measured is in {} (continue with --resume)",
             outcome.end.rounds,
@@ -226,17 +268,21 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let tags: Vec<String> = h.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone()).collect();
+    let tags: Vec<String> =
+        h.tags.iter().filter(|t| t.status == runfile::Status::Built).map(|t| t.tag.clone()).collect();
     let build = BuildArgs {
         git: args.build.git.clone(),
         cc: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.compiler.display().to_string()),
         cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
         jobs: args.build.jobs,
     };
-    let (_, units) = prepare_units(&tags.join(","), &h.engines, &build)?;
+    let Prepared { units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
     let mut writer = RunWriter::append_to(path)?;
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
     let schedule = Schedule {
         units,
         workloads: h.workloads.clone(),
@@ -250,7 +296,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         counted: false,
     };
     let outcome = schedule.execute(&mut writer)?;
-    if outcome.end.reason != "interrupted" && !data.samples.iter().any(|s| s.counted) {
+    if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, path)

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, ContentArrangement, Table};
 
-use crate::cli::BuildArgs;
+use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::matrix::TagStatus;
 use crate::source::Want;

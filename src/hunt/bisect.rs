@@ -1,10 +1,12 @@
 //! `lmdb-regress bisect`: confirm a slowdown between two tags, narrow it to a tag, then
 //! (with a git repository) to the commit — each probe decided by an interleaved run
 //! against both ends, built on demand, skipped when it cannot be built or measured.
+//! Ctrl-C is no skip: it stops the search, which returns what it decided so far.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
@@ -12,7 +14,7 @@ use crate::environment::Environment;
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status};
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::report::cells;
@@ -58,7 +60,14 @@ pub struct Found {
     /// Last good → first bad, from a final interleaved run (None if unresolved).
     pub step: Option<Comparison>,
     pub first_bad_info: Option<String>,
+    /// Ctrl-C stopped this phase: `outcome` holds what was decided before it.
+    pub interrupted: bool,
 }
+
+/// Ctrl-C during a measurement: an error that ends the search, never a skipped probe.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; the runs so far are in {0}")]
+pub struct Interrupted(pub String);
 
 impl<'a> Bisector<'a> {
     pub fn new(
@@ -155,8 +164,8 @@ impl<'a> Bisector<'a> {
             counted: false,
         };
         let out = schedule.execute(&mut w)?;
-        if out.end.reason == "interrupted" {
-            bail!("interrupted; the runs so far are in {}", s.run_dir.display());
+        if out.end.reason == EndReason::Interrupted {
+            return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
         Ok(crate::runner::runfile::load(&path)?.samples)
     }
@@ -194,10 +203,18 @@ impl<'a> Bisector<'a> {
         Ok((slower, cmp))
     }
 
-    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> (Verdict, String) {
+    /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(Verdict, String)> {
+        let interrupted = || runner::interrupt_flag().load(Ordering::SeqCst);
+        let stop_here = || Interrupted(self.settings.run_dir.display().to_string());
+        if interrupted() {
+            return Err(stop_here().into());
+        }
         let unit = match self.unit(label) {
             Ok(u) => u,
-            Err(e) => return (Verdict::Skipped(format!("not built: {e}")), String::new()),
+            // Ctrl-C reaches the compiler too: its failure is no reason to skip.
+            Err(_) if interrupted() => return Err(stop_here().into()),
+            Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new())),
         };
         let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
         let (metric, rule) = (self.settings.metric, self.rule());
@@ -208,11 +225,13 @@ impl<'a> Bisector<'a> {
         let units = vec![good.clone(), bad.clone(), unit];
         let samples = match self.interleave(&format!("probe-{label}"), units.clone(), &stop) {
             Ok(s) => s,
-            Err(e) => return (Verdict::Skipped(format!("{e:#}")), String::new()),
+            Err(e) if e.is::<Interrupted>() => return Err(e),
+            Err(e) => return Ok((Verdict::Skipped(format!("{e:#}")), String::new())),
         };
         let pv = self.values(&samples, &p);
         if pv.is_empty() {
-            return (Verdict::Skipped("no sample: the probe's worker failed (see its run file)".into()), String::new());
+            let why = "no sample: the probe's worker failed (see its run file)";
+            return Ok((Verdict::Skipped(why.into()), String::new()));
         }
         let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv, family, &rule);
         let mut detail = format!(
@@ -222,10 +241,10 @@ impl<'a> Bisector<'a> {
         );
         if verdict.is_none() {
             if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail) {
-                return (v, detail);
+                return Ok((v, detail));
             }
         }
-        (verdict.unwrap_or(Verdict::Undecided), detail)
+        Ok((verdict.unwrap_or(Verdict::Undecided), detail))
     }
 
     /// `--metric auto`: time left the probe undecided, so one counting run decides it.
@@ -259,9 +278,17 @@ impl<'a> Bisector<'a> {
         ));
         let mut n = 0;
         let family = Self::probe_family(total);
+        let mut interrupted = false;
         let mut probe = |label: &str| {
             n += 1;
-            let (v, detail) = self.probe(good, bad, label, family);
+            let (v, detail) = match self.probe(good, bad, label, family) {
+                Ok(measured) => measured,
+                // Undecided ends the search at once; the step is taken back below.
+                Err(_) => {
+                    interrupted = true;
+                    return (Verdict::Undecided, String::new());
+                }
+            };
             let verdict = match &v {
                 Verdict::Skipped(why) => format!("skipped ({why})"),
                 other => format!("{other:?}").to_lowercase(),
@@ -269,9 +296,18 @@ impl<'a> Bisector<'a> {
             self.say(format!("  probe {n}: {label}: {detail} → {verdict}"));
             (v, detail)
         };
-        let outcome = search::bisect(&candidates, &mut probe);
+        let mut outcome = search::bisect(&candidates, &mut probe);
+        if interrupted {
+            // The interrupted probe decided nothing.
+            outcome.steps.pop();
+            outcome.stopped_undecided = false;
+        }
         let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
-        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None };
+        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted };
+        if interrupted {
+            self.say(format!("{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"));
+            return Ok(found);
+        }
         if !found.outcome.resolved() {
             let between: Vec<&str> = found.candidates[found.outcome.last_good + 1..found.outcome.first_bad]
                 .iter()
@@ -291,7 +327,15 @@ impl<'a> Bisector<'a> {
             let v = |t: &str| tag_values(xs, t, metric);
             family::compare(&v(&lg), &v(&fb), 1, &rule).is_some_and(|c| c.verdict.is_change())
         };
-        let samples = self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop)?;
+        let samples = match self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop) {
+            Ok(s) => s,
+            Err(e) if e.is::<Interrupted>() => {
+                found.interrupted = true;
+                self.say(format!("{phase}: first bad is {fb}; interrupted before the step from {lg} was measured"));
+                return Ok(found);
+            }
+            Err(e) => return Err(e),
+        };
         let (gv, bv) = (self.values(&samples, &lg), self.values(&samples, &fb));
         found.step = family::compare(&gv, &bv, 1, &rule);
         found.first_bad_info = Some(self.describe(&fb));

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::matrix::Status;
+use crate::runner::runfile::Status;
 use crate::report::cells::{self, Cells};
 use crate::report::model::{self, Blocks, ReportModel};
 use crate::report::outline::Document;

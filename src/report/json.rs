@@ -70,7 +70,7 @@ struct Document<'a> {
     plan: &'a crate::runner::runfile::Plan,
     environment: &'a crate::environment::Environment,
     instruction_counter: Option<&'a str>,
-    tags: &'a [crate::matrix::TagStatus],
+    tags: &'a [crate::runner::runfile::TagStatus],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
     failures: &'a [crate::runner::runfile::Failure],

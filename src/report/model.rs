@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::manifest::{control_of, parse_version, release_key};
-use crate::matrix::{Status, TagStatus};
+use crate::runner::runfile::{Status, TagStatus};
 use crate::runner::runfile::{End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
@@ -161,7 +161,7 @@ pub struct ReportModel {
 
 impl ReportModel {
     pub fn partial(&self) -> bool {
-        self.end.as_ref().is_none_or(|e| e.reason == "interrupted")
+        self.end.as_ref().is_none_or(|e| e.reason == crate::runner::runfile::EndReason::Interrupted)
     }
 
     pub fn engines(&self) -> Vec<Engine> {

@@ -1,12 +1,14 @@
 //! Counting instructions retired in the timed region only: through perf_event_open where
 //! the kernel allows it (inside the Rust worker, around the timed call), otherwise under
 //! valgrind's callgrind with collection toggled on only inside the timed functions.
+//! The perf counter itself is `workload::perf`; this module chooses between the two.
 
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
-use perf_event_open_sys as perf;
+use anyhow::{Context, Result};
+
+use crate::workload::perf::PerfCounter;
 
 /// How a worker's instructions are counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,66 +33,15 @@ impl Counter {
     }
 }
 
-/// A user-space instruction counter on this thread, disabled until started.
-pub struct PerfCounter {
-    fd: i32,
-}
-
-impl PerfCounter {
-    pub fn open() -> Result<PerfCounter> {
-        let mut attr = perf::bindings::perf_event_attr {
-            type_: perf::bindings::PERF_TYPE_HARDWARE,
-            size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
-            config: perf::bindings::PERF_COUNT_HW_INSTRUCTIONS as u64,
-            ..Default::default()
-        };
-        attr.set_disabled(1);
-        attr.set_exclude_kernel(1);
-        attr.set_exclude_hv(1);
-        // SAFETY: a valid attr for this process (pid 0), any CPU (-1), no group.
-        let fd = unsafe { perf::perf_event_open(&mut attr, 0, -1, -1, 0) };
-        if fd < 0 {
-            bail!("perf_event_open: {}", std::io::Error::last_os_error());
-        }
-        Ok(PerfCounter { fd })
-    }
-
-    #[inline(always)]
-    pub fn start(&mut self) {
-        // SAFETY: fd is our perf counter.
-        unsafe {
-            perf::ioctls::RESET(self.fd, 0);
-            perf::ioctls::ENABLE(self.fd, 0);
-        }
-    }
-
-    #[inline(always)]
-    pub fn stop(&mut self) -> u64 {
-        let mut v = 0u64;
-        // SAFETY: fd is our perf counter; it reads one u64.
-        unsafe {
-            perf::ioctls::DISABLE(self.fd, 0);
-            libc::read(self.fd, &mut v as *mut u64 as *mut libc::c_void, 8);
-        }
-        v
-    }
-}
-
-impl Drop for PerfCounter {
-    fn drop(&mut self) {
-        // SAFETY: closing our own fd.
-        unsafe { libc::close(self.fd) };
-    }
-}
-
 /// perf_event_open if a counter opens and counts, else callgrind if valgrind runs.
 pub fn detect() -> Result<Counter> {
     if std::env::var("LMDB_REGRESS_COUNTER").as_deref() != Ok("callgrind") {
         if let Ok(mut c) = PerfCounter::open() {
-            c.start();
-            std::hint::black_box((0..1000u64).sum::<u64>());
-            if c.stop() > 0 {
-                return Ok(Counter::Perf);
+            if c.start().is_ok() {
+                std::hint::black_box((0..1000u64).sum::<u64>());
+                if c.stop().is_ok_and(|n| n > 0) {
+                    return Ok(Counter::Perf);
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Scheduling: one worker process per (engine, tag, round), warm-up rounds first, every
-//! round in a fresh shuffled order, stopping at a round count, a time budget or a
-//! precision target. Results go to the run file as they arrive.
+//! round in a fresh shuffled order, stopping at a round count, a time budget, a
+//! precision target, the caller's stop condition (bisect) or Ctrl-C. Results go to the
+//! run file as they arrive.
 
 pub mod counter;
 pub mod protocol;
@@ -18,11 +19,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rand::seq::SliceRandom;
 
+pub use crate::compile::sanitize;
 use crate::stats;
 use crate::workload::{Workload, WorkloadConfig};
 use counter::Counter;
 use protocol::WorkerLine;
-use runfile::{End, Engine, Failure, Plan, Record, RunWriter, Sample};
+use runfile::{End, EndReason, Engine, Failure, Plan, Record, RunWriter, Sample};
 
 /// One thing to measure: an engine on a tag.
 #[derive(Debug, Clone)]
@@ -116,18 +118,9 @@ fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
     }
 }
 
+/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
 fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        _ => "signal",
-    }
+    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
 }
 
 /// Runs one worker and returns its lines, or why it died.
@@ -153,7 +146,7 @@ impl Schedule<'_> {
         // The Rust unit of a tag prepares it when there is one (the C twin reads the same file).
         let mut units: Vec<&Unit> = self.units.iter().collect();
         units.sort_by_key(|u| u.engine);
-        let bar = progress_bar(units.len() as u64, "preparing read databases");
+        let bar = crate::progress::bar(units.len() as u64, "preparing read databases");
         for u in units {
             bar.inc(1);
             if !done.insert(u.tag.clone()) {
@@ -197,10 +190,10 @@ impl Schedule<'_> {
         let started = Instant::now();
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
-        let bar = progress_bar(total_rounds as u64 * self.units.len() as u64, "measuring");
+        let bar = crate::progress::bar(total_rounds as u64 * self.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
         let mut rng = rand::thread_rng();
-        let mut reason = "rounds";
+        let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
         let mut warm_left = self.plan.warmup;
         loop {
@@ -224,7 +217,7 @@ impl Schedule<'_> {
                 bar.inc(1);
             }
             if self.interrupted.load(Ordering::SeqCst) {
-                reason = "interrupted";
+                reason = EndReason::Interrupted;
                 break;
             }
             if warm {
@@ -233,23 +226,23 @@ impl Schedule<'_> {
             }
             round += 1;
             if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
-                reason = "time-budget";
+                reason = EndReason::TimeBudget;
                 break;
             }
             if self.stop_when.is_some_and(|f| f(&samples)) {
-                reason = "decided";
+                reason = EndReason::Decided;
                 break;
             }
             if let Some(target) = self.plan.target_ci {
                 if resolved(&samples, target, self.plan.metric, self.plan.min_effect()) {
-                    reason = "target-ci";
+                    reason = EndReason::TargetCi;
                     break;
                 }
             }
         }
         bar.finish_and_clear();
         let end = End {
-            reason: reason.into(),
+            reason,
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         };
@@ -264,7 +257,7 @@ impl Schedule<'_> {
         assert!(self.counted && self.counter.is_some(), "a counting schedule");
         let scratch = scratch_root()?;
         let dbs = self.prepare(scratch.path(), w)?;
-        let bar = progress_bar(self.units.len() as u64, "counting instructions");
+        let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         for u in &self.units {
             if self.interrupted.load(Ordering::SeqCst) {
                 break;
@@ -400,10 +393,10 @@ impl Schedule<'_> {
                 out.push(s);
             }
         }
-        if let Some(death) = death {
-            for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
-                w.append(&fail(*wl, death.clone()))?;
-            }
+        // A workload the worker never reported failed, whether the worker died or not.
+        let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
+        for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
+            w.append(&fail(*wl, missing.clone()))?;
         }
         Ok(out)
     }
@@ -432,18 +425,15 @@ pub fn resolved(samples: &[Sample], target: f64, metric: runfile::Metric, min_ef
         })
 }
 
-pub fn sanitize(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{what} [{{bar:30}}] {{pos}}/{{len}} {{msg}} (elapsed {{elapsed}}, ETA {{eta}})"
-        ))
-        .unwrap()
-        .progress_chars("=> "),
-    );
-    bar
+    #[test]
+    fn signals_are_named_by_nix() {
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
+        assert_eq!(signal_name(999), "signal");
+    }
 }

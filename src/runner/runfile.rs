@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::compile::BuildRecord;
 use crate::environment::Environment;
-use crate::matrix::TagStatus;
+use crate::manifest::{FileHashes, Match};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file.
@@ -64,6 +65,36 @@ impl Plan {
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
     }
+}
+
+/// What became of a requested tag, as the run file records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Built,
+    Unavailable,
+    Failed,
+}
+
+/// One requested tag in the header. The run file's own type, not the build matrix's
+/// (`matrix::TagStatus`, converted in cmd/run.rs), so the matrix can change without
+/// changing the file format; the JSON shape is schema 1's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TagStatus {
+    pub tag: String,
+    pub commit: Option<String>,
+    pub status: Status,
+    /// Absolute path of the shared library, when built.
+    pub library: Option<PathBuf>,
+    pub provenance: Option<String>,
+    #[serde(rename = "match")]
+    pub matches: Option<Match>,
+    pub files: FileHashes,
+    /// Why it was not built.
+    pub reason: Option<String>,
+    /// The builds made for the run (shared library, C harness); each is also a build.json.
+    #[serde(default)]
+    pub builds: Vec<BuildRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -124,10 +155,37 @@ pub struct Failure {
     pub error: String,
 }
 
+/// Why a run ended; written as `rounds`, `time-budget`, `target-ci`, `interrupted`, `decided`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// Every planned round ran.
+    Rounds,
+    /// `--time-budget` was spent.
+    TimeBudget,
+    /// Every median's interval became narrower than `--target-ci`.
+    TargetCi,
+    /// Ctrl-C.
+    Interrupted,
+    /// The caller's stop condition held (bisect decided a probe).
+    Decided,
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EndReason::Rounds => "rounds",
+            EndReason::TimeBudget => "time-budget",
+            EndReason::TargetCi => "target-ci",
+            EndReason::Interrupted => "interrupted",
+            EndReason::Decided => "decided",
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct End {
-    /// `rounds`, `time-budget`, `target-ci` or `interrupted`.
-    pub reason: String,
+    pub reason: EndReason,
     pub rounds: u32,
     pub finished: String,
 }
@@ -231,4 +289,34 @@ pub fn load(path: &Path) -> Result<RunData> {
         }
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reasons_are_written_as_the_strings_older_files_hold() {
+        for (reason, text) in [
+            (EndReason::Rounds, "rounds"),
+            (EndReason::TimeBudget, "time-budget"),
+            (EndReason::TargetCi, "target-ci"),
+            (EndReason::Interrupted, "interrupted"),
+            (EndReason::Decided, "decided"),
+        ] {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<EndReason>(&json).unwrap(), reason);
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn the_committed_run_file_loads_with_its_tags_and_end() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
+        let data = load(path).unwrap();
+        assert!(!data.header.tags.is_empty());
+        assert!(data.header.tags.iter().any(|t| t.status == Status::Built && !t.builds.is_empty()));
+        assert!(data.end.is_some());
+    }
 }

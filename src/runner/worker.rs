@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::counter::PerfCounter;
 use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
+use crate::workload::perf::PerfCounter;
 use crate::workload::{native, Dataset, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug)]
@@ -41,12 +41,6 @@ fn emit(line: &WorkerLine) {
     let _ = out.flush();
 }
 
-/// A test-only fault switch: `LMDB_REGRESS_TEST_ABORT=<library path substring>` makes the
-/// worker abort after its first workload, as a crash in LMDB would.
-fn test_fault(args: &WorkerArgs) -> bool {
-    matches!(std::env::var("LMDB_REGRESS_TEST_ABORT"), Ok(s) if !s.is_empty() && args.library.to_string_lossy().contains(&s))
-}
-
 pub fn main(args: WorkerArgs) -> Result<()> {
     let api = Api::load(&args.library)?;
     match args.action.as_str() {
@@ -73,7 +67,6 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
     let workloads = Workload::parse_list(&args.workloads)?;
     let data = Dataset::generate(&args.cfg);
     let opts = native::env_options(&args.cfg);
-    let fault = test_fault(args);
     let mut counter = if args.count_instructions { Some(PerfCounter::open()?) } else { None };
     let mut reads_env: Option<Env> = None;
     for w in workloads {
@@ -109,9 +102,6 @@ fn run(api: &Api, args: &WorkerArgs) -> Result<()> {
             WorkerLine { workload: Some(w), samples_ns: samples, instructions, error, ..Default::default() }
         };
         emit(&line);
-        if fault {
-            std::process::abort();
-        }
     }
     Ok(())
 }

@@ -143,6 +143,19 @@ pub enum Resolution {
     },
 }
 
+impl Resolution {
+    /// For `Unavailable`: every provider tried with its error, in order, then the hint.
+    pub fn why(&self) -> Option<String> {
+        match self {
+            Resolution::Found(_) => None,
+            Resolution::Unavailable { attempts, hint } => {
+                let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
+                Some(format!("tried {}; {hint}", tried.join("; ")))
+            }
+        }
+    }
+}
+
 /// Settings for the provider chain.
 #[derive(Debug, Clone)]
 pub struct Resolver {

@@ -4,6 +4,7 @@
 
 pub mod lmdb;
 pub mod native;
+pub mod perf;
 
 use std::fmt;
 use std::str::FromStr;

@@ -12,9 +12,9 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::lmdb::{bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor, MDB_val};
+use super::perf::PerfCounter;
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
-use crate::runner::counter::PerfCounter;
 
 const FIRST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_FIRST;
 const NEXT: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_NEXT;
@@ -273,8 +273,16 @@ pub fn time_read(
     let txn = env.begin(true)?;
     let cur = env.cursor(txn)?;
     let get = api.mdb_cursor_get;
+    // SAFETY: closing what we opened, once, on every path below.
+    let close = || unsafe {
+        (api.mdb_cursor_close)(cur);
+        (api.mdb_txn_abort)(txn);
+    };
     if let Some(c) = counter.as_deref_mut() {
-        c.start();
+        if let Err(e) = c.start() {
+            close();
+            return Err(e);
+        }
     }
     let start = Instant::now();
     // SAFETY: cursor on a live read transaction.
@@ -289,13 +297,10 @@ pub fn time_read(
         }
     };
     let nanos = start.elapsed().as_nanos() as u64;
-    let instructions = counter.map(|c| c.stop());
-    // SAFETY: closing what we opened.
-    unsafe {
-        (api.mdb_cursor_close)(cur);
-        (api.mdb_txn_abort)(txn);
-    }
+    let instructions = counter.map(|c| c.stop()).transpose();
+    close();
     let out = r.map_err(|e| lmdb_err(api, e))?;
+    let instructions = instructions?;
     Ok((Measured { nanos, instructions }, out))
 }
 
@@ -310,14 +315,15 @@ pub fn time_write(
     let dir = tempfile::tempdir_in(scratch)?;
     let env = Env::open(api, dir.path(), &env_options(cfg))?;
     if let Some(c) = counter.as_deref_mut() {
-        c.start();
+        c.start()?;
     }
     let start = Instant::now();
     // SAFETY: env is open and idle.
     let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &data.order, write_flags(cfg)) };
     let nanos = start.elapsed().as_nanos() as u64;
-    let instructions = counter.map(|c| c.stop());
+    let instructions = counter.map(|c| c.stop()).transpose();
     r.map_err(|e| lmdb_err(api, e))?;
+    let instructions = instructions?;
     drop(env);
     Ok(Measured { nanos, instructions })
 }

@@ -1,19 +1,77 @@
-//! Helpers shared by the integration tests: the binary, fetched sources, small git
-//! repositories built at test time from fetched copies.
+//! Helpers shared by the integration tests: the binary, each test's own cache, fetched
+//! sources, small git repositories built at test time from fetched copies.
+//!
+//! No test writes the user's cache (~/.cache/lmdb-regress). Sources and builds of the
+//! registry-reachable tags the tests use are fetched and built once into a shared fixture
+//! under target/ (`LMDB_REGRESS_CACHE` when `make test` sets it); every test then runs
+//! with a cache of its own, seeded from that fixture.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_lmdb-regress");
 
+/// The tags whose sources the tests read, and those they also measure (built with the C twin).
+const FIXTURE_SOURCES: &str = "0.9.17,0.9.18,0.9.21,0.9.33";
+const FIXTURE_BUILDS: &str = "0.9.18,0.9.33";
+
+/// The shared fixture cache, filled once per test binary; tests only read it.
+pub fn fixture() -> &'static Path {
+    static FIXTURE: OnceLock<PathBuf> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = match std::env::var_os("LMDB_REGRESS_CACHE") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixture-cache"),
+        };
+        for args in [&["source-dir", FIXTURE_SOURCES][..], &["build", "--c-harness", "--tags", FIXTURE_BUILDS]] {
+            run_ok(bare_command().env("LMDB_REGRESS_CACHE", &dir).args(args));
+        }
+        dir
+    })
+}
+
+/// This test's own cache: a fresh directory per test (tests run on threads of their own),
+/// seeded with the fixture's sources (copied) and builds (hard-linked).
+pub fn test_cache() -> PathBuf {
+    thread_local! {
+        static CACHE: tempfile::TempDir = {
+            let dir = tempfile::tempdir().expect("a temporary cache");
+            copy_tree(&fixture().join("sources"), &dir.path().join("sources"), false);
+            copy_tree(&fixture().join("builds"), &dir.path().join("builds"), true);
+            dir
+        };
+    }
+    CACHE.with(|d| d.path().to_path_buf())
+}
+
+fn copy_tree(from: &Path, to: &Path, link: bool) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let (src, dest) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_tree(&src, &dest, link);
+        } else if !(link && std::fs::hard_link(&src, &dest).is_ok()) {
+            std::fs::copy(&src, &dest).unwrap();
+        }
+    }
+}
+
 /// The binary with the upstream archive pointed at a closed loopback port, so tests never
 /// wait on DNS and never leave this machine.
-pub fn lmdb_regress() -> Command {
+fn bare_command() -> Command {
     let mut c = Command::new(BIN);
     c.env("LMDB_REGRESS_ARCHIVE_URLS", "http://127.0.0.1:9/{ref}.tar.gz");
     c.env_remove("LMDB_GIT");
     c.env_remove("LMDB_REGRESS_OFFLINE");
+    c
+}
+
+/// The binary, with this test's own cache (a test may still set LMDB_REGRESS_CACHE itself).
+pub fn lmdb_regress() -> Command {
+    let mut c = bare_command();
+    c.env("LMDB_REGRESS_CACHE", test_cache());
     c
 }
 
@@ -37,9 +95,9 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Verified sources of a registry-reachable tag, from the shared cache (fetched if needed).
+/// Verified sources of a registry-reachable tag, in the shared fixture: read, never edit.
 pub fn source_dir(tag: &str) -> PathBuf {
-    let out = run_ok(lmdb_regress().args(["source-dir", tag]));
+    let out = run_ok(bare_command().env("LMDB_REGRESS_CACHE", fixture()).args(["source-dir", tag]));
     PathBuf::from(stdout(&out).trim())
 }
 

@@ -1,0 +1,57 @@
+//! Options shared by several commands, defined below `cli.rs` so that `cmd/` never
+//! reaches up to it.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Where sources come from and how they are compiled: shared by every command that builds.
+#[derive(Args, Debug, Clone, Default)]
+pub struct BuildArgs {
+    /// A local git repository of OpenLDAP or LMDB (clone or bare); also LMDB_GIT.
+    #[arg(long, value_name = "PATH")]
+    pub git: Option<PathBuf>,
+    /// C compiler (default: as the cc crate finds it: $CC, else cc).
+    #[arg(long, value_name = "CC")]
+    pub cc: Option<String>,
+    /// C flags, replacing the default "-O2 -g -fPIC -shared -pthread".
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub cflags: Option<String>,
+    /// Parallel build jobs (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).
+pub fn threshold_percent(s: &str) -> Result<f64, String> {
+    percent_in(s, 1000.0)
+}
+
+/// `--target-ci`: a half-width in percent of the median, above 0 and at most 100.
+pub fn ci_percent(s: &str) -> Result<f64, String> {
+    percent_in(s, 100.0)
+}
+
+fn percent_in(s: &str, max: f64) -> Result<f64, String> {
+    let v: f64 = s.trim_end_matches('%').parse().map_err(|_| format!("{s:?} is not a number of percent"))?;
+    if !(v > 0.0 && v <= max) {
+        return Err(format!("{s}% is outside (0, {max}]: give a percentage such as 3"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_outside_their_range_are_refused() {
+        assert_eq!(threshold_percent("3"), Ok(3.0));
+        assert_eq!(threshold_percent("2.5%"), Ok(2.5));
+        assert_eq!(ci_percent("100"), Ok(100.0));
+        for bad in ["-3", "0", "NaN", "inf", "1e9", "x"] {
+            assert!(threshold_percent(bad).is_err(), "{bad}");
+        }
+        assert!(ci_percent("150").unwrap_err().contains("(0, 100]"));
+    }
+}
