@@ -96,6 +96,19 @@ pub fn short_tag(t: &str) -> &str {
     t.strip_prefix("LMDB_").unwrap_or(t)
 }
 
+/// A label as tables show it: tags in full, commit ids cut to 12 digits (as git does).
+pub fn label(t: &str) -> String {
+    let (base, suffix) = match crate::manifest::control_of(t) {
+        Some(b) => (b, crate::manifest::CONTROL_SUFFIX),
+        None => (t, ""),
+    };
+    if base.len() > 12 && base.chars().all(|c| c.is_ascii_hexdigit()) {
+        format!("{}{suffix}", &base[..12])
+    } else {
+        t.to_string()
+    }
+}
+
 /// The four delta columns: change, interval, verdict, and instructions when counted.
 fn delta_header(m: &ReportModel, against: &str) -> Vec<String> {
     let mut h = vec![against.to_string(), "interval".into(), "verdict".into()];
@@ -126,7 +139,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     for r in &s.ranked {
-        let mut row = vec![r.rank.to_string(), r.tag.clone(), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
         row.extend(delta_cells(m, r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
@@ -139,13 +152,13 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
 }
 
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
-    let vs = format!("vs {}", short_tag(&m.baseline));
+    let vs = format!("vs {}", short_tag(&label(&m.baseline)));
     let mut header = vec!["Tag".to_string(), m.unit.label.into(), "±".into()];
     header.extend(delta_header(m, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     for r in &s.vs_baseline {
-        let mut row = vec![r.tag.clone(), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.extend(delta_cells(m, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
         c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
@@ -177,7 +190,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),
-            r.tag.clone(),
+            label(&r.tag),
             format!("{} {}", num(r.rust.median), plus_minus(&r.rust)),
             format!("{} {}", num(r.c.median), plus_minus(&r.c)),
             format!("{:.3}", r.ratio.ratio),
@@ -246,7 +259,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     };
     if !s.vs_baseline.is_empty() {
         let ds: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
-        v.push(format!("Against {}: {}.", m.baseline, counts(ds)));
+        v.push(format!("Against {}: {}.", label(&m.baseline), counts(ds)));
     }
     for c in &s.controls {
         let warn = if c.verdict().is_change() {
@@ -254,7 +267,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         } else {
             ""
         };
-        v.push(format!("Control (A/A): {} against {}: {}.{warn}", c.tag, c.against, delta_line(&c.comparison)));
+        v.push(format!("Control (A/A): {} against {}: {}.{warn}", label(&c.tag), label(&c.against), delta_line(&c.comparison)));
     }
     v
 }

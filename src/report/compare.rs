@@ -112,7 +112,7 @@ pub fn outline(c: &Comparisons) -> Document {
         for r in rows {
             t.push(
                 vec![
-                    r.tag.clone(),
+                    cells::label(&r.tag),
                     format!("{} {}", cells::num(r.old.median), cells::plus_minus(&r.old)),
                     format!("{} {}", cells::num(r.new.median), cells::plus_minus(&r.new)),
                     cells::delta(&r.change),

@@ -121,7 +121,7 @@ pub fn render_document(d: &Document) -> String {
                 o.push('\n');
             }
             Block::Note(t) => {
-                wrap(&mut o, &t.to_uppercase(), "!! ", "!! ");
+                wrap(&mut o, t, "!! ", "   ");
                 o.push('\n');
             }
             Block::List(items) => {

@@ -13,8 +13,9 @@ use crate::environment::Environment;
 use crate::manifest::{FileHashes, Match};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
-/// Bumped whenever a reader of an older version could misread a newer file.
-pub const SCHEMA: u32 = 1;
+/// Bumped whenever a reader of an older version could misread a newer file (2: samples
+/// of the instruction-counting pass, `counted`, which a reader of 1 would take for times).
+pub const SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
