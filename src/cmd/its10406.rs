@@ -65,7 +65,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
     let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
-    let r = its10406::build(&data, &m);
+    let r = its10406::build(&m);
     let md = its10406::render(&r, &m, true);
     print!("{}", its10406::render(&r, &m, false));
     let stem = format!("its-10406-{stamp}");

@@ -123,17 +123,36 @@ impl<'a> Bisector<'a> {
         (usize::BITS - candidates.max(2).leading_zeros()) as usize
     }
 
-    /// One interleaved run of `units` until `stop` says so or the round cap.
+    /// One interleaved run of `units`, by the search's metric, until `stop` says so or the
+    /// round cap.
     fn interleave(&mut self, name: &str, units: Vec<Unit>, stop: &dyn Fn(&[Sample]) -> bool) -> Result<Vec<Sample>> {
+        let s = &self.settings;
+        let pass = Pass {
+            metric: s.metric,
+            counter: self.counter.clone(),
+            min_rounds: s.min_rounds,
+            max_rounds: s.max_rounds,
+            warmup: s.warmup,
+        };
+        self.run_pass(name, units, stop, pass)
+    }
+
+    fn run_pass(
+        &mut self,
+        name: &str,
+        units: Vec<Unit>,
+        stop: &dyn Fn(&[Sample]) -> bool,
+        pass: Pass,
+    ) -> Result<Vec<Sample>> {
         self.runs += 1;
         let s = &self.settings;
         let plan = Plan {
-            rounds: s.max_rounds,
-            warmup: s.warmup,
+            rounds: pass.max_rounds,
+            warmup: pass.warmup,
             time_budget_s: None,
             target_ci: None,
             iterations: 1,
-            metric: s.metric,
+            metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
         };
@@ -145,11 +164,11 @@ impl<'a> Bisector<'a> {
             plan: plan.clone(),
             tags: Vec::new(),
             environment: Environment::capture(),
-            instruction_counter: self.counter.as_ref().map(|c| c.describe()),
+            instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header)?;
-        let min_rounds = s.min_rounds;
+        let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let schedule = Schedule {
             units,
@@ -159,7 +178,7 @@ impl<'a> Bisector<'a> {
             start_round: 0,
             prior: Vec::new(),
             interrupted: runner::interrupt_flag(),
-            counter: self.counter.clone(),
+            counter: pass.counter,
             stop_when: Some(&enough),
             counted: false,
         };
@@ -240,7 +259,7 @@ impl<'a> Bisector<'a> {
             pos.map(|p| format!(", position {:.2} from good (0) to bad (1)", p.at)).unwrap_or_default()
         );
         if verdict.is_none() {
-            if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail) {
+            if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail)? {
                 return Ok((v, detail));
             }
         }
@@ -248,16 +267,25 @@ impl<'a> Bisector<'a> {
     }
 
     /// `--metric auto`: time left the probe undecided, so one counting run decides it.
-    fn decide_by_counts(&mut self, units: Vec<Unit>, g: &str, b: &str, p: &str, detail: &mut String) -> Option<Verdict> {
-        let counter = self.settings.fallback.clone()?;
-        let saved = (self.settings.metric, self.counter.clone(), self.settings.max_rounds, self.settings.warmup);
-        self.settings.metric = Metric::Instructions;
-        self.counter = Some(counter);
-        self.settings.max_rounds = 1;
-        self.settings.warmup = 0;
-        let out = self.interleave(&format!("probe-{p}-instructions"), units, &|_| true);
-        (self.settings.metric, self.counter, self.settings.max_rounds, self.settings.warmup) = saved;
-        let samples = out.ok()?;
+    /// Ctrl-C propagates; a counting run that fails leaves the probe undecided, and says so.
+    fn decide_by_counts(
+        &mut self,
+        units: Vec<Unit>,
+        g: &str,
+        b: &str,
+        p: &str,
+        detail: &mut String,
+    ) -> Result<Option<Verdict>> {
+        let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
+        let pass = Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
+            Ok(s) => s,
+            Err(e) if e.is::<Interrupted>() => return Err(e),
+            Err(e) => {
+                detail.push_str(&format!("; counting instructions failed too: {e:#}"));
+                return Ok(None);
+            }
+        };
         let v = |t: &str| tag_values(&samples, t, Metric::Instructions);
         let rule = rule_for(&self.settings.rule, Metric::Instructions);
         let (verdict, pos) = decide(&v(g), &v(b), &v(p), 1, &rule);
@@ -265,7 +293,7 @@ impl<'a> Bisector<'a> {
             "; undecided by time at the round cap, so decided by instruction counts{}",
             pos.map(|x| format!(" (position {:.2})", x.at)).unwrap_or_default()
         ));
-        verdict
+        Ok(verdict)
     }
 
     /// Searches `candidates` (first good, last bad), printing every step.
@@ -379,6 +407,15 @@ impl<'a> Bisector<'a> {
         out.push(bad.to_string());
         Ok(out)
     }
+}
+
+/// How one interleaved run measures: by which metric, with which counter, how long.
+struct Pass {
+    metric: Metric,
+    counter: Option<Counter>,
+    min_rounds: u32,
+    max_rounds: u32,
+    warmup: u32,
 }
 
 /// One tag's values under a metric, one per round.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::runner::runfile::Status;
 use crate::report::cells::{self, Cells};
-use crate::report::model::{self, Blocks, ReportModel};
+use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::Document;
 use crate::runner::runfile::Engine;
 use crate::stats::family;
@@ -169,14 +169,13 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
     }
 }
 
-pub fn build(data: &crate::runner::runfile::RunData, m: &ReportModel) -> ItsReport {
-    let blocks = model::blocks(data, m.unit.metric);
+pub fn build(m: &ReportModel) -> ItsReport {
     let engines = m
         .engines()
         .into_iter()
         .map(|engine| {
             let empty = Blocks::default();
-            let b = blocks.get(&(engine, Workload::Write)).unwrap_or(&empty);
+            let b = m.blocks.get(&(engine, Workload::Write)).unwrap_or(&empty);
             EngineResult { engine, claims: CLAIMS.iter().map(|(f, t)| claim(b, f, t, m)).collect() }
         })
         .collect();

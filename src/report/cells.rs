@@ -110,40 +110,40 @@ pub fn label(t: &str) -> String {
 }
 
 /// The four delta columns: change, interval, verdict, and instructions when counted.
-fn delta_header(m: &ReportModel, against: &str) -> Vec<String> {
+fn delta_header(counts: bool, against: &str) -> Vec<String> {
     let mut h = vec![against.to_string(), "interval".into(), "verdict".into()];
-    if m.has_counts() {
+    if counts {
         h.push("instr".into());
     }
     h
 }
 
-fn delta_cells(m: &ReportModel, d: Option<&Delta>, own: &str) -> Vec<String> {
+fn delta_cells(counts: bool, d: Option<&Delta>, own: &str) -> Vec<String> {
     let mut v = match d {
         None => vec![own.to_string(), String::new(), String::new()],
         Some(d) => vec![delta(&d.comparison), interval(&d.comparison), verdict(d)],
     };
-    if m.has_counts() {
+    if counts {
         v.push(d.map(instructions).unwrap_or_default());
     }
     v
 }
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
+    let counts = m.has_counts();
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit.label.into(), "±".into(), "min".into()];
-    header.extend(delta_header(m, "vs Fastest"));
+    header.extend(delta_header(counts, "vs Fastest"));
     header.push("n".into());
-    let counted = m.has_counts() || m.unit.metric == Metric::Instructions;
-    if counted && m.unit.metric == Metric::Time {
+    if counts {
         header.push("instr/entry".into());
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
-        row.extend(delta_cells(m, r.vs_fastest.as_ref(), "fastest"));
+        row.extend(delta_cells(counts, r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
-        if counted && m.unit.metric == Metric::Time {
+        if counts {
             row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
         }
         c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
@@ -153,13 +153,14 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
 
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&label(&m.baseline)));
+    let counts = m.has_counts();
     let mut header = vec!["Tag".to_string(), m.unit.label.into(), "±".into()];
-    header.extend(delta_header(m, &vs));
+    header.extend(delta_header(counts, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     for r in &s.vs_baseline {
         let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
-        row.extend(delta_cells(m, r.vs_baseline.as_ref(), "baseline"));
+        row.extend(delta_cells(counts, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
         c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
     }

@@ -35,14 +35,12 @@ pub struct Comparisons {
     pub config_differences: Vec<String>,
 }
 
-/// Each (engine, workload, tag) as values whose rounds are the run's own: the two runs'
-/// round numbers must not pair up, so the new run's are offset past the old's.
-fn groups(d: &RunData, offset: u32) -> BTreeMap<(Engine, Workload, String), Rounds> {
-    let metric = d.header.plan.metric;
+/// Each (engine, workload, tag) with its one value per round.
+fn groups(d: &RunData) -> BTreeMap<(Engine, Workload, String), Rounds> {
     let mut out = BTreeMap::new();
-    for ((engine, workload), b) in super::model::blocks(d, metric) {
+    for ((engine, workload), b) in super::model::blocks(d, d.header.plan.metric) {
         for (tag, r) in b.values {
-            out.insert((engine, workload, tag), r.into_iter().map(|(k, v)| (k + offset, v)).collect());
+            out.insert((engine, workload, tag), r);
         }
     }
     out
@@ -64,7 +62,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     }
     let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() };
     let rule = if metric == Metric::Instructions { rule.for_counts() } else { rule };
-    let (go, gn) = (groups(old, 0), groups(new, old.completed_rounds().max(1) + 1_000_000));
+    let (go, gn) = (groups(old), groups(new));
     let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k)).cloned().collect();
     let k = common.len();
     let vals = |r: &Rounds| r.values().copied().collect::<Vec<f64>>();
@@ -75,7 +73,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
             Some(CompareRow {
                 old: stats::summarize(&vals(o))?,
                 new: stats::summarize(&vals(n))?,
-                change: family::compare(o, n, k, &rule)?,
+                change: family::compare_apart(o, n, k, &rule)?,
                 engine: key.0,
                 workload: key.1,
                 tag: key.2,

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
+use super::json::ComparisonRecord;
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
 
@@ -37,13 +38,11 @@ struct SummaryRow<'a> {
     unit: &'static str,
 }
 
+/// A delta's ratio, interval and verdict (with "time only"), as the JSON record has them.
 fn parts(d: Option<&Delta>) -> (Option<f64>, Option<f64>, Option<f64>, Option<String>) {
-    match d {
+    match d.map(|d| (ComparisonRecord::from(d), d)) {
         None => (None, None, None, None),
-        Some(d) => {
-            let c = &d.comparison;
-            (Some(c.ratio), c.ci.map(|i| i.lo), c.ci.map(|i| i.hi), Some(crate::report::cells::verdict(d)))
-        }
+        Some((c, d)) => (Some(c.ratio), c.ci_low, c.ci_high, Some(crate::report::cells::verdict(d))),
     }
 }
 

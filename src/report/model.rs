@@ -157,6 +157,10 @@ pub struct ReportModel {
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
     pub samples: Vec<Sample>,
+    /// The per-round values every comparison was made from, for renderers that make
+    /// comparisons of their own (the ITS#10406 claims).
+    #[serde(skip)]
+    pub blocks: BTreeMap<(Engine, Workload), Blocks>,
 }
 
 impl ReportModel {
@@ -189,7 +193,7 @@ impl ReportModel {
 }
 
 /// Per-round values of every tag for one (engine, workload), and the counts beside them.
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Blocks {
     pub values: BTreeMap<String, Rounds>,
     pub counts: BTreeMap<String, Rounds>,
@@ -250,13 +254,14 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let measured = measured_tags(data);
     let baseline = pick_baseline(&measured, baseline)?;
     let agreement = checksum_agreement_by_workload(&data.samples);
-    let mut sections: Vec<Section> = blocks(data, metric)
-        .into_iter()
+    let blocks = blocks(data, metric);
+    let mut sections: Vec<Section> = blocks
+        .iter()
         .filter(|(_, b)| !b.values.is_empty())
-        .map(|((engine, workload), b)| {
+        .map(|(&(engine, workload), b)| {
             let (checksum, mismatches) = agreement.get(&workload).cloned().unwrap_or_default();
             let mismatches = mismatches.into_iter().filter(|x| x.engine == engine).collect();
-            section(engine, workload, &b, &baseline, &rule, checksum, mismatches)
+            section(engine, workload, b, &baseline, &rule, checksum, mismatches)
         })
         .collect();
     // Sections in LmdbJava's order of workloads.
@@ -272,12 +277,13 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         tags,
         newest: measured.iter().filter(|t| parse_version(t).is_some()).last().cloned(),
         baseline,
-        overhead: engine_overhead(data, metric, &rule),
+        overhead: engine_overhead(&blocks, &rule),
         sections,
         failures: data.failures.clone(),
         end: data.end.clone(),
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
+        blocks,
     })
 }
 
@@ -411,8 +417,7 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
 }
 
 /// Rust against C on each tag both engines measured; one family over all rows.
-fn engine_overhead(data: &RunData, metric: Metric, rule: &Rule) -> Vec<OverheadRow> {
-    let all = blocks(data, metric);
+fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> Vec<OverheadRow> {
     let mut pairs: Vec<(Workload, String)> = Vec::new();
     for w in Workload::ALL {
         let (Some(rust), Some(c)) = (all.get(&(Engine::Rust, w)), all.get(&(Engine::C, w))) else { continue };

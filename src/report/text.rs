@@ -24,17 +24,18 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
-/// The tag column plus groups of the other columns, each group estimated to fit `budget`.
-fn column_groups(c: &Cells, widths: &[usize], budget: usize) -> Vec<Vec<usize>> {
+/// The tag column plus groups of the other columns, each group fitting `WIDTH`: a part is
+/// its columns' widths plus two spaces between neighbours.
+fn column_groups(c: &Cells, widths: &[usize]) -> Vec<Vec<usize>> {
     let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
-    if total <= budget {
+    if total <= WIDTH {
         return vec![(0..widths.len()).collect()];
     }
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut cur = vec![c.tag_col];
     let mut used = widths[c.tag_col];
     for i in (0..widths.len()).filter(|i| *i != c.tag_col) {
-        if cur.len() > 1 && used + 2 + widths[i] > budget {
+        if cur.len() > 1 && used + 2 + widths[i] > WIDTH {
             groups.push(std::mem::replace(&mut cur, vec![c.tag_col]));
             used = widths[c.tag_col];
         }
@@ -85,14 +86,8 @@ pub fn table(out: &mut String, c: &Cells) {
     let widths: Vec<usize> = (0..c.header.len())
         .map(|i| rows.iter().map(|r| width(&r[i])).chain([width(&c.header[i])]).max().unwrap_or(0))
         .collect();
-    // The estimate can miss comfy-table's layout by a column: tighten until it fits.
-    for budget in (WIDTH / 2..=WIDTH).rev() {
-        let parts: Vec<String> =
-            column_groups(c, &widths, budget).iter().map(|cols| render_part(c, &rows, cols)).collect();
-        if budget == WIDTH / 2 || parts.iter().all(|p| p.lines().all(|l| width(l) <= WIDTH)) {
-            parts.iter().for_each(|p| out.push_str(p));
-            return;
-        }
+    for cols in column_groups(c, &widths) {
+        out.push_str(&render_part(c, &rows, &cols));
     }
 }
 
@@ -167,6 +162,21 @@ mod tests {
         assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
         assert_eq!(o.matches("LMDB_0.9.33 *").count(), 2, "{o}");
         assert!(o.contains(&"z".repeat(30)));
+    }
+
+    #[test]
+    fn parts_fit_exactly_whatever_the_widths() {
+        for n in 1..40 {
+            let cols = 2 + n % 9;
+            let mut c = Cells::new(&vec!["h"; cols], 0, 1);
+            let row: Vec<String> = (0..cols).map(|i| "x".repeat(1 + (n * 7 + i * 13) % 30)).collect();
+            c.push(row, n % 2 == 0);
+            let mut o = String::new();
+            table(&mut o, &c);
+            assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
+            // Nothing is lost: every cell is printed.
+            assert!(c.rows[0].iter().all(|v| o.contains(v.as_str())));
+        }
     }
 
     #[test]
