@@ -15,10 +15,11 @@ deps:
 build: deps
 	$(CARGO) build --release
 
-# The main job: build every available tag, measure the six workloads, print the report.
+# The main job: build every available tag, measure the six workloads, count their
+# instructions once (so every time delta has its instruction delta), print the report.
 # Set LMDB_GIT to a clone of OpenLDAP's repository to include the tags no registry carries.
 run: build
-	$(BIN) run
+	$(BIN) run --with-instructions
 
 # Tests never write the user's cache: the build matrix and the tests' shared fixture live
 # under target/, and each test copies what it needs into a cache of its own.

@@ -276,7 +276,14 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
         jobs: args.build.jobs,
     };
-    let Prepared { units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
+    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
+    // A control is no tag of its own: the samples say which tag had one.
+    let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
+    controlled.sort();
+    controlled.dedup();
+    for base in controlled {
+        units.extend(control_units(&units, base)?);
+    }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
     let mut writer = RunWriter::append_to(path)?;

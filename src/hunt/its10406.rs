@@ -139,7 +139,8 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
     };
     let verdict = judge_claim(measured.as_ref(), claimed);
     let time_only = measured.is_some_and(|c| c.verdict.is_change()) && instr.is_some_and(|i| i.verdict == Verdict::Same);
-    let ours = measured.as_ref().map(cells::delta_line).unwrap_or_default();
+    // "+9.1% [+1.6%, +19.4%]": the verdict is said in words around it.
+    let ours = measured.as_ref().map(|c| format!("{} {}", cells::delta(c), cells::interval(c))).unwrap_or_default();
     let sentence = match verdict {
         ClaimVerdict::NotMeasured => format!(
             "{} -> {} (reported {reported_pct:+.1}%) is not measured here: supply the missing tag with --git.",

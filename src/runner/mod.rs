@@ -1,6 +1,6 @@
 //! Scheduling: one worker process per (engine, tag, round), warm-up rounds first, every
 //! round in a fresh shuffled order, stopping at a round count, a time budget, a
-//! precision target, the caller's stop condition (bisect) or Ctrl-C. Results go to the
+//! resolution target, the caller's stop condition (bisect) or Ctrl-C. Results go to the
 //! run file as they arrive.
 
 pub mod counter;
