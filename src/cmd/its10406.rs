@@ -44,6 +44,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let run_args = super::run::RunArgs {
         tags: args.tags.clone(),
         workloads: "write".into(),
+        preset: None,
         engine: args.engine.clone(),
         rounds: args.rounds,
         warmup: 1,

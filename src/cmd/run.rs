@@ -11,6 +11,7 @@ use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
 use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
+use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -18,9 +19,12 @@ pub struct RunArgs {
     /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commits with --git.
     #[arg(long, default_value = "default")]
     pub tags: String,
-    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write (or of the preset's).
     #[arg(long, default_value = "all")]
     pub workloads: String,
+    /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
+    #[arg(long, value_name = "NAME|list")]
+    pub preset: Option<String>,
     /// rust, c, or rust,c (both, interleaved in the same rounds).
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
@@ -151,7 +155,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         return resume(path, args);
     }
     args.workload.validate()?;
-    let workloads = Workload::parse_list(&args.workloads)?;
+    let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
@@ -171,11 +175,11 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time)
-            .then(|| args.count_entries.clamp(1, args.workload.entries.max(1))),
+            .then(|| args.count_entries.clamp(1, config.preset.entries.unwrap_or(config.entries).max(1))),
     };
     let header = Header {
         schema: SCHEMA,
-        config: args.workload.clone(),
+        config,
         workloads: workloads.clone(),
         engines: args.engine.clone(),
         plan: plan.clone(),
@@ -236,7 +240,11 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
             return Ok(());
         }
     };
-    let cfg = WorkloadConfig { entries, ..timed.cfg.clone() };
+    let mut cfg = WorkloadConfig { entries, ..timed.cfg.clone() };
+    if let Some(p) = presets::preset_of(&timed.workloads)? {
+        let key = cfg.preset.open_get_key.filter(|k| *k < entries);
+        cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
+    }
     let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
     let pass = Schedule {
         units: timed.units.clone(),
@@ -326,7 +334,33 @@ fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
     }
 }
 
+/// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
+/// defaults made explicit, so the run file records them).
+fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+    let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
+    let workloads = match preset {
+        Some(p) if args.workloads.trim() == "all" => p.workloads(),
+        _ => Workload::parse_list(&args.workloads)?,
+    };
+    let mut config = args.workload.clone();
+    match (preset, presets::preset_of(&workloads)?) {
+        (Some(asked), found) if found != Some(asked) => {
+            bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
+        }
+        (_, Some(p)) => {
+            config.preset = config.preset.resolve(p);
+            config.preset.validate(p)?;
+        }
+        (_, None) => {}
+    }
+    Ok((workloads, config))
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
+    if args.preset.as_deref() == Some("list") {
+        print!("{}", presets::describe_all());
+        return Ok(());
+    }
     let data = measure(args)?;
     let model = crate::report::model::build(&data, None)?;
     if args.summary_json {

@@ -4,6 +4,7 @@
 //! run file as they arrive.
 
 pub mod counter;
+mod preset_worker;
 pub mod protocol;
 pub mod runfile;
 pub mod worker;
@@ -160,6 +161,8 @@ impl Schedule<'_> {
             std::fs::create_dir_all(&dir)?;
             let mut cmd = u.command("prepare");
             cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
+            // A preset's workloads say which database to write.
+            cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
             let (lines, death) = run_worker(cmd);
             let error = death.or_else(|| lines.iter().find_map(|l| l.error.clone()));
             match error {
@@ -388,6 +391,7 @@ impl Schedule<'_> {
                     instructions: line.instructions.get(i).copied(),
                     checksum: line.checksum,
                     counted: self.counted,
+                    figures: line.figures.get(i).cloned().unwrap_or_default(),
                 };
                 w.append(&Record::Sample(s.clone()))?;
                 out.push(s);

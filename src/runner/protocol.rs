@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -22,4 +23,7 @@ pub struct WorkerLine {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepared: bool,
+    /// A preset's figures beside each sample's time, one per sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figures>,
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
 use crate::manifest::{FileHashes, Match};
+use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
@@ -128,6 +129,9 @@ pub struct Sample {
     /// counter) is no measurement.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub counted: bool,
+    /// A preset's figures beside the time (latencies, resources, size on disk).
+    #[serde(default, skip_serializing_if = "Figures::is_empty")]
+    pub figures: Figures,
 }
 
 impl Sample {

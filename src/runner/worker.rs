@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
 use crate::workload::perf::PerfCounter;
-use crate::workload::{native, Dataset, Workload, WorkloadConfig};
+use crate::workload::{native, presets, Dataset, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
@@ -35,7 +35,7 @@ pub struct WorkerArgs {
     pub cfg: WorkloadConfig,
 }
 
-fn emit(line: &WorkerLine) {
+pub(super) fn emit(line: &WorkerLine) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", serde_json::to_string(line).expect("serialisable"));
     let _ = out.flush();
@@ -43,6 +43,11 @@ fn emit(line: &WorkerLine) {
 
 pub fn main(args: WorkerArgs) -> Result<()> {
     let api = Api::load(&args.library)?;
+    if let Some(p) = presets::preset_of(&Workload::parse_list(&args.workloads)?)? {
+        if args.action != "version" {
+            return super::preset_worker::main(&api, &args, p);
+        }
+    }
     match args.action.as_str() {
         "version" => {
             let (a, b, c, s) = api.version();

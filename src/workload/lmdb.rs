@@ -58,6 +58,7 @@ api! {
     mdb_txn_abort: unsafe extern "C" fn(*mut MDB_txn),
     mdb_dbi_open: unsafe extern "C" fn(*mut MDB_txn, *const c_char, c_uint, *mut MDB_dbi) -> c_int,
     mdb_put: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut MDB_val, *mut MDB_val, c_uint) -> c_int,
+    mdb_get: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut MDB_val, *mut MDB_val) -> c_int,
     mdb_cursor_open: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut *mut MDB_cursor) -> c_int,
     mdb_cursor_close: unsafe extern "C" fn(*mut MDB_cursor),
     mdb_cursor_get: CursorGet,

@@ -5,13 +5,14 @@
 pub mod lmdb;
 pub mod native;
 pub mod perf;
+pub mod presets;
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The six workloads, named as LmdbJava names them.
+/// The six workloads, named as LmdbJava names them, and the presets' workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Workload {
     #[serde(rename = "readKey")]
@@ -26,6 +27,9 @@ pub enum Workload {
     ReadXxh64,
     #[serde(rename = "write")]
     Write,
+    /// Written by its own name ("tcRandomWrite").
+    #[serde(untagged)]
+    Preset(presets::PresetWorkload),
 }
 
 impl Workload {
@@ -46,6 +50,7 @@ impl Workload {
             Workload::ReadCrc => "readCrc",
             Workload::ReadXxh64 => "readXxh64",
             Workload::Write => "write",
+            Workload::Preset(p) => p.name(),
         }
     }
 
@@ -58,11 +63,24 @@ impl Workload {
             Workload::ReadCrc => "Calculate CRC32",
             Workload::ReadXxh64 => "Calculate xxHash64",
             Workload::Write => "Write Entry",
+            Workload::Preset(p) => p.title(),
         }
     }
 
+    /// Reads the database the runner prepares once per tag (and so needs it).
     pub fn is_read(self) -> bool {
-        self != Workload::Write
+        match self {
+            Workload::Preset(p) => p.reads_database(),
+            w => w != Workload::Write,
+        }
+    }
+
+    /// The unit its time is shown in.
+    pub fn time_unit(self) -> presets::TimeUnit {
+        match self {
+            Workload::Preset(p) => p.time_unit(),
+            _ => presets::MS_PER_OP,
+        }
     }
 
     /// `all`, or a comma-separated list of names.
@@ -91,8 +109,12 @@ impl fmt::Display for Workload {
 impl FromStr for Workload {
     type Err = anyhow::Error;
     fn from_str(s: &str) -> anyhow::Result<Workload> {
-        Workload::ALL.into_iter().find(|w| w.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
-            anyhow::anyhow!("unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, all")
+        let presets = presets::PresetWorkload::ALL.into_iter().map(Workload::Preset);
+        Workload::ALL.into_iter().chain(presets).find(|w| w.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, all, \
+                 and the presets' (run --preset list)"
+            )
         })
     }
 }
@@ -150,6 +172,10 @@ pub struct WorkloadConfig {
     /// Map size in bytes (default: entries × value size × 32 / 10, as LmdbJava).
     #[arg(long)]
     pub map_size: Option<u64>,
+    /// The presets' parameters (`run --preset`).
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "presets::PresetConfig::is_default")]
+    pub preset: presets::PresetConfig,
 }
 
 impl Default for WorkloadConfig {
@@ -164,6 +190,7 @@ impl Default for WorkloadConfig {
             sync: false,
             seed: 42,
             map_size: None,
+            preset: presets::PresetConfig::default(),
         }
     }
 }
@@ -216,6 +243,7 @@ impl WorkloadConfig {
         if self.sync {
             a.push("--sync".into());
         }
+        a.extend(self.preset.to_args());
         a
     }
 
@@ -335,7 +363,7 @@ pub fn expected_checksum(w: Workload, data: &Dataset) -> Option<Checksum> {
         Workload::ReadKey => Box::new(data.order.iter().map(|&i| i as usize)),
         Workload::ReadSeq | Workload::ReadCrc | Workload::ReadXxh64 => Box::new(0..n),
         Workload::ReadRev => Box::new((0..n).rev()),
-        Workload::Write => return None,
+        Workload::Write | Workload::Preset(_) => return None,
     };
     let digest = match w {
         Workload::ReadCrc => {

@@ -293,7 +293,7 @@ pub fn time_read(
             Workload::ReadRev => lmdbregress_timed_read_rev(get, cur),
             Workload::ReadCrc => lmdbregress_timed_read_crc(get, cur),
             Workload::ReadXxh64 => lmdbregress_timed_read_xxh64(get, cur),
-            Workload::Write => unreachable!("write is not a read"),
+            Workload::Write | Workload::Preset(_) => unreachable!("not one of the five reads"),
         }
     };
     let nanos = start.elapsed().as_nanos() as u64;

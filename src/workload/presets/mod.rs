@@ -1,0 +1,584 @@
+//! Presets: benchmark shapes other people publish, each a named set of workloads with its
+//! own dataset, parameters, section titles and units. They run through the same runner as
+//! the six LmdbJava workloads (one worker per engine, tag and round), so their times are
+//! judged by the same statistics. The C twin of this module is harness/presets.c.
+//!
+//! - `tokyo-cabinet`: Xodus's JMH run of the Tokyo Cabinet benchmark on LMDB.
+//! - `open-get`: cold-start latency: open, read one key, close, a thousand times.
+//! - `migrate`: a bulk copy into a fresh environment, and a read-only pass, warm and cold.
+
+pub mod data;
+pub mod migrate;
+pub mod open_get;
+pub mod pagecache;
+pub mod store;
+pub mod tokyo_cabinet;
+pub mod usage;
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Result};
+use serde::{Deserialize, Serialize};
+
+use super::lmdb::Api;
+use super::perf::PerfCounter;
+use super::{Checksum, Workload, WorkloadConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Preset {
+    TokyoCabinet,
+    OpenGet,
+    Migrate,
+}
+
+/// The workloads of every preset, in the order their sections are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PresetWorkload {
+    TcSuccessiveWrite,
+    TcRandomWrite,
+    TcSuccessiveRead,
+    TcRandomRead,
+    OpenGet,
+    OpenGetWrite,
+    MigrateCopyWarm,
+    MigrateCopyCold,
+    MigrateReadWarm,
+    MigrateReadCold,
+}
+
+/// How a section shows time: its column heading and how many nanoseconds make one unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeUnit {
+    pub label: &'static str,
+    pub ns: f64,
+}
+
+pub const MS_PER_OP: TimeUnit = TimeUnit { label: "ms/op", ns: 1e6 };
+const S_PER_OP: TimeUnit = TimeUnit { label: "s/op", ns: 1e9 };
+const US_PER_CYCLE: TimeUnit = TimeUnit { label: "us/cycle", ns: 1e3 };
+
+/// One preset workload's definition, in one row.
+struct Info {
+    name: &'static str,
+    title: &'static str,
+    preset: Preset,
+    /// It reads the database the runner prepares once per tag.
+    reads_database: bool,
+    unit: TimeUnit,
+    /// What one operation of the pass is (instruction counts are per one).
+    per: &'static str,
+}
+
+impl PresetWorkload {
+    pub const ALL: [PresetWorkload; 10] = [
+        PresetWorkload::TcSuccessiveWrite,
+        PresetWorkload::TcRandomWrite,
+        PresetWorkload::TcSuccessiveRead,
+        PresetWorkload::TcRandomRead,
+        PresetWorkload::OpenGet,
+        PresetWorkload::OpenGetWrite,
+        PresetWorkload::MigrateCopyWarm,
+        PresetWorkload::MigrateCopyCold,
+        PresetWorkload::MigrateReadWarm,
+        PresetWorkload::MigrateReadCold,
+    ];
+
+    fn info(self) -> Info {
+        use Preset::*;
+        use PresetWorkload as W;
+        let (name, title, preset, reads_database, unit, per) = match self {
+            W::TcSuccessiveWrite => ("tcSuccessiveWrite", "Successive Write", TokyoCabinet, false, S_PER_OP, "entry"),
+            W::TcRandomWrite => ("tcRandomWrite", "Random Write", TokyoCabinet, false, S_PER_OP, "entry"),
+            W::TcSuccessiveRead => ("tcSuccessiveRead", "Successive Read", TokyoCabinet, true, S_PER_OP, "entry"),
+            W::TcRandomRead => ("tcRandomRead", "Random Read", TokyoCabinet, true, S_PER_OP, "entry"),
+            W::OpenGet => ("openGet", "Open, Get, Close", OpenGet, true, US_PER_CYCLE, "cycle"),
+            W::OpenGetWrite => ("openGetWrite", "Write the Database", OpenGet, false, MS_PER_OP, "entry"),
+            W::MigrateCopyWarm => ("migrateCopyWarm", "Copy, Warm", Migrate, true, MS_PER_OP, "entry"),
+            W::MigrateCopyCold => ("migrateCopyCold", "Copy, Cold", Migrate, true, MS_PER_OP, "entry"),
+            W::MigrateReadWarm => ("migrateReadWarm", "Read Only, Warm", Migrate, true, MS_PER_OP, "entry"),
+            W::MigrateReadCold => ("migrateReadCold", "Read Only, Cold", Migrate, true, MS_PER_OP, "entry"),
+        };
+        Info { name, title, preset, reads_database, unit, per }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn title(self) -> &'static str {
+        self.info().title
+    }
+
+    pub fn preset(self) -> Preset {
+        self.info().preset
+    }
+
+    pub fn reads_database(self) -> bool {
+        self.info().reads_database
+    }
+
+    pub fn time_unit(self) -> TimeUnit {
+        self.info().unit
+    }
+
+    /// "entry" or "cycle": the operation instruction counts are divided by.
+    pub fn per(self) -> &'static str {
+        self.info().per
+    }
+
+    /// A cold variant of migrate: the source file is evicted before the clock starts.
+    pub fn is_cold(self) -> bool {
+        matches!(self, PresetWorkload::MigrateCopyCold | PresetWorkload::MigrateReadCold)
+    }
+}
+
+impl FromStr for PresetWorkload {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        PresetWorkload::ALL.into_iter().find(|w| w.name().eq_ignore_ascii_case(s)).ok_or(())
+    }
+}
+
+impl Preset {
+    pub const ALL: [Preset; 3] = [Preset::TokyoCabinet, Preset::OpenGet, Preset::Migrate];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::TokyoCabinet => "tokyo-cabinet",
+            Preset::OpenGet => "open-get",
+            Preset::Migrate => "migrate",
+        }
+    }
+
+    pub fn workloads(self) -> Vec<Workload> {
+        PresetWorkload::ALL.into_iter().filter(|w| w.preset() == self).map(Workload::Preset).collect()
+    }
+
+    /// Entries of the preset's database unless `--preset-entries` says otherwise.
+    pub fn default_entries(self) -> u32 {
+        match self {
+            Preset::TokyoCabinet => 1_000_000,
+            Preset::OpenGet | Preset::Migrate => 100_000,
+        }
+    }
+
+    /// Where the shape comes from and what it measures, for `run --preset list`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Preset::TokyoCabinet => {
+                "The Tokyo Cabinet benchmark as Xodus's JMH suite runs it on LMDB: each operation one \
+                 single-shot timed pass over the whole key set. Writes: one transaction of plain cursor \
+                 puts into a fresh environment. Reads: a read transaction (begun inside the timed pass) \
+                 on a freshly opened environment; successive reads walk a cursor, random reads look \
+                 every key up (MDB_SET_KEY)."
+            }
+            Preset::OpenGet => {
+                "Cold-start latency as in a published RocksDB/Speedb/LMDB comparison: each cycle opens \
+                 the environment read-only, begins a read transaction, gets one fixed key (mdb_get), \
+                 ends the transaction and closes the environment. A sample is the mean cycle; the \
+                 latency table pools every cycle. Writing the database is timed as its own workload; \
+                 its size on disk is the data file's allocated bytes. The paper used 1,000,000 \
+                 entries (1.1 GB on disk); the default here is 100,000 (about 100 MB) so a run across \
+                 every tag stays short: --preset-entries 1000000 gives the paper's size."
+            }
+            Preset::Migrate => {
+                "A bulk copy as in a published game-server backend migration: read every entry of a \
+                 populated environment and put it into a fresh one (Copy), or only read it (Read \
+                 Only). Warm: the source file is read into the page cache first. Cold: it is synced \
+                 and evicted (POSIX_FADV_DONTNEED) and mincore must find none of it resident, else \
+                 the sample is dropped as \"cold not achieved\". Wall, user and sys time, peak RSS \
+                 and page faults of the timed region are reported beside the verdicts."
+            }
+        }
+    }
+
+    /// The dataset in one line, with the parameters in force.
+    pub fn dataset(self, p: &PresetConfig) -> String {
+        let n = p.entries.unwrap_or(self.default_entries());
+        match self {
+            Preset::TokyoCabinet => {
+                format!("{n} keys of 8 decimal digits (00000000, 00000001, ...), each value equal to its key")
+            }
+            Preset::OpenGet | Preset::Migrate => format!(
+                "{n} entries: 4-byte big-endian integer keys, values random printable strings of 0 to {} bytes",
+                p.max_value
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Preset> {
+        Preset::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+            let known: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
+            anyhow::anyhow!("unknown preset {s}; known: {}, list", known.join(", "))
+        })
+    }
+}
+
+/// The one preset all `workloads` belong to, None when they are LmdbJava's; a mix is an error.
+pub fn preset_of(workloads: &[Workload]) -> Result<Option<Preset>> {
+    let presets: Vec<Option<Preset>> = workloads
+        .iter()
+        .map(|w| match w {
+            Workload::Preset(p) => Some(p.preset()),
+            _ => None,
+        })
+        .collect();
+    match presets.first() {
+        None => Ok(None),
+        Some(first) if presets.iter().all(|p| p == first) => Ok(*first),
+        _ => bail!("workloads of different presets (or of a preset and LmdbJava's) cannot share a run"),
+    }
+}
+
+/// Every preset parameter; a preset's own defaults fill what is not given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
+pub struct PresetConfig {
+    /// Presets: entries of the preset's database (default: the preset's own, see `run --preset list`).
+    #[arg(id = "preset_entries", long = "preset-entries", value_name = "N")]
+    pub entries: Option<u32>,
+    /// Presets open-get and migrate: values are random printable strings of 0 to this many bytes.
+    #[arg(id = "preset_max_value", long = "preset-max-value", value_name = "BYTES", default_value_t = 2000)]
+    pub max_value: u32,
+    /// Presets: map size in bytes (default: 1 GiB for tokyo-cabinet, as Xodus; else room for twice the data).
+    #[arg(id = "preset_map_size", long = "preset-map-size", value_name = "BYTES")]
+    pub map_size: Option<u64>,
+    /// Presets: open environments with MDB_WRITEMAP (default: without, as Xodus).
+    #[arg(id = "preset_writemap", long = "preset-writemap")]
+    pub writemap: bool,
+    /// Presets: open environments without MDB_NOSYNC (default: with, as Xodus).
+    #[arg(id = "preset_sync", long = "preset-sync")]
+    pub sync: bool,
+    /// Preset open-get: open-get-close cycles per sample.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub open_get_cycles: u32,
+    /// Preset open-get: the key every cycle gets (default: the middle entry).
+    #[arg(long, value_name = "K")]
+    pub open_get_key: Option<u32>,
+    /// Preset migrate: put with MDB_APPEND (the keys arrive sorted) instead of plain puts.
+    #[arg(long)]
+    pub migrate_append: bool,
+}
+
+impl Default for PresetConfig {
+    fn default() -> Self {
+        PresetConfig {
+            entries: None,
+            max_value: 2000,
+            map_size: None,
+            writemap: false,
+            sync: false,
+            open_get_cycles: 1000,
+            open_get_key: None,
+            migrate_append: false,
+        }
+    }
+}
+
+/// Largest value: a value of at most 1 MiB keeps every database within reach of a test.
+const MAX_VALUE_LIMIT: u32 = 1 << 20;
+
+impl PresetConfig {
+    pub fn is_default(&self) -> bool {
+        *self == PresetConfig::default()
+    }
+
+    /// Every default made explicit for preset `p`, so the run file and both engines see
+    /// the same numbers.
+    pub fn resolve(&self, p: Preset) -> PresetConfig {
+        let entries = self.entries.unwrap_or(p.default_entries());
+        let data = entries as u64 * (self.max_value as u64 + 64);
+        let map_size = self.map_size.unwrap_or(match p {
+            Preset::TokyoCabinet => 1 << 30,
+            Preset::OpenGet | Preset::Migrate => (2 * data).max(64 << 20).next_multiple_of(1 << 20),
+        });
+        PresetConfig {
+            entries: Some(entries),
+            map_size: Some(map_size),
+            open_get_key: Some(self.open_get_key.unwrap_or(entries / 2)),
+            ..self.clone()
+        }
+    }
+
+    pub fn validate(&self, p: Preset) -> Result<()> {
+        let r = self.resolve(p);
+        let n = r.entries.expect("resolved");
+        ensure!(n > 0, "--preset-entries must be at least 1");
+        if p == Preset::TokyoCabinet {
+            ensure!(n <= 100_000_000, "--preset-entries: tokyo-cabinet's 8-digit keys allow at most 100000000");
+        }
+        ensure!(r.max_value <= MAX_VALUE_LIMIT, "--preset-max-value must be at most {MAX_VALUE_LIMIT}");
+        ensure!(r.open_get_cycles > 0, "--open-get-cycles must be at least 1");
+        let key = r.open_get_key.expect("resolved");
+        ensure!(key < n, "--open-get-key {key} is not below the entry count {n}");
+        Ok(())
+    }
+
+    /// The entries of the preset's database (after `resolve`).
+    pub fn n(&self) -> u32 {
+        self.entries.expect("a resolved preset configuration")
+    }
+
+    /// LMDB flags every preset environment is opened with.
+    pub fn env_flags(&self) -> u32 {
+        use crate::ffi::bindings as sys;
+        (if self.writemap { sys::MDB_WRITEMAP } else { 0 }) | (if self.sync { 0 } else { sys::MDB_NOSYNC })
+    }
+
+    /// The options that differ from the defaults, as worker arguments (Rust or C).
+    pub fn to_args(&self) -> Vec<String> {
+        let d = PresetConfig::default();
+        let mut a: Vec<String> = Vec::new();
+        let mut opt = |flag: &str, v: Option<String>| a.extend(v.into_iter().flat_map(|v| [flag.to_string(), v]));
+        opt("--preset-entries", self.entries.map(|v| v.to_string()));
+        opt("--preset-max-value", (self.max_value != d.max_value).then(|| self.max_value.to_string()));
+        opt("--preset-map-size", self.map_size.map(|v| v.to_string()));
+        opt("--open-get-cycles", (self.open_get_cycles != d.open_get_cycles).then(|| self.open_get_cycles.to_string()));
+        opt("--open-get-key", self.open_get_key.map(|v| v.to_string()));
+        for (on, flag) in [
+            (self.writemap, "--preset-writemap"),
+            (self.sync, "--preset-sync"),
+            (self.migrate_append, "--migrate-append"),
+        ] {
+            if on {
+                a.push(flag.into());
+            }
+        }
+        a
+    }
+}
+
+/// What `run --preset list` prints.
+pub fn describe_all() -> String {
+    let d = PresetConfig::default();
+    let mut out = String::new();
+    for p in Preset::ALL {
+        out.push_str(&format!("{p}\n"));
+        out.push_str(&textwrap::indent(&textwrap::fill(p.about(), 76), "    "));
+        out.push_str(&format!("\n    Data: {}.\n", p.dataset(&d.resolve(p))));
+        for w in p.workloads() {
+            let Workload::Preset(pw) = w else { continue };
+            out.push_str(&format!("    {:<18} {:<20} {}\n", pw.name(), pw.title(), pw.time_unit().label));
+        }
+        out.push_str(&format!("    Flags: {}\n\n", flags_of(p)));
+    }
+    out.push_str(
+        "Every preset: --seed (the random order and values), --preset-entries, --preset-map-size, \
+         --preset-writemap, --preset-sync; environments are opened with MDB_NOSYNC and without \
+         MDB_WRITEMAP unless those say otherwise, and use the unnamed database. --workloads picks \
+         some of a preset's workloads.\n",
+    );
+    out
+}
+
+fn flags_of(p: Preset) -> &'static str {
+    match p {
+        Preset::TokyoCabinet => "--preset-entries (1000000), --preset-map-size (1 GiB)",
+        Preset::OpenGet => "--preset-entries (100000), --preset-max-value (2000), --open-get-cycles (1000), --open-get-key (the middle entry)",
+        Preset::Migrate => "--preset-entries (100000), --preset-max-value (2000), --migrate-append",
+    }
+}
+
+/// The error text of a cold sample whose file was still in the page cache: the report
+/// shows "cold not achieved" instead of a number.
+pub const COLD_NOT_ACHIEVED: &str = "cold not achieved";
+
+/// Figures a preset sample carries beside its time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Operations in the timed pass (entries, or open-get cycles): instruction counts are per one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    /// open-get: every cycle's latency in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latencies_ns: Vec<u64>,
+    /// The database file's allocated size in bytes (st_blocks × 512).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_bytes: Option<u64>,
+    /// migrate: what the timed region cost the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// migrate: the source file's pages in the page cache just before the timed region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident: Option<Residency>,
+}
+
+impl Figures {
+    pub fn is_empty(&self) -> bool {
+        *self == Figures::default()
+    }
+}
+
+/// getrusage deltas over the timed region, and its peak resident set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub user_us: u64,
+    pub sys_us: u64,
+    /// Peak RSS in KiB during the timed region (VmHWM after resetting it); None where
+    /// the kernel does not let a process reset it.
+    pub max_rss_kib: Option<u64>,
+    pub major_faults: u64,
+    pub minor_faults: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residency {
+    pub resident_pages: u64,
+    pub total_pages: u64,
+}
+
+/// What a preset workload measured in one worker.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub samples_ns: Vec<u64>,
+    pub instructions: Vec<u64>,
+    pub checksum: Option<Checksum>,
+    /// One per sample.
+    pub figures: Vec<Figures>,
+}
+
+impl Outcome {
+    /// Records one timed pass; every pass must produce the same checksum.
+    fn push(&mut self, ns: u64, instructions: Option<u64>, checksum: Checksum, figures: Figures) -> Result<()> {
+        if let Some(c) = self.checksum.filter(|c| *c != checksum) {
+            bail!("pass {} produced checksum {checksum}, the first {c}", self.samples_ns.len() + 1);
+        }
+        self.checksum = Some(checksum);
+        self.samples_ns.push(ns);
+        self.instructions.extend(instructions);
+        self.figures.push(figures);
+        Ok(())
+    }
+}
+
+/// Where a worker runs a preset workload.
+pub struct Context<'a> {
+    pub api: &'a Api,
+    /// Resolved for the workload's preset.
+    pub cfg: PresetConfig,
+    pub seed: u64,
+    /// The database the runner prepared (workloads that read one).
+    pub dir: Option<&'a Path>,
+    /// Where fresh environments go.
+    pub scratch: &'a Path,
+    pub iterations: u32,
+}
+
+impl Context<'_> {
+    fn dir(&self) -> Result<&Path> {
+        self.dir.ok_or_else(|| anyhow::anyhow!("this preset workload reads the prepared database: it needs --dir"))
+    }
+}
+
+/// Times one pass: the perf counter (when counting) around the clock, nothing else inside.
+fn timed<T>(mut counter: Option<&mut PerfCounter>, pass: impl FnOnce() -> T) -> Result<(u64, Option<u64>, T)> {
+    if let Some(c) = counter.as_deref_mut() {
+        c.start()?;
+    }
+    let start = Instant::now();
+    let r = pass();
+    let ns = start.elapsed().as_nanos() as u64;
+    let instructions = counter.map(|c| c.stop()).transpose()?;
+    Ok((ns, instructions, r))
+}
+
+/// Writes preset `p`'s database into `dir`, once per run and tag.
+pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, p: Preset) -> Result<()> {
+    let pc = cfg.preset.resolve(p);
+    pc.validate(p)?;
+    std::fs::create_dir_all(dir)?;
+    match p {
+        Preset::TokyoCabinet => tokyo_cabinet::prepare(api, dir, &pc, cfg.seed),
+        Preset::OpenGet | Preset::Migrate => open_get::prepare(api, dir, &pc, cfg.seed),
+    }
+}
+
+/// Runs one preset workload `iterations` times.
+pub fn run(
+    api: &Api,
+    w: PresetWorkload,
+    cfg: &WorkloadConfig,
+    dir: Option<&Path>,
+    scratch: &Path,
+    iterations: u32,
+    counter: Option<&mut PerfCounter>,
+) -> Result<Outcome> {
+    let p = w.preset();
+    cfg.preset.validate(p)?;
+    let ctx = Context { api, cfg: cfg.preset.resolve(p), seed: cfg.seed, dir, scratch, iterations };
+    match p {
+        Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),
+        Preset::OpenGet => open_get::run(&ctx, w, counter),
+        Preset::Migrate => migrate::run(&ctx, w, counter),
+    }
+}
+
+/// The checksum a correct pass of `w` must produce, computed without LMDB.
+pub fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
+    let pc = cfg.preset.resolve(w.preset());
+    match w.preset() {
+        Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, &pc, cfg.seed),
+        Preset::OpenGet | Preset::Migrate => open_get::expected_checksum(w, &pc, cfg.seed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_every_preset_has_workloads() {
+        for w in PresetWorkload::ALL {
+            assert_eq!(w.name().parse::<PresetWorkload>(), Ok(w));
+        }
+        for p in Preset::ALL {
+            assert_eq!(p.name().parse::<Preset>().unwrap(), p);
+            assert!(!p.workloads().is_empty());
+        }
+        assert!("nope".parse::<Preset>().unwrap_err().to_string().contains("tokyo-cabinet, open-get, migrate, list"));
+    }
+
+    #[test]
+    fn a_run_holds_one_preset_or_none() {
+        let tc = Preset::TokyoCabinet.workloads();
+        assert_eq!(preset_of(&tc).unwrap(), Some(Preset::TokyoCabinet));
+        assert_eq!(preset_of(&Workload::ALL).unwrap(), None);
+        let mixed = [tc[0], Workload::ReadKey];
+        assert!(preset_of(&mixed).is_err());
+        let two = [tc[0], Preset::Migrate.workloads()[0]];
+        assert!(preset_of(&two).is_err());
+    }
+
+    #[test]
+    fn resolving_fills_the_presets_defaults_and_checks_them() {
+        let r = PresetConfig::default().resolve(Preset::OpenGet);
+        assert_eq!((r.entries, r.open_get_key), (Some(100_000), Some(50_000)));
+        assert_eq!(PresetConfig::default().resolve(Preset::TokyoCabinet).map_size, Some(1 << 30));
+        assert_eq!(r.resolve(Preset::OpenGet), r, "resolving twice changes nothing");
+        let bad = PresetConfig { entries: Some(10), open_get_key: Some(10), ..Default::default() };
+        assert!(bad.validate(Preset::OpenGet).unwrap_err().to_string().contains("--open-get-key 10"));
+        let huge = PresetConfig { entries: Some(100_000_001), ..Default::default() };
+        assert!(huge.validate(Preset::TokyoCabinet).is_err());
+        assert!(PresetConfig { entries: Some(0), ..Default::default() }.validate(Preset::Migrate).is_err());
+    }
+
+    #[test]
+    fn only_options_that_differ_from_the_defaults_become_arguments() {
+        assert!(PresetConfig::default().to_args().is_empty());
+        let c = PresetConfig { entries: Some(7), sync: true, open_get_cycles: 5, ..Default::default() };
+        assert_eq!(c.to_args(), ["--preset-entries", "7", "--open-get-cycles", "5", "--preset-sync"]);
+    }
+}

@@ -1,0 +1,187 @@
+//! open-get: cold-start latency. Each timed cycle opens the environment read-only,
+//! begins a read transaction, gets one fixed key, ends the transaction and closes the
+//! environment. Writing the database is a timed workload of its own. migrate reads the
+//! same kind of database, written here.
+
+use std::ffi::CStr;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use super::data::Docs;
+use super::store::{self, lmdb_err, ok, Failed};
+use super::{timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use crate::ffi::bindings as sys;
+use crate::workload::lmdb::{bytes, empty_val, val, Api, Env};
+use crate::workload::perf::PerfCounter;
+use crate::workload::Checksum;
+
+/// Puts every document, in key order, in one transaction.
+///
+/// # Safety
+/// `env` is open and no other transaction of it is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_docs_write(api: &Api, env: &Env, docs: &Docs, flags: u32) -> Result<(), Failed> {
+    let mut txn = std::ptr::null_mut();
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn))?;
+    let mut cur = std::ptr::null_mut();
+    if let Err(e) = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur)) {
+        (api.mdb_txn_abort)(txn);
+        return Err(e);
+    }
+    let mut start = 0;
+    for (i, &end) in docs.ends.iter().enumerate() {
+        let (mut k, mut v) = (val(&docs.keys[i * 4..i * 4 + 4]), val(&docs.bytes[start..end]));
+        start = end;
+        if let Err(e) = ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, &mut k, &mut v, flags)) {
+            (api.mdb_cursor_close)(cur);
+            (api.mdb_txn_abort)(txn);
+            return Err(e);
+        }
+    }
+    (api.mdb_cursor_close)(cur);
+    ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+}
+
+/// One cycle: open, begin, get, end, close.
+///
+/// # Safety
+/// `dir` holds an environment whose unnamed database has `key`.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_open_get(
+    api: &Api,
+    dir: &CStr,
+    map_size: usize,
+    flags: u32,
+    key: &[u8],
+) -> Result<(), Failed> {
+    let mut env = std::ptr::null_mut();
+    ok("mdb_env_create", (api.mdb_env_create)(&mut env))?;
+    let r = open_get_in(api, env, dir, map_size, flags, key);
+    (api.mdb_env_close)(env);
+    r
+}
+
+#[inline(always)]
+unsafe fn open_get_in(
+    api: &Api,
+    env: *mut sys::MDB_env,
+    dir: &CStr,
+    map_size: usize,
+    flags: u32,
+    key: &[u8],
+) -> Result<(), Failed> {
+    ok("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env, map_size))?;
+    ok("mdb_env_open", (api.mdb_env_open)(env, dir.as_ptr(), flags | sys::MDB_RDONLY, 0o664))?;
+    let mut txn = std::ptr::null_mut();
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env, std::ptr::null_mut(), sys::MDB_RDONLY, &mut txn))?;
+    let mut dbi = 0;
+    let mut r = ok("mdb_dbi_open", (api.mdb_dbi_open)(txn, std::ptr::null(), 0, &mut dbi));
+    if r.is_ok() {
+        let (mut k, mut v) = (val(key), empty_val());
+        r = ok("mdb_get", (api.mdb_get)(txn, dbi, &mut k, &mut v));
+        std::hint::black_box(&v);
+    }
+    (api.mdb_txn_abort)(txn);
+    r
+}
+
+/// The documents' database, as the write workload writes it.
+pub fn prepare(api: &Api, dir: &Path, pc: &PresetConfig, seed: u64) -> Result<()> {
+    let docs = Docs::generate(pc.n(), pc.max_value, seed);
+    let env = store::open(api, dir, pc.map_size.expect("resolved"), pc.env_flags())?;
+    // SAFETY: env is open and idle.
+    unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) }.map_err(|e| lmdb_err(api, e))?;
+    Ok(())
+}
+
+pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    match w {
+        PresetWorkload::OpenGet => cycles(ctx, counter),
+        PresetWorkload::OpenGetWrite => write(ctx, counter),
+        other => bail!("{} is not an open-get workload", other.name()),
+    }
+}
+
+fn write(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let (api, pc) = (ctx.api, &ctx.cfg);
+    let docs = Docs::generate(pc.n(), pc.max_value, ctx.seed);
+    let mut out = Outcome::default();
+    for _ in 0..ctx.iterations {
+        let dir = tempfile::tempdir_in(ctx.scratch)?;
+        let env = store::open(api, dir.path(), pc.map_size.expect("resolved"), pc.env_flags())?;
+        // SAFETY: env is open and idle.
+        let (ns, instructions, r) =
+            timed(counter.as_deref_mut(), || unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) })?;
+        r.map_err(|e| lmdb_err(api, e))?;
+        let checksum = store::walk_checksum(&env)?;
+        drop(env);
+        let db_bytes = Some(store::size_on_disk(dir.path())?);
+        out.push(ns, instructions, checksum, Figures { ops: Some(docs.len() as u64), db_bytes, ..Default::default() })?;
+    }
+    Ok(out)
+}
+
+/// Each sample: `open_get_cycles` cycles, each timed on its own; the sample's time is their mean.
+fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let (api, pc, dir) = (ctx.api, &ctx.cfg, ctx.dir()?);
+    let key = pc.open_get_key.expect("resolved").to_be_bytes();
+    let cdir = store::c_path(dir);
+    let map = pc.map_size.expect("resolved") as usize;
+    let flags = pc.env_flags();
+    let n = pc.open_get_cycles as usize;
+    let mut passes = Vec::new();
+    for _ in 0..ctx.iterations {
+        let mut latencies = Vec::with_capacity(n);
+        let mut instructions: Option<u64> = None;
+        for _ in 0..n {
+            if let Some(c) = counter.as_deref_mut() {
+                c.start()?;
+            }
+            let start = Instant::now();
+            // SAFETY: the prepared database holds every key below the entry count.
+            let r = unsafe { lmdbregress_timed_open_get(api, &cdir, map, flags, &key) };
+            latencies.push(start.elapsed().as_nanos() as u64);
+            if let Some(c) = counter.as_deref_mut() {
+                *instructions.get_or_insert(0) += c.stop()?;
+            }
+            r.map_err(|e| lmdb_err(api, e))?;
+        }
+        passes.push((latencies, instructions));
+    }
+    let checksum = get_checksum(&store::open(api, dir, map as u64, flags | sys::MDB_RDONLY)?, &key)?;
+    let db_bytes = Some(store::size_on_disk(dir)?);
+    let mut out = Outcome::default();
+    for (latencies_ns, instructions) in passes {
+        let mean = latencies_ns.iter().sum::<u64>() / n as u64;
+        let figures = Figures { ops: Some(n as u64), latencies_ns, db_bytes, ..Default::default() };
+        out.push(mean, instructions, checksum, figures)?;
+    }
+    Ok(out)
+}
+
+/// One entry: xxHash64 of the key then the value found for it.
+fn get_checksum(env: &Env, key: &[u8]) -> Result<Checksum> {
+    let api = env.api;
+    let txn = env.begin(true)?;
+    let (mut k, mut v) = (val(key), empty_val());
+    // SAFETY: a live read transaction; v points into its pages until it ends.
+    let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
+    let checksum = (rc == 0).then(|| store::checksum_of(std::iter::once((key, unsafe { bytes(&v) }))));
+    // SAFETY: ending the transaction we began, after the last use of its pages.
+    unsafe { (api.mdb_txn_abort)(txn) };
+    api.check("mdb_get", rc)?;
+    Ok(checksum.expect("rc is 0"))
+}
+
+pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
+    let docs = Docs::generate(pc.n(), pc.max_value, seed);
+    if w == PresetWorkload::OpenGet {
+        let i = pc.open_get_key.expect("resolved") as usize;
+        return store::checksum_of(std::iter::once((docs.key(i), docs.value(i))));
+    }
+    store::checksum_of((0..docs.len()).map(|i| (docs.key(i), docs.value(i))))
+}

@@ -1,0 +1,94 @@
+//! A file's place in the page cache: how much of it is resident (mincore), and making it
+//! cold (sync, then POSIX_FADV_DONTNEED: no root needed) or warm (read it through).
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use super::Residency;
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).with_context(|| format!("cannot open {}", path.display()))
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
+}
+
+/// The file's pages resident in the page cache, by mincore over a mapping of it that
+/// nothing can read through (PROT_NONE: so mapping it brings nothing in, not even under
+/// valgrind, which reads the head of every readable file mapping).
+pub fn residency(path: &Path) -> Result<Residency> {
+    let f = open(path)?;
+    let len = f.metadata()?.len() as usize;
+    let total = (len as u64).div_ceil(page_size());
+    if len == 0 {
+        return Ok(Residency { resident_pages: 0, total_pages: 0 });
+    }
+    let mut vec = vec![0u8; total as usize];
+    // SAFETY: an inaccessible shared mapping of a file we hold open, unmapped before return;
+    // mincore writes one byte per page into `vec`, which has one per page.
+    let rc = unsafe {
+        let addr = libc::mmap(std::ptr::null_mut(), len, libc::PROT_NONE, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        if addr == libc::MAP_FAILED {
+            bail!("cannot map {}: {}", path.display(), std::io::Error::last_os_error());
+        }
+        let rc = libc::mincore(addr, len, vec.as_mut_ptr());
+        libc::munmap(addr, len);
+        rc
+    };
+    if rc != 0 {
+        bail!("mincore on {}: {}", path.display(), std::io::Error::last_os_error());
+    }
+    let resident = vec.iter().filter(|b| **b & 1 == 1).count() as u64;
+    Ok(Residency { resident_pages: resident, total_pages: total })
+}
+
+/// Writes the file's dirty pages back (they cannot be dropped), then asks the kernel to
+/// drop all of its pages.
+pub fn evict(path: &Path) -> Result<()> {
+    let f = open(path)?;
+    f.sync_all().with_context(|| format!("cannot sync {}", path.display()))?;
+    // SAFETY: advice on a descriptor we hold.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        bail!("posix_fadvise(POSIX_FADV_DONTNEED) on {}: {}", path.display(), std::io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Reads the whole file, so its pages are in the page cache.
+pub fn warm(path: &Path) -> Result<()> {
+    let mut f = open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    while f.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))? > 0 {}
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cold variant of migrate relies on this: after eviction, mincore finds the file
+    /// non-resident. Needs a file system with a page cache (not tmpfs), as the runs do.
+    #[test]
+    fn an_evicted_file_is_not_resident_and_a_warmed_one_is() {
+        let dir = tempfile::tempdir_in(std::env::var_os("LMDB_REGRESS_SCRATCH").unwrap_or(std::env::temp_dir().into()))
+            .unwrap();
+        let path = dir.path().join("data.mdb");
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        warm(&path).unwrap();
+        let before = residency(&path).unwrap();
+        assert_eq!(before.total_pages, (4 << 20) / page_size());
+        assert_eq!(before.resident_pages, before.total_pages, "a file just written and read is cached");
+        evict(&path).unwrap();
+        let after = residency(&path).unwrap();
+        assert_eq!(after.resident_pages, 0, "{after:?}: is {} on tmpfs?", dir.path().display());
+        warm(&path).unwrap();
+        assert_eq!(residency(&path).unwrap().resident_pages, before.total_pages);
+    }
+}

@@ -1,0 +1,218 @@
+//! tokyo-cabinet: Xodus's JMH run of the Tokyo Cabinet benchmark on LMDB. Writes put
+//! every key (value = key) in one transaction into a fresh environment; reads open the
+//! prepared environment afresh and time the whole read transaction, as Xodus does.
+
+use std::os::raw::c_int;
+
+use anyhow::{bail, Result};
+
+use super::data::{TcKeys, TC_KEY};
+use super::store::{self, lmdb_err, Failed};
+use super::{timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use crate::ffi::bindings as sys;
+use crate::workload::lmdb::{empty_val, val, Api, Env};
+use crate::workload::perf::PerfCounter;
+use crate::workload::Checksum;
+
+/// # Safety (all timed functions)
+/// `env` is open and no other transaction of it is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_tc_write(api: &Api, env: &Env, keys: &[u8]) -> Result<(), Failed> {
+    let mut txn = std::ptr::null_mut();
+    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn);
+    if rc != 0 {
+        return Err(("mdb_txn_begin", rc));
+    }
+    let mut cur = std::ptr::null_mut();
+    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
+    if rc != 0 {
+        (api.mdb_txn_abort)(txn);
+        return Err(("mdb_cursor_open", rc));
+    }
+    for key in keys.chunks_exact(TC_KEY) {
+        let (mut k, mut v) = (val(key), val(key));
+        let rc = (api.mdb_cursor_put)(cur, &mut k, &mut v, 0);
+        if rc != 0 {
+            (api.mdb_cursor_close)(cur);
+            (api.mdb_txn_abort)(txn);
+            return Err(("mdb_cursor_put", rc));
+        }
+    }
+    (api.mdb_cursor_close)(cur);
+    match (api.mdb_txn_commit)(txn) {
+        0 => Ok(()),
+        rc => Err(("mdb_txn_commit", rc)),
+    }
+}
+
+/// A read transaction and a cursor on it, for the timed reads.
+unsafe fn begin_read(api: &Api, env: &Env) -> Result<(*mut sys::MDB_txn, *mut sys::MDB_cursor), Failed> {
+    let mut txn = std::ptr::null_mut();
+    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), sys::MDB_RDONLY, &mut txn);
+    if rc != 0 {
+        return Err(("mdb_txn_begin", rc));
+    }
+    let mut cur = std::ptr::null_mut();
+    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
+    if rc != 0 {
+        (api.mdb_txn_abort)(txn);
+        return Err(("mdb_cursor_open", rc));
+    }
+    Ok((txn, cur))
+}
+
+unsafe fn end_read(
+    api: &Api,
+    (txn, cur): (*mut sys::MDB_txn, *mut sys::MDB_cursor),
+    rc: c_int,
+    call: &'static str,
+    sum: u64,
+) -> Result<u64, Failed> {
+    (api.mdb_cursor_close)(cur);
+    (api.mdb_txn_abort)(txn);
+    if rc == 0 {
+        Ok(sum)
+    } else {
+        Err((call, rc))
+    }
+}
+
+/// Walks every entry; returns the sum of key and value lengths (Xodus's result).
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_tc_read_successive(api: &Api, env: &Env) -> Result<u64, Failed> {
+    let rd = begin_read(api, env)?;
+    let (mut k, mut v) = (empty_val(), empty_val());
+    let mut sum = 0u64;
+    let mut rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
+    while rc == 0 {
+        sum += (k.mv_size + v.mv_size) as u64;
+        rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
+    }
+    let rc = if rc == sys::MDB_NOTFOUND { 0 } else { rc };
+    end_read(api, rd, rc, "mdb_cursor_get(MDB_NEXT)", sum)
+}
+
+/// Looks every key up in `keys`' order; returns the sum of key and value lengths.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_tc_read_random(api: &Api, env: &Env, keys: &[u8]) -> Result<u64, Failed> {
+    let rd = begin_read(api, env)?;
+    let mut sum = 0u64;
+    let mut rc = 0;
+    for key in keys.chunks_exact(TC_KEY) {
+        let (mut k, mut v) = (val(key), empty_val());
+        rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY);
+        if rc != 0 {
+            break;
+        }
+        sum += (k.mv_size + v.mv_size) as u64;
+    }
+    end_read(api, rd, rc, "mdb_cursor_get(MDB_SET_KEY)", sum)
+}
+
+/// The read database: every key in ascending order, as Xodus's read benchmark writes it.
+pub fn prepare(api: &Api, dir: &std::path::Path, pc: &PresetConfig, seed: u64) -> Result<()> {
+    let keys = TcKeys::generate(pc.n(), seed);
+    let env = store::open(api, dir, pc.map_size.expect("resolved"), pc.env_flags())?;
+    // SAFETY: env is open and idle.
+    unsafe { lmdbregress_timed_tc_write(api, &env, &keys.successive) }.map_err(|e| lmdb_err(api, e))?;
+    Ok(())
+}
+
+pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let keys = TcKeys::generate(ctx.cfg.n(), ctx.seed);
+    match w {
+        PresetWorkload::TcSuccessiveWrite => write(ctx, &keys.successive, counter),
+        PresetWorkload::TcRandomWrite => write(ctx, &keys.random, counter),
+        PresetWorkload::TcSuccessiveRead => read(ctx, None, counter),
+        PresetWorkload::TcRandomRead => read(ctx, Some(&keys.random), counter),
+        other => bail!("{} is not a tokyo-cabinet workload", other.name()),
+    }
+}
+
+fn write(ctx: &Context, keys: &[u8], mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let api = ctx.api;
+    let mut out = Outcome::default();
+    for _ in 0..ctx.iterations {
+        let dir = tempfile::tempdir_in(ctx.scratch)?;
+        let env = store::open(api, dir.path(), ctx.cfg.map_size.expect("resolved"), ctx.cfg.env_flags())?;
+        // SAFETY: env is open and idle.
+        let (ns, instructions, r) =
+            timed(counter.as_deref_mut(), || unsafe { lmdbregress_timed_tc_write(api, &env, keys) })?;
+        r.map_err(|e| lmdb_err(api, e))?;
+        let checksum = store::walk_checksum(&env)?;
+        drop(env);
+        let figures = Figures {
+            ops: Some(ctx.cfg.n() as u64),
+            db_bytes: Some(store::size_on_disk(dir.path())?),
+            ..Default::default()
+        };
+        out.push(ns, instructions, checksum, figures)?;
+    }
+    Ok(out)
+}
+
+/// Each pass on a freshly opened environment (Xodus reopens per invocation); the checksum
+/// comes after the timed passes, so they find the pages as the prepared database left them.
+fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let (api, dir, n) = (ctx.api, ctx.dir()?, ctx.cfg.n() as u64);
+    let flags = ctx.cfg.env_flags() | sys::MDB_RDONLY;
+    let map = ctx.cfg.map_size.expect("resolved");
+    let mut passes = Vec::new();
+    for _ in 0..ctx.iterations {
+        let env = store::open(api, dir, map, flags)?;
+        // SAFETY: env is open and idle.
+        let (ns, instructions, r) = timed(counter.as_deref_mut(), || unsafe {
+            match random {
+                None => lmdbregress_timed_tc_read_successive(api, &env),
+                Some(keys) => lmdbregress_timed_tc_read_random(api, &env, keys),
+            }
+        })?;
+        let sum = r.map_err(|e| lmdb_err(api, e))?;
+        if sum != n * 2 * TC_KEY as u64 {
+            bail!("the timed pass read {sum} bytes of keys and values, expected {}", n * 2 * TC_KEY as u64);
+        }
+        passes.push((ns, instructions));
+    }
+    let env = store::open(api, dir, map, flags)?;
+    let checksum = match random {
+        None => store::walk_checksum(&env)?,
+        Some(keys) => lookup_checksum(&env, keys)?,
+    };
+    let mut out = Outcome::default();
+    for (ns, instructions) in passes {
+        out.push(ns, instructions, checksum, Figures { ops: Some(n), ..Default::default() })?;
+    }
+    Ok(out)
+}
+
+/// Entry count and xxHash64 of each key then the value found for it, in `keys`' order.
+fn lookup_checksum(env: &Env, keys: &[u8]) -> Result<Checksum> {
+    let api = env.api;
+    let txn = env.begin(true)?;
+    let mut found = Vec::with_capacity(keys.len() / TC_KEY);
+    for key in keys.chunks_exact(TC_KEY) {
+        let (mut k, mut v) = (val(key), empty_val());
+        // SAFETY: a live read transaction; v points into its pages until it ends.
+        let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
+        if rc != 0 {
+            // SAFETY: ending the transaction we began.
+            unsafe { (api.mdb_txn_abort)(txn) };
+            api.check("mdb_get", rc)?;
+        }
+        // SAFETY: as above.
+        found.push((key, unsafe { crate::workload::lmdb::bytes(&v) }));
+    }
+    let checksum = store::checksum_of(found.into_iter());
+    // SAFETY: ending the transaction we began, after the last use of its pages.
+    unsafe { (api.mdb_txn_abort)(txn) };
+    Ok(checksum)
+}
+
+pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
+    let keys = TcKeys::generate(pc.n(), seed);
+    let order = if w == PresetWorkload::TcRandomRead { &keys.random } else { &keys.successive };
+    store::checksum_of(order.chunks_exact(TC_KEY).map(|k| (k, k)))
+}
