@@ -27,6 +27,7 @@
 #include <xxhash.h>
 
 #include "lmdb.h"
+#include "presets.h"
 
 #define POOL_BYTES (1u << 20)
 #define CONSUME(p) __asm__ volatile("" : : "g"(p) : "memory")
@@ -43,7 +44,7 @@ struct dataset {
     uint32_t *order;
 };
 
-static uint64_t splitmix64(uint64_t *s) {
+uint64_t splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -331,6 +332,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--no-writemap")) { c.writemap = 0; continue; }
         if (!strcmp(a, "--sync")) { c.nosync = 0; continue; }
+        if (presets_flag(a)) continue;
         if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--entries")) c.entries = (uint32_t)strtoul(v, NULL, 10);
@@ -345,8 +347,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--workloads")) workloads = !strcmp(v, "all") ? ALL : v;
         else if (!strcmp(a, "--iterations")) iterations = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--library")) { /* the Rust worker's; the C twin is its own library */ }
+        else if (presets_option(a, v)) { /* harness/presets.c */ }
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
     }
+    if (presets_selected(workloads)) return presets_main(action, dir, scratch, workloads, iterations, c.seed);
     if (!c.map_size) c.map_size = (uint64_t)c.entries * c.value_size * 32 / 10;
     struct dataset d;
     generate(&c, &d);

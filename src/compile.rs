@@ -80,6 +80,15 @@ pub struct BuildRecord {
     pub built_at: String,
 }
 
+/// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
+/// with it when present: a stand-in twin (as in the tests) has none.
+const HARNESS_COMPANIONS: [&str; 2] = ["presets.c", "presets.h"];
+
+fn harness_files(harness: &Path) -> Vec<PathBuf> {
+    let companions = HARNESS_COMPANIONS.iter().map(|f| harness.with_file_name(f)).filter(|p| p.is_file());
+    std::iter::once(harness.to_path_buf()).chain(companions).collect()
+}
+
 fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
     let mut h = Sha256::new();
     h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
@@ -87,8 +96,8 @@ fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&P
         h.update(f.as_bytes());
         h.update(b"\0");
     }
-    if let Some(p) = harness {
-        h.update(std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?);
+    for p in harness.map(harness_files).unwrap_or_default() {
+        h.update(std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?);
     }
     Ok(hex::encode(h.finalize())[..16].to_string())
 }
@@ -178,7 +187,8 @@ fn compile_command(
             // Same flags, but an executable: -shared would make a library.
             c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
             c.arg("-I").arg(&src.dir).arg("-o").arg(out_dir.join("lmdb-harness-c"));
-            c.arg(harness).arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            c.args(harness_files(harness).into_iter().filter(|p| p.extension().is_some_and(|e| e == "c")));
+            c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
             c.arg("-ldeflate");
             ("lmdb-harness-c", c)
         }

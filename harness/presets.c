@@ -1,0 +1,788 @@
+/*
+ * lmdb-regress C twin, presets: tokyo-cabinet, open-get and migrate as
+ * src/workload/presets/ defines them: the same data from the same seed, the same timed
+ * regions (named timed_* for callgrind), the same checksums and the same JSON lines.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "lmdb.h"
+#include "presets.h"
+
+enum preset { NO_PRESET, TOKYO_CABINET, OPEN_GET, MIGRATE };
+
+static const struct { const char *name; enum preset preset; } WORKLOADS[] = {
+    {"tcSuccessiveWrite", TOKYO_CABINET}, {"tcRandomWrite", TOKYO_CABINET},
+    {"tcSuccessiveRead", TOKYO_CABINET},  {"tcRandomRead", TOKYO_CABINET},
+    {"openGet", OPEN_GET},                {"openGetWrite", OPEN_GET},
+    {"migrateCopyWarm", MIGRATE},         {"migrateCopyCold", MIGRATE},
+    {"migrateReadWarm", MIGRATE},         {"migrateReadCold", MIGRATE},
+};
+#define N_WORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
+#define TC_KEY 8
+#define MAX_VALUE_LIMIT (1u << 20)
+#define COLD_NOT_ACHIEVED "cold not achieved"
+
+/* The options; 0 in a `have_` field means "the preset's default" (PresetConfig::resolve). */
+static struct {
+    uint32_t entries, max_value, cycles, key;
+    uint64_t map_size, seed;
+    int have_entries, have_key, writemap, sync, append;
+} P = {0, 2000, 1000, 0, 0, 42, 0, 0, 0, 0, 0};
+
+static void die(const char *what, const char *value) {
+    fprintf(stderr, "%s: %s\n", what, value);
+    exit(2);
+}
+
+static uint64_t number(const char *opt, const char *v, uint64_t max) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!*v || *end || *v == '-' || errno || n > max) die(opt, "needs a whole number in range");
+    return n;
+}
+
+int presets_flag(const char *a) {
+    if (!strcmp(a, "--preset-writemap")) P.writemap = 1;
+    else if (!strcmp(a, "--preset-sync")) P.sync = 1;
+    else if (!strcmp(a, "--migrate-append")) P.append = 1;
+    else return 0;
+    return 1;
+}
+
+int presets_option(const char *a, const char *v) {
+    if (!strcmp(a, "--preset-entries")) { P.entries = (uint32_t)number(a, v, UINT32_MAX); P.have_entries = 1; }
+    else if (!strcmp(a, "--preset-max-value")) P.max_value = (uint32_t)number(a, v, UINT32_MAX);
+    else if (!strcmp(a, "--preset-map-size")) P.map_size = number(a, v, UINT64_MAX);
+    else if (!strcmp(a, "--open-get-cycles")) P.cycles = (uint32_t)number(a, v, UINT32_MAX);
+    else if (!strcmp(a, "--open-get-key")) { P.key = (uint32_t)number(a, v, UINT32_MAX); P.have_key = 1; }
+    else return 0;
+    return 1;
+}
+
+static enum preset preset_of_name(const char *w) {
+    for (size_t i = 0; i < N_WORKLOADS; i++)
+        if (!strcmp(WORKLOADS[i].name, w)) return WORKLOADS[i].preset;
+    return NO_PRESET;
+}
+
+static enum preset preset_of_list(const char *list) {
+    char *copy = strdup(list), *save = NULL;
+    int first = 1;
+    enum preset p = NO_PRESET;
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        enum preset q = preset_of_name(w);
+        if (!first && q != p) die("--workloads", "workloads of different presets (or of a preset and LmdbJava's) cannot share a run");
+        p = q;
+        first = 0;
+    }
+    free(copy);
+    return p;
+}
+
+int presets_selected(const char *workloads) { return preset_of_list(workloads) != NO_PRESET; }
+
+/* PresetConfig::resolve and validate. */
+static void resolve(enum preset p) {
+    if (!P.have_entries) P.entries = p == TOKYO_CABINET ? 1000000 : 100000;
+    if (!P.have_key) P.key = P.entries / 2;
+    if (!P.map_size) {
+        uint64_t data = (uint64_t)P.entries * (P.max_value + 64ull), m = 2 * data;
+        if (m < (64ull << 20)) m = 64ull << 20;
+        P.map_size = p == TOKYO_CABINET ? 1ull << 30 : (m + (1ull << 20) - 1) / (1ull << 20) * (1ull << 20);
+    }
+    if (!P.entries) die("--preset-entries", "must be at least 1");
+    if (p == TOKYO_CABINET && P.entries > 100000000) die("--preset-entries", "tokyo-cabinet's 8-digit keys allow at most 100000000");
+    if (P.max_value > MAX_VALUE_LIMIT) die("--preset-max-value", "must be at most 1048576");
+    if (!P.cycles) die("--open-get-cycles", "must be at least 1");
+    if (P.key >= P.entries) die("--open-get-key", "is not below the entry count");
+}
+
+static unsigned env_flags(void) { return (P.writemap ? MDB_WRITEMAP : 0) | (P.sync ? 0 : MDB_NOSYNC); }
+
+static void *alloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) { fprintf(stderr, "out of memory\n"); exit(3); }
+    return p;
+}
+
+static uint64_t clock_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- data (src/workload/presets/data.rs) ---- */
+
+static unsigned char *tc_successive(uint32_t n) {
+    unsigned char *k = alloc((size_t)n * TC_KEY + 1);
+    for (uint32_t i = 0; i < n; i++) snprintf((char *)k + (size_t)i * TC_KEY, TC_KEY + 1, "%08" PRIu32, i);
+    return k;
+}
+
+static unsigned char *tc_random(const unsigned char *successive, uint32_t n, uint64_t seed) {
+    uint32_t *order = alloc((size_t)n * sizeof *order);
+    unsigned char *k = alloc((size_t)n * TC_KEY);
+    for (uint32_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = n - 1; i >= 1; i--) {
+        size_t j = (size_t)(splitmix64(&seed) % (uint64_t)(i + 1));
+        uint32_t t = order[i]; order[i] = order[j]; order[j] = t;
+    }
+    for (uint32_t i = 0; i < n; i++) memcpy(k + (size_t)i * TC_KEY, successive + (size_t)order[i] * TC_KEY, TC_KEY);
+    free(order);
+    return k;
+}
+
+struct docs { size_t n; unsigned char *keys, *bytes; size_t *ends; };
+
+static void docs_generate(struct docs *d) {
+    uint64_t rng = P.seed;
+    size_t cap = 1 << 20, used = 0;
+    d->n = P.entries;
+    d->keys = alloc(d->n * 4);
+    d->ends = alloc(d->n * sizeof *d->ends);
+    d->bytes = alloc(cap);
+    for (size_t i = 0; i < d->n; i++) {
+        uint32_t be = __builtin_bswap32((uint32_t)i);
+        memcpy(d->keys + i * 4, &be, 4);
+        size_t len = (size_t)(splitmix64(&rng) % (P.max_value + 1ull));
+        while (used + len > cap) { cap *= 2; d->bytes = realloc(d->bytes, cap); if (!d->bytes) exit(3); }
+        for (size_t f = 0; f < len; f += 8) {
+            uint64_t r = splitmix64(&rng);
+            for (size_t b = 0; b < 8 && f + b < len; b++) d->bytes[used + f + b] = (unsigned char)(' ' + ((r >> (8 * b)) & 0xff) % 95);
+        }
+        used += len;
+        d->ends[i] = used;
+    }
+}
+
+static void docs_free(struct docs *d) { free(d->keys); free(d->bytes); free(d->ends); }
+
+/* ---- environments (store.rs) ---- */
+
+struct penv { MDB_env *env; MDB_dbi dbi; };
+
+static int penv_open(const char *dir, unsigned flags, struct penv *e, const char **call) {
+    int rc, rdonly = (flags & MDB_RDONLY) != 0;
+    MDB_txn *txn;
+    if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
+    if ((rc = mdb_env_set_mapsize(e->env, P.map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
+    if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
+    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
+    if ((rc = mdb_dbi_open(txn, NULL, rdonly ? 0 : MDB_CREATE, &e->dbi))) { mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail; }
+    if ((rc = mdb_txn_commit(txn))) { *call = "mdb_txn_commit"; goto fail; }
+    return 0;
+fail:
+    mdb_env_close(e->env);
+    return rc;
+}
+
+/* Entry count and XXH64 of every key then value in key order (store::walk_checksum). */
+static int walk_checksum(struct penv *e, uint64_t *entries, uint64_t *digest) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) return rc;
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); return rc; }
+    XXH64_state_t *xx = XXH64_createState();
+    XXH64_reset(xx, 0);
+    *entries = 0;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        XXH64_update(xx, k.mv_data, k.mv_size);
+        XXH64_update(xx, v.mv_data, v.mv_size);
+        ++*entries;
+    }
+    *digest = XXH64_digest(xx);
+    XXH64_freeState(xx);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static char *data_file(const char *dir) {
+    char *p = alloc(strlen(dir) + 16);
+    sprintf(p, "%s/data.mdb", dir);
+    return p;
+}
+
+static int64_t size_on_disk(const char *dir) {
+    struct stat st;
+    char *f = data_file(dir);
+    int rc = stat(f, &st);
+    free(f);
+    return rc ? -1 : (int64_t)st.st_blocks * 512;
+}
+
+static void remove_dir(const char *dir) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/data.mdb", dir); unlink(p);
+    snprintf(p, sizeof p, "%s/lock.mdb", dir); unlink(p);
+    rmdir(dir);
+}
+
+/* ---- results: one JSON line per workload, as WorkerLine ---- */
+
+struct figures {
+    uint64_t ops, *latencies, nlat;
+    int64_t db_bytes, max_rss_kib;            /* -1: none */
+    int has_usage, has_resident;
+    uint64_t user_us, sys_us, major, minor, resident, total;
+};
+
+struct result {
+    const char *workload;
+    unsigned n;
+    uint64_t *ns, entries, digest;
+    int has_checksum;
+    struct figures *fig;
+};
+
+static void result_init(struct result *r, const char *w, unsigned iterations) {
+    memset(r, 0, sizeof *r);
+    r->workload = w;
+    r->ns = alloc(iterations * sizeof *r->ns);
+    r->fig = calloc(iterations ? iterations : 1, sizeof *r->fig);
+    if (!r->fig) exit(3);
+}
+
+static void result_free(struct result *r) {
+    for (unsigned i = 0; i < r->n; i++) free(r->fig[i].latencies);
+    free(r->ns);
+    free(r->fig);
+}
+
+/* Records a pass; every pass must produce the first one's checksum. */
+static int result_push(struct result *r, uint64_t ns, uint64_t entries, uint64_t digest, struct figures f) {
+    if (r->has_checksum && (entries != r->entries || digest != r->digest)) {
+        printf("{\"workload\":\"%s\",\"error\":\"pass %u produced checksum %" PRIu64 ":%016" PRIx64 ", the first %" PRIu64 ":%016" PRIx64 "\"}\n",
+               r->workload, r->n + 1, entries, digest, r->entries, r->digest);
+        free(f.latencies);
+        return 1;
+    }
+    r->has_checksum = 1;
+    r->entries = entries;
+    r->digest = digest;
+    r->ns[r->n] = ns;
+    r->fig[r->n++] = f;
+    return 0;
+}
+
+static void print_figures(const struct figures *f) {
+    printf("{\"ops\":%" PRIu64, f->ops);
+    if (f->nlat) {
+        printf(",\"latencies_ns\":[");
+        for (uint64_t i = 0; i < f->nlat; i++) printf("%s%" PRIu64, i ? "," : "", f->latencies[i]);
+        printf("]");
+    }
+    if (f->db_bytes >= 0) printf(",\"db_bytes\":%" PRId64, f->db_bytes);
+    if (f->has_usage) {
+        printf(",\"usage\":{\"user_us\":%" PRIu64 ",\"sys_us\":%" PRIu64 ",", f->user_us, f->sys_us);
+        if (f->max_rss_kib >= 0) printf("\"max_rss_kib\":%" PRId64 ",", f->max_rss_kib);
+        printf("\"major_faults\":%" PRIu64 ",\"minor_faults\":%" PRIu64 "}", f->major, f->minor);
+    }
+    if (f->has_resident)
+        printf(",\"resident\":{\"resident_pages\":%" PRIu64 ",\"total_pages\":%" PRIu64 "}", f->resident, f->total);
+    printf("}");
+}
+
+static void result_print(const struct result *r) {
+    printf("{\"workload\":\"%s\",\"samples_ns\":[", r->workload);
+    for (unsigned i = 0; i < r->n; i++) printf("%s%" PRIu64, i ? "," : "", r->ns[i]);
+    printf("],\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "},\"figures\":[", r->entries, r->digest);
+    for (unsigned i = 0; i < r->n; i++) {
+        if (i) printf(",");
+        print_figures(&r->fig[i]);
+    }
+    printf("]}\n");
+    fflush(stdout);
+}
+
+/* A failed LMDB call, or any other failure (rc 0: `what` says it all). */
+static int fail(const char *w, const char *what, int rc) {
+    if (rc) printf("{\"workload\":\"%s\",\"error\":\"%s: %s (%d)\"}\n", w, what, mdb_strerror(rc), rc);
+    else printf("{\"workload\":\"%s\",\"error\":\"%s\"}\n", w, what);
+    fflush(stdout);
+    return 1;
+}
+
+static struct figures no_figures(uint64_t ops) {
+    struct figures f;
+    memset(&f, 0, sizeof f);
+    f.ops = ops;
+    f.db_bytes = f.max_rss_kib = -1;
+    return f;
+}
+
+/* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
+
+__attribute__((noinline)) int timed_tc_write(struct penv *e, const unsigned char *keys, size_t n, const char **call) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
+    for (size_t i = 0; i < n; i++) {
+        k.mv_size = v.mv_size = TC_KEY;
+        k.mv_data = v.mv_data = (void *)(keys + i * TC_KEY);
+        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) { mdb_cursor_close(cur); mdb_txn_abort(txn); *call = "mdb_cursor_put"; return rc; }
+    }
+    mdb_cursor_close(cur);
+    if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
+    return rc;
+}
+
+/* Successive (keys NULL: a cursor walk) or random (every key looked up) read in one read
+ * transaction; *sum is the key and value lengths added up, as Xodus's result. */
+__attribute__((noinline)) int timed_tc_read(struct penv *e, const unsigned char *keys, size_t n, uint64_t *sum, const char **call) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    *sum = 0;
+    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
+    if (!keys) {
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) *sum += k.mv_size + v.mv_size;
+        if (rc == MDB_NOTFOUND) rc = 0;
+        *call = "mdb_cursor_get(MDB_NEXT)";
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            k.mv_size = TC_KEY; k.mv_data = (void *)(keys + i * TC_KEY);
+            if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY))) break;
+            *sum += k.mv_size + v.mv_size;
+        }
+        *call = "mdb_cursor_get(MDB_SET_KEY)";
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+__attribute__((noinline)) int timed_docs_write(struct penv *e, const struct docs *d, const char **call) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    size_t start = 0;
+    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
+    for (size_t i = 0; i < d->n; i++) {
+        k.mv_size = 4; k.mv_data = d->keys + i * 4;
+        v.mv_size = d->ends[i] - start; v.mv_data = d->bytes + start;
+        start = d->ends[i];
+        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) { mdb_cursor_close(cur); mdb_txn_abort(txn); *call = "mdb_cursor_put"; return rc; }
+    }
+    mdb_cursor_close(cur);
+    if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
+    return rc;
+}
+
+/* One cycle: open read-only, begin, get, end, close. */
+__attribute__((noinline)) int timed_open_get(const char *dir, unsigned flags, unsigned char *key, const char **call) {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k = {4, key}, v;
+    int rc;
+    if ((rc = mdb_env_create(&env))) { *call = "mdb_env_create"; return rc; }
+    if ((rc = mdb_env_set_mapsize(env, P.map_size))) *call = "mdb_env_set_mapsize";
+    else if ((rc = mdb_env_open(env, dir, flags | MDB_RDONLY, 0664))) *call = "mdb_env_open";
+    else if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn))) *call = "mdb_txn_begin";
+    else {
+        if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi))) *call = "mdb_dbi_open";
+        else if ((rc = mdb_get(txn, dbi, &k, &v))) *call = "mdb_get";
+        __asm__ volatile("" : : "g"(&v) : "memory");
+        mdb_txn_abort(txn);
+    }
+    mdb_env_close(env);
+    return rc;
+}
+
+/* migrate: every entry of src, put into dst (dst NULL: only read, a byte of every page
+ * of each value touched); *n counts them. */
+__attribute__((noinline)) int timed_migrate(struct penv *src, struct penv *dst, unsigned flags, uint64_t *n, const char **call) {
+    MDB_txn *rtxn, *wtxn = NULL;
+    MDB_cursor *rcur, *wcur = NULL;
+    MDB_val k, v;
+    int rc;
+    *n = 0;
+    if ((rc = mdb_txn_begin(src->env, NULL, MDB_RDONLY, &rtxn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_cursor_open(rtxn, src->dbi, &rcur))) { *call = "mdb_cursor_open"; goto end_read; }
+    if (dst && (rc = mdb_txn_begin(dst->env, NULL, 0, &wtxn))) { *call = "mdb_txn_begin"; goto end_cursor; }
+    if (dst && (rc = mdb_cursor_open(wtxn, dst->dbi, &wcur))) { *call = "mdb_cursor_open"; mdb_txn_abort(wtxn); goto end_cursor; }
+    *call = "mdb_cursor_get(MDB_NEXT)";
+    for (rc = mdb_cursor_get(rcur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(rcur, &k, &v, MDB_NEXT)) {
+        if (dst && (rc = mdb_cursor_put(wcur, &k, &v, flags))) { *call = "mdb_cursor_put"; break; }
+        if (!dst)
+            for (size_t off = 0; off < v.mv_size; off += 4096) (void)*(volatile unsigned char *)((unsigned char *)v.mv_data + off);
+        ++*n;
+    }
+    if (rc == MDB_NOTFOUND) rc = 0;
+    if (dst) {
+        mdb_cursor_close(wcur);
+        if (rc) mdb_txn_abort(wtxn);
+        else if ((rc = mdb_txn_commit(wtxn))) *call = "mdb_txn_commit";
+    }
+end_cursor:
+    mdb_cursor_close(rcur);
+end_read:
+    mdb_txn_abort(rtxn);
+    return rc;
+}
+
+/* ---- tokyo-cabinet ---- */
+
+static int tc_prepare(const char *dir, const char **call) {
+    struct penv e;
+    unsigned char *keys = tc_successive(P.entries);
+    int rc = penv_open(dir, env_flags(), &e, call);
+    if (!rc) {
+        rc = timed_tc_write(&e, keys, P.entries, call);
+        mdb_env_close(e.env);
+    }
+    free(keys);
+    return rc;
+}
+
+static int tc_write(struct result *r, const char *scratch, const unsigned char *keys, unsigned iterations) {
+    for (unsigned it = 0; it < iterations; it++) {
+        char dir[4096];
+        struct penv e;
+        const char *call = "";
+        uint64_t entries, digest;
+        snprintf(dir, sizeof dir, "%s/cpreset-XXXXXX", scratch);
+        if (!mkdtemp(dir)) return fail(r->workload, "mkdtemp failed", 0);
+        int rc = penv_open(dir, env_flags(), &e, &call);
+        if (rc) { remove_dir(dir); return fail(r->workload, call, rc); }
+        uint64_t t0 = clock_ns();
+        rc = timed_tc_write(&e, keys, P.entries, &call);
+        uint64_t ns = clock_ns() - t0;
+        if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
+        mdb_env_close(e.env);
+        struct figures f = no_figures(P.entries);
+        f.db_bytes = size_on_disk(dir);
+        remove_dir(dir);
+        if (rc) return fail(r->workload, call, rc);
+        if (result_push(r, ns, entries, digest, f)) return 1;
+    }
+    return 0;
+}
+
+/* Entry count and XXH64 of each key then the value found for it, in `keys`' order. */
+static int lookup_checksum(struct penv *e, const unsigned char *keys, size_t n, uint64_t *digest) {
+    MDB_txn *txn;
+    MDB_val k, v;
+    int rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) return rc;
+    XXH64_state_t *xx = XXH64_createState();
+    XXH64_reset(xx, 0);
+    for (size_t i = 0; i < n && !rc; i++) {
+        k.mv_size = TC_KEY; k.mv_data = (void *)(keys + i * TC_KEY);
+        if ((rc = mdb_get(txn, e->dbi, &k, &v))) break;
+        XXH64_update(xx, keys + i * TC_KEY, TC_KEY);
+        XXH64_update(xx, v.mv_data, v.mv_size);
+    }
+    *digest = XXH64_digest(xx);
+    XXH64_freeState(xx);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+static int tc_read(struct result *r, const char *dir, const unsigned char *random, unsigned iterations) {
+    uint64_t *ns = alloc(iterations * sizeof *ns), sum, entries = P.entries, digest;
+    struct penv e;
+    const char *call = "";
+    int rc = 0;
+    for (unsigned it = 0; it < iterations && !rc; it++) {
+        if ((rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call))) break;
+        uint64_t t0 = clock_ns();
+        rc = timed_tc_read(&e, random, P.entries, &sum, &call);
+        ns[it] = clock_ns() - t0;
+        mdb_env_close(e.env);
+        if (!rc && sum != 2ull * TC_KEY * P.entries) { free(ns); return fail(r->workload, "the timed pass read the wrong number of bytes", 0); }
+    }
+    if (!rc && !(rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call))) {
+        rc = random ? lookup_checksum(&e, random, P.entries, &digest) : walk_checksum(&e, &entries, &digest);
+        call = random ? "mdb_get" : "mdb_cursor_get";
+        mdb_env_close(e.env);
+    }
+    for (unsigned it = 0; it < iterations && !rc; it++)
+        if (result_push(r, ns[it], entries, digest, no_figures(P.entries))) { free(ns); return 1; }
+    free(ns);
+    return rc ? fail(r->workload, call, rc) : 0;
+}
+
+static int tc_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
+    unsigned char *successive = tc_successive(P.entries), *random = tc_random(successive, P.entries, P.seed);
+    const char *w = r->workload;
+    int failed;
+    if (!strcmp(w, "tcSuccessiveWrite")) failed = tc_write(r, scratch, successive, iterations);
+    else if (!strcmp(w, "tcRandomWrite")) failed = tc_write(r, scratch, random, iterations);
+    else if (!dir) failed = fail(w, "this preset workload reads the prepared database: it needs --dir", 0);
+    else failed = tc_read(r, dir, strcmp(w, "tcRandomRead") ? NULL : random, iterations);
+    free(successive);
+    free(random);
+    return failed;
+}
+
+/* ---- open-get ---- */
+
+static int docs_prepare(const char *dir, const char **call) {
+    struct docs d;
+    struct penv e;
+    docs_generate(&d);
+    int rc = penv_open(dir, env_flags(), &e, call);
+    if (!rc) {
+        rc = timed_docs_write(&e, &d, call);
+        mdb_env_close(e.env);
+    }
+    docs_free(&d);
+    return rc;
+}
+
+static int docs_write(struct result *r, const char *scratch, unsigned iterations) {
+    struct docs d;
+    int failed = 0;
+    docs_generate(&d);
+    for (unsigned it = 0; it < iterations && !failed; it++) {
+        char dir[4096];
+        struct penv e;
+        const char *call = "";
+        uint64_t entries, digest;
+        snprintf(dir, sizeof dir, "%s/cpreset-XXXXXX", scratch);
+        if (!mkdtemp(dir)) { failed = fail(r->workload, "mkdtemp failed", 0); break; }
+        int rc = penv_open(dir, env_flags(), &e, &call);
+        if (rc) { remove_dir(dir); failed = fail(r->workload, call, rc); break; }
+        uint64_t t0 = clock_ns();
+        rc = timed_docs_write(&e, &d, &call);
+        uint64_t ns = clock_ns() - t0;
+        if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
+        mdb_env_close(e.env);
+        struct figures f = no_figures(d.n);
+        f.db_bytes = size_on_disk(dir);
+        remove_dir(dir);
+        failed = rc ? fail(r->workload, call, rc) : result_push(r, ns, entries, digest, f);
+    }
+    docs_free(&d);
+    return failed;
+}
+
+/* One entry: XXH64 of the key then the value found for it. */
+static int get_checksum(const char *dir, unsigned char *key, uint64_t *digest) {
+    struct penv e;
+    MDB_txn *txn;
+    MDB_val k = {4, key}, v;
+    const char *call;
+    int rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call);
+    if (rc) return rc;
+    if (!(rc = mdb_txn_begin(e.env, NULL, MDB_RDONLY, &txn))) {
+        if (!(rc = mdb_get(txn, e.dbi, &k, &v))) {
+            XXH64_state_t *xx = XXH64_createState();
+            XXH64_reset(xx, 0);
+            XXH64_update(xx, key, 4);
+            XXH64_update(xx, v.mv_data, v.mv_size);
+            *digest = XXH64_digest(xx);
+            XXH64_freeState(xx);
+        }
+        mdb_txn_abort(txn);
+    }
+    mdb_env_close(e.env);
+    return rc;
+}
+
+static int open_get(struct result *r, const char *dir, unsigned iterations) {
+    uint32_t be = __builtin_bswap32(P.key);
+    unsigned char key[4];
+    uint64_t digest;
+    memcpy(key, &be, 4);
+    for (unsigned it = 0; it < iterations; it++) {
+        struct figures f = no_figures(P.cycles);
+        uint64_t total = 0;
+        f.latencies = alloc(P.cycles * sizeof *f.latencies);
+        f.nlat = P.cycles;
+        for (uint32_t c = 0; c < P.cycles; c++) {
+            const char *call = "";
+            uint64_t t0 = clock_ns();
+            int rc = timed_open_get(dir, env_flags(), key, &call);
+            total += f.latencies[c] = clock_ns() - t0;
+            if (rc) { free(f.latencies); return fail(r->workload, call, rc); }
+        }
+        int rc = get_checksum(dir, key, &digest);
+        if (rc) { free(f.latencies); return fail(r->workload, "mdb_get", rc); }
+        f.db_bytes = size_on_disk(dir);
+        if (result_push(r, total / P.cycles, 1, digest, f)) return 1;
+    }
+    return 0;
+}
+
+static int open_get_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
+    if (!strcmp(r->workload, "openGetWrite")) return docs_write(r, scratch, iterations);
+    if (!dir) return fail(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
+    return open_get(r, dir, iterations);
+}
+
+/* ---- migrate: the page cache (pagecache.rs) and resource usage (usage.rs) ---- */
+
+static int residency(const char *path, uint64_t *resident, uint64_t *total) {
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) { if (fd >= 0) close(fd); return -1; }
+    size_t len = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
+    *total = (len + page - 1) / page;
+    *resident = 0;
+    if (!len) { close(fd); return 0; }
+    void *addr = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0); /* nothing reads it in, not even valgrind */
+    close(fd);
+    if (addr == MAP_FAILED) return -1;
+    unsigned char *vec = alloc(*total);
+    int rc = mincore(addr, len, vec);
+    munmap(addr, len);
+    for (uint64_t i = 0; !rc && i < *total; i++) *resident += vec[i] & 1;
+    free(vec);
+    return rc;
+}
+
+static int evict(const char *path) {
+    int fd = open(path, O_RDONLY), rc = -1;
+    if (fd >= 0 && !fsync(fd)) rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ? -1 : 0;
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
+static int warm(const char *path) {
+    static char buf[1 << 20];
+    int fd = open(path, O_RDONLY);
+    ssize_t got;
+    if (fd < 0) return -1;
+    while ((got = read(fd, buf, sizeof buf)) > 0) {}
+    close(fd);
+    return got < 0 ? -1 : 0;
+}
+
+static int64_t peak_kib(void) {
+    char line[256];
+    long long kib = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
+    fclose(f);
+    return kib;
+}
+
+static int reset_peak(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return 0;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static uint64_t micros(struct timeval t) { return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_usec; }
+
+static void usage_between(struct figures *f, const struct rusage *a, const struct rusage *b, int reset) {
+    f->has_usage = 1;
+    f->user_us = micros(b->ru_utime) - micros(a->ru_utime);
+    f->sys_us = micros(b->ru_stime) - micros(a->ru_stime);
+    f->major = (uint64_t)(b->ru_majflt - a->ru_majflt);
+    f->minor = (uint64_t)(b->ru_minflt - a->ru_minflt);
+    f->max_rss_kib = reset ? peak_kib() : -1;
+}
+
+/* Puts the source file in the page cache, or takes it out and checks it is out. */
+static int cache_state(struct result *r, const char *file, int cold, struct figures *f) {
+    char msg[512];
+    if (cold ? evict(file) : warm(file)) return fail(r->workload, cold ? "cannot sync and evict the data file" : "cannot read the data file", 0);
+    if (residency(file, &f->resident, &f->total)) return fail(r->workload, "mincore failed on the data file", 0);
+    f->has_resident = 1;
+    if (!cold || !f->resident) return 0;
+    snprintf(msg, sizeof msg, COLD_NOT_ACHIEVED ": %" PRIu64 " of %" PRIu64 " pages of %s still resident after fsync and POSIX_FADV_DONTNEED",
+             f->resident, f->total, file);
+    return fail(r->workload, msg, 0);
+}
+
+static int migrate_once(struct result *r, const char *dir, const char *scratch, int copy, int cold) {
+    char fresh[4096], *file = data_file(dir);
+    struct figures f = no_figures(P.entries);
+    struct penv src, dst;
+    struct rusage before, after;
+    const char *call = "";
+    uint64_t n, entries, digest;
+    int failed = cache_state(r, file, cold, &f);
+    free(file);
+    if (failed) return 1;
+    int rc = penv_open(dir, env_flags() | MDB_RDONLY, &src, &call);
+    if (rc) return fail(r->workload, call, rc);
+    snprintf(fresh, sizeof fresh, "%s/cpreset-XXXXXX", scratch);
+    if (copy && !mkdtemp(fresh)) { mdb_env_close(src.env); return fail(r->workload, "mkdtemp failed", 0); }
+    if (copy && (rc = penv_open(fresh, env_flags(), &dst, &call))) { mdb_env_close(src.env); remove_dir(fresh); return fail(r->workload, call, rc); }
+    int reset = reset_peak();
+    getrusage(RUSAGE_SELF, &before);
+    uint64_t t0 = clock_ns();
+    rc = timed_migrate(&src, copy ? &dst : NULL, P.append ? MDB_APPEND : 0, &n, &call);
+    uint64_t ns = clock_ns() - t0;
+    getrusage(RUSAGE_SELF, &after);
+    usage_between(&f, &before, &after, reset);
+    if (!rc && (rc = walk_checksum(copy ? &dst : &src, &entries, &digest))) call = "mdb_cursor_get";
+    if (copy) { mdb_env_close(dst.env); remove_dir(fresh); }
+    mdb_env_close(src.env);
+    if (rc) return fail(r->workload, call, rc);
+    if (n != P.entries) return fail(r->workload, "the timed pass visited the wrong number of entries", 0);
+    return result_push(r, ns, entries, digest, f);
+}
+
+static int migrate_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
+    int copy = !strncmp(r->workload, "migrateCopy", 11), cold = strstr(r->workload, "Cold") != NULL;
+    if (!dir) return fail(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
+    for (unsigned it = 0; it < iterations; it++)
+        if (migrate_once(r, dir, scratch, copy, cold)) return 1;
+    return 0;
+}
+
+/* ---- entry point ---- */
+
+static int prepare(enum preset p, const char *dir) {
+    const char *call = "";
+    if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
+    int rc = p == TOKYO_CABINET ? tc_prepare(dir, &call) : docs_prepare(dir, &call);
+    if (rc) printf("{\"error\":\"%s: %s (%d)\"}\n", call, mdb_strerror(rc), rc);
+    else printf("{\"prepared\":true}\n");
+    return 0;
+}
+
+int presets_main(const char *action, const char *dir, const char *scratch, const char *workloads,
+                 unsigned iterations, uint64_t seed) {
+    enum preset p = preset_of_list(workloads);
+    P.seed = seed;
+    resolve(p);
+    if (!strcmp(action, "prepare")) return prepare(p, dir);
+    if (strcmp(action, "run")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
+    char *list = strdup(workloads), *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        struct result r;
+        result_init(&r, w, iterations);
+        int failed = p == TOKYO_CABINET ? tc_run(&r, dir, scratch, iterations)
+                   : p == OPEN_GET      ? open_get_run(&r, dir, scratch, iterations)
+                                        : migrate_run(&r, dir, scratch, iterations);
+        if (!failed) result_print(&r);
+        result_free(&r);
+    }
+    free(list);
+    return 0;
+}
