@@ -36,9 +36,14 @@ impl Cells {
     }
 }
 
+/// A figure: three decimals, one from 1000 up, four significant digits below 0.1 (a
+/// preset's seconds per operation).
 pub fn num(v: f64) -> String {
     if v.abs() >= 1000.0 {
         format!("{v:.1}")
+    } else if v != 0.0 && v.abs() < 0.1 {
+        let decimals = (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize;
+        format!("{v:.decimals$}")
     } else {
         format!("{v:.3}")
     }
@@ -131,11 +136,11 @@ fn delta_cells(counts: bool, d: Option<&Delta>, own: &str) -> Vec<String> {
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let counts = m.has_counts();
-    let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit.label.into(), "±".into(), "min".into()];
+    let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit_of(s).into(), "±".into(), "min".into()];
     header.extend(delta_header(counts, "vs Fastest"));
     header.push("n".into());
     if counts {
-        header.push("instr/entry".into());
+        header.push(super::model::workload_unit(Metric::Instructions, s.workload).into());
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     for r in &s.ranked {
@@ -154,7 +159,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&label(&m.baseline)));
     let counts = m.has_counts();
-    let mut header = vec!["Tag".to_string(), m.unit.label.into(), "±".into()];
+    let mut header = vec!["Tag".to_string(), m.unit_of(s).into(), "±".into()];
     header.extend(delta_header(counts, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
@@ -276,7 +281,6 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
 /// The environment block every human format carries.
 pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     let e = &m.environment;
-    let cfg = &m.config;
     let mut v = vec![
         ("CPU".into(), format!("{} ({} cores)", e.cpu_model, e.cores)),
         ("Frequency governor".into(), e.governor.clone().unwrap_or_else(|| "not readable".into())),
@@ -285,22 +289,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         ("Harness".into(), format!("lmdb-regress {}", e.harness_version)),
         ("Date".into(), e.date.clone()),
         ("Command".into(), e.command_line.join(" ")),
-        (
-            "Workload".into(),
-            format!(
-                "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",
-                cfg.entries,
-                cfg.keys,
-                cfg.value_size,
-                cfg.values,
-                cfg.order,
-                if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
-                if cfg.sync { "" } else { "MDB_NOSYNC, " },
-                cfg.effective_map_size(),
-                cfg.seed
-            )
-            .to_lowercase(),
-        ),
+        ("Workload".into(), workload_line(m)),
         (
             "Plan".into(),
             format!(
@@ -319,6 +308,27 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         v.push(("Instructions counted by".into(), ic.clone()));
     }
     v
+}
+
+/// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
+fn workload_line(m: &ReportModel) -> String {
+    let cfg = &m.config;
+    if let Some(p) = &m.preset {
+        return format!("preset {}: {}; seed {}", p.preset, p.dataset, cfg.seed);
+    }
+    format!(
+        "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",
+        cfg.entries,
+        cfg.keys,
+        cfg.value_size,
+        cfg.values,
+        cfg.order,
+        if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
+        if cfg.sync { "" } else { "MDB_NOSYNC, " },
+        cfg.effective_map_size(),
+        cfg.seed
+    )
+    .to_lowercase()
 }
 
 /// Lines about failures and checksum disagreements; empty when all is well.

@@ -78,7 +78,7 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
                 vs_baseline_verdict: bv,
                 vs_baseline_instructions_ratio: b.and_then(|d| d.instructions.map(|i| i.ratio)),
                 vs_baseline_time_only: b.map(|d| d.time_only),
-                unit: m.unit.label,
+                unit: m.unit_of(s),
             })?;
         }
     }
@@ -116,9 +116,11 @@ pub fn samples(m: &ReportModel) -> Result<String> {
 
 impl Exporter for Csv {
     fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        Ok(vec![
+        let mut out = vec![
             Output { suffix: "-summary.csv".into(), bytes: summaries(m)?.into_bytes() },
             Output { suffix: "-samples.csv".into(), bytes: samples(m)?.into_bytes() },
-        ])
+        ];
+        out.extend(super::presets::csv::outputs(m)?);
+        Ok(out)
     }
 }

@@ -53,6 +53,9 @@ impl<'a> From<&'a Delta> for ComparisonRecord<'a> {
 struct SectionRecord<'a> {
     #[serde(flatten)]
     section: &'a Section,
+    /// Present when the section's unit is not the document's (a preset's "s/op").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unit: Option<&'static str>,
     comparisons: Vec<ComparisonRecord<'a>>,
 }
 
@@ -76,13 +79,20 @@ struct Document<'a> {
     failures: &'a [crate::runner::runfile::Failure],
     end: Option<&'a crate::runner::runfile::End>,
     samples: &'a [crate::runner::runfile::Sample],
+    /// A preset's latencies or resources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preset: Option<&'a super::presets::PresetReport>,
 }
 
 pub fn render(m: &ReportModel) -> Result<String> {
     let sections = m
         .sections
         .iter()
-        .map(|s| SectionRecord { section: s, comparisons: s.deltas().map(ComparisonRecord::from).collect() })
+        .map(|s| SectionRecord {
+            section: s,
+            unit: Some(m.unit_of(s)).filter(|u| *u != m.unit.label),
+            comparisons: s.deltas().map(ComparisonRecord::from).collect(),
+        })
         .collect();
     let doc = Document {
         schema: REPORT_SCHEMA,
@@ -103,6 +113,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         failures: &m.failures,
         end: m.end.as_ref(),
         samples: &m.samples,
+        preset: m.preset.as_ref(),
     };
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }

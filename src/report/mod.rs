@@ -9,6 +9,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod outline;
+pub mod presets;
 pub mod svg;
 pub mod text;
 

@@ -139,6 +139,15 @@ pub fn unit_label(metric: Metric) -> &'static str {
     }
 }
 
+/// A workload's unit under a metric: a preset names its own ("s/op", "instr/cycle").
+pub fn workload_unit(metric: Metric, w: Workload) -> &'static str {
+    match (metric, w) {
+        (Metric::Time, w) => w.time_unit().label,
+        (Metric::Instructions, Workload::Preset(p)) if p.per() == "cycle" => "instr/cycle",
+        (Metric::Instructions, _) => unit_label(metric),
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportModel {
     pub unit: Unit,
@@ -161,6 +170,8 @@ pub struct ReportModel {
     /// comparisons of their own (the ITS#10406 claims).
     #[serde(skip)]
     pub blocks: BTreeMap<(Engine, Workload), Blocks>,
+    /// A preset's figures beside the verdicts (latencies, resources); None for LmdbJava's six.
+    pub preset: Option<super::presets::PresetReport>,
 }
 
 impl ReportModel {
@@ -186,6 +197,21 @@ impl ReportModel {
         self.sections.iter().find(|s| s.engine == engine && s.workload == workload)
     }
 
+    /// The sections' unit for a sentence: one label, or a word when tables differ.
+    pub fn units_in_words(&self) -> &'static str {
+        let units: std::collections::BTreeSet<&str> = self.sections.iter().map(|s| self.unit_of(s)).collect();
+        match units.len() {
+            0 => self.unit.label,
+            1 => units.first().copied().unwrap_or(self.unit.label),
+            _ => "figure, in each table's unit,",
+        }
+    }
+
+    /// The unit of a section's figures.
+    pub fn unit_of(&self, s: &Section) -> &'static str {
+        workload_unit(self.unit.metric, s.workload)
+    }
+
     /// Whether instruction counts stand beside time.
     pub fn has_counts(&self) -> bool {
         self.unit.metric == Metric::Time && self.sections.iter().any(|s| s.deltas().any(|d| d.instructions.is_some()))
@@ -199,12 +225,16 @@ pub struct Blocks {
     pub counts: BTreeMap<String, Rounds>,
 }
 
-/// A sample's figure: ms per operation, or instructions per entry. `entries` is what the
-/// sample's pass ran (the counting pass may run fewer than the timed rounds).
+/// A sample's figure: time in its workload's unit (ms per operation), or instructions
+/// per entry. `entries` is what the sample's pass ran (the counting pass may run fewer
+/// than the timed rounds); a preset's sample says itself how many operations it ran.
 fn figure(s: &Sample, metric: Metric, entries: u32) -> Option<f64> {
     match metric {
-        Metric::Time => Some(s.ms()),
-        Metric::Instructions => s.instructions.map(|i| i as f64 / entries.max(1) as f64),
+        Metric::Time => Some(s.ns as f64 / s.workload.time_unit().ns),
+        Metric::Instructions => {
+            let ops = s.figures.ops.unwrap_or(entries as u64);
+            s.instructions.map(|i| i as f64 / ops.max(1) as f64)
+        }
     }
 }
 
@@ -284,6 +314,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
         blocks,
+        preset: super::presets::build(data),
     })
 }
 
@@ -419,7 +450,8 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
 /// Rust against C on each tag both engines measured; one family over all rows.
 fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> Vec<OverheadRow> {
     let mut pairs: Vec<(Workload, String)> = Vec::new();
-    for w in Workload::ALL {
+    let workloads: std::collections::BTreeSet<Workload> = all.keys().map(|(_, w)| *w).collect();
+    for w in workloads {
         let (Some(rust), Some(c)) = (all.get(&(Engine::Rust, w)), all.get(&(Engine::C, w))) else { continue };
         let mut tags: Vec<&String> = rust.values.keys().filter(|t| c.values.contains_key(*t)).collect();
         tags.sort_by_key(|t| release_key(t));

@@ -61,9 +61,10 @@ pub fn report(m: &ReportModel) -> Document {
     d.para(format!(
         "Each workload's tags ranked by median {} (smaller is better), with the difference from \
          the fastest. ± is the half-width of the median's 95% interval.{}",
-        m.unit.label,
+        m.units_in_words(),
         m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default()
     ));
+    super::presets::outline::intro(&mut d, m);
     for s in &m.sections {
         d.heading(2, m.section_title(s));
         d.table(cells::ranked_cells(m, s));
@@ -76,6 +77,7 @@ pub fn report(m: &ReportModel) -> Document {
         d.heading(2, m.section_title(s));
         d.table(cells::baseline_cells(m, s));
     }
+    super::presets::outline::tables(&mut d, m);
     if !m.overhead.is_empty() {
         d.heading(1, "Harness overhead (Rust / C)");
         d.para("The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.");

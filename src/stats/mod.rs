@@ -3,6 +3,7 @@
 //! families of comparisons, noise) in [`family`]. Distributions come from statrs.
 
 pub mod family;
+pub mod latency;
 pub mod rank;
 pub mod ratio;
 
