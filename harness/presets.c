@@ -192,14 +192,33 @@ fail:
     return rc;
 }
 
+/* A transaction (read-only with MDB_RDONLY in flags) and a cursor on e's database. */
+static int begin_cursor(struct penv *e, unsigned flags, MDB_txn **txn, MDB_cursor **cur, const char **call) {
+    int rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, flags, txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_cursor_open(*txn, e->dbi, cur))) { mdb_txn_abort(*txn); *call = "mdb_cursor_open"; }
+    return rc;
+}
+
+/* Closes the cursor, then commits a write transaction that succeeded, else aborts. */
+static int end_cursor(MDB_txn *txn, MDB_cursor *cur, int commit, int rc, const char **call) {
+    mdb_cursor_close(cur);
+    if (commit && !rc) {
+        if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
+    } else {
+        mdb_txn_abort(txn);
+    }
+    return rc;
+}
+
 /* Entry count and XXH64 of every key then value in key order (store::walk_checksum). */
 static int walk_checksum(struct penv *e, uint64_t *entries, uint64_t *digest) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
-    int rc;
-    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) return rc;
-    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); return rc; }
+    const char *call;
+    int rc = begin_cursor(e, MDB_RDONLY, &txn, &cur, &call);
+    if (rc) return rc;
     XXH64_state_t *xx = XXH64_createState();
     XXH64_reset(xx, 0);
     *entries = 0;
@@ -210,9 +229,7 @@ static int walk_checksum(struct penv *e, uint64_t *entries, uint64_t *digest) {
     }
     *digest = XXH64_digest(xx);
     XXH64_freeState(xx);
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return end_cursor(txn, cur, 0, rc == MDB_NOTFOUND ? 0 : rc, &call);
 }
 
 static char *data_file(const char *dir) {
@@ -335,17 +352,14 @@ __attribute__((noinline)) int timed_tc_write(struct penv *e, const unsigned char
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
-    int rc;
-    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
-    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
-    for (size_t i = 0; i < n; i++) {
+    int rc = begin_cursor(e, 0, &txn, &cur, call);
+    if (rc) return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
         k.mv_size = v.mv_size = TC_KEY;
         k.mv_data = v.mv_data = (void *)(keys + i * TC_KEY);
-        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) { mdb_cursor_close(cur); mdb_txn_abort(txn); *call = "mdb_cursor_put"; return rc; }
+        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) *call = "mdb_cursor_put";
     }
-    mdb_cursor_close(cur);
-    if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
-    return rc;
+    return end_cursor(txn, cur, 1, rc, call);
 }
 
 /* Successive (keys NULL: a cursor walk) or random (every key looked up) read in one read
@@ -354,10 +368,9 @@ __attribute__((noinline)) int timed_tc_read(struct penv *e, const unsigned char 
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
-    int rc;
+    int rc = begin_cursor(e, MDB_RDONLY, &txn, &cur, call);
     *sum = 0;
-    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { *call = "mdb_txn_begin"; return rc; }
-    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
+    if (rc) return rc;
     if (!keys) {
         for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) *sum += k.mv_size + v.mv_size;
         if (rc == MDB_NOTFOUND) rc = 0;
@@ -370,28 +383,23 @@ __attribute__((noinline)) int timed_tc_read(struct penv *e, const unsigned char 
         }
         *call = "mdb_cursor_get(MDB_SET_KEY)";
     }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    return rc;
+    return end_cursor(txn, cur, 0, rc, call);
 }
 
 __attribute__((noinline)) int timed_docs_write(struct penv *e, const struct docs *d, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
-    int rc;
     size_t start = 0;
-    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
-    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
-    for (size_t i = 0; i < d->n; i++) {
+    int rc = begin_cursor(e, 0, &txn, &cur, call);
+    if (rc) return rc;
+    for (size_t i = 0; i < d->n && !rc; i++) {
         k.mv_size = 4; k.mv_data = d->keys + i * 4;
         v.mv_size = d->ends[i] - start; v.mv_data = d->bytes + start;
         start = d->ends[i];
-        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) { mdb_cursor_close(cur); mdb_txn_abort(txn); *call = "mdb_cursor_put"; return rc; }
+        if ((rc = mdb_cursor_put(cur, &k, &v, 0))) *call = "mdb_cursor_put";
     }
-    mdb_cursor_close(cur);
-    if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
-    return rc;
+    return end_cursor(txn, cur, 1, rc, call);
 }
 
 /* One cycle: open read-only, begin, get, end, close. */
@@ -421,12 +429,10 @@ __attribute__((noinline)) int timed_migrate(struct penv *src, struct penv *dst, 
     MDB_txn *rtxn, *wtxn = NULL;
     MDB_cursor *rcur, *wcur = NULL;
     MDB_val k, v;
-    int rc;
+    int rc = begin_cursor(src, MDB_RDONLY, &rtxn, &rcur, call);
     *n = 0;
-    if ((rc = mdb_txn_begin(src->env, NULL, MDB_RDONLY, &rtxn))) { *call = "mdb_txn_begin"; return rc; }
-    if ((rc = mdb_cursor_open(rtxn, src->dbi, &rcur))) { *call = "mdb_cursor_open"; goto end_read; }
-    if (dst && (rc = mdb_txn_begin(dst->env, NULL, 0, &wtxn))) { *call = "mdb_txn_begin"; goto end_cursor; }
-    if (dst && (rc = mdb_cursor_open(wtxn, dst->dbi, &wcur))) { *call = "mdb_cursor_open"; mdb_txn_abort(wtxn); goto end_cursor; }
+    if (rc) return rc;
+    if (dst && (rc = begin_cursor(dst, 0, &wtxn, &wcur, call))) return end_cursor(rtxn, rcur, 0, rc, call);
     *call = "mdb_cursor_get(MDB_NEXT)";
     for (rc = mdb_cursor_get(rcur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(rcur, &k, &v, MDB_NEXT)) {
         if (dst && (rc = mdb_cursor_put(wcur, &k, &v, flags))) { *call = "mdb_cursor_put"; break; }
@@ -435,16 +441,8 @@ __attribute__((noinline)) int timed_migrate(struct penv *src, struct penv *dst, 
         ++*n;
     }
     if (rc == MDB_NOTFOUND) rc = 0;
-    if (dst) {
-        mdb_cursor_close(wcur);
-        if (rc) mdb_txn_abort(wtxn);
-        else if ((rc = mdb_txn_commit(wtxn))) *call = "mdb_txn_commit";
-    }
-end_cursor:
-    mdb_cursor_close(rcur);
-end_read:
-    mdb_txn_abort(rtxn);
-    return rc;
+    if (dst) rc = end_cursor(wtxn, wcur, 1, rc, call);
+    return end_cursor(rtxn, rcur, 0, rc, call);
 }
 
 /* ---- tokyo-cabinet ---- */
@@ -461,7 +459,15 @@ static int tc_prepare(const char *dir, const char **call) {
     return rc;
 }
 
-static int tc_write(struct result *r, const char *scratch, const unsigned char *keys, unsigned iterations) {
+/* What a write pass puts: Tokyo Cabinet's keys (docs NULL) or documents. */
+struct write_job { const unsigned char *keys; const struct docs *docs; };
+
+static int write_pass(struct penv *e, const struct write_job *j, const char **call) {
+    return j->docs ? timed_docs_write(e, j->docs, call) : timed_tc_write(e, j->keys, P.entries, call);
+}
+
+/* Times the write on a fresh environment in scratch, `iterations` times (fresh_writes). */
+static int fresh_writes(struct result *r, const char *scratch, const struct write_job *j, unsigned iterations) {
     for (unsigned it = 0; it < iterations; it++) {
         char dir[4096];
         struct penv e;
@@ -472,11 +478,11 @@ static int tc_write(struct result *r, const char *scratch, const unsigned char *
         int rc = penv_open(dir, env_flags(), &e, &call);
         if (rc) { remove_dir(dir); return fail(r->workload, call, rc); }
         uint64_t t0 = clock_ns();
-        rc = timed_tc_write(&e, keys, P.entries, &call);
+        rc = write_pass(&e, j, &call);
         uint64_t ns = clock_ns() - t0;
         if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
         mdb_env_close(e.env);
-        struct figures f = no_figures(P.entries);
+        struct figures f = no_figures(j->docs ? j->docs->n : P.entries);
         f.db_bytes = size_on_disk(dir);
         remove_dir(dir);
         if (rc) return fail(r->workload, call, rc);
@@ -533,8 +539,8 @@ static int tc_run(struct result *r, const char *dir, const char *scratch, unsign
     unsigned char *successive = tc_successive(P.entries), *random = tc_random(successive, P.entries, P.seed);
     const char *w = r->workload;
     int failed;
-    if (!strcmp(w, "tcSuccessiveWrite")) failed = tc_write(r, scratch, successive, iterations);
-    else if (!strcmp(w, "tcRandomWrite")) failed = tc_write(r, scratch, random, iterations);
+    struct write_job job = {!strcmp(w, "tcRandomWrite") ? random : successive, NULL};
+    if (strstr(w, "Write")) failed = fresh_writes(r, scratch, &job, iterations);
     else if (!dir) failed = fail(w, "this preset workload reads the prepared database: it needs --dir", 0);
     else failed = tc_read(r, dir, strcmp(w, "tcRandomRead") ? NULL : random, iterations);
     free(successive);
@@ -559,27 +565,9 @@ static int docs_prepare(const char *dir, const char **call) {
 
 static int docs_write(struct result *r, const char *scratch, unsigned iterations) {
     struct docs d;
-    int failed = 0;
     docs_generate(&d);
-    for (unsigned it = 0; it < iterations && !failed; it++) {
-        char dir[4096];
-        struct penv e;
-        const char *call = "";
-        uint64_t entries, digest;
-        snprintf(dir, sizeof dir, "%s/cpreset-XXXXXX", scratch);
-        if (!mkdtemp(dir)) { failed = fail(r->workload, "mkdtemp failed", 0); break; }
-        int rc = penv_open(dir, env_flags(), &e, &call);
-        if (rc) { remove_dir(dir); failed = fail(r->workload, call, rc); break; }
-        uint64_t t0 = clock_ns();
-        rc = timed_docs_write(&e, &d, &call);
-        uint64_t ns = clock_ns() - t0;
-        if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
-        mdb_env_close(e.env);
-        struct figures f = no_figures(d.n);
-        f.db_bytes = size_on_disk(dir);
-        remove_dir(dir);
-        failed = rc ? fail(r->workload, call, rc) : result_push(r, ns, entries, digest, f);
-    }
+    struct write_job job = {NULL, &d};
+    int failed = fresh_writes(r, scratch, &job, iterations);
     docs_free(&d);
     return failed;
 }

@@ -89,7 +89,6 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
 }
 
 pub fn outline(c: &Comparisons) -> Document {
-    let unit = super::model::unit_label(c.metric);
     let mut d = Document::default();
     if !c.config_differences.is_empty() {
         d.blocks.push(super::outline::Block::Note(format!(
@@ -106,6 +105,7 @@ pub fn outline(c: &Comparisons) -> Document {
     }
     for ((engine, workload), rows) in sections {
         d.heading(2, format!("{} ({engine})", workload.title()));
+        let unit = super::model::workload_unit(c.metric, workload);
         let mut t = Cells::new(&["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "interval", "verdict", "n"], 0, 1);
         for r in rows {
             t.push(

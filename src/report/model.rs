@@ -203,7 +203,7 @@ impl ReportModel {
         match units.len() {
             0 => self.unit.label,
             1 => units.first().copied().unwrap_or(self.unit.label),
-            _ => "figure, in each table's unit,",
+            _ => "figure in each table's unit",
         }
     }
 

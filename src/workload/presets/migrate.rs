@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 
-use super::store::{self, lmdb_err, ok, Failed};
+use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
 use super::{pagecache, timed, usage, Context, Figures, Outcome, PresetWorkload, Residency, COLD_NOT_ACHIEVED};
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{empty_val, Api, Env, MDB_val};
@@ -29,30 +29,23 @@ unsafe fn walk(
     src: &Env,
     mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
 ) -> Result<u64, Failed> {
-    let mut txn = std::ptr::null_mut();
-    ok("mdb_txn_begin", (api.mdb_txn_begin)(src.env, std::ptr::null_mut(), sys::MDB_RDONLY, &mut txn))?;
-    let mut cur = std::ptr::null_mut();
-    let mut r = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, src.dbi, &mut cur));
+    let tc = begin_cursor(api, src, sys::MDB_RDONLY)?;
+    let (mut k, mut v) = (empty_val(), empty_val());
     let mut n = 0u64;
-    if r.is_ok() {
-        let (mut k, mut v) = (empty_val(), empty_val());
-        let mut rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
-        while rc == 0 {
-            if let Err(e) = each(&mut k, &mut v) {
-                rc = e.1;
-                r = Err(e);
-                break;
-            }
-            n += 1;
-            rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
+    let mut r = Ok(());
+    let mut rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
+    while rc == 0 {
+        r = each(&mut k, &mut v);
+        if r.is_err() {
+            break;
         }
-        if r.is_ok() && rc != sys::MDB_NOTFOUND {
-            r = Err(("mdb_cursor_get(MDB_NEXT)", rc));
-        }
-        (api.mdb_cursor_close)(cur);
+        n += 1;
+        rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
     }
-    (api.mdb_txn_abort)(txn);
-    r.map(|()| n)
+    if r.is_ok() && rc != sys::MDB_NOTFOUND {
+        r = Err(("mdb_cursor_get(MDB_NEXT)", rc));
+    }
+    end_cursor(api, tc, false, r.map(|()| n))
 }
 
 /// # Safety
@@ -60,21 +53,9 @@ unsafe fn walk(
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_migrate_copy(api: &Api, src: &Env, dst: &Env, flags: u32) -> Result<u64, Failed> {
-    let mut txn = std::ptr::null_mut();
-    ok("mdb_txn_begin", (api.mdb_txn_begin)(dst.env, std::ptr::null_mut(), 0, &mut txn))?;
-    let mut cur = std::ptr::null_mut();
-    if let Err(e) = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, dst.dbi, &mut cur)) {
-        (api.mdb_txn_abort)(txn);
-        return Err(e);
-    }
-    let n = walk(api, src, |k, v| ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, k, v, flags)));
-    (api.mdb_cursor_close)(cur);
-    if n.is_err() {
-        (api.mdb_txn_abort)(txn);
-        return n;
-    }
-    ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?;
-    n
+    let tc = begin_cursor(api, dst, 0)?;
+    let n = walk(api, src, |k, v| ok("mdb_cursor_put", (api.mdb_cursor_put)(tc.1, k, v, flags)));
+    end_cursor(api, tc, true, n)
 }
 
 /// # Safety

@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 
 use super::data::Docs;
-use super::store::{self, lmdb_err, ok, Failed};
-use super::{timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
+use super::{fresh_writes, Context, Figures, Outcome, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{bytes, empty_val, val, Api, Env};
 use crate::workload::perf::PerfCounter;
@@ -24,25 +24,17 @@ use crate::workload::Checksum;
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_docs_write(api: &Api, env: &Env, docs: &Docs, flags: u32) -> Result<(), Failed> {
-    let mut txn = std::ptr::null_mut();
-    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn))?;
-    let mut cur = std::ptr::null_mut();
-    if let Err(e) = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur)) {
-        (api.mdb_txn_abort)(txn);
-        return Err(e);
-    }
-    let mut start = 0;
+    let tc = begin_cursor(api, env, 0)?;
+    let (mut start, mut r) = (0, Ok(()));
     for (i, &end) in docs.ends.iter().enumerate() {
         let (mut k, mut v) = (val(&docs.keys[i * 4..i * 4 + 4]), val(&docs.bytes[start..end]));
         start = end;
-        if let Err(e) = ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, &mut k, &mut v, flags)) {
-            (api.mdb_cursor_close)(cur);
-            (api.mdb_txn_abort)(txn);
-            return Err(e);
+        r = ok("mdb_cursor_put", (api.mdb_cursor_put)(tc.1, &mut k, &mut v, flags));
+        if r.is_err() {
+            break;
         }
     }
-    (api.mdb_cursor_close)(cur);
-    ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+    end_cursor(api, tc, true, r)
 }
 
 /// One cycle: open, begin, get, end, close.
@@ -106,23 +98,10 @@ pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) 
     }
 }
 
-fn write(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let (api, pc) = (ctx.api, &ctx.cfg);
-    let docs = Docs::generate(pc.n(), pc.max_value, ctx.seed);
-    let mut out = Outcome::default();
-    for _ in 0..ctx.iterations {
-        let dir = tempfile::tempdir_in(ctx.scratch)?;
-        let env = store::open(api, dir.path(), pc.map_size.expect("resolved"), pc.env_flags())?;
-        // SAFETY: env is open and idle.
-        let (ns, instructions, r) =
-            timed(counter.as_deref_mut(), || unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) })?;
-        r.map_err(|e| lmdb_err(api, e))?;
-        let checksum = store::walk_checksum(&env)?;
-        drop(env);
-        let db_bytes = Some(store::size_on_disk(dir.path())?);
-        out.push(ns, instructions, checksum, Figures { ops: Some(docs.len() as u64), db_bytes, ..Default::default() })?;
-    }
-    Ok(out)
+fn write(ctx: &Context, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let docs = Docs::generate(ctx.cfg.n(), ctx.cfg.max_value, ctx.seed);
+    // SAFETY: fresh_writes hands over an open, idle environment.
+    fresh_writes(ctx, docs.len(), counter, |env| unsafe { lmdbregress_timed_docs_write(ctx.api, env, &docs, 0) })
 }
 
 /// Each sample: `open_get_cycles` cycles, each timed on its own; the sample's time is their mean.

@@ -10,7 +10,7 @@ use std::ptr;
 use anyhow::{Context, Result};
 
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{bytes, empty_val, Api, Env, LmdbError};
+use crate::workload::lmdb::{bytes, empty_val, Api, Env, LmdbError, MDB_cursor, MDB_txn};
 use crate::workload::Checksum;
 
 /// A failed LMDB call inside a timed region: the call and its code (no allocation there).
@@ -24,6 +24,44 @@ pub fn ok(call: &'static str, rc: c_int) -> Result<(), Failed> {
     } else {
         Err((call, rc))
     }
+}
+
+/// A transaction (read-only with `flags` MDB_RDONLY) and a cursor on `env`'s database, for
+/// timed regions; [`end_cursor`] closes both.
+///
+/// # Safety
+/// `env` is open and no other write transaction of it is active.
+#[inline(always)]
+pub unsafe fn begin_cursor(api: &Api, env: &Env, flags: u32) -> Result<(*mut MDB_txn, *mut MDB_cursor), Failed> {
+    let mut txn = ptr::null_mut();
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), flags, &mut txn))?;
+    let mut cur = ptr::null_mut();
+    if let Err(e) = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur)) {
+        (api.mdb_txn_abort)(txn);
+        return Err(e);
+    }
+    Ok((txn, cur))
+}
+
+/// Closes the cursor, then commits the transaction when `r` is a success of a write
+/// transaction, else aborts it; returns `r` or the commit's failure.
+///
+/// # Safety
+/// `txn` and `cur` come from [`begin_cursor`] and are not used again.
+#[inline(always)]
+pub unsafe fn end_cursor<T>(
+    api: &Api,
+    (txn, cur): (*mut MDB_txn, *mut MDB_cursor),
+    commit: bool,
+    r: Result<T, Failed>,
+) -> Result<T, Failed> {
+    (api.mdb_cursor_close)(cur);
+    if commit && r.is_ok() {
+        ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?;
+    } else {
+        (api.mdb_txn_abort)(txn);
+    }
+    r
 }
 
 pub fn lmdb_err(api: &Api, (call, rc): Failed) -> LmdbError {

@@ -2,13 +2,11 @@
 //! every key (value = key) in one transaction into a fresh environment; reads open the
 //! prepared environment afresh and time the whole read transaction, as Xodus does.
 
-use std::os::raw::c_int;
-
 use anyhow::{bail, Result};
 
 use super::data::{TcKeys, TC_KEY};
-use super::store::{self, lmdb_err, Failed};
-use super::{timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
+use super::{fresh_writes, timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{empty_val, val, Api, Env};
 use crate::workload::perf::PerfCounter;
@@ -19,97 +17,53 @@ use crate::workload::Checksum;
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_tc_write(api: &Api, env: &Env, keys: &[u8]) -> Result<(), Failed> {
-    let mut txn = std::ptr::null_mut();
-    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn);
-    if rc != 0 {
-        return Err(("mdb_txn_begin", rc));
-    }
-    let mut cur = std::ptr::null_mut();
-    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
-    if rc != 0 {
-        (api.mdb_txn_abort)(txn);
-        return Err(("mdb_cursor_open", rc));
-    }
+    let tc = begin_cursor(api, env, 0)?;
+    let mut r = Ok(());
     for key in keys.chunks_exact(TC_KEY) {
         let (mut k, mut v) = (val(key), val(key));
-        let rc = (api.mdb_cursor_put)(cur, &mut k, &mut v, 0);
-        if rc != 0 {
-            (api.mdb_cursor_close)(cur);
-            (api.mdb_txn_abort)(txn);
-            return Err(("mdb_cursor_put", rc));
+        r = ok("mdb_cursor_put", (api.mdb_cursor_put)(tc.1, &mut k, &mut v, 0));
+        if r.is_err() {
+            break;
         }
     }
-    (api.mdb_cursor_close)(cur);
-    match (api.mdb_txn_commit)(txn) {
-        0 => Ok(()),
-        rc => Err(("mdb_txn_commit", rc)),
-    }
-}
-
-/// A read transaction and a cursor on it, for the timed reads.
-unsafe fn begin_read(api: &Api, env: &Env) -> Result<(*mut sys::MDB_txn, *mut sys::MDB_cursor), Failed> {
-    let mut txn = std::ptr::null_mut();
-    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), sys::MDB_RDONLY, &mut txn);
-    if rc != 0 {
-        return Err(("mdb_txn_begin", rc));
-    }
-    let mut cur = std::ptr::null_mut();
-    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
-    if rc != 0 {
-        (api.mdb_txn_abort)(txn);
-        return Err(("mdb_cursor_open", rc));
-    }
-    Ok((txn, cur))
-}
-
-unsafe fn end_read(
-    api: &Api,
-    (txn, cur): (*mut sys::MDB_txn, *mut sys::MDB_cursor),
-    rc: c_int,
-    call: &'static str,
-    sum: u64,
-) -> Result<u64, Failed> {
-    (api.mdb_cursor_close)(cur);
-    (api.mdb_txn_abort)(txn);
-    if rc == 0 {
-        Ok(sum)
-    } else {
-        Err((call, rc))
-    }
+    end_cursor(api, tc, true, r)
 }
 
 /// Walks every entry; returns the sum of key and value lengths (Xodus's result).
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_tc_read_successive(api: &Api, env: &Env) -> Result<u64, Failed> {
-    let rd = begin_read(api, env)?;
+    let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
     let (mut k, mut v) = (empty_val(), empty_val());
     let mut sum = 0u64;
-    let mut rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
+    let mut rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
     while rc == 0 {
         sum += (k.mv_size + v.mv_size) as u64;
-        rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
+        rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
     }
-    let rc = if rc == sys::MDB_NOTFOUND { 0 } else { rc };
-    end_read(api, rd, rc, "mdb_cursor_get(MDB_NEXT)", sum)
+    let r = if rc == sys::MDB_NOTFOUND { Ok(sum) } else { Err(("mdb_cursor_get(MDB_NEXT)", rc)) };
+    end_cursor(api, tc, false, r)
 }
 
 /// Looks every key up in `keys`' order; returns the sum of key and value lengths.
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_tc_read_random(api: &Api, env: &Env, keys: &[u8]) -> Result<u64, Failed> {
-    let rd = begin_read(api, env)?;
+    let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
     let mut sum = 0u64;
-    let mut rc = 0;
+    let mut r = Ok(());
     for key in keys.chunks_exact(TC_KEY) {
         let (mut k, mut v) = (val(key), empty_val());
-        rc = (api.mdb_cursor_get)(rd.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY);
-        if rc != 0 {
+        r = ok(
+            "mdb_cursor_get(MDB_SET_KEY)",
+            (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY),
+        );
+        if r.is_err() {
             break;
         }
         sum += (k.mv_size + v.mv_size) as u64;
     }
-    end_read(api, rd, rc, "mdb_cursor_get(MDB_SET_KEY)", sum)
+    end_cursor(api, tc, false, r.map(|()| sum))
 }
 
 /// The read database: every key in ascending order, as Xodus's read benchmark writes it.
@@ -132,26 +86,9 @@ pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) 
     }
 }
 
-fn write(ctx: &Context, keys: &[u8], mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let api = ctx.api;
-    let mut out = Outcome::default();
-    for _ in 0..ctx.iterations {
-        let dir = tempfile::tempdir_in(ctx.scratch)?;
-        let env = store::open(api, dir.path(), ctx.cfg.map_size.expect("resolved"), ctx.cfg.env_flags())?;
-        // SAFETY: env is open and idle.
-        let (ns, instructions, r) =
-            timed(counter.as_deref_mut(), || unsafe { lmdbregress_timed_tc_write(api, &env, keys) })?;
-        r.map_err(|e| lmdb_err(api, e))?;
-        let checksum = store::walk_checksum(&env)?;
-        drop(env);
-        let figures = Figures {
-            ops: Some(ctx.cfg.n() as u64),
-            db_bytes: Some(store::size_on_disk(dir.path())?),
-            ..Default::default()
-        };
-        out.push(ns, instructions, checksum, figures)?;
-    }
-    Ok(out)
+fn write(ctx: &Context, keys: &[u8], counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    // SAFETY: fresh_writes hands over an open, idle environment.
+    fresh_writes(ctx, keys.len() / TC_KEY, counter, |env| unsafe { lmdbregress_timed_tc_write(ctx.api, env, keys) })
 }
 
 /// Each pass on a freshly opened environment (Xodus reopens per invocation); the checksum
