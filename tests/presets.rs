@@ -144,6 +144,7 @@ fn migrate_copies_and_reads_warm_and_cold_and_cold_is_really_cold() {
         assert!(text.contains(s), "text lacks {s:?}:\n{text}");
     }
     assert!(!text.contains("cold not achieved: "), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 }
 
 #[test]

@@ -314,7 +314,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
     if let Some(p) = &m.preset {
-        return format!("preset {}: {}; seed {}", p.preset, p.dataset, cfg.seed);
+        return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
     }
     format!(
         "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",

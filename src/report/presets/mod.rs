@@ -24,6 +24,8 @@ pub struct PresetReport {
     pub preset: String,
     pub about: String,
     pub dataset: String,
+    /// Environment flags, map size and the preset's own settings.
+    pub settings: String,
     pub latency: Vec<LatencyRow>,
     pub resources: Vec<ResourceRow>,
 }
@@ -80,6 +82,7 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
         preset: preset.name().into(),
         about: preset.about().into(),
         dataset: preset.dataset(&data.header.config.preset),
+        settings: preset.settings(&data.header.config.preset),
         latency: if preset == Preset::OpenGet { latency_rows(&groups) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
     })

@@ -12,7 +12,7 @@ use crate::workload::Workload;
 pub fn intro(d: &mut Document, m: &ReportModel) {
     let Some(p) = &m.preset else { return };
     d.para(format!("Preset {}: {}", p.preset, p.about));
-    d.para(format!("Data: {}.", p.dataset));
+    d.para(format!("Data: {}; {}.", p.dataset, p.settings));
 }
 
 /// The preset's own tables, after the verdict tables: one per engine (and migrate variant),

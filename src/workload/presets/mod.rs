@@ -211,6 +211,24 @@ impl Preset {
             ),
         }
     }
+
+    /// How the environments are opened and the preset's own settings, in one line.
+    pub fn settings(self, p: &PresetConfig) -> String {
+        let r = p.resolve(self);
+        let mut flags = vec![if r.sync { "sync" } else { "MDB_NOSYNC" }];
+        if r.writemap {
+            flags.push("MDB_WRITEMAP");
+        }
+        let map = format!("map {} MiB", r.map_size.expect("resolved") >> 20);
+        let own = match self {
+            Preset::TokyoCabinet => String::new(),
+            Preset::OpenGet => {
+                format!(", {} cycles a sample on key {}", r.open_get_cycles, r.open_get_key.expect("resolved"))
+            }
+            Preset::Migrate => (if r.migrate_append { ", MDB_APPEND puts" } else { ", plain puts" }).to_string(),
+        };
+        format!("{}, {map}{own}", flags.join(", "))
+    }
 }
 
 impl fmt::Display for Preset {
