@@ -184,8 +184,9 @@ impl Preset {
                  ends the transaction and closes the environment. A sample is the mean cycle; the \
                  latency table pools every cycle. Writing the database is timed as its own workload; \
                  its size on disk is the data file's allocated bytes. The paper used 1,000,000 \
-                 entries (1.1 GB on disk); the default here is 100,000 (175 MB on disk with LMDB 0.9.33) so a run across \
-                 every tag stays short: --preset-entries 1000000 gives the paper's size."
+                 entries (1.1 GB on disk); the default here is 100,000 (175 MB on disk with \
+                 LMDB 0.9.33) so a run across every tag stays short: --preset-entries 1000000 \
+                 gives the paper's size."
             }
             Preset::Migrate => {
                 "A bulk copy as in a published game-server backend migration: read every entry of a \
