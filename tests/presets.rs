@@ -77,7 +77,8 @@ fn tokyo_cabinet_runs_on_two_tags_and_both_engines_with_agreeing_checksums() {
 #[test]
 fn open_get_reports_latency_percentiles_size_and_write_time() {
     let dir = tempfile::tempdir().unwrap();
-    let args = ["--preset-entries", "1500", "--preset-max-value", "300", "--open-get-cycles", "25", "--open-get-key", "7"];
+    let args =
+        ["--preset-entries", "1500", "--preset-max-value", "300", "--open-get-cycles", "25", "--open-get-key", "7"];
     let (rows, file) = run_preset(dir.path(), "open-get", "1", &args);
     let cfg = config(1500, |p| {
         p.max_value = 300;
@@ -90,9 +91,13 @@ fn open_get_reports_latency_percentiles_size_and_write_time() {
         assert!(s["figures"]["db_bytes"].as_u64().unwrap() > 0);
     }
     let out = dir.path().join("out");
-    run_ok(lmdb_regress().arg("report").arg(&file).args(["--format", "markdown,text,json,csv,svg", "--out-dir"]).arg(&out));
+    run_ok(
+        lmdb_regress().arg("report").arg(&file).args(["--format", "markdown,text,json,csv,svg", "--out-dir"]).arg(&out),
+    );
     let md = std::fs::read_to_string(out.join("open-get.md")).unwrap();
-    for s in ["# Open, Get, Close: latency", "| LMDB Tag | min | mean | p50 | p99 | max | write ms | size MB |", "us/cycle"] {
+    for s in
+        ["# Open, Get, Close: latency", "| LMDB Tag | min | mean | p50 | p99 | max | write ms | size MB |", "us/cycle"]
+    {
         assert!(md.contains(s), "markdown lacks {s:?}:\n{md}");
     }
     let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("open-get.json")).unwrap()).unwrap();
@@ -181,7 +186,9 @@ fn instructions_are_counted_per_cycle_and_per_entry_on_both_engines() {
 #[test]
 fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
     let list = stdout(&run_ok(lmdb_regress().args(["run", "--preset", "list"])));
-    for s in ["tokyo-cabinet", "open-get", "migrate", "tcRandomRead", "Successive Write", "us/cycle", "--open-get-cycles"] {
+    for s in
+        ["tokyo-cabinet", "open-get", "migrate", "tcRandomRead", "Successive Write", "us/cycle", "--open-get-cycles"]
+    {
         assert!(list.contains(s), "the list lacks {s:?}:\n{list}");
     }
     let fails = |args: &[&str], says: &str| {
@@ -192,6 +199,9 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
     fails(&["--preset", "rocksdb"], "unknown preset rocksdb; known: tokyo-cabinet, open-get, migrate, list");
     fails(&["--preset", "migrate", "--workloads", "readKey"], "are not all of the preset migrate");
     fails(&["--workloads", "tcRandomWrite,readKey"], "cannot share a run");
-    fails(&["--preset", "open-get", "--preset-entries", "10", "--open-get-key", "10"], "--open-get-key 10 is not below");
+    fails(
+        &["--preset", "open-get", "--preset-entries", "10", "--open-get-key", "10"],
+        "--open-get-key 10 is not below",
+    );
     fails(&["--preset", "tokyo-cabinet", "--preset-entries", "0"], "--preset-entries must be at least 1");
 }

@@ -296,7 +296,10 @@ pub fn describe_all() -> String {
 fn flags_of(p: Preset) -> &'static str {
     match p {
         Preset::TokyoCabinet => "--preset-entries (1000000), --preset-map-size (1 GiB)",
-        Preset::OpenGet => "--preset-entries (100000), --preset-max-value (2000), --open-get-cycles (1000), --open-get-key (the middle entry)",
+        Preset::OpenGet => {
+            "--preset-entries (100000), --preset-max-value (2000), --open-get-cycles (1000), \
+             --open-get-key (the middle entry)"
+        }
         Preset::Migrate => "--preset-entries (100000), --preset-max-value (2000), --migrate-append",
     }
 }
