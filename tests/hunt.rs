@@ -103,9 +103,13 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
             .arg(out_dir.path()),
     );
     let text = stdout(&out);
-    for section in
-        ["ITS#10406 REPRODUCED NATIVELY", "Write Entry, rust engine", "The report's claims", "Not measured", "Test Environment"]
-    {
+    for section in [
+        "ITS#10406 REPRODUCED NATIVELY",
+        "Write Entry, rust engine",
+        "The report's claims",
+        "Not measured",
+        "Test Environment",
+    ] {
         assert!(text.contains(section), "missing {section}:\n{text}");
     }
     assert!(text.lines().all(|l| l.chars().count() <= 80), "Bugzilla's 80 columns:\n{text}");
@@ -137,7 +141,8 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
     let (a, b) = (per_round("LMDB_0.9.17"), per_round("LMDB_0.9.33"));
     assert_eq!(a.len(), 6, "one sample a round");
     let d: Vec<f64> = a.iter().map(|(r, x)| (b[r] / x).ln()).collect();
-    let mut walsh: Vec<f64> = (0..d.len()).flat_map(|i| (i..d.len()).map(move |j| (i, j))).map(|(i, j)| (d[i] + d[j]) / 2.0).collect();
+    let mut walsh: Vec<f64> =
+        (0..d.len()).flat_map(|i| (i..d.len()).map(move |j| (i, j))).map(|(i, j)| (d[i] + d[j]) / 2.0).collect();
     walsh.sort_by(f64::total_cmp);
     assert_eq!(walsh.len(), 21);
     let hl = walsh[10].exp();

@@ -81,9 +81,7 @@ fn the_report_says_what_matters() {
     assert!(md.contains("PyPI sdist lmdb 0.88 | equivalent"));
     let txt = report("text");
     assert!(!txt.contains('|') && !txt.contains("**") && !txt.contains('`'), "plain text has no Markdown");
-    let svg = stdout(&run_ok(
-        lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "svg"]),
-    ));
+    let svg = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "svg"])));
     assert!(svg.starts_with("<svg") && svg.contains("0.9.33") && svg.contains("Write Entry"));
 }
 
@@ -94,7 +92,13 @@ fn text_fits_80_columns() {
         if e.path().extension().is_some_and(|x| x == "txt") {
             let t = std::fs::read_to_string(e.path()).unwrap();
             for (i, l) in t.lines().enumerate() {
-                assert!(l.chars().count() <= 80, "{}:{}: {} columns: {l}", e.path().display(), i + 1, l.chars().count());
+                assert!(
+                    l.chars().count() <= 80,
+                    "{}:{}: {} columns: {l}",
+                    e.path().display(),
+                    i + 1,
+                    l.chars().count()
+                );
             }
         }
     }

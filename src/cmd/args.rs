@@ -17,10 +17,16 @@ pub struct BuildArgs {
     /// C flags, replacing the default "-O2 -g -fPIC -shared -pthread".
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub cflags: Option<String>,
-    /// Parallel build jobs (default: the number of cores).
+    /// Parallel jobs for builds and for work that is not timed or is counted (read
+    /// databases, verification, instruction counting); timed rounds always run one worker
+    /// at a time (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
 }
+
+/// Entries of an instruction-counting run unless `--entries` says otherwise: counts are
+/// exact and reported per entry, and callgrind runs ~50× slower than the machine.
+pub const COUNT_ENTRIES: u32 = 100_000;
 
 /// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).
 pub fn threshold_percent(s: &str) -> Result<f64, String> {

@@ -38,10 +38,10 @@ pub struct BisectArgs {
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
     pub min_effect: f64,
-    /// Rounds before a probe may be decided (default: 6 for time, 2 for instructions).
+    /// Rounds before a probe may be decided (default: 6 for time, 1 for instructions).
     #[arg(long)]
     pub min_rounds: Option<u32>,
-    /// Rounds after which a probe is undecided (default: 30 for time, 5 for instructions).
+    /// Rounds after which a probe is undecided (default: 30 for time, 1 for instructions).
     #[arg(long)]
     pub max_rounds: Option<u32>,
     /// Where the interleaved runs are saved (default: reports/runs/bisect-<date>/).
@@ -51,6 +51,9 @@ pub struct BisectArgs {
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    /// The options given on the command line (set by the CLI, not an option itself).
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
 }
 
 pub fn run(args: &BisectArgs) -> Result<()> {
@@ -88,12 +91,19 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         cfg: args.workload_cfg.clone(),
         metric,
         threshold: args.threshold,
-        min_rounds: args.min_rounds.unwrap_or(if instructions { 2 } else { 6 }),
-        max_rounds: args.max_rounds.unwrap_or(if instructions { 5 } else { 30 }),
+        // Counts are exact (each run checks that they repeat): one round decides.
+        min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
+        max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
         warmup: if instructions { 0 } else { 1 },
         run_dir: args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{stamp}"))),
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
+        count_entries: if args.given.contains("entries") {
+            args.workload_cfg.entries
+        } else {
+            super::args::COUNT_ENTRIES
+        },
+        jobs: args.build.jobs.unwrap_or_else(crate::runner::pool::cores).max(1),
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();

@@ -51,7 +51,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         target_ci: None,
         min_effect: args.min_effect,
         with_instructions: !args.no_instructions && args.metric == Metric::Time,
-        count_entries: 100_000,
+        count_entries: super::args::COUNT_ENTRIES,
         control: None,
         iterations: 1,
         metric: args.metric,
@@ -61,6 +61,8 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
         build: args.build.clone(),
+        // The report's benchmark as given, whatever the metric.
+        given: ["entries", "rounds", "warmup"].map(String::from).into(),
     };
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);

@@ -12,11 +12,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use args::BuildArgs;
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status, TagStatus};
 use crate::source::{Resolver, Want};
+use args::BuildArgs;
 
 /// The C twin's source, found beside the binary's crate or via LMDB_REGRESS_HARNESS_C.
 pub fn harness_c_path() -> PathBuf {

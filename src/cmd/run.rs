@@ -69,6 +69,34 @@ pub struct RunArgs {
     pub workload: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    /// The options given on the command line (set by the CLI, not an option itself).
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
+}
+
+impl RunArgs {
+    /// Instruction counts are exact: unless told otherwise, count each unit once (one
+    /// round, no warm-up) at 100k entries; the report gives counts per entry.
+    fn with_instruction_defaults(&self) -> RunArgs {
+        let mut a = self.clone();
+        if a.metric == Metric::Instructions {
+            let default = |id: &str| !self.given.contains(id);
+            if default("entries") {
+                a.workload.entries = super::args::COUNT_ENTRIES;
+            }
+            if default("rounds") {
+                a.rounds = 1;
+            }
+            if default("warmup") {
+                a.warmup = 0;
+            }
+        }
+        a
+    }
+
+    pub fn jobs(&self) -> usize {
+        self.build.jobs.unwrap_or_else(runner::pool::cores).max(1)
+    }
 }
 
 pub fn default_out(prefix: &str) -> PathBuf {
@@ -150,6 +178,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(path) = &args.resume {
         return resume(path, args);
     }
+    let args = &args.with_instruction_defaults();
     args.workload.validate()?;
     let workloads = Workload::parse_list(&args.workloads)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -203,7 +232,14 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         counter,
         stop_when: None,
         counted: false,
+        jobs: args.jobs(),
     };
+    if args.metric == Metric::Instructions {
+        eprintln!(
+            "counting instructions: {} entries, {} round(s), {} job(s) at once",
+            args.workload.entries, plan.rounds, schedule.jobs
+        );
+    }
     let outcome = schedule.execute(&mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted {
         count_pass(&schedule, &mut writer)?;
@@ -249,6 +285,7 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
         counter: Some(counter),
         stop_when: None,
         counted: true,
+        jobs: timed.jobs,
     };
     eprintln!("counting instructions: every unit once, {entries} entries");
     pass.count_pass(w)
@@ -301,6 +338,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         counter: instruction_counter(h)?,
         stop_when: None,
         counted: false,
+        jobs: args.jobs(),
     };
     let outcome = schedule.execute(&mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {

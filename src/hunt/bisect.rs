@@ -13,11 +13,11 @@ use super::search::{self, decide, SearchOutcome, Verdict};
 use crate::environment::Environment;
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, Status};
+use crate::report::cells;
 use crate::runner::counter::Counter;
 use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
-use crate::report::cells;
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
 use crate::workload::{Workload, WorkloadConfig};
@@ -37,6 +37,10 @@ pub struct Settings {
     /// `--metric auto`: a probe time leaves undecided at the round cap is decided by
     /// instruction counts with this counter.
     pub fallback: Option<Counter>,
+    /// Entries of every counted run (counts are exact and reported per entry).
+    pub count_entries: u32,
+    /// Worker processes at once for untimed and counted work.
+    pub jobs: usize,
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -125,7 +129,12 @@ impl<'a> Bisector<'a> {
 
     /// One interleaved run of `units`, by the search's metric, until `stop` says so or the
     /// round cap.
-    fn interleave(&mut self, name: &str, units: Vec<Unit>, stop: &dyn Fn(&[Sample]) -> bool) -> Result<Vec<Sample>> {
+    fn interleave(
+        &mut self,
+        name: &str,
+        units: Vec<Unit>,
+        stop: &(dyn Fn(&[Sample]) -> bool + Sync),
+    ) -> Result<Vec<Sample>> {
         let s = &self.settings;
         let pass = Pass {
             metric: s.metric,
@@ -141,7 +150,7 @@ impl<'a> Bisector<'a> {
         &mut self,
         name: &str,
         units: Vec<Unit>,
-        stop: &dyn Fn(&[Sample]) -> bool,
+        stop: &(dyn Fn(&[Sample]) -> bool + Sync),
         pass: Pass,
     ) -> Result<Vec<Sample>> {
         self.runs += 1;
@@ -156,9 +165,10 @@ impl<'a> Bisector<'a> {
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
         };
+        let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let header = Header {
             schema: SCHEMA,
-            config: s.cfg.clone(),
+            config: WorkloadConfig { entries, ..s.cfg.clone() },
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
             plan: plan.clone(),
@@ -181,6 +191,7 @@ impl<'a> Bisector<'a> {
             counter: pass.counter,
             stop_when: Some(&enough),
             counted: false,
+            jobs: s.jobs,
         };
         let out = schedule.execute(&mut w)?;
         if out.end.reason == EndReason::Interrupted {
@@ -277,7 +288,8 @@ impl<'a> Bisector<'a> {
         detail: &mut String,
     ) -> Result<Option<Verdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
-        let pass = Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let pass =
+            Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
         let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
             Ok(s) => s,
             Err(e) if e.is::<Interrupted>() => return Err(e),
@@ -333,7 +345,9 @@ impl<'a> Bisector<'a> {
         let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
         let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted };
         if interrupted {
-            self.say(format!("{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"));
+            self.say(format!(
+                "{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"
+            ));
             return Ok(found);
         }
         if !found.outcome.resolved() {

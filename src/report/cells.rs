@@ -218,7 +218,9 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
              1. same: the interval lies within +-{me:.0}%. inconclusive: neither; the run did \
              not resolve the difference."
         ));
-        v.push("Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into());
+        v.push(
+            "Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into(),
+        );
     } else {
         v.push(format!(
             "Instruction counts in the timed region are exact: a delta beyond +-{ct:.1}% is \
@@ -268,7 +270,12 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         } else {
             ""
         };
-        v.push(format!("Control (A/A): {} against {}: {}.{warn}", label(&c.tag), label(&c.against), delta_line(&c.comparison)));
+        v.push(format!(
+            "Control (A/A): {} against {}: {}.{warn}",
+            label(&c.tag),
+            label(&c.against),
+            delta_line(&c.comparison)
+        ));
     }
     v
 }
@@ -318,6 +325,19 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     if let Some(ic) = &m.instruction_counter {
         v.push(("Instructions counted by".into(), ic.clone()));
     }
+    for c in &m.checks {
+        let outcome = if c.passed { "passed" } else { "FAILED" };
+        v.push(("Check".into(), format!("{}: {outcome} ({})", c.what, c.detail)));
+    }
+    if let Some((fraction, wall)) = m.end.as_ref().and_then(|e| Some((e.timed_fraction()?, e.wall_s?))) {
+        v.push((
+            "Timed fraction".into(),
+            format!(
+                "{:.0}% of {wall:.0} s inside timed regions (wall time of read databases, verification, warm-up and rounds; builds and counting not included)",
+                fraction * 100.0
+            ),
+        ));
+    }
     v
 }
 
@@ -340,6 +360,9 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
                 delta_line(&c.comparison)
             ));
         }
+    }
+    for c in m.checks.iter().filter(|c| !c.passed) {
+        out.push(format!("CHECK FAILED: {}: {}; instruction counts may not repeat", c.what, c.detail));
     }
     for f in &m.failures {
         out.push(format!(

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::manifest::{control_of, parse_version, release_key};
+use crate::runner::runfile::{Check, End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
-use crate::runner::runfile::{End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -152,6 +152,8 @@ pub struct ReportModel {
     pub newest: Option<String>,
     pub sections: Vec<Section>,
     pub failures: Vec<Failure>,
+    /// What the run checked about itself (instruction counts repeating exactly).
+    pub checks: Vec<Check>,
     pub end: Option<End>,
     pub instruction_counter: Option<String>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
@@ -280,6 +282,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         overhead: engine_overhead(&blocks, &rule),
         sections,
         failures: data.failures.clone(),
+        checks: data.checks.clone(),
         end: data.end.clone(),
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
@@ -365,8 +368,7 @@ fn section(
     };
     let resolution = half_widths(vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect())
         .or_else(|| half_widths(ranked.iter().filter_map(|r| r.vs_fastest.as_ref()).collect()));
-    let real: BTreeMap<String, Rounds> =
-        tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    let real: BTreeMap<String, Rounds> = tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
     Section {
         engine,
         workload,
@@ -407,9 +409,7 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
             tag: t.to_string(),
             summary: summaries[t].clone(),
             instructions_per_entry: b.counts.get(*t).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>())),
-            vs_fastest: fastest
-                .filter(|f| f != t)
-                .and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
+            vs_fastest: fastest.filter(|f| f != t).and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
         })
         .collect();
     rows.sort_by_key(|r| r.rank);
@@ -443,9 +443,7 @@ fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> V
 }
 
 /// Per workload: every engine and tag must read the same data.
-fn checksum_agreement_by_workload(
-    samples: &[Sample],
-) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
+fn checksum_agreement_by_workload(samples: &[Sample]) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
     let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.counted) {
         by_workload.entry(s.workload).or_default().push(s);

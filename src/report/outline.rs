@@ -78,7 +78,9 @@ pub fn report(m: &ReportModel) -> Document {
     }
     if !m.overhead.is_empty() {
         d.heading(1, "Harness overhead (Rust / C)");
-        d.para("The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.");
+        d.para(
+            "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.",
+        );
         d.table(cells::overhead_cells(m));
     }
     let problems = cells::problem_lines(m);

@@ -4,10 +4,10 @@
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
-use super::model::{ReportModel, Section};
-use crate::manifest::release_key;
 use super::cells::short_tag;
+use super::model::{ReportModel, Section};
 use super::{Exporter, Output};
+use crate::manifest::release_key;
 
 pub struct Svg;
 

@@ -14,8 +14,9 @@ use crate::manifest::{FileHashes, Match};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
-/// of the instruction-counting pass, `counted`, which a reader of 1 would take for times).
-pub const SCHEMA: u32 = 2;
+/// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
+/// 3: `check` records, such as the determinism check of instruction counts).
+pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -151,9 +152,15 @@ pub struct Failure {
     pub engine: Engine,
     pub tag: String,
     pub workload: Option<Workload>,
-    /// `prepare` (building the read database) or `run`.
+    /// `prepare` (building the read database), `verify` (its checksums) or `run`.
     pub stage: String,
     pub error: String,
+}
+
+impl Failure {
+    pub fn in_round(self, round: u32) -> Failure {
+        Failure { round: Some(round), ..self }
+    }
 }
 
 /// Why a run ended; written as `rounds`, `time-budget`, `target-ci`, `interrupted`, `decided`.
@@ -189,6 +196,28 @@ pub struct End {
     pub reason: EndReason,
     pub rounds: u32,
     pub finished: String,
+    /// Wall time of this session's schedule: read databases, verification, warm-up and
+    /// measured rounds (not the builds, not the counting pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// The sum of this session's recorded timed regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_s: Option<f64>,
+}
+
+impl End {
+    /// The share of the session's wall time spent inside timed regions.
+    pub fn timed_fraction(&self) -> Option<f64> {
+        Some(self.timed_s? / self.wall_s.filter(|w| *w > 0.0)?)
+    }
+}
+
+/// Something the run checked about itself, e.g. that instruction counts repeat exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub what: String,
+    pub passed: bool,
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -197,6 +226,7 @@ pub enum Record {
     Header(Box<Header>),
     Sample(Sample),
     Failure(Failure),
+    Check(Check),
     End(End),
 }
 
@@ -206,6 +236,7 @@ pub struct RunData {
     pub header: Header,
     pub samples: Vec<Sample>,
     pub failures: Vec<Failure>,
+    pub checks: Vec<Check>,
     /// Absent when the run was cut off before it could say why it ended.
     pub end: Option<End>,
     pub path: Option<PathBuf>,
@@ -272,8 +303,14 @@ pub fn load(path: &Path) -> Result<RunData> {
             Record::Header(h) => *h,
             _ => unreachable!("checked the type above"),
         };
-    let mut data =
-        RunData { header, samples: Vec::new(), failures: Vec::new(), end: None, path: Some(path.to_path_buf()) };
+    let mut data = RunData {
+        header,
+        samples: Vec::new(),
+        failures: Vec::new(),
+        checks: Vec::new(),
+        end: None,
+        path: Some(path.to_path_buf()),
+    };
     while let Some((i, line)) = lines.next() {
         let line = line?;
         if line.trim().is_empty() {
@@ -282,6 +319,7 @@ pub fn load(path: &Path) -> Result<RunData> {
         match serde_json::from_str::<Record>(&line) {
             Ok(Record::Sample(s)) => data.samples.push(s),
             Ok(Record::Failure(f)) => data.failures.push(f),
+            Ok(Record::Check(c)) => data.checks.push(c),
             Ok(Record::End(e)) => data.end = Some(e),
             Ok(Record::Header(_)) => bail!("{}:{}: a second header", path.display(), i + 1),
             // A kill in the middle of a write leaves a partial last line: that one is dropped.
