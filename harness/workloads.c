@@ -105,6 +105,12 @@ static const unsigned char *key_bytes(const struct dataset *d, size_t j) {
     return d->str_keys ? d->strings + j * 16 : (const unsigned char *)&d->keys[j];
 }
 
+/* Key j into the reused key buffer: fixed-size copies, inlined, as KeyBuffer::fill. */
+static inline void fill_key(const struct dataset *d, unsigned char *key, size_t j) {
+    if (d->str_keys) memcpy(key, d->strings + j * 16, 16);
+    else memcpy(key, &d->keys[j], 4);
+}
+
 /* One reused value buffer, filled in write order as LmdbJava's writer fills rwVal. */
 struct values { unsigned char *buf; size_t pool_offset; };
 
@@ -114,7 +120,7 @@ static inline const unsigned char *fill_value(const struct dataset *d, struct va
         v->pool_offset += d->vs;
         if (v->pool_offset >= POOL_BYTES - d->vs) v->pool_offset = 0;
     } else {
-        memcpy(v->buf, &d->keys[j], d->vs < 4 ? d->vs : 4);
+        memcpy(v->buf, &d->keys[j], 4); /* a fixed-size store: validate() ensures 4 bytes */
     }
     return v->buf;
 }
@@ -158,7 +164,7 @@ __attribute__((noinline)) int timed_read_key(MDB_cursor *cur, const struct datas
                                              const char **call) {
     MDB_val k, v;
     for (size_t j = 0; j < d->n; j++) {
-        memcpy(key, key_bytes(d, j), d->ks);
+        fill_key(d, key, j);
         k.mv_size = d->ks; k.mv_data = key;
         int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc) { *call = "mdb_cursor_get(MDB_SET_KEY)"; return rc; }
@@ -213,7 +219,7 @@ __attribute__((noinline)) int timed_write(struct env *e, const struct dataset *d
     if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
     if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
     for (size_t j = 0; j < d->n; j++) {
-        memcpy(key, key_bytes(d, j), d->ks);
+        fill_key(d, key, j);
         k.mv_size = d->ks; k.mv_data = key;
         v.mv_size = d->vs; v.mv_data = (void *)fill_value(d, vals, j);
         if ((rc = mdb_cursor_put(cur, &k, &v, flags))) {

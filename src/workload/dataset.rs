@@ -141,10 +141,8 @@ impl ValueWriter<'_> {
     #[inline(always)]
     pub fn fill(&mut self, j: usize) -> &[u8] {
         match self.data.values {
-            ValueKind::Fixed => {
-                let n = INT_BYTES.min(self.buf.len());
-                self.buf[..n].copy_from_slice(&self.data.keys[j].to_ne_bytes()[..n]);
-            }
+            // A fixed-size store (validate() guarantees 4 bytes), not a call to memcpy.
+            ValueKind::Fixed => self.buf[..INT_BYTES].copy_from_slice(&self.data.keys[j].to_ne_bytes()),
             ValueKind::Random => {
                 let vs = self.buf.len();
                 self.buf.copy_from_slice(&self.data.pool[self.pool_offset..self.pool_offset + vs]);

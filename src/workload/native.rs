@@ -43,10 +43,14 @@ impl KeyBuffer {
         KeyBuffer { bytes: [0; dataset::STRING_KEY_BYTES], size: data.key_size() }
     }
 
-    /// Key `j` (a write position) as an MDB_val over this buffer.
+    /// Key `j` (a write position) as an MDB_val over this buffer. Fixed-size copies, so
+    /// each is a store or two rather than a call to memcpy.
     #[inline(always)]
     fn fill(&mut self, data: &Dataset, j: usize) -> MDB_val {
-        self.bytes[..self.size].copy_from_slice(data.key(j));
+        match data.key_kind {
+            KeyKind::Int => self.bytes[..dataset::INT_BYTES].copy_from_slice(&data.keys[j].to_ne_bytes()),
+            KeyKind::Str16 => self.bytes.copy_from_slice(&data.key_strings[j * 16..j * 16 + 16]),
+        }
         MDB_val { mv_size: self.size, mv_data: self.bytes.as_mut_ptr() as *mut _ }
     }
 }
