@@ -155,6 +155,7 @@ impl<'a> Bisector<'a> {
             metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
+            shard: None,
         };
         let header = Header {
             schema: SCHEMA,
@@ -165,6 +166,7 @@ impl<'a> Bisector<'a> {
             tags: Vec::new(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
+            parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header)?;
