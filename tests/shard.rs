@@ -156,6 +156,18 @@ fn time_runs_merge_only_their_counts() {
     assert_eq!(tags, ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.19", "LMDB_0.9.33"], "every tag status is kept");
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&out)));
     assert!(md.contains("instr/entry") && md.contains("LMDB_0.9.19"), "{md}");
+
+    // Time runs without a counting pass leave nothing to merge.
+    let uncounted = |p: &Path| {
+        let mut rs = records(p);
+        rs[0]["plan"].as_object_mut().unwrap().remove("count_entries");
+        rs.retain(|r| r.get("counted").is_none());
+        write_records(p, &rs);
+    };
+    uncounted(&a);
+    uncounted(&b);
+    let e = merge_err(&[&a, &b], &["--drop-time"], &dir.path().join("none.jsonl"));
+    assert!(e.contains("a.jsonl has no instruction counts"), "{e}");
 }
 
 #[test]

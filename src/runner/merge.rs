@@ -28,9 +28,9 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
     if time && named.len() > 1 && !drop_time {
         bail!(
             "these are time runs, and time samples from separate runs cannot be merged: they were not \
-                 interleaved in one set of rounds and usually come from different machines, so comparing \
-                 them would measure the machines, not LMDB. Merge their instruction counts only with \
-                 --drop-time (runs made with --with-instructions), or report each run on its own"
+             interleaved in one set of rounds and usually come from different machines, so comparing \
+             them would measure the machines, not LMDB. Merge their instruction counts only with \
+             --drop-time (runs made with --with-instructions), or report each run on its own"
         );
     }
     let named = if time && drop_time {
@@ -150,8 +150,9 @@ fn check_shards(runs: &[(String, RunData)]) -> Result<()> {
 
 /// A time run reduced to its instruction-counting pass, as an instruction run of one round.
 fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
-    let Some(entries) = r.header.plan.count_entries else {
-        bail!("{name} has no instruction counts (it was measured without --with-instructions): --drop-time would leave nothing");
+    let entries = r.header.plan.count_entries.filter(|_| r.samples.iter().any(|s| s.counted));
+    let Some(entries) = entries else {
+        bail!("{name} has no instruction counts (measured without --with-instructions?): --drop-time leaves nothing");
     };
     r.samples.retain(|s| s.counted);
     r.samples.iter_mut().for_each(|s| s.counted = false);

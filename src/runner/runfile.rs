@@ -85,6 +85,9 @@ pub struct Shard {
 impl Shard {
     /// Shard `index`/`count` of `tags`; an error when it would hold no tag.
     pub fn new(index: u32, count: u32, mut tags: Vec<String>) -> Result<Shard> {
+        if !(1..=count).contains(&index) {
+            bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
+        }
         tags.sort_by_key(|t| release_key(t));
         let shard = Shard { index, count, tags };
         if shard.own().is_empty() {
