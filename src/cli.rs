@@ -59,6 +59,8 @@ pub enum Command {
         #[arg(long, value_enum)]
         metric: Option<crate::runner::runfile::Metric>,
     },
+    /// Merge run files (the shards of one run) into one run file, for `report`.
+    Merge(cmd::merge::MergeArgs),
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
         old: PathBuf,
@@ -109,6 +111,7 @@ pub fn main() -> Result<()> {
         Command::Report { file, format, baseline, out_dir, metric } => {
             cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
         }
+        Command::Merge(args) => cmd::merge::run(&args),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::Bisect(mut args) => {

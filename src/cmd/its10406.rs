@@ -58,6 +58,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         out: Some(args.out_dir.join("runs").join(format!("its-10406-{stamp}.jsonl"))),
         resume: None,
         summary_json: false,
+        shard: None,
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
         build: args.build.clone(),

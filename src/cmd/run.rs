@@ -9,7 +9,7 @@ use crate::compile::BuildKind;
 use crate::environment::Environment;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, SCHEMA};
+use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -65,6 +65,10 @@ pub struct RunArgs {
     /// Print one JSON array of summaries instead of the report.
     #[arg(long)]
     pub summary_json: bool,
+    /// Measure only shard K of N (e.g. 2/4): the tags in release order, every N-th from
+    /// the K-th; `merge` joins the shards' run files.
+    #[arg(long, value_name = "K/N", value_parser = |s: &str| runfile::parse_shard(s))]
+    pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub workload: WorkloadConfig,
     #[command(flatten)]
@@ -184,11 +188,13 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
-    let Prepared { tags, mut units, failures } = prepare_units(&args.tags, &args.engine, &args.build)?;
+    let shard = shard_of(args)?;
+    let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
+    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    if let Some(c) = &args.control {
+    if let Some(c) = args.control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
     }
     let plan = Plan {
@@ -201,6 +207,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time)
             .then(|| args.count_entries.clamp(1, args.workload.entries.max(1))),
+        shard,
     };
     let header = Header {
         schema: SCHEMA,
@@ -211,6 +218,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         tags,
         environment: Environment::capture(),
         instruction_counter: None,
+        parts: Vec::new(),
     };
     let counter = instruction_counter(&header)?;
     let header =
@@ -245,6 +253,28 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, &out)
+}
+
+/// `--shard K/N` over the tags the spec names.
+fn shard_of(args: &RunArgs) -> Result<Option<Shard>> {
+    let Some((k, n)) = args.shard else { return Ok(None) };
+    let m = super::manifest()?;
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git.is_some();
+    let tags = crate::tags::parse_spec(&m, &args.tags, git)?.iter().map(|w| w.label()).collect();
+    let shard = Shard::new(k, n, tags)?;
+    eprintln!("shard {shard}: {}", shard.own().join(", "));
+    Ok(Some(shard))
+}
+
+/// Whether this run measures `tag` (a control is measured by the shard holding its tag).
+fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
+    let Some(s) = shard else { return true };
+    let own = s.own();
+    let held = own.contains(&tag) || own.contains(&crate::manifest::normalize_tag(tag).as_str());
+    if !held {
+        eprintln!("--control {tag}: measured by the shard that holds {tag}, not by shard {s}");
+    }
+    held
 }
 
 /// The units of `tag` again, labelled as its control.

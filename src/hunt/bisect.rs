@@ -164,6 +164,7 @@ impl<'a> Bisector<'a> {
             metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
+            shard: None,
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let header = Header {
@@ -175,6 +176,7 @@ impl<'a> Bisector<'a> {
             tags: Vec::new(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
+            parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header)?;

@@ -4,6 +4,7 @@
 //! run file as they arrive.
 
 pub mod counter;
+pub mod merge;
 pub mod pool;
 pub mod protocol;
 pub mod runfile;

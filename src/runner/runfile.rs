@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
-use crate::manifest::{FileHashes, Match};
+use crate::manifest::{release_key, FileHashes, Match};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
@@ -61,11 +61,64 @@ pub struct Plan {
     /// (`--with-instructions`); None when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_entries: Option<u32>,
+    /// Set when this run is one shard of a larger one (`run --shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Plan {
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
+    }
+}
+
+/// Shard `index` of `count`: the whole run's tags in release order, the i-th (from 0) in
+/// shard i mod count + 1. A tag keeps all its engines and its control in one shard, so
+/// each tag is built once and what is compared within a tag stays on one machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    /// Every tag of the whole (unsharded) run, in release order.
+    pub tags: Vec<String>,
+}
+
+impl Shard {
+    /// Shard `index`/`count` of `tags`; an error when it would hold no tag.
+    pub fn new(index: u32, count: u32, mut tags: Vec<String>) -> Result<Shard> {
+        if !(1..=count).contains(&index) {
+            bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
+        }
+        tags.sort_by_key(|t| release_key(t));
+        let shard = Shard { index, count, tags };
+        if shard.own().is_empty() {
+            bail!(
+                "shard {index}/{count} holds no tag: the run has {} tag(s), so use at most {} shard(s)",
+                shard.tags.len(),
+                shard.tags.len()
+            );
+        }
+        Ok(shard)
+    }
+
+    /// The tags this shard measures.
+    pub fn own(&self) -> Vec<&str> {
+        self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).map(String::as_str).collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// `K/N` as `run --shard` takes it: 1 ≤ K ≤ N.
+pub fn parse_shard(s: &str) -> Result<(u32, u32)> {
+    let parsed = s.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((k, n)) if (1..=n).contains(&k) => Ok((k, n)),
+        _ => bail!("expected K/N with 1 ≤ K ≤ N, e.g. 2/4"),
     }
 }
 
@@ -112,6 +165,20 @@ pub struct Header {
     /// How instructions were counted, when they were.
     #[serde(default)]
     pub instruction_counter: Option<String>,
+    /// The runs this one was merged from (`merge`), each with its own machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
+}
+
+/// One run of a merged file: where it came from and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// The run file's name (without its directory).
+    pub file: String,
+    /// `K/N` when the run was a shard.
+    pub shard: Option<String>,
+    pub tags: Vec<String>,
+    pub environment: Environment,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,6 +314,34 @@ impl RunData {
     pub fn completed_rounds(&self) -> u32 {
         self.samples.iter().filter(|s| !s.counted).map(|s| s.round + 1).max().unwrap_or(0)
     }
+
+    /// The entries a sample's pass ran: the counting pass may run fewer than the rounds.
+    pub fn entries_of(&self, s: &Sample) -> u32 {
+        let h = &self.header;
+        if s.counted {
+            h.plan.count_entries.unwrap_or(h.config.entries)
+        } else {
+            h.config.entries
+        }
+    }
+
+    /// Writes the run as a new run file: header, failures, samples, checks, end.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut w = RunWriter::create(path, &self.header)?;
+        for f in &self.failures {
+            w.append(&Record::Failure(f.clone()))?;
+        }
+        for s in &self.samples {
+            w.append(&Record::Sample(s.clone()))?;
+        }
+        for c in &self.checks {
+            w.append(&Record::Check(c.clone()))?;
+        }
+        if let Some(e) = &self.end {
+            w.append(&Record::End(e.clone()))?;
+        }
+        Ok(())
+    }
 }
 
 pub struct RunWriter {
@@ -347,6 +442,40 @@ mod tests {
             assert_eq!(json, format!("\"{text}\""));
             assert_eq!(serde_json::from_str::<EndReason>(&json).unwrap(), reason);
             assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn shards_partition_the_tags_round_robin_in_release_order() {
+        let tags: Vec<String> =
+            ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(String::from).to_vec();
+        let own = |k| Shard::new(k, 2, tags.clone()).unwrap().own().join(",");
+        assert_eq!(own(1), "LMDB_0.9.9,LMDB_0.9.21,abc1234");
+        assert_eq!(own(2), "LMDB_0.9.18,LMDB_0.9.33");
+        // The same whatever order the tags were asked in; every tag in exactly one shard.
+        let mut reversed = tags.clone();
+        reversed.reverse();
+        for n in 1..=5 {
+            let mut union: Vec<String> = (1..=n)
+                .flat_map(|k| {
+                    Shard::new(k, n, reversed.clone()).unwrap().own().iter().map(|t| t.to_string()).collect::<Vec<_>>()
+                })
+                .collect();
+            union.sort();
+            let mut all = tags.clone();
+            all.sort();
+            assert_eq!(union, all, "{n} shards");
+        }
+        let e = Shard::new(6, 6, tags.clone()).unwrap_err().to_string();
+        assert!(e.contains("holds no tag") && e.contains("at most 5"), "{e}");
+    }
+
+    #[test]
+    fn shard_arguments_are_k_of_n() {
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"] {
+            let e = parse_shard(bad).unwrap_err().to_string();
+            assert!(e.contains("K/N"), "{bad}: {e}");
         }
     }
 
