@@ -366,8 +366,8 @@ impl Schedule<'_> {
         self.check_determinism(&ready, scratch.path(), &samples, w)
     }
 
-    /// Counts are taken once per unit, which is only sound if they repeat exactly: count
-    /// one unit (the first counted sample's) again and record whether they agree.
+    /// Counts are taken once per unit, which is only sound if they repeat: count one
+    /// unit's workload (the first counted sample's) again and record whether they agree.
     fn check_determinism(&self, ready: &Ready, scratch: &Path, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
         let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
         let Some(u) = self.units.iter().find(|u| u.engine == first.engine && u.tag == first.tag) else { return Ok(()) };
@@ -379,20 +379,19 @@ impl Schedule<'_> {
         let again = lines.iter().find(|l| l.workload == Some(first.workload)).and_then(|l| l.instructions.first());
         let before = first.instructions.unwrap_or_default();
         let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
+        // Counts may differ by a few instructions where glibc's memcpy takes another path
+        // for another buffer alignment; what matters is that this stays far below the
+        // tolerance counts are judged with.
+        let allowed = stats::family::Rule::default().count_tolerance / 10.0;
         let check = match again {
-            Some(&n) => Check { what, passed: n == before, detail: format!("{before} then {n} instructions") },
+            Some(&n) => {
+                let off = (n as f64 - before as f64).abs() / (before.max(1) as f64);
+                let detail = format!("{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
+                Check { what, passed: off <= allowed, detail }
+            }
             None => Check { what, passed: false, detail: death.unwrap_or_else(|| "the second count failed".into()) },
         };
         w.append(&Record::Check(check))
-    }
-
-    /// The worker invocations of one unit: all workloads in one process, or (under
-    /// callgrind, whose total covers a whole process) one process per workload.
-    fn jobs_of<'u>(&self, u: &'u Unit, workloads: Vec<Workload>) -> Vec<Job<'u>> {
-        match self.counter_for(u) {
-            Some(Counter::Callgrind { .. }) => workloads.into_iter().map(|w| Job { unit: u, batch: vec![w] }).collect(),
-            _ => vec![Job { unit: u, batch: workloads }],
-        }
     }
 
     /// The counter a unit's worker uses: perf only inside the Rust worker.
@@ -414,18 +413,15 @@ impl Schedule<'_> {
             .copied()
             .filter(|w| !w.is_read() || ready.checksums.contains_key(&(u.engine, u.tag.clone(), *w)))
             .collect();
-        let mut out = Vec::new();
-        for job in self.jobs_of(u, workloads) {
-            if self.interrupted.load(Ordering::SeqCst) {
-                break;
-            }
-            let (lines, death) = self.invoke(&job, ready, scratch);
-            if warm || self.interrupted.load(Ordering::SeqCst) {
-                continue;
-            }
-            out.extend(self.record(&job, round, ready, lines, death));
+        let job = Job { unit: u, batch: workloads };
+        if job.batch.is_empty() || self.interrupted.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
         }
-        Ok(out)
+        let (lines, death) = self.invoke(&job, ready, scratch);
+        if warm || self.interrupted.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
+        Ok(self.record(&job, round, ready, lines, death))
     }
 
     /// Runs one worker invocation (under callgrind when counting there) and returns its
@@ -439,7 +435,7 @@ impl Schedule<'_> {
             args.extend(["--dir".into(), db.into()]);
         }
         args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
-        // A callgrind total covers the process: one repetition per process then.
+        // Callgrind dumps a part per timed call: one repetition per workload then.
         let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.plan.iterations };
         args.extend(["--iterations".into(), iterations.to_string().into()]);
         if counter == Some(Counter::Perf) {
@@ -454,15 +450,16 @@ impl Schedule<'_> {
             return run_worker(c);
         };
         // Parallel jobs each need their own profile file.
-        let profile = scratch.join(format!("callgrind-{}-{}-{}.out", u.engine, sanitize(&u.tag), names.join("+")));
-        let _ = std::fs::remove_file(&profile);
-        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile));
+        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
+        counter::remove_profile(&profile);
+        let functions: Vec<&str> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
+        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile, &functions));
         if death.is_some() {
             return (lines, death);
         }
-        match counter::callgrind_total(&profile) {
-            Ok(total) => {
-                lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total]);
+        match counter::callgrind_parts(&profile) {
+            Ok(parts) => {
+                assign_parts(job, &mut lines, parts);
                 (lines, None)
             }
             Err(e) => (lines, Some(format!("{e:#}"))),
@@ -518,6 +515,23 @@ impl Schedule<'_> {
 
 fn unit_failure(u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
     Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+}
+
+/// Gives each workload's line the count of the profile part its timed function dumped.
+/// Parts come in call order; a workload that failed before its timed call has none, and a
+/// line left without a count is a failure, not a sample without one.
+fn assign_parts(job: &Job, lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
+    let mut parts = parts.into_iter().peekable();
+    for w in &job.batch {
+        let function = counter::timed_function(job.unit.engine, *w);
+        let part = parts.next_if(|p| p.trigger == function);
+        for l in lines.iter_mut().filter(|l| l.workload == Some(*w) && l.error.is_none()) {
+            match &part {
+                Some(p) => l.instructions = vec![p.instructions],
+                None => l.error = Some(format!("callgrind dumped no count for {function}")),
+            }
+        }
+    }
 }
 
 /// Appends records to the run file and returns the samples among them.
