@@ -3,6 +3,7 @@
 //! against both ends, built on demand, skipped when it cannot be built or measured.
 //! Ctrl-C is no skip: it stops the search, which returns what it decided so far.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
@@ -53,6 +54,9 @@ pub struct Bisector<'a> {
     /// Every line printed, for the caller to keep.
     pub log: Vec<String>,
     runs: usize,
+    /// Instruction counts already taken in this search, by label: they repeat (every
+    /// counting run checks so), so the ends are counted once, not at every probe.
+    counted: BTreeMap<String, Vec<Sample>>,
 }
 
 /// The end of a search phase, with the measured step.
@@ -84,7 +88,7 @@ impl<'a> Bisector<'a> {
             Some(p) => Some(GitRepo::open(p)?),
             None => None,
         };
-        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0 })
+        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0, counted: BTreeMap::new() })
     }
 
     fn say(&mut self, line: String) {
@@ -143,7 +147,16 @@ impl<'a> Bisector<'a> {
             max_rounds: s.max_rounds,
             warmup: s.warmup,
         };
-        self.run_pass(name, units, stop, pass)
+        if s.metric == Metric::Time {
+            return self.run_pass(name, units, stop, pass);
+        }
+        let fresh: Vec<Unit> = units.iter().filter(|u| !self.counted.contains_key(&u.tag)).cloned().collect();
+        if !fresh.is_empty() {
+            for x in self.run_pass(name, fresh, stop, pass)? {
+                self.counted.entry(x.tag.clone()).or_default().push(x);
+            }
+        }
+        Ok(units.iter().filter_map(|u| self.counted.get(&u.tag)).flatten().cloned().collect())
     }
 
     fn run_pass(
@@ -204,7 +217,12 @@ impl<'a> Bisector<'a> {
 
     fn fmt_values(&self, xs: &Rounds) -> String {
         let unit = crate::report::model::unit_label(self.settings.metric);
-        let v: Vec<f64> = xs.values().copied().collect();
+        // Counts come in millions per run; shown per entry, as every report shows them.
+        let scale = match self.settings.metric {
+            Metric::Time => 1.0,
+            Metric::Instructions => 1e6 / self.settings.count_entries.max(1) as f64,
+        };
+        let v: Vec<f64> = xs.values().map(|x| x * scale).collect();
         match stats::summarize(&v) {
             Some(s) => format!("{} {unit} n={}", cells::num(s.median), s.n),
             None => "no samples".into(),

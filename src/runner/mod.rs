@@ -386,7 +386,11 @@ impl Schedule<'_> {
         let check = match again {
             Some(&n) => {
                 let off = (n as f64 - before as f64).abs() / (before.max(1) as f64);
-                let detail = format!("{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
+                let detail = format!(
+                    "{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)",
+                    off * 100.0,
+                    allowed * 100.0
+                );
                 Check { what, passed: off <= allowed, detail }
             }
             None => Check { what, passed: false, detail: death.unwrap_or_else(|| "the second count failed".into()) },
