@@ -166,6 +166,8 @@ fn synthetic_run(dir: &Path) -> PathBuf {
         {
             let mut t = template.clone();
             t["tag"] = json!(format!("{tag}{suffix}"));
+            // As long as a git checkout's: the text's Builds table must still fit 80 columns.
+            t["provenance"] = json!(format!("git commit {} (cache)", "0".repeat(40)));
             t["builds"][0]["label"] = t["tag"].clone();
             t["builds"][0]["toolchain"]["compiler"] = json!(compiler);
             t["builds"][0]["toolchain"]["version"] = json!(version);

@@ -194,11 +194,19 @@ pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
     c
 }
 
+/// Every build: its sources, match, compiler and flags. With several toolchains the tag
+/// and the toolchain stand in columns of their own, so that the tag and its sources still
+/// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let mut c = Cells::new(&["Tag", "status", "sources", "match", "compiler", "flags"], 0, 6);
+    let toolchains = m.tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some());
+    let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
+    if toolchains {
+        header.insert(1, "toolchain");
+    }
+    let mut c = Cells::new(&header, 0, header.len());
     for t in &m.tags {
         let b = t.builds.first();
-        let row = vec![
+        let mut row = vec![
             t.tag.clone(),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             // Why a tag is missing is told under Problems, in full.
@@ -207,6 +215,10 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
+        if toolchains {
+            row[0] = crate::manifest::split_toolchain(&t.tag).0.to_string();
+            row.insert(1, super::model::toolchain_name(&t.tag, &m.tags));
+        }
         c.push(row, false);
     }
     c
