@@ -114,10 +114,8 @@ pub enum Event<'a> {
 /// before its other toolchains' builds find them in the cache.
 pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Event) + Sync)) -> Vec<TagStatus> {
     let (nt, nw) = (opts.toolchains.len(), targets.len());
-    let units: Vec<(usize, &Want, &MatrixToolchain)> = (0..nt * nw)
-        .map(|i| (i / nw, i % nw))
-        .map(|(t, w)| (w * nt + t, &targets[w], &opts.toolchains[t]))
-        .collect();
+    let units: Vec<(usize, &Want, &MatrixToolchain)> =
+        (0..nt * nw).map(|i| (i / nw, i % nw)).map(|(t, w)| (w * nt + t, &targets[w], &opts.toolchains[t])).collect();
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<TagStatus>>> = Mutex::new(vec![None; units.len()]);
     let jobs = opts.jobs.max(1).min(units.len().max(1));

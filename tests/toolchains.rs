@@ -36,7 +36,8 @@ fn bad_toolchain_lists_are_refused_before_anything_is_built() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
     // Two spellings of one compiler would give two builds one label.
-    let out = lmdb_regress().args(["build", "--tags", "0.9.33", "--toolchain", "gcc:-O2,/usr/bin/gcc:-O2"]).output().unwrap();
+    let out =
+        lmdb_regress().args(["build", "--tags", "0.9.33", "--toolchain", "gcc:-O2,/usr/bin/gcc:-O2"]).output().unwrap();
     assert!(!out.status.success());
     assert!(stderr(&out).contains("both named \"gcc -O2\""), "{}", stderr(&out));
 }
@@ -156,14 +157,16 @@ fn bisect_searches_once_per_toolchain() {
 /// clang -O2, 10 rounds. clang writes 10% slower than gcc on both tags; readSeq is the
 /// same under both; 0.9.33 writes 10% slower than 0.9.18 under both.
 fn synthetic_run(dir: &Path) -> PathBuf {
-    let fixed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/run-fixed.jsonl")).unwrap();
+    let fixed =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/run-fixed.jsonl")).unwrap();
     let mut header: Value = serde_json::from_str(fixed.lines().next().unwrap()).unwrap();
     let template = header["tags"][1].clone();
     let mut tags = Vec::new();
     for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
-        for (suffix, compiler, version) in
-            [("", "gcc", "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"), (" (clang -O2)", "clang", "Debian clang version 14.0.6")]
-        {
+        for (suffix, compiler, version) in [
+            ("", "gcc", "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"),
+            (" (clang -O2)", "clang", "Debian clang version 14.0.6"),
+        ] {
             let mut t = template.clone();
             t["tag"] = json!(format!("{tag}{suffix}"));
             // As long as a git checkout's: the text's Builds table must still fit 80 columns.

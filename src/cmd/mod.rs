@@ -30,7 +30,9 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
     let resolver = Resolver::from_env(args.git.clone())?;
     let toolchains = match &args.toolchain {
         Some(list) => MatrixToolchain::named(list.0.iter().map(Toolchain::of).collect::<Result<_>>()?)?,
-        None => vec![MatrixToolchain::only(Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?)],
+        None => {
+            vec![MatrixToolchain::only(Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?)]
+        }
     };
     Ok(MatrixOptions {
         resolver,

@@ -268,8 +268,12 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let mut tags: Vec<&str> =
-        h.tags.iter().filter(|t| t.status == runfile::Status::Built).map(|t| crate::manifest::base_of(&t.tag)).collect();
+    let mut tags: Vec<&str> = h
+        .tags
+        .iter()
+        .filter(|t| t.status == runfile::Status::Built)
+        .map(|t| crate::manifest::base_of(&t.tag))
+        .collect();
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;

@@ -446,7 +446,7 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
             rank: 1 + faster_than[t],
             tag: t.to_string(),
             summary: summaries[t].clone(),
-            instructions_per_entry: b.counts.get(*t).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>())),
+            instructions_per_entry: count_median(b, t),
             vs_fastest: fastest
                 .filter(|f| f != t)
                 .and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
@@ -454,6 +454,11 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
         .collect();
     rows.sort_by_key(|r| r.rank);
     rows
+}
+
+/// A label's instructions per entry, when counted.
+fn count_median(b: &Blocks, label: &str) -> Option<f64> {
+    b.counts.get(label).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>()))
 }
 
 /// Per tag measured under several toolchains: each section's builds against the
@@ -502,7 +507,8 @@ fn toolchain_table(
         .map(|s| labels[1..].iter().filter(|l| blocks(s).values.contains_key(**l)).count())
         .sum();
     let mut rows = Vec::new();
-    for s in sections {
+    // A section without the reference's build has nothing to compare with.
+    for s in sections.iter().filter(|s| blocks(s).values.contains_key(reference)) {
         let b = blocks(s);
         for l in labels.iter().filter(|l| b.values.contains_key(**l)) {
             let Some(summary) = stats::summarize(&b.values[*l].values().copied().collect::<Vec<_>>()) else { continue };
@@ -512,8 +518,10 @@ fn toolchain_table(
                 toolchain: toolchain_name(l, tags),
                 label: l.to_string(),
                 summary,
-                instructions_per_entry: b.counts.get(*l).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>())),
-                vs_reference: (*l != reference).then(|| delta(b, reference, l, DeltaKind::Toolchain, family, rule)).flatten(),
+                instructions_per_entry: count_median(b, l),
+                vs_reference: (*l != reference)
+                    .then(|| delta(b, reference, l, DeltaKind::Toolchain, family, rule))
+                    .flatten(),
             });
         }
     }
