@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
+use crate::matrix::MatrixOptions;
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
 use crate::workload::{Workload, WorkloadConfig};
@@ -56,10 +57,26 @@ pub struct BisectArgs {
     pub given: std::collections::BTreeSet<String>,
 }
 
+/// One search per toolchain (`--toolchain`), each in a folder of its own when there are
+/// several.
 pub fn run(args: &BisectArgs) -> Result<()> {
     args.workload_cfg.validate()?;
+    let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
+    let root = args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{}", super::stamp())));
+    let several = all.toolchains.len() > 1;
+    for tc in &all.toolchains {
+        let name = tc.toolchain.name();
+        if several {
+            println!("== bisecting under {name} ==");
+        }
+        let run_dir = if several { root.join(crate::compile::sanitize(&name)) } else { root.clone() };
+        bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir)?;
+    }
+    Ok(())
+}
+
+fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
-    let opts = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
     let git = opts.resolver.git.is_some();
     let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
     for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
@@ -85,7 +102,6 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         },
         _ => None,
     };
-    let stamp = super::stamp();
     let settings = Settings {
         workload: args.workload,
         cfg: args.workload_cfg.clone(),
@@ -95,7 +111,7 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
         max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
         warmup: if instructions { 0 } else { 1 },
-        run_dir: args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{stamp}"))),
+        run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
         count_entries: if args.given.contains("entries") {
@@ -108,6 +124,10 @@ pub fn run(args: &BisectArgs) -> Result<()> {
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
     let mut b = Bisector::new(&m, opts, settings, counter)?;
+    let tc = b.toolchain();
+    let line = format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "));
+    println!("{line}");
+    b.log.push(line);
     if let Some(c) = &b.counter {
         b.log.push(format!("instructions counted by {}", c.describe()));
         println!("instructions counted by {}", c.describe());

@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
-use crate::matrix::{self, MatrixOptions, Status, TagStatus};
+use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status, TagStatus};
 use crate::source::{Resolver, Want};
 use args::BuildArgs;
 
@@ -29,9 +29,15 @@ pub fn harness_c_path() -> PathBuf {
 
 pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixOptions> {
     let resolver = Resolver::from_env(args.git.clone())?;
+    let toolchains = match &args.toolchain {
+        Some(list) => MatrixToolchain::named(list.0.iter().map(Toolchain::of).collect::<Result<_>>()?)?,
+        None => {
+            vec![MatrixToolchain::only(Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?)]
+        }
+    };
     Ok(MatrixOptions {
         resolver,
-        toolchain: Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?,
+        toolchains,
         harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
         kinds,
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),

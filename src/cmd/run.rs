@@ -335,14 +335,14 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let tags: Vec<String> =
-        h.tags.iter().filter(|t| t.status == runfile::Status::Built).map(|t| t.tag.clone()).collect();
-    let build = BuildArgs {
-        git: args.build.git.clone(),
-        cc: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.compiler.display().to_string()),
-        cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
-        jobs: args.build.jobs,
-    };
+    let mut tags: Vec<&str> = h
+        .tags
+        .iter()
+        .filter(|t| t.status == runfile::Status::Built)
+        .map(|t| crate::manifest::base_of(&t.tag))
+        .collect();
+    tags.dedup();
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
     // A control is no tag of its own: the samples say which tag had one.
     let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
@@ -375,6 +375,27 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, path)
+}
+
+/// The toolchains a run file's builds were made by: `--toolchain` again when its labels
+/// name toolchains, else the one compiler and flags.
+fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+    let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
+    if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
+        let tc = tags.iter().find_map(first);
+        return BuildArgs {
+            cc: tc.as_ref().map(|t| t.compiler.display().to_string()),
+            cflags: tc.map(|t| t.cflags.join(" ")),
+            ..BuildArgs::default()
+        };
+    }
+    let mut specs: Vec<crate::compile::ToolchainSpec> = Vec::new();
+    for spec in tags.iter().filter_map(first).map(|t| crate::compile::ToolchainSpec::of(&t)) {
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
 }
 
 /// The instruction counter a plan needs, or None for time.

@@ -13,7 +13,8 @@ use serde::Serialize;
 use super::search::{self, decide, SearchOutcome, Verdict};
 use crate::environment::Environment;
 use crate::manifest::Manifest;
-use crate::matrix::{self, MatrixOptions, Status};
+use crate::compile::Toolchain;
+use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
 use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
@@ -84,6 +85,9 @@ impl<'a> Bisector<'a> {
         settings: Settings,
         counter: Option<Counter>,
     ) -> Result<Self> {
+        if opts.toolchains.len() != 1 {
+            anyhow::bail!("a bisection builds every probe by one toolchain, not {}", opts.toolchains.len());
+        }
         let git = match &opts.resolver.git {
             Some(p) => Some(GitRepo::open(p)?),
             None => None,
@@ -105,7 +109,8 @@ impl<'a> Bisector<'a> {
 
     /// Builds one candidate; Err is the reason to skip it.
     pub fn unit(&self, label: &str) -> Result<Unit, String> {
-        let st = matrix::build_one(&self.want(label), &self.opts);
+        // Probes keep their plain labels: the one toolchain is in the log and bisect.json.
+        let st = matrix::build_one(&self.want(label), &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
         match (st.status, st.library) {
             (Status::Built, Some(lib)) => Ok(Unit {
                 engine: Engine::Rust,
@@ -115,6 +120,11 @@ impl<'a> Bisector<'a> {
             }),
             (status, _) => Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
         }
+    }
+
+    /// The toolchain every probe is built by.
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.opts.toolchains[0].toolchain
     }
 
     fn values(&self, samples: &[Sample], tag: &str) -> Rounds {

@@ -1,7 +1,7 @@
 //! Cell contents, computed once for every human format: numbers, deltas with their
 //! intervals and verdicts, and the tables of a report as plain cells.
 
-use super::model::{Delta, ReportModel, Section};
+use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use crate::runner::runfile::Metric;
 use crate::stats::{Comparison, Method, Summary};
 
@@ -102,8 +102,9 @@ pub fn label(t: &str) -> String {
         Some(b) => (b, crate::manifest::CONTROL_SUFFIX),
         None => (t, ""),
     };
+    let (base, toolchain) = crate::manifest::split_toolchain(base);
     if base.len() > 12 && base.chars().all(|c| c.is_ascii_hexdigit()) {
-        format!("{}{suffix}", &base[..12])
+        format!("{}{suffix}", crate::manifest::toolchain_label(&base[..12], toolchain))
     } else {
         t.to_string()
     }
@@ -167,11 +168,45 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     c
 }
 
+/// One tag's builds by several toolchains, workload by workload, against the reference.
+pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
+    let counts = m.has_counts();
+    let several_engines = m.engines().len() > 1;
+    // Workload and toolchain in one column: the one a split text table repeats.
+    let mut header = vec!["Workload, toolchain".to_string(), m.unit.label.into(), "±".into()];
+    header.extend(delta_header(counts, &format!("vs {}", t.reference)));
+    header.push("n".into());
+    if counts {
+        header.push("instr/entry".into());
+    }
+    let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    for r in &t.rows {
+        let engine = if several_engines { format!(" ({} engine)", r.engine) } else { String::new() };
+        let build = format!("{}{engine}, {}", r.workload, r.toolchain);
+        let mut row = vec![build, num(r.summary.median), plus_minus(&r.summary)];
+        row.extend(delta_cells(counts, r.vs_reference.as_ref(), "reference"));
+        row.push(r.summary.n.to_string());
+        if counts {
+            row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
+        }
+        c.push(row, false);
+    }
+    c
+}
+
+/// Every build: its sources, match, compiler and flags. With several toolchains the tag
+/// and the toolchain stand in columns of their own, so that the tag and its sources still
+/// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let mut c = Cells::new(&["Tag", "status", "sources", "match", "compiler", "flags"], 0, 6);
+    let toolchains = m.tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some());
+    let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
+    if toolchains {
+        header.insert(1, "toolchain");
+    }
+    let mut c = Cells::new(&header, 0, header.len());
     for t in &m.tags {
         let b = t.builds.first();
-        let row = vec![
+        let mut row = vec![
             t.tag.clone(),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             // Why a tag is missing is told under Problems, in full.
@@ -180,6 +215,10 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
+        if toolchains {
+            row[0] = crate::manifest::split_toolchain(&t.tag).0.to_string();
+            row.insert(1, super::model::toolchain_name(&t.tag, &m.tags));
+        }
         c.push(row, false);
     }
     c
@@ -225,6 +264,18 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         v.push(format!(
             "Instruction counts in the timed region are exact: a delta beyond +-{ct:.1}% is \
              slower or faster, within it same. No test, no p-value."
+        ));
+    }
+    let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
+    if let Some(example) = named.clone().find(|l| crate::manifest::split_toolchain(l).1.is_some()) {
+        v.push(format!(
+            "Toolchains: a build by any toolchain but the default carries its name after the tag \
+             (\"{}\"). The tables against {} compare each build with {}'s build by the same \
+             toolchain. A toolchain table compares one tag's builds with its reference \
+             toolchain's, by the same method and verdicts, the table one family.",
+            label(example),
+            label(&m.baseline),
+            label(&m.baseline)
         ));
     }
     if m.has_counts() {

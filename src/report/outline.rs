@@ -2,7 +2,7 @@
 //! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
 //! and the ITS#10406 page are both built as outlines.
 
-use super::cells::{self, Cells};
+use super::cells::{self, label, Cells};
 use super::model::ReportModel;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +75,17 @@ pub fn report(m: &ReportModel) -> Document {
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         d.heading(2, m.section_title(s));
         d.table(cells::baseline_cells(m, s));
+    }
+    if !m.toolchains.is_empty() {
+        d.heading(1, "Toolchains");
+        d.para(
+            "Each tag built by several toolchains: every workload's builds against the reference \
+             toolchain's build of the same tag, in the same rounds; intervals simultaneous at 95% per table.",
+        );
+    }
+    for t in &m.toolchains {
+        d.heading(2, format!("{} (reference: {})", label(&t.tag), t.reference));
+        d.table(cells::toolchain_cells(m, t));
     }
     if !m.overhead.is_empty() {
         d.heading(1, "Harness overhead (Rust / C)");
