@@ -6,6 +6,7 @@ pub mod build;
 pub mod its10406;
 pub mod report;
 pub mod run;
+pub mod site;
 pub mod tags;
 
 use std::path::PathBuf;
