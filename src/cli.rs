@@ -46,7 +46,7 @@ pub enum Command {
     Report {
         /// The run file (.jsonl) written by `run`.
         file: PathBuf,
-        /// markdown, text, json, csv, svg (several: comma-separated).
+        /// markdown, text, json, csv, svg, html (several: comma-separated).
         #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
         format: Vec<crate::report::Format>,
         /// The tag every other is compared with (default: the oldest in the run).
@@ -61,6 +61,14 @@ pub enum Command {
     },
     /// Merge run files (the shards of one run) into one run file, for `report`.
     Merge(cmd::merge::MergeArgs),
+    /// Write a static site of saved runs: each run's HTML report and an index with trends.
+    Site {
+        /// The folder to write (created if needed); ready for GitHub Pages as it is.
+        dir: PathBuf,
+        /// Run files (.jsonl) written by `run`.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
         old: PathBuf,
@@ -112,6 +120,7 @@ pub fn main() -> Result<()> {
             cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
         }
         Command::Merge(args) => cmd::merge::run(&args),
+        Command::Site { dir, runs } => cmd::site::run(&dir, &runs),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::Bisect(mut args) => {

@@ -67,6 +67,8 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("runs/bisect.json")).unwrap()).unwrap();
     assert_eq!(summary["phases"][0]["phase"], "commits");
+    let page = std::fs::read_to_string(tmp.path().join("runs/bisect.html")).unwrap();
+    assert!(page.contains("Phase: commits") && page.contains(&format!("First bad: {slow}")), "{page}");
 }
 
 #[test]
@@ -158,10 +160,14 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    for ext in ["md", "txt", "json", "svg"] {
+    for ext in ["md", "txt", "json", "html", "svg"] {
         assert!(
             files.iter().any(|f| f.starts_with("its-10406-") && f.ends_with(&format!(".{ext}"))),
             "{ext}: {files:?}"
         );
     }
+    let html = files.iter().find(|f| f.ends_with(".html")).unwrap();
+    let page = std::fs::read_to_string(out_dir.path().join(html)).unwrap();
+    assert!(page.contains("The report's claims"), "{page}");
+    assert!(page.contains("<figure class=\"chart\">\n<svg"), "the write chart is inline");
 }

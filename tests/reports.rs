@@ -32,7 +32,7 @@ fn every_format_matches_its_golden_file() {
         lmdb_regress()
             .arg("report")
             .arg(testdata("run-fixed.jsonl"))
-            .args(["--format", "markdown,text,json,csv,svg", "--out-dir"])
+            .args(["--format", "markdown,text,json,csv,svg,html", "--out-dir"])
             .arg(out.path()),
     );
     let written = stdout(&o);
@@ -44,6 +44,7 @@ fn every_format_matches_its_golden_file() {
         "run-fixed-samples.csv",
         "run-fixed-readSeq.svg",
         "run-fixed-write.svg",
+        "run-fixed.html",
     ];
     assert_eq!(written.lines().count(), names.len(), "{written}");
     for n in names {

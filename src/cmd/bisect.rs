@@ -8,6 +8,9 @@ use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::matrix::MatrixOptions;
+use crate::hunt::search::Verdict;
+use crate::report::cells::{self, Cells};
+use crate::report::outline::{Block, Document};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
 use crate::workload::{Workload, WorkloadConfig};
@@ -192,7 +195,7 @@ fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
     )
 }
 
-/// Prints the tally and writes bisect.json; a failure to write it is an error.
+/// Prints the tally and writes bisect.json and bisect.html; a failure to write them is an error.
 fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
     println!(
@@ -204,8 +207,51 @@ fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Resul
         serde_json::json!({ "log": b.log, "phases": results, "wall_seconds": started.elapsed().as_secs_f64() });
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
+    let page = crate::report::html::render_document(&summary_document(b, results, started), None)?;
     let dir = &b.settings.run_dir;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join("bisect.json");
-    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    for (name, bytes) in [("bisect.json", bytes), ("bisect.html", page.into_bytes())] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The search as a page: every phase's probes with their verdicts, what each found, and
+/// every line printed.
+fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant) -> Document {
+    let s = &b.settings;
+    let mut d = Document::default();
+    d.heading(1, format!("Bisect: {} workload", s.workload));
+    d.blocks.push(Block::Pairs(vec![
+        ("Metric".into(), format!("{:?}", s.metric).to_lowercase()),
+        ("Threshold".into(), format!("{}%", s.threshold)),
+        ("Runs saved in".into(), s.run_dir.display().to_string()),
+        ("Wall time".into(), format!("{:.0} s", started.elapsed().as_secs_f64())),
+    ]));
+    for f in results {
+        d.heading(2, format!("Phase: {}", f.phase));
+        let mut t = Cells::new(&["candidate", "verdict", "detail"], 0, 3);
+        for step in &f.outcome.steps {
+            let verdict = match &step.verdict {
+                Verdict::Good => "good".to_string(),
+                Verdict::Bad => "bad".into(),
+                Verdict::Undecided => "undecided".into(),
+                Verdict::Skipped(why) => format!("skipped: {why}"),
+            };
+            t.push(vec![step.candidate.clone(), verdict, step.detail.clone()], false);
+        }
+        d.table(t);
+        let (lg, fb) = (&f.candidates[f.outcome.last_good], &f.candidates[f.outcome.first_bad]);
+        d.para(match (&f.first_bad_info, &f.step) {
+            (Some(info), step) => format!(
+                "First bad: {fb} ({info}); the step from {lg}: {}.",
+                step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
+            ),
+            (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
+        });
+    }
+    d.heading(2, "Log");
+    d.list(b.log.clone());
+    d
 }

@@ -24,7 +24,7 @@ pub struct ItsArgs {
     pub tags: String,
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
-    /// Where reports/its-10406-<date>.{md,txt,json,svg} go.
+    /// Where reports/its-10406-<date>.{md,txt,json,html,svg} go.
     #[arg(long, default_value = "reports")]
     pub out_dir: PathBuf,
     #[arg(long, default_value_t = 1_000_000)]
@@ -94,7 +94,13 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)?,
     });
     std::fs::write(base.with_extension("json"), serde_json::to_string_pretty(&doc)? + "\n")?;
-    let mut written = vec![base.with_extension("md"), base.with_extension("txt"), base.with_extension("json")];
+    std::fs::write(base.with_extension("html"), report::html::render_document(&its10406::outline(&r, &m), Some(&m))?)?;
+    let mut written = vec![
+        base.with_extension("md"),
+        base.with_extension("txt"),
+        base.with_extension("json"),
+        base.with_extension("html"),
+    ];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
         std::fs::write(base.with_extension("svg"), report::svg::chart(&m, s)?)?;
         written.push(base.with_extension("svg"));

@@ -7,6 +7,7 @@ pub mod its10406;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod site;
 pub mod tags;
 
 use std::path::PathBuf;

@@ -222,6 +222,7 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         d.heading(2, format!("Write Entry, {} engine", e.engine));
         if let Some(t) = table(m, e.engine) {
             d.table(t);
+            d.chart(e.engine, Workload::Write);
         }
         if let Some(s) = m.section(e.engine, Workload::Write) {
             d.list(cells::section_notes(m, s));

@@ -3,7 +3,7 @@
 
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use crate::runner::runfile::Metric;
-use crate::stats::{Comparison, Method, Summary};
+use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +16,23 @@ pub struct Cells {
     pub tag_col: usize,
     /// Columns before this one are text (left-aligned); the rest are figures.
     pub text_cols: usize,
+    /// The column holding each row's verdict, and the verdict itself, for formats that
+    /// colour it (HTML); text and Markdown show the words alone.
+    pub verdict_col: Option<usize>,
+    pub judged: Vec<Option<Judged>>,
+}
+
+/// How a row's delta was judged, straight from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    pub time_only: bool,
+}
+
+impl Judged {
+    pub fn of(d: &Delta) -> Judged {
+        Judged { verdict: d.verdict(), time_only: d.time_only }
+    }
 }
 
 impl Cells {
@@ -26,13 +43,20 @@ impl Cells {
             highlight: Vec::new(),
             tag_col,
             text_cols,
+            verdict_col: None,
+            judged: Vec::new(),
         }
     }
 
     pub fn push(&mut self, row: Vec<String>, highlight: bool) {
+        self.push_judged(row, highlight, None);
+    }
+
+    pub fn push_judged(&mut self, row: Vec<String>, highlight: bool, judged: Option<Judged>) {
         debug_assert_eq!(row.len(), self.header.len());
         self.rows.push(row);
         self.highlight.push(highlight);
+        self.judged.push(judged);
     }
 }
 
@@ -110,6 +134,9 @@ pub fn label(t: &str) -> String {
     }
 }
 
+/// Where the verdict sits among the delta columns.
+const VERDICT_OFFSET: usize = 2;
+
 /// The four delta columns: change, interval, verdict, and instructions when counted.
 fn delta_header(counts: bool, against: &str) -> Vec<String> {
     let mut h = vec![against.to_string(), "interval".into(), "verdict".into()];
@@ -133,12 +160,14 @@ fn delta_cells(counts: bool, d: Option<&Delta>, own: &str) -> Vec<String> {
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let counts = m.has_counts();
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit.label.into(), "±".into(), "min".into()];
+    let verdict_col = header.len() + VERDICT_OFFSET;
     header.extend(delta_header(counts, "vs Fastest"));
     header.push("n".into());
     if counts {
         header.push("instr/entry".into());
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
+    c.verdict_col = Some(verdict_col);
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
@@ -147,7 +176,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
         if counts {
             row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
         }
-        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_fastest.as_ref().map(Judged::of));
     }
     c
 }
@@ -156,14 +185,16 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&label(&m.baseline)));
     let counts = m.has_counts();
     let mut header = vec!["Tag".to_string(), m.unit.label.into(), "±".into()];
+    let verdict_col = header.len() + VERDICT_OFFSET;
     header.extend(delta_header(counts, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    c.verdict_col = Some(verdict_col);
     for r in &s.vs_baseline {
         let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.extend(delta_cells(counts, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
-        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_baseline.as_ref().map(Judged::of));
     }
     c
 }
@@ -227,6 +258,7 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
 /// Rust / C per workload and tag; empty unless both engines ran.
 pub fn overhead_cells(m: &ReportModel) -> Cells {
     let mut c = Cells::new(&["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "interval", "verdict"], 1, 2);
+    c.verdict_col = Some(6);
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),
@@ -237,7 +269,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
             r.ratio.ci.map(|i| format!("[{:.3}, {:.3}]", i.lo, i.hi)).unwrap_or_else(|| "n/a".into()),
             r.ratio.verdict.to_string(),
         ];
-        c.push(row, false);
+        c.push_judged(row, false, Some(Judged { verdict: r.ratio.verdict, time_only: false }));
     }
     c
 }

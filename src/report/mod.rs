@@ -1,14 +1,17 @@
 //! How results are shown: one model ([`model`]), one outline of headings, paragraphs and
 //! tables ([`outline`], its cells from [`cells`]), one trait ([`Exporter`]), one file per
-//! format. Markdown and text lay out the same outline; JSON, CSV and SVG render the model.
+//! format. Markdown, text and HTML lay out the same outline (HTML with the SVG charts
+//! inline); JSON, CSV and SVG render the model.
 
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod outline;
+pub mod site;
 pub mod svg;
 pub mod text;
 
@@ -25,6 +28,7 @@ pub enum Format {
     Json,
     Csv,
     Svg,
+    Html,
 }
 
 /// One file an exporter produces: `suffix` is appended to the report's stem.
@@ -44,6 +48,7 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Svg => Box::new(svg::Svg),
+        Format::Html => Box::new(html::Html),
     }
 }
 

@@ -4,6 +4,8 @@
 
 use super::cells::{self, label, Cells};
 use super::model::ReportModel;
+use crate::runner::runfile::Engine;
+use crate::workload::Workload;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
@@ -16,6 +18,9 @@ pub enum Block {
     /// Key: value lines.
     Pairs(Vec<(String, String)>),
     Table(Cells),
+    /// The chart of one section, drawn from the model where a format can draw (HTML);
+    /// Markdown and text leave it out.
+    Chart(Engine, Workload),
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,6 +45,10 @@ impl Document {
 
     pub fn table(&mut self, c: Cells) {
         self.blocks.push(Block::Table(c));
+    }
+
+    pub fn chart(&mut self, engine: Engine, workload: Workload) {
+        self.blocks.push(Block::Chart(engine, workload));
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -67,6 +76,7 @@ pub fn report(m: &ReportModel) -> Document {
     for s in &m.sections {
         d.heading(2, m.section_title(s));
         d.table(cells::ranked_cells(m, s));
+        d.chart(s.engine, s.workload);
         d.list(cells::section_notes(m, s));
     }
     if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
