@@ -8,7 +8,7 @@ OVERHEAD_TAGS ?= 0.9.18,0.9.24,0.9.33
 
 all: build
 
-# System packages: gcc, the C twin's checksum libraries, valgrind, libclang (apt-get).
+# System packages: gcc, clang, the C twin's checksum libraries, valgrind, libclang (apt-get).
 deps:
 	@./scripts/install-deps.sh
 
@@ -39,8 +39,8 @@ bench-overhead: build
 	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --out reports/runs/bench-overhead.jsonl > /dev/null
 	$(BIN) report reports/runs/bench-overhead.jsonl --format markdown,text,json --out-dir reports
 	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead.txt
-	# The same by instructions retired (callgrind where perf is not allowed): noise-free, 100k entries.
-	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --metric instructions --entries 100000 --rounds 2 --warmup 0 \
+	# The same by instructions retired (callgrind where perf is not allowed): once per unit, 100k entries.
+	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --metric instructions \
 	  --out reports/runs/bench-overhead-instructions.jsonl > /dev/null
 	$(BIN) report reports/runs/bench-overhead-instructions.jsonl --format markdown,text,json --out-dir reports
 	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead-instructions.txt

@@ -38,7 +38,7 @@ fn build_matrix(target: &str) -> anyhow::Result<()> {
     let wants = tags::parse_spec(&m, &m.default, git)?;
     let opts = matrix::MatrixOptions {
         resolver,
-        toolchain: compile::Toolchain::detect(target, None, None)?,
+        toolchains: vec![matrix::MatrixToolchain::only(compile::Toolchain::detect(target, None, None)?)],
         kinds: vec![compile::BuildKind::SharedLibrary],
         harness_c: None,
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),

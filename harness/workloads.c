@@ -6,6 +6,7 @@
  *
  *   lmdb-harness-c version
  *   lmdb-harness-c prepare --dir D [config]
+ *   lmdb-harness-c verify --dir D --workloads LIST [config]
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
  * config: --entries N --value-size V --keys int|str16 --order seq|random
@@ -38,10 +39,13 @@ struct config {
     uint64_t seed, map_size;
 };
 
+/* As src/workload/dataset.rs: keys in write order, their strings, and the value pool. */
 struct dataset {
     size_t ks, vs, n;
-    unsigned char *keys, *values;
-    uint32_t *order;
+    int str_keys, random_values;
+    uint32_t *keys;         /* integer keys in write order */
+    unsigned char *strings; /* 16 bytes per key, for string keys */
+    unsigned char *pool;    /* POOL_BYTES, for random values */
 };
 
 uint64_t splitmix64(uint64_t *s) {
@@ -57,45 +61,69 @@ static void *xmalloc(size_t n) {
     return p;
 }
 
-/* The same data as Dataset::generate, byte for byte. */
+/* Distinct non-negative 31-bit keys, as Rust's HashSet draws them: an open-addressing
+ * set of key+1 (0 marks a free slot), at most half full. */
+static void distinct_random_keys(uint32_t *keys, size_t n, uint64_t *rng) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    uint32_t *set = xmalloc(cap * sizeof *set);
+    for (size_t found = 0; found < n;) {
+        uint32_t k = (uint32_t)(splitmix64(rng) >> 33);
+        size_t h = ((uint64_t)k * 0x9E3779B97F4A7C15ull) & (cap - 1);
+        while (set[h] && set[h] != k + 1) h = (h + 1) & (cap - 1);
+        if (!set[h]) { set[h] = k + 1; keys[found++] = k; }
+    }
+    free(set);
+}
+
+/* The same data as Dataset::generate: the pool first, then the keys, from one generator. */
 static void generate(const struct config *c, struct dataset *d) {
     d->n = c->entries;
     d->ks = c->str_keys ? 16 : 4;
     d->vs = c->value_size;
-    d->keys = xmalloc(d->n * d->ks);
-    d->values = xmalloc(d->n * d->vs);
-    d->order = xmalloc(d->n * sizeof(uint32_t));
-    for (size_t i = 0; i < d->n; i++) {
-        unsigned char *k = d->keys + i * d->ks;
-        if (c->str_keys) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%016zu", i);
-            memcpy(k, buf, 16);
-        } else {
-            uint32_t v = (uint32_t)i;
-            memcpy(k, &v, 4);
-        }
-    }
+    d->str_keys = c->str_keys;
+    d->random_values = c->random_values;
+    d->keys = xmalloc(d->n * sizeof *d->keys);
+    d->strings = NULL;
+    d->pool = NULL;
     uint64_t rng = c->seed;
     if (c->random_values) {
-        unsigned char *pool = xmalloc(POOL_BYTES);
+        d->pool = xmalloc(POOL_BYTES);
         for (size_t off = 0; off < POOL_BYTES; off += 8) {
             uint64_t r = splitmix64(&rng);
-            for (int b = 0; b < 8 && off + b < POOL_BYTES; b++) pool[off + b] = (unsigned char)(r >> (8 * b));
+            for (int b = 0; b < 8; b++) d->pool[off + b] = (unsigned char)(r >> (8 * b));
         }
-        uint64_t span = POOL_BYTES - d->vs;
-        for (size_t i = 0; i < d->n; i++) memcpy(d->values + i * d->vs, pool + splitmix64(&rng) % span, d->vs);
-        free(pool);
+    }
+    if (c->random_order) distinct_random_keys(d->keys, d->n, &rng);
+    else for (size_t j = 0; j < d->n; j++) d->keys[j] = (uint32_t)j;
+    if (c->str_keys) {
+        d->strings = xmalloc(d->n * 16 + 1);
+        for (size_t j = 0; j < d->n; j++) snprintf((char *)d->strings + j * 16, 17, "%016" PRIu32, d->keys[j]);
+    }
+}
+
+static const unsigned char *key_bytes(const struct dataset *d, size_t j) {
+    return d->str_keys ? d->strings + j * 16 : (const unsigned char *)&d->keys[j];
+}
+
+/* Key j into the reused key buffer: fixed-size copies, inlined, as KeyBuffer::fill. */
+static inline void fill_key(const struct dataset *d, unsigned char *key, size_t j) {
+    if (d->str_keys) memcpy(key, d->strings + j * 16, 16);
+    else memcpy(key, &d->keys[j], 4);
+}
+
+/* One reused value buffer, filled in write order as LmdbJava's writer fills rwVal. */
+struct values { unsigned char *buf; size_t pool_offset; };
+
+static inline const unsigned char *fill_value(const struct dataset *d, struct values *v, size_t j) {
+    if (d->random_values) {
+        memcpy(v->buf, d->pool + v->pool_offset, d->vs);
+        v->pool_offset += d->vs;
+        if (v->pool_offset >= POOL_BYTES - d->vs) v->pool_offset = 0;
     } else {
-        for (size_t i = 0; i < d->n; i++) memcpy(d->values + i * d->vs, d->keys + i * d->ks, d->ks);
+        memcpy(v->buf, &d->keys[j], 4); /* a fixed-size store: validate() ensures 4 bytes */
     }
-    for (size_t i = 0; i < d->n; i++) d->order[i] = (uint32_t)i;
-    if (c->random_order) {
-        for (size_t i = d->n - 1; i >= 1; i--) {
-            size_t j = (size_t)(splitmix64(&rng) % (uint64_t)(i + 1));
-            uint32_t t = d->order[i]; d->order[i] = d->order[j]; d->order[j] = t;
-        }
-    }
+    return v->buf;
 }
 
 static void json_error(const char *workload, const char *call, int rc) {
@@ -133,10 +161,12 @@ static uint64_t now_ns(void) {
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
 
-__attribute__((noinline)) int timed_read_key(MDB_cursor *cur, const struct dataset *d, const char **call) {
+__attribute__((noinline)) int timed_read_key(MDB_cursor *cur, const struct dataset *d, unsigned char *key,
+                                             const char **call) {
     MDB_val k, v;
-    for (size_t n = 0; n < d->n; n++) {
-        k.mv_size = d->ks; k.mv_data = d->keys + (size_t)d->order[n] * d->ks;
+    for (size_t j = 0; j < d->n; j++) {
+        fill_key(d, key, j);
+        k.mv_size = d->ks; k.mv_data = key;
         int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (rc) { *call = "mdb_cursor_get(MDB_SET_KEY)"; return rc; }
         CONSUME(&v);
@@ -180,18 +210,19 @@ __attribute__((noinline)) int timed_read_xxh64(MDB_cursor *cur, uint64_t *out) {
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-__attribute__((noinline)) int timed_write(struct env *e, const struct dataset *d, const uint32_t *order,
-                                          unsigned flags, const char **call) {
+/* Every entry in write order, built in one reused key and one reused value buffer. */
+__attribute__((noinline)) int timed_write(struct env *e, const struct dataset *d, unsigned char *key,
+                                          struct values *vals, unsigned flags, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
     int rc;
     if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
     if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
-    for (size_t n = 0; n < d->n; n++) {
-        size_t i = order[n];
-        k.mv_size = d->ks; k.mv_data = d->keys + i * d->ks;
-        v.mv_size = d->vs; v.mv_data = d->values + i * d->vs;
+    for (size_t j = 0; j < d->n; j++) {
+        fill_key(d, key, j);
+        k.mv_size = d->ks; k.mv_data = key;
+        v.mv_size = d->vs; v.mv_data = (void *)fill_value(d, vals, j);
         if ((rc = mdb_cursor_put(cur, &k, &v, flags))) {
             mdb_cursor_close(cur); mdb_txn_abort(txn); *call = "mdb_cursor_put"; return rc;
         }
@@ -201,9 +232,9 @@ __attribute__((noinline)) int timed_write(struct env *e, const struct dataset *d
     return 0;
 }
 
-/* ---- untimed: the checksum pass that also faults in every page ---- */
+/* ---- untimed: verification, once per run and tag, and faulting pages in ---- */
 
-static int checksum_pass(struct env *e, const char *w, const struct dataset *d, uint64_t *entries, uint64_t *digest) {
+static int verify_one(struct env *e, const char *w, const struct dataset *d, uint64_t *entries, uint64_t *digest) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
@@ -216,9 +247,9 @@ static int checksum_pass(struct env *e, const char *w, const struct dataset *d, 
     uint64_t sum = 0, n = 0;
     if (!strcmp(w, "readKey")) {
         for (size_t j = 0; j < d->n; j++) {
-            k.mv_size = d->ks; k.mv_data = d->keys + (size_t)d->order[j] * d->ks;
+            k.mv_size = d->ks; k.mv_data = (void *)key_bytes(d, j);
             if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY))) break;
-            XXH64_update(xx, d->keys + (size_t)d->order[j] * d->ks, d->ks);
+            XXH64_update(xx, key_bytes(d, j), d->ks);
             XXH64_update(xx, v.mv_data, v.mv_size);
             n++;
         }
@@ -246,44 +277,64 @@ static int checksum_pass(struct env *e, const char *w, const struct dataset *d, 
     return rc;
 }
 
-static void print_samples(const char *w, const uint64_t *ns, unsigned n, int with_sum, uint64_t entries, uint64_t digest) {
+/* One untimed walk, so timed passes take no page faults (as native::fault_in); not a
+ * timed_ function, so callgrind does not count it. */
+static int fault_in(struct env *e) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) return rc;
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); return rc; }
+    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (rc == 0) {
+        CONSUME(&k); CONSUME(&v);
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, unsigned n) {
     printf("{\"workload\":\"%s\",\"samples_ns\":[", w);
     for (unsigned i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", ns[i]);
     printf("]");
-    if (with_sum) printf(",\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "}", entries, digest);
+    if (outputs) {
+        printf(",\"outputs\":[");
+        for (unsigned i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", outputs[i]);
+        printf("]");
+    }
     printf("}\n");
     fflush(stdout);
 }
 
 static void run_read(struct env *e, const char *w, const struct dataset *d, unsigned iterations) {
-    uint64_t entries, digest, *ns = xmalloc(iterations * sizeof *ns);
-    int rc = checksum_pass(e, w, d, &entries, &digest);
-    if (rc) { json_error(w, "mdb_cursor_get", rc); free(ns); return; }
+    uint64_t *ns = xmalloc(iterations * sizeof *ns), *outputs = xmalloc(iterations * sizeof *outputs);
+    unsigned char key[16];
+    int with_output = !strcmp(w, "readCrc") || !strcmp(w, "readXxh64");
     for (unsigned it = 0; it < iterations; it++) {
         MDB_txn *txn;
         MDB_cursor *cur;
         const char *call = "mdb_cursor_get";
-        uint64_t out = digest;
-        if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { json_error(w, "mdb_txn_begin", rc); free(ns); return; }
-        if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { json_error(w, "mdb_cursor_open", rc); free(ns); return; }
+        int rc;
+        if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { json_error(w, "mdb_txn_begin", rc); goto out; }
+        if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { json_error(w, "mdb_cursor_open", rc); goto out; }
         uint64_t t0 = now_ns();
-        if (!strcmp(w, "readKey")) rc = timed_read_key(cur, d, &call);
+        if (!strcmp(w, "readKey")) rc = timed_read_key(cur, d, key, &call);
         else if (!strcmp(w, "readSeq")) rc = timed_walk(cur, MDB_FIRST, MDB_NEXT);
         else if (!strcmp(w, "readRev")) rc = timed_walk(cur, MDB_LAST, MDB_PREV);
-        else if (!strcmp(w, "readCrc")) rc = timed_read_crc(cur, &out);
-        else rc = timed_read_xxh64(cur, &out);
+        else if (!strcmp(w, "readCrc")) rc = timed_read_crc(cur, &outputs[it]);
+        else rc = timed_read_xxh64(cur, &outputs[it]);
         ns[it] = now_ns() - t0;
         mdb_cursor_close(cur);
         mdb_txn_abort(txn);
-        if (rc) { json_error(w, call, rc); free(ns); return; }
-        if (out != digest) {
-            printf("{\"workload\":\"%s\",\"error\":\"timed pass computed %016" PRIx64 ", checked pass %016" PRIx64 "\"}\n", w, out, digest);
-            free(ns);
-            return;
-        }
+        if (rc) { json_error(w, call, rc); goto out; }
     }
-    print_samples(w, ns, iterations, 1, entries, digest);
+    print_samples(w, ns, with_output ? outputs : NULL, iterations);
+out:
     free(ns);
+    free(outputs);
 }
 
 static void remove_env_dir(const char *dir) {
@@ -293,31 +344,181 @@ static void remove_env_dir(const char *dir) {
     rmdir(dir);
 }
 
+/* Writes every entry into the open env (untimed for prepare, timed by run_write). */
+static int write_all(struct env *e, const struct config *c, const struct dataset *d, const char **call) {
+    unsigned char key[16];
+    struct values vals = { xmalloc(d->vs), 0 };
+    int rc = timed_write(e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, call);
+    free(vals.buf);
+    return rc;
+}
+
 static void run_write(const struct config *c, const char *scratch, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns);
+    unsigned char key[16];
+    struct values vals = { xmalloc(d->vs), 0 };
     for (unsigned it = 0; it < iterations; it++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/cwrite-XXXXXX", scratch);
-        if (!mkdtemp(dir)) { printf("{\"workload\":\"write\",\"error\":\"mkdtemp: %s\"}\n", strerror(errno)); free(ns); return; }
+        if (!mkdtemp(dir)) { printf("{\"workload\":\"write\",\"error\":\"mkdtemp: %s\"}\n", strerror(errno)); goto out; }
         struct env e;
         const char *call = "";
         int rc = env_open(c, dir, &e, &call);
-        if (rc) { json_error("write", call, rc); remove_env_dir(dir); free(ns); return; }
+        if (rc) { json_error("write", call, rc); remove_env_dir(dir); goto out; }
+        vals.pool_offset = 0;
         uint64_t t0 = now_ns();
-        rc = timed_write(&e, d, d->order, c->random_order ? 0 : MDB_APPEND, &call);
+        rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
         mdb_env_close(e.env);
         remove_env_dir(dir);
-        if (rc) { json_error("write", call, rc); free(ns); return; }
+        if (rc) { json_error("write", call, rc); goto out; }
     }
-    print_samples("write", ns, iterations, 0, 0, 0);
+    print_samples("write", ns, NULL, iterations);
+out:
     free(ns);
+    free(vals.buf);
 }
 
 static const char *ALL = "readKey,readSeq,readRev,readCrc,readXxh64,write";
+static const char *READS = "readKey,readSeq,readRev,readCrc,readXxh64";
+
+/* The Rust worker's checks (WorkloadConfig::validate, the workload parser), same messages. */
+static int parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-' || x > max) {
+        fprintf(stderr, "%s: %s is not a whole number from 0 to %" PRIu64 "\n", opt, v, max);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int one_of(const char *opt, const char *v, const char *a, const char *b, int *is_b) {
+    if (!strcmp(v, a) || !strcmp(v, b)) { *is_b = !strcmp(v, b); return 1; }
+    fprintf(stderr, "%s: %s is neither %s nor %s\n", opt, v, a, b);
+    return 0;
+}
+
+static int known_workloads(const char *list) {
+    if (presets_selected(list)) return 1; /* harness/presets.c checks its own names */
+    char *copy = strdup(list), *save = NULL;
+    int ok = 1;
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        char pattern[32];
+        snprintf(pattern, sizeof pattern, ",%s,", w);
+        char all[64];
+        snprintf(all, sizeof all, ",%s,", ALL);
+        if (strlen(w) > 16 || !strstr(all, pattern)) { fprintf(stderr, "unknown workload %s; known: %s\n", w, ALL); ok = 0; }
+    }
+    free(copy);
+    return ok;
+}
+
+static int validate(const struct config *c) {
+    if (c->entries == 0) { fprintf(stderr, "--entries must be at least 1\n"); return 0; }
+    if (!c->random_values && c->value_size < 4) {
+        fprintf(stderr, "--value-size must be at least 4 with --values fixed (each value begins with its 4-byte integer key)\n");
+        return 0;
+    }
+    if (c->value_size < 1 || c->value_size >= POOL_BYTES) {
+        fprintf(stderr, "--value-size must be 1 byte to under 1 MiB\n");
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, struct config *c, const char **dir, const char **scratch,
+                      const char **workloads, unsigned *iterations) {
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+        uint64_t x = 0;
+        int flag = 0;
+        if (!strcmp(a, "--no-writemap")) { c->writemap = 0; continue; }
+        if (!strcmp(a, "--sync")) { c->nosync = 0; continue; }
+        if (presets_flag(a)) continue;
+        if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 0; }
+        i++;
+        if (!strcmp(a, "--entries")) { if (!parse_u64(a, v, UINT32_MAX, &x)) return 0; c->entries = (uint32_t)x; }
+        else if (!strcmp(a, "--value-size")) { if (!parse_u64(a, v, UINT32_MAX, &x)) return 0; c->value_size = (uint32_t)x; }
+        else if (!strcmp(a, "--keys")) { if (!one_of(a, v, "int", "str16", &flag)) return 0; c->str_keys = flag; }
+        else if (!strcmp(a, "--order")) { if (!one_of(a, v, "seq", "random", &flag)) return 0; c->random_order = flag; }
+        else if (!strcmp(a, "--values")) { if (!one_of(a, v, "fixed", "random", &flag)) return 0; c->random_values = flag; }
+        else if (!strcmp(a, "--seed")) { if (!parse_u64(a, v, UINT64_MAX, &c->seed)) return 0; }
+        else if (!strcmp(a, "--map-size")) { if (!parse_u64(a, v, UINT64_MAX, &c->map_size)) return 0; }
+        else if (!strcmp(a, "--dir")) *dir = v;
+        else if (!strcmp(a, "--scratch")) *scratch = v;
+        else if (!strcmp(a, "--workloads")) { *workloads = !strcmp(v, "all") ? ALL : v; if (!known_workloads(*workloads)) return 0; }
+        else if (!strcmp(a, "--iterations")) {
+            if (!parse_u64(a, v, 1000000, &x) || x == 0) { fprintf(stderr, "--iterations must be at least 1\n"); return 0; }
+            *iterations = (unsigned)x;
+        }
+        else if (!strcmp(a, "--library")) { /* the Rust worker's; the C twin is its own library */ }
+        else if (presets_option(a, v)) { /* harness/presets.c */ }
+        else { fprintf(stderr, "unknown option %s\n", a); return 0; }
+    }
+    return validate(c);
+}
+
+static int open_or_report(const struct config *c, const char *dir, const char *w, struct env *e) {
+    const char *call = "";
+    int rc = dir ? env_open(c, dir, e, &call) : EINVAL;
+    if (rc) json_error(w, dir ? call : "--dir missing", rc);
+    return rc == 0;
+}
+
+static int prepare(const struct config *c, const char *dir, const struct dataset *d) {
+    if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
+    struct env e;
+    const char *call = "";
+    int rc = env_open(c, dir, &e, &call);
+    if (!rc) {
+        rc = write_all(&e, c, d, &call);
+        mdb_env_close(e.env);
+    }
+    if (rc) json_error(NULL, call, rc);
+    else printf("{\"prepared\":true}\n");
+    return 0;
+}
+
+static void verify(const struct config *c, const char *dir, const char *workloads, const struct dataset *d) {
+    char *list = strdup(workloads), *save = NULL;
+    struct env e;
+    int have_env = 0;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(w, "write")) continue;
+        if (!have_env && !(have_env = open_or_report(c, dir, w, &e))) continue;
+        uint64_t entries, digest;
+        int rc = verify_one(&e, w, d, &entries, &digest);
+        if (rc) { json_error(w, "mdb_cursor_get", rc); continue; }
+        printf("{\"workload\":\"%s\",\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "}}\n", w, entries, digest);
+        fflush(stdout);
+    }
+    if (have_env) mdb_env_close(e.env);
+    free(list);
+}
+
+static void run(const struct config *c, const char *dir, const char *scratch, const char *workloads,
+                unsigned iterations, const struct dataset *d) {
+    char *list = strdup(workloads), *save = NULL;
+    struct env e;
+    int have_env = 0;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(w, "write")) { run_write(c, scratch, d, iterations); continue; }
+        if (!have_env) {
+            if (!(have_env = open_or_report(c, dir, w, &e))) continue;
+            int rc = fault_in(&e);
+            if (rc) { json_error(w, "mdb_cursor_get", rc); mdb_env_close(e.env); have_env = 0; continue; }
+        }
+        run_read(&e, w, d, iterations);
+    }
+    if (have_env) mdb_env_close(e.env);
+    free(list);
+}
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s version|prepare|run [options]\n", argv[0]); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: %s version|prepare|verify|run [options]\n", argv[0]); return 2; }
     const char *action = argv[1];
     if (!strcmp(action, "version")) {
         int a, b, c;
@@ -325,66 +526,20 @@ int main(int argc, char **argv) {
         printf("%d %d %d %s\n", a, b, c, s);
         return 0;
     }
+    if (strcmp(action, "prepare") && strcmp(action, "verify") && strcmp(action, "run")) {
+        fprintf(stderr, "unknown action %s\n", action);
+        return 2;
+    }
     struct config c = { 1000000, 100, 0, 0, 0, 1, 1, 42, 0 };
     const char *dir = NULL, *scratch = "/tmp", *workloads = ALL;
     unsigned iterations = 1;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--no-writemap")) { c.writemap = 0; continue; }
-        if (!strcmp(a, "--sync")) { c.nosync = 0; continue; }
-        if (presets_flag(a)) continue;
-        if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 2; }
-        i++;
-        if (!strcmp(a, "--entries")) c.entries = (uint32_t)strtoul(v, NULL, 10);
-        else if (!strcmp(a, "--value-size")) c.value_size = (uint32_t)strtoul(v, NULL, 10);
-        else if (!strcmp(a, "--keys")) c.str_keys = !strcmp(v, "str16");
-        else if (!strcmp(a, "--order")) c.random_order = !strcmp(v, "random");
-        else if (!strcmp(a, "--values")) c.random_values = !strcmp(v, "random");
-        else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--map-size")) c.map_size = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--dir")) dir = v;
-        else if (!strcmp(a, "--scratch")) scratch = v;
-        else if (!strcmp(a, "--workloads")) workloads = !strcmp(v, "all") ? ALL : v;
-        else if (!strcmp(a, "--iterations")) iterations = (unsigned)strtoul(v, NULL, 10);
-        else if (!strcmp(a, "--library")) { /* the Rust worker's; the C twin is its own library */ }
-        else if (presets_option(a, v)) { /* harness/presets.c */ }
-        else { fprintf(stderr, "unknown option %s\n", a); return 2; }
-    }
+    if (!parse_args(argc, argv, &c, &dir, &scratch, &workloads, &iterations)) return 2;
     if (presets_selected(workloads)) return presets_main(action, dir, scratch, workloads, iterations, c.seed);
     if (!c.map_size) c.map_size = (uint64_t)c.entries * c.value_size * 32 / 10;
     struct dataset d;
     generate(&c, &d);
-    if (!strcmp(action, "prepare")) {
-        if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
-        struct env e;
-        const char *call = "";
-        int rc = env_open(&c, dir, &e, &call);
-        if (!rc) {
-            uint32_t *sorted = xmalloc(d.n * sizeof *sorted);
-            for (size_t i = 0; i < d.n; i++) sorted[i] = (uint32_t)i;
-            rc = timed_write(&e, &d, sorted, MDB_APPEND, &call);
-            free(sorted);
-            mdb_env_close(e.env);
-        }
-        if (rc) json_error(NULL, call, rc);
-        else printf("{\"prepared\":true}\n");
-        return 0;
-    }
-    if (strcmp(action, "run")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
-    char *list = strdup(workloads), *save = NULL;
-    struct env e;
-    int have_env = 0;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(w, "write")) { run_write(&c, scratch, &d, iterations); continue; }
-        if (!have_env) {
-            const char *call = "";
-            int rc = dir ? env_open(&c, dir, &e, &call) : EINVAL;
-            if (rc) { json_error(w, dir ? call : "--dir missing", rc); continue; }
-            have_env = 1;
-        }
-        run_read(&e, w, &d, iterations);
-    }
-    if (have_env) mdb_env_close(e.env);
-    free(list);
+    if (!strcmp(action, "prepare")) return prepare(&c, dir, &d);
+    if (!strcmp(action, "verify")) verify(&c, dir, !strcmp(workloads, ALL) ? READS : workloads, &d);
+    else run(&c, dir, scratch, workloads, iterations, &d);
     return 0;
 }

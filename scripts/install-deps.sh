@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lmdb-regress needs and a fresh machine may lack.
-# gcc builds liblmdb; libxxhash-dev and libdeflate-dev serve the C twin's checksums;
-# valgrind counts instructions where perf cannot; libclang regenerates bindings.
+# gcc builds liblmdb, clang builds it too for `--toolchain clang:...`; libxxhash-dev and
+# libdeflate-dev serve the C twin's checksums; valgrind counts instructions where perf
+# cannot; libclang regenerates bindings; chromium (with a font to render text) opens the
+# HTML report in tests/browser.rs.
 set -euo pipefail
 need=()
-for pkg in gcc libc6-dev libdeflate-dev libxxhash-dev valgrind git python3-pip libclang-dev; do
+for pkg in gcc clang libc6-dev libdeflate-dev libxxhash-dev valgrind git python3-pip libclang-dev chromium fonts-dejavu-core; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 # python3 with pip may come from elsewhere than Debian (pyenv): then it is there already.

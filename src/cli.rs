@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::cmd;
 use crate::cmd::args::BuildArgs;
@@ -46,7 +46,7 @@ pub enum Command {
     Report {
         /// The run file (.jsonl) written by `run`.
         file: PathBuf,
-        /// markdown, text, json, csv, svg (several: comma-separated).
+        /// markdown, text, json, csv, svg, html (several: comma-separated).
         #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
         format: Vec<crate::report::Format>,
         /// The tag every other is compared with (default: the oldest in the run).
@@ -58,6 +58,16 @@ pub enum Command {
         /// Rank by time or by instructions (default: the run's metric).
         #[arg(long, value_enum)]
         metric: Option<crate::runner::runfile::Metric>,
+    },
+    /// Merge run files (the shards of one run) into one run file, for `report`.
+    Merge(cmd::merge::MergeArgs),
+    /// Write a static site of saved runs: each run's HTML report and an index with trends.
+    Site {
+        /// The folder to write (created if needed); ready for GitHub Pages as it is.
+        dir: PathBuf,
+        /// Run files (.jsonl) written by `run`.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
     },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
@@ -84,19 +94,39 @@ pub enum Command {
     },
 }
 
+/// The options the user gave on the command line (not defaults), by id: some defaults
+/// depend on other options (instruction runs count 100k entries once).
+fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
+    let Some((_, sub)) = matches.subcommand() else { return Default::default() };
+    sub.ids()
+        .filter(|id| sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect()
+}
+
 pub fn main() -> Result<()> {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let given = given(&matches);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
         Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
-        Command::Run(args) => cmd::run::run(&args),
+        Command::Run(mut args) => {
+            args.given = given;
+            cmd::run::run(&args)
+        }
         Command::Report { file, format, baseline, out_dir, metric } => {
             cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
         }
+        Command::Merge(args) => cmd::merge::run(&args),
+        Command::Site { dir, runs } => cmd::site::run(&dir, &runs),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
-        Command::Bisect(args) => cmd::bisect::run(&args),
+        Command::Bisect(mut args) => {
+            args.given = given;
+            cmd::bisect::run(&args)
+        }
         Command::Its10406(args) => cmd::its10406::run(&args),
     }
 }

@@ -12,7 +12,17 @@ use sha2::{Digest, Sha256};
 use crate::manifest::{FileHashes, Match};
 use crate::source::{Provenance, SourceSet};
 
+/// The default flags: LmdbJava's `make OPT=-O2` with what every build adds.
 pub const DEFAULT_CFLAGS: &str = "-O2 -g -fPIC -shared -pthread";
+/// What every toolchain's build adds after its own flags (as LMDB's Makefile puts OPT
+/// first): debug symbols, for perf and callgrind to name the timed functions; a
+/// position-independent shared library; threads.
+pub const BASE_CFLAGS: [&str; 4] = ["-g", "-fPIC", "-shared", "-pthread"];
+/// Added after `-g` for clang: valgrind 3.19 (Debian 12), which counts instructions
+/// where perf cannot, gives up on clang 14's DWARF 5.
+pub const CLANG_DWARF: &str = "-gdwarf-4";
+/// The name of the default toolchain: its builds keep the plain tag as their label.
+pub const DEFAULT_TOOLCHAIN: &str = "gcc -O2";
 
 /// The compiler and flags; part of every build's identity.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -39,16 +49,144 @@ impl Toolchain {
                 .path()
                 .to_path_buf(),
         };
-        let out = Command::new(&compiler)
-            .arg("--version")
-            .output()
-            .with_context(|| format!("cannot run C compiler {}", compiler.display()))?;
-        if !out.status.success() {
-            bail!("{} --version failed", compiler.display());
-        }
-        let version = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").trim().to_string();
-        let cflags = cflags.unwrap_or(DEFAULT_CFLAGS).split_whitespace().map(str::to_string).collect();
+        let version = version_line(&compiler)?;
+        let cflags = match cflags {
+            Some(own) => own.split_whitespace().map(str::to_string).collect(),
+            None => with_base_flags(DEFAULT_CFLAGS.split_whitespace().take(1), &version),
+        };
         Ok(Toolchain { compiler, version, cflags })
+    }
+
+    /// The toolchain `--toolchain` names: its compiler, its flags, then [`BASE_CFLAGS`].
+    pub fn of(spec: &ToolchainSpec) -> Result<Toolchain> {
+        let compiler = PathBuf::from(&spec.compiler);
+        let version = version_line(&compiler)?;
+        let cflags = with_base_flags(spec.flags.iter().map(String::as_str), &version);
+        Ok(Toolchain { compiler, version, cflags })
+    }
+
+    /// "clang -O2": the compiler's file name and its flags beyond [`BASE_CFLAGS`]. Labels
+    /// of builds by any toolchain but the default carry it.
+    pub fn name(&self) -> String {
+        let cc = self.compiler.file_name().map(|f| f.to_string_lossy()).unwrap_or_default();
+        let own = self.cflags.iter().filter(|f| !is_base_flag(f));
+        std::iter::once(cc.as_ref()).chain(own.map(String::as_str)).collect::<Vec<_>>().join(" ")
+    }
+
+    /// gcc -O2, LmdbJava's build: its builds are labelled with the plain tag.
+    pub fn is_default(&self) -> bool {
+        self.name() == DEFAULT_TOOLCHAIN
+    }
+}
+
+/// A toolchain's own flags, then [`BASE_CFLAGS`] (with [`CLANG_DWARF`] for clang, told
+/// by its version line).
+fn with_base_flags<'a>(own: impl Iterator<Item = &'a str>, version: &str) -> Vec<String> {
+    let clang = version.contains("clang").then_some(CLANG_DWARF);
+    let base = BASE_CFLAGS.iter().take(1).copied().chain(clang).chain(BASE_CFLAGS.iter().skip(1).copied());
+    let mut out: Vec<String> = Vec::new();
+    for f in own.chain(base) {
+        if !(is_base_flag(f) && out.iter().any(|o| o == f)) {
+            out.push(f.to_string());
+        }
+    }
+    out
+}
+
+fn is_base_flag(f: &str) -> bool {
+    BASE_CFLAGS.contains(&f) || f == CLANG_DWARF
+}
+
+/// The first line of `compiler --version`; a compiler that is not installed is an error
+/// naming the Debian package that brings it.
+fn version_line(compiler: &Path) -> Result<String> {
+    let out = match Command::new(compiler).arg("--version").output() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}", missing_compiler(compiler)),
+        other => other.with_context(|| format!("cannot run C compiler {}", compiler.display()))?,
+    };
+    if !out.status.success() {
+        bail!("{} --version failed", compiler.display());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").trim().to_string())
+}
+
+fn missing_compiler(compiler: &Path) -> String {
+    let name = compiler.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    match debian_package(&name) {
+        Some(pkg) => format!(
+            "C compiler {} not found: install Debian's package {pkg} (apt-get install {pkg}; `make deps` installs gcc and clang)",
+            compiler.display()
+        ),
+        None => format!("C compiler {} not found: install it, or give its full path", compiler.display()),
+    }
+}
+
+/// The Debian package that installs a compiler of this name, when there is one to name.
+pub fn debian_package(compiler: &str) -> Option<String> {
+    let versioned = |prefix: &str| {
+        compiler.strip_prefix(prefix).is_some_and(|v| v.is_empty() || v.chars().all(|c| c.is_ascii_digit()))
+    };
+    match compiler {
+        "cc" | "c89" | "c99" => Some("gcc".into()),
+        _ if compiler == "gcc" || compiler == "clang" || versioned("gcc-") || versioned("clang-") => {
+            Some(compiler.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// A toolchain as `--toolchain` names it: `COMPILER:FLAGS`, e.g. `clang:-O2`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainSpec {
+    pub compiler: String,
+    pub flags: Vec<String>,
+}
+
+impl ToolchainSpec {
+    /// `gcc:-O2,clang:-O2,gcc:-O3`: toolchains apart by commas, each a compiler, a colon
+    /// and its flags (flags apart by spaces; they cannot hold a comma).
+    pub fn parse_list(s: &str) -> std::result::Result<Vec<ToolchainSpec>, String> {
+        if s.trim().is_empty() {
+            return Err("--toolchain names no toolchain: give e.g. gcc:-O2,clang:-O2".into());
+        }
+        let specs = s.split(',').map(ToolchainSpec::parse).collect::<std::result::Result<Vec<_>, _>>()?;
+        for (i, a) in specs.iter().enumerate() {
+            if specs[..i].contains(a) {
+                return Err(format!("toolchain {}:{} is named twice", a.compiler, a.flags.join(" ")));
+            }
+        }
+        Ok(specs)
+    }
+
+    fn parse(item: &str) -> std::result::Result<ToolchainSpec, String> {
+        let form = "a toolchain is COMPILER:FLAGS, e.g. clang:-O2 (commas separate toolchains)";
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(format!("an empty toolchain between commas; {form}"));
+        }
+        let Some((compiler, flags)) = item.split_once(':') else {
+            return Err(format!("{item:?}: {form}"));
+        };
+        let compiler = compiler.trim();
+        if compiler.is_empty() || compiler.starts_with('-') || compiler.contains(char::is_whitespace) {
+            return Err(format!("{item:?}: no compiler before the colon; {form}"));
+        }
+        let flags: Vec<String> = flags.split_whitespace().map(str::to_string).collect();
+        if flags.is_empty() {
+            return Err(format!("{item:?}: no flags after the colon; {form}"));
+        }
+        Ok(ToolchainSpec { compiler: compiler.to_string(), flags })
+    }
+
+    /// The spec that gives `tc` again: its compiler and its flags beyond [`BASE_CFLAGS`].
+    pub fn of(tc: &Toolchain) -> ToolchainSpec {
+        let flags = tc.cflags.iter().filter(|f| !is_base_flag(f)).cloned().collect();
+        ToolchainSpec { compiler: tc.compiler.display().to_string(), flags }
+    }
+
+    /// `clang:-O2`, as `--toolchain` takes it.
+    pub fn to_arg(&self) -> String {
+        format!("{}:{}", self.compiler, self.flags.join(" "))
     }
 }
 
@@ -264,4 +402,75 @@ pub fn harness_version(exe: &Path) -> Result<Version> {
     let mut num = || it.next().and_then(|s| s.parse().ok()).context("unexpected version output");
     let v = (num()?, num()?, num()?);
     Ok((v, it.next().unwrap_or("").to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(compiler: &str, flags: &str) -> ToolchainSpec {
+        ToolchainSpec { compiler: compiler.into(), flags: flags.split_whitespace().map(str::to_string).collect() }
+    }
+
+    #[test]
+    fn toolchain_lists_parse() {
+        assert_eq!(
+            ToolchainSpec::parse_list("gcc:-O2,clang:-O2,gcc:-O3").unwrap(),
+            [spec("gcc", "-O2"), spec("clang", "-O2"), spec("gcc", "-O3")]
+        );
+        assert_eq!(
+            ToolchainSpec::parse_list(" /usr/bin/clang-14 : -O3 -march=x86-64-v2 ").unwrap(),
+            [spec("/usr/bin/clang-14", "-O3 -march=x86-64-v2")]
+        );
+        assert_eq!(spec("clang", "-O2").to_arg(), "clang:-O2");
+    }
+
+    #[test]
+    fn bad_toolchain_lists_say_why() {
+        let err = |s: &str| ToolchainSpec::parse_list(s).unwrap_err();
+        assert!(err("").contains("names no toolchain"));
+        assert!(err("gcc").contains("COMPILER:FLAGS"), "{}", err("gcc"));
+        assert!(err(":-O2").contains("no compiler before the colon"));
+        assert!(err("gcc:-O2,-O3").starts_with("\"-O3\": a toolchain is COMPILER:FLAGS"), "{}", err("gcc:-O2,-O3"));
+        assert!(err("gcc:").contains("no flags after the colon"));
+        assert!(err("gcc:-O2,,clang:-O2").contains("empty toolchain"));
+        assert!(err("my gcc:-O2").contains("no compiler"));
+        assert!(err("gcc:-O2,gcc:-O2").contains("named twice"));
+    }
+
+    #[test]
+    fn names_leave_out_the_flags_every_build_has() {
+        let tc = |c: &str, f: &str| Toolchain {
+            compiler: c.into(),
+            version: String::new(),
+            cflags: f.split_whitespace().map(str::to_string).collect(),
+        };
+        assert_eq!(DEFAULT_CFLAGS.split_whitespace().skip(1).collect::<Vec<_>>(), BASE_CFLAGS);
+        assert_eq!(tc("/usr/bin/gcc", DEFAULT_CFLAGS).name(), DEFAULT_TOOLCHAIN);
+        assert!(tc("gcc", DEFAULT_CFLAGS).is_default());
+        assert!(!tc("cc", DEFAULT_CFLAGS).is_default());
+        let clang = tc("clang", "-O3 -march=native -g -gdwarf-4 -fPIC -shared -pthread");
+        assert_eq!(clang.name(), "clang -O3 -march=native");
+        assert_eq!(ToolchainSpec::of(&clang), spec("clang", "-O3 -march=native"));
+    }
+
+    #[test]
+    fn every_build_gets_the_base_flags_once() {
+        let gcc = "gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
+        assert_eq!(with_base_flags(["-O2"].into_iter(), gcc).join(" "), DEFAULT_CFLAGS);
+        assert_eq!(with_base_flags(["-O2", "-g"].into_iter(), gcc).join(" "), DEFAULT_CFLAGS);
+        let clang = with_base_flags(["-O3"].into_iter(), "Debian clang version 14.0.6");
+        assert_eq!(clang.join(" "), "-O3 -g -gdwarf-4 -fPIC -shared -pthread");
+    }
+
+    #[test]
+    fn missing_compilers_name_their_package() {
+        assert_eq!(debian_package("clang").as_deref(), Some("clang"));
+        assert_eq!(debian_package("clang-16").as_deref(), Some("clang-16"));
+        assert_eq!(debian_package("gcc-13").as_deref(), Some("gcc-13"));
+        assert_eq!(debian_package("cc").as_deref(), Some("gcc"));
+        assert_eq!(debian_package("icx"), None);
+        let e = Toolchain::of(&spec("clang-99", "-O2")).unwrap_err().to_string();
+        assert!(e.contains("clang-99 not found") && e.contains("apt-get install clang-99"), "{e}");
+    }
 }

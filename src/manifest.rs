@@ -128,16 +128,42 @@ pub fn control_of(label: &str) -> Option<&str> {
     label.strip_suffix(CONTROL_SUFFIX)
 }
 
-/// Release order: pinned tags by version, then anything else (commits) by name; a
-/// control right after the label it repeats.
-pub fn release_key(label: &str) -> (u8, (i32, i32, i32), String) {
-    let (base, suffix) = match control_of(label) {
-        Some(b) => (b, CONTROL_SUFFIX),
-        None => (label, ""),
+/// The label of a build by a toolchain other than the default: `LMDB_0.9.33 (clang -O2)`.
+/// The default toolchain's builds (None) keep the plain tag.
+pub fn toolchain_label(tag: &str, toolchain: Option<&str>) -> String {
+    match toolchain {
+        Some(name) => format!("{tag} ({name})"),
+        None => tag.to_string(),
+    }
+}
+
+/// A label (not a control) as (tag or commit, toolchain name); None for the default
+/// toolchain. Tags and commit ids hold no space, so the first " (" starts the name.
+pub fn split_toolchain(label: &str) -> (&str, Option<&str>) {
+    match label.split_once(" (").and_then(|(tag, rest)| Some((tag, rest.strip_suffix(')')?))) {
+        Some((tag, name)) => (tag, Some(name)),
+        None => (label, None),
+    }
+}
+
+/// The tag or commit a label measures, without its toolchain or control suffix.
+pub fn base_of(label: &str) -> &str {
+    split_toolchain(control_of(label).unwrap_or(label)).0
+}
+
+/// Release order: pinned tags by version, then anything else (commits) by name; under
+/// one tag the default toolchain first, then the others by name; a control right after
+/// the label it repeats.
+pub fn release_key(label: &str) -> (u8, (i32, i32, i32), String, String, bool) {
+    let (label, control) = match control_of(label) {
+        Some(b) => (b, true),
+        None => (label, false),
     };
+    let (base, toolchain) = split_toolchain(label);
+    let toolchain = toolchain.unwrap_or("").to_string();
     match parse_version(base) {
-        Some(v) => (0, v, suffix.to_string()),
-        None => (1, (0, 0, 0), format!("{base}{suffix}")),
+        Some(v) => (0, v, String::new(), toolchain, control),
+        None => (1, (0, 0, 0), base.to_string(), toolchain, control),
     }
 }
 
@@ -266,6 +292,41 @@ mod tests {
             .map(|t| t.name.as_str())
             .collect();
         assert_eq!(eq, ["LMDB_0.9.17", "LMDB_0.9.29"]);
+    }
+
+    #[test]
+    fn labels_with_toolchains_sort_and_parse() {
+        let clang = toolchain_label("LMDB_0.9.33", Some("clang -O2"));
+        assert_eq!(clang, "LMDB_0.9.33 (clang -O2)");
+        assert_eq!(toolchain_label("LMDB_0.9.33", None), "LMDB_0.9.33");
+        assert_eq!(split_toolchain(&clang), ("LMDB_0.9.33", Some("clang -O2")));
+        assert_eq!(split_toolchain("LMDB_0.9.33"), ("LMDB_0.9.33", None));
+        let control = control_label(&clang);
+        assert_eq!(control_of(&control), Some(clang.as_str()));
+        assert_eq!(base_of(&control), "LMDB_0.9.33");
+        assert_eq!(base_of("deadbeef (gcc -O3)"), "deadbeef");
+        let mut labels = vec![
+            "deadbeef".to_string(),
+            "LMDB_0.9.33 (gcc -O3)".into(),
+            control.clone(),
+            "LMDB_0.9.33".into(),
+            clang.clone(),
+            "LMDB_0.9.9 (clang -O2)".into(),
+            "LMDB_0.9.33~control".into(),
+        ];
+        labels.sort_by_key(|l| release_key(l));
+        assert_eq!(
+            labels,
+            [
+                "LMDB_0.9.9 (clang -O2)",
+                "LMDB_0.9.33",
+                "LMDB_0.9.33~control",
+                "LMDB_0.9.33 (clang -O2)",
+                "LMDB_0.9.33 (clang -O2)~control",
+                "LMDB_0.9.33 (gcc -O3)",
+                "deadbeef"
+            ]
+        );
     }
 
     #[test]

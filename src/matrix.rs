@@ -1,13 +1,15 @@
-//! The build matrix: obtain and compile many tags or commits, in parallel, and say for
-//! each one what happened. Shared with build.rs.
+//! The build matrix: obtain and compile many tags or commits, each by one or more
+//! toolchains, in parallel, and say for each (target, toolchain) what happened. Shared
+//! with build.rs.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::compile::{self, BuildKind, BuildRecord, Toolchain};
-use crate::manifest::{FileHashes, Match};
+use crate::manifest::{toolchain_label, FileHashes, Match};
 use crate::source::{Resolution, Resolver, Want};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +25,8 @@ pub enum Status {
 /// One row of `lmdb-regress tags`: field names are a script interface.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagStatus {
+    /// The tag or commit, followed by the toolchain's name unless it is the default:
+    /// `LMDB_0.9.33 (clang -O2)`.
     pub tag: String,
     pub commit: Option<String>,
     pub status: Status,
@@ -54,9 +58,45 @@ impl TagStatus {
     }
 }
 
+/// One toolchain of the matrix. Its builds are labelled `TAG (name)`, those of the
+/// default toolchain (gcc -O2, or `--cc`/`--cflags`: `name` None) with the plain tag.
+#[derive(Debug, Clone)]
+pub struct MatrixToolchain {
+    pub name: Option<String>,
+    pub toolchain: Toolchain,
+}
+
+impl MatrixToolchain {
+    /// The one toolchain of a matrix without `--toolchain`: its labels are plain tags.
+    pub fn only(toolchain: Toolchain) -> MatrixToolchain {
+        MatrixToolchain { name: None, toolchain }
+    }
+
+    /// `--toolchain`'s list, each named unless it is the default; two that would carry
+    /// the same label are refused.
+    pub fn named(list: Vec<Toolchain>) -> Result<Vec<MatrixToolchain>> {
+        let mut out: Vec<MatrixToolchain> = Vec::new();
+        for toolchain in list {
+            let name = toolchain.name();
+            if out.iter().any(|t| t.toolchain.name() == name) {
+                bail!("two toolchains are both named \"{name}\": their builds would carry the same label");
+            }
+            out.push(MatrixToolchain { name: (!toolchain.is_default()).then_some(name), toolchain });
+        }
+        Ok(out)
+    }
+
+    /// The label of `target`'s build by this toolchain.
+    pub fn label(&self, target: &str) -> String {
+        toolchain_label(target, self.name.as_deref())
+    }
+}
+
+#[derive(Clone)]
 pub struct MatrixOptions {
     pub resolver: Resolver,
-    pub toolchain: Toolchain,
+    /// Every target is built by each, in this order.
+    pub toolchains: Vec<MatrixToolchain>,
     pub kinds: Vec<BuildKind>,
     /// harness/workloads.c, needed for `BuildKind::CHarness`.
     pub harness_c: Option<PathBuf>,
@@ -69,10 +109,16 @@ pub enum Event<'a> {
     Finished(&'a TagStatus),
 }
 
+/// Every target by every toolchain: one row per (target, toolchain), target by target.
+/// The work goes toolchain by toolchain, so that a target's sources are fetched once
+/// before its other toolchains' builds find them in the cache.
 pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Event) + Sync)) -> Vec<TagStatus> {
+    let (nt, nw) = (opts.toolchains.len(), targets.len());
+    let units: Vec<(usize, &Want, &MatrixToolchain)> =
+        (0..nt * nw).map(|i| (i / nw, i % nw)).map(|(t, w)| (w * nt + t, &targets[w], &opts.toolchains[t])).collect();
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<TagStatus>>> = Mutex::new(vec![None; targets.len()]);
-    let jobs = opts.jobs.max(1).min(targets.len().max(1));
+    let results: Mutex<Vec<Option<TagStatus>>> = Mutex::new(vec![None; units.len()]);
+    let jobs = opts.jobs.max(1).min(units.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
@@ -82,25 +128,27 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Even
                     *n += 1;
                     i
                 };
-                let Some(want) = targets.get(i) else { break };
-                let label = want.label();
+                let Some(&(row, want, toolchain)) = units.get(i) else { break };
+                let label = toolchain.label(&want.label());
                 on_event(Event::Started(&label));
-                let status = build_one(want, opts);
+                let status = build_one(want, toolchain, opts);
                 on_event(Event::Finished(&status));
-                results.lock().unwrap()[i] = Some(status);
+                results.lock().unwrap()[row] = Some(status);
             });
         }
     });
     results.into_inner().unwrap().into_iter().map(|r| r.expect("every target ran")).collect()
 }
 
-pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
+/// `want` built by `toolchain` (one of `opts.toolchains`), labelled as that toolchain's.
+pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions) -> TagStatus {
     let pinned = match want {
         Want::Tag(t) => t.files.clone(),
         Want::Commit(_) => FileHashes::new(),
     };
+    let label = toolchain.label(&want.label());
     let mut status = TagStatus {
-        tag: want.label(),
+        tag: label.clone(),
         commit: match want {
             Want::Tag(t) => Some(t.commit.clone()),
             Want::Commit(_) => None,
@@ -131,8 +179,9 @@ pub fn build_one(want: &Want, opts: &MatrixOptions) -> TagStatus {
     };
     for &kind in &opts.kinds {
         let harness = opts.harness_c.as_deref();
-        match compile::build(&src, &opts.toolchain, kind, harness, &opts.resolver.cache.builds_dir(), expect) {
-            Ok(rec) => {
+        match compile::build(&src, &toolchain.toolchain, kind, harness, &opts.resolver.cache.builds_dir(), expect) {
+            Ok(mut rec) => {
+                rec.label = label.clone();
                 if kind == BuildKind::SharedLibrary {
                     status.library = Some(rec.artifact.clone());
                 }

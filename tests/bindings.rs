@@ -13,7 +13,9 @@ fn committed_bindings_match_a_fresh_generation() {
     let fresh = match std::panic::catch_unwind(|| bindings_gen::generate(&header)) {
         Ok(Ok(text)) => text,
         Ok(Err(e)) => panic!("bindgen failed on {}: {e}", header.display()),
-        Err(_) => panic!("bindgen could not run: is libclang installed? (apt-get install libclang-dev; make test does)"),
+        Err(_) => {
+            panic!("bindgen could not run: is libclang installed? (apt-get install libclang-dev; make test does)")
+        }
     };
     let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/ffi/bindings.rs")).unwrap();
     assert!(fresh == committed, "src/ffi/bindings.rs is stale: run `make bindings`");

@@ -67,6 +67,8 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("runs/bisect.json")).unwrap()).unwrap();
     assert_eq!(summary["phases"][0]["phase"], "commits");
+    let page = std::fs::read_to_string(tmp.path().join("runs/bisect.html")).unwrap();
+    assert!(page.contains("Phase: commits") && page.contains(&format!("First bad: {slow}")), "{page}");
 }
 
 #[test]
@@ -103,9 +105,13 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
             .arg(out_dir.path()),
     );
     let text = stdout(&out);
-    for section in
-        ["ITS#10406 REPRODUCED NATIVELY", "Write Entry, rust engine", "The report's claims", "Not measured", "Test Environment"]
-    {
+    for section in [
+        "ITS#10406 REPRODUCED NATIVELY",
+        "Write Entry, rust engine",
+        "The report's claims",
+        "Not measured",
+        "Test Environment",
+    ] {
         assert!(text.contains(section), "missing {section}:\n{text}");
     }
     assert!(text.lines().all(|l| l.chars().count() <= 80), "Bugzilla's 80 columns:\n{text}");
@@ -137,7 +143,8 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
     let (a, b) = (per_round("LMDB_0.9.17"), per_round("LMDB_0.9.33"));
     assert_eq!(a.len(), 6, "one sample a round");
     let d: Vec<f64> = a.iter().map(|(r, x)| (b[r] / x).ln()).collect();
-    let mut walsh: Vec<f64> = (0..d.len()).flat_map(|i| (i..d.len()).map(move |j| (i, j))).map(|(i, j)| (d[i] + d[j]) / 2.0).collect();
+    let mut walsh: Vec<f64> =
+        (0..d.len()).flat_map(|i| (i..d.len()).map(move |j| (i, j))).map(|(i, j)| (d[i] + d[j]) / 2.0).collect();
     walsh.sort_by(f64::total_cmp);
     assert_eq!(walsh.len(), 21);
     let hl = walsh[10].exp();
@@ -153,10 +160,14 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    for ext in ["md", "txt", "json", "svg"] {
+    for ext in ["md", "txt", "json", "html", "svg"] {
         assert!(
             files.iter().any(|f| f.starts_with("its-10406-") && f.ends_with(&format!(".{ext}"))),
             "{ext}: {files:?}"
         );
     }
+    let html = files.iter().find(|f| f.ends_with(".html")).unwrap();
+    let page = std::fs::read_to_string(out_dir.path().join(html)).unwrap();
+    assert!(page.contains("The report's claims"), "{page}");
+    assert!(page.contains("<figure class=\"chart\">\n<svg"), "the write chart is inline");
 }

@@ -32,7 +32,7 @@ fn every_format_matches_its_golden_file() {
         lmdb_regress()
             .arg("report")
             .arg(testdata("run-fixed.jsonl"))
-            .args(["--format", "markdown,text,json,csv,svg", "--out-dir"])
+            .args(["--format", "markdown,text,json,csv,svg,html", "--out-dir"])
             .arg(out.path()),
     );
     let written = stdout(&o);
@@ -44,6 +44,7 @@ fn every_format_matches_its_golden_file() {
         "run-fixed-samples.csv",
         "run-fixed-readSeq.svg",
         "run-fixed-write.svg",
+        "run-fixed.html",
     ];
     assert_eq!(written.lines().count(), names.len(), "{written}");
     for n in names {
@@ -81,9 +82,7 @@ fn the_report_says_what_matters() {
     assert!(md.contains("PyPI sdist lmdb 0.88 | equivalent"));
     let txt = report("text");
     assert!(!txt.contains('|') && !txt.contains("**") && !txt.contains('`'), "plain text has no Markdown");
-    let svg = stdout(&run_ok(
-        lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "svg"]),
-    ));
+    let svg = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "svg"])));
     assert!(svg.starts_with("<svg") && svg.contains("0.9.33") && svg.contains("Write Entry"));
 }
 
@@ -94,7 +93,13 @@ fn text_fits_80_columns() {
         if e.path().extension().is_some_and(|x| x == "txt") {
             let t = std::fs::read_to_string(e.path()).unwrap();
             for (i, l) in t.lines().enumerate() {
-                assert!(l.chars().count() <= 80, "{}:{}: {} columns: {l}", e.path().display(), i + 1, l.chars().count());
+                assert!(
+                    l.chars().count() <= 80,
+                    "{}:{}: {} columns: {l}",
+                    e.path().display(),
+                    i + 1,
+                    l.chars().count()
+                );
             }
         }
     }
@@ -188,7 +193,7 @@ fn bad_run_files_are_clear_errors() {
     let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
     let newer = dir.path().join("newer.jsonl");
     std::fs::write(&newer, text.replacen("\"schema\":1", "\"schema\":99", 1)).unwrap();
-    assert!(err(&newer).contains("schema 99, newer than this lmdb-regress reads (2)"));
+    assert!(err(&newer).contains("schema 99, newer than this lmdb-regress reads (3)"));
     let mid = dir.path().join("mid.jsonl");
     let mut lines: Vec<&str> = text.lines().collect();
     lines[10] = "{\"type\":\"sample\",\"round\":";

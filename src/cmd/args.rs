@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::compile::ToolchainSpec;
+
 /// Where sources come from and how they are compiled: shared by every command that builds.
 #[derive(Args, Debug, Clone, Default)]
 pub struct BuildArgs {
@@ -17,9 +19,36 @@ pub struct BuildArgs {
     /// C flags, replacing the default "-O2 -g -fPIC -shared -pthread".
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub cflags: Option<String>,
-    /// Parallel build jobs (default: the number of cores).
+    /// Toolchains as a matrix axis: COMPILER:FLAGS, comma-separated, e.g.
+    /// gcc:-O2,clang:-O2,gcc:-O3. Each builds every tag (adding -g -fPIC -shared -pthread);
+    /// builds are labelled "LMDB_0.9.33 (clang -O2)", gcc -O2's with the plain tag.
+    #[arg(long, value_name = "CC:FLAGS,...", allow_hyphen_values = true, value_parser = toolchain_list,
+          conflicts_with_all = ["cc", "cflags"])]
+    pub toolchain: Option<ToolchainList>,
+    /// Parallel jobs for builds and for work that is not timed or is counted (read
+    /// databases, verification, instruction counting); timed rounds always run one worker
+    /// at a time (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+}
+
+/// Entries of an instruction-counting run unless `--entries` says otherwise: counts are
+/// exact and reported per entry, and callgrind runs ~50× slower than the machine.
+pub const COUNT_ENTRIES: u32 = 100_000;
+
+/// `--toolchain`'s list, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainList(pub Vec<ToolchainSpec>);
+
+impl ToolchainList {
+    /// The list as `--toolchain` takes it back.
+    pub fn to_arg(&self) -> String {
+        self.0.iter().map(ToolchainSpec::to_arg).collect::<Vec<_>>().join(",")
+    }
+}
+
+pub fn toolchain_list(s: &str) -> Result<ToolchainList, String> {
+    ToolchainSpec::parse_list(s).map(ToolchainList)
 }
 
 /// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).

@@ -7,6 +7,10 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
+use crate::hunt::search::Verdict;
+use crate::matrix::MatrixOptions;
+use crate::report::cells::{self, Cells};
+use crate::report::outline::{Block, Document};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
 use crate::workload::{Workload, WorkloadConfig};
@@ -38,10 +42,10 @@ pub struct BisectArgs {
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
     pub min_effect: f64,
-    /// Rounds before a probe may be decided (default: 6 for time, 2 for instructions).
+    /// Rounds before a probe may be decided (default: 6 for time, 1 for instructions).
     #[arg(long)]
     pub min_rounds: Option<u32>,
-    /// Rounds after which a probe is undecided (default: 30 for time, 5 for instructions).
+    /// Rounds after which a probe is undecided (default: 30 for time, 1 for instructions).
     #[arg(long)]
     pub max_rounds: Option<u32>,
     /// Where the interleaved runs are saved (default: reports/runs/bisect-<date>/).
@@ -51,12 +55,31 @@ pub struct BisectArgs {
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    /// The options given on the command line (set by the CLI, not an option itself).
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
 }
 
+/// One search per toolchain (`--toolchain`), each in a folder of its own when there are
+/// several.
 pub fn run(args: &BisectArgs) -> Result<()> {
     args.workload_cfg.validate()?;
+    let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
+    let root = args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{}", super::stamp())));
+    let several = all.toolchains.len() > 1;
+    for tc in &all.toolchains {
+        let name = tc.toolchain.name();
+        if several {
+            println!("== bisecting under {name} ==");
+        }
+        let run_dir = if several { root.join(crate::compile::sanitize(&name)) } else { root.clone() };
+        bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir)?;
+    }
+    Ok(())
+}
+
+fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
-    let opts = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
     let git = opts.resolver.git.is_some();
     let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
     for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
@@ -82,22 +105,32 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         },
         _ => None,
     };
-    let stamp = super::stamp();
     let settings = Settings {
         workload: args.workload,
         cfg: args.workload_cfg.clone(),
         metric,
         threshold: args.threshold,
-        min_rounds: args.min_rounds.unwrap_or(if instructions { 2 } else { 6 }),
-        max_rounds: args.max_rounds.unwrap_or(if instructions { 5 } else { 30 }),
+        // Counts are exact (each run checks that they repeat): one round decides.
+        min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
+        max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
         warmup: if instructions { 0 } else { 1 },
-        run_dir: args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{stamp}"))),
+        run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
+        count_entries: if args.given.contains("entries") {
+            args.workload_cfg.entries
+        } else {
+            super::args::COUNT_ENTRIES
+        },
+        jobs: args.build.jobs.unwrap_or_else(crate::runner::pool::cores).max(1),
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
     let mut b = Bisector::new(&m, opts, settings, counter)?;
+    let tc = b.toolchain();
+    let line = format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "));
+    println!("{line}");
+    b.log.push(line);
     if let Some(c) = &b.counter {
         b.log.push(format!("instructions counted by {}", c.describe()));
         println!("instructions counted by {}", c.describe());
@@ -162,7 +195,7 @@ fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
     )
 }
 
-/// Prints the tally and writes bisect.json; a failure to write it is an error.
+/// Prints the tally and writes bisect.json and bisect.html; a failure to write them is an error.
 fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
     println!(
@@ -174,8 +207,51 @@ fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Resul
         serde_json::json!({ "log": b.log, "phases": results, "wall_seconds": started.elapsed().as_secs_f64() });
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
+    let page = crate::report::html::render_document(&summary_document(b, results, started), None)?;
     let dir = &b.settings.run_dir;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join("bisect.json");
-    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    for (name, bytes) in [("bisect.json", bytes), ("bisect.html", page.into_bytes())] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The search as a page: every phase's probes with their verdicts, what each found, and
+/// every line printed.
+fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant) -> Document {
+    let s = &b.settings;
+    let mut d = Document::default();
+    d.heading(1, format!("Bisect: {} workload", s.workload));
+    d.blocks.push(Block::Pairs(vec![
+        ("Metric".into(), format!("{:?}", s.metric).to_lowercase()),
+        ("Threshold".into(), format!("{}%", s.threshold)),
+        ("Runs saved in".into(), s.run_dir.display().to_string()),
+        ("Wall time".into(), format!("{:.0} s", started.elapsed().as_secs_f64())),
+    ]));
+    for f in results {
+        d.heading(2, format!("Phase: {}", f.phase));
+        let mut t = Cells::new(&["candidate", "verdict", "detail"], 0, 3);
+        for step in &f.outcome.steps {
+            let verdict = match &step.verdict {
+                Verdict::Good => "good".to_string(),
+                Verdict::Bad => "bad".into(),
+                Verdict::Undecided => "undecided".into(),
+                Verdict::Skipped(why) => format!("skipped: {why}"),
+            };
+            t.push(vec![step.candidate.clone(), verdict, step.detail.clone()], false);
+        }
+        d.table(t);
+        let (lg, fb) = (&f.candidates[f.outcome.last_good], &f.candidates[f.outcome.first_bad]);
+        d.para(match (&f.first_bad_info, &f.step) {
+            (Some(info), step) => format!(
+                "First bad: {fb} ({info}); the step from {lg}: {}.",
+                step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
+            ),
+            (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
+        });
+    }
+    d.heading(2, "Log");
+    d.list(b.log.clone());
+    d
 }

@@ -24,7 +24,7 @@ pub struct ItsArgs {
     pub tags: String,
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
-    /// Where reports/its-10406-<date>.{md,txt,json,svg} go.
+    /// Where reports/its-10406-<date>.{md,txt,json,html,svg} go.
     #[arg(long, default_value = "reports")]
     pub out_dir: PathBuf,
     #[arg(long, default_value_t = 1_000_000)]
@@ -52,16 +52,19 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         target_ci: None,
         min_effect: args.min_effect,
         with_instructions: !args.no_instructions && args.metric == Metric::Time,
-        count_entries: 100_000,
+        count_entries: super::args::COUNT_ENTRIES,
         control: None,
         iterations: 1,
         metric: args.metric,
         out: Some(args.out_dir.join("runs").join(format!("its-10406-{stamp}.jsonl"))),
         resume: None,
         summary_json: false,
+        shard: None,
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
         build: args.build.clone(),
+        // The report's benchmark as given, whatever the metric.
+        given: ["entries", "rounds", "warmup"].map(String::from).into(),
     };
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
@@ -92,7 +95,13 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)?,
     });
     std::fs::write(base.with_extension("json"), serde_json::to_string_pretty(&doc)? + "\n")?;
-    let mut written = vec![base.with_extension("md"), base.with_extension("txt"), base.with_extension("json")];
+    std::fs::write(base.with_extension("html"), report::html::render_document(&its10406::outline(&r, &m), Some(&m))?)?;
+    let mut written = vec![
+        base.with_extension("md"),
+        base.with_extension("txt"),
+        base.with_extension("json"),
+        base.with_extension("html"),
+    ];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
         std::fs::write(base.with_extension("svg"), report::svg::chart(&m, s)?)?;
         written.push(base.with_extension("svg"));

@@ -4,19 +4,21 @@ pub mod args;
 pub mod bisect;
 pub mod build;
 pub mod its10406;
+pub mod merge;
 pub mod report;
 pub mod run;
+pub mod site;
 pub mod tags;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
-use args::BuildArgs;
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
-use crate::matrix::{self, MatrixOptions, Status, TagStatus};
+use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status, TagStatus};
 use crate::source::{Resolver, Want};
+use args::BuildArgs;
 
 /// The C twin's source, found beside the binary's crate or via LMDB_REGRESS_HARNESS_C.
 pub fn harness_c_path() -> PathBuf {
@@ -28,9 +30,15 @@ pub fn harness_c_path() -> PathBuf {
 
 pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixOptions> {
     let resolver = Resolver::from_env(args.git.clone())?;
+    let toolchains = match &args.toolchain {
+        Some(list) => MatrixToolchain::named(list.0.iter().map(Toolchain::of).collect::<Result<_>>()?)?,
+        None => {
+            vec![MatrixToolchain::only(Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?)]
+        }
+    };
     Ok(MatrixOptions {
         resolver,
-        toolchain: Toolchain::detect(crate::TARGET, args.cc.as_deref(), args.cflags.as_deref())?,
+        toolchains,
         harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
         kinds,
         jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),

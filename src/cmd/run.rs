@@ -9,7 +9,7 @@ use crate::compile::BuildKind;
 use crate::environment::Environment;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, SCHEMA};
+use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
@@ -69,10 +69,42 @@ pub struct RunArgs {
     /// Print one JSON array of summaries instead of the report.
     #[arg(long)]
     pub summary_json: bool,
+    /// Measure only shard K of N (e.g. 2/4): the tags in release order, every N-th from
+    /// the K-th; `merge` joins the shards' run files.
+    #[arg(long, value_name = "K/N", value_parser = |s: &str| runfile::parse_shard(s))]
+    pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub workload: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    /// The options given on the command line (set by the CLI, not an option itself).
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
+}
+
+impl RunArgs {
+    /// Instruction counts are exact: unless told otherwise, count each unit once (one
+    /// round, no warm-up) at 100k entries; the report gives counts per entry.
+    fn with_instruction_defaults(&self) -> RunArgs {
+        let mut a = self.clone();
+        if a.metric == Metric::Instructions {
+            let default = |id: &str| !self.given.contains(id);
+            if default("entries") {
+                a.workload.entries = super::args::COUNT_ENTRIES;
+            }
+            if default("rounds") {
+                a.rounds = 1;
+            }
+            if default("warmup") {
+                a.warmup = 0;
+            }
+        }
+        a
+    }
+
+    pub fn jobs(&self) -> usize {
+        self.build.jobs.unwrap_or_else(runner::pool::cores).max(1)
+    }
 }
 
 pub fn default_out(prefix: &str) -> PathBuf {
@@ -154,16 +186,19 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(path) = &args.resume {
         return resume(path, args);
     }
+    let args = &args.with_instruction_defaults();
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
-    let Prepared { tags, mut units, failures } = prepare_units(&args.tags, &args.engine, &args.build)?;
+    let shard = shard_of(args)?;
+    let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
+    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    if let Some(c) = &args.control {
+    if let Some(c) = args.control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
     }
     let plan = Plan {
@@ -176,6 +211,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time)
             .then(|| args.count_entries.clamp(1, config.preset.entries.unwrap_or(config.entries).max(1))),
+        shard,
     };
     let header = Header {
         schema: SCHEMA,
@@ -186,6 +222,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         tags,
         environment: Environment::capture(),
         instruction_counter: None,
+        parts: Vec::new(),
     };
     let counter = instruction_counter(&header)?;
     let header =
@@ -207,12 +244,41 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         counter,
         stop_when: None,
         counted: false,
+        jobs: args.jobs(),
     };
+    if args.metric == Metric::Instructions {
+        eprintln!(
+            "counting instructions: {} entries, {} round(s), {} job(s) at once",
+            args.workload.entries, plan.rounds, schedule.jobs
+        );
+    }
     let outcome = schedule.execute(&mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, &out)
+}
+
+/// `--shard K/N` over the tags the spec names.
+fn shard_of(args: &RunArgs) -> Result<Option<Shard>> {
+    let Some((k, n)) = args.shard else { return Ok(None) };
+    let m = super::manifest()?;
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git.is_some();
+    let tags = crate::tags::parse_spec(&m, &args.tags, git)?.iter().map(|w| w.label()).collect();
+    let shard = Shard::new(k, n, tags)?;
+    eprintln!("shard {shard}: {}", shard.own().join(", "));
+    Ok(Some(shard))
+}
+
+/// Whether this run measures `tag` (a control is measured by the shard holding its tag).
+fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
+    let Some(s) = shard else { return true };
+    let own = s.own();
+    let held = own.contains(&tag) || own.contains(&crate::manifest::normalize_tag(tag).as_str());
+    if !held {
+        eprintln!("--control {tag}: measured by the shard that holds {tag}, not by shard {s}");
+    }
+    held
 }
 
 /// The units of `tag` again, labelled as its control.
@@ -257,6 +323,7 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
         counter: Some(counter),
         stop_when: None,
         counted: true,
+        jobs: timed.jobs,
     };
     eprintln!("counting instructions: every unit once, {entries} entries");
     pass.count_pass(w)
@@ -276,14 +343,14 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let data = runfile::load(path)?;
     let h = &data.header;
-    let tags: Vec<String> =
-        h.tags.iter().filter(|t| t.status == runfile::Status::Built).map(|t| t.tag.clone()).collect();
-    let build = BuildArgs {
-        git: args.build.git.clone(),
-        cc: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.compiler.display().to_string()),
-        cflags: h.tags.iter().find_map(|t| t.builds.first()).map(|b| b.toolchain.cflags.join(" ")),
-        jobs: args.build.jobs,
-    };
+    let mut tags: Vec<&str> = h
+        .tags
+        .iter()
+        .filter(|t| t.status == runfile::Status::Built)
+        .map(|t| crate::manifest::base_of(&t.tag))
+        .collect();
+    tags.dedup();
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
     // A control is no tag of its own: the samples say which tag had one.
     let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
@@ -309,12 +376,34 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         counter: instruction_counter(h)?,
         stop_when: None,
         counted: false,
+        jobs: args.jobs(),
     };
     let outcome = schedule.execute(&mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, path)
+}
+
+/// The toolchains a run file's builds were made by: `--toolchain` again when its labels
+/// name toolchains, else the one compiler and flags.
+fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+    let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
+    if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
+        let tc = tags.iter().find_map(first);
+        return BuildArgs {
+            cc: tc.as_ref().map(|t| t.compiler.display().to_string()),
+            cflags: tc.map(|t| t.cflags.join(" ")),
+            ..BuildArgs::default()
+        };
+    }
+    let mut specs: Vec<crate::compile::ToolchainSpec> = Vec::new();
+    for spec in tags.iter().filter_map(first).map(|t| crate::compile::ToolchainSpec::of(&t)) {
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
 }
 
 /// The instruction counter a plan needs, or None for time.

@@ -3,6 +3,7 @@
 //! against both ends, built on demand, skipped when it cannot be built or measured.
 //! Ctrl-C is no skip: it stops the search, which returns what it decided so far.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
@@ -10,14 +11,15 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
+use crate::compile::Toolchain;
 use crate::environment::Environment;
 use crate::manifest::Manifest;
-use crate::matrix::{self, MatrixOptions, Status};
+use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
+use crate::report::cells;
 use crate::runner::counter::Counter;
 use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
-use crate::report::cells;
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
 use crate::workload::{Workload, WorkloadConfig};
@@ -37,6 +39,10 @@ pub struct Settings {
     /// `--metric auto`: a probe time leaves undecided at the round cap is decided by
     /// instruction counts with this counter.
     pub fallback: Option<Counter>,
+    /// Entries of every counted run (counts are exact and reported per entry).
+    pub count_entries: u32,
+    /// Worker processes at once for untimed and counted work.
+    pub jobs: usize,
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -49,6 +55,9 @@ pub struct Bisector<'a> {
     /// Every line printed, for the caller to keep.
     pub log: Vec<String>,
     runs: usize,
+    /// Instruction counts already taken in this search, by label: they repeat (every
+    /// counting run checks so), so the ends are counted once, not at every probe.
+    counted: BTreeMap<String, Vec<Sample>>,
 }
 
 /// The end of a search phase, with the measured step.
@@ -76,11 +85,14 @@ impl<'a> Bisector<'a> {
         settings: Settings,
         counter: Option<Counter>,
     ) -> Result<Self> {
+        if opts.toolchains.len() != 1 {
+            anyhow::bail!("a bisection builds every probe by one toolchain, not {}", opts.toolchains.len());
+        }
         let git = match &opts.resolver.git {
             Some(p) => Some(GitRepo::open(p)?),
             None => None,
         };
-        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0 })
+        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0, counted: BTreeMap::new() })
     }
 
     fn say(&mut self, line: String) {
@@ -97,7 +109,8 @@ impl<'a> Bisector<'a> {
 
     /// Builds one candidate; Err is the reason to skip it.
     pub fn unit(&self, label: &str) -> Result<Unit, String> {
-        let st = matrix::build_one(&self.want(label), &self.opts);
+        // Probes keep their plain labels: the one toolchain is in the log and bisect.json.
+        let st = matrix::build_one(&self.want(label), &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
         match (st.status, st.library) {
             (Status::Built, Some(lib)) => Ok(Unit {
                 engine: Engine::Rust,
@@ -107,6 +120,11 @@ impl<'a> Bisector<'a> {
             }),
             (status, _) => Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
         }
+    }
+
+    /// The toolchain every probe is built by.
+    pub fn toolchain(&self) -> &Toolchain {
+        &self.opts.toolchains[0].toolchain
     }
 
     fn values(&self, samples: &[Sample], tag: &str) -> Rounds {
@@ -125,7 +143,12 @@ impl<'a> Bisector<'a> {
 
     /// One interleaved run of `units`, by the search's metric, until `stop` says so or the
     /// round cap.
-    fn interleave(&mut self, name: &str, units: Vec<Unit>, stop: &dyn Fn(&[Sample]) -> bool) -> Result<Vec<Sample>> {
+    fn interleave(
+        &mut self,
+        name: &str,
+        units: Vec<Unit>,
+        stop: &(dyn Fn(&[Sample]) -> bool + Sync),
+    ) -> Result<Vec<Sample>> {
         let s = &self.settings;
         let pass = Pass {
             metric: s.metric,
@@ -134,14 +157,23 @@ impl<'a> Bisector<'a> {
             max_rounds: s.max_rounds,
             warmup: s.warmup,
         };
-        self.run_pass(name, units, stop, pass)
+        if s.metric == Metric::Time {
+            return self.run_pass(name, units, stop, pass);
+        }
+        let fresh: Vec<Unit> = units.iter().filter(|u| !self.counted.contains_key(&u.tag)).cloned().collect();
+        if !fresh.is_empty() {
+            for x in self.run_pass(name, fresh, stop, pass)? {
+                self.counted.entry(x.tag.clone()).or_default().push(x);
+            }
+        }
+        Ok(units.iter().filter_map(|u| self.counted.get(&u.tag)).flatten().cloned().collect())
     }
 
     fn run_pass(
         &mut self,
         name: &str,
         units: Vec<Unit>,
-        stop: &dyn Fn(&[Sample]) -> bool,
+        stop: &(dyn Fn(&[Sample]) -> bool + Sync),
         pass: Pass,
     ) -> Result<Vec<Sample>> {
         self.runs += 1;
@@ -155,16 +187,19 @@ impl<'a> Bisector<'a> {
             metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
+            shard: None,
         };
+        let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let header = Header {
             schema: SCHEMA,
-            config: s.cfg.clone(),
+            config: WorkloadConfig { entries, ..s.cfg.clone() },
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
             plan: plan.clone(),
             tags: Vec::new(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
+            parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header)?;
@@ -181,6 +216,7 @@ impl<'a> Bisector<'a> {
             counter: pass.counter,
             stop_when: Some(&enough),
             counted: false,
+            jobs: s.jobs,
         };
         let out = schedule.execute(&mut w)?;
         if out.end.reason == EndReason::Interrupted {
@@ -191,7 +227,12 @@ impl<'a> Bisector<'a> {
 
     fn fmt_values(&self, xs: &Rounds) -> String {
         let unit = crate::report::model::unit_label(self.settings.metric);
-        let v: Vec<f64> = xs.values().copied().collect();
+        // Counts come in millions per run; shown per entry, as every report shows them.
+        let scale = match self.settings.metric {
+            Metric::Time => 1.0,
+            Metric::Instructions => 1e6 / self.settings.count_entries.max(1) as f64,
+        };
+        let v: Vec<f64> = xs.values().map(|x| x * scale).collect();
         match stats::summarize(&v) {
             Some(s) => format!("{} {unit} n={}", cells::num(s.median), s.n),
             None => "no samples".into(),
@@ -277,7 +318,8 @@ impl<'a> Bisector<'a> {
         detail: &mut String,
     ) -> Result<Option<Verdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
-        let pass = Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let pass =
+            Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
         let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
             Ok(s) => s,
             Err(e) if e.is::<Interrupted>() => return Err(e),
@@ -333,7 +375,9 @@ impl<'a> Bisector<'a> {
         let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
         let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted };
         if interrupted {
-            self.say(format!("{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"));
+            self.say(format!(
+                "{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"
+            ));
             return Ok(found);
         }
         if !found.outcome.resolved() {

@@ -4,11 +4,11 @@
 
 use serde::Serialize;
 
-use crate::runner::runfile::Status;
 use crate::report::cells::{self, Cells};
 use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::Document;
 use crate::runner::runfile::Engine;
+use crate::runner::runfile::Status;
 use crate::stats::family;
 use crate::stats::{Comparison, Verdict};
 use crate::workload::Workload;
@@ -138,7 +138,8 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
         _ => None,
     };
     let verdict = judge_claim(measured.as_ref(), claimed);
-    let time_only = measured.is_some_and(|c| c.verdict.is_change()) && instr.is_some_and(|i| i.verdict == Verdict::Same);
+    let time_only =
+        measured.is_some_and(|c| c.verdict.is_change()) && instr.is_some_and(|i| i.verdict == Verdict::Same);
     // "+9.1% [+1.6%, +19.4%]": the verdict is said in words around it.
     let ours = measured.as_ref().map(|c| format!("{} {}", cells::delta(c), cells::interval(c))).unwrap_or_default();
     let sentence = match verdict {
@@ -221,6 +222,7 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         d.heading(2, format!("Write Entry, {} engine", e.engine));
         if let Some(t) = table(m, e.engine) {
             d.table(t);
+            d.chart(e.engine, Workload::Write);
         }
         if let Some(s) = m.section(e.engine, Workload::Write) {
             d.list(cells::section_notes(m, s));
@@ -239,7 +241,14 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
             .claims
             .iter()
             .filter(|c| c.time_only)
-            .map(|c| format!("{} -> {}: time only (instructions {}).", short(&c.from), short(&c.to), c.instructions_ratio.map(cells::ratio_percent).unwrap_or_default()))
+            .map(|c| {
+                format!(
+                    "{} -> {}: time only (instructions {}).",
+                    short(&c.from),
+                    short(&c.to),
+                    c.instructions_ratio.map(cells::ratio_percent).unwrap_or_default()
+                )
+            })
             .collect();
         d.list(time_only);
     }

@@ -95,7 +95,13 @@ fn midpoint(good: &Rounds, bad: &Rounds) -> Rounds {
 /// (`family` decisions share the error rate): bad when its interval lies wholly above the
 /// midpoint, good when wholly below, None while it straddles it — or while the ends
 /// themselves are not told apart.
-pub fn decide(good: &Rounds, bad: &Rounds, probe: &Rounds, family: usize, rule: &Rule) -> (Option<Verdict>, Option<Position>) {
+pub fn decide(
+    good: &Rounds,
+    bad: &Rounds,
+    probe: &Rounds,
+    family: usize,
+    rule: &Rule,
+) -> (Option<Verdict>, Option<Position>) {
     let med = |r: &Rounds| stats::median(&r.values().copied().collect::<Vec<_>>());
     let (mg, mb, mp) = (med(good), med(bad), med(probe));
     let position = (mg.is_finite() && mb.is_finite() && mp.is_finite() && mb != mg)

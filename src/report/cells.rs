@@ -1,9 +1,9 @@
 //! Cell contents, computed once for every human format: numbers, deltas with their
 //! intervals and verdicts, and the tables of a report as plain cells.
 
-use super::model::{Delta, ReportModel, Section};
+use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use crate::runner::runfile::Metric;
-use crate::stats::{Comparison, Method, Summary};
+use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +16,23 @@ pub struct Cells {
     pub tag_col: usize,
     /// Columns before this one are text (left-aligned); the rest are figures.
     pub text_cols: usize,
+    /// The column holding each row's verdict, and the verdict itself, for formats that
+    /// colour it (HTML); text and Markdown show the words alone.
+    pub verdict_col: Option<usize>,
+    pub judged: Vec<Option<Judged>>,
+}
+
+/// How a row's delta was judged, straight from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    pub time_only: bool,
+}
+
+impl Judged {
+    pub fn of(d: &Delta) -> Judged {
+        Judged { verdict: d.verdict(), time_only: d.time_only }
+    }
 }
 
 impl Cells {
@@ -26,13 +43,20 @@ impl Cells {
             highlight: Vec::new(),
             tag_col,
             text_cols,
+            verdict_col: None,
+            judged: Vec::new(),
         }
     }
 
     pub fn push(&mut self, row: Vec<String>, highlight: bool) {
+        self.push_judged(row, highlight, None);
+    }
+
+    pub fn push_judged(&mut self, row: Vec<String>, highlight: bool, judged: Option<Judged>) {
         debug_assert_eq!(row.len(), self.header.len());
         self.rows.push(row);
         self.highlight.push(highlight);
+        self.judged.push(judged);
     }
 }
 
@@ -107,12 +131,16 @@ pub fn label(t: &str) -> String {
         Some(b) => (b, crate::manifest::CONTROL_SUFFIX),
         None => (t, ""),
     };
+    let (base, toolchain) = crate::manifest::split_toolchain(base);
     if base.len() > 12 && base.chars().all(|c| c.is_ascii_hexdigit()) {
-        format!("{}{suffix}", &base[..12])
+        format!("{}{suffix}", crate::manifest::toolchain_label(&base[..12], toolchain))
     } else {
         t.to_string()
     }
 }
+
+/// Where the verdict sits among the delta columns.
+const VERDICT_OFFSET: usize = 2;
 
 /// The four delta columns: change, interval, verdict, and instructions when counted.
 fn delta_header(counts: bool, against: &str) -> Vec<String> {
@@ -137,12 +165,14 @@ fn delta_cells(counts: bool, d: Option<&Delta>, own: &str) -> Vec<String> {
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let counts = m.has_counts();
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit_of(s).into(), "±".into(), "min".into()];
+    let verdict_col = header.len() + VERDICT_OFFSET;
     header.extend(delta_header(counts, "vs Fastest"));
     header.push("n".into());
     if counts {
         header.push(super::model::workload_unit(Metric::Instructions, s.workload).into());
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
+    c.verdict_col = Some(verdict_col);
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
@@ -151,7 +181,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
         if counts {
             row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
         }
-        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_fastest.as_ref().map(Judged::of));
     }
     c
 }
@@ -160,23 +190,59 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&label(&m.baseline)));
     let counts = m.has_counts();
     let mut header = vec!["Tag".to_string(), m.unit_of(s).into(), "±".into()];
+    let verdict_col = header.len() + VERDICT_OFFSET;
     header.extend(delta_header(counts, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    c.verdict_col = Some(verdict_col);
     for r in &s.vs_baseline {
         let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.extend(delta_cells(counts, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
-        c.push(row, m.newest.as_deref() == Some(r.tag.as_str()));
+        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_baseline.as_ref().map(Judged::of));
     }
     c
 }
 
+/// One tag's builds by several toolchains, workload by workload, against the reference.
+pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
+    let counts = m.has_counts();
+    let several_engines = m.engines().len() > 1;
+    // Workload and toolchain in one column: the one a split text table repeats.
+    let mut header = vec!["Workload, toolchain".to_string(), m.unit.label.into(), "±".into()];
+    header.extend(delta_header(counts, &format!("vs {}", t.reference)));
+    header.push("n".into());
+    if counts {
+        header.push("instr/entry".into());
+    }
+    let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    for r in &t.rows {
+        let engine = if several_engines { format!(" ({} engine)", r.engine) } else { String::new() };
+        let build = format!("{}{engine}, {}", r.workload, r.toolchain);
+        let mut row = vec![build, num(r.summary.median), plus_minus(&r.summary)];
+        row.extend(delta_cells(counts, r.vs_reference.as_ref(), "reference"));
+        row.push(r.summary.n.to_string());
+        if counts {
+            row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
+        }
+        c.push(row, false);
+    }
+    c
+}
+
+/// Every build: its sources, match, compiler and flags. With several toolchains the tag
+/// and the toolchain stand in columns of their own, so that the tag and its sources still
+/// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let mut c = Cells::new(&["Tag", "status", "sources", "match", "compiler", "flags"], 0, 6);
+    let toolchains = m.tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some());
+    let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
+    if toolchains {
+        header.insert(1, "toolchain");
+    }
+    let mut c = Cells::new(&header, 0, header.len());
     for t in &m.tags {
         let b = t.builds.first();
-        let row = vec![
+        let mut row = vec![
             t.tag.clone(),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             // Why a tag is missing is told under Problems, in full.
@@ -185,6 +251,10 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.version.clone()).unwrap_or_default(),
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
+        if toolchains {
+            row[0] = crate::manifest::split_toolchain(&t.tag).0.to_string();
+            row.insert(1, super::model::toolchain_name(&t.tag, &m.tags));
+        }
         c.push(row, false);
     }
     c
@@ -193,6 +263,7 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
 /// Rust / C per workload and tag; empty unless both engines ran.
 pub fn overhead_cells(m: &ReportModel) -> Cells {
     let mut c = Cells::new(&["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "interval", "verdict"], 1, 2);
+    c.verdict_col = Some(6);
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),
@@ -203,7 +274,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
             r.ratio.ci.map(|i| format!("[{:.3}, {:.3}]", i.lo, i.hi)).unwrap_or_else(|| "n/a".into()),
             r.ratio.verdict.to_string(),
         ];
-        c.push(row, false);
+        c.push_judged(row, false, Some(Judged { verdict: r.ratio.verdict, time_only: false }));
     }
     c
 }
@@ -223,11 +294,25 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
              1. same: the interval lies within +-{me:.0}%. inconclusive: neither; the run did \
              not resolve the difference."
         ));
-        v.push("Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into());
+        v.push(
+            "Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into(),
+        );
     } else {
         v.push(format!(
             "Instruction counts in the timed region are exact: a delta beyond +-{ct:.1}% is \
              slower or faster, within it same. No test, no p-value."
+        ));
+    }
+    let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
+    if let Some(example) = named.clone().find(|l| crate::manifest::split_toolchain(l).1.is_some()) {
+        v.push(format!(
+            "Toolchains: a build by any toolchain but the default carries its name after the tag \
+             (\"{}\"). The tables against {} compare each build with {}'s build by the same \
+             toolchain. A toolchain table compares one tag's builds with its reference \
+             toolchain's, by the same method and verdicts, the table one family.",
+            label(example),
+            label(&m.baseline),
+            label(&m.baseline)
         ));
     }
     if m.has_counts() {
@@ -273,7 +358,12 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         } else {
             ""
         };
-        v.push(format!("Control (A/A): {} against {}: {}.{warn}", label(&c.tag), label(&c.against), delta_line(&c.comparison)));
+        v.push(format!(
+            "Control (A/A): {} against {}: {}.{warn}",
+            label(&c.tag),
+            label(&c.against),
+            delta_line(&c.comparison)
+        ));
     }
     v
 }
@@ -306,6 +396,19 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     ];
     if let Some(ic) = &m.instruction_counter {
         v.push(("Instructions counted by".into(), ic.clone()));
+    }
+    for c in &m.checks {
+        let outcome = if c.passed { "passed" } else { "FAILED" };
+        v.push(("Check".into(), format!("{}: {outcome} ({})", c.what, c.detail)));
+    }
+    if let Some((fraction, wall)) = m.end.as_ref().and_then(|e| Some((e.timed_fraction()?, e.wall_s?))) {
+        v.push((
+            "Timed fraction".into(),
+            format!(
+                "{:.0}% of {wall:.0} s inside timed regions (wall time of read databases, verification, warm-up and rounds; builds and counting not included)",
+                fraction * 100.0
+            ),
+        ));
     }
     v
 }
@@ -350,6 +453,9 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
                 delta_line(&c.comparison)
             ));
         }
+    }
+    for c in m.checks.iter().filter(|c| !c.passed) {
+        out.push(format!("CHECK FAILED: {}: {}; instruction counts may not repeat", c.what, c.detail));
     }
     for f in &m.failures {
         out.push(format!(

@@ -106,7 +106,11 @@ pub fn outline(c: &Comparisons) -> Document {
     for ((engine, workload), rows) in sections {
         d.heading(2, format!("{} ({engine})", workload.title()));
         let unit = super::model::workload_unit(c.metric, workload);
-        let mut t = Cells::new(&["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "interval", "verdict", "n"], 0, 1);
+        let mut t = Cells::new(
+            &["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "interval", "verdict", "n"],
+            0,
+            1,
+        );
         for r in rows {
             t.push(
                 vec![

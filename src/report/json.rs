@@ -5,7 +5,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::model::{Delta, DeltaKind, ReportModel, Section};
+use super::model::{Delta, DeltaKind, ReportModel, Section, ToolchainTable};
 use super::{Exporter, Output};
 use crate::stats::Verdict;
 
@@ -60,6 +60,22 @@ struct SectionRecord<'a> {
 }
 
 #[derive(Serialize)]
+struct ToolchainRecord<'a> {
+    #[serde(flatten)]
+    table: &'a ToolchainTable,
+    comparisons: Vec<ToolchainComparison<'a>>,
+}
+
+/// A toolchain table's delta: a table spans workloads (and engines), so each says its own.
+#[derive(Serialize)]
+struct ToolchainComparison<'a> {
+    engine: crate::runner::runfile::Engine,
+    workload: crate::workload::Workload,
+    #[serde(flatten)]
+    comparison: ComparisonRecord<'a>,
+}
+
+#[derive(Serialize)]
 struct Document<'a> {
     schema: u32,
     kind: &'static str,
@@ -76,6 +92,9 @@ struct Document<'a> {
     tags: &'a [crate::runner::runfile::TagStatus],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
+    /// Only in runs with several toolchains, so other reports keep their shape.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    toolchains: Vec<ToolchainRecord<'a>>,
     failures: &'a [crate::runner::runfile::Failure],
     end: Option<&'a crate::runner::runfile::End>,
     samples: &'a [crate::runner::runfile::Sample],
@@ -110,6 +129,21 @@ pub fn render(m: &ReportModel) -> Result<String> {
         tags: &m.tags,
         sections,
         overhead: &m.overhead,
+        toolchains: m
+            .toolchains
+            .iter()
+            .map(|t| ToolchainRecord {
+                table: t,
+                comparisons: t
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        let comparison = ComparisonRecord::from(r.vs_reference.as_ref()?);
+                        Some(ToolchainComparison { engine: r.engine, workload: r.workload, comparison })
+                    })
+                    .collect(),
+            })
+            .collect(),
         failures: &m.failures,
         end: m.end.as_ref(),
         samples: &m.samples,

@@ -1,15 +1,18 @@
 //! How results are shown: one model ([`model`]), one outline of headings, paragraphs and
 //! tables ([`outline`], its cells from [`cells`]), one trait ([`Exporter`]), one file per
-//! format. Markdown and text lay out the same outline; JSON, CSV and SVG render the model.
+//! format. Markdown, text and HTML lay out the same outline (HTML with the SVG charts
+//! inline); JSON, CSV and SVG render the model.
 
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod outline;
 pub mod presets;
+pub mod site;
 pub mod svg;
 pub mod text;
 
@@ -26,6 +29,7 @@ pub enum Format {
     Json,
     Csv,
     Svg,
+    Html,
 }
 
 /// One file an exporter produces: `suffix` is appended to the report's stem.
@@ -45,6 +49,7 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Svg => Box::new(svg::Svg),
+        Format::Html => Box::new(html::Html),
     }
 }
 
@@ -68,26 +73,47 @@ pub fn write_all(m: &ReportModel, formats: &[Format], dir: &Path, stem: &str) ->
 }
 
 /// `run --summary-json`: one object per (engine, tag, workload); names are a script interface.
+/// Times are those of the timed rounds (null in an instruction run, where they were taken
+/// under the counter); counts come from the instruction run or the counting pass.
 #[derive(Debug, serde::Serialize)]
 pub struct SummaryRow {
     pub engine: String,
     pub tag: String,
     pub workload: String,
+    /// Samples in the run's metric.
     pub n: usize,
-    pub median_ms: f64,
-    pub min_ms: f64,
+    pub median_ms: Option<f64>,
+    pub min_ms: Option<f64>,
+    /// Instructions of the whole timed region, and per entry.
+    pub median_instructions: Option<f64>,
+    pub instructions_per_entry: Option<f64>,
     pub checksum: Option<String>,
     pub failures: usize,
 }
 
+/// One group's samples: times, and counts with the entries they covered.
+#[derive(Default)]
+struct SummaryGroup {
+    ms: Vec<f64>,
+    counts: Vec<(f64, u32)>,
+    checksum: Option<String>,
+}
+
 pub fn summary_json(data: &crate::runner::runfile::RunData) -> Vec<SummaryRow> {
+    use crate::runner::runfile::Metric;
     use std::collections::BTreeMap;
-    let mut groups: BTreeMap<(String, String, String), (Vec<f64>, Option<String>)> = BTreeMap::new();
+    let timed = data.header.plan.metric == Metric::Time;
+    let mut groups: BTreeMap<(String, String, String), SummaryGroup> = BTreeMap::new();
     for s in &data.samples {
         let g = groups.entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string())).or_default();
-        g.0.push(s.ms());
-        if g.1.is_none() {
-            g.1 = s.checksum.map(|c| c.to_string());
+        if timed && !s.counted {
+            g.ms.push(s.ms());
+        }
+        if let Some(i) = s.instructions.filter(|_| s.counted || !timed) {
+            g.counts.push((i as f64, data.entries_of(s)));
+        }
+        if g.checksum.is_none() && !s.counted {
+            g.checksum = s.checksum.map(|c| c.to_string());
         }
     }
     for f in &data.failures {
@@ -101,8 +127,10 @@ pub fn summary_json(data: &crate::runner::runfile::RunData) -> Vec<SummaryRow> {
     }
     groups
         .into_iter()
-        .map(|((engine, tag, workload), (xs, checksum))| {
-            let s = crate::stats::summarize(&xs);
+        .map(|((engine, tag, workload), g)| {
+            let s = crate::stats::summarize(&g.ms);
+            let counts: Vec<f64> = g.counts.iter().map(|c| c.0).collect();
+            let per_entry: Vec<f64> = g.counts.iter().map(|(i, e)| i / f64::from((*e).max(1))).collect();
             let failures = data
                 .failures
                 .iter()
@@ -113,10 +141,12 @@ pub fn summary_json(data: &crate::runner::runfile::RunData) -> Vec<SummaryRow> {
                 })
                 .count();
             SummaryRow {
-                n: xs.len(),
-                median_ms: s.as_ref().map(|s| s.median).unwrap_or(f64::NAN),
-                min_ms: s.as_ref().map(|s| s.min).unwrap_or(f64::NAN),
-                checksum,
+                n: if timed { g.ms.len() } else { counts.len() },
+                median_ms: s.as_ref().map(|s| s.median),
+                min_ms: s.as_ref().map(|s| s.min),
+                median_instructions: (!counts.is_empty()).then(|| crate::stats::median(&counts)),
+                instructions_per_entry: (!per_entry.is_empty()).then(|| crate::stats::median(&per_entry)),
+                checksum: g.checksum,
                 failures,
                 engine,
                 tag,

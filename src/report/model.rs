@@ -8,9 +8,9 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
-use crate::manifest::{control_of, parse_version, release_key};
+use crate::manifest::{base_of, control_of, parse_version, release_key, split_toolchain, toolchain_label};
+use crate::runner::runfile::{Check, End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
-use crate::runner::runfile::{End, Engine, Failure, Metric, Plan, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -21,6 +21,8 @@ pub enum DeltaKind {
     Fastest,
     Baseline,
     Control,
+    /// A tag's build by another toolchain against its build by the reference toolchain.
+    Toolchain,
 }
 
 /// One tag against another, in the section's metric, with instructions beside time.
@@ -99,6 +101,33 @@ impl Section {
     }
 }
 
+/// One tag built by several toolchains: every workload's builds against the reference
+/// toolchain's, one family per table.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolchainTable {
+    pub tag: String,
+    /// The toolchain every other is compared with: the default (the plain tag's build)
+    /// when it was measured, else the first by name.
+    pub reference: String,
+    /// Section by section; in each, the reference first, then the others by name.
+    pub rows: Vec<ToolchainRow>,
+    /// Comparisons in this table's family.
+    pub family: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolchainRow {
+    pub engine: Engine,
+    pub workload: Workload,
+    /// "clang -O2"; the default toolchain's name for the plain tag.
+    pub toolchain: String,
+    pub label: String,
+    pub summary: Summary,
+    pub instructions_per_entry: Option<f64>,
+    /// Against the reference toolchain's build; None for the reference itself.
+    pub vs_reference: Option<Delta>,
+}
+
 /// The Rust harness against the C twin on one tag and workload: ratio = Rust / C.
 #[derive(Debug, Clone, Serialize)]
 pub struct OverheadRow {
@@ -161,10 +190,14 @@ pub struct ReportModel {
     pub newest: Option<String>,
     pub sections: Vec<Section>,
     pub failures: Vec<Failure>,
+    /// What the run checked about itself (instruction counts repeating exactly).
+    pub checks: Vec<Check>,
     pub end: Option<End>,
     pub instruction_counter: Option<String>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
+    /// One per tag built by more than one toolchain (`--toolchain`), in release order.
+    pub toolchains: Vec<ToolchainTable>,
     pub samples: Vec<Sample>,
     /// The per-round values every comparison was made from, for renderers that make
     /// comparisons of their own (the ITS#10406 claims).
@@ -308,8 +341,10 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         newest: measured.iter().filter(|t| parse_version(t).is_some()).last().cloned(),
         baseline,
         overhead: engine_overhead(&blocks, &rule),
+        toolchains: toolchain_tables(&sections, &blocks, &h.tags, &rule),
         sections,
         failures: data.failures.clone(),
+        checks: data.checks.clone(),
         end: data.end.clone(),
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
@@ -327,15 +362,20 @@ fn measured_tags(data: &RunData) -> Vec<String> {
     measured
 }
 
+/// The baseline tag (or commit): every label is compared with its build by the same
+/// toolchain.
 fn pick_baseline(measured: &[String], asked: Option<&str>) -> Result<String> {
-    let Some(b) = asked else { return Ok(measured.first().cloned().unwrap_or_default()) };
-    let full = if parse_version(b).is_none() && !measured.iter().any(|t| t == b) {
+    let mut bases: Vec<&str> = measured.iter().map(|t| base_of(t)).collect();
+    bases.dedup();
+    let Some(b) = asked else { return Ok(bases.first().map(|b| b.to_string()).unwrap_or_default()) };
+    let b = base_of(b);
+    let full = if parse_version(b).is_none() && !bases.contains(&b) {
         crate::manifest::normalize_tag(b)
     } else {
         b.to_string()
     };
-    if !measured.contains(&full) {
-        bail!("baseline {full} is not in this run; measured tags: {}", measured.join(", "));
+    if !bases.contains(&full.as_str()) {
+        bail!("baseline {full} is not in this run; measured tags: {}", bases.join(", "));
     }
     Ok(full)
 }
@@ -373,18 +413,21 @@ fn section(
     let mut release = tags.clone();
     release.sort_by_key(|t| release_key(t));
     let k = tags.len().saturating_sub(1);
-    let vs_baseline: Vec<BaselineRow> = if summaries.contains_key(baseline) {
-        release
-            .iter()
-            .map(|t| BaselineRow {
-                tag: t.to_string(),
-                summary: summaries[t].clone(),
-                vs_baseline: (*t != baseline).then(|| delta(b, baseline, t, DeltaKind::Baseline, k, rule)).flatten(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // Each label against the baseline built by its own toolchain; a label whose
+    // toolchain has no baseline here has no row.
+    let own_baseline = |t: &str| toolchain_label(baseline, split_toolchain(t).1);
+    release.retain(|t| summaries.contains_key(own_baseline(t).as_str()));
+    let baseline_family = release.iter().filter(|t| **t != own_baseline(t)).count();
+    let vs_baseline: Vec<BaselineRow> = release
+        .iter()
+        .map(|t| BaselineRow {
+            tag: t.to_string(),
+            summary: summaries[t].clone(),
+            vs_baseline: (*t != own_baseline(t))
+                .then(|| delta(b, &own_baseline(t), t, DeltaKind::Baseline, baseline_family, rule))
+                .flatten(),
+        })
+        .collect();
     let controls: Vec<Delta> = b
         .values
         .keys()
@@ -396,8 +439,7 @@ fn section(
     };
     let resolution = half_widths(vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect())
         .or_else(|| half_widths(ranked.iter().filter_map(|r| r.vs_fastest.as_ref()).collect()));
-    let real: BTreeMap<String, Rounds> =
-        tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    let real: BTreeMap<String, Rounds> = tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
     Section {
         engine,
         workload,
@@ -405,7 +447,7 @@ fn section(
         vs_baseline,
         controls,
         fastest_family: family::all_pairs(tags.len()),
-        baseline_family: k,
+        baseline_family,
         noise: if rule.counts { None } else { family::noise(&real) },
         resolution,
         checksum_mismatches,
@@ -437,14 +479,93 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
             rank: 1 + faster_than[t],
             tag: t.to_string(),
             summary: summaries[t].clone(),
-            instructions_per_entry: b.counts.get(*t).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>())),
-            vs_fastest: fastest
-                .filter(|f| f != t)
-                .and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
+            instructions_per_entry: count_median(b, t),
+            vs_fastest: fastest.filter(|f| f != t).and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
         })
         .collect();
     rows.sort_by_key(|r| r.rank);
     rows
+}
+
+/// A label's instructions per entry, when counted.
+fn count_median(b: &Blocks, label: &str) -> Option<f64> {
+    b.counts.get(label).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>()))
+}
+
+/// Per tag measured under several toolchains: each section's builds against the
+/// reference toolchain's, the whole table one family.
+fn toolchain_tables(
+    sections: &[Section],
+    all: &BTreeMap<(Engine, Workload), Blocks>,
+    tags: &[TagStatus],
+    rule: &Rule,
+) -> Vec<ToolchainTable> {
+    let mut by_tag: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in sections {
+        for t in all[&(s.engine, s.workload)].values.keys().filter(|t| control_of(t).is_none()) {
+            let labels = by_tag.entry(base_of(t)).or_default();
+            if !labels.contains(&t.as_str()) {
+                labels.push(t);
+            }
+        }
+    }
+    let mut out: Vec<ToolchainTable> = by_tag
+        .into_iter()
+        .filter(|(_, labels)| labels.len() > 1)
+        .map(|(tag, mut labels)| {
+            labels.sort_by_key(|l| release_key(l));
+            toolchain_table(tag, &labels, sections, all, tags, rule)
+        })
+        .collect();
+    out.sort_by_key(|t| release_key(&t.tag));
+    out
+}
+
+/// One tag's table; `labels` are its builds in release order (the default first).
+fn toolchain_table(
+    tag: &str,
+    labels: &[&str],
+    sections: &[Section],
+    all: &BTreeMap<(Engine, Workload), Blocks>,
+    tags: &[TagStatus],
+    rule: &Rule,
+) -> ToolchainTable {
+    let reference = labels[0];
+    let blocks = |s: &Section| &all[&(s.engine, s.workload)];
+    let family: usize = sections
+        .iter()
+        .filter(|s| blocks(s).values.contains_key(reference))
+        .map(|s| labels[1..].iter().filter(|l| blocks(s).values.contains_key(**l)).count())
+        .sum();
+    let mut rows = Vec::new();
+    // A section without the reference's build has nothing to compare with.
+    for s in sections.iter().filter(|s| blocks(s).values.contains_key(reference)) {
+        let b = blocks(s);
+        for l in labels.iter().filter(|l| b.values.contains_key(**l)) {
+            let Some(summary) = stats::summarize(&b.values[*l].values().copied().collect::<Vec<_>>()) else { continue };
+            rows.push(ToolchainRow {
+                engine: s.engine,
+                workload: s.workload,
+                toolchain: toolchain_name(l, tags),
+                label: l.to_string(),
+                summary,
+                instructions_per_entry: count_median(b, l),
+                vs_reference: (*l != reference)
+                    .then(|| delta(b, reference, l, DeltaKind::Toolchain, family, rule))
+                    .flatten(),
+            });
+        }
+    }
+    ToolchainTable { tag: tag.to_string(), reference: toolchain_name(reference, tags), rows, family }
+}
+
+/// The toolchain a label was built by: its suffix, or for a plain tag its build record's.
+pub fn toolchain_name(label: &str, tags: &[TagStatus]) -> String {
+    if let Some(name) = split_toolchain(label).1 {
+        return name.to_string();
+    }
+    let record = tags.iter().find(|t| t.tag == label).and_then(|t| t.builds.first());
+    record.map(|b| b.toolchain.name()).unwrap_or_else(|| "default".into())
 }
 
 /// Rust against C on each tag both engines measured; one family over all rows.
@@ -475,9 +596,7 @@ fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> V
 }
 
 /// Per workload: every engine and tag must read the same data.
-fn checksum_agreement_by_workload(
-    samples: &[Sample],
-) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
+fn checksum_agreement_by_workload(samples: &[Sample]) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
     let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.counted) {
         by_workload.entry(s.workload).or_default().push(s);

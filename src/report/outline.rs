@@ -2,8 +2,10 @@
 //! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
 //! and the ITS#10406 page are both built as outlines.
 
-use super::cells::{self, Cells};
+use super::cells::{self, label, Cells};
 use super::model::ReportModel;
+use crate::runner::runfile::Engine;
+use crate::workload::Workload;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
@@ -16,6 +18,9 @@ pub enum Block {
     /// Key: value lines.
     Pairs(Vec<(String, String)>),
     Table(Cells),
+    /// The chart of one section, drawn from the model where a format can draw (HTML);
+    /// Markdown and text leave it out.
+    Chart(Engine, Workload),
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,6 +45,10 @@ impl Document {
 
     pub fn table(&mut self, c: Cells) {
         self.blocks.push(Block::Table(c));
+    }
+
+    pub fn chart(&mut self, engine: Engine, workload: Workload) {
+        self.blocks.push(Block::Chart(engine, workload));
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -68,6 +77,7 @@ pub fn report(m: &ReportModel) -> Document {
     for s in &m.sections {
         d.heading(2, m.section_title(s));
         d.table(cells::ranked_cells(m, s));
+        d.chart(s.engine, s.workload);
         d.list(cells::section_notes(m, s));
     }
     if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
@@ -78,9 +88,22 @@ pub fn report(m: &ReportModel) -> Document {
         d.table(cells::baseline_cells(m, s));
     }
     super::presets::outline::tables(&mut d, m);
+    if !m.toolchains.is_empty() {
+        d.heading(1, "Toolchains");
+        d.para(
+            "Each tag built by several toolchains: every workload's builds against the reference \
+             toolchain's build of the same tag, in the same rounds; intervals simultaneous at 95% per table.",
+        );
+    }
+    for t in &m.toolchains {
+        d.heading(2, format!("{} (reference: {})", label(&t.tag), t.reference));
+        d.table(cells::toolchain_cells(m, t));
+    }
     if !m.overhead.is_empty() {
         d.heading(1, "Harness overhead (Rust / C)");
-        d.para("The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.");
+        d.para(
+            "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.",
+        );
         d.table(cells::overhead_cells(m));
     }
     let problems = cells::problem_lines(m);

@@ -1,19 +1,309 @@
-//! Charts to attach: per workload, the median per tag in release order with its 95%
-//! interval as a whisker, drawn with plotters.
+//! Charts, drawn with plotters: per workload the median per tag in release order with its
+//! 95% interval as a whisker, the minimum, and the verdict against the baseline; across
+//! runs, each tag's median per run (the site's trends). The same SVG is written as a file
+//! (`--format svg`) and inlined in the HTML page. Every point carries an SVG `<title>`, a
+//! tooltip in browsers.
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::cells::{self, short_tag};
 use super::model::{ReportModel, Section};
-use crate::manifest::release_key;
-use super::cells::short_tag;
 use super::{Exporter, Output};
+use crate::manifest::release_key;
+use crate::stats::Verdict;
 
 pub struct Svg;
 
 const NEWEST: RGBColor = RGBColor(200, 60, 30);
 const OTHER: RGBColor = RGBColor(40, 90, 170);
+const SLOWER: RGBColor = RGBColor(190, 30, 30);
+const FASTER: RGBColor = RGBColor(20, 130, 50);
+const SAME: RGBColor = RGBColor(110, 110, 110);
+const SIZE: (u32, u32) = (960, 480);
 
+fn err(e: impl std::fmt::Debug) -> anyhow::Error {
+    anyhow!("drawing a chart: {e:?}")
+}
+
+/// A point's position in the picture and what its tooltip says.
+struct Tip {
+    at: (i32, i32),
+    text: String,
+}
+
+/// Adds a `<title>` to the picture and an invisible, hoverable circle with a `<title>` on
+/// every point: plotters draws shapes but cannot attach titles to them.
+fn with_titles(svg: String, title: &str, tips: &[Tip]) -> String {
+    use html_escape::encode_text;
+    let mut out = String::with_capacity(svg.len() + tips.len() * 160);
+    let open_end = svg.find("<svg").and_then(|i| svg[i..].find('>').map(|j| i + j + 1)).unwrap_or(0);
+    let close = svg.rfind("</svg>").unwrap_or(svg.len());
+    out.push_str(&svg[..open_end]);
+    out.push_str(&format!("\n<title>{}</title>", encode_text(title)));
+    out.push_str(&svg[open_end..close]);
+    out.push_str("<g fill=\"#000\" fill-opacity=\"0\">\n");
+    for t in tips {
+        out.push_str(&format!(
+            "<circle cx=\"{}\" cy=\"{}\" r=\"9\"><title>{}</title></circle>\n",
+            t.at.0,
+            t.at.1,
+            encode_text(&t.text)
+        ));
+    }
+    out.push_str("</g>\n");
+    out.push_str(&svg[close..]);
+    out
+}
+
+/// ▲ slower, ▼ faster, = same against the baseline; hollow when time only; none when
+/// inconclusive.
+fn verdict_mark(j: cells::Judged) -> Option<(&'static str, &'static RGBColor)> {
+    match (j.verdict, j.time_only) {
+        (Verdict::Slower, false) => Some(("▲", &SLOWER)),
+        (Verdict::Slower, true) => Some(("△", &SLOWER)),
+        (Verdict::Faster, false) => Some(("▼", &FASTER)),
+        (Verdict::Faster, true) => Some(("▽", &FASTER)),
+        (Verdict::Same, _) => Some(("=", &SAME)),
+        (Verdict::Inconclusive, _) => None,
+    }
+}
+
+/// The tooltip of one tag's point.
+fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
+    let r = s.ranked.iter().find(|r| r.tag == tag).expect("the tag is ranked");
+    let mut t = format!(
+        "{}: median {} {} {}, min {}, n {}",
+        cells::label(tag),
+        cells::num(r.summary.median),
+        m.unit_of(s),
+        cells::plus_minus(&r.summary),
+        cells::num(r.summary.min),
+        r.summary.n
+    );
+    if let Some(d) = s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()) {
+        t.push_str(&format!("; vs {}: {}", short_tag(&cells::label(&d.against)), cells::delta_line(&d.comparison)));
+        if d.time_only {
+            t.push_str(", time only");
+        }
+    }
+    t
+}
+
+/// One workload's chart: medians in release order with interval whiskers, minima, and
+/// the verdict against the baseline above each tag.
+pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
+    let mut rows: Vec<_> = s.ranked.iter().collect();
+    rows.sort_by_key(|r| release_key(&r.tag));
+    let n = rows.len() as i32;
+    let bounds: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| r.summary.median_ci.map(|c| (c.lo, c.hi)).unwrap_or((r.summary.min, r.summary.max)))
+        .collect();
+    let lo = bounds.iter().map(|b| b.0).chain(rows.iter().map(|r| r.summary.min)).fold(f64::INFINITY, f64::min);
+    let hi = bounds.iter().map(|b| b.1).fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
+    // Twice the room on top, for the verdict marks.
+    let (ylo, yhi) = ((lo - pad).max(0.0), hi + 2.0 * pad);
+    let title = format!("{} — median {} with 95% interval, × minimum", m.section_title(s), m.unit_of(s));
+    let legend = format!(
+        "against {}: ▲ slower  ▼ faster  = same  (hollow: time only)   red: newest tag",
+        short_tag(&cells::label(&m.baseline))
+    );
+    let judged = |tag: &str| {
+        s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()).map(cells::Judged::of)
+    };
+    let mut buf = String::new();
+    let tips = {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        let area = headed(&root, &title, Some(&legend))?;
+        let mut c = ChartBuilder::on(&area)
+            .margin(16)
+            .x_label_area_size(52)
+            .y_label_area_size(76)
+            .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
+            .map_err(err)?;
+        let labels: Vec<String> = rows.iter().map(|r| short_tag(&cells::label(&r.tag)).to_string()).collect();
+        axes(&mut c.configure_mesh())
+            .x_labels(rows.len())
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                    labels.get(*i as usize).cloned().unwrap_or_default()
+                }
+                SegmentValue::Last => String::new(),
+            })
+            .x_desc("LMDB tag")
+            .y_desc(m.unit_of(s))
+            .y_label_formatter(&|y| format!("{y:.2}"))
+            .draw()
+            .map_err(err)?;
+        let color = |tag: &str| if m.newest.as_deref() == Some(tag) { NEWEST } else { OTHER };
+        let x = |i: usize| SegmentValue::CenterOf(i as i32);
+        c.draw_series(rows.iter().zip(&bounds).enumerate().map(|(i, (r, b))| {
+            ErrorBar::new_vertical(x(i), b.0, r.summary.median, b.1, color(&r.tag).stroke_width(2), 12)
+        }))
+        .map_err(err)?;
+        c.draw_series(
+            rows.iter().enumerate().map(|(i, r)| Circle::new((x(i), r.summary.median), 4, color(&r.tag).filled())),
+        )
+        .map_err(err)?;
+        // The fastest sample: on a shared machine the floor separates tags the medians blur.
+        c.draw_series(
+            rows.iter().enumerate().map(|(i, r)| Cross::new((x(i), r.summary.min), 4, color(&r.tag).stroke_width(1))),
+        )
+        .map_err(err)?;
+        let mark_y = yhi - pad;
+        c.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+            let (glyph, col) = verdict_mark(judged(&r.tag)?)?;
+            let style =
+                TextStyle::from(("sans-serif", 18).into_font()).color(col).pos(Pos::new(HPos::Center, VPos::Center));
+            Some(Text::new(glyph.to_string(), (x(i), mark_y), style))
+        }))
+        .map_err(err)?;
+        let tips: Vec<Tip> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Tip { at: c.backend_coord(&(x(i), r.summary.median)), text: point_text(m, s, &r.tag) })
+            .collect();
+        root.present().map_err(err)?;
+        tips
+    };
+    Ok(with_titles(buf, &title, &tips))
+}
+
+/// One series of a trend chart: a tag's median in each run (None where it was not measured).
+pub struct TrendSeries {
+    pub tag: String,
+    pub medians: Vec<Option<f64>>,
+}
+
+/// Medians across runs: one line per tag, coloured from blue (oldest tag) to red (newest),
+/// runs in the order given, labelled `runs`.
+pub fn trend(title: &str, unit: &str, runs: &[String], series: &[TrendSeries]) -> Result<String> {
+    let values = || series.iter().flat_map(|s| s.medians.iter().flatten().copied());
+    let (lo, hi) = (values().fold(f64::INFINITY, f64::min), values().fold(f64::NEG_INFINITY, f64::max));
+    if !lo.is_finite() {
+        return Err(anyhow!("a trend chart needs at least one median"));
+    }
+    let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
+    let n = runs.len() as i32;
+    let hue = |i: usize| 0.62 * (1.0 - i as f64 / (series.len().max(2) - 1) as f64);
+    let color = |i: usize| HSLColor(hue(i), 0.75, 0.42);
+    let mut buf = String::new();
+    let tips = {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        let area = headed(&root, title, None)?;
+        let (plot, key) = area.split_horizontally(SIZE.0 - 150);
+        let mut c = ChartBuilder::on(&plot)
+            .margin(16)
+            .x_label_area_size(52)
+            .y_label_area_size(76)
+            .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), (lo - pad).max(0.0)..hi + pad)
+            .map_err(err)?;
+        // Dates are wide: at most six labelled, every point's tooltip names its run.
+        axes(&mut c.configure_mesh())
+            .x_labels(runs.len().min(6))
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                    runs.get(*i as usize).cloned().unwrap_or_default()
+                }
+                SegmentValue::Last => String::new(),
+            })
+            .x_desc("run")
+            .y_desc(unit)
+            .y_label_formatter(&|y| format!("{y:.2}"))
+            .draw()
+            .map_err(err)?;
+        let mut tips = Vec::new();
+        for (k, s) in series.iter().enumerate() {
+            let points: Vec<(SegmentValue<i32>, f64)> = s
+                .medians
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (SegmentValue::CenterOf(i as i32), v)))
+                .collect();
+            c.draw_series(LineSeries::new(points.clone(), color(k).stroke_width(2))).map_err(err)?;
+            c.draw_series(points.iter().map(|p| Circle::new(p.clone(), 4, color(k).filled()))).map_err(err)?;
+            tips.extend(points.iter().zip(s.medians.iter().enumerate().filter(|(_, v)| v.is_some())).map(
+                |(p, (i, v))| Tip {
+                    at: c.backend_coord(p),
+                    text: format!(
+                        "{} in {}: median {} {unit}",
+                        short_tag(&cells::label(&s.tag)),
+                        runs[i],
+                        cells::num(v.unwrap_or_default())
+                    ),
+                },
+            ));
+        }
+        draw_key(&key, series, &color)?;
+        root.present().map_err(err)?;
+        tips
+    };
+    Ok(with_titles(buf, title, &tips))
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Mesh<'a, 'b> = plotters::chart::MeshStyle<
+    'a,
+    'b,
+    plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+    plotters::coord::types::RangedCoordf64,
+    SVGBackend<'a>,
+>;
+
+/// A white picture with the title on top and, below it, a line of legend; returns the
+/// area left for the chart.
+fn headed<'a>(root: &Area<'a>, title: &str, legend: Option<&str>) -> Result<Area<'a>> {
+    root.fill(&WHITE).map_err(err)?;
+    let (head, rest) = root.split_vertically(if legend.is_some() { 64 } else { 40 });
+    let centre = |size: u32| TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    head.draw(&Text::new(title.to_string(), (SIZE.0 as i32 / 2, 12), centre(22))).map_err(err)?;
+    if let Some(l) = legend {
+        head.draw(&Text::new(l.to_string(), (SIZE.0 as i32 / 2, 40), centre(16))).map_err(err)?;
+    }
+    Ok(rest)
+}
+
+/// Axis labels large enough to read when the chart is scaled down to a phone's width; a
+/// light line at each labelled value only.
+fn axes<'a, 'b, 'c>(mesh: &'c mut Mesh<'a, 'b>) -> &'c mut Mesh<'a, 'b> {
+    mesh.disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
+        .y_labels(8)
+}
+
+/// The tags' colours, one line each, beside a trend chart.
+fn draw_key(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    series: &[TrendSeries],
+    color: &dyn Fn(usize) -> HSLColor,
+) -> Result<()> {
+    let step = ((SIZE.1 as i32 - 80) / series.len().max(1) as i32).clamp(10, 22);
+    for (k, s) in series.iter().enumerate() {
+        let y = 60 + k as i32 * step;
+        area.draw(&Rectangle::new([(4, y - 5), (18, y + 5)], color(k).filled())).map_err(err)?;
+        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw(&Text::new(short_tag(&cells::label(&s.tag)).to_string(), (24, y), style)).map_err(err)?;
+    }
+    Ok(())
+}
+
+impl Exporter for Svg {
+    fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
+        m.sections
+            .iter()
+            .map(|s| {
+                let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
+                Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
+            })
+            .collect()
+    }
+}
 /// One tag's column in a chart: a whisker from `lo` to `hi`, a dot at `mid`, a cross at `mark`.
 pub struct Whisker {
     pub tag: String,
@@ -22,24 +312,6 @@ pub struct Whisker {
     pub hi: f64,
     pub mark: f64,
     pub newest: bool,
-}
-
-pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
-    let mut rows: Vec<_> = s.ranked.iter().collect();
-    rows.sort_by_key(|r| release_key(&r.tag));
-    let columns: Vec<Whisker> = rows
-        .iter()
-        .map(|r| {
-            let (lo, hi) = r.summary.median_ci.map(|c| (c.lo, c.hi)).unwrap_or((r.summary.min, r.summary.max));
-            let newest = m.newest.as_deref() == Some(r.tag.as_str());
-            // The cross is the fastest sample: on a shared machine the floor separates tags
-            // the medians blur.
-            Whisker { tag: r.tag.clone(), lo, mid: r.summary.median, hi, mark: r.summary.min, newest }
-        })
-        .collect();
-    let title =
-        format!("{} — median {} with 95% interval, × minimum (newest tag in red)", m.section_title(s), m.unit_of(s));
-    whiskers(&title, m.unit_of(s), &columns)
 }
 
 /// Tags in the given order along x, each a whisker with its dot and cross.
@@ -97,17 +369,4 @@ pub fn whiskers(title: &str, y_desc: &str, columns: &[Whisker]) -> Result<String
         root.present().map_err(|e| anyhow!("{e:?}"))?;
     }
     Ok(buf)
-}
-
-impl Exporter for Svg {
-    fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        m.sections
-            .iter()
-            .map(|s| {
-                let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
-                Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
-            })
-            .chain(super::presets::svg::charts(m))
-            .collect()
-    }
 }

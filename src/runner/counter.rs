@@ -8,7 +8,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
+use super::runfile::Engine;
 use crate::workload::perf::PerfCounter;
+use crate::workload::Workload;
 
 /// How a worker's instructions are counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,25 +53,93 @@ pub fn detect() -> Result<Counter> {
     Ok(Counter::Callgrind { version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
 }
 
-/// Wraps a worker command line in callgrind, writing its profile to `out_file`.
-pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: &Path) -> Command {
+/// The timed function each engine calls once per repetition of a workload (callgrind dumps
+/// a profile part when one returns, so one process counts every workload separately).
+/// None for presets, whose timed functions run many times per sample: they are counted one
+/// process per workload, by the profile's total.
+pub fn timed_function(engine: Engine, w: Workload) -> Option<&'static str> {
+    Some(match (engine, w) {
+        (Engine::Rust, Workload::ReadKey) => "lmdbregress_timed_read_key",
+        (Engine::Rust, Workload::ReadSeq) => "lmdbregress_timed_read_seq",
+        (Engine::Rust, Workload::ReadRev) => "lmdbregress_timed_read_rev",
+        (Engine::Rust, Workload::ReadCrc) => "lmdbregress_timed_read_crc",
+        (Engine::Rust, Workload::ReadXxh64) => "lmdbregress_timed_read_xxh64",
+        (Engine::Rust, Workload::Write) => "lmdbregress_timed_write",
+        (Engine::C, Workload::ReadKey) => "timed_read_key",
+        (Engine::C, Workload::ReadSeq | Workload::ReadRev) => "timed_walk",
+        (Engine::C, Workload::ReadCrc) => "timed_read_crc",
+        (Engine::C, Workload::ReadXxh64) => "timed_read_xxh64",
+        (Engine::C, Workload::Write) => "timed_write",
+        (_, Workload::Preset(_)) => return None,
+    })
+}
+
+/// Wraps a worker command line in callgrind, collecting only inside the timed functions
+/// and dumping a profile part (`out_file.1`, `.2`, …) each time one of `dump_after` returns.
+pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: &Path, dump_after: &[&str]) -> Command {
     let mut c = Command::new("valgrind");
     c.arg("--tool=callgrind").arg("--quiet").arg("--collect-atstart=no");
     for p in TOGGLE_PATTERNS {
         c.arg(format!("--toggle-collect={p}"));
+    }
+    let mut functions = dump_after.to_vec();
+    functions.dedup();
+    for f in functions {
+        c.arg(format!("--dump-after={f}"));
     }
     c.arg(format!("--callgrind-out-file={}", out_file.display()));
     c.arg(program).args(args);
     c
 }
 
-/// The instruction total of a callgrind profile (its `totals:` or `summary:` line).
+/// One profile part: the function whose return dumped it, and the instructions counted
+/// since the previous part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub trigger: String,
+    pub instructions: u64,
+}
+
+fn part_path(out_file: &Path, n: usize) -> std::path::PathBuf {
+    let name = out_file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    out_file.with_file_name(format!("{name}.{n}"))
+}
+
+/// Removes the profile and the parts a previous run under the same name left.
+pub fn remove_profile(out_file: &Path) {
+    let _ = std::fs::remove_file(out_file);
+    (1..).map(|n| part_path(out_file, n)).take_while(|p| std::fs::remove_file(p).is_ok()).for_each(drop);
+}
+
+/// The parts `callgrind_command` dumped, in order (`out_file.1`, `.2`, …).
+pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
+    let mut parts = Vec::new();
+    for n in 1.. {
+        let path = part_path(out_file, n);
+        if !path.exists() {
+            break;
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let trigger = text
+            .lines()
+            .find_map(|l| l.strip_prefix("desc: Trigger: --dump-after="))
+            .with_context(|| format!("{} names no --dump-after trigger", path.display()))?;
+        parts.push(Part { trigger: trigger.trim().to_string(), instructions: total_of(&text, &path)? });
+    }
+    Ok(parts)
+}
+
+/// The instruction total of a profile written without parts.
 pub fn callgrind_total(out_file: &Path) -> Result<u64> {
     let text =
         std::fs::read_to_string(out_file).with_context(|| format!("no callgrind profile {}", out_file.display()))?;
+    total_of(&text, out_file)
+}
+
+fn total_of(text: &str, path: &Path) -> Result<u64> {
     text.lines()
         .rev()
         .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .with_context(|| format!("{} has no totals line", out_file.display()))
+        .with_context(|| format!("{} has no totals line", path.display()))
 }

@@ -4,6 +4,8 @@
 //! run file as they arrive.
 
 pub mod counter;
+pub mod merge;
+pub mod pool;
 mod preset_worker;
 pub mod protocol;
 pub mod runfile;
@@ -22,10 +24,11 @@ use rand::seq::SliceRandom;
 
 pub use crate::compile::sanitize;
 use crate::stats;
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::dataset::expected_checksums;
+use crate::workload::{Checksum, Dataset, Workload, WorkloadConfig};
 use counter::Counter;
 use protocol::WorkerLine;
-use runfile::{End, EndReason, Engine, Failure, Plan, Record, RunWriter, Sample};
+use runfile::{Check, End, EndReason, Engine, Failure, Plan, Record, RunWriter, Sample};
 
 /// One thing to measure: an engine on a tag.
 #[derive(Debug, Clone)]
@@ -80,10 +83,12 @@ pub struct Schedule<'a> {
     /// Set when the plan's metric is instructions.
     pub counter: Option<Counter>,
     /// Checked after every measured round: true ends the run ("decided"), as bisect does.
-    pub stop_when: Option<&'a dyn Fn(&[Sample]) -> bool>,
+    pub stop_when: Option<&'a (dyn Fn(&[Sample]) -> bool + Sync)>,
     /// This is the instruction-counting pass after the timed rounds: its samples are
     /// marked `counted` and it writes no end record.
     pub counted: bool,
+    /// Worker processes at once for untimed and counted work (timed rounds: always one).
+    pub jobs: usize,
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
@@ -136,66 +141,140 @@ fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
     (lines, death)
 }
 
+/// The read databases of a run, and the checksums each unit's reads were verified with.
+#[derive(Default)]
+struct Ready {
+    dbs: BTreeMap<String, PathBuf>,
+    /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
+    checksums: BTreeMap<(Engine, String, Workload), Checksum>,
+}
+
+/// One worker invocation: a unit and the workloads it runs in that process.
+struct Job<'u> {
+    unit: &'u Unit,
+    batch: Vec<Workload>,
+}
+
 impl Schedule<'_> {
-    /// Builds each tag's read database once, with that tag's own library.
-    fn prepare(&self, scratch: &Path, w: &mut RunWriter) -> Result<BTreeMap<String, PathBuf>> {
-        let mut dbs = BTreeMap::new();
-        if !self.workloads.iter().any(|w| w.is_read()) {
-            return Ok(dbs);
+    fn reads(&self) -> Vec<Workload> {
+        self.workloads.iter().copied().filter(|w| w.is_read()).collect()
+    }
+
+    /// The six workloads' reads are verified once per run and unit; presets' workloads
+    /// check their own data in every timed pass.
+    fn verified(w: Workload) -> bool {
+        w.is_read() && !matches!(w, Workload::Preset(_))
+    }
+
+    /// Builds each tag's read database once, with that tag's own library (the Rust unit's
+    /// when there is one; the C twin reads the same file), then has every unit verify what
+    /// its reads return. Neither is timed, so both use every core.
+    fn ready(&self, scratch: &Path, w: &mut RunWriter) -> Result<Ready> {
+        let mut ready = Ready::default();
+        if self.reads().is_empty() {
+            return Ok(ready);
         }
-        let mut done = BTreeSet::new();
-        // The Rust unit of a tag prepares it when there is one (the C twin reads the same file).
-        let mut units: Vec<&Unit> = self.units.iter().collect();
-        units.sort_by_key(|u| u.engine);
-        let bar = crate::progress::bar(units.len() as u64, "preparing read databases");
-        for u in units {
-            bar.inc(1);
-            if !done.insert(u.tag.clone()) {
-                continue;
-            }
-            if self.interrupted.load(Ordering::SeqCst) {
-                break;
-            }
-            bar.set_message(u.tag.clone());
-            let dir = scratch.join(sanitize(&u.tag)).join("db");
-            std::fs::create_dir_all(&dir)?;
-            let mut cmd = u.command("prepare");
-            cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
-            // A preset's workloads say which database to write.
-            cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
-            let (lines, death) = run_worker(cmd);
-            let error = death.or_else(|| lines.iter().find_map(|l| l.error.clone()));
-            match error {
-                None if lines.iter().any(|l| l.prepared) => {
-                    dbs.insert(u.tag.clone(), dir);
+        let mut builders: Vec<&Unit> = self.units.iter().collect();
+        builders.sort_by_key(|u| u.engine);
+        let mut seen = BTreeSet::new();
+        builders.retain(|u| seen.insert(u.tag.clone()));
+        let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
+        pool::for_each(
+            &builders,
+            self.jobs,
+            |u| self.prepare_one(u, scratch),
+            |u, result| {
+                bar.inc(1);
+                match result {
+                    Ok(dir) => {
+                        ready.dbs.insert(u.tag.clone(), dir);
+                        Ok(())
+                    }
+                    Err(error) => {
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
+                        w.append(&Record::Failure(unit_failure(u, None, "prepare", error)))
+                    }
                 }
-                other => {
-                    let error = other.unwrap_or_else(|| "worker reported nothing".into());
-                    bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
-                    w.append(&Record::Failure(Failure {
-                        round: None,
-                        engine: u.engine,
-                        tag: u.tag.clone(),
-                        workload: None,
-                        stage: "prepare".into(),
-                        error,
-                    }))?;
-                }
-            }
-        }
+            },
+        )?;
         bar.finish_and_clear();
-        Ok(dbs)
+        self.verify(&mut ready, w)?;
+        Ok(ready)
+    }
+
+    fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<PathBuf, String> {
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        let dir = scratch.join(sanitize(&u.tag)).join("db");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut cmd = u.command("prepare");
+        cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
+        // A preset's workloads say which database to write.
+        cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
+        let (lines, death) = run_worker(cmd);
+        match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
+            None if lines.iter().any(|l| l.prepared) => Ok(dir),
+            other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
+        }
+    }
+
+    /// Once per run and unit: each read's checksum through the unit's own engine and
+    /// library, held to what the data must give (computed here, without LMDB). A read that
+    /// fails this is recorded and not measured; timed passes are then held to it.
+    fn verify(&self, ready: &mut Ready, w: &mut RunWriter) -> Result<()> {
+        let reads: Vec<Workload> = self.reads().into_iter().filter(|w| Self::verified(*w)).collect();
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let expected: BTreeMap<Workload, Checksum> =
+            expected_checksums(&reads, &Dataset::generate(self.cfg)).into_iter().collect();
+        let units: Vec<&Unit> = self.units.iter().filter(|u| ready.dbs.contains_key(&u.tag)).collect();
+        let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
+        let bar = crate::progress::bar(units.len() as u64, "verifying reads");
+        let dbs = &ready.dbs;
+        let work = |u: &&Unit| {
+            let mut cmd = u.command("verify");
+            cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
+            run_worker(cmd)
+        };
+        let mut found = BTreeMap::new();
+        pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
+            bar.inc(1);
+            for wl in &reads {
+                let line = lines.iter().find(|l| l.workload == Some(*wl));
+                let verdict = match line.map(|l| (l.checksum, l.error.clone())) {
+                    Some((_, Some(error))) => Err(error),
+                    Some((Some(got), None)) if Some(&got) == expected.get(wl) => Ok(got),
+                    Some((Some(got), None)) => Err(format!(
+                        "read {got}, but the data written gives {}",
+                        expected.get(wl).map(|c| c.to_string()).unwrap_or_default()
+                    )),
+                    _ => Err(death.clone().unwrap_or_else(|| "the verify worker reported nothing".into())),
+                };
+                match verdict {
+                    Ok(c) => {
+                        found.insert((u.engine, u.tag.clone(), *wl), c);
+                    }
+                    Err(error) => w.append(&Record::Failure(unit_failure(u, Some(*wl), "verify", error)))?,
+                }
+            }
+            Ok(())
+        })?;
+        bar.finish_and_clear();
+        ready.checksums = found;
+        Ok(())
     }
 
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
-        let scratch = scratch_root()?;
-        let dbs = self.prepare(scratch.path(), w)?;
         let started = Instant::now();
+        let scratch = scratch_root()?;
+        let ready = self.ready(scratch.path(), w)?;
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
         let bar = crate::progress::bar(total_rounds as u64 * self.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
-        let mut rng = rand::thread_rng();
+        let prior = samples.len();
         let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
         let mut warm_left = self.plan.warmup;
@@ -204,21 +283,7 @@ impl Schedule<'_> {
             if !warm && round >= self.plan.rounds {
                 break;
             }
-            let mut order = self.units.clone();
-            order.shuffle(&mut rng);
-            for u in &order {
-                if self.interrupted.load(Ordering::SeqCst) {
-                    break;
-                }
-                bar.set_message(if warm {
-                    format!("warm-up, {}", u.tag)
-                } else {
-                    format!("round {}/{}, {} {}", round + 1, self.plan.rounds, u.engine, u.tag)
-                });
-                let new = self.measure(u, round, warm, &dbs, scratch.path(), w)?;
-                samples.extend(new);
-                bar.inc(1);
-            }
+            samples.extend(self.round(round, warm, &ready, scratch.path(), &bar, w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -244,42 +309,105 @@ impl Schedule<'_> {
             }
         }
         bar.finish_and_clear();
+        if self.counter.is_some() && round > self.start_round {
+            self.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
+        }
+        let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
             reason,
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            wall_s: Some(started.elapsed().as_secs_f64()),
+            timed_s: (self.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
         Ok(Outcome { end })
     }
 
-    /// The instruction-counting pass: every unit once under the counter, its samples marked
-    /// `counted`, no end record (the timed rounds wrote theirs). Counts do not depend on
-    /// the machine's load, so one pass is enough.
+    /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
+    /// two timed regions overlap. Counted rounds run on every core: counts ignore load.
+    fn round(
+        &self,
+        round: u32,
+        warm: bool,
+        ready: &Ready,
+        scratch: &Path,
+        bar: &indicatif::ProgressBar,
+        w: &mut RunWriter,
+    ) -> Result<Vec<Sample>> {
+        let mut order: Vec<&Unit> = self.units.iter().collect();
+        order.shuffle(&mut rand::thread_rng());
+        let jobs = if self.counter.is_some() { self.jobs } else { 1 };
+        let mut out = Vec::new();
+        let work = |u: &&Unit| {
+            bar.set_message(if warm {
+                format!("warm-up, {}", u.tag)
+            } else {
+                format!("round {}/{}, {} {}", round + 1, self.plan.rounds, u.engine, u.tag)
+            });
+            self.measure(u, round, warm, ready, scratch)
+        };
+        pool::for_each(&order, jobs, work, |_, records| {
+            bar.inc(1);
+            out.extend(append_all(w, records)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The instruction-counting pass: every unit once under the counter, on every core,
+    /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
         assert!(self.counted && self.counter.is_some(), "a counting schedule");
         let scratch = scratch_root()?;
-        let dbs = self.prepare(scratch.path(), w)?;
+        let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
-        for u in &self.units {
-            if self.interrupted.load(Ordering::SeqCst) {
-                break;
-            }
-            bar.set_message(format!("{} {}", u.engine, u.tag));
-            self.measure(u, 0, false, &dbs, scratch.path(), w)?;
-            bar.inc(1);
-        }
+        let units: Vec<&Unit> = self.units.iter().collect();
+        let mut samples = Vec::new();
+        pool::for_each(
+            &units,
+            self.jobs,
+            |u| self.measure(u, 0, false, &ready, scratch.path()),
+            |_, records| {
+                bar.inc(1);
+                samples.extend(append_all(w, records)?);
+                Ok(())
+            },
+        )?;
         bar.finish_and_clear();
-        Ok(())
+        self.check_determinism(&ready, scratch.path(), &samples, w)
     }
 
-    /// The worker invocations of one unit: all workloads in one process, or (under
-    /// callgrind, whose total covers a whole process) one process per workload.
-    fn batches(&self, u: &Unit, workloads: Vec<Workload>) -> Vec<Vec<Workload>> {
-        match self.counter_for(u) {
-            Some(Counter::Callgrind { .. }) => workloads.into_iter().map(|w| vec![w]).collect(),
-            _ => vec![workloads],
+    /// Counts are taken once per unit, which is only sound if they repeat: count one
+    /// unit's workload (the first counted sample's) again and record whether they agree.
+    fn check_determinism(&self, ready: &Ready, scratch: &Path, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
+        let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
+        let Some(u) = self.units.iter().find(|u| u.engine == first.engine && u.tag == first.tag) else { return Ok(()) };
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Ok(());
         }
+        let job = Job { unit: u, batch: vec![first.workload] };
+        let (lines, death) = self.invoke(&job, ready, scratch);
+        let again = lines.iter().find(|l| l.workload == Some(first.workload)).and_then(|l| l.instructions.first());
+        let before = first.instructions.unwrap_or_default();
+        let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
+        // Counts may differ by a few instructions where glibc's memcpy takes another path
+        // for another buffer alignment; what matters is that this stays far below the
+        // tolerance counts are judged with.
+        let allowed = stats::family::Rule::default().count_tolerance / 10.0;
+        let check = match again {
+            Some(&n) => {
+                let off = (n as f64 - before as f64).abs() / (before.max(1) as f64);
+                let detail = format!(
+                    "{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)",
+                    off * 100.0,
+                    allowed * 100.0
+                );
+                Check { what, passed: off <= allowed, detail }
+            }
+            None => Check { what, passed: false, detail: death.unwrap_or_else(|| "the second count failed".into()) },
+        };
+        w.append(&Record::Check(check))
     }
 
     /// The counter a unit's worker uses: perf only inside the Rust worker.
@@ -291,119 +419,166 @@ impl Schedule<'_> {
         }
     }
 
-    /// One unit's worker process(es) for a round. Returns the samples recorded.
-    fn measure(
-        &self,
-        u: &Unit,
-        round: u32,
-        warm: bool,
-        dbs: &BTreeMap<String, PathBuf>,
-        scratch: &Path,
-        w: &mut RunWriter,
-    ) -> Result<Vec<Sample>> {
-        let db = dbs.get(&u.tag);
-        // Reads need the tag's read database; without one they were already reported.
-        let workloads: Vec<Workload> =
-            self.workloads.iter().copied().filter(|w| !w.is_read() || db.is_some()).collect();
+    /// One unit's worker process(es) for a round: the records to append (none when warm).
+    fn measure(&self, u: &Unit, round: u32, warm: bool, ready: &Ready, scratch: &Path) -> Result<Vec<Record>> {
+        // Reads need the tag's read database and this unit's verified checksum; without
+        // them they were already reported.
+        let workloads: Vec<Workload> = self
+            .workloads
+            .iter()
+            .copied()
+            .filter(|w| match Self::verified(*w) {
+                true => ready.checksums.contains_key(&(u.engine, u.tag.clone(), *w)),
+                false => !w.is_read() || ready.dbs.contains_key(&u.tag),
+            })
+            .collect();
+        // Under callgrind, workloads without one timed call per repetition (presets) get
+        // a process each; the rest share one.
+        let callgrind = matches!(self.counter_for(u), Some(Counter::Callgrind { .. }));
+        let (shared, alone): (Vec<Workload>, Vec<Workload>) =
+            workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
+        let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
         let mut out = Vec::new();
-        for batch in self.batches(u, workloads) {
-            let names: Vec<&str> = batch.iter().map(|w| w.name()).collect();
-            let counter = self.counter_for(u);
-            let mut args: Vec<OsString> = Vec::new();
-            if let Some(db) = db {
-                args.extend(["--dir".into(), db.into()]);
+        for job in jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }) {
+            if self.interrupted.load(Ordering::SeqCst) {
+                break;
             }
-            args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
-            // A callgrind total covers the process: one repetition per process then.
-            let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.plan.iterations };
-            args.extend(["--iterations".into(), iterations.to_string().into()]);
-            if counter == Some(Counter::Perf) {
-                args.push("--count-instructions".into());
-            }
-            args.extend(self.cfg.to_args().into_iter().map(OsString::from));
-            let (program, mut full) = u.argv("run");
-            full.extend(args);
-            let profile = scratch.join(format!("callgrind-{}.out", std::process::id()));
-            let cmd = match counter {
-                Some(Counter::Callgrind { .. }) => {
-                    let _ = std::fs::remove_file(&profile);
-                    counter::callgrind_command(&program, &full, &profile)
-                }
-                _ => {
-                    let mut c = Command::new(&program);
-                    c.args(&full);
-                    c
-                }
-            };
-            let (mut lines, mut death) = run_worker(cmd);
+            let (lines, death) = self.invoke(&job, ready, scratch);
             if warm || self.interrupted.load(Ordering::SeqCst) {
                 continue;
             }
-            if matches!(counter, Some(Counter::Callgrind { .. })) && death.is_none() {
-                match counter::callgrind_total(&profile) {
-                    Ok(total) => {
-                        lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total])
-                    }
-                    Err(e) => death = Some(format!("{e:#}")),
-                }
-            }
-            out.extend(self.record(u, round, &batch, lines, death, w)?);
+            out.extend(self.record(&job, round, ready, lines, death));
         }
         Ok(out)
     }
 
-    /// Appends a worker's samples and failures to the run file.
+    /// Runs one worker invocation (under callgrind when counting there) and returns its
+    /// lines, with the callgrind total as each line's instruction count.
+    fn invoke(&self, job: &Job, ready: &Ready, scratch: &Path) -> (Vec<WorkerLine>, Option<String>) {
+        let u = job.unit;
+        let names: Vec<&str> = job.batch.iter().map(|w| w.name()).collect();
+        let counter = self.counter_for(u);
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(db) = ready.dbs.get(&u.tag) {
+            args.extend(["--dir".into(), db.into()]);
+        }
+        args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
+        // Callgrind dumps a part per timed call: one repetition per workload then.
+        let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.plan.iterations };
+        args.extend(["--iterations".into(), iterations.to_string().into()]);
+        if counter == Some(Counter::Perf) {
+            args.push("--count-instructions".into());
+        }
+        args.extend(self.cfg.to_args().into_iter().map(OsString::from));
+        let (program, mut full) = u.argv("run");
+        full.extend(args);
+        let Some(Counter::Callgrind { .. }) = counter else {
+            let mut c = Command::new(&program);
+            c.args(&full);
+            return run_worker(c);
+        };
+        // Parallel jobs each need their own profile file.
+        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
+        counter::remove_profile(&profile);
+        let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
+        let dump_after = functions.as_deref().unwrap_or_default();
+        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile, dump_after));
+        if death.is_some() {
+            return (lines, death);
+        }
+        let counted = match functions {
+            Some(_) => counter::callgrind_parts(&profile).map(|parts| assign_parts(job, &mut lines, parts)),
+            // One workload in this process: the profile's total is its count.
+            None => counter::callgrind_total(&profile).map(|total| {
+                lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total])
+            }),
+        };
+        match counted {
+            Ok(()) => (lines, None),
+            Err(e) => (lines, Some(format!("{e:#}"))),
+        }
+    }
+
+    /// A worker's samples and failures as run-file records. Timed readCrc and readXxh64
+    /// passes must compute what verification read.
     fn record(
         &self,
-        u: &Unit,
+        job: &Job,
         round: u32,
-        batch: &[Workload],
+        ready: &Ready,
         lines: Vec<WorkerLine>,
         death: Option<String>,
-        w: &mut RunWriter,
-    ) -> Result<Vec<Sample>> {
+    ) -> Vec<Record> {
+        let u = job.unit;
         let mut out = Vec::new();
         let mut reported = BTreeSet::new();
-        let fail = |wl: Workload, error: String| {
-            Record::Failure(Failure {
-                round: Some(round),
-                engine: u.engine,
-                tag: u.tag.clone(),
-                workload: Some(wl),
-                stage: "run".into(),
-                error,
-            })
-        };
         for line in lines {
             let Some(wl) = line.workload else { continue };
             reported.insert(wl);
-            if let Some(error) = line.error {
-                w.append(&fail(wl, error))?;
+            // Verified once (the six workloads), or checked by the pass itself (presets).
+            let checksum = ready.checksums.get(&(u.engine, u.tag.clone(), wl)).copied().or(line.checksum);
+            let wrong = line.outputs.iter().find(|&&o| checksum.is_some_and(|c| c.digest != o));
+            let error = line.error.or_else(|| {
+                wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
+            });
+            if let Some(error) = error {
+                out.push(Record::Failure(unit_failure(u, Some(wl), "run", error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
-                let s = Sample {
+                out.push(Record::Sample(Sample {
                     round,
                     engine: u.engine,
                     tag: u.tag.clone(),
                     workload: wl,
                     ns: *ns,
                     instructions: line.instructions.get(i).copied(),
-                    checksum: line.checksum,
+                    checksum,
                     counted: self.counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
-                };
-                w.append(&Record::Sample(s.clone()))?;
-                out.push(s);
+                }));
             }
         }
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
-        for wl in batch.iter().filter(|wl| !reported.contains(wl)) {
-            w.append(&fail(*wl, missing.clone()))?;
+        for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
+            out.push(Record::Failure(unit_failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
-        Ok(out)
+        out
     }
+}
+
+fn unit_failure(u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+    Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+}
+
+/// Gives each workload's line the count of the profile part its timed function dumped.
+/// Parts come in call order; a workload that failed before its timed call has none, and a
+/// line left without a count is a failure, not a sample without one.
+fn assign_parts(job: &Job, lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
+    let mut parts = parts.into_iter().peekable();
+    for w in &job.batch {
+        let function = counter::timed_function(job.unit.engine, *w).unwrap_or_default();
+        let part = parts.next_if(|p| p.trigger == function);
+        for l in lines.iter_mut().filter(|l| l.workload == Some(*w) && l.error.is_none()) {
+            match &part {
+                Some(p) => l.instructions = vec![p.instructions],
+                None => l.error = Some(format!("callgrind dumped no count for {function}")),
+            }
+        }
+    }
+}
+
+/// Appends records to the run file and returns the samples among them.
+fn append_all(w: &mut RunWriter, records: Result<Vec<Record>>) -> Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    for r in records? {
+        w.append(&r)?;
+        if let Record::Sample(s) = r {
+            samples.push(s);
+        }
+    }
+    Ok(samples)
 }
 
 /// True when, in every (engine, workload), every tag's comparison with the oldest tag is

@@ -16,6 +16,10 @@ pub struct WorkerLine {
     /// Instructions of each repetition, when the worker counted them (perf_event_open).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<u64>,
+    /// What each repetition computed, for readCrc and readXxh64 (held to the checksum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<u64>,
+    /// From `verify`: what the workload read, once per run for each engine and tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
     /// The LMDB call that failed, with mdb_strerror's text.

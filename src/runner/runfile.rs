@@ -10,13 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
-use crate::manifest::{FileHashes, Match};
+use crate::manifest::{release_key, FileHashes, Match};
 use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
-/// of the instruction-counting pass, `counted`, which a reader of 1 would take for times).
-pub const SCHEMA: u32 = 2;
+/// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
+/// 3: `check` records, such as the determinism check of instruction counts).
+pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -61,11 +62,64 @@ pub struct Plan {
     /// (`--with-instructions`); None when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_entries: Option<u32>,
+    /// Set when this run is one shard of a larger one (`run --shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Plan {
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
+    }
+}
+
+/// Shard `index` of `count`: the whole run's tags in release order, the i-th (from 0) in
+/// shard i mod count + 1. A tag keeps all its engines and its control in one shard, so
+/// each tag is built once and what is compared within a tag stays on one machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    /// Every tag of the whole (unsharded) run, in release order.
+    pub tags: Vec<String>,
+}
+
+impl Shard {
+    /// Shard `index`/`count` of `tags`; an error when it would hold no tag.
+    pub fn new(index: u32, count: u32, mut tags: Vec<String>) -> Result<Shard> {
+        if !(1..=count).contains(&index) {
+            bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
+        }
+        tags.sort_by_key(|t| release_key(t));
+        let shard = Shard { index, count, tags };
+        if shard.own().is_empty() {
+            bail!(
+                "shard {index}/{count} holds no tag: the run has {} tag(s), so use at most {} shard(s)",
+                shard.tags.len(),
+                shard.tags.len()
+            );
+        }
+        Ok(shard)
+    }
+
+    /// The tags this shard measures.
+    pub fn own(&self) -> Vec<&str> {
+        self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).map(String::as_str).collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// `K/N` as `run --shard` takes it: 1 ≤ K ≤ N.
+pub fn parse_shard(s: &str) -> Result<(u32, u32)> {
+    let parsed = s.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((k, n)) if (1..=n).contains(&k) => Ok((k, n)),
+        _ => bail!("expected K/N with 1 ≤ K ≤ N, e.g. 2/4"),
     }
 }
 
@@ -112,6 +166,20 @@ pub struct Header {
     /// How instructions were counted, when they were.
     #[serde(default)]
     pub instruction_counter: Option<String>,
+    /// The runs this one was merged from (`merge`), each with its own machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
+}
+
+/// One run of a merged file: where it came from and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// The run file's name (without its directory).
+    pub file: String,
+    /// `K/N` when the run was a shard.
+    pub shard: Option<String>,
+    pub tags: Vec<String>,
+    pub environment: Environment,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,9 +223,15 @@ pub struct Failure {
     pub engine: Engine,
     pub tag: String,
     pub workload: Option<Workload>,
-    /// `prepare` (building the read database) or `run`.
+    /// `prepare` (building the read database), `verify` (its checksums) or `run`.
     pub stage: String,
     pub error: String,
+}
+
+impl Failure {
+    pub fn in_round(self, round: u32) -> Failure {
+        Failure { round: Some(round), ..self }
+    }
 }
 
 /// Why a run ended; written as `rounds`, `time-budget`, `target-ci`, `interrupted`, `decided`.
@@ -193,6 +267,28 @@ pub struct End {
     pub reason: EndReason,
     pub rounds: u32,
     pub finished: String,
+    /// Wall time of this session's schedule: read databases, verification, warm-up and
+    /// measured rounds (not the builds, not the counting pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// The sum of this session's recorded timed regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_s: Option<f64>,
+}
+
+impl End {
+    /// The share of the session's wall time spent inside timed regions.
+    pub fn timed_fraction(&self) -> Option<f64> {
+        Some(self.timed_s? / self.wall_s.filter(|w| *w > 0.0)?)
+    }
+}
+
+/// Something the run checked about itself, e.g. that instruction counts repeat exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub what: String,
+    pub passed: bool,
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -201,6 +297,7 @@ pub enum Record {
     Header(Box<Header>),
     Sample(Sample),
     Failure(Failure),
+    Check(Check),
     End(End),
 }
 
@@ -210,6 +307,7 @@ pub struct RunData {
     pub header: Header,
     pub samples: Vec<Sample>,
     pub failures: Vec<Failure>,
+    pub checks: Vec<Check>,
     /// Absent when the run was cut off before it could say why it ended.
     pub end: Option<End>,
     pub path: Option<PathBuf>,
@@ -219,6 +317,34 @@ impl RunData {
     /// Rounds with at least one sample.
     pub fn completed_rounds(&self) -> u32 {
         self.samples.iter().filter(|s| !s.counted).map(|s| s.round + 1).max().unwrap_or(0)
+    }
+
+    /// The entries a sample's pass ran: the counting pass may run fewer than the rounds.
+    pub fn entries_of(&self, s: &Sample) -> u32 {
+        let h = &self.header;
+        if s.counted {
+            h.plan.count_entries.unwrap_or(h.config.entries)
+        } else {
+            h.config.entries
+        }
+    }
+
+    /// Writes the run as a new run file: header, failures, samples, checks, end.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut w = RunWriter::create(path, &self.header)?;
+        for f in &self.failures {
+            w.append(&Record::Failure(f.clone()))?;
+        }
+        for s in &self.samples {
+            w.append(&Record::Sample(s.clone()))?;
+        }
+        for c in &self.checks {
+            w.append(&Record::Check(c.clone()))?;
+        }
+        if let Some(e) = &self.end {
+            w.append(&Record::End(e.clone()))?;
+        }
+        Ok(())
     }
 }
 
@@ -276,8 +402,14 @@ pub fn load(path: &Path) -> Result<RunData> {
             Record::Header(h) => *h,
             _ => unreachable!("checked the type above"),
         };
-    let mut data =
-        RunData { header, samples: Vec::new(), failures: Vec::new(), end: None, path: Some(path.to_path_buf()) };
+    let mut data = RunData {
+        header,
+        samples: Vec::new(),
+        failures: Vec::new(),
+        checks: Vec::new(),
+        end: None,
+        path: Some(path.to_path_buf()),
+    };
     while let Some((i, line)) = lines.next() {
         let line = line?;
         if line.trim().is_empty() {
@@ -286,6 +418,7 @@ pub fn load(path: &Path) -> Result<RunData> {
         match serde_json::from_str::<Record>(&line) {
             Ok(Record::Sample(s)) => data.samples.push(s),
             Ok(Record::Failure(f)) => data.failures.push(f),
+            Ok(Record::Check(c)) => data.checks.push(c),
             Ok(Record::End(e)) => data.end = Some(e),
             Ok(Record::Header(_)) => bail!("{}:{}: a second header", path.display(), i + 1),
             // A kill in the middle of a write leaves a partial last line: that one is dropped.
@@ -313,6 +446,40 @@ mod tests {
             assert_eq!(json, format!("\"{text}\""));
             assert_eq!(serde_json::from_str::<EndReason>(&json).unwrap(), reason);
             assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn shards_partition_the_tags_round_robin_in_release_order() {
+        let tags: Vec<String> =
+            ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(String::from).to_vec();
+        let own = |k| Shard::new(k, 2, tags.clone()).unwrap().own().join(",");
+        assert_eq!(own(1), "LMDB_0.9.9,LMDB_0.9.21,abc1234");
+        assert_eq!(own(2), "LMDB_0.9.18,LMDB_0.9.33");
+        // The same whatever order the tags were asked in; every tag in exactly one shard.
+        let mut reversed = tags.clone();
+        reversed.reverse();
+        for n in 1..=5 {
+            let mut union: Vec<String> = (1..=n)
+                .flat_map(|k| {
+                    Shard::new(k, n, reversed.clone()).unwrap().own().iter().map(|t| t.to_string()).collect::<Vec<_>>()
+                })
+                .collect();
+            union.sort();
+            let mut all = tags.clone();
+            all.sort();
+            assert_eq!(union, all, "{n} shards");
+        }
+        let e = Shard::new(6, 6, tags.clone()).unwrap_err().to_string();
+        assert!(e.contains("holds no tag") && e.contains("at most 5"), "{e}");
+    }
+
+    #[test]
+    fn shard_arguments_are_k_of_n() {
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"] {
+            let e = parse_shard(bad).unwrap_err().to_string();
+            assert!(e.contains("K/N"), "{bad}: {e}");
         }
     }
 

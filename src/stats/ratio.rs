@@ -154,7 +154,8 @@ pub fn unpaired(a: &[f64], b: &[f64], alpha: f64, min_effect: f64) -> Option<Com
 /// Instruction counts of B against A: the ratio of medians, the range over repetitions
 /// as the interval, and beyond ±`tolerance` a change.
 pub fn counts(a: &[f64], b: &[f64], tolerance: f64) -> Option<Comparison> {
-    let (sa, sb) = (sorted(logs(a)?.iter().map(|x| x.exp()).collect()), sorted(logs(b)?.iter().map(|x| x.exp()).collect()));
+    let (sa, sb) =
+        (sorted(logs(a)?.iter().map(|x| x.exp()).collect()), sorted(logs(b)?.iter().map(|x| x.exp()).collect()));
     if sa.is_empty() || sb.is_empty() {
         return None;
     }

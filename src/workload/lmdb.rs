@@ -63,6 +63,7 @@ api! {
     mdb_cursor_close: unsafe extern "C" fn(*mut MDB_cursor),
     mdb_cursor_get: CursorGet,
     mdb_cursor_put: CursorPut,
+    mdb_stat: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut sys::MDB_stat) -> c_int,
 }
 
 impl Api {
@@ -154,6 +155,44 @@ impl<'a> Env<'a> {
         // SAFETY: txn belongs to this env.
         self.api.check("mdb_cursor_open", unsafe { (self.api.mdb_cursor_open)(txn, self.dbi, &mut cur) })?;
         Ok(cur)
+    }
+}
+
+/// Page counts of a database, from `mdb_stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageCounts {
+    pub branch: usize,
+    pub leaf: usize,
+    pub overflow: usize,
+    pub entries: usize,
+}
+
+impl Env<'_> {
+    /// The database's page counts, in a read transaction of its own.
+    pub fn page_counts(&self) -> Result<PageCounts, LmdbError> {
+        let txn = self.begin(true)?;
+        let mut st = empty_stat();
+        // SAFETY: txn is live; it is ended right after.
+        let rc = unsafe { (self.api.mdb_stat)(txn, self.dbi, &mut st) };
+        unsafe { (self.api.mdb_txn_abort)(txn) };
+        self.api.check("mdb_stat", rc)?;
+        Ok(PageCounts {
+            branch: st.ms_branch_pages,
+            leaf: st.ms_leaf_pages,
+            overflow: st.ms_overflow_pages,
+            entries: st.ms_entries,
+        })
+    }
+}
+
+fn empty_stat() -> sys::MDB_stat {
+    sys::MDB_stat {
+        ms_psize: 0,
+        ms_depth: 0,
+        ms_branch_pages: 0,
+        ms_leaf_pages: 0,
+        ms_overflow_pages: 0,
+        ms_entries: 0,
     }
 }
 

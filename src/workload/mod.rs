@@ -2,10 +2,13 @@
 //! read and write. The Rust engine (`native`) and the C twin (harness/workloads.c)
 //! implement the same definitions, down to the pseudo-random sequences.
 
+pub mod dataset;
 pub mod lmdb;
 pub mod native;
 pub mod perf;
 pub mod presets;
+
+pub use dataset::{expected_checksum, Checksum, Dataset, SplitMix64, POOL_BYTES};
 
 use std::fmt;
 use std::str::FromStr;
@@ -124,7 +127,7 @@ impl FromStr for Workload {
 pub enum KeyKind {
     /// Native 4-byte integers in a database opened with MDB_INTEGERKEY.
     Int,
-    /// 16-byte zero-padded decimal strings, no MDB_INTEGERKEY.
+    /// The integer as a 16-byte zero-padded decimal string, no MDB_INTEGERKEY.
     Str16,
 }
 
@@ -132,16 +135,17 @@ pub enum KeyKind {
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     Seq,
-    /// A seeded permutation; random writes use plain puts, not MDB_APPEND.
+    /// Distinct random non-negative integers, written with plain puts (no MDB_APPEND),
+    /// the read database too, as LmdbJava's `sequential=false`.
     Random,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ValueKind {
-    /// The key's bytes, then zeros (LmdbJava's values).
+    /// The 4-byte integer key, then zeros (LmdbJava's values, for string keys too).
     Fixed,
-    /// Slices of a seeded 1 MiB pool.
+    /// Consecutive slices of a seeded 1 MiB pool (LmdbJava's `valRandom`).
     Random,
 }
 
@@ -195,9 +199,6 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// Size of the random-value pool.
-pub const POOL_BYTES: usize = 1 << 20;
-
 impl WorkloadConfig {
     pub fn effective_map_size(&self) -> u64 {
         self.map_size.unwrap_or(self.entries as u64 * self.value_size as u64 * 32 / 10)
@@ -249,143 +250,15 @@ impl WorkloadConfig {
 
     pub fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.entries > 0, "--entries must be at least 1");
+        // LmdbJava's fixed values begin with the 4-byte integer key, whatever the key type.
         anyhow::ensure!(
-            self.value_size as usize >= self.key_size(),
-            "--value-size must hold the key ({} bytes)",
-            self.key_size()
+            self.values == ValueKind::Random || self.value_size as usize >= dataset::INT_BYTES,
+            "--value-size must be at least 4 with --values fixed (each value begins with its 4-byte integer key)"
         );
-        anyhow::ensure!((self.value_size as usize) < POOL_BYTES, "--value-size must be under 1 MiB");
+        anyhow::ensure!(
+            self.value_size >= 1 && (self.value_size as usize) < POOL_BYTES,
+            "--value-size must be 1 byte to under 1 MiB"
+        );
         Ok(())
     }
-}
-
-/// splitmix64: tiny, and bit-identical in the C twin, so both engines see the same data.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// All keys and values of a configuration, laid out before any timing starts.
-pub struct Dataset {
-    pub key_size: usize,
-    pub value_size: usize,
-    /// Key i's bytes at `keys[i*key_size..]`, in sorted (insertion-by-append) order.
-    pub keys: Vec<u8>,
-    /// Value of key i at `values[i*value_size..]`.
-    pub values: Vec<u8>,
-    /// The order in which random-order workloads visit keys (identity for `seq`).
-    pub order: Vec<u32>,
-}
-
-impl Dataset {
-    pub fn generate(cfg: &WorkloadConfig) -> Dataset {
-        let n = cfg.entries as usize;
-        let ks = cfg.key_size();
-        let vs = cfg.value_size as usize;
-        let mut keys = vec![0u8; n * ks];
-        for i in 0..n {
-            let k = &mut keys[i * ks..(i + 1) * ks];
-            match cfg.keys {
-                KeyKind::Int => k.copy_from_slice(&(i as u32).to_ne_bytes()),
-                KeyKind::Str16 => k.copy_from_slice(format!("{i:016}").as_bytes()),
-            }
-        }
-        let mut rng = SplitMix64(cfg.seed);
-        let mut values = vec![0u8; n * vs];
-        match cfg.values {
-            ValueKind::Fixed => {
-                for i in 0..n {
-                    values[i * vs..i * vs + ks].copy_from_slice(&keys[i * ks..(i + 1) * ks]);
-                }
-            }
-            ValueKind::Random => {
-                let mut pool = vec![0u8; POOL_BYTES];
-                for chunk in pool.chunks_mut(8) {
-                    let r = rng.next_u64().to_le_bytes();
-                    chunk.copy_from_slice(&r[..chunk.len()]);
-                }
-                let span = (POOL_BYTES - vs) as u64;
-                for i in 0..n {
-                    let off = (rng.next_u64() % span) as usize;
-                    values[i * vs..(i + 1) * vs].copy_from_slice(&pool[off..off + vs]);
-                }
-            }
-        }
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        if cfg.order == Order::Random {
-            // Fisher–Yates, from the top, with the same generator as the values.
-            for i in (1..n).rev() {
-                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-                order.swap(i, j);
-            }
-        }
-        Dataset { key_size: ks, value_size: vs, keys, values, order }
-    }
-
-    pub fn key(&self, i: usize) -> &[u8] {
-        &self.keys[i * self.key_size..(i + 1) * self.key_size]
-    }
-
-    pub fn value(&self, i: usize) -> &[u8] {
-        &self.values[i * self.value_size..(i + 1) * self.value_size]
-    }
-}
-
-/// What a read returned: every tag must agree on it for the same configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checksum {
-    pub entries: u64,
-    /// readCrc: the CRC32; readXxh64: the sum; the others: xxHash64 of every key then
-    /// value in visiting order (computed in an untimed pass).
-    pub digest: u64,
-}
-
-impl fmt::Display for Checksum {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{:016x}", self.entries, self.digest)
-    }
-}
-
-/// The checksum a correct read of `data` must produce, computed without LMDB.
-pub fn expected_checksum(w: Workload, data: &Dataset) -> Option<Checksum> {
-    let n = data.order.len();
-    // LMDB returns keys in its sort order: integer keys numerically, strings bytewise;
-    // both equal insertion order here.
-    let visit: Box<dyn Iterator<Item = usize>> = match w {
-        Workload::ReadKey => Box::new(data.order.iter().map(|&i| i as usize)),
-        Workload::ReadSeq | Workload::ReadCrc | Workload::ReadXxh64 => Box::new(0..n),
-        Workload::ReadRev => Box::new((0..n).rev()),
-        Workload::Write | Workload::Preset(_) => return None,
-    };
-    let digest = match w {
-        Workload::ReadCrc => {
-            let mut h = crc32fast::Hasher::new();
-            for i in visit {
-                h.update(data.key(i));
-                h.update(data.value(i));
-            }
-            h.finalize() as u64
-        }
-        Workload::ReadXxh64 => visit.fold(0u64, |acc, i| {
-            acc.wrapping_add(xxhash_rust::xxh64::xxh64(data.key(i), 0))
-                .wrapping_add(xxhash_rust::xxh64::xxh64(data.value(i), 0))
-        }),
-        _ => {
-            let mut h = xxhash_rust::xxh64::Xxh64::new(0);
-            for i in visit {
-                h.update(data.key(i));
-                h.update(data.value(i));
-            }
-            h.digest()
-        }
-    };
-    Some(Checksum { entries: n as u64, digest })
 }

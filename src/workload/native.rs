@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use super::dataset::{self, ValueWriter};
 use super::lmdb::{bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor, MDB_val};
 use super::perf::PerfCounter;
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
@@ -31,16 +32,27 @@ pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     }
 }
 
-/// Key `i` as an MDB_val, without bounds checks: timed loops index only through an order
-/// whose entries are below the entry count, as the C twin does.
-#[inline(always)]
-unsafe fn key_val(data: &Dataset, i: u32) -> MDB_val {
-    MDB_val { mv_size: data.key_size, mv_data: data.keys.as_ptr().add(i as usize * data.key_size) as *mut _ }
+/// One reused key buffer, as LmdbJava's `rwKey`: the timed loops write each key into it.
+pub struct KeyBuffer {
+    bytes: [u8; dataset::STRING_KEY_BYTES],
+    size: usize,
 }
 
-#[inline(always)]
-unsafe fn value_val(data: &Dataset, i: u32) -> MDB_val {
-    MDB_val { mv_size: data.value_size, mv_data: data.values.as_ptr().add(i as usize * data.value_size) as *mut _ }
+impl KeyBuffer {
+    pub fn new(data: &Dataset) -> KeyBuffer {
+        KeyBuffer { bytes: [0; dataset::STRING_KEY_BYTES], size: data.key_size() }
+    }
+
+    /// Key `j` (a write position) as an MDB_val over this buffer. Fixed-size copies, so
+    /// each is a store or two rather than a call to memcpy.
+    #[inline(always)]
+    fn fill(&mut self, data: &Dataset, j: usize) -> MDB_val {
+        match data.key_kind {
+            KeyKind::Int => self.bytes[..dataset::INT_BYTES].copy_from_slice(&data.keys[j].to_ne_bytes()),
+            KeyKind::Str16 => self.bytes.copy_from_slice(&data.key_strings[j * 16..j * 16 + 16]),
+        }
+        MDB_val { mv_size: self.size, mv_data: self.bytes.as_mut_ptr() as *mut _ }
+    }
 }
 
 /// The key and value escape to the optimiser, their bytes unread: an empty asm statement
@@ -61,9 +73,14 @@ type Timed = Result<u64, (&'static str, c_int)>;
 /// `cur` is an open cursor on a read transaction of the database `data` was written to.
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_key(get: CursorGet, cur: *mut MDB_cursor, data: &Dataset) -> Timed {
-    for &i in &data.order {
-        let mut k = key_val(data, i);
+pub unsafe fn lmdbregress_timed_read_key(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    data: &Dataset,
+    key: &mut KeyBuffer,
+) -> Timed {
+    for j in 0..data.len() {
+        let mut k = key.fill(data, j);
         let mut v = empty_val();
         let rc = get(cur, &mut k, &mut v, SET_KEY);
         if rc != 0 {
@@ -132,6 +149,9 @@ pub unsafe fn lmdbregress_timed_read_xxh64(get: CursorGet, cur: *mut MDB_cursor)
     Ok(sum)
 }
 
+/// Every entry in write order, each built in the reused key and value buffers as
+/// LmdbJava's writer builds it.
+///
 /// # Safety
 /// `env` is open; no other transaction is active.
 #[no_mangle]
@@ -141,9 +161,10 @@ pub unsafe fn lmdbregress_timed_write(
     env: &Env,
     put: CursorPut,
     data: &Dataset,
-    order: &[u32],
+    buffers: (&mut KeyBuffer, &mut ValueWriter),
     flags: u32,
 ) -> Timed {
+    let (key, values) = buffers;
     let mut txn = std::ptr::null_mut();
     let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn);
     if rc != 0 {
@@ -155,9 +176,9 @@ pub unsafe fn lmdbregress_timed_write(
         (api.mdb_txn_abort)(txn);
         return Err(("mdb_cursor_open", rc));
     }
-    for &i in order {
-        let mut k = key_val(data, i);
-        let mut v = value_val(data, i);
+    for j in 0..data.len() {
+        let mut k = key.fill(data, j);
+        let mut v = val(values.fill(j));
         let rc = put(cur, &mut k, &mut v, flags);
         if rc != 0 {
             (api.mdb_cursor_close)(cur);
@@ -184,13 +205,19 @@ fn write_flags(cfg: &WorkloadConfig) -> u32 {
     }
 }
 
-/// Writes the read database once per run and tag: all entries, in key order, appended.
+/// Writes the read database once per run and tag, as the write workload writes: in key
+/// order with MDB_APPEND, or (random order) with plain puts, as LmdbJava's reader does.
 pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Dataset) -> Result<()> {
+    write_database(api, dir, cfg, data, write_flags(cfg))
+}
+
+/// Writes every entry of `data` into a new environment in `dir` with `flags` (untimed).
+pub fn write_database(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Dataset, flags: u32) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let env = Env::open(api, dir, &env_options(cfg))?;
-    let sorted: Vec<u32> = (0..cfg.entries).collect();
+    let (mut key, mut values) = (KeyBuffer::new(data), data.values());
     // SAFETY: env is open and idle.
-    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &sorted, sys::MDB_APPEND) }
+    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags) }
         .map_err(|e| lmdb_err(api, e))?;
     Ok(())
 }
@@ -202,9 +229,25 @@ pub struct Measured {
     pub instructions: Option<u64>,
 }
 
-/// The untimed pass before timing a read: faults in every page of the map and computes
-/// the checksum the timed pass is then held to.
-pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Checksum> {
+/// One untimed walk over the database, so the timed passes that follow take no page
+/// faults: what LmdbJava's warm-up iterations leave behind. (Not a `timed_` function, so
+/// instruction counters skip it.)
+pub fn fault_in(api: &Api, env: &Env) -> Result<()> {
+    let txn = env.begin(true)?;
+    let cur = env.cursor(txn)?;
+    // SAFETY: cursor on a live read transaction, closed right after.
+    let r = unsafe { walk(api.mdb_cursor_get, cur, FIRST, NEXT, |k, v| consume(k, v)) };
+    unsafe {
+        (api.mdb_cursor_close)(cur);
+        (api.mdb_txn_abort)(txn);
+    }
+    r.map_err(|e| lmdb_err(api, e))?;
+    Ok(())
+}
+
+/// The untimed check, once per run for each engine and tag: what each read workload
+/// visits, hashed as its [`Checksum`] says, through this library.
+pub fn verify(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Checksum> {
     let txn = env.begin(true)?;
     let cur = env.cursor(txn)?;
     let get = api.mdb_cursor_get;
@@ -212,39 +255,20 @@ pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Resul
     let mut xx = xxhash_rust::xxh64::Xxh64::new(0);
     let mut crc = crc32fast::Hasher::new();
     let mut sum = 0u64;
+    let mut each = |k: &[u8], v: &[u8]| {
+        xx.update(k);
+        xx.update(v);
+        crc.update(k);
+        crc.update(v);
+        sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
+        entries += 1;
+    };
     // SAFETY: cursor on a live read transaction; pointers valid until it ends.
     let r = unsafe {
         match w {
-            Workload::ReadKey => {
-                let mut r = Ok(());
-                for &i in &data.order {
-                    let mut k = val(data.key(i as usize));
-                    let mut v = empty_val();
-                    let rc = get(cur, &mut k, &mut v, SET_KEY);
-                    if rc != 0 {
-                        r = Err(("mdb_cursor_get(MDB_SET_KEY)", rc));
-                        break;
-                    }
-                    xx.update(data.key(i as usize));
-                    xx.update(bytes(&v));
-                    entries += 1;
-                }
-                r
-            }
-            Workload::ReadRev => walk(get, cur, LAST, PREV, |k, v| {
-                xx.update(bytes(k));
-                xx.update(bytes(v));
-                entries += 1;
-            }),
-            _ => walk(get, cur, FIRST, NEXT, |k, v| {
-                let (k, v) = (bytes(k), bytes(v));
-                xx.update(k);
-                xx.update(v);
-                crc.update(k);
-                crc.update(v);
-                sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
-                entries += 1;
-            }),
+            Workload::ReadKey => by_key(get, cur, data, &mut each),
+            Workload::ReadRev => walk(get, cur, LAST, PREV, |k, v| each(bytes(k), bytes(v))),
+            _ => walk(get, cur, FIRST, NEXT, |k, v| each(bytes(k), bytes(v))),
         }
     };
     // SAFETY: closing what we opened, in order.
@@ -259,6 +283,25 @@ pub fn checksum_pass(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Resul
         _ => xx.digest(),
     };
     Ok(Checksum { entries, digest })
+}
+
+/// Every key in write order through MDB_SET_KEY, handing each key and found value on.
+unsafe fn by_key(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    data: &Dataset,
+    mut each: impl FnMut(&[u8], &[u8]),
+) -> Result<(), (&'static str, c_int)> {
+    for j in 0..data.len() {
+        let mut k = val(data.key(j));
+        let mut v = empty_val();
+        let rc = get(cur, &mut k, &mut v, SET_KEY);
+        if rc != 0 {
+            return Err(("mdb_cursor_get(MDB_SET_KEY)", rc));
+        }
+        each(data.key(j), bytes(&v));
+    }
+    Ok(())
 }
 
 /// Times one read workload once. The transaction and cursor are opened before the clock
@@ -284,11 +327,12 @@ pub fn time_read(
             return Err(e);
         }
     }
+    let mut key = KeyBuffer::new(data);
     let start = Instant::now();
     // SAFETY: cursor on a live read transaction.
     let r = unsafe {
         match w {
-            Workload::ReadKey => lmdbregress_timed_read_key(get, cur, data),
+            Workload::ReadKey => lmdbregress_timed_read_key(get, cur, data, &mut key),
             Workload::ReadSeq => lmdbregress_timed_read_seq(get, cur),
             Workload::ReadRev => lmdbregress_timed_read_rev(get, cur),
             Workload::ReadCrc => lmdbregress_timed_read_crc(get, cur),
@@ -314,12 +358,14 @@ pub fn time_write(
 ) -> Result<Measured> {
     let dir = tempfile::tempdir_in(scratch)?;
     let env = Env::open(api, dir.path(), &env_options(cfg))?;
+    let (mut key, mut values) = (KeyBuffer::new(data), data.values());
+    let flags = write_flags(cfg);
     if let Some(c) = counter.as_deref_mut() {
         c.start()?;
     }
     let start = Instant::now();
     // SAFETY: env is open and idle.
-    let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, &data.order, write_flags(cfg)) };
+    let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags) };
     let nanos = start.elapsed().as_nanos() as u64;
     let instructions = counter.map(|c| c.stop()).transpose();
     r.map_err(|e| lmdb_err(api, e))?;

@@ -1,0 +1,48 @@
+//! `lmdb-regress merge RUN... --out FILE`: the shards of one run (or runs of one plan) as
+//! one run file.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::runner::{merge, runfile};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The run files (.jsonl) to merge: every shard of a run (`run --shard K/N`).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The merged run file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Keep only the instruction counts of time runs made with --with-instructions (time
+    /// samples of separate runs are never merged).
+    #[arg(long)]
+    pub drop_time: bool,
+}
+
+pub fn run(args: &MergeArgs) -> Result<()> {
+    if args.runs.contains(&args.out) {
+        bail!("--out {} is one of the runs to merge: write the merged run to a new file", args.out.display());
+    }
+    let runs = args.runs.iter().map(|p| runfile::load(p)).collect::<Result<Vec<_>>>()?;
+    let merged = merge::merge(runs, args.drop_time)?;
+    let cpus: Vec<&str> = merged.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
+    if cpus.iter().any(|c| *c != cpus[0]) {
+        eprintln!(
+            "note: the runs come from different CPUs ({}); libc picks its string routines by CPU, so \
+             instruction counts of tags from different runs may differ by that too",
+            merged.header.environment.cpu_model
+        );
+    }
+    merged.save(&args.out)?;
+    eprintln!(
+        "merged {} run(s): {} samples, {} failures, {} tags into {}",
+        args.runs.len(),
+        merged.samples.len(),
+        merged.failures.len(),
+        merged.header.tags.len(),
+        args.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! `lmdb-regress site DIR RUN...`: every run's HTML report and an index page, written as
+//! a folder GitHub Pages serves as it is (relative links, `.nojekyll`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::report::site::{self, SiteRun};
+use crate::report::{html, model};
+use crate::runner::runfile;
+
+pub fn run(dir: &Path, runs: &[PathBuf]) -> Result<()> {
+    let mut site_runs: Vec<SiteRun> = Vec::new();
+    for path in runs {
+        let data = runfile::load(path)?;
+        let model = model::build(&data, None).with_context(|| format!("cannot report {}", path.display()))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+        let page = format!("{stem}.html");
+        if page == "index.html" || site_runs.iter().any(|r| r.page == page) {
+            bail!("two runs would both be written as {page} ({}): rename one run file", path.display());
+        }
+        site_runs.push(SiteRun { page, model });
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut pages: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for r in &site_runs {
+        pages.push((dir.join(&r.page), html::render(&r.model)?.into_bytes()));
+    }
+    pages.push((dir.join("index.html"), site::index(&site_runs)?.into_bytes()));
+    // GitHub Pages serves the folder as it is, without Jekyll.
+    pages.push((dir.join(".nojekyll"), Vec::new()));
+    for (p, bytes) in pages {
+        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+        println!("{}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! Joining run files — the shards of one run (`run --shard K/N`), or separate runs of one
+//! plan — into one run file that `report` renders like any other.
+//!
+//! Instruction counts merge freely: they do not depend on the machine's load. Time samples
+//! do not: every time comparison pairs tags round by round on one machine, and separate
+//! runs share neither their rounds nor, usually, their machine. Time runs are therefore
+//! refused, or with `drop_time` reduced to their instruction-counting pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use crate::environment::Environment;
+use crate::manifest::release_key;
+
+/// One run file from `runs`, all of the same plan and configuration, each tag from one run.
+pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
+    if runs.is_empty() {
+        bail!("nothing to merge: name at least one run file");
+    }
+    let named: Vec<(String, RunData)> = runs.into_iter().enumerate().map(|(i, r)| (name(&r, i), r)).collect();
+    agree(&named)?;
+    check_shards(&named)?;
+    each_tag_once(&named)?;
+    let time = named[0].1.header.plan.metric == Metric::Time;
+    if time && named.len() > 1 && !drop_time {
+        bail!(
+            "these are time runs, and time samples from separate runs cannot be merged: they were not \
+             interleaved in one set of rounds and usually come from different machines, so comparing \
+             them would measure the machines, not LMDB. Merge their instruction counts only with \
+             --drop-time (runs made with --with-instructions), or report each run on its own"
+        );
+    }
+    let named = if time && drop_time {
+        named.into_iter().map(|(n, r)| counts_only(&n, r).map(|r| (n, r))).collect::<Result<Vec<_>>>()?
+    } else {
+        named
+    };
+    let tags = tag_statuses(&named);
+    let first = &named[0].1.header;
+    let header = Header {
+        schema: SCHEMA,
+        config: first.config.clone(),
+        workloads: first.workloads.clone(),
+        engines: first.engines.clone(),
+        plan: Plan { shard: None, ..first.plan.clone() },
+        tags,
+        environment: environment(&named),
+        instruction_counter: first.instruction_counter.clone(),
+        parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
+    };
+    Ok(RunData {
+        header,
+        samples: named.iter().flat_map(|(_, r)| r.samples.clone()).collect(),
+        failures: named.iter().flat_map(|(_, r)| r.failures.clone()).collect(),
+        checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
+        end: end(named.iter().map(|(_, r)| r.end.as_ref())),
+        path: None,
+    })
+}
+
+fn name(r: &RunData, i: usize) -> String {
+    match r.path.as_deref().and_then(|p| p.file_name()) {
+        Some(f) => f.to_string_lossy().into_owned(),
+        None => format!("run {}", i + 1),
+    }
+}
+
+/// Everything that changes what a sample measures, in the order differences are named.
+/// The shard's own index is the one thing shards differ in.
+fn fingerprint(h: &Header) -> [(&'static str, Value); 7] {
+    let mut plan = serde_json::to_value(&h.plan).expect("a plan serializes");
+    if let Some(shard) = plan.get_mut("shard").and_then(Value::as_object_mut) {
+        shard.remove("index");
+    }
+    let toolchains: BTreeSet<String> = h
+        .tags
+        .iter()
+        .flat_map(|t| &t.builds)
+        .map(|b| format!("{} {}", b.toolchain.version, b.toolchain.cflags.join(" ")))
+        .collect();
+    [
+        ("config", json!(h.config)),
+        ("workloads", json!(h.workloads)),
+        ("engines", json!(h.engines)),
+        ("plan", plan),
+        ("harness version", json!(h.environment.harness_version)),
+        ("instruction counter", json!(h.instruction_counter)),
+        ("compiler", json!(toolchains)),
+    ]
+}
+
+/// The path of the first field in which `a` and `b` differ, with both values.
+fn first_difference(path: &str, a: &Value, b: &Value) -> Option<(String, Value, Value)> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (u, v) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                first_difference(&format!("{path}.{k}"), u, v)
+            })
+        }
+        _ if a == b => None,
+        _ => Some((path.to_string(), a.clone(), b.clone())),
+    }
+}
+
+fn agree(runs: &[(String, RunData)]) -> Result<()> {
+    let (first, reference) = (&runs[0].0, fingerprint(&runs[0].1.header));
+    for (n, r) in &runs[1..] {
+        let other = fingerprint(&r.header);
+        let diff = reference.iter().zip(&other).find_map(|((field, a), (_, b))| first_difference(field, a, b));
+        if let Some((field, a, b)) = diff {
+            bail!(
+                "cannot merge: {field} differs ({first}: {}; {n}: {}); only runs of the same plan, \
+                 configuration, harness and compiler merge",
+                shorten(&a),
+                shorten(&b)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn shorten(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+/// Shards must come complete: each of 1..=N exactly once.
+fn check_shards(runs: &[(String, RunData)]) -> Result<()> {
+    let Some(count) = runs[0].1.header.plan.shard.as_ref().map(|s| s.count) else { return Ok(()) };
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for (n, r) in runs {
+        let index = r.header.plan.shard.as_ref().expect("agree() compared the shards").index;
+        if let Some(other) = seen.insert(index, n) {
+            bail!("shard {index}/{count} is given twice ({other} and {n})");
+        }
+    }
+    let missing: Vec<String> = (1..=count).filter(|k| !seen.contains_key(k)).map(|k| format!("{k}/{count}")).collect();
+    if !missing.is_empty() {
+        bail!("missing shard(s) {}: merge every shard of the run", missing.join(", "));
+    }
+    Ok(())
+}
+
+/// A time run reduced to its instruction-counting pass, as an instruction run of one round.
+fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
+    let entries = r.header.plan.count_entries.filter(|_| r.samples.iter().any(|s| s.counted));
+    let Some(entries) = entries else {
+        bail!("{name} has no instruction counts (measured without --with-instructions?): --drop-time leaves nothing");
+    };
+    r.samples.retain(|s| s.counted);
+    r.samples.iter_mut().for_each(|s| s.counted = false);
+    let h = &mut r.header;
+    h.config.entries = entries;
+    h.plan = Plan {
+        metric: Metric::Instructions,
+        rounds: 1,
+        warmup: 0,
+        iterations: 1,
+        time_budget_s: None,
+        target_ci: None,
+        count_entries: None,
+        ..h.plan.clone()
+    };
+    // The counting pass runs after the rounds' end record, and only when they ended normally.
+    r.end =
+        r.end.filter(|e| e.reason != EndReason::Interrupted).map(|e| End { reason: EndReason::Rounds, rounds: 1, ..e });
+    Ok(r)
+}
+
+/// A tag (or control) is measured, built or sampled, in one run only.
+fn each_tag_once(runs: &[(String, RunData)]) -> Result<()> {
+    let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
+    for (n, r) in runs {
+        let built = r.header.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone());
+        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.tag.clone()).chain(built).collect();
+        for tag in sampled {
+            if let Some(other) = measured_in.insert(tag.clone(), n) {
+                bail!("{tag} is measured in both {other} and {n}: each tag must come from one run");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every run's tag statuses; a tag listed unbuilt by several runs (separate runs, not
+/// shards) is kept once, the run that built it winning.
+fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
+    let mut by_tag: BTreeMap<String, TagStatus> = BTreeMap::new();
+    for t in runs.iter().flat_map(|(_, r)| &r.header.tags) {
+        let keep = by_tag.get(&t.tag).is_none_or(|kept| kept.status != Status::Built && t.status == Status::Built);
+        if keep {
+            by_tag.insert(t.tag.clone(), t.clone());
+        }
+    }
+    let mut out: Vec<TagStatus> = by_tag.into_values().collect();
+    out.sort_by_key(|t| release_key(&t.tag));
+    out
+}
+
+/// What a merged file records of each run (a merged run brings its own parts).
+fn parts(name: &str, r: &RunData) -> Vec<Part> {
+    if !r.header.parts.is_empty() {
+        return r.header.parts.clone();
+    }
+    vec![Part {
+        file: name.to_string(),
+        shard: r.header.plan.shard.as_ref().map(|s| s.to_string()),
+        tags: r.header.tags.iter().map(|t| t.tag.clone()).collect(),
+        environment: r.header.environment.clone(),
+    }]
+}
+
+/// The machines of all runs in one environment block: each field's distinct values joined
+/// with "; ", the fewest cores, the earliest date, and the first run's command line with
+/// its shard written `K/N`. Each run's own environment stays in the header's parts.
+fn environment(runs: &[(String, RunData)]) -> Environment {
+    let envs: Vec<&Environment> = runs.iter().map(|(_, r)| &r.header.environment).collect();
+    let join = |f: &dyn Fn(&Environment) -> Option<&str>| -> Option<String> {
+        let mut values: Vec<&str> = envs.iter().filter_map(|e| f(e)).collect();
+        let mut seen = BTreeSet::new();
+        values.retain(|v| seen.insert(*v));
+        (!values.is_empty()).then(|| values.join("; "))
+    };
+    let text = |f: fn(&Environment) -> &str| join(&|e| Some(f(e))).unwrap_or_default();
+    let mut command_line = envs[0].command_line.clone();
+    if runs.len() > 1 {
+        if let Some(i) = command_line.iter().position(|a| a == "--shard") {
+            command_line.get_mut(i + 1).into_iter().for_each(|v| *v = "K/N".into());
+        }
+        command_line.iter_mut().filter(|a| a.starts_with("--shard=")).for_each(|a| *a = "--shard=K/N".into());
+    }
+    Environment {
+        cpu_model: text(|e| &e.cpu_model),
+        cores: envs.iter().map(|e| e.cores).min().unwrap_or(0),
+        governor: join(&|e| e.governor.as_deref()),
+        kernel: text(|e| &e.kernel),
+        os: text(|e| &e.os),
+        harness_version: text(|e| &e.harness_version),
+        date: envs.iter().map(|e| e.date.clone()).min().unwrap_or_default(),
+        command_line,
+    }
+}
+
+/// The runs' ends as one: cut off if any was, interrupted if any was, else the reason of
+/// the run that went furthest.
+fn end<'a>(ends: impl Iterator<Item = Option<&'a End>>) -> Option<End> {
+    let ends: Vec<&End> = ends.collect::<Option<Vec<_>>>()?;
+    let furthest = ends.iter().max_by_key(|e| e.rounds)?;
+    let interrupted = ends.iter().any(|e| e.reason == EndReason::Interrupted);
+    Some(End {
+        reason: if interrupted { EndReason::Interrupted } else { furthest.reason },
+        rounds: furthest.rounds,
+        finished: ends.iter().map(|e| e.finished.clone()).max().unwrap_or_default(),
+        // Each part's timing was its own machine's; a sum over machines means nothing.
+        wall_s: None,
+        timed_s: None,
+    })
+}

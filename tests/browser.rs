@@ -1,0 +1,333 @@
+//! The HTML report in a real browser: Debian's chromium (`make deps` installs it), headless,
+//! driven over the DevTools protocol. The page is the golden one,
+//! testdata/golden/run-fixed.html, which tests/reports.rs keeps equal to what `report
+//! --format html` renders from testdata/run-fixed.jsonl. Checked as a reader would meet it:
+//! no console errors; every section and every table row of the fixed run, with scripts on
+//! and off; no request leaving the file; a click on a column header reorders the rows;
+//! print media hides the contents and unrolls the tables; screenshots at 390 and 1280 px
+//! wide that are not blank.
+//!
+//! The screenshots are written to target/tmp/screenshots/ for people to look at, and
+//! committed as testdata/golden/run-fixed-{390,1280}.png: two runs of the same chromium
+//! give the same bytes. Rendering differs between chromium releases (Debian updates its
+//! chromium often), so the bytes are compared only when the running chromium is the one
+//! named in testdata/golden/screenshots-chromium.txt; with any other release the
+//! screenshots are still taken and checked for size and content. `UPDATE_GOLDEN=1`
+//! rewrites all three files.
+//!
+//! If chromium is missing or cannot start, every test here fails and says why.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use headless_chrome::protocol::cdp::types::Event;
+use headless_chrome::protocol::cdp::{Emulation, Network, Page};
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use lmdb_regress::report::outline::{self, Block};
+
+fn testdata(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(p)
+}
+
+/// A browser with a fresh profile of its own, deleted after the test.
+struct Chromium {
+    browser: Browser,
+    _profile: tempfile::TempDir,
+}
+
+fn chromium() -> Chromium {
+    let path = std::env::var_os("LMDB_REGRESS_CHROMIUM").map(PathBuf::from).unwrap_or("/usr/bin/chromium".into());
+    assert!(
+        path.exists(),
+        "no chromium at {}: `make deps` (scripts/install-deps.sh) installs Debian's chromium; \
+         LMDB_REGRESS_CHROMIUM names another binary",
+        path.display()
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let flags = [
+        "--disable-quic",
+        "--disable-component-update",
+        "--disable-background-networking",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+    ];
+    let options = LaunchOptions {
+        headless: true,
+        sandbox: false,
+        enable_gpu: false,
+        path: Some(path.clone()),
+        user_data_dir: Some(profile.path().to_path_buf()),
+        args: flags.iter().map(OsStr::new).collect(),
+        window_size: Some((1280, 800)),
+        idle_browser_timeout: Duration::from_secs(120),
+        ..Default::default()
+    };
+    let browser = Browser::new(options).unwrap_or_else(|e| panic!("chromium ({}) cannot start: {e:#}", path.display()));
+    Chromium { browser, _profile: profile }
+}
+
+/// Everything the page asked for and every error it reported.
+#[derive(Default, Debug)]
+struct Seen {
+    requests: Vec<String>,
+    errors: Vec<String>,
+}
+
+fn watch(tab: &Tab) -> Arc<Mutex<Seen>> {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let s = seen.clone();
+    tab.add_event_listener(Arc::new(move |e: &Event| {
+        let mut s = s.lock().unwrap();
+        match e {
+            Event::NetworkRequestWillBeSent(r) => s.requests.push(r.params.request.url.clone()),
+            Event::LogEntryAdded(l) if format!("{:?}", l.params.entry.level) == "Error" => {
+                s.errors.push(format!("log: {}", l.params.entry.text))
+            }
+            Event::RuntimeConsoleAPICalled(c)
+                if matches!(format!("{:?}", c.params.Type).as_str(), "Error" | "Assert") =>
+            {
+                s.errors.push(format!("console: {:?}", c.params.args.iter().map(|a| &a.value).collect::<Vec<_>>()))
+            }
+            Event::RuntimeExceptionThrown(x) => {
+                s.errors.push(format!("exception: {}", x.params.exception_details.text))
+            }
+            _ => {}
+        }
+    }))
+    .unwrap();
+    tab.call_method(Network::Enable {
+        max_total_buffer_size: None,
+        max_resource_buffer_size: None,
+        max_post_data_size: None,
+        report_direct_socket_traffic: None,
+        enable_durable_messages: None,
+    })
+    .unwrap();
+    tab.enable_log().unwrap();
+    tab.enable_runtime().unwrap();
+    seen
+}
+
+fn url(p: &Path) -> String {
+    format!("file://{}", p.canonicalize().unwrap().display())
+}
+
+fn open(tab: &Tab, page: &str) {
+    tab.navigate_to(page).unwrap().wait_until_navigated().unwrap();
+}
+
+/// A JSON value computed in the page.
+fn eval(tab: &Tab, js: &str) -> serde_json::Value {
+    let v = tab.evaluate(&format!("JSON.stringify({js})"), false).unwrap().value;
+    serde_json::from_str(v.as_ref().and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{js} gave {v:?}"))).unwrap()
+}
+
+const DOM: &str = r#"{
+  headings: [...document.querySelectorAll("main h1, main h2, main h3")].map(h => h.textContent),
+  tables: [...document.querySelectorAll("main table")].map(t => ({
+    header: [...t.tHead.rows[0].cells].map(c => c.textContent),
+    rows: [...t.tBodies[0].rows].map(r => [...r.cells].map(c => c.textContent)),
+  })),
+  pairs: [...document.querySelectorAll("main dl.pairs dt")].map(d => d.textContent),
+  items: [...document.querySelectorAll("main section > ul > li")].map(d => d.textContent),
+  charts: [...document.querySelectorAll("main figure.chart svg")].map(s => s.querySelectorAll("circle > title").length),
+  links: [...document.querySelectorAll("[src], [href]")].map(e => e.getAttribute("src") || e.getAttribute("href")),
+}"#;
+
+/// The fixed run's outline, as the page must show it.
+fn expected() -> serde_json::Value {
+    let data = lmdb_regress::runner::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
+    let model = lmdb_regress::report::model::build(&data, None).unwrap();
+    let d = outline::report(&model);
+    let (mut headings, mut tables, mut pairs, mut items, mut charts) = (vec![], vec![], vec![], vec![], vec![]);
+    for b in &d.blocks {
+        match b {
+            Block::Heading(_, t) => headings.push(t.clone()),
+            Block::Table(c) => tables.push(serde_json::json!({ "header": c.header, "rows": c.rows })),
+            Block::Pairs(p) => pairs.extend(p.iter().map(|(k, _)| k.clone())),
+            Block::List(l) => items.extend(l.iter().cloned()),
+            Block::Chart(e, w) => charts.push(model.section(*e, *w).unwrap().ranked.len()),
+            Block::Paragraph(_) | Block::Note(_) => {}
+        }
+    }
+    serde_json::json!({ "headings": headings, "tables": tables, "pairs": pairs, "items": items, "charts": charts })
+}
+
+fn assert_holds_the_run(dom: &serde_json::Value, want: &serde_json::Value) {
+    for k in ["headings", "tables", "pairs", "items", "charts"] {
+        assert_eq!(dom[k], want[k], "{k} on the page differ from the fixed run's outline");
+    }
+    assert!(want["tables"].as_array().unwrap().len() >= 5 && want["charts"].as_array().unwrap().len() == 2);
+    // In-page anchors only: nothing to load from elsewhere.
+    for l in dom["links"].as_array().unwrap() {
+        assert!(l.as_str().unwrap().starts_with('#'), "a reference that leaves the page: {l}");
+    }
+}
+
+#[test]
+fn the_report_renders_without_errors_holds_every_row_and_loads_nothing() {
+    let c = chromium();
+    let tab = c.browser.new_tab().unwrap();
+    let seen = watch(&tab);
+    let page = url(&testdata("golden/run-fixed.html"));
+    open(&tab, &page);
+    let dom = eval(&tab, DOM);
+    assert_holds_the_run(&dom, &expected());
+    let seen = seen.lock().unwrap();
+    assert!(seen.errors.is_empty(), "console errors: {:?}", seen.errors);
+    assert_eq!(seen.requests, vec![page.clone()], "requests besides the page itself");
+    // The script ran (the policy allowed it by its hash): headers became sort buttons.
+    assert_eq!(
+        eval(&tab, "document.querySelectorAll('th > button').length"),
+        eval(&tab, "document.querySelectorAll('th').length")
+    );
+}
+
+#[test]
+fn the_watch_sees_requests_and_errors() {
+    // The same watch on a page that does load something and does fail: it must see both,
+    // or its silence above would prove nothing. The address is a closed loopback port.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("leaky.html");
+    std::fs::write(
+        &p,
+        "<!DOCTYPE html><img src=\"http://127.0.0.1:9/probe.png\"><script>console.error('boom')</script>",
+    )
+    .unwrap();
+    let c = chromium();
+    let tab = c.browser.new_tab().unwrap();
+    let seen = watch(&tab);
+    open(&tab, &url(&p));
+    eval(&tab, "1");
+    let seen = seen.lock().unwrap();
+    assert!(seen.requests.iter().any(|r| r.starts_with("http://127.0.0.1:9/")), "{seen:?}");
+    assert!(seen.errors.iter().any(|e| e.contains("boom")), "{seen:?}");
+}
+
+#[test]
+fn without_scripts_every_row_is_there() {
+    let c = chromium();
+    let tab = c.browser.new_tab().unwrap();
+    tab.call_method(Emulation::SetScriptExecutionDisabled { value: true }).unwrap();
+    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    // Evaluating from DevTools still works with the page's scripts off.
+    assert_holds_the_run(&eval(&tab, DOM), &expected());
+    assert_eq!(eval(&tab, "document.querySelectorAll('th > button').length"), 0);
+}
+
+fn column(tab: &Tab, col: usize) -> Vec<String> {
+    let js = format!("[...document.querySelector('main table').tBodies[0].rows].map(r => r.cells[{col}].textContent)");
+    serde_json::from_value(eval(tab, &js)).unwrap()
+}
+
+#[test]
+fn clicking_a_header_sorts_its_rows() {
+    let c = chromium();
+    let tab = c.browser.new_tab().unwrap();
+    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    // The first table ranks readSeq: fastest first, which is neither tag nor min order.
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
+    let table = tab.find_element("main table").unwrap();
+    table.find_element("th:nth-child(2) button").unwrap().click().unwrap();
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"]);
+    table.find_element("th:nth-child(2) button").unwrap().click().unwrap();
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
+    // By a figure: whole rows move, each tag keeps its own minimum.
+    table.find_element("th:nth-child(5) button").unwrap().click().unwrap();
+    assert_eq!(column(&tab, 4), ["18.819", "19.707", "19.774"]);
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.17", "LMDB_0.9.18"]);
+    assert_eq!(
+        eval(&tab, "document.querySelector('main table th:nth-child(5)').getAttribute('aria-sort')"),
+        "ascending"
+    );
+}
+
+#[test]
+fn print_media_unrolls_tables_and_hides_the_contents() {
+    let c = chromium();
+    let tab = c.browser.new_tab().unwrap();
+    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    tab.call_method(Emulation::SetEmulatedMedia { media: Some("print".into()), features: None }).unwrap();
+    assert_eq!(eval(&tab, "getComputedStyle(document.querySelector('nav')).display"), "none");
+    assert_eq!(eval(&tab, "getComputedStyle(document.querySelector('.scroll')).overflowX"), "visible");
+    let pdf = tab.print_to_pdf(None).unwrap();
+    assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000, "{} bytes", pdf.len());
+}
+
+/// A screenshot of the first screen at `width` × `height`, as a phone or a laptop shows it.
+fn screenshot(tab: &Tab, width: u32, height: u32) -> Vec<u8> {
+    tab.call_method(Emulation::SetDeviceMetricsOverride {
+        width,
+        height,
+        device_scale_factor: 1.0,
+        mobile: width < 600,
+        scale: None,
+        screen_width: None,
+        screen_height: None,
+        position_x: None,
+        position_y: None,
+        dont_set_visible_size: None,
+        screen_orientation: None,
+        viewport: None,
+        display_feature: None,
+        device_posture: None,
+    })
+    .unwrap();
+    tab.capture_screenshot(Page::CaptureScreenshotFormatOption::Png, None, None, true).unwrap()
+}
+
+/// Width, height, and the share of pixels that differ from the top-left one (the page's
+/// white), and how many colours there are.
+fn content(png_bytes: &[u8]) -> (u32, u32, f64, usize) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes)).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    let inked = pixels.iter().filter(|p| **p != pixels[0]).count() as f64 / pixels.len() as f64;
+    let mut colours: Vec<&[u8]> = pixels.clone();
+    colours.sort();
+    colours.dedup();
+    (info.width, info.height, inked, colours.len())
+}
+
+#[test]
+fn screenshots_at_phone_and_laptop_width_are_not_blank() {
+    let c = chromium();
+    let version = c.browser.get_version().unwrap().product;
+    let tab = c.browser.new_tab().unwrap();
+    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&out).unwrap();
+    let stamp = testdata("golden/screenshots-chromium.txt");
+    let update = std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1");
+    let same_chromium = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == version);
+    for (width, height) in [(390, 844), (1280, 800)] {
+        let shot = screenshot(&tab, width, height);
+        let name = format!("run-fixed-{width}.png");
+        std::fs::write(out.join(&name), &shot).unwrap();
+        let (w, h, inked, colours) = content(&shot);
+        assert_eq!((w, h), (width, height), "{name}");
+        assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
+        // Nothing of the page is cut off sideways: wide tables scroll inside their own box.
+        let overflow = eval(&tab, "document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        assert_eq!(overflow, 0, "the page scrolls sideways at {width} px");
+        let golden = testdata(&format!("golden/{name}"));
+        if update {
+            std::fs::write(&golden, &shot).unwrap();
+        } else if same_chromium {
+            let want = std::fs::read(&golden).unwrap_or_default();
+            assert!(
+                want == shot,
+                "{name} differs from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
+                out.join(&name).display()
+            );
+        }
+    }
+    if update {
+        std::fs::write(&stamp, format!("{version}\n")).unwrap();
+    }
+}
