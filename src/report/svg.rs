@@ -301,6 +301,7 @@ impl Exporter for Svg {
                 let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
                 Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
             })
+            .chain(super::presets::svg::charts(m))
             .collect()
     }
 }
