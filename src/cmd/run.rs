@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Warm-up rounds, run first and not recorded.
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// Stop after this long (e.g. 10m, 90s), at the end of a round.
+    /// Stop after this long (e.g. 10m, 90s), at the end of a round; counted from the start
+    /// of the schedule (read databases and their verification included), not the builds.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     /// Resolution target in percent (0 to 100): stop once every comparison with the oldest

@@ -96,6 +96,9 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     toolchains: Vec<ToolchainRecord<'a>>,
     failures: &'a [crate::runner::runfile::Failure],
+    /// What the run checked about itself (instruction counts repeating).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    checks: &'a [crate::runner::runfile::Check],
     end: Option<&'a crate::runner::runfile::End>,
     samples: &'a [crate::runner::runfile::Sample],
     /// A preset's latencies or resources.
@@ -145,6 +148,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
             })
             .collect(),
         failures: &m.failures,
+        checks: &m.checks,
         end: m.end.as_ref(),
         samples: &m.samples,
         preset: m.preset.as_ref(),

@@ -66,7 +66,8 @@ pub fn timed_function(engine: Engine, w: Workload) -> Option<&'static str> {
         (Engine::Rust, Workload::ReadXxh64) => "lmdbregress_timed_read_xxh64",
         (Engine::Rust, Workload::Write) => "lmdbregress_timed_write",
         (Engine::C, Workload::ReadKey) => "timed_read_key",
-        (Engine::C, Workload::ReadSeq | Workload::ReadRev) => "timed_walk",
+        (Engine::C, Workload::ReadSeq) => "timed_read_seq",
+        (Engine::C, Workload::ReadRev) => "timed_read_rev",
         (Engine::C, Workload::ReadCrc) => "timed_read_crc",
         (Engine::C, Workload::ReadXxh64) => "timed_read_xxh64",
         (Engine::C, Workload::Write) => "timed_write",
@@ -83,6 +84,7 @@ pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: 
         c.arg(format!("--toggle-collect={p}"));
     }
     let mut functions = dump_after.to_vec();
+    functions.sort_unstable();
     functions.dedup();
     for f in functions {
         c.arg(format!("--dump-after={f}"));

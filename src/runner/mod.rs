@@ -190,6 +190,8 @@ impl Schedule<'_> {
                         ready.dbs.insert(u.tag.clone(), dir);
                         Ok(())
                     }
+                    // After Ctrl-C a worker's death is no failure of the tag.
+                    Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
                     Err(error) => {
                         bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
                         w.append(&Record::Failure(unit_failure(u, None, "prepare", error)))
@@ -198,7 +200,9 @@ impl Schedule<'_> {
             },
         )?;
         bar.finish_and_clear();
-        self.verify(&mut ready, w)?;
+        if !self.interrupted.load(Ordering::SeqCst) {
+            self.verify(&mut ready, w)?;
+        }
         Ok(ready)
     }
 
@@ -234,6 +238,9 @@ impl Schedule<'_> {
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
         let dbs = &ready.dbs;
         let work = |u: &&Unit| {
+            if self.interrupted.load(Ordering::SeqCst) {
+                return (Vec::new(), Some("interrupted".to_string()));
+            }
             let mut cmd = u.command("verify");
             cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
             run_worker(cmd)
@@ -241,6 +248,9 @@ impl Schedule<'_> {
         let mut found = BTreeMap::new();
         pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
             bar.inc(1);
+            if self.interrupted.load(Ordering::SeqCst) {
+                return Ok(());
+            }
             for wl in &reads {
                 let line = lines.iter().find(|l| l.workload == Some(*wl));
                 let verdict = match line.map(|l| (l.checksum, l.error.clone())) {

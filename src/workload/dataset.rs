@@ -176,16 +176,24 @@ pub fn expected_checksum(w: Workload, data: &Dataset) -> Option<Checksum> {
     expected_checksums(&[w], data).pop().map(|(_, c)| c)
 }
 
-/// The checksums of several reads, building every value once.
+/// The checksums of several reads. Values are rebuilt per visit (random ones from each
+/// write position's pool offset), so memory stays at a few bytes an entry.
 pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, Checksum)> {
     let (n, vs) = (data.len(), data.value_size);
-    // Every value by write position: random values depend on it, not on the key.
-    let mut values = data.values();
-    let mut flat = vec![0u8; n * vs];
-    for j in 0..n {
-        flat[j * vs..(j + 1) * vs].copy_from_slice(values.fill(j));
-    }
-    let value = |j: usize| &flat[j * vs..(j + 1) * vs];
+    let offsets: Vec<u32> = match data.values {
+        ValueKind::Fixed => Vec::new(),
+        ValueKind::Random => {
+            let mut w = data.values();
+            (0..n)
+                .map(|j| {
+                    let at = w.pool_offset as u32;
+                    w.fill(j);
+                    at
+                })
+                .collect()
+        }
+    };
+    let mut fixed = vec![0u8; vs];
     let sorted = data.sorted_positions();
     let mut out = Vec::new();
     for &w in reads {
@@ -200,19 +208,19 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
                 let mut h = crc32fast::Hasher::new();
                 visit.for_each(|j| {
                     h.update(data.key(j));
-                    h.update(value(j));
+                    h.update(value_at(data, &offsets, &mut fixed, j));
                 });
                 h.finalize() as u64
             }
             Workload::ReadXxh64 => visit.fold(0u64, |acc, j| {
                 acc.wrapping_add(xxhash_rust::xxh64::xxh64(data.key(j), 0))
-                    .wrapping_add(xxhash_rust::xxh64::xxh64(value(j), 0))
+                    .wrapping_add(xxhash_rust::xxh64::xxh64(value_at(data, &offsets, &mut fixed, j), 0))
             }),
             _ => {
                 let mut h = xxhash_rust::xxh64::Xxh64::new(0);
                 visit.for_each(|j| {
                     h.update(data.key(j));
-                    h.update(value(j));
+                    h.update(value_at(data, &offsets, &mut fixed, j));
                 });
                 h.digest()
             }
@@ -220,6 +228,18 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
         out.push((w, Checksum { entries: n as u64, digest }));
     }
     out
+}
+
+/// The value written at position `j`: fixed values in `fixed` (zeros after the key),
+/// random ones straight from the pool.
+fn value_at<'a>(data: &'a Dataset, offsets: &[u32], fixed: &'a mut [u8], j: usize) -> &'a [u8] {
+    match data.values {
+        ValueKind::Fixed => {
+            fixed[..INT_BYTES].copy_from_slice(&data.keys[j].to_ne_bytes());
+            fixed
+        }
+        ValueKind::Random => &data.pool[offsets[j] as usize..offsets[j] as usize + data.value_size],
+    }
 }
 
 #[cfg(test)]

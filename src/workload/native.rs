@@ -236,7 +236,16 @@ pub fn fault_in(api: &Api, env: &Env) -> Result<()> {
     let txn = env.begin(true)?;
     let cur = env.cursor(txn)?;
     // SAFETY: cursor on a live read transaction, closed right after.
-    let r = unsafe { walk(api.mdb_cursor_get, cur, FIRST, NEXT, |k, v| consume(k, v)) };
+    // One byte of every 4 KiB of each value: values too large for a leaf live on overflow
+    // pages, which a walk alone never touches.
+    let r = unsafe {
+        walk(api.mdb_cursor_get, cur, FIRST, NEXT, |_, v| {
+            let b = bytes(v);
+            for i in (0..b.len()).step_by(4096) {
+                std::ptr::read_volatile(&b[i]);
+            }
+        })
+    };
     unsafe {
         (api.mdb_cursor_close)(cur);
         (api.mdb_txn_abort)(txn);
@@ -321,13 +330,13 @@ pub fn time_read(
         (api.mdb_cursor_close)(cur);
         (api.mdb_txn_abort)(txn);
     };
+    let mut key = KeyBuffer::new(data);
     if let Some(c) = counter.as_deref_mut() {
         if let Err(e) = c.start() {
             close();
             return Err(e);
         }
     }
-    let mut key = KeyBuffer::new(data);
     let start = Instant::now();
     // SAFETY: cursor on a live read transaction.
     let r = unsafe {
