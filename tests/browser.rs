@@ -10,9 +10,11 @@
 //! The screenshots are written to target/tmp/screenshots/ for people to look at, and
 //! committed as testdata/golden/run-fixed-{390,1280}.png: two runs of the same chromium
 //! give the same bytes. Rendering differs between chromium releases (Debian updates its
-//! chromium often), so the bytes are compared only when the running chromium is the one
-//! named in testdata/golden/screenshots-chromium.txt; with any other release the
-//! screenshots are still taken and checked for size and content. `UPDATE_GOLDEN=1`
+//! chromium often), so the pictures are compared only when the running chromium is the
+//! one named in testdata/golden/screenshots-chromium.txt, and then allowing 3% of pixels
+//! to differ visibly (text smoothing may differ with the CPU; a moved table would not stay
+//! under that); with any other release the screenshots are still taken and checked for
+//! size and content, and the test says it did not compare them. `UPDATE_GOLDEN=1`
 //! rewrites all three files.
 //!
 //! If chromium is missing or cannot start, every test here fails and says why.
@@ -281,17 +283,34 @@ fn screenshot(tab: &Tab, width: u32, height: u32) -> Vec<u8> {
 
 /// Width, height, and the share of pixels that differ from the top-left one (the page's
 /// white), and how many colours there are.
-fn content(png_bytes: &[u8]) -> (u32, u32, f64, usize) {
+/// A PNG's width, height, samples per pixel and pixel bytes.
+fn decode(png_bytes: &[u8]) -> (u32, u32, usize, Vec<u8>) {
     let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes)).read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, info.color_type.samples(), buf)
+}
+
+/// The share of pixels that differ visibly (by more than 32 in a channel): anti-aliasing
+/// may differ by CPU, a moved table or chart may not.
+fn changed_pixels(a: &[u8], b: &[u8]) -> f64 {
+    let ((wa, ha, pa, xa), (wb, hb, pb, xb)) = (decode(a), decode(b));
+    if (wa, ha, pa) != (wb, hb, pb) {
+        return 1.0;
+    }
+    let differ = xa.chunks(pa).zip(xb.chunks(pb)).filter(|(p, q)| p.iter().zip(*q).any(|(x, y)| x.abs_diff(*y) > 32));
+    differ.count() as f64 / (wa as f64 * ha as f64)
+}
+
+fn content(png_bytes: &[u8]) -> (u32, u32, f64, usize) {
+    let (width, height, px, buf) = decode(png_bytes);
+    let pixels: Vec<&[u8]> = buf.chunks(px).collect();
     let inked = pixels.iter().filter(|p| **p != pixels[0]).count() as f64 / pixels.len() as f64;
     let mut colours: Vec<&[u8]> = pixels.clone();
     colours.sort();
     colours.dedup();
-    (info.width, info.height, inked, colours.len())
+    (width, height, inked, colours.len())
 }
 
 #[test]
@@ -319,18 +338,20 @@ fn screenshots_at_phone_and_laptop_width_are_not_blank() {
         if update {
             std::fs::write(&golden, &shot).unwrap();
         } else if same_chromium {
-            let want = std::fs::read(&golden).unwrap_or_default();
+            let want = std::fs::read(&golden).unwrap();
+            // Byte-identical on the machine that made it; elsewhere text may be smoothed
+            // differently, so a few per cent of pixels may move, not the layout.
+            let changed = changed_pixels(&want, &shot);
             assert!(
-                want == shot,
-                "{name} differs from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
+                changed <= 0.03,
+                "{name}: {:.1}% of pixels differ from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
+                changed * 100.0,
                 out.join(&name).display()
             );
         } else {
             // Said, not silent: another chromium renders fonts differently, so only the
             // checks above apply.
-            eprintln!(
-                "{name}: not compared byte for byte with its golden file (made by another chromium than {version})"
-            );
+            eprintln!("{name}: not compared with its golden file (made by another chromium than {version})");
         }
     }
     if update {
