@@ -32,6 +32,13 @@ pub struct BuildArgs {
     pub jobs: Option<usize>,
 }
 
+impl BuildArgs {
+    /// `--jobs`, or the number of cores: one answer for builds, untimed and counted work.
+    pub fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(crate::runner::pool::cores).max(1)
+    }
+}
+
 /// Entries of an instruction-counting run unless `--entries` says otherwise: counts are
 /// exact and reported per entry, and callgrind runs ~50× slower than the machine.
 pub const COUNT_ENTRIES: u32 = 100_000;

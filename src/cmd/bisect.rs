@@ -122,7 +122,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         } else {
             super::args::COUNT_ENTRIES
         },
-        jobs: args.build.jobs.unwrap_or_else(crate::runner::pool::cores).max(1),
+        jobs: args.build.jobs(),
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();

@@ -41,7 +41,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
         toolchains,
         harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
         kinds,
-        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+        jobs: args.jobs(),
     })
 }
 

@@ -50,7 +50,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub with_instructions: bool,
     /// Entries of the instruction-counting pass (counts are reported per entry).
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = super::args::COUNT_ENTRIES)]
     pub count_entries: u32,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
@@ -104,7 +104,7 @@ impl RunArgs {
     }
 
     pub fn jobs(&self) -> usize {
-        self.build.jobs.unwrap_or_else(runner::pool::cores).max(1)
+        self.build.jobs()
     }
 }
 
