@@ -71,7 +71,7 @@ fn the_report_says_what_matters() {
         "faster, time only",
         "Control (A/A): LMDB_0.9.33~control against LMDB_0.9.33",
         "Noise: per-sample spread",
-        "Resolution: +-",
+        "Resolution: ±",
         "Bonferroni",
     ] {
         assert!(md.contains(s), "markdown lacks {s:?}");
