@@ -6,7 +6,7 @@ use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::matrix::Status;
 
-pub fn run(spec: &str, args: &BuildArgs, c_harness: bool) -> Result<()> {
+pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool) -> Result<()> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if c_harness {
@@ -15,13 +15,17 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool) -> Result<()> {
     let opts = super::matrix_options(args, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
     let rows = super::build_with_progress(&wants, &opts);
-    print!("{}", super::tags::table(&rows));
-    let bad = rows.iter().filter(|r| r.status != Status::Built).count();
-    if bad == rows.len() {
-        bail!("nothing was built");
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let width = crate::terminal::width(crate::terminal::Stream::Stdout);
+        print!("{}", super::tags::build_table(&rows, width));
+        let libraries = opts.resolver.cache.builds_dir().join("<tag>-so-<build>/liblmdb.so");
+        let note = format!("Each library is {} (`build --json` gives every path).", libraries.display());
+        println!("{}", crate::terminal::wrap(&note, width, ""));
     }
-    if bad > 0 {
-        eprintln!("{bad} of {} not built; the table says why", rows.len());
+    if rows.iter().all(|r| r.status != Status::Built) {
+        bail!("nothing was built (why is said above)");
     }
     Ok(())
 }

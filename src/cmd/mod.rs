@@ -45,7 +45,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
     })
 }
 
-/// Builds `wants` with a progress bar on stderr.
+/// Builds `wants` with a progress bar on stderr; then says once which were unavailable.
 pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatus> {
     let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -59,6 +59,11 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatu
         }
     });
     bar.finish_and_clear();
+    let width = crate::terminal::width(crate::terminal::Stream::Stderr);
+    for (i, line) in matrix::unavailable_summary(&out).iter().enumerate() {
+        let line = if i == 0 { line.clone() } else { format!("  {line}") };
+        eprintln!("{}", crate::terminal::wrap(&line, width, "    "));
+    }
     out
 }
 

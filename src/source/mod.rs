@@ -154,6 +154,34 @@ impl Resolution {
             }
         }
     }
+
+    /// For `Unavailable`, in a few words: each distinct failure once, after the providers
+    /// that met it ("archive git.openldap.org, archive github.com: unreachable").
+    pub fn brief(&self) -> Option<String> {
+        let Resolution::Unavailable { attempts, .. } = self else { return None };
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for a in attempts {
+            let cause = short_cause(&a.error);
+            match groups.iter_mut().find(|(c, _)| *c == cause) {
+                Some((_, providers)) => providers.push(&a.provider),
+                None => groups.push((cause, vec![&a.provider])),
+            }
+        }
+        Some(groups.iter().map(|(c, p)| format!("{}: {c}", p.join(", "))).collect::<Vec<_>>().join("; "))
+    }
+}
+
+/// An error's first line without its parenthesised detail, cut between words to 60
+/// characters: what a summary of several failures needs.
+fn short_cause(error: &str) -> String {
+    const MAX: usize = 60;
+    let line = error.lines().next().unwrap_or_default();
+    let line = line.split(" (").next().unwrap_or(line).trim();
+    if line.chars().count() <= MAX {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(MAX).collect();
+    format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head))
 }
 
 /// Settings for the provider chain.
