@@ -99,6 +99,13 @@ pub fn table(header: &[&str], rows: &[Vec<String>], width: usize, shorten: &[usi
             r.iter().enumerate().map(fit).collect()
         })
         .collect();
+    let minimum: usize = (0..header.len())
+        .map(|i| longest_word(&mut std::iter::once(header[i]).chain(rows.iter().map(|r| r[i].as_str()))))
+        .sum::<usize>()
+        + overhead;
+    if minimum > width {
+        return records(header, &rows, width);
+    }
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -116,6 +123,21 @@ pub fn table(header: &[&str], rows: &[Vec<String>], width: usize, shorten: &[usi
         }
     }
     format!("{t}\n")
+}
+
+/// A table too wide for any arrangement, as one record per row: the first cell, then each
+/// other as "header: value", wrapped to `width`.
+fn records(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
+    let mut out = String::new();
+    for r in rows {
+        out.push_str(&wrap(&r[0], width, ""));
+        out.push('\n');
+        for (h, v) in header.iter().zip(r).skip(1) {
+            out.push_str(&wrap(&format!("  {h}: {v}"), width, "    "));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A word in at most `max` columns: a path (or URL) by its trailing components
@@ -178,6 +200,9 @@ mod tests {
             }
             assert!(t.contains("liblmdb.so") && t.contains("LMDB_0.9.32") && t.contains("registry,"), "{t}");
         }
+        let narrow = table(&["tag", "status", "sources", "commit", "library"], &rows, 40, &[3, 4]);
+        assert!(narrow.lines().all(|l| l.chars().count() <= 40), "{narrow}");
+        assert!(narrow.contains("  status: built"), "one record per row: {narrow}");
         let wide = table(
             &["tag", "library"],
             &rows.iter().map(|r| vec![r[0].clone(), r[4].clone()]).collect::<Vec<_>>(),
