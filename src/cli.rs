@@ -114,7 +114,9 @@ fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
 }
 
 pub fn main() -> Result<()> {
-    let matches = Cli::command().get_matches();
+    // Help fits the console as tables do.
+    let width = crate::terminal::width(crate::terminal::Stream::Stdout);
+    let matches = Cli::command().term_width(width).max_term_width(width).get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {

@@ -19,7 +19,9 @@ use crate::workload::{Workload, WorkloadConfig};
 pub enum BisectMetric {
     /// Time; instruction counts for probes time cannot decide (when a counter exists).
     Auto,
+    /// Time alone: a probe undecided at --max-rounds stays undecided.
     Time,
+    /// Instructions retired alone: each probe counted once, at 100,000 entries unless --entries.
     Instructions,
 }
 

@@ -134,6 +134,7 @@ pub enum KeyKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
+    /// 0 … N−1 in order, written with MDB_APPEND (LmdbJava's default).
     Seq,
     /// Distinct random non-negative integers, written with plain puts (no MDB_APPEND),
     /// the read database too, as LmdbJava's `sequential=false`.
