@@ -61,6 +61,10 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     assert!(text.contains("confirm:"), "{text}");
     assert!(text.contains(&format!("commits: first bad is {slow}")), "{text}");
     assert!(text.contains("\"slow down every put\""), "{text}");
+    // The commit's id once, and no position printed as "-0.00".
+    let found = text.lines().find(|l| l.contains("first bad is")).unwrap();
+    assert_eq!(found.matches(slow.as_str()).count(), 1, "{found}");
+    assert!(!text.contains("-0.00"), "{text}");
     // 7 commits between: at most 3 probes by halving.
     let probes = text.lines().filter(|l| l.trim_start().starts_with("probe ")).count();
     assert!((1..=3).contains(&probes), "{probes} probes:\n{text}");

@@ -481,3 +481,18 @@ fn rule_for(rule: &Rule, metric: Metric) -> Rule {
         Metric::Instructions => rule.for_counts(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_never_read_minus_zero() {
+        let at = |at: f64| position(&search::Position { at });
+        assert_eq!(
+            (at(-0.0001), at(0.0), at(0.999), at(0.5)),
+            ("0.00".into(), "0.00".into(), "1.00".into(), "0.50".into())
+        );
+        assert_eq!(at(-0.25), "-0.25");
+    }
+}
