@@ -222,12 +222,12 @@ pub struct BuildRecord {
 /// with it when present: a stand-in twin (as in the tests) has none.
 const HARNESS_COMPANIONS: [&str; 2] = ["presets.c", "presets.h"];
 
-fn harness_files(harness: &Path) -> Vec<PathBuf> {
+pub fn harness_files(harness: &Path) -> Vec<PathBuf> {
     let companions = HARNESS_COMPANIONS.iter().map(|f| harness.with_file_name(f)).filter(|p| p.is_file());
     std::iter::once(harness.to_path_buf()).chain(companions).collect()
 }
 
-fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
+pub fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
     let mut h = Sha256::new();
     h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
     for f in &tc.cflags {

@@ -8,6 +8,7 @@ pub mod compile;
 pub mod environment;
 pub mod ffi;
 pub mod hunt;
+pub mod layout;
 pub mod manifest;
 pub mod matrix;
 pub mod progress;
