@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::hunt::search::Verdict;
@@ -55,6 +55,8 @@ pub struct BisectArgs {
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -94,6 +96,8 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     }
     let instructions = args.metric == BisectMetric::Instructions;
     let metric = if instructions { Metric::Instructions } else { Metric::Time };
+    // The search's seed: each timed run's own derives from it and the run's name.
+    let (layouts, layout_seed) = args.layout.plan(metric);
     // auto falls back on counts only where a counter works; say which.
     let fallback = match args.metric {
         BisectMetric::Auto => match counter::detect() {
@@ -123,6 +127,8 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
             super::args::COUNT_ENTRIES
         },
         jobs: args.build.jobs(),
+        layouts,
+        layout_seed: layout_seed.unwrap_or_default(),
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
@@ -131,6 +137,11 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let line = format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "));
     println!("{line}");
     b.log.push(line);
+    if let Some(seed) = layout_seed {
+        let line = format!("layouts: random (seed {seed}; counting runs use the fixed builds)");
+        println!("{line}");
+        b.log.push(line);
+    }
     if let Some(c) = &b.counter {
         b.log.push(format!("instructions counted by {}", c.describe()));
         println!("instructions counted by {}", c.describe());

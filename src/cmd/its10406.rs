@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -37,6 +37,8 @@ pub struct ItsArgs {
     pub min_effect: f64,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 pub fn run(args: &ItsArgs) -> Result<()> {
@@ -63,6 +65,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
         build: args.build.clone(),
+        layout: args.layout.clone(),
         // The report's benchmark as given, whatever the metric.
         given: ["entries", "rounds", "warmup"].map(String::from).into(),
     };

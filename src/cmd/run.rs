@@ -4,13 +4,18 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
 use crate::environment::Environment;
+use crate::layout::{self, Linker};
+use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA};
+use crate::runner::runfile::{
+    self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA,
+};
 use crate::runner::{self, Schedule, Unit};
+use crate::source::Want;
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -78,6 +83,8 @@ pub struct RunArgs {
     pub workload: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -121,8 +128,9 @@ pub struct Prepared {
     pub failures: Vec<Failure>,
 }
 
-/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<Prepared> {
+/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
+/// random layouts, each unit also gets the objects its layouts are linked from.
+pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts: Layouts) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
@@ -130,6 +138,11 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     }
     let opts = super::matrix_options(build, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
+    // Before any build: random layouts need lld.
+    let linkers: Option<Vec<Linker>> = match layouts {
+        Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
+        Layouts::Fixed => None,
+    };
     let rows = super::build_with_progress(&wants, &opts);
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
@@ -143,7 +156,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
                     None => continue,
                 },
             };
-            units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
+            units.push(Unit::fixed(e, r.tag.clone(), program, library));
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -160,7 +173,56 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     for r in rows.iter().filter(|r| r.status != Status::Built) {
         eprintln!("not measured: {} ({:?}): {}", r.tag, r.status, r.reason.as_deref().unwrap_or(""));
     }
+    if let Some(linkers) = linkers {
+        units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
+    }
     Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), units, failures })
+}
+
+/// Each unit with the source of its random layouts: its objects compiled once (on every
+/// core), the fixed build read for the symbols each layout must export. A unit whose objects
+/// cannot be had is not measured and is recorded as a failure, as a C twin that does not build.
+fn layout_sources(
+    units: Vec<Unit>,
+    rows: &[TagStatus],
+    wants: &[Want],
+    opts: &MatrixOptions,
+    linkers: &[Linker],
+    failures: &mut Vec<Failure>,
+) -> Result<Vec<Unit>> {
+    let nt = opts.toolchains.len();
+    let work = |u: &Unit| -> Result<layout::Source> {
+        let i = rows.iter().position(|r| r.tag == u.tag).context("a unit without its build")?;
+        let (kind, fixed) = match u.engine {
+            Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
+            Engine::C => (BuildKind::CHarness, u.program.as_path()),
+        };
+        layout::prepare(&wants[i / nt], &opts.toolchains[i % nt].toolchain, &linkers[i % nt], kind, opts, fixed)
+    };
+    let bar = crate::progress::bar(units.len() as u64, "compiling objects for random layouts");
+    let mut out = Vec::new();
+    crate::runner::pool::for_each(&units, opts.jobs, work, |u, source| {
+        bar.inc(1);
+        match source {
+            Ok(source) => out.push(Unit { relink: Some(std::sync::Arc::new(source)), ..u.clone() }),
+            Err(e) => {
+                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.tag, u.engine));
+                failures.push(Failure {
+                    round: None,
+                    engine: u.engine,
+                    tag: u.tag.clone(),
+                    workload: None,
+                    stage: "layout".into(),
+                    error: format!("{e:#}"),
+                });
+            }
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    // The order the matrix gave, whatever order the objects finished in.
+    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.tag == u.tag));
+    Ok(out)
 }
 
 /// The build matrix's row as the run file records it.
@@ -195,7 +257,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     let shard = shard_of(args)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
-    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build)?;
+    let (layouts, layout_seed) = args.layout.plan(args.metric);
+    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -211,8 +274,11 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time)
-            .then(|| args.count_entries.clamp(1, config.preset.entries.unwrap_or(config.entries).max(1))),
+            .then(|| args.count_entries.clamp(1, config.data_entries().max(1))),
         shard,
+        layouts,
+        layout_seed,
+        layout_study: None,
     };
     let header = Header {
         schema: SCHEMA,
@@ -307,11 +373,7 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
             return Ok(());
         }
     };
-    let mut cfg = WorkloadConfig { entries, ..timed.cfg.clone() };
-    if let Some(p) = presets::preset_of(&timed.workloads)? {
-        let key = cfg.preset.open_get_key.filter(|k| *k < entries);
-        cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
-    }
+    let cfg = timed.cfg.with_entries(&timed.workloads, entries)?;
     let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
     let pass = Schedule {
         units: timed.units.clone(),
@@ -352,7 +414,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .collect();
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
+    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
     // A control is no tag of its own: the samples say which tag had one.
     let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
     controlled.sort();

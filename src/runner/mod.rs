@@ -4,6 +4,7 @@
 //! run file as they arrive.
 
 pub mod counter;
+mod layouts;
 pub mod merge;
 pub mod pool;
 mod preset_worker;
@@ -23,6 +24,7 @@ use anyhow::{Context, Result};
 use rand::seq::SliceRandom;
 
 pub use crate::compile::sanitize;
+use crate::layout::{self, Layout};
 use crate::stats;
 use crate::workload::dataset::expected_checksums;
 use crate::workload::{Checksum, Dataset, Workload, WorkloadConfig};
@@ -39,9 +41,29 @@ pub struct Unit {
     pub program: PathBuf,
     /// The shared library, for the Rust worker.
     pub library: Option<PathBuf>,
+    /// The layout `library` (Rust) or `program` (C twin) was linked with; None: the fixed build.
+    pub layout: Option<Layout>,
+    /// With random layouts: what every round links this unit's own layout from.
+    pub relink: Option<Arc<layout::Source>>,
 }
 
 impl Unit {
+    /// A unit as built, of one fixed layout: its compiler's.
+    pub fn fixed(engine: Engine, tag: String, program: PathBuf, library: Option<PathBuf>) -> Unit {
+        Unit { engine, tag, program, library, layout: None, relink: None }
+    }
+
+    /// The same unit running `layout` instead: its library (Rust) or its C twin.
+    pub fn with_layout(&self, layout: Layout) -> Unit {
+        let mut u = self.clone();
+        match u.engine {
+            Engine::Rust => u.library = Some(layout.path.clone()),
+            Engine::C => u.program = layout.path.clone(),
+        }
+        u.layout = Some(layout);
+        u
+    }
+
     /// The program and the arguments that start its worker for `action`.
     fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
         let args = match self.engine {
@@ -276,6 +298,13 @@ impl Schedule<'_> {
         Ok(())
     }
 
+    /// The run's layout seed when every timed (unit, round) links its own layout; counts
+    /// are the same under every layout, so counting schedules run the fixed builds.
+    fn layout_seed(&self) -> Option<u64> {
+        let random = self.counter.is_none() && self.plan.layouts == runfile::Layouts::Random;
+        self.plan.layout_seed.filter(|_| random)
+    }
+
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
         let scratch = scratch_root()?;
@@ -293,7 +322,8 @@ impl Schedule<'_> {
             if !warm && round >= self.plan.rounds {
                 break;
             }
-            samples.extend(self.round(round, warm, &ready, scratch.path(), &bar, w)?);
+            let warm_index = warm.then(|| self.plan.warmup - warm_left);
+            samples.extend(self.round(round, warm_index, &ready, scratch.path(), &bar, w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -322,12 +352,18 @@ impl Schedule<'_> {
         if self.counter.is_some() && round > self.start_round {
             self.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
         }
+        // The schedule's wall time: the layout check below counts, as counting passes do.
+        let wall = started.elapsed();
+        let checked = round > self.start_round && !self.interrupted.load(Ordering::SeqCst);
+        if let Some(seed) = self.layout_seed().filter(|_| checked) {
+            layouts::check_counts(self, seed, w)?;
+        }
         let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
             reason,
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            wall_s: Some(started.elapsed().as_secs_f64()),
+            wall_s: Some(wall.as_secs_f64()),
             timed_s: (self.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
@@ -336,17 +372,30 @@ impl Schedule<'_> {
 
     /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
     /// two timed regions overlap. Counted rounds run on every core: counts ignore load.
+    /// With random layouts every unit first gets its own, linked on every core before the
+    /// round's first worker starts. `warm_index` numbers warm-up rounds (not recorded).
     fn round(
         &self,
         round: u32,
-        warm: bool,
+        warm_index: Option<u32>,
         ready: &Ready,
         scratch: &Path,
         bar: &indicatif::ProgressBar,
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
-        let mut order: Vec<&Unit> = self.units.iter().collect();
-        order.shuffle(&mut rand::thread_rng());
+        let warm = warm_index.is_some();
+        let mut units: Vec<Unit> = self.units.clone();
+        units.shuffle(&mut rand::thread_rng());
+        if let Some(seed) = self.layout_seed() {
+            let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
+            bar.set_message(format!("{slot}: linking layouts"));
+            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.jobs, &self.interrupted);
+            for (u, error) in failed.iter().filter(|_| !warm) {
+                w.append(&Record::Failure(unit_failure(u, None, "layout", error.clone()).in_round(round)))?;
+            }
+            units = linked;
+        }
+        let order: Vec<&Unit> = units.iter().collect();
         let jobs = if self.counter.is_some() { self.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {
@@ -396,28 +445,16 @@ impl Schedule<'_> {
         if self.interrupted.load(Ordering::SeqCst) {
             return Ok(());
         }
-        let job = Job { unit: u, batch: vec![first.workload] };
-        let (lines, death) = self.invoke(&job, ready, scratch);
-        let again = lines.iter().find(|l| l.workload == Some(first.workload)).and_then(|l| l.instructions.first());
-        let before = first.instructions.unwrap_or_default();
+        let again = self.count_once(u, first.workload, ready, scratch);
         let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
-        // Counts may differ by a few instructions where glibc's memcpy takes another path
-        // for another buffer alignment; what matters is that this stays far below the
-        // tolerance counts are judged with.
-        let allowed = stats::family::Rule::default().count_tolerance / 10.0;
-        let check = match again {
-            Some(&n) => {
-                let off = (n as f64 - before as f64).abs() / (before.max(1) as f64);
-                let detail = format!(
-                    "{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)",
-                    off * 100.0,
-                    allowed * 100.0
-                );
-                Check { what, passed: off <= allowed, detail }
-            }
-            None => Check { what, passed: false, detail: death.unwrap_or_else(|| "the second count failed".into()) },
-        };
-        w.append(&Record::Check(check))
+        w.append(&Record::Check(counts_agree(what, Ok(first.instructions.unwrap_or_default()), again)))
+    }
+
+    /// One workload of `u` counted once more: its count, or why there is none.
+    fn count_once(&self, u: &Unit, workload: Workload, ready: &Ready, scratch: &Path) -> Result<u64, String> {
+        let (lines, death) = self.invoke(&Job { unit: u, batch: vec![workload] }, ready, scratch);
+        let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.instructions.first().copied());
+        count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.tag)))
     }
 
     /// The counter a unit's worker uses: perf only inside the Rust worker.
@@ -431,6 +468,11 @@ impl Schedule<'_> {
 
     /// One unit's worker process(es) for a round: the records to append (none when warm).
     fn measure(&self, u: &Unit, round: u32, warm: bool, ready: &Ready, scratch: &Path) -> Result<Vec<Record>> {
+        // A layout is checked again just before its worker starts: the file is the one verified.
+        if let Some(Err(e)) = u.layout.as_ref().map(Layout::check) {
+            let failure = unit_failure(u, None, "layout", format!("{e:#}")).in_round(round);
+            return Ok(if warm { Vec::new() } else { vec![Record::Failure(failure)] });
+        }
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
         let workloads: Vec<Workload> = self
@@ -546,6 +588,7 @@ impl Schedule<'_> {
                     checksum,
                     counted: self.counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
+                    layout: u.layout.as_ref().map(|l| l.seed),
                 }));
             }
         }
@@ -555,6 +598,22 @@ impl Schedule<'_> {
             out.push(Record::Failure(unit_failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
         out
+    }
+}
+
+/// Whether two counts of the same work agree. They may differ by a few instructions where
+/// glibc's memcpy takes another path for another buffer alignment; what matters is that this
+/// stays far below the tolerance counts are judged with.
+fn counts_agree(what: String, first: Result<u64, String>, second: Result<u64, String>) -> Check {
+    let allowed = stats::family::Rule::default().count_tolerance / 10.0;
+    match (first, second) {
+        (Ok(a), Ok(b)) => {
+            let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);
+            let detail =
+                format!("{a} then {b} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
+            Check { what, passed: off <= allowed, detail }
+        }
+        (Err(e), _) | (_, Err(e)) => Check { what, passed: false, detail: e },
     }
 }
 

@@ -16,7 +16,9 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
 /// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
-/// 3: `check` records, such as the determinism check of instruction counts).
+/// 3: `check` records, such as the determinism check of instruction counts). Layouts
+/// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
+/// of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
@@ -47,6 +49,35 @@ pub enum Metric {
     Instructions,
 }
 
+/// How each time sample's code was laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Layouts {
+    /// Every (unit, round) runs its own function order, linked by lld from objects compiled once.
+    Random,
+    /// Each unit's one build, as linked by its compiler (every run before layouts were randomised).
+    #[default]
+    Fixed,
+}
+
+impl std::fmt::Display for Layouts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layouts::Random => "random",
+            Layouts::Fixed => "fixed",
+        })
+    }
+}
+
+/// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
+/// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutStudy {
+    pub tag: String,
+    /// Each label and its layout's seed.
+    pub layouts: Vec<(String, u32)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub rounds: u32,
@@ -65,6 +96,15 @@ pub struct Plan {
     /// Set when this run is one shard of a larger one (`run --shard K/N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Time samples' code layouts; runs from before layouts were randomised read as fixed.
+    #[serde(default)]
+    pub layouts: Layouts,
+    /// With random layouts: the seed every sample's layout derives from, with its unit and round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_seed: Option<u64>,
+    /// Set when the run is a layout-sensitivity study of one tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_study: Option<LayoutStudy>,
 }
 
 impl Plan {
@@ -200,6 +240,10 @@ pub struct Sample {
     /// A preset's figures beside the time (latencies, resources, size on disk).
     #[serde(default, skip_serializing_if = "Figures::is_empty")]
     pub figures: Figures,
+    /// The seed of the layout the sample ran (lld's shuffle of the functions); null for the
+    /// fixed build, and in runs from before layouts were randomised.
+    #[serde(default)]
+    pub layout: Option<u32>,
 }
 
 impl Sample {
@@ -490,5 +534,29 @@ mod tests {
         assert!(!data.header.tags.is_empty());
         assert!(data.header.tags.iter().any(|t| t.status == Status::Built && !t.builds.is_empty()));
         assert!(data.end.is_some());
+        // From before layouts were randomised: fixed, every sample of its tag's one build.
+        assert_eq!((data.header.plan.layouts, data.header.plan.layout_seed), (Layouts::Fixed, None));
+        assert!(data.samples.iter().all(|s| s.layout.is_none()));
+    }
+
+    #[test]
+    fn every_sample_says_its_layout_even_when_fixed() {
+        let s = Sample {
+            round: 0,
+            engine: Engine::Rust,
+            tag: "LMDB_0.9.18".into(),
+            workload: Workload::Write,
+            ns: 5,
+            instructions: None,
+            checksum: None,
+            counted: false,
+            figures: Figures::default(),
+            layout: None,
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["layout"], serde_json::Value::Null);
+        let random = serde_json::to_value(Sample { layout: Some(12345), ..s }).unwrap();
+        assert_eq!(random["layout"], 12345);
+        assert_eq!(serde_json::to_value(Layouts::Random).unwrap(), "random");
     }
 }

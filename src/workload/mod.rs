@@ -248,6 +248,21 @@ impl WorkloadConfig {
         a
     }
 
+    /// The same configuration at `entries` (a preset's data too): what a counting pass runs.
+    pub fn with_entries(&self, workloads: &[Workload], entries: u32) -> anyhow::Result<WorkloadConfig> {
+        let mut cfg = WorkloadConfig { entries, ..self.clone() };
+        if let Some(p) = presets::preset_of(workloads)? {
+            let key = cfg.preset.open_get_key.filter(|k| *k < entries);
+            cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
+        }
+        Ok(cfg)
+    }
+
+    /// The entries a pass of these settings writes: a preset's own, else `entries`.
+    pub fn data_entries(&self) -> u32 {
+        self.preset.entries.unwrap_or(self.entries)
+    }
+
     pub fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.entries > 0, "--entries must be at least 1");
         // LmdbJava's fixed values begin with the 4-byte integer key, whatever the key type.
