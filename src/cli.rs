@@ -82,6 +82,8 @@ pub enum Command {
     /// Reproduce ITS#10406 (writes slower since 0.9.19) natively, with verdicts on its claims.
     #[command(name = "its-10406")]
     Its10406(Box<cmd::its10406::ItsArgs>),
+    /// How much code layout alone moves each workload: one tag under N layouts, interleaved.
+    Layouts(Box<cmd::layouts::LayoutsArgs>),
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
@@ -128,5 +130,6 @@ pub fn main() -> Result<()> {
             cmd::bisect::run(&args)
         }
         Command::Its10406(args) => cmd::its10406::run(&args),
+        Command::Layouts(args) => cmd::layouts::run(&args),
     }
 }

@@ -4,6 +4,7 @@ pub mod args;
 pub mod bisect;
 pub mod build;
 pub mod its10406;
+pub mod layouts;
 pub mod merge;
 pub mod report;
 pub mod run;
