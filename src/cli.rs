@@ -39,6 +39,9 @@ pub enum Command {
         /// Also build the C twin of the harness for each tag.
         #[arg(long)]
         c_harness: bool,
+        /// Also compile the objects random layouts are linked from (-ffunction-sections), as `run` does.
+        #[arg(long)]
+        layout_objects: bool,
     },
     /// Measure the six workloads on every built tag, interleaved, and report.
     Run(Box<cmd::run::RunArgs>),
@@ -112,7 +115,9 @@ pub fn main() -> Result<()> {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
-        Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),
+        Command::Build { tags, build, c_harness, layout_objects } => {
+            cmd::build::run(&tags, &build, c_harness, layout_objects)
+        }
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(mut args) => {
             args.given = given;

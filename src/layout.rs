@@ -328,8 +328,17 @@ pub fn seed(run: u64, parts: &[&str]) -> u32 {
     (u32::from_le_bytes([d[0], d[1], d[2], d[3]]) & SEED_MASK).max(1)
 }
 
-/// The layout source of `want`'s `kind` build by `toolchain`, whose fixed build is `fixed`:
-/// its sources found again (in the cache, verified), its objects compiled or found.
+/// The objects of `want`'s `kind` build by `toolchain`: its sources found again (in the
+/// cache, verified), the objects compiled or found.
+pub fn objects_of(want: &Want, toolchain: &Toolchain, kind: BuildKind, opts: &MatrixOptions) -> Result<ObjectSet> {
+    let src = match opts.resolver.resolve(want) {
+        Resolution::Found(src) => src,
+        other => bail!("the sources of {} are gone: {}", want.label(), other.why().unwrap_or_default()),
+    };
+    compile_objects(&src, toolchain, kind, opts.harness_c.as_deref(), &opts.resolver.cache.builds_dir())
+}
+
+/// The layout source of `want`'s `kind` build by `toolchain`, whose fixed build is `fixed`.
 pub fn prepare(
     want: &Want,
     toolchain: &Toolchain,
@@ -338,12 +347,7 @@ pub fn prepare(
     opts: &MatrixOptions,
     fixed: &Path,
 ) -> Result<Source> {
-    let src = match opts.resolver.resolve(want) {
-        Resolution::Found(src) => src,
-        other => bail!("the sources of {} are gone: {}", want.label(), other.why().unwrap_or_default()),
-    };
-    let objects = compile_objects(&src, toolchain, kind, opts.harness_c.as_deref(), &opts.resolver.cache.builds_dir())?;
-    Source::new(objects, linker.clone(), fixed, &opts.resolver.cache.root)
+    Source::new(objects_of(want, toolchain, kind, opts)?, linker.clone(), fixed, &opts.resolver.cache.root)
 }
 
 #[cfg(test)]

@@ -238,6 +238,9 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     assert!(samples.len() > n_before);
     let rounds: std::collections::BTreeSet<u64> = samples.iter().map(|s| s["round"].as_u64().unwrap()).collect();
     assert_eq!(rounds.iter().max(), Some(&39));
+    // The resumed rounds keep the run's random layouts, each sample its own.
+    assert_eq!(after[0]["plan"]["layouts"], "random");
+    assert!(samples.iter().all(|s| s["layout"].is_u64()), "a resumed sample without its layout");
     assert_eq!(after.last().unwrap()["reason"], "rounds");
     // Every sample from before the interruption is still there, unchanged.
     assert_eq!(&after[..before.len()], &before[..]);

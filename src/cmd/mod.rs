@@ -63,6 +63,17 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatu
     out
 }
 
+/// The target and toolchain of the build matrix's row `i`: rows come target by target,
+/// each built by every toolchain in turn.
+pub fn row_origin<'a, 'w>(
+    i: usize,
+    wants: &'a [Want<'w>],
+    opts: &'a MatrixOptions,
+) -> (&'a Want<'w>, &'a MatrixToolchain) {
+    let nt = opts.toolchains.len().max(1);
+    (&wants[i / nt], &opts.toolchains[i % nt])
+}
+
 /// The date and time in the names of the files a command writes (UTC, `20250131-235959`).
 pub fn stamp() -> String {
     chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string()

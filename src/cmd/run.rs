@@ -190,14 +190,14 @@ fn layout_sources(
     linkers: &[Linker],
     failures: &mut Vec<Failure>,
 ) -> Result<Vec<Unit>> {
-    let nt = opts.toolchains.len();
     let work = |u: &Unit| -> Result<layout::Source> {
         let i = rows.iter().position(|r| r.tag == u.tag).context("a unit without its build")?;
         let (kind, fixed) = match u.engine {
             Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
             Engine::C => (BuildKind::CHarness, u.program.as_path()),
         };
-        layout::prepare(&wants[i / nt], &opts.toolchains[i % nt].toolchain, &linkers[i % nt], kind, opts, fixed)
+        let (want, toolchain) = super::row_origin(i, wants, opts);
+        layout::prepare(want, &toolchain.toolchain, &linkers[i % linkers.len()], kind, opts, fixed)
     };
     let bar = crate::progress::bar(units.len() as u64, "compiling objects for random layouts");
     let mut out = Vec::new();
