@@ -8,7 +8,8 @@ OVERHEAD_TAGS ?= 0.9.18,0.9.24,0.9.33
 
 all: build
 
-# System packages: gcc, clang, the C twin's checksum libraries, valgrind, libclang (apt-get).
+# System packages: gcc, clang, lld (random code layouts), the C twin's checksum libraries,
+# valgrind, libclang (apt-get).
 deps:
 	@./scripts/install-deps.sh
 

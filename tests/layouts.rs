@@ -203,3 +203,25 @@ fn a_layout_study_ranks_the_layouts_and_gives_their_spread() {
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert!(report["sections"][0]["layout_spread"].is_number(), "{}", report["sections"][0]);
 }
+
+#[test]
+fn bisect_times_its_runs_on_random_layouts() {
+    let runs = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        lmdb_regress()
+            .args(["bisect", "--good", "0.9.18", "--bad", "0.9.33", "--workload", "readSeq", "--metric", "time"])
+            .args(["--threshold", "1000", "--min-rounds", "2", "--max-rounds", "2", "--entries", "1000"])
+            .args(["--layout-seed", "5", "--out-dir"])
+            .arg(runs.path()),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("layouts: random (seed 5") && text.contains("nothing to bisect"), "{text}");
+    let file = std::fs::read_dir(runs.path()).unwrap().flatten().map(|e| e.path()).find(|p| {
+        p.file_name().unwrap().to_string_lossy().contains("confirm") && p.extension().is_some_and(|e| e == "jsonl")
+    });
+    let run = lines(&file.expect("the confirming run's file"));
+    assert_eq!(run[0]["plan"]["layouts"], "random");
+    assert!(run[0]["plan"]["layout_seed"].is_u64(), "{}", run[0]["plan"]);
+    let samples = records(&run, "sample");
+    assert!(!samples.is_empty() && samples.iter().all(|s| s["layout"].is_u64()), "{samples:?}");
+}

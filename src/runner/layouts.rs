@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
-use super::runfile::{Layouts, Metric, Plan, Record, RunWriter};
+use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
 use super::{counter, counts_agree, pool, scratch_root, Ready, Schedule, Unit};
 use crate::layout::{self, Layout};
+use crate::workload::Workload;
 
 /// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.
 const CHECK_ENTRIES: u32 = 10_000;
@@ -49,13 +50,17 @@ pub(super) fn link_round(
 }
 
 /// Instruction counts are the same under every layout, which is why counting passes run
-/// the fixed builds: checked once per run by counting one unit's first workload under two
-/// layouts (at a small size), and recorded as a check. Without a counter it is skipped,
-/// saying so.
-pub(super) fn check_counts(s: &Schedule, run_seed: u64, w: &mut RunWriter) -> Result<()> {
-    let (Some(unit), Some(&workload)) = (s.units.iter().find(|u| u.relink.is_some()), s.workloads.first()) else {
-        return Ok(());
-    };
+/// the fixed builds: checked once per run by counting the first unit's first workload that
+/// was measured under two layouts (at a small size, both at once), and recorded as a check.
+/// Without a counter it is skipped, saying so.
+pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
+    let measured =
+        |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.tag == u.tag && x.workload == wl);
+    let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
+        let wl = s.workloads.iter().copied().find(|wl| measured(u, *wl))?;
+        Some((u, wl))
+    });
+    let Some((unit, workload)) = chosen else { return Ok(()) };
     let counter = match counter::detect() {
         Ok(c) => c,
         Err(e) => {
@@ -84,30 +89,39 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, w: &mut RunWriter) -> Re
         counter: Some(counter),
         stop_when: None,
         counted: true,
-        jobs: 1,
+        jobs: s.jobs,
     };
     let (a, b) = two_seeds(run_seed);
-    let what = format!("{} {} {workload} counted under layouts {a} and {b}", unit.engine, unit.tag);
+    let what = format!(
+        "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
+        unit.engine,
+        unit.tag,
+        cfg.data_entries()
+    );
     eprintln!("checking that layouts change no instruction count: {what}");
     let scratch = scratch_root()?;
-    let mut ready = Ready::default();
-    if workload.is_read() {
-        match check.prepare_one(unit, scratch.path()) {
-            Ok(dir) => {
-                ready.dbs.insert(unit.tag.clone(), dir);
-            }
-            Err(e) => return w.append(&Record::Check(counts_agree(what, Err(e.clone()), Err(e)))),
+    let relink = unit.relink.as_ref().expect("chosen for it");
+    // Each count in a process of its own, with its own read database and profile file.
+    let count = |&seed: &u32| -> Result<u64, String> {
+        let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
+        let u = Unit { tag: format!("{}@{seed}", unit.tag), ..unit.with_layout(linked) };
+        let mut ready = Ready::default();
+        if workload.is_read() {
+            ready.dbs.insert(u.tag.clone(), check.prepare_one(&u, scratch.path())?);
         }
-    }
-    let count = |seed: u32| -> Result<u64, String> {
-        let linked = unit.relink.as_ref().expect("found above").link(seed).map_err(|e| format!("{e:#}"))?;
-        check.count_once(&unit.with_layout(linked), workload, &ready, scratch.path())
+        check.count_once(&u, workload, &ready, scratch.path())
     };
-    let (first, second) = (count(a), count(b));
+    let mut counts = std::collections::BTreeMap::new();
+    pool::for_each(&[a, b], s.jobs, count, |seed, n| {
+        counts.insert(*seed, n);
+        Ok(())
+    })?;
     if s.interrupted.load(Ordering::SeqCst) {
         return Ok(());
     }
-    w.append(&Record::Check(counts_agree(format!("{what} ({} entries)", cfg.data_entries()), first, second)))
+    let mut take = |seed| counts.remove(&seed).unwrap_or_else(|| Err("not counted".into()));
+    let (first, second) = (take(a), take(b));
+    w.append(&Record::Check(counts_agree(what, first, second)))
 }
 
 /// Two different layout seeds for the check, from the run's seed.

@@ -356,7 +356,7 @@ impl Schedule<'_> {
         let wall = started.elapsed();
         let checked = round > self.start_round && !self.interrupted.load(Ordering::SeqCst);
         if let Some(seed) = self.layout_seed().filter(|_| checked) {
-            layouts::check_counts(self, seed, w)?;
+            layouts::check_counts(self, seed, &samples[prior..], w)?;
         }
         let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
