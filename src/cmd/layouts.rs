@@ -11,8 +11,8 @@ use super::args::BuildArgs;
 use super::run::{prepare_units, Prepared};
 use crate::environment::Environment;
 use crate::layout;
-use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan, Record, RunWriter, SCHEMA};
-use crate::runner::{self, Schedule, Unit};
+use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan, SCHEMA};
+use crate::runner::{Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -89,24 +89,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         parts: Vec::new(),
     };
     let out = args.out.clone().unwrap_or_else(|| super::run::default_out("layouts"));
-    let mut writer = RunWriter::create(&out, &header)?;
-    eprintln!("run file: {}", out.display());
-    for f in failures {
-        writer.append(&Record::Failure(f))?;
-    }
-    let schedule = Schedule {
-        units,
-        workloads,
-        cfg: &header.config,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: runner::interrupt_flag(),
-        counter: None,
-        stop_when: None,
-        counted: false,
-        jobs: args.build.jobs(),
-    };
+    let mut writer = super::run::create_run_file(&out, &header, failures)?;
+    let schedule = Schedule::new(units, workloads, &header.config, &plan, None, args.build.jobs());
     let outcome = schedule.execute(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;
     let model = crate::report::model::build(&data, None)?;

@@ -295,24 +295,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let header =
         Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
     let out = args.out.clone().unwrap_or_else(|| default_out("run"));
-    let mut writer = RunWriter::create(&out, &header)?;
-    eprintln!("run file: {}", out.display());
-    for f in failures {
-        writer.append(&Record::Failure(f))?;
-    }
-    let schedule = Schedule {
-        units,
-        workloads,
-        cfg: &header.config,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: runner::interrupt_flag(),
-        counter,
-        stop_when: None,
-        counted: false,
-        jobs: args.jobs(),
-    };
+    let mut writer = create_run_file(&out, &header, failures)?;
+    let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
     if args.metric == Metric::Instructions {
         eprintln!(
             "counting instructions: {} entries, {} round(s), {} job(s) at once",
@@ -324,6 +308,16 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, &out)
+}
+
+/// A new run file holding its header and the failures of the builds.
+pub fn create_run_file(out: &std::path::Path, header: &Header, failures: Vec<Failure>) -> Result<RunWriter> {
+    let mut writer = RunWriter::create(out, header)?;
+    eprintln!("run file: {}", out.display());
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
+    Ok(writer)
 }
 
 /// `--shard K/N` over the tags the spec names.

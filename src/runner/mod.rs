@@ -113,6 +113,22 @@ pub struct Schedule<'a> {
     pub jobs: usize,
 }
 
+impl<'a> Schedule<'a> {
+    /// A new run's schedule from its first round, stopped by Ctrl-C and its plan alone.
+    pub fn new(
+        units: Vec<Unit>,
+        workloads: Vec<Workload>,
+        cfg: &'a WorkloadConfig,
+        plan: &'a Plan,
+        counter: Option<Counter>,
+        jobs: usize,
+    ) -> Schedule<'a> {
+        let interrupted = interrupt_flag();
+        let (start_round, prior, stop_when, counted) = (0, Vec::new(), None, false);
+        Schedule { units, workloads, cfg, plan, start_round, prior, interrupted, counter, stop_when, counted, jobs }
+    }
+}
+
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
 /// with the signal and their partial round is not recorded as a failure.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
