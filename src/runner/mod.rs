@@ -406,7 +406,9 @@ impl Schedule<'_> {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
             let (linked, failed) = layouts::link_round(&units, seed, &slot, self.jobs, &self.interrupted);
-            for (u, error) in failed.iter().filter(|_| !warm) {
+            // After Ctrl-C a layout not linked is no failure of its unit.
+            let record = !warm && !self.interrupted.load(Ordering::SeqCst);
+            for (u, error) in failed.iter().filter(|_| record) {
                 w.append(&Record::Failure(unit_failure(u, None, "layout", error.clone()).in_round(round)))?;
             }
             units = linked;
