@@ -3,8 +3,14 @@
 //! was tried. Set LMDB_REGRESS_SKIP_MATRIX=1 to skip.
 #![allow(dead_code, unused_imports)]
 
+#[path = "src/artifact.rs"]
+mod artifact;
 #[path = "src/compile.rs"]
 mod compile;
+#[path = "src/envvars.rs"]
+mod envvars;
+#[path = "src/files.rs"]
+mod files;
 #[path = "src/manifest.rs"]
 mod manifest;
 #[path = "src/matrix.rs"]
@@ -15,7 +21,17 @@ mod source;
 mod tags;
 
 fn main() {
-    for p in ["lmdb-tags", "src/compile.rs", "src/manifest.rs", "src/matrix.rs", "src/source", "src/tags.rs"] {
+    for p in [
+        "lmdb-tags",
+        "src/artifact.rs",
+        "src/compile.rs",
+        "src/envvars.rs",
+        "src/files.rs",
+        "src/manifest.rs",
+        "src/matrix.rs",
+        "src/source",
+        "src/tags.rs",
+    ] {
         println!("cargo:rerun-if-changed={p}");
     }
     for v in ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_SKIP_MATRIX", "CC"] {
@@ -23,8 +39,13 @@ fn main() {
     }
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
-    if std::env::var("LMDB_REGRESS_SKIP_MATRIX").map(|v| v == "1").unwrap_or(false) {
-        return;
+    match envvars::flag("LMDB_REGRESS_SKIP_MATRIX") {
+        Ok(true) => return,
+        Ok(false) => {}
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
     }
     if let Err(e) = build_matrix(&target) {
         println!("cargo:warning=lmdb-regress: the LMDB build matrix was not built: {e:#}");

@@ -108,6 +108,7 @@ pub fn main() -> Result<()> {
     let matches = Cli::command().get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    crate::envvars::check_all()?;
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
         Command::Build { tags, build, c_harness } => cmd::build::run(&tags, &build, c_harness),

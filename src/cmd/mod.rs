@@ -21,11 +21,9 @@ use crate::source::{Resolver, Want};
 use args::BuildArgs;
 
 /// The C twin's source, found beside the binary's crate or via LMDB_REGRESS_HARNESS_C.
-pub fn harness_c_path() -> PathBuf {
-    match std::env::var_os("LMDB_REGRESS_HARNESS_C") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/harness/workloads.c")),
-    }
+pub fn harness_c_path() -> Result<PathBuf> {
+    Ok(crate::envvars::file("LMDB_REGRESS_HARNESS_C")?
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/harness/workloads.c"))))
 }
 
 pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixOptions> {
@@ -39,7 +37,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
     Ok(MatrixOptions {
         resolver,
         toolchains,
-        harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path),
+        harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path).transpose()?,
         kinds,
         jobs: args.jobs(),
     })

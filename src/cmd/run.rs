@@ -136,14 +136,12 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     let mut failures = Vec::new();
     for r in rows.iter().filter(|r| r.status == Status::Built) {
         for &e in engines {
-            let (program, library) = match e {
-                Engine::Rust => (exe.clone(), r.library.clone()),
-                Engine::C => match r.build(BuildKind::CHarness) {
-                    Some(b) => (b.artifact.clone(), None),
-                    None => continue,
-                },
+            let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
+                (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
+                (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
+                _ => continue,
             };
-            units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
+            units.push(Unit { engine: e, tag: r.tag.clone(), program, library, sha256: build.sha256.clone() });
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);

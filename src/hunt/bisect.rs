@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
-use crate::compile::Toolchain;
+use crate::compile::{BuildKind, Toolchain};
 use crate::environment::Environment;
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
@@ -111,12 +111,13 @@ impl<'a> Bisector<'a> {
     pub fn unit(&self, label: &str) -> Result<Unit, String> {
         // Probes keep their plain labels: the one toolchain is in the log and bisect.json.
         let st = matrix::build_one(&self.want(label), &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
-        match (st.status, st.library) {
-            (Status::Built, Some(lib)) => Ok(Unit {
+        match (st.status, st.build(BuildKind::SharedLibrary)) {
+            (Status::Built, Some(b)) => Ok(Unit {
                 engine: Engine::Rust,
                 tag: label.to_string(),
                 program: std::env::current_exe().map_err(|e| e.to_string())?,
-                library: Some(lib),
+                library: Some(b.artifact.clone()),
+                sha256: b.sha256.clone(),
             }),
             (status, _) => Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
         }

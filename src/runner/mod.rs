@@ -39,6 +39,9 @@ pub struct Unit {
     pub program: PathBuf,
     /// The shared library, for the Rust worker.
     pub library: Option<PathBuf>,
+    /// The SHA-256 the build record gives the artifact this unit loads (the library) or
+    /// runs (the C twin): checked before every load and every start.
+    pub sha256: String,
 }
 
 impl Unit {
@@ -50,6 +53,8 @@ impl Unit {
                 action.into(),
                 "--library".into(),
                 self.library.clone().expect("rust units have a library").into(),
+                "--library-sha256".into(),
+                self.sha256.clone().into(),
             ],
             Engine::C => vec![action.into()],
         };
@@ -61,6 +66,17 @@ impl Unit {
         let mut c = Command::new(program);
         c.args(args);
         c
+    }
+
+    /// Runs one of this unit's workers. The Rust worker checks its library itself before
+    /// loading it; the C twin is checked here, before it is started.
+    fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+        if self.engine == Engine::C {
+            if let Err(e) = crate::artifact::verify(&self.program, &self.sha256) {
+                return (Vec::new(), Some(format!("the C twin was not started: {e:#}")));
+            }
+        }
+        run_worker(cmd)
     }
 }
 
@@ -105,7 +121,7 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
 }
 
 fn scratch_root() -> Result<tempfile::TempDir> {
-    let base = std::env::var_os("LMDB_REGRESS_SCRATCH").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let base = crate::envvars::dir("LMDB_REGRESS_SCRATCH")?.unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&base)?;
     tempfile::Builder::new().prefix("lmdb-regress-").tempdir_in(&base).context("cannot create a scratch directory")
 }
@@ -216,7 +232,7 @@ impl Schedule<'_> {
         cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
         // A preset's workloads say which database to write.
         cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
-        let (lines, death) = run_worker(cmd);
+        let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
             None if lines.iter().any(|l| l.prepared) => Ok(dir),
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
@@ -243,7 +259,7 @@ impl Schedule<'_> {
             }
             let mut cmd = u.command("verify");
             cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
-            run_worker(cmd)
+            u.run(cmd)
         };
         let mut found = BTreeMap::new();
         pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
@@ -485,14 +501,14 @@ impl Schedule<'_> {
         let Some(Counter::Callgrind { .. }) = counter else {
             let mut c = Command::new(&program);
             c.args(&full);
-            return run_worker(c);
+            return u.run(c);
         };
         // Parallel jobs each need their own profile file.
         let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();
-        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile, dump_after));
+        let (mut lines, death) = u.run(counter::callgrind_command(&program, &full, &profile, dump_after));
         if death.is_some() {
             return (lines, death);
         }
