@@ -62,6 +62,7 @@ fn build_matrix(target: &str) -> anyhow::Result<()> {
         toolchains: vec![matrix::MatrixToolchain::only(compile::Toolchain::detect(target, None, None)?)],
         kinds: vec![compile::BuildKind::SharedLibrary],
         harness_c: None,
+        stop: None,
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let results = matrix::build_all(&wants, &opts, &|_| {});

@@ -77,6 +77,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8], existing: Existing) -> Result<()>
     }
 }
 
+/// Writes several files, each atomically; when one may not be replaced, none is written.
+pub fn write_each(files: &[(PathBuf, Vec<u8>)], existing: Existing) -> Result<()> {
+    for (path, _) in files {
+        refuse_existing(path, existing)?;
+    }
+    for (path, bytes) in files {
+        write_atomic(path, bytes, existing)?;
+    }
+    Ok(())
+}
+
 /// `dir/stem.ext`, or the first of `stem-2.ext`, `stem-3.ext`, … that `create` makes anew
 /// (it must fail with AlreadyExists when the name is taken, as `create_new` does). Two
 /// processes started in the same second thus never share a name.

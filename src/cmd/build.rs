@@ -14,7 +14,7 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool) -> Result<()> {
     }
     let opts = super::matrix_options(args, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
     print!("{}", super::tags::table(&rows));
     let bad = rows.iter().filter(|r| r.status != Status::Built).count();
     if bad == rows.len() {

@@ -6,6 +6,7 @@ pub mod build;
 pub mod its10406;
 pub mod merge;
 pub mod report;
+pub mod resume;
 pub mod run;
 pub mod site;
 pub mod tags;
@@ -40,11 +41,13 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
         harness_c: kinds.contains(&BuildKind::CHarness).then(harness_c_path).transpose()?,
         kinds,
         jobs: args.jobs(),
+        stop: Some(crate::runner::interrupt_flag()),
     })
 }
 
-/// Builds `wants` with a progress bar on stderr.
-pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatus> {
+/// Builds `wants` with a progress bar on stderr. After Ctrl-C the builds under way end
+/// (a staging folder is removed, a finished build installed whole) and no other starts.
+pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<TagStatus>> {
     let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let out = matrix::build_all(wants, opts, &|ev| match ev {
@@ -57,7 +60,12 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Vec<TagStatu
         }
     });
     bar.finish_and_clear();
-    out
+    if opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
+        anyhow::bail!(
+            "interrupted while building: the builds that finished are in the cache, and nothing half-built is left"
+        );
+    }
+    Ok(out)
 }
 
 /// The date and time in the names of the files a command writes (UTC, `20250131-235959`).

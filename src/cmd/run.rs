@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::environment::Environment;
+use crate::files::{self, Existing};
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
 use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA};
@@ -29,7 +30,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Warm-up rounds, run first and not recorded.
     #[arg(long, default_value_t = 1)]
@@ -50,20 +51,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub with_instructions: bool,
     /// Entries of the instruction-counting pass (counts are reported per entry).
-    #[arg(long, default_value_t = super::args::COUNT_ENTRIES)]
+    #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
     pub control: Option<String>,
     /// Timed repetitions per workload inside each worker.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
     /// time, or instructions retired in the timed region.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
-    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl.
+    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl
+    /// (run-<date>-2.jsonl, … when taken). An existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace an existing --out file.
+    #[arg(long)]
+    pub force: bool,
     /// Continue an interrupted run file (its configuration wins over the flags).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
@@ -81,12 +86,16 @@ pub struct RunArgs {
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+    /// Where a run without --out goes: a folder and a name (set by commands that run for
+    /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
+    #[arg(skip)]
+    pub default_out: Option<(PathBuf, String)>,
 }
 
 impl RunArgs {
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
     /// round, no warm-up) at 100k entries; the report gives counts per entry.
-    fn with_instruction_defaults(&self) -> RunArgs {
+    pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
         if a.metric == Metric::Instructions {
             let default = |id: &str| !self.given.contains(id);
@@ -108,9 +117,19 @@ impl RunArgs {
     }
 }
 
-pub fn default_out(prefix: &str) -> PathBuf {
-    let stamp = super::stamp();
-    PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
+/// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
+/// name in the default folder.
+fn create_run_file(args: &RunArgs, header: &Header) -> Result<RunWriter> {
+    match &args.out {
+        Some(out) => RunWriter::create(out, header, Existing::forced(args.force)),
+        None => {
+            let (dir, stem) = args
+                .default_out
+                .clone()
+                .unwrap_or_else(|| (PathBuf::from("reports/runs"), format!("run-{}", super::stamp())));
+            RunWriter::create_numbered(&dir, &stem, header)
+        }
+    }
 }
 
 /// What the builds gave a run: every requested tag as the run file records it, the units
@@ -130,7 +149,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     }
     let opts = super::matrix_options(build, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
@@ -186,6 +205,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         return resume(path, args);
     }
     let args = &args.with_instruction_defaults();
+    // Said before anything is built or measured.
+    if let Some(out) = &args.out {
+        files::refuse_existing(out, Existing::forced(args.force))?;
+    }
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -197,20 +220,28 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    if let Some(c) = args.control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
+    let control = args.control.as_deref().map(control_tag).transpose()?;
+    if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
+    }
+    let entries = config.preset.entries.unwrap_or(config.entries);
+    if args.given.contains("count_entries") && args.count_entries > entries {
+        bail!(
+            "--count-entries {} is more than the run's {entries} entries: give at most {entries}",
+            args.count_entries
+        );
     }
     let plan = Plan {
         rounds: args.rounds,
         warmup: args.warmup,
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
-        iterations: args.iterations.max(1),
+        iterations: args.iterations,
         metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
-        count_entries: (args.with_instructions && args.metric == Metric::Time)
-            .then(|| args.count_entries.clamp(1, config.preset.entries.unwrap_or(config.entries).max(1))),
+        count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
         shard,
+        control,
     };
     let header = Header {
         schema: SCHEMA,
@@ -226,8 +257,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let counter = instruction_counter(&header)?;
     let header =
         Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
-    let out = args.out.clone().unwrap_or_else(|| default_out("run"));
-    let mut writer = RunWriter::create(&out, &header)?;
+    let mut writer = create_run_file(args, &header)?;
+    let out = writer.path.clone();
     eprintln!("run file: {}", out.display());
     for f in failures {
         writer.append(&Record::Failure(f))?;
@@ -278,6 +309,11 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
         eprintln!("--control {tag}: measured by the shard that holds {tag}, not by shard {s}");
     }
     held
+}
+
+/// `--control`'s tag as the run file records it: a pinned tag by its full name.
+pub(super) fn control_tag(tag: &str) -> Result<String> {
+    Ok(super::manifest()?.find(tag).map_or(tag.to_string(), |t| t.name.clone()))
 }
 
 /// The units of `tag` again, labelled as its control.
@@ -340,7 +376,21 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 }
 
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
+    // The lock first: a second writer fails at once, before anything is read or built.
+    let mut writer = RunWriter::reopen(path)?;
     let data = runfile::load(path)?;
+    if let Some(end) = data.finished() {
+        bail!(
+            "{} is finished ({} rounds, ended by {} at {}): nothing to resume, nothing appended; \
+             `lmdb-regress report {}` shows it",
+            path.display(),
+            end.rounds,
+            end.reason,
+            end.finished,
+            path.display()
+        );
+    }
+    super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     let mut tags: Vec<&str> = h
         .tags
@@ -351,8 +401,12 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
-    // A control is no tag of its own: the samples say which tag had one.
-    let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
+    // A control is no tag of its own: the plan says which tag has one (older files: the samples).
+    let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
+    let recorded = held.map(crate::manifest::control_label);
+    let sampled = data.samples.iter().map(|s| s.tag.as_str());
+    let mut controlled: Vec<&str> =
+        recorded.iter().map(String::as_str).chain(sampled).filter_map(crate::manifest::control_of).collect();
     controlled.sort();
     controlled.dedup();
     for base in controlled {
@@ -360,7 +414,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
-    let mut writer = RunWriter::append_to(path)?;
+    writer.cut_torn_line()?;
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
@@ -386,7 +440,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
-fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
     let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
     if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
         let tc = tags.iter().find_map(first);
@@ -424,7 +478,7 @@ fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
 
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
 /// defaults made explicit, so the run file records them).
-fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
     let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
     let workloads = match preset {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
@@ -457,8 +511,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     }
     if data.samples.is_empty() {
-        for line in crate::report::cells::problem_lines(&model) {
+        let problems = crate::report::cells::problem_lines(&model);
+        for line in &problems {
             eprintln!("{line}");
+        }
+        if problems.is_empty() {
+            bail!("no sample was measured, and no failure was recorded");
         }
         bail!("no sample was measured; every failure is listed above");
     }

@@ -17,7 +17,7 @@ use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::runfile::{self, EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, TagStatus, SCHEMA};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -43,6 +43,24 @@ pub struct Settings {
     pub count_entries: u32,
     /// Worker processes at once for untimed and counted work.
     pub jobs: usize,
+    /// Whether run files left in `run_dir` by an earlier search may be replaced (`--force`).
+    pub existing: crate::files::Existing,
+}
+
+/// A probe as its run file's header lists it: built, with its library (the build records
+/// are in the search's log and bisect.json).
+fn probe_status(u: &Unit) -> TagStatus {
+    TagStatus {
+        tag: u.tag.clone(),
+        commit: None,
+        status: runfile::Status::Built,
+        library: u.library.clone(),
+        provenance: None,
+        matches: None,
+        files: Default::default(),
+        reason: None,
+        builds: Vec::new(),
+    }
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -189,6 +207,7 @@ impl<'a> Bisector<'a> {
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
             shard: None,
+            control: None,
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let header = Header {
@@ -197,13 +216,14 @@ impl<'a> Bisector<'a> {
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
             plan: plan.clone(),
-            tags: Vec::new(),
+            // The probes' labels, so that the run file lists every tag its samples name.
+            tags: units.iter().map(probe_status).collect(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
             parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
-        let mut w = RunWriter::create(&path, &header)?;
+        let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let schedule = Schedule {

@@ -9,6 +9,7 @@ pub mod pool;
 mod preset_worker;
 pub mod protocol;
 pub mod runfile;
+pub mod scratch;
 pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::seq::SliceRandom;
 
 pub use crate::compile::sanitize;
@@ -107,23 +108,22 @@ pub struct Schedule<'a> {
     pub jobs: usize,
 }
 
-/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
-/// with the signal and their partial round is not recorded as a failure.
+/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
+/// saving; workers die with the signal and their partial round is not recorded as a
+/// failure. A second Ctrl-C ends the process at once.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let f = Arc::new(AtomicBool::new(false));
         let g = f.clone();
-        let _ = ctrlc::set_handler(move || g.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            if g.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
         f
     })
     .clone()
-}
-
-fn scratch_root() -> Result<tempfile::TempDir> {
-    let base = crate::envvars::dir("LMDB_REGRESS_SCRATCH")?.unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&base)?;
-    tempfile::Builder::new().prefix("lmdb-regress-").tempdir_in(&base).context("cannot create a scratch directory")
 }
 
 fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
@@ -209,8 +209,9 @@ impl Schedule<'_> {
                     // After Ctrl-C a worker's death is no failure of the tag.
                     Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
                     Err(error) => {
-                        bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
-                        w.append(&Record::Failure(unit_failure(u, None, "prepare", error)))
+                        let f = self.failure(u, None, "prepare", error);
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.tag, f.error));
+                        w.append(&Record::Failure(f))
                     }
                 }
             },
@@ -282,7 +283,7 @@ impl Schedule<'_> {
                     Ok(c) => {
                         found.insert((u.engine, u.tag.clone(), *wl), c);
                     }
-                    Err(error) => w.append(&Record::Failure(unit_failure(u, Some(*wl), "verify", error)))?,
+                    Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
                 }
             }
             Ok(())
@@ -294,7 +295,7 @@ impl Schedule<'_> {
 
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
@@ -385,7 +386,7 @@ impl Schedule<'_> {
     /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
         assert!(self.counted && self.counter.is_some(), "a counting schedule");
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();
@@ -548,7 +549,7 @@ impl Schedule<'_> {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(unit_failure(u, Some(wl), "run", error).in_round(round)));
+                out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
@@ -568,14 +569,28 @@ impl Schedule<'_> {
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(unit_failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
+            out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
         out
     }
 }
 
-fn unit_failure(u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
-    Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+impl Schedule<'_> {
+    /// A unit's failure as the run file records it; a full map says what map would do.
+    fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+        let error = match error.contains("MDB_MAP_FULL") {
+            false => error,
+            true if self.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
+                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
+            }
+            true => format!(
+                "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
+                self.cfg.effective_map_size(),
+                self.cfg.roomy_map_size()
+            ),
+        };
+        Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+    }
 }
 
 /// Gives each workload's line the count of the profile part its timed function dumped.
