@@ -34,12 +34,15 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={p}");
     }
-    for v in ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_SKIP_MATRIX", "CC"] {
+    let checked = ["LMDB_REGRESS_COUNTER", "LMDB_REGRESS_SCRATCH", "LMDB_REGRESS_TAGS", "LMDB_REGRESS_HARNESS_C"];
+    let read = ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_ARCHIVE_URLS"];
+    for v in read.into_iter().chain(checked).chain(["LMDB_REGRESS_SKIP_MATRIX", "CC"]) {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
-    match envvars::flag("LMDB_REGRESS_SKIP_MATRIX") {
+    // A bad LMDB_REGRESS_* value fails the build with its error, as it fails every command.
+    match envvars::check_all().and_then(|()| envvars::flag("LMDB_REGRESS_SKIP_MATRIX")) {
         Ok(true) => return,
         Ok(false) => {}
         Err(e) => {

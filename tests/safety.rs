@@ -359,6 +359,29 @@ fn a_tampered_cache_is_detected_and_rebuilt() {
 }
 
 #[test]
+fn a_moved_cache_is_used_where_it_now_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("moved-cache");
+    let o = Command::new("cp").arg("-a").arg(test_cache()).arg(&moved).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_CACHE", &moved).args([
+        "run",
+        "--tags",
+        "0.9.33",
+        "--entries",
+        "1000",
+        "--workloads",
+        "readKey",
+    ]);
+    let o = run_ok(c.args(["--rounds", "1", "--warmup", "0", "--out"]).arg(&out));
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let library = records(&out)[0]["tags"][0]["library"].as_str().unwrap().to_string();
+    assert!(library.starts_with(&moved.display().to_string()), "{library}");
+}
+
+#[test]
 fn ctrl_c_during_a_build_leaves_nothing_in_the_cache() {
     let cache = test_cache();
     // Flags no cached build has: each tag is compiled anew, one at a time.
