@@ -69,7 +69,8 @@ pub struct RunArgs {
     /// Replace an existing --out file.
     #[arg(long)]
     pub force: bool,
-    /// Continue an interrupted run file (its configuration wins over the flags).
+    /// Continue an interrupted run file with its own plan and configuration (a flag that
+    /// says otherwise is refused).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Print one JSON array of summaries instead of the report.
