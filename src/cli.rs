@@ -58,6 +58,9 @@ pub enum Command {
         /// Write every format here (as <run name>.<ext>) instead of printing.
         #[arg(long)]
         out_dir: Option<PathBuf>,
+        /// Replace existing files in --out-dir.
+        #[arg(long)]
+        force: bool,
         /// Rank by time or by instructions (default: the run's metric).
         #[arg(long, value_enum)]
         metric: Option<crate::runner::runfile::Metric>,
@@ -71,6 +74,9 @@ pub enum Command {
         /// Run files (.jsonl) written by `run`.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
+        /// Also replace files in DIR that are not pages lmdb-regress wrote.
+        #[arg(long)]
+        force: bool,
     },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
@@ -100,19 +106,27 @@ pub enum Command {
 }
 
 /// The options the user gave on the command line (not defaults), by id: some defaults
-/// depend on other options (instruction runs count 100k entries once).
+/// depend on other options (instruction runs count 100k entries once). The groups clap
+/// makes of flattened structs (`BuildArgs`) are no options.
 fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
     let Some((_, sub)) = matches.subcommand() else { return Default::default() };
     sub.ids()
+        .filter(|id| !id.as_str().starts_with(char::is_uppercase))
         .filter(|id| sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
         .map(|id| id.to_string())
         .collect()
 }
 
 pub fn main() -> Result<()> {
+    // Past a file-size limit (RLIMIT_FSIZE) a write then fails with "File too large", which
+    // is reported like a full disk, instead of the signal killing the process mid-write.
+    // SAFETY: ignoring a signal installs no handler code.
+    let _ =
+        unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn) };
     let matches = Cli::command().get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    crate::envvars::check_all()?;
     match cli.command {
         Command::Tags { build, json } => cmd::tags::run(&build, json),
         Command::Build { tags, build, c_harness, layout_objects } => {
@@ -123,11 +137,16 @@ pub fn main() -> Result<()> {
             args.given = given;
             cmd::run::run(&args)
         }
-        Command::Report { file, format, baseline, out_dir, metric } => {
-            cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
-        }
+        Command::Report { file, format, baseline, out_dir, force, metric } => cmd::report::run(
+            &file,
+            &format,
+            baseline.as_deref(),
+            out_dir.as_deref(),
+            metric,
+            crate::files::Existing::forced(force),
+        ),
         Command::Merge(args) => cmd::merge::run(&args),
-        Command::Site { dir, runs } => cmd::site::run(&dir, &runs),
+        Command::Site { dir, runs, force } => cmd::site::run(&dir, &runs, force),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::Bisect(mut args) => {

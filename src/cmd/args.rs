@@ -29,14 +29,14 @@ pub struct BuildArgs {
     /// Parallel jobs for builds and for work that is not timed or is counted (read
     /// databases, verification, instruction counting); timed rounds always run one worker
     /// at a time (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     pub jobs: Option<usize>,
 }
 
 impl BuildArgs {
     /// `--jobs`, or the number of cores: one answer for builds, untimed and counted work.
     pub fn jobs(&self) -> usize {
-        self.jobs.unwrap_or_else(crate::runner::pool::cores).max(1)
+        self.jobs.unwrap_or_else(crate::runner::pool::cores)
     }
 }
 
@@ -86,6 +86,14 @@ impl ToolchainList {
 
 pub fn toolchain_list(s: &str) -> Result<ToolchainList, String> {
     ToolchainSpec::parse_list(s).map(ToolchainList)
+}
+
+/// `--jobs`: a whole number of at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a number of jobs: give 1 or more")),
+    }
 }
 
 /// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).

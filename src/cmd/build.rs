@@ -16,7 +16,7 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, layout_objects: bool) 
     }
     let opts = super::matrix_options(args, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
     if layout_objects {
         compile_layout_objects(&rows, &wants, &opts)?;
     }

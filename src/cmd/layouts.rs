@@ -38,9 +38,12 @@ pub struct LayoutsArgs {
     /// The seed the layouts derive from (default: drawn, and recorded in the run file).
     #[arg(long, value_name = "N")]
     pub layout_seed: Option<u64>,
-    /// The run file. Default: reports/runs/layouts-<date>.jsonl.
+    /// The run file. Default: reports/runs/layouts-<date>.jsonl (-2, -3, … when taken).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace the --out file when it exists (it is refused otherwise).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub workload: WorkloadConfig,
     #[command(flatten)]
@@ -73,6 +76,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         min_effect: None,
         count_entries: None,
         shard: None,
+        control: None,
         layouts: Layouts::Random,
         layout_seed: Some(seed),
         layout_study: Some(LayoutStudy { tag, layouts: study }),
@@ -88,8 +92,10 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         instruction_counter: None,
         parts: Vec::new(),
     };
-    let out = args.out.clone().unwrap_or_else(|| super::run::default_out("layouts"));
-    let mut writer = super::run::create_run_file(&out, &header, failures)?;
+    let existing = crate::files::Existing::forced(args.force);
+    let default = super::run::default_out("layouts");
+    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
+    let out = writer.path.clone();
     let schedule = Schedule::new(units, workloads, &header.config, &plan, None, args.build.jobs());
     let outcome = schedule.execute(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;

@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
 use crate::environment::Environment;
+use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
@@ -34,7 +35,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Warm-up rounds, run first and not recorded.
     #[arg(long, default_value_t = 1)]
@@ -55,21 +56,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub with_instructions: bool,
     /// Entries of the instruction-counting pass (counts are reported per entry).
-    #[arg(long, default_value_t = super::args::COUNT_ENTRIES)]
+    #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
     pub control: Option<String>,
     /// Timed repetitions per workload inside each worker.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
     /// time, or instructions retired in the timed region.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
-    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl.
+    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl
+    /// (run-<date>-2.jsonl, … when taken). An existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Continue an interrupted run file (its configuration wins over the flags).
+    /// Replace an existing --out file.
+    #[arg(long)]
+    pub force: bool,
+    /// Continue an interrupted run file with its own plan and configuration (a flag that
+    /// says otherwise is refused).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Print one JSON array of summaries instead of the report.
@@ -88,12 +94,16 @@ pub struct RunArgs {
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+    /// Where a run without --out goes: a folder and a name (set by commands that run for
+    /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
+    #[arg(skip)]
+    pub default_out: Option<(PathBuf, String)>,
 }
 
 impl RunArgs {
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
     /// round, no warm-up) at 100k entries; the report gives counts per entry.
-    fn with_instruction_defaults(&self) -> RunArgs {
+    pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
         if a.metric == Metric::Instructions {
             let default = |id: &str| !self.given.contains(id);
@@ -115,9 +125,36 @@ impl RunArgs {
     }
 }
 
-pub fn default_out(prefix: &str) -> PathBuf {
-    let stamp = super::stamp();
-    PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
+/// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
+/// name in the default folder.
+fn create_run_file_for(args: &RunArgs, header: &Header, failures: Vec<Failure>) -> Result<RunWriter> {
+    let default = args.default_out.clone().unwrap_or_else(|| default_out("run"));
+    create_run_file(args.out.as_deref(), Existing::forced(args.force), default, header, failures)
+}
+
+/// The default folder and name stem of a new run file: `reports/runs/PREFIX-<date>`.
+pub fn default_out(prefix: &str) -> (PathBuf, String) {
+    (PathBuf::from("reports/runs"), format!("{prefix}-{}", super::stamp()))
+}
+
+/// A new run file holding its header and the failures of the builds: at `out` (an existing
+/// file only replaced when `existing` allows), else a fresh numbered name from `default`.
+pub fn create_run_file(
+    out: Option<&std::path::Path>,
+    existing: Existing,
+    (dir, stem): (PathBuf, String),
+    header: &Header,
+    failures: Vec<Failure>,
+) -> Result<RunWriter> {
+    let mut writer = match out {
+        Some(out) => RunWriter::create(out, header, existing)?,
+        None => RunWriter::create_numbered(&dir, &stem, header)?,
+    };
+    eprintln!("run file: {}", writer.path.display());
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
+    Ok(writer)
 }
 
 /// What the builds gave a run: every requested tag as the run file records it, the units
@@ -143,20 +180,18 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
         Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
         Layouts::Fixed => None,
     };
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
     for r in rows.iter().filter(|r| r.status == Status::Built) {
         for &e in engines {
-            let (program, library) = match e {
-                Engine::Rust => (exe.clone(), r.library.clone()),
-                Engine::C => match r.build(BuildKind::CHarness) {
-                    Some(b) => (b.artifact.clone(), None),
-                    None => continue,
-                },
+            let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
+                (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
+                (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
+                _ => continue,
             };
-            units.push(Unit::fixed(e, r.tag.clone(), program, library));
+            units.push(Unit::fixed(e, r.tag.clone(), program, library, build.sha256.clone()));
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -250,6 +285,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         return resume(path, args);
     }
     let args = &args.with_instruction_defaults();
+    // Said before anything is built or measured.
+    if let Some(out) = &args.out {
+        files::refuse_existing(out, Existing::forced(args.force))?;
+    }
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -262,20 +301,28 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    if let Some(c) = args.control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
+    let control = args.control.as_deref().map(control_tag).transpose()?;
+    if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
+    }
+    let entries = config.data_entries();
+    if args.given.contains("count_entries") && args.count_entries > entries {
+        bail!(
+            "--count-entries {} is more than the run's {entries} entries: give at most {entries}",
+            args.count_entries
+        );
     }
     let plan = Plan {
         rounds: args.rounds,
         warmup: args.warmup,
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
-        iterations: args.iterations.max(1),
+        iterations: args.iterations,
         metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
-        count_entries: (args.with_instructions && args.metric == Metric::Time)
-            .then(|| args.count_entries.clamp(1, config.data_entries().max(1))),
+        count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
         shard,
+        control,
         layouts,
         layout_seed,
         layout_study: None,
@@ -294,8 +341,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let counter = instruction_counter(&header)?;
     let header =
         Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
-    let out = args.out.clone().unwrap_or_else(|| default_out("run"));
-    let mut writer = create_run_file(&out, &header, failures)?;
+    let mut writer = create_run_file_for(args, &header, failures)?;
+    let out = writer.path.clone();
     let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
     if args.metric == Metric::Instructions {
         eprintln!(
@@ -308,16 +355,6 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         count_pass(&schedule, &mut writer)?;
     }
     finish(outcome, &out)
-}
-
-/// A new run file holding its header and the failures of the builds.
-pub fn create_run_file(out: &std::path::Path, header: &Header, failures: Vec<Failure>) -> Result<RunWriter> {
-    let mut writer = RunWriter::create(out, header)?;
-    eprintln!("run file: {}", out.display());
-    for f in failures {
-        writer.append(&Record::Failure(f))?;
-    }
-    Ok(writer)
 }
 
 /// `--shard K/N` over the tags the spec names.
@@ -340,6 +377,11 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
         eprintln!("--control {tag}: measured by the shard that holds {tag}, not by shard {s}");
     }
     held
+}
+
+/// `--control`'s tag as the run file records it: a pinned tag by its full name.
+pub(super) fn control_tag(tag: &str) -> Result<String> {
+    Ok(super::manifest()?.find(tag).map_or(tag.to_string(), |t| t.name.clone()))
 }
 
 /// The units of `tag` again, labelled as its control.
@@ -398,7 +440,21 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 }
 
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
+    // The lock first: a second writer fails at once, before anything is read or built.
+    let mut writer = RunWriter::reopen(path)?;
     let data = runfile::load(path)?;
+    if let Some(end) = data.finished() {
+        bail!(
+            "{} is finished ({} rounds, ended by {} at {}): nothing to resume, nothing appended; \
+             `lmdb-regress report {}` shows it",
+            path.display(),
+            end.rounds,
+            end.reason,
+            end.finished,
+            path.display()
+        );
+    }
+    super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     let mut tags: Vec<&str> = h
         .tags
@@ -409,8 +465,12 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
-    // A control is no tag of its own: the samples say which tag had one.
-    let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
+    // A control is no tag of its own: the plan says which tag has one (older files: the samples).
+    let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
+    let recorded = held.map(crate::manifest::control_label);
+    let sampled = data.samples.iter().map(|s| s.tag.as_str());
+    let mut controlled: Vec<&str> =
+        recorded.iter().map(String::as_str).chain(sampled).filter_map(crate::manifest::control_of).collect();
     controlled.sort();
     controlled.dedup();
     for base in controlled {
@@ -418,7 +478,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
-    let mut writer = RunWriter::append_to(path)?;
+    writer.cut_torn_line()?;
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
@@ -444,7 +504,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
-fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
     let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
     if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
         let tc = tags.iter().find_map(first);
@@ -482,7 +542,7 @@ fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
 
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
 /// defaults made explicit, so the run file records them).
-fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
     let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
     let workloads = match preset {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
@@ -515,8 +575,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     }
     if data.samples.is_empty() {
-        for line in crate::report::cells::problem_lines(&model) {
+        let problems = crate::report::cells::problem_lines(&model);
+        for line in &problems {
             eprintln!("{line}");
+        }
+        if problems.is_empty() {
+            bail!("no sample was measured, and no failure was recorded");
         }
         bail!("no sample was measured; every failure is listed above");
     }

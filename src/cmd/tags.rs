@@ -12,7 +12,7 @@ pub fn run(args: &BuildArgs, json: bool) -> Result<()> {
     let m = super::manifest()?;
     let opts = super::matrix_options(args, vec![BuildKind::SharedLibrary])?;
     let wants: Vec<Want> = m.tags.iter().map(Want::Tag).collect();
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {

@@ -11,14 +11,16 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
-use crate::compile::Toolchain;
+use crate::compile::{BuildKind, Toolchain};
 use crate::environment::Environment;
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::runfile::{
+    self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus, SCHEMA,
+};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -48,6 +50,24 @@ pub struct Settings {
     /// seed derived from this one and the run's name.
     pub layouts: Layouts,
     pub layout_seed: u64,
+    /// Whether run files left in `run_dir` by an earlier search may be replaced (`--force`).
+    pub existing: crate::files::Existing,
+}
+
+/// A probe as its run file's header lists it: built, with its library (the build records
+/// are in the search's log and bisect.json).
+fn probe_status(u: &Unit) -> TagStatus {
+    TagStatus {
+        tag: u.tag.clone(),
+        commit: None,
+        status: runfile::Status::Built,
+        library: u.library.clone(),
+        provenance: None,
+        matches: None,
+        files: Default::default(),
+        reason: None,
+        builds: Vec::new(),
+    }
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -124,15 +144,15 @@ impl<'a> Bisector<'a> {
         // Probes keep their plain labels: the one toolchain is in the log and bisect.json.
         let want = self.want(label);
         let st = matrix::build_one(&want, &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
-        let lib = match (st.status, st.library) {
-            (Status::Built, Some(lib)) => lib,
+        let build = match (st.status, st.build(BuildKind::SharedLibrary)) {
+            (Status::Built, Some(b)) => b,
             (status, _) => return Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
         };
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut unit = Unit::fixed(Engine::Rust, label.to_string(), exe, Some(lib.clone()));
+        let lib = build.artifact.clone();
+        let mut unit = Unit::fixed(Engine::Rust, label.to_string(), exe, Some(lib.clone()), build.sha256.clone());
         if let Some(linker) = &self.linker {
-            let kind = crate::compile::BuildKind::SharedLibrary;
-            let source = layout::prepare(&want, self.toolchain(), linker, kind, &self.opts, &lib)
+            let source = layout::prepare(&want, self.toolchain(), linker, BuildKind::SharedLibrary, &self.opts, &lib)
                 .map_err(|e| format!("no layouts: {e:#}"))?;
             unit.relink = Some(std::sync::Arc::new(source));
         }
@@ -206,6 +226,7 @@ impl<'a> Bisector<'a> {
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
             shard: None,
+            control: None,
             layouts: if random { Layouts::Random } else { Layouts::Fixed },
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
             layout_study: None,
@@ -217,13 +238,14 @@ impl<'a> Bisector<'a> {
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
             plan: plan.clone(),
-            tags: Vec::new(),
+            // The probes' labels, so that the run file lists every tag its samples name.
+            tags: units.iter().map(probe_status).collect(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
             parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
-        let mut w = RunWriter::create(&path, &header)?;
+        let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let schedule = Schedule {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 
 use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
-use super::{counter, counts_agree, pool, scratch_root, Ready, Schedule, Unit};
+use super::{counter, counts_agree, pool, scratch, Ready, Schedule, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
 
@@ -99,7 +99,7 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
         cfg.data_entries()
     );
     eprintln!("checking that layouts change no instruction count: {what}");
-    let scratch = scratch_root()?;
+    let scratch = scratch::create()?;
     let relink = unit.relink.as_ref().expect("chosen for it");
     // Each count in a process of its own, with its own read database and profile file.
     let count = |&seed: &u32| -> Result<u64, String> {

@@ -10,6 +10,7 @@ pub mod pool;
 mod preset_worker;
 pub mod protocol;
 pub mod runfile;
+pub mod scratch;
 pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::seq::SliceRandom;
 
 pub use crate::compile::sanitize;
@@ -41,6 +42,9 @@ pub struct Unit {
     pub program: PathBuf,
     /// The shared library, for the Rust worker.
     pub library: Option<PathBuf>,
+    /// The SHA-256 the build record (or the layout's record) gives the artifact this unit
+    /// loads (the library) or runs (the C twin): checked before every load and every start.
+    pub sha256: String,
     /// The layout `library` (Rust) or `program` (C twin) was linked with; None: the fixed build.
     pub layout: Option<Layout>,
     /// With random layouts: what every round links this unit's own layout from.
@@ -49,8 +53,8 @@ pub struct Unit {
 
 impl Unit {
     /// A unit as built, of one fixed layout: its compiler's.
-    pub fn fixed(engine: Engine, tag: String, program: PathBuf, library: Option<PathBuf>) -> Unit {
-        Unit { engine, tag, program, library, layout: None, relink: None }
+    pub fn fixed(engine: Engine, tag: String, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
+        Unit { engine, tag, program, library, sha256, layout: None, relink: None }
     }
 
     /// The same unit running `layout` instead: its library (Rust) or its C twin.
@@ -60,6 +64,7 @@ impl Unit {
             Engine::Rust => u.library = Some(layout.path.clone()),
             Engine::C => u.program = layout.path.clone(),
         }
+        u.sha256 = layout.sha256.clone();
         u.layout = Some(layout);
         u
     }
@@ -72,6 +77,8 @@ impl Unit {
                 action.into(),
                 "--library".into(),
                 self.library.clone().expect("rust units have a library").into(),
+                "--library-sha256".into(),
+                self.sha256.clone().into(),
             ],
             Engine::C => vec![action.into()],
         };
@@ -83,6 +90,17 @@ impl Unit {
         let mut c = Command::new(program);
         c.args(args);
         c
+    }
+
+    /// Runs one of this unit's workers. The Rust worker checks its library itself before
+    /// loading it; the C twin is checked here, before it is started.
+    fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+        if self.engine == Engine::C {
+            if let Err(e) = crate::artifact::verify(&self.program, &self.sha256) {
+                return (Vec::new(), Some(format!("the C twin was not started: {e:#}")));
+            }
+        }
+        run_worker(cmd)
     }
 }
 
@@ -129,23 +147,22 @@ impl<'a> Schedule<'a> {
     }
 }
 
-/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
-/// with the signal and their partial round is not recorded as a failure.
+/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
+/// saving; workers die with the signal and their partial round is not recorded as a
+/// failure. A second Ctrl-C ends the process at once.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let f = Arc::new(AtomicBool::new(false));
         let g = f.clone();
-        let _ = ctrlc::set_handler(move || g.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            if g.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
         f
     })
     .clone()
-}
-
-fn scratch_root() -> Result<tempfile::TempDir> {
-    let base = std::env::var_os("LMDB_REGRESS_SCRATCH").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&base)?;
-    tempfile::Builder::new().prefix("lmdb-regress-").tempdir_in(&base).context("cannot create a scratch directory")
 }
 
 fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
@@ -231,8 +248,9 @@ impl Schedule<'_> {
                     // After Ctrl-C a worker's death is no failure of the tag.
                     Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
                     Err(error) => {
-                        bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
-                        w.append(&Record::Failure(unit_failure(u, None, "prepare", error)))
+                        let f = self.failure(u, None, "prepare", error);
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.tag, f.error));
+                        w.append(&Record::Failure(f))
                     }
                 }
             },
@@ -254,7 +272,7 @@ impl Schedule<'_> {
         cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
         // A preset's workloads say which database to write.
         cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
-        let (lines, death) = run_worker(cmd);
+        let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
             None if lines.iter().any(|l| l.prepared) => Ok(dir),
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
@@ -281,7 +299,7 @@ impl Schedule<'_> {
             }
             let mut cmd = u.command("verify");
             cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
-            run_worker(cmd)
+            u.run(cmd)
         };
         let mut found = BTreeMap::new();
         pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
@@ -304,7 +322,7 @@ impl Schedule<'_> {
                     Ok(c) => {
                         found.insert((u.engine, u.tag.clone(), *wl), c);
                     }
-                    Err(error) => w.append(&Record::Failure(unit_failure(u, Some(*wl), "verify", error)))?,
+                    Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
                 }
             }
             Ok(())
@@ -323,7 +341,7 @@ impl Schedule<'_> {
 
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
@@ -409,7 +427,7 @@ impl Schedule<'_> {
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
-                w.append(&Record::Failure(unit_failure(u, None, "layout", error.clone()).in_round(round)))?;
+                w.append(&Record::Failure(self.failure(u, None, "layout", error.clone()).in_round(round)))?;
             }
             units = linked;
         }
@@ -436,7 +454,7 @@ impl Schedule<'_> {
     /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
         assert!(self.counted && self.counter.is_some(), "a counting schedule");
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();
@@ -486,11 +504,6 @@ impl Schedule<'_> {
 
     /// One unit's worker process(es) for a round: the records to append (none when warm).
     fn measure(&self, u: &Unit, round: u32, warm: bool, ready: &Ready, scratch: &Path) -> Result<Vec<Record>> {
-        // A layout is checked again just before its worker starts: the file is the one verified.
-        if let Some(Err(e)) = u.layout.as_ref().map(Layout::check) {
-            let failure = unit_failure(u, None, "layout", format!("{e:#}")).in_round(round);
-            return Ok(if warm { Vec::new() } else { vec![Record::Failure(failure)] });
-        }
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
         let workloads: Vec<Workload> = self
@@ -545,14 +558,14 @@ impl Schedule<'_> {
         let Some(Counter::Callgrind { .. }) = counter else {
             let mut c = Command::new(&program);
             c.args(&full);
-            return run_worker(c);
+            return u.run(c);
         };
         // Parallel jobs each need their own profile file.
         let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();
-        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile, dump_after));
+        let (mut lines, death) = u.run(counter::callgrind_command(&program, &full, &profile, dump_after));
         if death.is_some() {
             return (lines, death);
         }
@@ -592,7 +605,7 @@ impl Schedule<'_> {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(unit_failure(u, Some(wl), "run", error).in_round(round)));
+                out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
@@ -613,7 +626,7 @@ impl Schedule<'_> {
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(unit_failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
+            out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
         out
     }
@@ -635,8 +648,22 @@ fn counts_agree(what: String, first: Result<u64, String>, second: Result<u64, St
     }
 }
 
-fn unit_failure(u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
-    Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+impl Schedule<'_> {
+    /// A unit's failure as the run file records it; a full map says what map would do.
+    fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+        let error = match error.contains("MDB_MAP_FULL") {
+            false => error,
+            true if self.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
+                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
+            }
+            true => format!(
+                "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
+                self.cfg.effective_map_size(),
+                self.cfg.roomy_map_size()
+            ),
+        };
+        Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+    }
 }
 
 /// Gives each workload's line the count of the profile part its timed function dumped.

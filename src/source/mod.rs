@@ -171,12 +171,10 @@ impl Resolver {
     /// The chain configured from the environment: `LMDB_REGRESS_CACHE`, `LMDB_GIT`,
     /// `LMDB_REGRESS_OFFLINE`, `LMDB_REGRESS_ARCHIVE_URLS` (comma-separated).
     pub fn from_env(git: Option<PathBuf>) -> Result<Resolver> {
-        let git = git.or_else(|| std::env::var_os("LMDB_GIT").filter(|s| !s.is_empty()).map(PathBuf::from));
-        let offline = std::env::var("LMDB_REGRESS_OFFLINE").map(|v| v == "1" || v == "true").unwrap_or(false);
-        let archive_urls = match std::env::var("LMDB_REGRESS_ARCHIVE_URLS") {
-            Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
-            _ => archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect(),
-        };
+        let git = git.or_else(|| crate::envvars::path("LMDB_GIT"));
+        let offline = crate::envvars::flag("LMDB_REGRESS_OFFLINE")?;
+        let archive_urls = crate::envvars::archive_urls()?
+            .unwrap_or_else(|| archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect());
         Ok(Resolver { cache: SourceCache::from_env()?, git, offline, archive_urls })
     }
 
@@ -193,6 +191,15 @@ impl Resolver {
             Ok(Some(set)) => return Resolution::Found(set),
             Ok(None) => {}
             Err(e) => note(&mut attempts, "cache", e),
+        }
+        // Every provider delivers into the cache: one that cannot be written is the reason.
+        if let Err(e) = self.cache.scratch_dir() {
+            note(&mut attempts, "cache", e);
+            let hint = format!(
+                "the cache {} cannot be written: make it writable, or set LMDB_REGRESS_CACHE to a folder you can write",
+                self.cache.root.display()
+            );
+            return Resolution::Unavailable { attempts, hint };
         }
         if let Some(repo) = &self.git {
             match self.deliver(want, "git", |dir| git::GitRepo::open(repo)?.export(want, dir)) {
