@@ -8,7 +8,8 @@ OVERHEAD_TAGS ?= 0.9.18,0.9.24,0.9.33
 
 all: build
 
-# System packages: gcc, clang, the C twin's checksum libraries, valgrind, libclang (apt-get).
+# System packages: gcc, clang, lld (random code layouts), the C twin's checksum libraries,
+# valgrind, libclang (apt-get).
 deps:
 	@./scripts/install-deps.sh
 
@@ -35,14 +36,15 @@ its-10406: build
 # The Rust harness against its C twin on three tags at the default size; the report's
 # "Harness overhead" table gives Rust / C per workload with its interval. Then the same
 # comparison in instructions retired, which does not wander with the machine's load.
+# Each run replaces the previous run's files (--force).
 bench-overhead: build
-	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --out reports/runs/bench-overhead.jsonl > /dev/null
-	$(BIN) report reports/runs/bench-overhead.jsonl --format markdown,text,json --out-dir reports
+	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --rounds 20 --force --out reports/runs/bench-overhead.jsonl > /dev/null
+	$(BIN) report reports/runs/bench-overhead.jsonl --format markdown,text,json --force --out-dir reports
 	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead.txt
 	# The same by instructions retired (callgrind where perf is not allowed): once per unit, 100k entries.
 	$(BIN) run --engine rust,c --tags $(OVERHEAD_TAGS) --metric instructions \
-	  --out reports/runs/bench-overhead-instructions.jsonl > /dev/null
-	$(BIN) report reports/runs/bench-overhead-instructions.jsonl --format markdown,text,json --out-dir reports
+	  --force --out reports/runs/bench-overhead-instructions.jsonl > /dev/null
+	$(BIN) report reports/runs/bench-overhead-instructions.jsonl --format markdown,text,json --force --out-dir reports
 	@awk '/HARNESS OVERHEAD/{p=1} /^(PROBLEMS|TEST ENVIRONMENT)$$/{p=0} p' reports/bench-overhead-instructions.txt
 
 # Regenerate src/ffi/bindings.rs from LMDB_0.9.33's verified lmdb.h (needs libclang).

@@ -3,8 +3,14 @@
 //! was tried. Set LMDB_REGRESS_SKIP_MATRIX=1 to skip.
 #![allow(dead_code, unused_imports)]
 
+#[path = "src/artifact.rs"]
+mod artifact;
 #[path = "src/compile.rs"]
 mod compile;
+#[path = "src/envvars.rs"]
+mod envvars;
+#[path = "src/files.rs"]
+mod files;
 #[path = "src/manifest.rs"]
 mod manifest;
 #[path = "src/matrix.rs"]
@@ -15,16 +21,34 @@ mod source;
 mod tags;
 
 fn main() {
-    for p in ["lmdb-tags", "src/compile.rs", "src/manifest.rs", "src/matrix.rs", "src/source", "src/tags.rs"] {
+    for p in [
+        "lmdb-tags",
+        "src/artifact.rs",
+        "src/compile.rs",
+        "src/envvars.rs",
+        "src/files.rs",
+        "src/manifest.rs",
+        "src/matrix.rs",
+        "src/source",
+        "src/tags.rs",
+    ] {
         println!("cargo:rerun-if-changed={p}");
     }
-    for v in ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_SKIP_MATRIX", "CC"] {
+    let checked = ["LMDB_REGRESS_COUNTER", "LMDB_REGRESS_SCRATCH", "LMDB_REGRESS_TAGS", "LMDB_REGRESS_HARNESS_C"];
+    let read = ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_ARCHIVE_URLS"];
+    for v in read.into_iter().chain(checked).chain(["LMDB_REGRESS_SKIP_MATRIX", "CC"]) {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
-    if std::env::var("LMDB_REGRESS_SKIP_MATRIX").map(|v| v == "1").unwrap_or(false) {
-        return;
+    // A bad LMDB_REGRESS_* value fails the build with its error, as it fails every command.
+    match envvars::check_all().and_then(|()| envvars::flag("LMDB_REGRESS_SKIP_MATRIX")) {
+        Ok(true) => return,
+        Ok(false) => {}
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
     }
     if let Err(e) = build_matrix(&target) {
         println!("cargo:warning=lmdb-regress: the LMDB build matrix was not built: {e:#}");
@@ -41,6 +65,7 @@ fn build_matrix(target: &str) -> anyhow::Result<()> {
         toolchains: vec![matrix::MatrixToolchain::only(compile::Toolchain::detect(target, None, None)?)],
         kinds: vec![compile::BuildKind::SharedLibrary],
         harness_c: None,
+        stop: None,
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let results = matrix::build_all(&wants, &opts, &|_| {});

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lmdb-regress needs and a fresh machine may lack.
-# gcc builds liblmdb, clang builds it too for `--toolchain clang:...`; libxxhash-dev and
+# gcc builds liblmdb, clang builds it too for `--toolchain clang:...`; lld links the random
+# code layouts (`--layouts random`, the default for time); libxxhash-dev and
 # libdeflate-dev serve the C twin's checksums; valgrind counts instructions where perf
 # cannot; libclang regenerates bindings; chromium (with a font to render text) opens the
 # HTML report in tests/browser.rs.
 set -euo pipefail
 need=()
-for pkg in gcc clang libc6-dev libdeflate-dev libxxhash-dev valgrind git python3-pip libclang-dev chromium fonts-dejavu-core; do
+for pkg in gcc clang lld libc6-dev libdeflate-dev libxxhash-dev valgrind git python3-pip libclang-dev chromium fonts-dejavu-core; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 # python3 with pip may come from elsewhere than Debian (pyenv): then it is there already.

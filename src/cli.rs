@@ -44,6 +44,9 @@ pub enum Command {
         /// Print one JSON array (a row per tag and toolchain) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also compile the objects random layouts are linked from (-ffunction-sections), as `run` does.
+        #[arg(long)]
+        layout_objects: bool,
     },
     /// Measure the six workloads on every built tag, interleaved, and report.
     Run(Box<cmd::run::RunArgs>),
@@ -60,6 +63,9 @@ pub enum Command {
         /// Write every format here (as <run name>.<ext>) instead of printing.
         #[arg(long)]
         out_dir: Option<PathBuf>,
+        /// Replace existing files in --out-dir.
+        #[arg(long)]
+        force: bool,
         /// Rank by time or by instructions (default: the run's metric).
         #[arg(long, value_enum)]
         metric: Option<crate::runner::runfile::Metric>,
@@ -73,6 +79,9 @@ pub enum Command {
         /// Run files (.jsonl) written by `run`.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
+        /// Also replace files in DIR that are not pages lmdb-regress wrote.
+        #[arg(long)]
+        force: bool,
     },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
@@ -89,6 +98,8 @@ pub enum Command {
     /// Reproduce ITS#10406 (writes slower since 0.9.19) natively, with verdicts on its claims.
     #[command(name = "its-10406")]
     Its10406(Box<cmd::its10406::ItsArgs>),
+    /// How much code layout alone moves each workload: one tag under N layouts, interleaved.
+    Layouts(Box<cmd::layouts::LayoutsArgs>),
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
@@ -104,34 +115,49 @@ pub enum Command {
 }
 
 /// The options the user gave on the command line (not defaults), by id: some defaults
-/// depend on other options (instruction runs count 100k entries once).
+/// depend on other options (instruction runs count 100k entries once). The groups clap
+/// makes of flattened structs (`BuildArgs`) are no options.
 fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
     let Some((_, sub)) = matches.subcommand() else { return Default::default() };
     sub.ids()
+        .filter(|id| !id.as_str().starts_with(char::is_uppercase))
         .filter(|id| sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
         .map(|id| id.to_string())
         .collect()
 }
 
 pub fn main() -> Result<()> {
+    // Past a file-size limit (RLIMIT_FSIZE) a write then fails with "File too large", which
+    // is reported like a full disk, instead of the signal killing the process mid-write.
+    // SAFETY: ignoring a signal installs no handler code.
+    let _ =
+        unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn) };
     // Help fits the console as tables do.
     let width = crate::terminal::width(crate::terminal::Stream::Stdout);
     let matches = Cli::command().term_width(width).max_term_width(width).get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    crate::envvars::check_all()?;
     match cli.command {
         Command::Tags { git, json } => cmd::tags::run(git, json),
-        Command::Build { tags, build, c_harness, json } => cmd::build::run(&tags, &build, c_harness, json),
+        Command::Build { tags, build, c_harness, json, layout_objects } => {
+            cmd::build::run(&tags, &build, c_harness, json, layout_objects)
+        }
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(mut args) => {
             args.given = given;
             cmd::run::run(&args)
         }
-        Command::Report { file, format, baseline, out_dir, metric } => {
-            cmd::report::run(&file, &format, baseline.as_deref(), out_dir.as_deref(), metric)
-        }
+        Command::Report { file, format, baseline, out_dir, force, metric } => cmd::report::run(
+            &file,
+            &format,
+            baseline.as_deref(),
+            out_dir.as_deref(),
+            metric,
+            crate::files::Existing::forced(force),
+        ),
         Command::Merge(args) => cmd::merge::run(&args),
-        Command::Site { dir, runs } => cmd::site::run(&dir, &runs),
+        Command::Site { dir, runs, force } => cmd::site::run(&dir, &runs, force),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::Bisect(mut args) => {
@@ -139,6 +165,7 @@ pub fn main() -> Result<()> {
             cmd::bisect::run(&args)
         }
         Command::Its10406(args) => cmd::its10406::run(&args),
+        Command::Layouts(args) => cmd::layouts::run(&args),
     }
 }
 

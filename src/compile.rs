@@ -206,8 +206,12 @@ pub struct BuildRecord {
     pub commit: Option<String>,
     pub kind: BuildKind,
     pub build_id: String,
-    /// The shared library or executable.
+    /// The shared library or executable (in build.json: its name, relative to the
+    /// build's folder, so that a cache can move).
     pub artifact: PathBuf,
+    /// The artifact's SHA-256: every load is checked against it (`crate::artifact`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
     /// What `mdb_version()` reported.
     pub lmdb_version: String,
     pub files: FileHashes,
@@ -222,12 +226,12 @@ pub struct BuildRecord {
 /// with it when present: a stand-in twin (as in the tests) has none.
 const HARNESS_COMPANIONS: [&str; 2] = ["presets.c", "presets.h"];
 
-fn harness_files(harness: &Path) -> Vec<PathBuf> {
+pub fn harness_files(harness: &Path) -> Vec<PathBuf> {
     let companions = HARNESS_COMPANIONS.iter().map(|f| harness.with_file_name(f)).filter(|p| p.is_file());
     std::iter::once(harness.to_path_buf()).chain(companions).collect()
 }
 
-fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
+pub fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
     let mut h = Sha256::new();
     h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
     for f in &tc.cflags {
@@ -262,12 +266,19 @@ pub fn build(
         BuildKind::CHarness => "c",
     };
     let dir = builds_dir.join(format!("{}-{suffix}-{id}", sanitize(&src.label)));
-    if let Some(rec) = already_built(&dir, src) {
-        return Ok(rec);
+    match already_built(&dir, src) {
+        Ok(Some(rec)) => return Ok(rec),
+        Ok(None) => {}
+        Err(why) => eprintln!(
+            "{}: the cached build in {} is not used ({why:#}); rebuilding it from verified sources",
+            src.label,
+            dir.display()
+        ),
     }
 
-    std::fs::create_dir_all(builds_dir)?;
-    let staging = tempfile::tempdir_in(builds_dir)?;
+    let writable = || format!("cannot write in {} (is the cache writable? LMDB_REGRESS_CACHE)", builds_dir.display());
+    std::fs::create_dir_all(builds_dir).with_context(writable)?;
+    let staging = tempfile::tempdir_in(builds_dir).with_context(writable)?;
     let (artifact_name, mut cmd) = compile_command(src, tc, kind, harness, staging.path());
     let out = cmd.output().with_context(|| format!("cannot run {}", tc.compiler.display()))?;
     if !out.status.success() {
@@ -278,13 +289,15 @@ pub fn build(
             String::from_utf8_lossy(&out.stderr).trim_end()
         );
     }
-    let lmdb_version = check_version(kind, &staging.path().join(artifact_name), &src.label, expect_version)?;
+    let built = staging.path().join(artifact_name);
+    let lmdb_version = check_version(kind, &built, &src.label, expect_version)?;
     let rec = BuildRecord {
         label: src.label.clone(),
         commit: src.commit.clone(),
         kind,
         build_id: id,
         artifact: dir.join(artifact_name),
+        sha256: crate::artifact::sha256(&built)?,
         lmdb_version,
         files: src.files.clone(),
         provenance: src.provenance.clone(),
@@ -292,35 +305,50 @@ pub fn build(
         toolchain: tc.clone(),
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     };
-    std::fs::write(staging.path().join("build.json"), serde_json::to_vec_pretty(&rec)?)?;
+    let on_disk = BuildRecord { artifact: PathBuf::from(artifact_name), ..rec.clone() };
+    let record = staging.path().join("build.json");
+    crate::files::write_atomic(&record, &serde_json::to_vec_pretty(&on_disk)?, crate::files::Existing::Refuse)?;
     install(staging, &dir, &rec)?;
     Ok(rec)
 }
 
-/// The record of an earlier build in `dir` whose artifact is still there. Same sources,
-/// compiler and flags: nothing to redo. The label may differ (a commit that is also a
-/// tag); the caller's name and provenance win.
-fn already_built(dir: &Path, src: &SourceSet) -> Option<BuildRecord> {
-    let bytes = std::fs::read(dir.join("build.json")).ok()?;
-    let mut rec = serde_json::from_slice::<BuildRecord>(&bytes).ok()?;
-    if !rec.artifact.is_file() {
-        return None;
+/// The record of an earlier build in `dir` (None when there is none) whose artifact is
+/// still the file that was built. Same sources, compiler and flags: nothing to redo. The
+/// label may differ (a commit that is also a tag); the caller's name and provenance win.
+/// Err says why the build cannot be trusted: it is then rebuilt.
+fn already_built(dir: &Path, src: &SourceSet) -> Result<Option<BuildRecord>> {
+    let path = dir.join("build.json");
+    let bytes = match std::fs::read(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        other => other.with_context(|| format!("cannot read {}", path.display()))?,
+    };
+    let mut rec: BuildRecord =
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is corrupt", path.display()))?;
+    if rec.sha256.is_empty() || rec.artifact.is_absolute() {
+        bail!("{} is an older build record, without the artifact's SHA-256", path.display());
     }
+    rec.artifact = dir.join(&rec.artifact);
+    crate::artifact::verify(&rec.artifact, &rec.sha256)?;
     rec.label = src.label.clone();
     rec.provenance = src.provenance.clone();
-    Some(rec)
+    Ok(Some(rec))
 }
 
 /// Every shared-library build in `builds_dir` whose library is still there, by its record
 /// (what `tags` lists as cached, building nothing), by toolchain name.
 pub fn cached_builds(builds_dir: &Path) -> Vec<BuildRecord> {
-    let record = |dir: &Path| serde_json::from_slice::<BuildRecord>(&std::fs::read(dir.join("build.json")).ok()?).ok();
+    // build.json names the artifact relative to its folder (a cache can move).
+    let record = |dir: &Path| {
+        let mut rec = serde_json::from_slice::<BuildRecord>(&std::fs::read(dir.join("build.json")).ok()?).ok()?;
+        rec.artifact = dir.join(&rec.artifact);
+        Some(rec)
+    };
     let mut out: Vec<BuildRecord> = std::fs::read_dir(builds_dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| record(&e.path()))
-        .filter(|r| r.kind == BuildKind::SharedLibrary && r.artifact.is_file())
+        .filter(|r| r.kind == BuildKind::SharedLibrary && !r.sha256.is_empty() && r.artifact.is_file())
         .collect();
     out.sort_by_key(|r| r.toolchain.name());
     out

@@ -2,12 +2,16 @@
 //!
 //! Data flows one way: sources → builds → measurements → statistics → reports.
 
+pub mod artifact;
 pub mod cli;
 pub mod cmd;
 pub mod compile;
 pub mod environment;
+pub mod envvars;
 pub mod ffi;
+pub mod files;
 pub mod hunt;
+pub mod layout;
 pub mod manifest;
 pub mod matrix;
 pub mod progress;

@@ -179,9 +179,9 @@ impl Manifest {
 
     /// `LMDB_REGRESS_TAGS` names a tag list to use instead of the built-in one.
     pub fn from_env_or_builtin() -> Result<Manifest> {
-        match std::env::var_os("LMDB_REGRESS_TAGS") {
-            Some(p) if !p.is_empty() => Manifest::load(Path::new(&p)),
-            _ => Ok(Manifest::builtin()),
+        match crate::envvars::file("LMDB_REGRESS_TAGS")? {
+            Some(p) => Manifest::load(&p).context("LMDB_REGRESS_TAGS"),
+            None => Ok(Manifest::builtin()),
         }
     }
 

@@ -3,7 +3,8 @@
 //! with build.rs.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,9 @@ pub struct TagStatus {
     /// Why it is unavailable, in a few words, for [`unavailable_summary`].
     #[serde(skip)]
     pub brief: Option<String>,
+    /// When the cache cannot be written, that is the fix to name (not another source).
+    #[serde(skip)]
+    pub cache_fix: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +108,8 @@ pub struct MatrixOptions {
     /// harness/workloads.c, needed for `BuildKind::CHarness`.
     pub harness_c: Option<PathBuf>,
     pub jobs: usize,
+    /// Set (by Ctrl-C) to start no further build; those under way finish or fail whole.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What the matrix reports as it goes, for a progress bar or cargo warnings.
@@ -134,7 +140,10 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Even
                 let Some(&(row, want, toolchain)) = units.get(i) else { break };
                 let label = toolchain.label(&want.label());
                 on_event(Event::Started(&label));
-                let status = build_one(want, toolchain, opts);
+                let status = match opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    true => TagStatus { reason: Some("not built: interrupted".into()), ..unbuilt(want, toolchain) },
+                    false => build_one(want, toolchain, opts),
+                };
                 on_event(Event::Finished(&status));
                 results.lock().unwrap()[row] = Some(status);
             });
@@ -143,15 +152,14 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Even
     results.into_inner().unwrap().into_iter().map(|r| r.expect("every target ran")).collect()
 }
 
-/// `want` built by `toolchain` (one of `opts.toolchains`), labelled as that toolchain's.
-pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions) -> TagStatus {
+/// What is known of `want` by `toolchain` before anything is fetched or built.
+fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagStatus {
     let pinned = match want {
         Want::Tag(t) => t.files.clone(),
         Want::Commit(_) => FileHashes::new(),
     };
-    let label = toolchain.label(&want.label());
-    let mut status = TagStatus {
-        tag: label.clone(),
+    TagStatus {
+        tag: toolchain.label(&want.label()),
         commit: match want {
             Want::Tag(t) => Some(t.commit.clone()),
             Want::Commit(_) => None,
@@ -165,12 +173,20 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
         builds: Vec::new(),
         failed_builds: Vec::new(),
         brief: None,
-    };
+        cache_fix: None,
+    }
+}
+
+/// `want` built by `toolchain` (one of `opts.toolchains`), labelled as that toolchain's.
+pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions) -> TagStatus {
+    let mut status = unbuilt(want, toolchain);
+    let label = status.tag.clone();
     let src = match opts.resolver.resolve(want) {
         Resolution::Found(src) => src,
         unavailable => {
             status.reason = unavailable.why();
             status.brief = unavailable.brief();
+            status.cache_fix = unavailable.cache_fix();
             return status;
         }
     };
@@ -227,6 +243,10 @@ pub fn unavailable_summary(rows: &[TagStatus]) -> Vec<String> {
     match by_why.as_slice() {
         [(why, _)] => out.push(format!("why: {why}")),
         groups => out.extend(groups.iter().map(|(why, names)| format!("why ({}): {why}", names.join(", ")))),
+    }
+    if let Some(fix) = missing.iter().find_map(|r| r.cache_fix.clone()) {
+        out.push(format!("fix: {fix}"));
+        return out;
     }
     out.push(if missing.iter().all(|r| r.commit.is_none()) {
         "fix: --git PATH (or LMDB_GIT) naming a repository that has these commits".into()

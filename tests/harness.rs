@@ -163,29 +163,31 @@ fn a_crashed_worker_is_recorded_and_the_run_goes_on() {
 #[test]
 fn a_too_small_map_is_a_clear_per_tag_map_full_error() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lmdb_regress()
-        .args([
-            "run",
-            "--tags",
-            "0.9.18,0.9.33",
-            "--entries",
-            "5000",
-            "--map-size",
-            "65536",
-            "--rounds",
-            "1",
-            "--warmup",
-            "0",
-            "--out",
-        ])
-        .arg(dir.path().join("run.jsonl"))
-        .output()
-        .unwrap();
+    let run = |map: &str| {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--order", "random", "--map-size", map]);
+        c.args(["--rounds", "1", "--warmup", "0", "--force", "--out"])
+            .arg(dir.path().join("run.jsonl"))
+            .output()
+            .unwrap()
+    };
+    // A map that cannot hold the data even packed full is refused before anything runs.
+    let out = run("65536");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--map-size 65536 cannot hold 5000 entries") && stderr(&out).contains("at least"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("run.jsonl").exists(), "refused before a run file was made");
+    // One that could, but not for random inserts: each tag's MDB_MAP_FULL, with the map that fits.
+    let out = run("700000");
     assert!(!out.status.success(), "nothing measured is a failure");
     let text = format!("{}{}", stdout(&out), stderr(&out));
     for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(tag) && l.contains("MDB_MAP_FULL")).collect();
         assert!(lines.len() >= 2, "{tag}: read database and write both report MDB_MAP_FULL:\n{text}");
+        assert!(lines.iter().all(|l| l.contains("give --map-size 1433600 or more")), "{lines:?}");
     }
 }
 
@@ -238,6 +240,9 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     assert!(samples.len() > n_before);
     let rounds: std::collections::BTreeSet<u64> = samples.iter().map(|s| s["round"].as_u64().unwrap()).collect();
     assert_eq!(rounds.iter().max(), Some(&39));
+    // The resumed rounds keep the run's random layouts, each sample its own.
+    assert_eq!(after[0]["plan"]["layouts"], "random");
+    assert!(samples.iter().all(|s| s["layout"].is_u64()), "a resumed sample without its layout");
     assert_eq!(after.last().unwrap()["reason"], "rounds");
     // Every sample from before the interruption is still there, unchanged.
     assert_eq!(&after[..before.len()], &before[..]);
@@ -360,7 +365,7 @@ fn the_c_twin_rejects_bad_arguments_with_the_rust_workers_messages() {
         .to_string();
     let rust_worker = |args: &[&str]| {
         let mut c = lmdb_regress();
-        c.args(["worker", "run", "--library", "/nonexistent"]).args(args);
+        c.args(["worker", "run", "--library", "/nonexistent", "--library-sha256", "0"]).args(args);
         c
     };
     for (args, message) in [

@@ -92,7 +92,7 @@ fn summary_json_carries_instruction_counts() {
         let mut c = lmdb_regress();
         c.env("LMDB_REGRESS_COUNTER", "callgrind");
         c.args(["run", "--summary-json", "--tags", "0.9.33", "--entries", "2000", "--rounds", "1", "--warmup", "0"]);
-        c.args(["--workloads", "write", "--out"]).arg(dir.path().join("run.jsonl")).args(extra);
+        c.args(["--workloads", "write", "--force", "--out"]).arg(dir.path().join("run.jsonl")).args(extra);
         json(&run_ok(&mut c)).as_array().unwrap().clone()
     };
     // An instruction run: counts, per entry of the run's entries; no times taken under the counter.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::compile::ToolchainSpec;
+use crate::runner::runfile::{Layouts, Metric};
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
 #[derive(Args, Debug, Clone, Default)]
@@ -28,15 +29,44 @@ pub struct BuildArgs {
     /// Parallel jobs for builds and for work that is not timed or is counted (read
     /// databases, verification, instruction counting); timed rounds always run one worker
     /// at a time (default: the number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     pub jobs: Option<usize>,
 }
 
 impl BuildArgs {
     /// `--jobs`, or the number of cores: one answer for builds, untimed and counted work.
     pub fn jobs(&self) -> usize {
-        self.jobs.unwrap_or_else(crate::runner::pool::cores).max(1)
+        self.jobs.unwrap_or_else(crate::runner::pool::cores)
     }
+}
+
+/// How time samples' code is laid out: shared by every command that measures time.
+#[derive(Args, Debug, Clone)]
+pub struct LayoutArgs {
+    /// random: every time sample runs its own function order, linked by lld (one per unit
+    /// and round) from objects compiled once; fixed: each tag's one build, as before.
+    /// Instruction counts do not depend on layout and always use the fixed builds.
+    #[arg(long, value_enum, default_value_t = Layouts::Random)]
+    pub layouts: Layouts,
+    /// The seed every sample's layout derives from, with its unit and round (default: drawn,
+    /// and recorded in the run file).
+    #[arg(long, value_name = "N")]
+    pub layout_seed: Option<u64>,
+}
+
+impl LayoutArgs {
+    /// The layouts of a run by `metric` and its seed: random layouts only for time.
+    pub fn plan(&self, metric: Metric) -> (Layouts, Option<u64>) {
+        match (self.layouts, metric) {
+            (Layouts::Random, Metric::Time) => (Layouts::Random, Some(self.layout_seed.unwrap_or_else(draw_seed))),
+            _ => (Layouts::Fixed, None),
+        }
+    }
+}
+
+/// A fresh run seed, small enough for any JSON reader to keep exact.
+pub fn draw_seed() -> u64 {
+    rand::random::<u32>() as u64
 }
 
 /// Entries of an instruction-counting run unless `--entries` says otherwise: counts are
@@ -56,6 +86,14 @@ impl ToolchainList {
 
 pub fn toolchain_list(s: &str) -> Result<ToolchainList, String> {
     ToolchainSpec::parse_list(s).map(ToolchainList)
+}
+
+/// `--jobs`: a whole number of at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a number of jobs: give 1 or more")),
+    }
 }
 
 /// `--threshold`: a slowdown in percent, above 0 and at most 1000 (11×).

@@ -1,11 +1,12 @@
 //! `lmdb-regress bisect`: which tag, and which commit, made a workload slower.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
+use crate::files::{self, Existing};
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::hunt::search::Verdict;
 use crate::matrix::MatrixOptions;
@@ -47,18 +48,25 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 2.0)]
     pub min_effect: f64,
     /// Rounds before a probe may be decided (default: 6 for time, 1 for instructions).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub min_rounds: Option<u32>,
     /// Rounds after which a probe is undecided (default: 30 for time, 1 for instructions).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: Option<u32>,
-    /// Where the interleaved runs are saved (default: reports/runs/bisect-<date>/).
+    /// Where the interleaved runs are saved (default: reports/runs/bisect-<date>/, or
+    /// bisect-<date>-2/, … when taken). A folder holding an earlier search is refused
+    /// unless --force.
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
+    /// Replace the files of an earlier search in --out-dir.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -77,7 +85,16 @@ fn one_workload(s: &str) -> Result<Workload> {
 pub fn run(args: &BisectArgs) -> Result<()> {
     args.workload_cfg.validate()?;
     let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
-    let root = args.out_dir.clone().unwrap_or_else(|| PathBuf::from(format!("reports/runs/bisect-{}", super::stamp())));
+    let root = match &args.out_dir {
+        Some(dir) => {
+            refuse_earlier_search(dir, Existing::forced(args.force))?;
+            dir.clone()
+        }
+        None => {
+            let stem = format!("bisect-{}", super::stamp());
+            files::create_numbered(Path::new("reports/runs"), &stem, "", |p| std::fs::create_dir(p))?.1
+        }
+    };
     let several = all.toolchains.len() > 1;
     for tc in &all.toolchains {
         let name = tc.toolchain.name();
@@ -88,6 +105,29 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir)?;
     }
     Ok(())
+}
+
+/// A folder that holds an earlier search's files (bisect.json, run files, in it or in a
+/// toolchain's folder below it) is refused, said before anything is built.
+fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
+    if existing == Existing::Replace {
+        return Ok(());
+    }
+    let entries = |d: &Path| std::fs::read_dir(d).into_iter().flatten().flatten().map(|e| e.path()).collect::<Vec<_>>();
+    let top = entries(dir);
+    let below = top.iter().filter(|p| p.is_dir()).flat_map(|d| entries(d));
+    let earlier = top.iter().cloned().chain(below).find(|p| {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        name == "bisect.json" || name.ends_with(".jsonl")
+    });
+    match earlier {
+        Some(p) => bail!(
+            "{} holds an earlier search ({}): choose another --out-dir, or pass --force to replace its files",
+            dir.display(),
+            p.display()
+        ),
+        None => Ok(()),
+    }
 }
 
 fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
@@ -106,6 +146,8 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     }
     let instructions = args.metric == BisectMetric::Instructions;
     let metric = if instructions { Metric::Instructions } else { Metric::Time };
+    // The search's seed: each timed run's own derives from it and the run's name.
+    let (layouts, layout_seed) = args.layout.plan(metric);
     // auto falls back on counts only where a counter works; say which.
     let fallback = match args.metric {
         BisectMetric::Auto => match counter::detect() {
@@ -135,6 +177,9 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
             super::args::COUNT_ENTRIES
         },
         jobs: args.build.jobs(),
+        layouts,
+        layout_seed: layout_seed.unwrap_or_default(),
+        existing: Existing::forced(args.force),
     };
     let counter = if instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
@@ -143,6 +188,11 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let line = format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "));
     println!("{line}");
     b.log.push(line);
+    if let Some(seed) = layout_seed {
+        let line = format!("layouts: random (seed {seed}; counting runs use the fixed builds)");
+        println!("{line}");
+        b.log.push(line);
+    }
     if let Some(c) = &b.counter {
         b.log.push(format!("instructions counted by {}", c.describe()));
         println!("instructions counted by {}", c.describe());
@@ -222,12 +272,8 @@ fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Resul
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
     let page = crate::report::html::render_document(&summary_document(b, results, started), None)?;
     let dir = &b.settings.run_dir;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, bytes) in [("bisect.json", bytes), ("bisect.html", page.into_bytes())] {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
+    let outputs = [(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
+    files::write_each(&outputs, b.settings.existing)
 }
 
 /// The search as a page: every phase's probes with their verdicts, what each found, and

@@ -1,12 +1,14 @@
 //! `lmdb-regress build`: fetch, verify and compile what a tag spec names.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use crate::compile::BuildKind;
-use crate::matrix::Status;
+use crate::layout;
+use crate::matrix::{MatrixOptions, Status, TagStatus};
+use crate::source::Want;
 
-pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool) -> Result<()> {
+pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool, layout_objects: bool) -> Result<()> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if c_harness {
@@ -14,7 +16,10 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool) -> Result<
     }
     let opts = super::matrix_options(args, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
-    let rows = super::build_with_progress(&wants, &opts);
+    let rows = super::build_with_progress(&wants, &opts)?;
+    if layout_objects {
+        compile_layout_objects(&rows, &wants, &opts)?;
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
@@ -27,6 +32,27 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool) -> Result<
     if rows.iter().all(|r| r.status != Status::Built) {
         bail!("nothing was built (why is said above)");
     }
+    Ok(())
+}
+
+/// Every build's objects for random layouts, as `run` would compile them, on every core.
+fn compile_layout_objects(rows: &[TagStatus], wants: &[Want], opts: &MatrixOptions) -> Result<()> {
+    let builds: Vec<(usize, BuildKind)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.status == Status::Built)
+        .flat_map(|(i, r)| r.builds.iter().map(move |b| (i, b.kind)))
+        .collect();
+    let bar = crate::progress::bar(builds.len() as u64, "compiling objects for random layouts");
+    let work = |&(i, kind): &(usize, BuildKind)| {
+        let (want, toolchain) = super::row_origin(i, wants, opts);
+        layout::objects_of(want, &toolchain.toolchain, kind, opts)
+    };
+    crate::runner::pool::for_each(&builds, opts.jobs, work, |&(i, _), objects| {
+        bar.inc(1);
+        objects.map(drop).with_context(|| format!("{}: objects for random layouts", rows[i].tag))
+    })?;
+    bar.finish_and_clear();
     Ok(())
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -19,7 +19,7 @@ pub struct ItsArgs {
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
     #[arg(long, default_value = "0.9.17..0.9.33")]
@@ -41,6 +41,8 @@ pub struct ItsArgs {
     pub min_effect: f64,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 pub fn run(args: &ItsArgs) -> Result<()> {
@@ -60,7 +62,9 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         control: None,
         iterations: 1,
         metric: args.metric,
-        out: Some(args.out_dir.join("runs").join(format!("its-10406-{stamp}.jsonl"))),
+        out: None,
+        force: false,
+        default_out: Some((args.out_dir.join("runs"), format!("its-10406-{stamp}"))),
         resume: None,
         summary_json: false,
         shard: None,
@@ -68,6 +72,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
         preset_cfg: Default::default(),
         build: args.build.clone(),
+        layout: args.layout.clone(),
         // The report's benchmark as given, whatever the metric.
         given: ["entries", "rounds", "warmup"].map(String::from).into(),
     };
@@ -77,11 +82,9 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let r = its10406::build(&m);
     let md = its10406::render(&r, &m, true);
     print!("{}", its10406::render(&r, &m, false));
-    let stem = format!("its-10406-{stamp}");
-    std::fs::create_dir_all(&args.out_dir)?;
-    let base = args.out_dir.join(&stem);
-    std::fs::write(base.with_extension("md"), md)?;
-    std::fs::write(base.with_extension("txt"), its10406::render(&r, &m, false))?;
+    // The reports take the run file's name (its-10406-<date>, or -2, … when taken).
+    let stem = data.path.as_deref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
+    let base = args.out_dir.join(stem.unwrap_or_else(|| format!("its-10406-{stamp}")));
     let claims: Vec<serde_json::Value> = r
         .engines
         .iter()
@@ -99,19 +102,20 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         "its_10406": r,
         "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)?,
     });
-    std::fs::write(base.with_extension("json"), serde_json::to_string_pretty(&doc)? + "\n")?;
-    std::fs::write(base.with_extension("html"), report::html::render_document(&its10406::outline(&r, &m), Some(&m))?)?;
-    let mut written = vec![
-        base.with_extension("md"),
-        base.with_extension("txt"),
-        base.with_extension("json"),
-        base.with_extension("html"),
+    let mut outputs = vec![
+        (base.with_extension("md"), md.into_bytes()),
+        (base.with_extension("txt"), its10406::render(&r, &m, false).into_bytes()),
+        (base.with_extension("json"), (serde_json::to_string_pretty(&doc)? + "\n").into_bytes()),
+        (
+            base.with_extension("html"),
+            report::html::render_document(&its10406::outline(&r, &m), Some(&m))?.into_bytes(),
+        ),
     ];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
-        std::fs::write(base.with_extension("svg"), report::svg::chart(&m, s)?)?;
-        written.push(base.with_extension("svg"));
+        outputs.push((base.with_extension("svg"), report::svg::chart(&m, s)?.into_bytes()));
     }
-    for p in written {
+    crate::files::write_each(&outputs, crate::files::Existing::Refuse)?;
+    for (p, _) in outputs {
         eprintln!("wrote {}", p.display());
     }
     Ok(())

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
+use crate::files::Existing;
 use crate::runner::{merge, runfile};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -12,9 +13,12 @@ pub struct MergeArgs {
     /// The run files (.jsonl) to merge: every shard of a run (`run --shard K/N`).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<PathBuf>,
-    /// The merged run file to write.
+    /// The merged run file to write (an existing file is refused unless --force).
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace an existing --out file.
+    #[arg(long)]
+    pub force: bool,
     /// Keep only the instruction counts of time runs made with --with-instructions (time
     /// samples of separate runs are never merged).
     #[arg(long)]
@@ -25,6 +29,8 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     if args.runs.contains(&args.out) {
         bail!("--out {} is one of the runs to merge: write the merged run to a new file", args.out.display());
     }
+    let existing = Existing::forced(args.force);
+    crate::files::refuse_existing(&args.out, existing)?;
     let runs = args.runs.iter().map(|p| runfile::load(p)).collect::<Result<Vec<_>>>()?;
     let merged = merge::merge(runs, args.drop_time)?;
     let cpus: Vec<&str> = merged.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
@@ -35,7 +41,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             merged.header.environment.cpu_model
         );
     }
-    merged.save(&args.out)?;
+    merged.save(&args.out, existing)?;
     eprintln!(
         "merged {} run(s): {} samples, {} failures, {} tags into {}",
         args.runs.len(),

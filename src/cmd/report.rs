@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::files::Existing;
 use crate::report::{self, Format};
 use crate::runner::runfile;
 
@@ -13,13 +14,14 @@ pub fn run(
     baseline: Option<&str>,
     out_dir: Option<&Path>,
     metric: Option<runfile::Metric>,
+    existing: Existing,
 ) -> Result<()> {
     let data = runfile::load(file)?;
     let model = report::model::build_with(&data, baseline, metric)?;
     match out_dir {
         Some(dir) => {
             let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
-            for p in report::write_all(&model, formats, dir, &stem)? {
+            for p in report::write_all(&model, formats, dir, &stem, existing)? {
                 println!("{}", p.display());
             }
         }

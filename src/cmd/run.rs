@@ -4,13 +4,19 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
 use crate::environment::Environment;
+use crate::files::{self, Existing};
+use crate::layout::{self, Linker};
+use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{self, Engine, Failure, Header, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA};
+use crate::runner::runfile::{
+    self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA,
+};
 use crate::runner::{self, Schedule, Unit};
+use crate::source::Want;
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -29,7 +35,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Warm-up rounds, run first and not recorded.
     #[arg(long, default_value_t = 1)]
@@ -50,21 +56,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub with_instructions: bool,
     /// Entries of the instruction-counting pass (counts are reported per entry).
-    #[arg(long, default_value_t = super::args::COUNT_ENTRIES)]
+    #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
     pub control: Option<String>,
     /// Timed repetitions per workload inside each worker.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
     /// time, or instructions retired in the timed region.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
-    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl.
+    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl
+    /// (run-<date>-2.jsonl, … when taken). An existing file is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Continue an interrupted run file (its configuration wins over the flags).
+    /// Replace an existing --out file.
+    #[arg(long)]
+    pub force: bool,
+    /// Continue an interrupted run file with its own plan and configuration (a flag that
+    /// says otherwise is refused).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Print one JSON array of summaries instead of the report.
@@ -81,15 +92,21 @@ pub struct RunArgs {
     pub preset_cfg: presets::PresetConfig,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+    /// Where a run without --out goes: a folder and a name (set by commands that run for
+    /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
+    #[arg(skip)]
+    pub default_out: Option<(PathBuf, String)>,
 }
 
 impl RunArgs {
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
     /// round, no warm-up) at 100k entries; the report gives counts per entry.
-    fn with_instruction_defaults(&self) -> RunArgs {
+    pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
         if a.metric == Metric::Instructions {
             let default = |id: &str| !self.given.contains(id);
@@ -111,9 +128,36 @@ impl RunArgs {
     }
 }
 
-pub fn default_out(prefix: &str) -> PathBuf {
-    let stamp = super::stamp();
-    PathBuf::from("reports/runs").join(format!("{prefix}-{stamp}.jsonl"))
+/// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
+/// name in the default folder.
+fn create_run_file_for(args: &RunArgs, header: &Header, failures: Vec<Failure>) -> Result<RunWriter> {
+    let default = args.default_out.clone().unwrap_or_else(|| default_out("run"));
+    create_run_file(args.out.as_deref(), Existing::forced(args.force), default, header, failures)
+}
+
+/// The default folder and name stem of a new run file: `reports/runs/PREFIX-<date>`.
+pub fn default_out(prefix: &str) -> (PathBuf, String) {
+    (PathBuf::from("reports/runs"), format!("{prefix}-{}", super::stamp()))
+}
+
+/// A new run file holding its header and the failures of the builds: at `out` (an existing
+/// file only replaced when `existing` allows), else a fresh numbered name from `default`.
+pub fn create_run_file(
+    out: Option<&std::path::Path>,
+    existing: Existing,
+    (dir, stem): (PathBuf, String),
+    header: &Header,
+    failures: Vec<Failure>,
+) -> Result<RunWriter> {
+    let mut writer = match out {
+        Some(out) => RunWriter::create(out, header, existing)?,
+        None => RunWriter::create_numbered(&dir, &stem, header)?,
+    };
+    eprintln!("run file: {}", writer.path.display());
+    for f in failures {
+        writer.append(&Record::Failure(f))?;
+    }
+    Ok(writer)
 }
 
 /// What the builds gave a run: every requested tag as the run file records it, the units
@@ -124,8 +168,9 @@ pub struct Prepared {
     pub failures: Vec<Failure>,
 }
 
-/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Result<Prepared> {
+/// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
+/// random layouts, each unit also gets the objects its layouts are linked from.
+pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts: Layouts) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
@@ -133,20 +178,23 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     }
     let opts = super::matrix_options(build, kinds)?;
     let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
-    let rows = super::build_with_progress(&wants, &opts);
+    // Before any build: random layouts need lld.
+    let linkers: Option<Vec<Linker>> = match layouts {
+        Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
+        Layouts::Fixed => None,
+    };
+    let rows = super::build_with_progress(&wants, &opts)?;
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
     for r in rows.iter().filter(|r| r.status == Status::Built) {
         for &e in engines {
-            let (program, library) = match e {
-                Engine::Rust => (exe.clone(), r.library.clone()),
-                Engine::C => match r.build(BuildKind::CHarness) {
-                    Some(b) => (b.artifact.clone(), None),
-                    None => continue,
-                },
+            let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
+                (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
+                (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
+                _ => continue,
             };
-            units.push(Unit { engine: e, tag: r.tag.clone(), program, library });
+            units.push(Unit::fixed(e, r.tag.clone(), program, library, build.sha256.clone()));
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -164,7 +212,56 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs) -> Resul
     for r in rows.iter().filter(|r| r.status == Status::Failed) {
         eprintln!("not measured: {} (its build failed, above)", r.tag);
     }
+    if let Some(linkers) = linkers {
+        units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
+    }
     Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), units, failures })
+}
+
+/// Each unit with the source of its random layouts: its objects compiled once (on every
+/// core), the fixed build read for the symbols each layout must export. A unit whose objects
+/// cannot be had is not measured and is recorded as a failure, as a C twin that does not build.
+fn layout_sources(
+    units: Vec<Unit>,
+    rows: &[TagStatus],
+    wants: &[Want],
+    opts: &MatrixOptions,
+    linkers: &[Linker],
+    failures: &mut Vec<Failure>,
+) -> Result<Vec<Unit>> {
+    let work = |u: &Unit| -> Result<layout::Source> {
+        let i = rows.iter().position(|r| r.tag == u.tag).context("a unit without its build")?;
+        let (kind, fixed) = match u.engine {
+            Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
+            Engine::C => (BuildKind::CHarness, u.program.as_path()),
+        };
+        let (want, toolchain) = super::row_origin(i, wants, opts);
+        layout::prepare(want, &toolchain.toolchain, &linkers[i % linkers.len()], kind, opts, fixed)
+    };
+    let bar = crate::progress::bar(units.len() as u64, "compiling objects for random layouts");
+    let mut out = Vec::new();
+    crate::runner::pool::for_each(&units, opts.jobs, work, |u, source| {
+        bar.inc(1);
+        match source {
+            Ok(source) => out.push(Unit { relink: Some(std::sync::Arc::new(source)), ..u.clone() }),
+            Err(e) => {
+                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.tag, u.engine));
+                failures.push(Failure {
+                    round: None,
+                    engine: u.engine,
+                    tag: u.tag.clone(),
+                    workload: None,
+                    stage: "layout".into(),
+                    error: format!("{e:#}"),
+                });
+            }
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    // The order the matrix gave, whatever order the objects finished in.
+    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.tag == u.tag));
+    Ok(out)
 }
 
 /// The build matrix's row as the run file records it.
@@ -192,6 +289,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         return resume(path, args);
     }
     let args = &args.with_instruction_defaults();
+    // Said before anything is built or measured.
+    if let Some(out) = &args.out {
+        files::refuse_existing(out, Existing::forced(args.force))?;
+    }
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -199,24 +300,36 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     let shard = shard_of(args)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
-    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build)?;
+    let (layouts, layout_seed) = args.layout.plan(args.metric);
+    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    if let Some(c) = args.control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
+    let control = args.control.as_deref().map(control_tag).transpose()?;
+    if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
+    }
+    let entries = config.data_entries();
+    if args.given.contains("count_entries") && args.count_entries > entries {
+        bail!(
+            "--count-entries {} is more than the run's {entries} entries: give at most {entries}",
+            args.count_entries
+        );
     }
     let plan = Plan {
         rounds: args.rounds,
         warmup: args.warmup,
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
-        iterations: args.iterations.max(1),
+        iterations: args.iterations,
         metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
-        count_entries: (args.with_instructions && args.metric == Metric::Time)
-            .then(|| args.count_entries.clamp(1, config.preset.entries.unwrap_or(config.entries).max(1))),
+        count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
         shard,
+        control,
+        layouts,
+        layout_seed,
+        layout_study: None,
     };
     let header = Header {
         schema: SCHEMA,
@@ -232,25 +345,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let counter = instruction_counter(&header)?;
     let header =
         Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
-    let out = args.out.clone().unwrap_or_else(|| default_out("run"));
-    let mut writer = RunWriter::create(&out, &header)?;
-    eprintln!("run file: {}", out.display());
-    for f in failures {
-        writer.append(&Record::Failure(f))?;
-    }
-    let schedule = Schedule {
-        units,
-        workloads,
-        cfg: &header.config,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: runner::interrupt_flag(),
-        counter,
-        stop_when: None,
-        counted: false,
-        jobs: args.jobs(),
-    };
+    let mut writer = create_run_file_for(args, &header, failures)?;
+    let out = writer.path.clone();
+    let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
     if args.metric == Metric::Instructions {
         eprintln!(
             "counting instructions: {} entries, {}, {} at once",
@@ -288,6 +385,11 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
     held
 }
 
+/// `--control`'s tag as the run file records it: a pinned tag by its full name.
+pub(super) fn control_tag(tag: &str) -> Result<String> {
+    Ok(super::manifest()?.find(tag).map_or(tag.to_string(), |t| t.name.clone()))
+}
+
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
     let full = crate::manifest::normalize_tag(tag);
@@ -313,11 +415,7 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
             return Ok(());
         }
     };
-    let mut cfg = WorkloadConfig { entries, ..timed.cfg.clone() };
-    if let Some(p) = presets::preset_of(&timed.workloads)? {
-        let key = cfg.preset.open_get_key.filter(|k| *k < entries);
-        cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
-    }
+    let cfg = timed.cfg.with_entries(&timed.workloads, entries)?;
     let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
     let pass = Schedule {
         units: timed.units.clone(),
@@ -348,7 +446,21 @@ fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
 }
 
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
+    // The lock first: a second writer fails at once, before anything is read or built.
+    let mut writer = RunWriter::reopen(path)?;
     let data = runfile::load(path)?;
+    if let Some(end) = data.finished() {
+        bail!(
+            "{} is finished ({} rounds, ended by {} at {}): nothing to resume, nothing appended; \
+             `lmdb-regress report {}` shows it",
+            path.display(),
+            end.rounds,
+            end.reason,
+            end.finished,
+            path.display()
+        );
+    }
+    super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     let mut tags: Vec<&str> = h
         .tags
@@ -358,9 +470,13 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .collect();
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build)?;
-    // A control is no tag of its own: the samples say which tag had one.
-    let mut controlled: Vec<&str> = data.samples.iter().filter_map(|s| crate::manifest::control_of(&s.tag)).collect();
+    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
+    // A control is no tag of its own: the plan says which tag has one (older files: the samples).
+    let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
+    let recorded = held.map(crate::manifest::control_label);
+    let sampled = data.samples.iter().map(|s| s.tag.as_str());
+    let mut controlled: Vec<&str> =
+        recorded.iter().map(String::as_str).chain(sampled).filter_map(crate::manifest::control_of).collect();
     controlled.sort();
     controlled.dedup();
     for base in controlled {
@@ -368,7 +484,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
-    let mut writer = RunWriter::append_to(path)?;
+    writer.cut_torn_line()?;
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
@@ -394,7 +510,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
-fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
     let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
     if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
         let tc = tags.iter().find_map(first);
@@ -432,7 +548,7 @@ fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
 
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
 /// defaults made explicit, so the run file records them).
-fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
     let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
     let workloads = match preset {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
@@ -465,8 +581,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     }
     if data.samples.is_empty() {
-        for line in crate::report::cells::problem_lines(&model) {
+        let problems = crate::report::cells::problem_lines(&model);
+        for line in &problems {
             eprintln!("{line}");
+        }
+        if problems.is_empty() {
+            bail!("no sample was measured, and no failure was recorded");
         }
         bail!("no sample was measured; every failure is listed above");
     }

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::files::{self, Existing};
 use crate::report::site::{self, SiteRun};
 use crate::report::{html, model};
 use crate::runner::runfile;
 
-pub fn run(dir: &Path, runs: &[PathBuf]) -> Result<()> {
+pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
     let mut site_runs: Vec<SiteRun> = Vec::new();
     for path in runs {
         let data = runfile::load(path)?;
@@ -21,7 +22,6 @@ pub fn run(dir: &Path, runs: &[PathBuf]) -> Result<()> {
         }
         site_runs.push(SiteRun { page, model });
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut pages: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for r in &site_runs {
         pages.push((dir.join(&r.page), html::render(&r.model)?.into_bytes()));
@@ -29,9 +29,31 @@ pub fn run(dir: &Path, runs: &[PathBuf]) -> Result<()> {
     pages.push((dir.join("index.html"), site::index(&site_runs)?.into_bytes()));
     // GitHub Pages serves the folder as it is, without Jekyll.
     pages.push((dir.join(".nojekyll"), Vec::new()));
-    for (p, bytes) in pages {
-        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+    if !force {
+        refuse_foreign(&pages)?;
+    }
+    files::write_each(&pages, Existing::Replace)?;
+    for (p, _) in pages {
         println!("{}", p.display());
+    }
+    Ok(())
+}
+
+/// A site is rewritten in place, but a file in its folder that is none of the pages a
+/// site holds (the user's own `index.html`, say) is not replaced without --force.
+fn refuse_foreign(pages: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+    for (p, _) in pages {
+        let ours = match std::fs::read(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Ok(old) => html::is_page(&old) || (old.is_empty() && p.ends_with(".nojekyll")),
+            Err(_) => false,
+        };
+        if !ours {
+            bail!(
+                "{} exists and is not a page lmdb-regress wrote: choose another folder, or pass --force to replace it",
+                p.display()
+            );
+        }
     }
     Ok(())
 }

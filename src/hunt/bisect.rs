@@ -11,13 +11,16 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
-use crate::compile::Toolchain;
+use crate::compile::{BuildKind, Toolchain};
 use crate::environment::Environment;
+use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{EndReason, Engine, Header, Metric, Plan, RunWriter, Sample, SCHEMA};
+use crate::runner::runfile::{
+    self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus, SCHEMA,
+};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -43,6 +46,28 @@ pub struct Settings {
     pub count_entries: u32,
     /// Worker processes at once for untimed and counted work.
     pub jobs: usize,
+    /// Random layouts for the timed runs (counting runs use the fixed builds), each run's
+    /// seed derived from this one and the run's name.
+    pub layouts: Layouts,
+    pub layout_seed: u64,
+    /// Whether run files left in `run_dir` by an earlier search may be replaced (`--force`).
+    pub existing: crate::files::Existing,
+}
+
+/// A probe as its run file's header lists it: built, with its library (the build records
+/// are in the search's log and bisect.json).
+fn probe_status(u: &Unit) -> TagStatus {
+    TagStatus {
+        tag: u.tag.clone(),
+        commit: None,
+        status: runfile::Status::Built,
+        library: u.library.clone(),
+        provenance: None,
+        matches: None,
+        files: Default::default(),
+        reason: None,
+        builds: Vec::new(),
+    }
 }
 
 /// Builds and measures; owns everything a probe needs.
@@ -58,6 +83,8 @@ pub struct Bisector<'a> {
     /// Instruction counts already taken in this search, by label: they repeat (every
     /// counting run checks so), so the ends are counted once, not at every probe.
     counted: BTreeMap<String, Vec<Sample>>,
+    /// lld, when the timed runs link random layouts.
+    linker: Option<Linker>,
 }
 
 /// The end of a search phase, with the measured step.
@@ -92,7 +119,12 @@ impl<'a> Bisector<'a> {
             Some(p) => Some(GitRepo::open(p)?),
             None => None,
         };
-        Ok(Bisector { manifest, opts, settings, counter, git, log: Vec::new(), runs: 0, counted: BTreeMap::new() })
+        let linker = match settings.layouts {
+            Layouts::Random => Some(Linker::probe(&opts.toolchains[0].toolchain)?),
+            Layouts::Fixed => None,
+        };
+        let (log, counted) = (Vec::new(), BTreeMap::new());
+        Ok(Bisector { manifest, opts, settings, counter, git, log, runs: 0, counted, linker })
     }
 
     fn say(&mut self, line: String) {
@@ -107,19 +139,24 @@ impl<'a> Bisector<'a> {
         }
     }
 
-    /// Builds one candidate; Err is the reason to skip it.
+    /// Builds one candidate (and with random layouts its objects); Err is the reason to skip it.
     pub fn unit(&self, label: &str) -> Result<Unit, String> {
         // Probes keep their plain labels: the one toolchain is in the log and bisect.json.
-        let st = matrix::build_one(&self.want(label), &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
-        match (st.status, st.library) {
-            (Status::Built, Some(lib)) => Ok(Unit {
-                engine: Engine::Rust,
-                tag: label.to_string(),
-                program: std::env::current_exe().map_err(|e| e.to_string())?,
-                library: Some(lib),
-            }),
-            (status, _) => Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
+        let want = self.want(label);
+        let st = matrix::build_one(&want, &MatrixToolchain::only(self.toolchain().clone()), &self.opts);
+        let build = match (st.status, st.build(BuildKind::SharedLibrary)) {
+            (Status::Built, Some(b)) => b,
+            (status, _) => return Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
+        };
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let lib = build.artifact.clone();
+        let mut unit = Unit::fixed(Engine::Rust, label.to_string(), exe, Some(lib.clone()), build.sha256.clone());
+        if let Some(linker) = &self.linker {
+            let source = layout::prepare(&want, self.toolchain(), linker, BuildKind::SharedLibrary, &self.opts, &lib)
+                .map_err(|e| format!("no layouts: {e:#}"))?;
+            unit.relink = Some(std::sync::Arc::new(source));
         }
+        Ok(unit)
     }
 
     /// The toolchain every probe is built by.
@@ -178,6 +215,7 @@ impl<'a> Bisector<'a> {
     ) -> Result<Vec<Sample>> {
         self.runs += 1;
         let s = &self.settings;
+        let random = pass.metric == Metric::Time && s.layouts == Layouts::Random;
         let plan = Plan {
             rounds: pass.max_rounds,
             warmup: pass.warmup,
@@ -188,6 +226,10 @@ impl<'a> Bisector<'a> {
             min_effect: Some(s.rule.min_effect),
             count_entries: None,
             shard: None,
+            control: None,
+            layouts: if random { Layouts::Random } else { Layouts::Fixed },
+            layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
+            layout_study: None,
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let header = Header {
@@ -196,13 +238,14 @@ impl<'a> Bisector<'a> {
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
             plan: plan.clone(),
-            tags: Vec::new(),
+            // The probes' labels, so that the run file lists every tag its samples name.
+            tags: units.iter().map(probe_status).collect(),
             environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
             parts: Vec::new(),
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
-        let mut w = RunWriter::create(&path, &header)?;
+        let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let schedule = Schedule {

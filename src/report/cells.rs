@@ -2,7 +2,7 @@
 //! intervals and verdicts, and the tables of a report as plain cells.
 
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
-use crate::runner::runfile::Metric;
+use crate::runner::runfile::{Layouts, Metric};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
@@ -295,6 +295,26 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
     c
 }
 
+/// A layout study's result: each section's layout spread beside its per-sample noise, and
+/// how many layouts its ranked table resolves slower than the fastest.
+pub fn layout_study_cells(m: &ReportModel) -> Cells {
+    let header = ["Workload", "layouts", "layout spread", "per-sample noise", "slower than the fastest"];
+    let mut c = Cells::new(&header, 0, 1);
+    let pct = |x: Option<f64>| x.map(|x| within(100.0 * x)).unwrap_or_else(|| "n/a".into());
+    for s in &m.sections {
+        let slower = s.ranked.iter().filter(|r| r.vs_fastest.as_ref().is_some_and(|d| d.verdict().is_change()));
+        let row = vec![
+            m.section_title(s),
+            s.ranked.len().to_string(),
+            pct(s.layout_spread),
+            pct(s.noise.map(|n| n.spread)),
+            slower.count().to_string(),
+        ];
+        c.push(row, false);
+    }
+    c
+}
+
 /// Rust / C per workload and tag; empty unless both engines ran.
 pub fn overhead_cells(m: &ReportModel) -> Cells {
     let mut c = Cells::new(&["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "interval", "verdict"], 1, 2);
@@ -335,6 +355,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
              Order and vs Fastest: the same estimate, against the tag no other beats by it."
                 .into(),
         );
+        v.push(layouts_line(m));
     } else {
         v.push(format!(
             "Instruction counts in the timed region are exact: a delta beyond {} is \
@@ -355,15 +376,58 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     if m.has_counts() {
+        let cause = match per_sample_layouts(m) {
+            true => {
+                "Every sample ran its own code layout, so code placement is averaged out: the cause \
+                 is memory or cache behaviour (or machine noise), not more work in LMDB"
+            }
+            false => {
+                "Each tag ran one fixed code layout, so the cause may be that layout's code \
+                 placement, or memory or cache behaviour, or machine noise, not more work in LMDB \
+                 (--layouts random averages placement out)"
+            }
+        };
         v.push(format!(
             "instr: the instruction delta of the same two tags (one counting pass, {} entries, \
-             per entry). \"time only\": time moved while instructions stayed within {}, \
-             so the cause is cache, memory, code layout or machine noise, not more work in LMDB.",
+             per entry). \"time only\": time moved while instructions stayed within {}. {cause}.",
             m.plan.count_entries.unwrap_or(m.config.entries),
             within(ct)
         ));
     }
     v
+}
+
+/// Whether every sample ran a code layout of its own (random layouts, not a study).
+fn per_sample_layouts(m: &ReportModel) -> bool {
+    m.plan.layouts == Layouts::Random && m.plan.layout_study.is_none()
+}
+
+/// How the code was laid out, and what that does to the intervals.
+fn layouts_line(m: &ReportModel) -> String {
+    if let Some(study) = &m.plan.layout_study {
+        return format!(
+            "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
+             functions), each a label of its own measured in every round with the same layout; \
+             layout spread: how much their times differ beyond the per-sample noise.",
+            label(&study.tag),
+            study.layouts.len()
+        );
+    }
+    match (m.plan.layouts, m.plan.layout_seed) {
+        (Layouts::Random, seed) => format!(
+            "Layouts: every sample ran its own code layout (lld --shuffle-sections of the \
+             functions, seeded from the run's seed {} with the tag and round; each sample records \
+             its own), so code placement is part of each round's noise instead of a fixed \
+             property of each tag's one binary. That widens the intervals - a difference one \
+             layout would show is averaged over many - and is what makes a verdict about LMDB \
+             rather than about two binaries.",
+            seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+        ),
+        (Layouts::Fixed, _) => "Layouts: fixed - each tag ran its one build (its compiler's function order) \
+             in every round, so a time verdict holds for those binaries and may be their code \
+             placement's rather than LMDB's."
+            .into(),
+    }
 }
 
 /// Per section: the noise the run saw, the resolution it reached, the verdict counts,
@@ -378,12 +442,19 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         ));
     }
     if let Some(r) = s.resolution {
+        let layouts = match per_sample_layouts(m) {
+            true => "; layout noise included: each sample ran its own code layout",
+            false => "",
+        };
         v.push(format!(
-            "Resolution: {} (median half-width of the intervals); smaller differences are not resolved by this run.",
+            "Resolution: {} (median half-width of the intervals{layouts}); smaller differences are not resolved by this run.",
             within(100.0 * r)
         ));
     }
     if let Some(line) = rounds_line(m, s) {
+        v.push(line);
+    }
+    if let Some(line) = layout_spread_line(m, s) {
         v.push(line);
     }
     let counts = |ds: Vec<&Delta>| -> String {
@@ -438,6 +509,24 @@ fn rounds_line(m: &ReportModel, s: &Section) -> Option<String> {
         needs.join("; "),
         need.all()
     ))
+}
+
+/// The section's layout spread, when measured; under random layouts also when not.
+fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
+    let how = match &m.plan.layout_study {
+        Some(study) => format!("across the {} layouts, beyond the per-sample noise", study.layouts.len()),
+        None => "between workers, each its own layout, beyond their repetitions (process-to-process effects included)"
+            .into(),
+    };
+    match s.layout_spread {
+        Some(x) => Some(format!("Layout spread: {} ({how}).", within(100.0 * x))),
+        None if per_sample_layouts(m) && m.unit.metric == Metric::Time => Some(
+            "Layout spread: not measured (one timed repetition per worker; --iterations 2 or more, \
+             or `lmdb-regress layouts`, measures it)."
+                .into(),
+        ),
+        None => None,
+    }
 }
 
 /// The environment block every human format carries.

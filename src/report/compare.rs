@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cells::{self, Cells};
 use super::outline::Document;
 use crate::manifest::release_key;
-use crate::runner::runfile::{Engine, Metric, RunData};
+use crate::runner::runfile::{Engine, Layouts, Metric, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::Workload;
@@ -33,6 +33,9 @@ pub struct Comparisons {
     /// Workload settings that differ between the two runs: their figures measure
     /// different things.
     pub config_differences: Vec<String>,
+    /// Each run's layouts (old, new): random layouts against one fixed build per tag differ
+    /// by more than LMDB.
+    pub layouts: (Layouts, Layouts),
 }
 
 /// Each (engine, workload, tag) with its one value per round.
@@ -85,7 +88,8 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     }
     let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), release_key(&r.tag));
     rows.sort_by_key(order);
-    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new) })
+    let layouts = (old.header.plan.layouts, new.header.plan.layouts);
+    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts })
 }
 
 pub fn outline(c: &Comparisons) -> Document {
@@ -94,6 +98,14 @@ pub fn outline(c: &Comparisons) -> Document {
         d.blocks.push(super::outline::Block::Note(format!(
             "Warning: the runs used different workload settings ({}); their figures measure different things.",
             c.config_differences.join(", ")
+        )));
+    }
+    let (old, new) = c.layouts;
+    if old != new && c.metric == Metric::Time {
+        d.blocks.push(super::outline::Block::Note(format!(
+            "Warning: the runs differ in layouts (old: {old}, new: {new}): one fixed build per tag \
+             against a code layout of its own per sample, so a change may be the fixed layout's \
+             code placement, not LMDB's."
         )));
     }
     let mut sections: Vec<((Engine, Workload), Vec<&CompareRow>)> = Vec::new();

@@ -36,6 +36,8 @@ struct SummaryRow<'a> {
     vs_baseline_instructions_ratio: Option<f64>,
     vs_baseline_time_only: Option<bool>,
     unit: &'static str,
+    /// The section's: how much layout alone moves the time (None: not measured).
+    layout_spread: Option<f64>,
 }
 
 /// A delta's ratio, interval and verdict (with "time only"), as the JSON record has them.
@@ -79,6 +81,7 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
                 vs_baseline_instructions_ratio: b.and_then(|d| d.instructions.map(|i| i.ratio)),
                 vs_baseline_time_only: b.map(|d| d.time_only),
                 unit: m.unit_of(s),
+                layout_spread: s.layout_spread,
             })?;
         }
     }
@@ -95,6 +98,7 @@ struct SampleRow<'a> {
     instructions: Option<u64>,
     checksum: Option<String>,
     counted: bool,
+    layout: Option<u32>,
 }
 
 pub fn samples(m: &ReportModel) -> Result<String> {
@@ -109,6 +113,7 @@ pub fn samples(m: &ReportModel) -> Result<String> {
             instructions: s.instructions,
             checksum: s.checksum.map(|c| c.to_string()),
             counted: s.counted,
+            layout: s.layout,
         })?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

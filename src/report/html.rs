@@ -60,14 +60,21 @@ pub fn figure(svg: &str) -> String {
     format!("<figure class=\"chart\">\n{}</figure>\n", svg.trim_start())
 }
 
+/// How every page begins: `site` replaces a file that begins so (a page it wrote) and no other.
+const PAGE_START: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+                          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; ";
+
+/// Whether `bytes` are a page [`page`] wrote.
+pub fn is_page(bytes: &[u8]) -> bool {
+    bytes.starts_with(PAGE_START.as_bytes())
+}
+
 /// The whole page around a body; the policy allows the page's own style and, by its
 /// hash, its own script, and nothing else.
 pub fn page(title: &str, body: &str) -> String {
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(SCRIPT.as_bytes()));
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; \
-         script-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'\">\n\
+        "{PAGE_START}script-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n\
          <script>{SCRIPT}</script>\n</body>\n</html>\n",

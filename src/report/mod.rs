@@ -18,8 +18,9 @@ pub mod text;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
+use crate::files::Existing;
 use model::ReportModel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -91,18 +92,24 @@ pub fn render(m: &ReportModel, f: Format) -> Result<Vec<u8>> {
     Ok(outputs.remove(0).bytes)
 }
 
-/// Writes every output of every format as `<dir>/<stem><suffix>`; returns the paths.
-pub fn write_all(m: &ReportModel, formats: &[Format], dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut paths = Vec::new();
+/// Writes every output of every format as `<dir>/<stem><suffix>`, each atomically, after
+/// all are rendered; an existing file is replaced only when `existing` says so, and then
+/// none is written. Returns the paths.
+pub fn write_all(
+    m: &ReportModel,
+    formats: &[Format],
+    dir: &Path,
+    stem: &str,
+    existing: Existing,
+) -> Result<Vec<PathBuf>> {
+    let mut outputs = Vec::new();
     for &f in formats {
         for o in exporter(f).export(m)? {
-            let p = dir.join(format!("{stem}{}", o.suffix));
-            std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
-            paths.push(p);
+            outputs.push((dir.join(format!("{stem}{}", o.suffix)), o.bytes));
         }
     }
-    Ok(paths)
+    crate::files::write_each(&outputs, existing)?;
+    Ok(outputs.into_iter().map(|(p, _)| p).collect())
 }
 
 /// `run --summary-json`: one object per (engine, tag, workload); names are a script interface.

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::manifest::{base_of, control_of, parse_version, release_key, split_toolchain, toolchain_label};
-use crate::runner::runfile::{Check, End, Engine, Failure, Metric, Plan, RunData, Sample};
+use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
@@ -36,7 +36,8 @@ pub struct Delta {
     /// section's metric is instructions already).
     pub instructions: Option<Comparison>,
     /// A time change while instructions stay within the count tolerance: the cause is
-    /// cache, memory, code layout or noise, not more work in LMDB.
+    /// memory or cache behaviour or noise (and, under fixed layouts, possibly code
+    /// placement), not more work in LMDB.
     pub time_only: bool,
 }
 
@@ -88,6 +89,10 @@ pub struct Section {
     /// The most rounds any tag has here, and how many each kind of interval needs.
     pub rounds: usize,
     pub rounds_needed: family::RoundsNeeded,
+    /// How much code layout alone moves this workload's time, as a fraction, when the run
+    /// measured it (a layout study, or random layouts with repetitions in each worker);
+    /// None when not measured.
+    pub layout_spread: Option<f64>,
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
@@ -330,6 +335,9 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
             section(engine, workload, b, &baseline, &rule, checksum, mismatches)
         })
         .collect();
+    for s in sections.iter_mut().filter(|_| metric == Metric::Time) {
+        s.layout_spread = layout_spread(data, s.engine, s.workload, &blocks[&(s.engine, s.workload)]);
+    }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
     let mut tags = h.tags.clone();
@@ -354,6 +362,29 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         blocks,
         preset: super::presets::build(data),
     })
+}
+
+/// How much layout alone moved one section's times, where the run's design shows it:
+/// across a study's layouts, or between the workers of random layouts that repeat their
+/// workload. Computed in `stats::layout`; None when not measured.
+fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks) -> Option<f64> {
+    let plan = &data.header.plan;
+    if plan.layout_study.is_some() {
+        let layouts = b.values.iter().filter(|(t, _)| control_of(t).is_none()).map(|(t, r)| (t.clone(), r.clone()));
+        return stats::layout::across_layouts(&layouts.collect());
+    }
+    if plan.layouts != Layouts::Random || plan.iterations < 2 {
+        return None;
+    }
+    let mut workers: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    let entries = data.header.config.entries;
+    for s in data.samples.iter().filter(|s| !s.counted && s.engine == engine && s.workload == workload) {
+        let value = figure(s, Metric::Time, entries).filter(|_| s.layout.is_some());
+        if let Some(v) = value {
+            workers.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(v);
+        }
+    }
+    stats::layout::between_workers(&workers)
 }
 
 /// Measured tags (controls aside) in release order.
@@ -455,6 +486,7 @@ fn section(
         resolution,
         rounds: summaries.values().map(|s| s.n).max().unwrap_or(0),
         rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family),
+        layout_spread: None,
         checksum_mismatches,
         checksum,
     }

@@ -85,6 +85,18 @@ pub fn report(m: &ReportModel) -> Document {
         )
     });
     super::presets::outline::intro(&mut d, m);
+    if let Some(study) = &m.plan.layout_study {
+        d.heading(1, "Layout sensitivity");
+        d.para(format!(
+            "{} under {} code layouts of one build (lld's seeded shuffle of its functions), each \
+             measured in every round with the same layout. Layout spread: how much identical code \
+             moves between layouts on this machine, beyond the per-sample noise; the tables below \
+             rank the layouts.",
+            label(&study.tag),
+            study.layouts.len()
+        ));
+        d.table(cells::layout_study_cells(m));
+    }
     for s in &m.sections {
         d.heading(2, m.section_title(s));
         d.table(cells::ranked_cells(m, s));

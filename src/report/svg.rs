@@ -106,7 +106,8 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.01).max(1e-9);
     // Twice the room on top, for the verdict marks.
     let (ylo, yhi) = ((lo - pad).max(0.0), hi + 2.0 * pad);
-    let title = format!("{} — median {} with 95% interval, × minimum", m.section_title(s), m.unit_of(s));
+    let spread = s.layout_spread.map(|x| format!("; layout spread ±{:.1}%", 100.0 * x)).unwrap_or_default();
+    let title = format!("{} — median {} with 95% interval, × minimum{spread}", m.section_title(s), m.unit_of(s));
     let legend = format!(
         "against {}: ▲ slower  ▼ faster  = same  (hollow: time only)   red: newest tag",
         short_tag(&cells::label(&m.baseline))

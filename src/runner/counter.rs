@@ -37,7 +37,7 @@ impl Counter {
 
 /// perf_event_open if a counter opens and counts, else callgrind if valgrind runs.
 pub fn detect() -> Result<Counter> {
-    if std::env::var("LMDB_REGRESS_COUNTER").as_deref() != Ok("callgrind") {
+    if crate::envvars::one_of("LMDB_REGRESS_COUNTER", crate::envvars::COUNTERS)? != Some("callgrind") {
         if let Ok(mut c) = PerfCounter::open() {
             if c.start().is_ok() {
                 std::hint::black_box((0..1000u64).sum::<u64>());

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{End, EndReason, Header, Layouts, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
 use crate::environment::Environment;
 use crate::manifest::release_key;
 
@@ -69,11 +69,15 @@ fn name(r: &RunData, i: usize) -> String {
 }
 
 /// Everything that changes what a sample measures, in the order differences are named.
-/// The shard's own index is the one thing shards differ in.
+/// The shard's own index (and, with random layouts, the layout seed) is what shards differ in.
 fn fingerprint(h: &Header) -> [(&'static str, Value); 7] {
     let mut plan = serde_json::to_value(&h.plan).expect("a plan serializes");
     if let Some(shard) = plan.get_mut("shard").and_then(Value::as_object_mut) {
         shard.remove("index");
+    }
+    // Each run draws its own layouts; whether they were random is what matters.
+    if let Some(plan) = plan.as_object_mut() {
+        plan.remove("layout_seed");
     }
     let toolchains: BTreeSet<String> = h
         .tags
@@ -167,6 +171,9 @@ fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
         time_budget_s: None,
         target_ci: None,
         count_entries: None,
+        // Counts were taken from the fixed builds: layouts do not change them.
+        layouts: Layouts::Fixed,
+        layout_seed: None,
         ..h.plan.clone()
     };
     // The counting pass runs after the rounds' end record, and only when they ended normally.

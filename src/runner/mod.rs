@@ -4,11 +4,13 @@
 //! run file as they arrive.
 
 pub mod counter;
+mod layouts;
 pub mod merge;
 pub mod pool;
 mod preset_worker;
 pub mod protocol;
 pub mod runfile;
+pub mod scratch;
 pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,10 +21,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::seq::SliceRandom;
 
 pub use crate::compile::sanitize;
+use crate::layout::{self, Layout};
 use crate::stats;
 use crate::workload::dataset::expected_checksums;
 use crate::workload::{Checksum, Dataset, Workload, WorkloadConfig};
@@ -39,9 +42,33 @@ pub struct Unit {
     pub program: PathBuf,
     /// The shared library, for the Rust worker.
     pub library: Option<PathBuf>,
+    /// The SHA-256 the build record (or the layout's record) gives the artifact this unit
+    /// loads (the library) or runs (the C twin): checked before every load and every start.
+    pub sha256: String,
+    /// The layout `library` (Rust) or `program` (C twin) was linked with; None: the fixed build.
+    pub layout: Option<Layout>,
+    /// With random layouts: what every round links this unit's own layout from.
+    pub relink: Option<Arc<layout::Source>>,
 }
 
 impl Unit {
+    /// A unit as built, of one fixed layout: its compiler's.
+    pub fn fixed(engine: Engine, tag: String, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
+        Unit { engine, tag, program, library, sha256, layout: None, relink: None }
+    }
+
+    /// The same unit running `layout` instead: its library (Rust) or its C twin.
+    pub fn with_layout(&self, layout: Layout) -> Unit {
+        let mut u = self.clone();
+        match u.engine {
+            Engine::Rust => u.library = Some(layout.path.clone()),
+            Engine::C => u.program = layout.path.clone(),
+        }
+        u.sha256 = layout.sha256.clone();
+        u.layout = Some(layout);
+        u
+    }
+
     /// The program and the arguments that start its worker for `action`.
     fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
         let args = match self.engine {
@@ -50,6 +77,8 @@ impl Unit {
                 action.into(),
                 "--library".into(),
                 self.library.clone().expect("rust units have a library").into(),
+                "--library-sha256".into(),
+                self.sha256.clone().into(),
             ],
             Engine::C => vec![action.into()],
         };
@@ -61,6 +90,17 @@ impl Unit {
         let mut c = Command::new(program);
         c.args(args);
         c
+    }
+
+    /// Runs one of this unit's workers. The Rust worker checks its library itself before
+    /// loading it; the C twin is checked here, before it is started.
+    fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+        if self.engine == Engine::C {
+            if let Err(e) = crate::artifact::verify(&self.program, &self.sha256) {
+                return (Vec::new(), Some(format!("the C twin was not started: {e:#}")));
+            }
+        }
+        run_worker(cmd)
     }
 }
 
@@ -91,23 +131,38 @@ pub struct Schedule<'a> {
     pub jobs: usize,
 }
 
-/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run after saving; workers die
-/// with the signal and their partial round is not recorded as a failure.
+impl<'a> Schedule<'a> {
+    /// A new run's schedule from its first round, stopped by Ctrl-C and its plan alone.
+    pub fn new(
+        units: Vec<Unit>,
+        workloads: Vec<Workload>,
+        cfg: &'a WorkloadConfig,
+        plan: &'a Plan,
+        counter: Option<Counter>,
+        jobs: usize,
+    ) -> Schedule<'a> {
+        let interrupted = interrupt_flag();
+        let (start_round, prior, stop_when, counted) = (0, Vec::new(), None, false);
+        Schedule { units, workloads, cfg, plan, start_round, prior, interrupted, counter, stop_when, counted, jobs }
+    }
+}
+
+/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
+/// saving; workers die with the signal and their partial round is not recorded as a
+/// failure. A second Ctrl-C ends the process at once.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let f = Arc::new(AtomicBool::new(false));
         let g = f.clone();
-        let _ = ctrlc::set_handler(move || g.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            if g.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
         f
     })
     .clone()
-}
-
-fn scratch_root() -> Result<tempfile::TempDir> {
-    let base = std::env::var_os("LMDB_REGRESS_SCRATCH").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&base)?;
-    tempfile::Builder::new().prefix("lmdb-regress-").tempdir_in(&base).context("cannot create a scratch directory")
 }
 
 fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
@@ -193,8 +248,9 @@ impl Schedule<'_> {
                     // After Ctrl-C a worker's death is no failure of the tag.
                     Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
                     Err(error) => {
-                        bar.suspend(|| eprintln!("{}: cannot build the read database: {error}", u.tag));
-                        w.append(&Record::Failure(unit_failure(u, None, "prepare", error)))
+                        let f = self.failure(u, None, "prepare", error);
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.tag, f.error));
+                        w.append(&Record::Failure(f))
                     }
                 }
             },
@@ -216,7 +272,7 @@ impl Schedule<'_> {
         cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
         // A preset's workloads say which database to write.
         cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
-        let (lines, death) = run_worker(cmd);
+        let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
             None if lines.iter().any(|l| l.prepared) => Ok(dir),
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
@@ -243,7 +299,7 @@ impl Schedule<'_> {
             }
             let mut cmd = u.command("verify");
             cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
-            run_worker(cmd)
+            u.run(cmd)
         };
         let mut found = BTreeMap::new();
         pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
@@ -266,7 +322,7 @@ impl Schedule<'_> {
                     Ok(c) => {
                         found.insert((u.engine, u.tag.clone(), *wl), c);
                     }
-                    Err(error) => w.append(&Record::Failure(unit_failure(u, Some(*wl), "verify", error)))?,
+                    Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
                 }
             }
             Ok(())
@@ -276,9 +332,16 @@ impl Schedule<'_> {
         Ok(())
     }
 
+    /// The run's layout seed when every timed (unit, round) links its own layout; counts
+    /// are the same under every layout, so counting schedules run the fixed builds.
+    fn layout_seed(&self) -> Option<u64> {
+        let random = self.counter.is_none() && self.plan.layouts == runfile::Layouts::Random;
+        self.plan.layout_seed.filter(|_| random)
+    }
+
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
@@ -293,7 +356,8 @@ impl Schedule<'_> {
             if !warm && round >= self.plan.rounds {
                 break;
             }
-            samples.extend(self.round(round, warm, &ready, scratch.path(), &bar, w)?);
+            let warm_index = warm.then(|| self.plan.warmup - warm_left);
+            samples.extend(self.round(round, warm_index, &ready, scratch.path(), &bar, w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -322,12 +386,18 @@ impl Schedule<'_> {
         if self.counter.is_some() && round > self.start_round {
             self.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
         }
+        // The schedule's wall time: the layout check below counts, as counting passes do.
+        let wall = started.elapsed();
+        let checked = round > self.start_round && !self.interrupted.load(Ordering::SeqCst);
+        if let Some(seed) = self.layout_seed().filter(|_| checked) {
+            layouts::check_counts(self, seed, &samples[prior..], w)?;
+        }
         let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
             reason,
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            wall_s: Some(started.elapsed().as_secs_f64()),
+            wall_s: Some(wall.as_secs_f64()),
             timed_s: (self.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
@@ -336,17 +406,32 @@ impl Schedule<'_> {
 
     /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
     /// two timed regions overlap. Counted rounds run on every core: counts ignore load.
+    /// With random layouts every unit first gets its own, linked on every core before the
+    /// round's first worker starts. `warm_index` numbers warm-up rounds (not recorded).
     fn round(
         &self,
         round: u32,
-        warm: bool,
+        warm_index: Option<u32>,
         ready: &Ready,
         scratch: &Path,
         bar: &indicatif::ProgressBar,
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
-        let mut order: Vec<&Unit> = self.units.iter().collect();
-        order.shuffle(&mut rand::thread_rng());
+        let warm = warm_index.is_some();
+        let mut units: Vec<Unit> = self.units.clone();
+        units.shuffle(&mut rand::thread_rng());
+        if let Some(seed) = self.layout_seed() {
+            let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
+            bar.set_message(format!("{slot}: linking layouts"));
+            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.jobs, &self.interrupted);
+            // After Ctrl-C a layout not linked is no failure of its unit.
+            let record = !warm && !self.interrupted.load(Ordering::SeqCst);
+            for (u, error) in failed.iter().filter(|_| record) {
+                w.append(&Record::Failure(self.failure(u, None, "layout", error.clone()).in_round(round)))?;
+            }
+            units = linked;
+        }
+        let order: Vec<&Unit> = units.iter().collect();
         let jobs = if self.counter.is_some() { self.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {
@@ -369,7 +454,7 @@ impl Schedule<'_> {
     /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
         assert!(self.counted && self.counter.is_some(), "a counting schedule");
-        let scratch = scratch_root()?;
+        let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();
@@ -396,28 +481,16 @@ impl Schedule<'_> {
         if self.interrupted.load(Ordering::SeqCst) {
             return Ok(());
         }
-        let job = Job { unit: u, batch: vec![first.workload] };
-        let (lines, death) = self.invoke(&job, ready, scratch);
-        let again = lines.iter().find(|l| l.workload == Some(first.workload)).and_then(|l| l.instructions.first());
-        let before = first.instructions.unwrap_or_default();
+        let again = self.count_once(u, first.workload, ready, scratch);
         let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
-        // Counts may differ by a few instructions where glibc's memcpy takes another path
-        // for another buffer alignment; what matters is that this stays far below the
-        // tolerance counts are judged with.
-        let allowed = stats::family::Rule::default().count_tolerance / 10.0;
-        let check = match again {
-            Some(&n) => {
-                let off = (n as f64 - before as f64).abs() / (before.max(1) as f64);
-                let detail = format!(
-                    "{before} then {n} instructions, {:.5}% apart (allowed: {:.2}%)",
-                    off * 100.0,
-                    allowed * 100.0
-                );
-                Check { what, passed: off <= allowed, detail }
-            }
-            None => Check { what, passed: false, detail: death.unwrap_or_else(|| "the second count failed".into()) },
-        };
-        w.append(&Record::Check(check))
+        w.append(&Record::Check(counts_agree(what, Ok(first.instructions.unwrap_or_default()), again)))
+    }
+
+    /// One workload of `u` counted once more: its count, or why there is none.
+    fn count_once(&self, u: &Unit, workload: Workload, ready: &Ready, scratch: &Path) -> Result<u64, String> {
+        let (lines, death) = self.invoke(&Job { unit: u, batch: vec![workload] }, ready, scratch);
+        let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.instructions.first().copied());
+        count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.tag)))
     }
 
     /// The counter a unit's worker uses: perf only inside the Rust worker.
@@ -485,14 +558,14 @@ impl Schedule<'_> {
         let Some(Counter::Callgrind { .. }) = counter else {
             let mut c = Command::new(&program);
             c.args(&full);
-            return run_worker(c);
+            return u.run(c);
         };
         // Parallel jobs each need their own profile file.
         let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();
-        let (mut lines, death) = run_worker(counter::callgrind_command(&program, &full, &profile, dump_after));
+        let (mut lines, death) = u.run(counter::callgrind_command(&program, &full, &profile, dump_after));
         if death.is_some() {
             return (lines, death);
         }
@@ -532,7 +605,7 @@ impl Schedule<'_> {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(unit_failure(u, Some(wl), "run", error).in_round(round)));
+                out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
@@ -546,20 +619,51 @@ impl Schedule<'_> {
                     checksum,
                     counted: self.counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
+                    layout: u.layout.as_ref().map(|l| l.seed),
                 }));
             }
         }
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(unit_failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
+            out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
         out
     }
 }
 
-fn unit_failure(u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
-    Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+/// Whether two counts of the same work agree. They may differ by a few instructions where
+/// glibc's memcpy takes another path for another buffer alignment; what matters is that this
+/// stays far below the tolerance counts are judged with.
+fn counts_agree(what: String, first: Result<u64, String>, second: Result<u64, String>) -> Check {
+    let allowed = stats::family::Rule::default().count_tolerance / 10.0;
+    match (first, second) {
+        (Ok(a), Ok(b)) => {
+            let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);
+            let detail =
+                format!("{a} then {b} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
+            Check { what, passed: off <= allowed, detail }
+        }
+        (Err(e), _) | (_, Err(e)) => Check { what, passed: false, detail: e },
+    }
+}
+
+impl Schedule<'_> {
+    /// A unit's failure as the run file records it; a full map says what map would do.
+    fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+        let error = match error.contains("MDB_MAP_FULL") {
+            false => error,
+            true if self.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
+                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
+            }
+            true => format!(
+                "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
+                self.cfg.effective_map_size(),
+                self.cfg.roomy_map_size()
+            ),
+        };
+        Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+    }
 }
 
 /// Gives each workload's line the count of the profile part its timed function dumped.

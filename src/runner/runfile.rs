@@ -1,8 +1,9 @@
 //! The run file: JSON Lines, appended as results arrive, so an interrupted run loses
 //! nothing. The first line is the header; then samples and failures; then `end`.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -10,13 +11,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
+use crate::files::{self, Existing};
 use crate::manifest::{release_key, FileHashes, Match};
 use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
 /// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
-/// 3: `check` records, such as the determinism check of instruction counts).
+/// 3: `check` records, such as the determinism check of instruction counts). Layouts
+/// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
+/// of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
@@ -47,6 +51,35 @@ pub enum Metric {
     Instructions,
 }
 
+/// How each time sample's code was laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Layouts {
+    /// Every (unit, round) runs its own function order, linked by lld from objects compiled once.
+    Random,
+    /// Each unit's one build, as linked by its compiler (every run before layouts were randomised).
+    #[default]
+    Fixed,
+}
+
+impl std::fmt::Display for Layouts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layouts::Random => "random",
+            Layouts::Fixed => "fixed",
+        })
+    }
+}
+
+/// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
+/// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutStudy {
+    pub tag: String,
+    /// Each label and its layout's seed.
+    pub layouts: Vec<(String, u32)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub rounds: u32,
@@ -65,6 +98,19 @@ pub struct Plan {
     /// Set when this run is one shard of a larger one (`run --shard K/N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Time samples' code layouts; runs from before layouts were randomised read as fixed.
+    #[serde(default)]
+    pub layouts: Layouts,
+    /// With random layouts: the seed every sample's layout derives from, with its unit and round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_seed: Option<u64>,
+    /// Set when the run is a layout-sensitivity study of one tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_study: Option<LayoutStudy>,
+    /// The tag measured a second time as its own control (`--control`), when this run
+    /// measures it; older run files leave it out (their samples say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 impl Plan {
@@ -200,6 +246,10 @@ pub struct Sample {
     /// A preset's figures beside the time (latencies, resources, size on disk).
     #[serde(default, skip_serializing_if = "Figures::is_empty")]
     pub figures: Figures,
+    /// The seed of the layout the sample ran (lld's shuffle of the functions); null for the
+    /// fixed build, and in runs from before layouts were randomised.
+    #[serde(default)]
+    pub layout: Option<u32>,
 }
 
 impl Sample {
@@ -329,63 +379,159 @@ impl RunData {
         }
     }
 
-    /// Writes the run as a new run file: header, failures, samples, checks, end.
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let mut w = RunWriter::create(path, &self.header)?;
-        for f in &self.failures {
-            w.append(&Record::Failure(f.clone()))?;
-        }
-        for s in &self.samples {
-            w.append(&Record::Sample(s.clone()))?;
-        }
-        for c in &self.checks {
-            w.append(&Record::Check(c.clone()))?;
-        }
-        if let Some(e) = &self.end {
-            w.append(&Record::End(e.clone()))?;
-        }
-        Ok(())
+    /// Writes the run as a run file (header, failures, samples, checks, end) in one piece:
+    /// to a temporary file renamed into place, so a failure leaves any old file as it was.
+    pub fn save(&self, path: &Path, existing: Existing) -> Result<()> {
+        let records = std::iter::once(Record::Header(Box::new(self.header.clone())))
+            .chain(self.failures.iter().cloned().map(Record::Failure))
+            .chain(self.samples.iter().cloned().map(Record::Sample))
+            .chain(self.checks.iter().cloned().map(Record::Check))
+            .chain(self.end.iter().cloned().map(Record::End));
+        let text = records.map(|r| line(&r)).collect::<Result<String>>()?;
+        files::write_atomic(path, text.as_bytes(), existing)
+    }
+
+    /// The end record of a run that finished (not one a Ctrl-C ended): nothing is left to resume.
+    pub fn finished(&self) -> Option<&End> {
+        self.end.as_ref().filter(|e| e.reason != EndReason::Interrupted)
     }
 }
 
+/// A record as one line of a run file.
+fn line(r: &Record) -> Result<String> {
+    let mut line = serde_json::to_string(r)?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// A run file's one writer: it holds an exclusive lock (flock) on the file from opening to
+/// the end, so a second writer fails at once, naming the first one's PID.
 pub struct RunWriter {
     file: File,
     pub path: PathBuf,
 }
 
 impl RunWriter {
-    pub fn create(path: &Path, header: &Header) -> Result<RunWriter> {
+    /// A new run file at `path`, its header written. An existing file is refused unless
+    /// `existing` says replace, and one another process is writing is never replaced.
+    pub fn create(path: &Path, header: &Header, existing: Existing) -> Result<RunWriter> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let file = File::create(path).with_context(|| format!("cannot create run file {}", path.display()))?;
-        let mut w = RunWriter { file, path: path.to_path_buf() };
+        let opened = match existing {
+            Existing::Refuse => files::create_new(path),
+            Existing::Replace => OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path),
+        };
+        let file = match opened {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(files::exists_error(path)),
+            other => other.with_context(|| format!("cannot create run file {}", path.display()))?,
+        };
+        files::lock_exclusive(&file, path)?;
+        file.set_len(0).with_context(|| format!("cannot empty {}", path.display()))?;
+        RunWriter::start(file, path.to_path_buf(), header)
+    }
+
+    /// A new run file `dir/stem.jsonl`, or `stem-2.jsonl`, `stem-3.jsonl`, …: never an
+    /// existing one, so runs started in the same second keep their own files.
+    pub fn create_numbered(dir: &Path, stem: &str, header: &Header) -> Result<RunWriter> {
+        let (file, path) = files::create_numbered(dir, stem, "jsonl", files::create_new)?;
+        files::lock_exclusive(&file, &path)?;
+        RunWriter::start(file, path, header)
+    }
+
+    fn start(file: File, path: PathBuf, header: &Header) -> Result<RunWriter> {
+        let mut w = RunWriter { file, path };
         w.append(&Record::Header(Box::new(header.clone())))?;
         Ok(w)
     }
 
-    pub fn append_to(path: &Path) -> Result<RunWriter> {
-        let file =
-            OpenOptions::new().append(true).open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    /// The run file `path`, locked for this writer, to continue it. Nothing in it changes
+    /// until [`RunWriter::cut_torn_line`] or an append.
+    pub fn reopen(path: &Path) -> Result<RunWriter> {
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open run file {}", path.display()))?;
+        files::lock_exclusive(&file, path)?;
         Ok(RunWriter { file, path: path.to_path_buf() })
+    }
+
+    /// Cuts a last line that was never finished (the run was killed, or the disk filled,
+    /// while it was written), and says so: what is appended then starts a line of its own.
+    pub fn cut_torn_line(&mut self) -> Result<()> {
+        let text = std::fs::read(&self.path).with_context(|| format!("cannot read {}", self.path.display()))?;
+        if text.is_empty() || text.ends_with(b"\n") {
+            return Ok(());
+        }
+        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line_no = text[..keep].iter().filter(|&&b| b == b'\n').count() + 1;
+        self.file.set_len(keep as u64).with_context(|| format!("cannot cut {}", self.path.display()))?;
+        eprintln!(
+            "{}:{line_no}: cut a torn last line ({} bytes, written when the run was stopped) before continuing",
+            self.path.display(),
+            text.len() - keep
+        );
+        Ok(())
     }
 
     /// One line, flushed at once: what is written survives a kill.
     pub fn append(&mut self, r: &Record) -> Result<()> {
-        let mut line = serde_json::to_string(r)?;
-        line.push('\n');
+        let line = line(r)?;
         self.file.write_all(line.as_bytes()).with_context(|| format!("cannot write {}", self.path.display()))?;
         self.file.flush()?;
         Ok(())
     }
 }
 
+/// Reads a run file, finished or not. What a run cannot have written is refused, naming
+/// the file and the line: a second header, a sample or failure of a tag, engine or
+/// workload the header does not list, a sample of no time, a measured sample or a second
+/// end after the run's end. A torn last line (the run was stopped while writing it) is
+/// left out, and said so.
 pub fn load(path: &Path) -> Result<RunData> {
-    let file = File::open(path).with_context(|| format!("cannot open run file {}", path.display()))?;
-    let mut lines = BufReader::new(file).lines().enumerate().peekable();
-    let (_, first) = lines.next().with_context(|| format!("{} is empty: not a run file", path.display()))?;
-    let first = first?;
-    let value: serde_json::Value = serde_json::from_str(&first)
+    let text = files::read_text(path, "run file")?;
+    let mut lines = text.lines().enumerate();
+    let Some((_, first)) = lines.next() else { bail!("{} is empty: not a run file", path.display()) };
+    let header = read_header(path, first)?;
+    let torn = !text.ends_with('\n');
+    let last = text.lines().count();
+    let mut rules = Rules::of(&header);
+    let mut data = RunData {
+        header,
+        samples: Vec::new(),
+        failures: Vec::new(),
+        checks: Vec::new(),
+        end: None,
+        path: Some(path.to_path_buf()),
+    };
+    for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
+        let record = match serde_json::from_str::<Record>(line) {
+            Ok(r) => r,
+            Err(_) if torn && i + 1 == last => {
+                eprintln!(
+                    "note: {}:{}: a torn last line (the run was stopped while writing it) is left out",
+                    path.display(),
+                    i + 1
+                );
+                continue;
+            }
+            Err(e) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
+        };
+        rules.check(&record, i + 1).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        match record {
+            Record::Sample(s) => data.samples.push(s),
+            Record::Failure(f) => data.failures.push(f),
+            Record::Check(c) => data.checks.push(c),
+            Record::End(e) => data.end = Some(e),
+            Record::Header(_) => unreachable!("refused by the rules"),
+        }
+    }
+    Ok(data)
+}
+
+fn read_header(path: &Path, first: &str) -> Result<Header> {
+    let value: serde_json::Value = serde_json::from_str(first)
         .with_context(|| format!("{} is not a lmdb-regress run file (first line is not JSON)", path.display()))?;
     if value.get("type").and_then(|t| t.as_str()) != Some("header") {
         bail!("{} is not a lmdb-regress run file (no header line)", path.display());
@@ -397,36 +543,86 @@ pub fn load(path: &Path) -> Result<RunData> {
             path.display()
         );
     }
-    let header =
-        match serde_json::from_value::<Record>(value).with_context(|| format!("{}: corrupt header", path.display()))? {
-            Record::Header(h) => *h,
-            _ => unreachable!("checked the type above"),
-        };
-    let mut data = RunData {
-        header,
-        samples: Vec::new(),
-        failures: Vec::new(),
-        checks: Vec::new(),
-        end: None,
-        path: Some(path.to_path_buf()),
-    };
-    while let Some((i, line)) = lines.next() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    match serde_json::from_value::<Record>(value).with_context(|| format!("{}:1: corrupt header", path.display()))? {
+        Record::Header(h) => Ok(*h),
+        _ => unreachable!("checked the type above"),
+    }
+}
+
+/// Why a line is no record, in words for the common case of a time that is no positive
+/// whole number.
+fn bad_record(line: &str, e: &serde_json::Error) -> String {
+    let ns = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| v.get("ns").cloned());
+    match ns {
+        Some(ns) if !ns.is_u64() => format!("a sample's time must be a positive whole number of ns, not {ns}"),
+        _ => e.to_string(),
+    }
+}
+
+/// What a run can write, checked record by record.
+struct Rules {
+    /// The labels the header lists (None for the run files of older bisects, which list none).
+    tags: Option<BTreeSet<String>>,
+    engines: Vec<Engine>,
+    workloads: Vec<Workload>,
+    /// The line of the end record that finished the run (an interrupted run may go on).
+    ended: Option<usize>,
+}
+
+impl Rules {
+    fn of(h: &Header) -> Rules {
+        // A layout study's labels (TAG@01, …) are its tag's layouts, listed in its plan.
+        let study = h.plan.layout_study.iter().flat_map(|s| s.layouts.iter().map(|(label, _)| label.clone()));
+        let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.tag.clone()).chain(study).collect());
+        Rules { tags, engines: h.engines.clone(), workloads: h.workloads.clone(), ended: None }
+    }
+
+    fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
+        match r {
+            Record::Header(_) => return Err("a second header".into()),
+            Record::Sample(s) => {
+                self.listed(s.engine, &s.tag, Some(s.workload))?;
+                if s.ns == 0 {
+                    return Err(format!(
+                        "a sample of 0 ns ({} {} {}): every timed region takes time",
+                        s.engine, s.tag, s.workload
+                    ));
+                }
+                // Only the counting pass follows the end of the measured rounds.
+                match self.ended {
+                    Some(end) if !s.counted => {
+                        return Err(format!("a measured sample after the run's end record (line {end})"))
+                    }
+                    _ => {}
+                }
+            }
+            Record::Failure(f) => self.listed(f.engine, &f.tag, f.workload)?,
+            Record::Check(_) => {}
+            Record::End(e) => {
+                if let Some(end) = self.ended {
+                    return Err(format!("a second end record (the run ended at line {end})"));
+                }
+                if e.reason != EndReason::Interrupted {
+                    self.ended = Some(line);
+                }
+            }
         }
-        match serde_json::from_str::<Record>(&line) {
-            Ok(Record::Sample(s)) => data.samples.push(s),
-            Ok(Record::Failure(f)) => data.failures.push(f),
-            Ok(Record::Check(c)) => data.checks.push(c),
-            Ok(Record::End(e)) => data.end = Some(e),
-            Ok(Record::Header(_)) => bail!("{}:{}: a second header", path.display(), i + 1),
-            // A kill in the middle of a write leaves a partial last line: that one is dropped.
-            Err(_) if lines.peek().is_none() => {}
-            Err(e) => bail!("{}:{}: corrupt line: {e}", path.display(), i + 1),
+        Ok(())
+    }
+
+    fn listed(&self, engine: Engine, tag: &str, workload: Option<Workload>) -> std::result::Result<(), String> {
+        let base = crate::manifest::control_of(tag).unwrap_or(tag);
+        if self.tags.as_ref().is_some_and(|tags| !tags.contains(base)) {
+            return Err(format!("tag {tag} is not among the header's tags"));
+        }
+        if !self.engines.contains(&engine) {
+            return Err(format!("engine {engine} is not among the header's engines"));
+        }
+        match workload {
+            Some(w) if !self.workloads.contains(&w) => Err(format!("workload {w} is not among the header's workloads")),
+            _ => Ok(()),
         }
     }
-    Ok(data)
 }
 
 #[cfg(test)]
@@ -490,5 +686,29 @@ mod tests {
         assert!(!data.header.tags.is_empty());
         assert!(data.header.tags.iter().any(|t| t.status == Status::Built && !t.builds.is_empty()));
         assert!(data.end.is_some());
+        // From before layouts were randomised: fixed, every sample of its tag's one build.
+        assert_eq!((data.header.plan.layouts, data.header.plan.layout_seed), (Layouts::Fixed, None));
+        assert!(data.samples.iter().all(|s| s.layout.is_none()));
+    }
+
+    #[test]
+    fn every_sample_says_its_layout_even_when_fixed() {
+        let s = Sample {
+            round: 0,
+            engine: Engine::Rust,
+            tag: "LMDB_0.9.18".into(),
+            workload: Workload::Write,
+            ns: 5,
+            instructions: None,
+            checksum: None,
+            counted: false,
+            figures: Figures::default(),
+            layout: None,
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["layout"], serde_json::Value::Null);
+        let random = serde_json::to_value(Sample { layout: Some(12345), ..s }).unwrap();
+        assert_eq!(random["layout"], 12345);
+        assert_eq!(serde_json::to_value(Layouts::Random).unwrap(), "random");
     }
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
@@ -17,6 +17,9 @@ pub struct WorkerArgs {
     pub action: String,
     #[arg(long)]
     pub library: PathBuf,
+    /// The library's SHA-256 from its build record: anything else is not loaded.
+    #[arg(long, value_name = "HEX")]
+    pub library_sha256: String,
     /// The read database's directory.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -49,7 +52,11 @@ pub fn main(mut args: WorkerArgs) -> Result<()> {
     // Bad arguments are refused before anything is loaded, as the C twin refuses them.
     args.cfg.validate()?;
     Workload::parse_list(&args.workloads)?;
-    let api = Api::load(&args.library)?;
+    // What is loaded is the open file whose bytes were hashed, not whatever the path
+    // names by then.
+    let library =
+        crate::artifact::open_verified(&args.library, &args.library_sha256).context("refusing to load the library")?;
+    let api = Api::load(&library.load_path()).with_context(|| format!("cannot load {}", args.library.display()))?;
     if let Some(p) = presets::preset_of(&Workload::parse_list(&args.workloads)?)? {
         if args.action != "version" {
             return super::preset_worker::main(&api, &args, p);

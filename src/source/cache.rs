@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::{content_key, hash_dir, verify, SourceSet, Want};
+use crate::files::{write_atomic, Existing};
 
 #[derive(Debug, Clone)]
 pub struct SourceCache {
@@ -15,9 +16,9 @@ pub struct SourceCache {
 impl SourceCache {
     /// `LMDB_REGRESS_CACHE`, else the user's cache directory.
     pub fn from_env() -> Result<SourceCache> {
-        let root = match std::env::var_os("LMDB_REGRESS_CACHE") {
-            Some(p) if !p.is_empty() => PathBuf::from(p),
-            _ => dirs::cache_dir()
+        let root = match crate::envvars::dir("LMDB_REGRESS_CACHE")? {
+            Some(p) => p,
+            None => dirs::cache_dir()
                 .context("no user cache directory is known here; set LMDB_REGRESS_CACHE")?
                 .join("lmdb-regress"),
         };
@@ -80,14 +81,17 @@ impl SourceCache {
     pub fn store(&self, want: &Want, mut set: SourceSet) -> Result<SourceSet> {
         let key = set.key();
         let dest = self.sources_dir().join(&key);
-        std::fs::create_dir_all(self.sources_dir())?;
-        let staging = tempfile::tempdir_in(self.sources_dir())?;
+        let sources = self.sources_dir();
+        let writable = || format!("cannot write in {} (is the cache writable? LMDB_REGRESS_CACHE)", sources.display());
+        std::fs::create_dir_all(&sources).with_context(writable)?;
+        let staging = tempfile::tempdir_in(&sources).with_context(writable)?;
         for f in crate::manifest::SOURCE_FILES {
             std::fs::copy(set.dir.join(f), staging.path().join(f))
                 .with_context(|| format!("cannot copy {f} into the cache"))?;
         }
         set.dir = dest.clone();
-        std::fs::write(staging.path().join("source.json"), serde_json::to_vec_pretty(&set)?)?;
+        let record = staging.path().join("source.json");
+        write_atomic(&record, &serde_json::to_vec_pretty(&set)?, Existing::Refuse)?;
         // Content-addressed: if these files are stored already, the first record of where
         // they came from stands (a commit with a tag's files must not rename the tag's source).
         // An entry whose files no longer hash as its name says (edited on disk) is replaced.
@@ -103,10 +107,8 @@ impl SourceCache {
         }
         if let Want::Commit(c) = want {
             let refs = self.root.join("refs");
-            std::fs::create_dir_all(&refs)?;
-            std::fs::write(refs.join(c), &key)?;
-            if let Some(full) = &set.commit {
-                std::fs::write(refs.join(full), &key)?;
+            for name in std::iter::once(c).chain(&set.commit) {
+                write_atomic(&refs.join(name), key.as_bytes(), Existing::Replace)?;
             }
         }
         Ok(set)

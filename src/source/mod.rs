@@ -140,6 +140,8 @@ pub enum Resolution {
     Unavailable {
         attempts: Vec<Attempt>,
         hint: String,
+        /// The cache could not be written: the fix is the cache, not another source.
+        cache_unwritable: bool,
     },
 }
 
@@ -148,10 +150,18 @@ impl Resolution {
     pub fn why(&self) -> Option<String> {
         match self {
             Resolution::Found(_) => None,
-            Resolution::Unavailable { attempts, hint } => {
+            Resolution::Unavailable { attempts, hint, .. } => {
                 let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
                 Some(format!("tried {}; {hint}", tried.join("; ")))
             }
+        }
+    }
+
+    /// For `Unavailable` when the fix is the cache rather than another source: the hint.
+    pub fn cache_fix(&self) -> Option<String> {
+        match self {
+            Resolution::Unavailable { hint, cache_unwritable: true, .. } => Some(hint.clone()),
+            _ => None,
         }
     }
 
@@ -199,12 +209,10 @@ impl Resolver {
     /// The chain configured from the environment: `LMDB_REGRESS_CACHE`, `LMDB_GIT`,
     /// `LMDB_REGRESS_OFFLINE`, `LMDB_REGRESS_ARCHIVE_URLS` (comma-separated).
     pub fn from_env(git: Option<PathBuf>) -> Result<Resolver> {
-        let git = git.or_else(|| std::env::var_os("LMDB_GIT").filter(|s| !s.is_empty()).map(PathBuf::from));
-        let offline = std::env::var("LMDB_REGRESS_OFFLINE").map(|v| v == "1" || v == "true").unwrap_or(false);
-        let archive_urls = match std::env::var("LMDB_REGRESS_ARCHIVE_URLS") {
-            Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
-            _ => archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect(),
-        };
+        let git = git.or_else(|| crate::envvars::path("LMDB_GIT"));
+        let offline = crate::envvars::flag("LMDB_REGRESS_OFFLINE")?;
+        let archive_urls = crate::envvars::archive_urls()?
+            .unwrap_or_else(|| archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect());
         Ok(Resolver { cache: SourceCache::from_env()?, git, offline, archive_urls })
     }
 
@@ -221,6 +229,15 @@ impl Resolver {
             Ok(Some(set)) => return Resolution::Found(set),
             Ok(None) => {}
             Err(e) => note(&mut attempts, "cache", e),
+        }
+        // Every provider delivers into the cache: one that cannot be written is the reason.
+        if let Err(e) = self.cache.scratch_dir() {
+            note(&mut attempts, "cache", e);
+            let hint = format!(
+                "the cache {} cannot be written: make it writable, or set LMDB_REGRESS_CACHE to a folder you can write",
+                self.cache.root.display()
+            );
+            return Resolution::Unavailable { attempts, hint, cache_unwritable: true };
         }
         if let Some(repo) = &self.git {
             match self.deliver(want, "git", |dir| git::GitRepo::open(repo)?.export(want, dir)) {
@@ -278,7 +295,7 @@ impl Resolver {
             ),
             Want::Commit(_) => "pass --git PATH (or LMDB_GIT) to a repository that has this commit".into(),
         };
-        Resolution::Unavailable { attempts, hint }
+        Resolution::Unavailable { attempts, hint, cache_unwritable: false }
     }
 
     /// Runs one provider into a scratch directory, verifies what it left there, and

@@ -172,7 +172,8 @@ pub struct Noise {
     pub drift: f64,
 }
 
-fn robust_sd(xs: &[f64]) -> f64 {
+/// 1.4826 × the median absolute deviation: the standard deviation of normal data, robustly.
+pub fn robust_sd(xs: &[f64]) -> f64 {
     let m = median(xs);
     1.4826 * median(&xs.iter().map(|x| (x - m).abs()).collect::<Vec<f64>>())
 }

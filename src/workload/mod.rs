@@ -178,7 +178,8 @@ pub struct WorkloadConfig {
     /// Seed of the random order and random values.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Map size in bytes (default: entries × value size × 32 / 10, as LmdbJava).
+    /// Map size in bytes (default: entries × value size × 32 / 10, as LmdbJava, or more
+    /// where that could not hold the data).
     #[arg(long)]
     pub map_size: Option<u64>,
     /// The presets' parameters: flags of `run` (and of the worker) alone, which flatten
@@ -206,8 +207,37 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// `--map-size`, else LmdbJava's entries × value size × 32 / 10, or [`Self::roomy_map_size`]
+    /// where that is more (small or string-keyed data would not fit LmdbJava's).
     pub fn effective_map_size(&self) -> u64 {
-        self.map_size.unwrap_or(self.entries as u64 * self.value_size as u64 * 32 / 10)
+        let lmdbjava = self.entries as u64 * self.value_size as u64 * 32 / 10;
+        self.map_size.unwrap_or(lmdbjava.max(self.roomy_map_size()))
+    }
+
+    /// The least map that can hold the data: every entry in full 4 KiB pages (an 8-byte
+    /// node header, key, value, a 2-byte pointer; a value too large for a node in
+    /// overflow pages of its own), the branch pages above them, and the two meta pages.
+    pub fn min_map_size(&self) -> u64 {
+        const PAGE: u64 = 4096;
+        const USABLE: u64 = PAGE - 16;
+        // LMDB's largest node on a 4 KiB page (me_nodemax).
+        const NODE_MAX: u64 = USABLE / 2 - 2;
+        let (n, key, value) = (self.entries as u64, self.key_size() as u64, self.value_size as u64);
+        let node = 8 + key + value;
+        let (leaf_node, overflow_pages) = if node <= NODE_MAX {
+            (node.next_multiple_of(2) + 2, 0)
+        } else {
+            (8 + key + 8 + 2, (value + 16).div_ceil(PAGE))
+        };
+        let leaves = (n * leaf_node).div_ceil(USABLE);
+        let branches = if leaves > 1 { (leaves * (8 + key + 2)).div_ceil(USABLE) } else { 0 };
+        (2 + leaves + branches + n * overflow_pages) * PAGE
+    }
+
+    /// A map that always fits: twice the least (random-order inserts split pages and leave
+    /// them part full) and 256 KiB more.
+    pub fn roomy_map_size(&self) -> u64 {
+        2 * self.min_map_size() + (256 << 10)
     }
 
     pub fn key_size(&self) -> usize {
@@ -254,8 +284,34 @@ impl WorkloadConfig {
         a
     }
 
+    /// The same configuration at `entries` (a preset's data too): what a counting pass runs.
+    pub fn with_entries(&self, workloads: &[Workload], entries: u32) -> anyhow::Result<WorkloadConfig> {
+        let mut cfg = WorkloadConfig { entries, ..self.clone() };
+        if let Some(p) = presets::preset_of(workloads)? {
+            let key = cfg.preset.open_get_key.filter(|k| *k < entries);
+            cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
+        }
+        Ok(cfg)
+    }
+
+    /// The entries a pass of these settings writes: a preset's own, else `entries`.
+    pub fn data_entries(&self) -> u32 {
+        self.preset.entries.unwrap_or(self.entries)
+    }
+
     pub fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.entries > 0, "--entries must be at least 1");
+        if let Some(map) = self.map_size.filter(|m| *m < self.min_map_size()) {
+            anyhow::bail!(
+                "--map-size {map} cannot hold {} entries of a {}-byte key and a {}-byte value: it needs at least {} \
+                 bytes, and {} always fits; or leave --map-size out for a map that fits",
+                self.entries,
+                self.key_size(),
+                self.value_size,
+                self.min_map_size(),
+                self.roomy_map_size()
+            );
+        }
         // LmdbJava's fixed values begin with the 4-byte integer key, whatever the key type.
         anyhow::ensure!(
             self.values == ValueKind::Random || self.value_size as usize >= dataset::INT_BYTES,

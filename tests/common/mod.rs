@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_lmdb-regress");
 
-/// The tags whose sources the tests read, and those they also measure (built with the C twin).
+/// The tags whose sources the tests read, and those they also measure (built with the C twin
+/// and with the objects random layouts are linked from).
 const FIXTURE_SOURCES: &str = "0.9.17,0.9.18,0.9.21,0.9.33";
 const FIXTURE_BUILDS: &str = "0.9.18,0.9.33";
 
@@ -25,7 +26,8 @@ pub fn fixture() -> &'static Path {
             Some(p) if !p.is_empty() => PathBuf::from(p),
             _ => Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixture-cache"),
         };
-        for args in [&["source-dir", FIXTURE_SOURCES][..], &["build", "--c-harness", "--tags", FIXTURE_BUILDS]] {
+        let build = ["build", "--c-harness", "--layout-objects", "--tags", FIXTURE_BUILDS];
+        for args in [&["source-dir", FIXTURE_SOURCES][..], &build] {
             run_ok(bare_command().env("LMDB_REGRESS_CACHE", &dir).args(args));
         }
         dir

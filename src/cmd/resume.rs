@@ -1,0 +1,141 @@
+//! `run --resume FILE` continues with the plan and configuration the run file records. A
+//! flag given beside it is compared with the record: one that says otherwise is refused,
+//! naming each difference, rather than silently ignored.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+use super::run::{recorded_toolchains, selection, RunArgs};
+use crate::runner::runfile::{Header, RunData};
+use crate::workload::presets;
+
+/// Flags that change nothing a sample measures: free to give when resuming.
+const FREE: [&str; 4] = ["resume", "jobs", "git", "summary_json"];
+
+/// Refuses the flags given with `--resume` whose value differs from the run file's.
+pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
+    let (asked, recorded) = (asked(args)?, recorded(&data.header));
+    let mut differences = Vec::new();
+    for id in args.given.iter().filter(|id| !FREE.contains(&id.as_str())) {
+        let flag = format!("--{}", id.replace('_', "-"));
+        match (asked.get(id), recorded.get(id)) {
+            (Some(a), Some(r)) if a == r => {}
+            (Some(a), Some(r)) => differences.push(format!("{flag} {} (the run file: {})", show(a), show(r))),
+            _ => differences.push(format!("{flag} (a resumed run keeps its own)")),
+        }
+    }
+    if !differences.is_empty() {
+        bail!(
+            "{} is continued with the plan and configuration it records, and these flags say otherwise: {}; \
+             leave them out, or start a new run",
+            data.path.as_deref().unwrap_or(std::path::Path::new("the run file")).display(),
+            differences.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// What the flags ask for, by the ids of the options that set it.
+fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
+    let args = args.with_instruction_defaults();
+    let (workloads, config) = selection(&args)?;
+    let mut out = config_values(&serde_json::to_value(&config)?);
+    let manifest = super::manifest()?;
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git.is_some();
+    let mut tags: Vec<String> =
+        crate::tags::parse_spec(&manifest, &args.tags, git).map(|ws| ws.iter().map(|w| w.label()).collect())?;
+    tags.sort();
+    let control = args.control.as_deref().map(super::run::control_tag).transpose()?;
+    out.extend([
+        ("tags".into(), json!(tags)),
+        ("workloads".into(), json!(sorted(workloads.iter().map(|w| w.to_string())))),
+        ("preset".into(), json!(args.preset)),
+        ("engine".into(), json!(sorted(args.engine.iter().map(|e| e.to_string())))),
+        ("rounds".into(), json!(args.rounds)),
+        ("warmup".into(), json!(args.warmup)),
+        ("iterations".into(), json!(args.iterations)),
+        ("metric".into(), json!(args.metric)),
+        ("time_budget".into(), json!(args.time_budget.map(|d| d.as_secs_f64()))),
+        ("target_ci".into(), json!(args.target_ci)),
+        ("min_effect".into(), json!(args.min_effect / 100.0)),
+        ("with_instructions".into(), json!(args.with_instructions)),
+        ("count_entries".into(), json!(args.count_entries)),
+        ("shard".into(), json!(args.shard.map(|(k, n)| format!("{k}/{n}")))),
+        ("control".into(), json!(control)),
+        ("toolchain".into(), json!(args.build.toolchain.as_ref().map(|t| t.to_arg()))),
+        ("cc".into(), json!(args.build.cc)),
+        ("cflags".into(), json!(args.build.cflags)),
+    ]);
+    Ok(out)
+}
+
+/// What the run file records, by the same ids.
+fn recorded(h: &Header) -> BTreeMap<String, Value> {
+    let mut out = config_values(&serde_json::to_value(&h.config).unwrap_or_default());
+    let p = &h.plan;
+    let mut tags: Vec<String> = match &p.shard {
+        Some(shard) => shard.tags.clone(),
+        None => h.tags.iter().map(|t| crate::manifest::base_of(&t.tag).to_string()).collect(),
+    };
+    tags.sort();
+    tags.dedup();
+    let build = recorded_toolchains(&h.tags);
+    let preset = presets::preset_of(&h.workloads).ok().flatten();
+    out.extend([
+        ("tags".into(), json!(tags)),
+        ("workloads".into(), json!(sorted(h.workloads.iter().map(|w| w.to_string())))),
+        ("preset".into(), json!(preset.map(|p| p.to_string()))),
+        ("engine".into(), json!(sorted(h.engines.iter().map(|e| e.to_string())))),
+        ("rounds".into(), json!(p.rounds)),
+        ("warmup".into(), json!(p.warmup)),
+        ("iterations".into(), json!(p.iterations)),
+        ("metric".into(), json!(p.metric)),
+        ("time_budget".into(), json!(p.time_budget_s)),
+        ("target_ci".into(), json!(p.target_ci)),
+        ("min_effect".into(), json!(p.min_effect())),
+        ("with_instructions".into(), json!(p.count_entries.is_some())),
+        ("count_entries".into(), json!(p.count_entries)),
+        ("shard".into(), json!(p.shard.as_ref().map(|s| s.to_string()))),
+        ("control".into(), json!(p.control)),
+        ("toolchain".into(), json!(build.toolchain.as_ref().map(|t| t.to_arg()))),
+        ("cc".into(), json!(build.cc)),
+        ("cflags".into(), json!(build.cflags)),
+    ]);
+    out
+}
+
+/// The workload configuration by option id: its fields, and the presets' under their
+/// `preset_` ids where the flag's name says `preset-`.
+fn config_values(config: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for (k, v) in config.as_object().into_iter().flatten().filter(|(k, _)| *k != "preset") {
+        out.insert(k.clone(), v.clone());
+    }
+    let preset = config
+        .get("preset")
+        .cloned()
+        .unwrap_or_else(|| serde_json::to_value(presets::PresetConfig::default()).unwrap_or_default());
+    for (k, v) in preset.as_object().into_iter().flatten() {
+        let id = if k.starts_with("open_get") || k.starts_with("migrate") { k.clone() } else { format!("preset_{k}") };
+        out.insert(id, v.clone());
+    }
+    out
+}
+
+fn sorted(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = items.collect();
+    v.sort();
+    v
+}
+
+/// A value as a flag would give it: text unquoted, lists comma-separated, none as "none".
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "none".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,226 @@
+//! Files written so that nothing is lost: a whole file goes to a temporary file in the same
+//! folder and is renamed into place (the old file stays until then, and a failure leaves
+//! nothing behind); an existing result is replaced only when asked; new names are taken
+//! exclusively; a file's one writer holds a lock on it. Reads name the file they fail on.
+//! Shared with build.rs (build records), so it refers to no other module of the crate.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// What to do when the file to write exists already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse, naming the file and `--force`.
+    Refuse,
+    /// Replace it (atomically: the old file stays until the new one is complete).
+    Replace,
+}
+
+impl Existing {
+    /// `--force` given or not.
+    pub fn forced(force: bool) -> Existing {
+        if force {
+            Existing::Replace
+        } else {
+            Existing::Refuse
+        }
+    }
+}
+
+/// The error for a result that would be replaced without `--force`.
+pub fn exists_error(path: &Path) -> anyhow::Error {
+    anyhow::anyhow!("{} already exists: choose another name, or pass --force to replace it", path.display())
+}
+
+/// Said before any work is done: `path` exists and may not be replaced.
+pub fn refuse_existing(path: &Path, existing: Existing) -> Result<()> {
+    if existing == Existing::Refuse && path.symlink_metadata().is_ok() {
+        return Err(exists_error(path));
+    }
+    Ok(())
+}
+
+/// The folder a file goes in ("." for a bare name), created if needed.
+fn parent_dir(path: &Path) -> Result<&Path> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder, renamed into place
+/// once complete and on disk. On any failure the old file (if any) is untouched and the
+/// temporary file is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8], existing: Existing) -> Result<()> {
+    refuse_existing(path, existing)?;
+    let dir = parent_dir(path)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".lmdb-regress-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {} for {}", dir.display(), path.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {} (nothing was replaced)", path.display()))?;
+    let persisted = match existing {
+        Existing::Refuse => tmp.persist_noclobber(path),
+        Existing::Replace => tmp.persist(path),
+    };
+    match persisted {
+        Ok(_) => Ok(()),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(exists_error(path)),
+        Err(e) => Err(e.error).with_context(|| format!("cannot move the new {} into place", path.display())),
+    }
+}
+
+/// Writes several files, each atomically; when one may not be replaced, none is written.
+pub fn write_each(files: &[(PathBuf, Vec<u8>)], existing: Existing) -> Result<()> {
+    for (path, _) in files {
+        refuse_existing(path, existing)?;
+    }
+    for (path, bytes) in files {
+        write_atomic(path, bytes, existing)?;
+    }
+    Ok(())
+}
+
+/// `dir/stem.ext`, or the first of `stem-2.ext`, `stem-3.ext`, … that `create` makes anew
+/// (it must fail with AlreadyExists when the name is taken, as `create_new` does). Two
+/// processes started in the same second thus never share a name.
+pub fn create_numbered<T>(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    create: impl Fn(&Path) -> std::io::Result<T>,
+) -> Result<(T, PathBuf)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for n in 1..10_000 {
+        let name = if n == 1 { stem.to_string() } else { format!("{stem}-{n}") };
+        let path = dir.join(if ext.is_empty() { name } else { format!("{name}.{ext}") });
+        match create(&path) {
+            Ok(t) => return Ok((t, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    bail!("{}: every name from {stem} to {stem}-9999 is taken", dir.display())
+}
+
+/// A new file, created exclusively (never an existing one).
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(path)
+}
+
+/// Takes an exclusive lock (flock) on `file`, held until it is closed (or the process
+/// dies). When another process holds it, the error names that process's PID, read from
+/// /proc/locks.
+pub fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = lock_holder(file).map_or_else(
+                || "another process (its PID is not in /proc/locks)".to_string(),
+                |pid| format!("process {pid}"),
+            );
+            bail!(
+                "{} is being written by {holder}: one writer per file; wait for it to end, or stop it",
+                path.display()
+            )
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
+/// The PID holding a flock on `file`: /proc/locks lists each lock with its owner's PID and
+/// the file's device and inode (`1: FLOCK ADVISORY WRITE 4242 fe:00:1234 0 EOF`).
+pub fn lock_holder(file: &File) -> Option<u32> {
+    let meta = file.metadata().ok()?;
+    let dev = meta.dev();
+    // glibc's encoding of dev_t (gnu_dev_major, gnu_dev_minor).
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
+    let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&id.as_str())).then(|| f.get(4)?.parse().ok())?
+    })
+}
+
+/// The text of `path`, which must be a UTF-8 file; `what` names it in errors ("run file").
+pub fn read_text(path: &Path, what: &str) -> Result<String> {
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot open {what} {}", path.display()))?;
+    if meta.is_dir() {
+        bail!("{} is a directory, not a {what}", path.display());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        anyhow::anyhow!("{}:{line}: not UTF-8 (byte {at}): not a {what}", path.display())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_writes_refuse_or_replace_and_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/report.md");
+        write_atomic(&p, b"one", Existing::Refuse).unwrap();
+        let e = write_atomic(&p, b"two", Existing::Refuse).unwrap_err().to_string();
+        assert!(e.contains("already exists") && e.contains("--force"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"one");
+        write_atomic(&p, b"two", Existing::Replace).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["report.md"]);
+        // Readable as any file the user writes (the umask decides), not only by its owner.
+        assert_ne!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o077, 0);
+    }
+
+    #[test]
+    fn numbered_names_skip_taken_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<String> = (0..3)
+            .map(|_| create_numbered(dir.path(), "run-1", "jsonl", create_new).unwrap().1)
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["run-1.jsonl", "run-1-2.jsonl", "run-1-3.jsonl"]);
+        let (_, d) = create_numbered(dir.path(), "bisect", "", |p| std::fs::create_dir(p)).unwrap();
+        assert!(d.is_dir());
+    }
+
+    #[test]
+    fn a_second_lock_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.jsonl");
+        let a = create_new(&p).unwrap();
+        lock_exclusive(&a, &p).unwrap();
+        // A second open file description conflicts with the first, even in one process.
+        let b = File::open(&p).unwrap();
+        let e = lock_exclusive(&b, &p).unwrap_err().to_string();
+        assert!(e.contains(&format!("process {}", std::process::id())), "{e}");
+        drop(a);
+        lock_exclusive(&b, &p).unwrap();
+    }
+
+    #[test]
+    fn reads_name_the_file_and_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_text(dir.path(), "run file").unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a run file") && e.contains(&dir.path().display().to_string()), "{e}");
+        let p = dir.path().join("x.jsonl");
+        std::fs::write(&p, b"{}\n\xff\xfe").unwrap();
+        let e = read_text(&p, "run file").unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:2: not UTF-8", p.display())), "{e}");
+        let e = read_text(&dir.path().join("missing"), "run file").unwrap_err();
+        assert!(format!("{e:#}").contains("missing"), "{e:#}");
+    }
+}

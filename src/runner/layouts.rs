@@ -1,0 +1,132 @@
+//! Random layouts in the schedule: each round's layouts are linked on every core before the
+//! round's first timed worker starts (never beside one), and once per run one unit is
+//! counted under two layouts, which must give the same instruction counts.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+
+use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
+use super::{counter, counts_agree, pool, scratch, Ready, Schedule, Unit};
+use crate::layout::{self, Layout};
+use crate::workload::Workload;
+
+/// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.
+const CHECK_ENTRIES: u32 = 10_000;
+
+/// Every unit that links layouts gets its own for `slot` ("round 3", "warm-up 0"), seeded
+/// from the run's seed, its engine and label, and the slot. Returns the units to measure,
+/// in the order given, and those whose layout could not be had, with why.
+pub(super) fn link_round(
+    units: &[Unit],
+    run_seed: u64,
+    slot: &str,
+    jobs: usize,
+    interrupted: &AtomicBool,
+) -> (Vec<Unit>, Vec<(Unit, String)>) {
+    let items: Vec<(usize, &Unit)> = units.iter().enumerate().filter(|(_, u)| u.relink.is_some()).collect();
+    let mut linked: Vec<Option<Result<Layout, String>>> = vec![None; units.len()];
+    let link = |&(_, u): &(usize, &Unit)| -> Result<Layout, String> {
+        if interrupted.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.tag, slot]);
+        u.relink.as_ref().expect("filtered above").link(seed).map_err(|e| format!("{e:#}"))
+    };
+    pool::for_each(&items, jobs, link, |&(i, _), r| {
+        linked[i] = Some(r);
+        Ok(())
+    })
+    .expect("collecting results cannot fail");
+    let (mut ready, mut failed) = (Vec::new(), Vec::new());
+    for (u, l) in units.iter().zip(linked) {
+        match l {
+            None => ready.push(u.clone()),
+            Some(Ok(l)) => ready.push(u.with_layout(l)),
+            Some(Err(e)) => failed.push((u.clone(), e)),
+        }
+    }
+    (ready, failed)
+}
+
+/// Instruction counts are the same under every layout, which is why counting passes run
+/// the fixed builds: checked once per run by counting the first unit's first workload that
+/// was measured under two layouts (at a small size, both at once), and recorded as a check.
+/// Without a counter it is skipped, saying so.
+pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
+    let measured =
+        |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.tag == u.tag && x.workload == wl);
+    let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
+        let wl = s.workloads.iter().copied().find(|wl| measured(u, *wl))?;
+        Some((u, wl))
+    });
+    let Some((unit, workload)) = chosen else { return Ok(()) };
+    let counter = match counter::detect() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("layouts not checked for equal instruction counts: {e:#}");
+            return Ok(());
+        }
+    };
+    let cfg = s.cfg.with_entries(&[workload], CHECK_ENTRIES.min(s.cfg.data_entries()).max(1))?;
+    let plan = Plan {
+        metric: Metric::Instructions,
+        rounds: 1,
+        warmup: 0,
+        iterations: 1,
+        layouts: Layouts::Fixed,
+        layout_seed: None,
+        ..s.plan.clone()
+    };
+    let check = Schedule {
+        units: Vec::new(),
+        workloads: vec![workload],
+        cfg: &cfg,
+        plan: &plan,
+        start_round: 0,
+        prior: Vec::new(),
+        interrupted: s.interrupted.clone(),
+        counter: Some(counter),
+        stop_when: None,
+        counted: true,
+        jobs: s.jobs,
+    };
+    let (a, b) = two_seeds(run_seed);
+    let what = format!(
+        "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
+        unit.engine,
+        unit.tag,
+        cfg.data_entries()
+    );
+    eprintln!("checking that layouts change no instruction count: {what}");
+    let scratch = scratch::create()?;
+    let relink = unit.relink.as_ref().expect("chosen for it");
+    // Each count in a process of its own, with its own read database and profile file.
+    let count = |&seed: &u32| -> Result<u64, String> {
+        let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
+        let u = Unit { tag: format!("{}@{seed}", unit.tag), ..unit.with_layout(linked) };
+        let mut ready = Ready::default();
+        if workload.is_read() {
+            ready.dbs.insert(u.tag.clone(), check.prepare_one(&u, scratch.path())?);
+        }
+        check.count_once(&u, workload, &ready, scratch.path())
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    pool::for_each(&[a, b], s.jobs, count, |seed, n| {
+        counts.insert(*seed, n);
+        Ok(())
+    })?;
+    if s.interrupted.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut take = |seed| counts.remove(&seed).unwrap_or_else(|| Err("not counted".into()));
+    let (first, second) = (take(a), take(b));
+    w.append(&Record::Check(counts_agree(what, first, second)))
+}
+
+/// Two different layout seeds for the check, from the run's seed.
+fn two_seeds(run_seed: u64) -> (u32, u32) {
+    let a = layout::seed(run_seed, &["instruction check"]);
+    let b = (0..).map(|i: u32| layout::seed(run_seed, &["instruction check", &i.to_string()])).find(|b| *b != a);
+    (a, b.expect("seeds differ"))
+}

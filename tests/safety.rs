@@ -1,0 +1,543 @@
+//! Nothing a user measured is lost or silently replaced, and nothing unverified is loaded:
+//! real faults (a file-size limit standing in for a full disk, SIGKILL, a torn line, two
+//! writers, a tampered cache, Ctrl-C during a build) and defective run files, each met by
+//! a clear error that names the file, with every earlier result intact.
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// A small time run: two tags, one read, a thousand entries.
+fn small_run(out: &Path, rounds: &str) -> Command {
+    let mut c = lmdb_regress();
+    c.args(["run", "--tags", "0.9.18,0.9.33", "--entries", "1000", "--workloads", "readKey", "--warmup", "0"]);
+    c.args(["--rounds", rounds, "--out"]).arg(out);
+    c
+}
+
+fn fails(c: &mut Command) -> String {
+    let o = c.output().unwrap();
+    assert!(!o.status.success(), "should fail: {c:?}\n{}", stdout(&o));
+    stderr(&o)
+}
+
+/// The command with its files limited to `bytes` (RLIMIT_FSIZE): a full disk for every
+/// file it writes, no root needed.
+fn limited(mut c: Command, bytes: u64) -> Output {
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn samples(path: &Path) -> usize {
+    records(path).iter().filter(|r| r["type"] == "sample").count()
+}
+
+/// Starts a long run on `out` and returns once it has written `n` samples.
+fn start_long_run(out: &Path, n: usize, envs: &[(&str, &Path)]) -> Child {
+    let mut c = small_run(out, "100000");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while !out.exists() || samples(out) < n {
+        assert!(start.elapsed() < Duration::from_secs(60), "no samples appeared in {}", out.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn results_are_replaced_only_with_force_and_default_names_never_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    run_ok(&mut small_run(&run, "2"));
+    let first = std::fs::read(&run).unwrap();
+
+    let e = fails(&mut small_run(&run, "2"));
+    assert!(e.contains("run.jsonl already exists") && e.contains("--force"), "{e}");
+    assert_eq!(std::fs::read(&run).unwrap(), first);
+    run_ok(small_run(&run, "2").arg("--force"));
+    assert_ne!(std::fs::read(&run).unwrap(), first, "--force replaces");
+
+    let merged = dir.path().join("merged.jsonl");
+    std::fs::write(&merged, "the user's own file\n").unwrap();
+    let e = fails(lmdb_regress().arg("merge").arg(&run).arg("--out").arg(&merged));
+    assert!(e.contains("merged.jsonl already exists"), "{e}");
+    assert_eq!(std::fs::read_to_string(&merged).unwrap(), "the user's own file\n");
+    run_ok(lmdb_regress().arg("merge").arg(&run).arg("--out").arg(&merged).arg("--force"));
+
+    let reports = dir.path().join("reports");
+    let report = |extra: &[&str]| {
+        let mut c = lmdb_regress();
+        c.arg("report").arg(&run).args(["--format", "markdown,json", "--out-dir"]).arg(&reports).args(extra);
+        c
+    };
+    run_ok(&mut report(&[]));
+    std::fs::write(reports.join("run.md"), "edited by hand\n").unwrap();
+    let e = fails(&mut report(&[]));
+    assert!(e.contains("run.json already exists") || e.contains("run.md already exists"), "{e}");
+    assert_eq!(std::fs::read_to_string(reports.join("run.md")).unwrap(), "edited by hand\n");
+    run_ok(&mut report(&["--force"]));
+
+    // A site rewrites its own pages, but not a file of the user's in its folder.
+    let site = dir.path().join("site");
+    run_ok(lmdb_regress().arg("site").arg(&site).arg(&run));
+    run_ok(lmdb_regress().arg("site").arg(&site).arg(&run));
+    std::fs::write(site.join("index.html"), "<p>my own page</p>\n").unwrap();
+    let e = fails(lmdb_regress().arg("site").arg(&site).arg(&run));
+    assert!(e.contains("index.html exists and is not a page lmdb-regress wrote"), "{e}");
+    assert_eq!(std::fs::read_to_string(site.join("index.html")).unwrap(), "<p>my own page</p>\n");
+
+    // A bisect folder that holds an earlier search is refused before anything is built.
+    let searched = dir.path().join("search");
+    std::fs::create_dir(&searched).unwrap();
+    std::fs::write(searched.join("bisect.json"), "{}").unwrap();
+    let mut c = lmdb_regress();
+    c.args(["bisect", "--good", "0.9.18", "--bad", "0.9.33", "--out-dir"]).arg(&searched);
+    let e = fails(&mut c);
+    assert!(e.contains("holds an earlier search") && e.contains("--force"), "{e}");
+
+    // Runs started at once without --out each keep a file of their own.
+    let cwd = dir.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let start = || {
+        let mut c = lmdb_regress();
+        c.current_dir(&cwd).args(["run", "--tags", "0.9.33", "--entries", "1000", "--workloads", "readKey"]);
+        c.args(["--rounds", "1", "--warmup", "0"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    };
+    let (a, b) = (start(), start());
+    for mut child in [a, b] {
+        assert!(child.wait().unwrap().success());
+    }
+    let runs = cwd.join("reports/runs");
+    assert_eq!(names(&runs).len(), 2, "{:?}", names(&runs));
+    for name in names(&runs) {
+        assert_eq!(records(&runs.join(&name)).last().unwrap()["type"], "end", "{name} is complete");
+    }
+}
+
+#[test]
+fn a_full_disk_loses_nothing_and_leaves_no_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    run_ok(&mut small_run(&run, "2"));
+
+    // merge and report replace only whole files: the old ones stay, nothing else is left.
+    let merged = dir.path().join("merged.jsonl");
+    std::fs::copy(&run, &merged).unwrap();
+    let before = std::fs::read(&merged).unwrap();
+    let mut c = lmdb_regress();
+    c.arg("merge").arg(&run).arg("--out").arg(&merged).arg("--force");
+    let o = limited(c, 2000);
+    assert!(!o.status.success() && stderr(&o).contains("File too large"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("merged.jsonl (nothing was replaced)"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&merged).unwrap(), before);
+    assert_eq!(names(dir.path()), ["merged.jsonl", "run.jsonl"]);
+
+    let reports = dir.path().join("reports");
+    run_ok(lmdb_regress().arg("report").arg(&run).args(["--format", "markdown,json", "--out-dir"]).arg(&reports));
+    let old: Vec<Vec<u8>> = names(&reports).iter().map(|n| std::fs::read(reports.join(n)).unwrap()).collect();
+    let mut c = lmdb_regress();
+    c.arg("report").arg(&run).args(["--format", "markdown,json", "--force", "--out-dir"]).arg(&reports);
+    let o = limited(c, 1000);
+    assert!(!o.status.success() && stderr(&o).contains("File too large"), "{}", stderr(&o));
+    assert_eq!(names(&reports), ["run.json", "run.md"]);
+    let now: Vec<Vec<u8>> = names(&reports).iter().map(|n| std::fs::read(reports.join(n)).unwrap()).collect();
+    assert_eq!(now, old);
+
+    // The run file fills up mid-line (workers write small databases without MDB_WRITEMAP):
+    // the run stops with the file named, resume cuts the torn line and finishes the run.
+    let filled = dir.path().join("filled.jsonl");
+    let mut c = lmdb_regress();
+    c.args(["run", "--tags", "0.9.18,0.9.33", "--entries", "10", "--no-writemap", "--workloads", "readKey"]);
+    // Fixed layouts: the limit is for the run file, not for the layouts a run links.
+    c.args(["--rounds", "300", "--warmup", "0", "--layouts", "fixed", "--out"]).arg(&filled);
+    let o = limited(c, 40_000);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("cannot write") && stderr(&o).contains("filled.jsonl: File too large"),
+        "{}",
+        stderr(&o)
+    );
+    // The limit cuts a line, unless it falls exactly between two: then tear one by hand.
+    if std::fs::read(&filled).unwrap().ends_with(b"\n") {
+        std::fs::OpenOptions::new().append(true).open(&filled).unwrap().write_all(b"{\"type\":\"sam").unwrap();
+    }
+    let kept = samples(&filled);
+    assert!(kept > 10, "{kept}");
+    let o = run_ok(lmdb_regress().arg("report").arg(&filled));
+    assert!(stderr(&o).contains("a torn last line") && stdout(&o).contains("Partial run"), "{}", stderr(&o));
+    let o = run_ok(lmdb_regress().args(["run", "--summary-json", "--resume"]).arg(&filled));
+    assert!(stderr(&o).contains("cut a torn last line"), "{}", stderr(&o));
+    let rounds: std::collections::BTreeSet<u64> =
+        records(&filled).iter().filter(|r| r["type"] == "sample").map(|r| r["round"].as_u64().unwrap()).collect();
+    assert_eq!(rounds, (0..300).collect(), "every round");
+    let o = run_ok(lmdb_regress().arg("report").arg(&filled));
+    assert!(!stdout(&o).contains("Partial run") && stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_killed_run_resumes_and_only_dead_runs_scratch_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    let run = dir.path().join("run.jsonl");
+    let mut child = start_long_run(&run, 6, &[("LMDB_REGRESS_SCRATCH", &scratch)]);
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let left = names(&scratch);
+    assert_eq!(left.len(), 1, "the killed run's scratch stays until the next run: {left:?}");
+
+    // A folder whose run is alive (its owner file locked) and one without an owner file.
+    let alive = scratch.join("lmdb-regress-alive");
+    std::fs::create_dir(&alive).unwrap();
+    std::fs::write(alive.join("owner"), "1\n").unwrap();
+    let owner = std::fs::File::open(alive.join("owner")).unwrap();
+    owner.try_lock().unwrap();
+    std::fs::create_dir(scratch.join("lmdb-regress-unknown")).unwrap();
+
+    let before = samples(&run);
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_SCRATCH", &scratch).args(["run", "--summary-json", "--resume"]).arg(&run);
+    // The plan holds 100000 rounds: the resumed run is stopped once it has gone on.
+    let mut resumed = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while samples(&run) < before + 4 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the resumed run wrote nothing");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&resumed, libc::SIGINT);
+    resumed.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(resumed.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains(&format!("removed {}", scratch.join(&left[0]).display())), "{err}");
+    assert_eq!(names(&scratch), ["lmdb-regress-alive", "lmdb-regress-unknown"], "{err}");
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&run)));
+    assert!(md.contains("Read by Key") && md.contains("Partial run"), "{md}");
+}
+
+#[test]
+fn one_writer_per_run_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let mut first = start_long_run(&run, 2, &[]);
+    let holder = format!("is being written by process {}", first.id());
+    let e = fails(small_run(&run, "2").arg("--force"));
+    assert!(e.contains(&holder), "{e}");
+    let e = fails(lmdb_regress().args(["run", "--resume"]).arg(&run));
+    assert!(e.contains(&holder), "{e}");
+    signal(&first, libc::SIGINT);
+    assert!(!first.wait().unwrap().success());
+    let rs = records(&run);
+    assert_eq!(rs.iter().filter(|r| r["type"] == "header").count(), 1);
+    assert_eq!(rs.last().unwrap()["reason"], "interrupted", "the first writer ended its file itself");
+
+    // The interrupted run resumes only with its own plan; a finished one not at all.
+    let unchanged = std::fs::read(&run).unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--entries", "2000", "--rounds", "3", "--jobs", "1", "--resume"]).arg(&run);
+    let e = fails(&mut c);
+    assert!(
+        e.contains("--entries 2000 (the run file: 1000)") && e.contains("--rounds 3 (the run file: 100000)"),
+        "{e}"
+    );
+    assert!(!e.contains("--jobs"), "{e}");
+    assert_eq!(std::fs::read(&run).unwrap(), unchanged);
+    let done = dir.path().join("done.jsonl");
+    run_ok(&mut small_run(&done, "1"));
+    let finished = std::fs::read(&done).unwrap();
+    let e = fails(lmdb_regress().args(["run", "--resume"]).arg(&done));
+    assert!(e.contains("done.jsonl is finished") && e.contains("nothing appended"), "{e}");
+    assert_eq!(std::fs::read(&done).unwrap(), finished);
+}
+
+/// The fixture's 0.9.33 library, rebuilt from its verified sources with a constructor
+/// that writes the file `$MARKER`: what an attacker could put in a cache.
+fn tampered_library(dir: &Path) -> PathBuf {
+    let src = dir.join("src");
+    std::fs::create_dir(&src).unwrap();
+    for f in FILES {
+        std::fs::copy(source_dir("0.9.33").join(f), src.join(f)).unwrap();
+    }
+    let mut mdb = std::fs::read_to_string(src.join("mdb.c")).unwrap();
+    mdb.push_str(
+        "\n#include <stdio.h>\n__attribute__((constructor)) static void tampered(void) {\n\
+         const char *p = getenv(\"MARKER\"); FILE *f = p ? fopen(p, \"w\") : NULL; if (f) fclose(f); }\n",
+    );
+    std::fs::write(src.join("mdb.c"), mdb).unwrap();
+    let lib = dir.join("liblmdb.so");
+    let o = Command::new("cc")
+        .args(["-O2", "-g", "-fPIC", "-shared", "-pthread", "-o"])
+        .arg(&lib)
+        .arg(src.join("mdb.c"))
+        .arg(src.join("midl.c"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    lib
+}
+
+#[test]
+fn a_tampered_cache_is_detected_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = tampered_library(dir.path());
+    let marker = dir.path().join("marker");
+    let builds = test_cache().join("builds");
+    let build = names(&builds).into_iter().find(|n| n.starts_with("LMDB_0.9.33-so-")).map(|n| builds.join(n)).unwrap();
+    let cached = build.join("liblmdb.so");
+    let record: Value = serde_json::from_slice(&std::fs::read(build.join("build.json")).unwrap()).unwrap();
+    assert_eq!(record["artifact"], "liblmdb.so", "relative to the build's folder");
+    let recorded = record["sha256"].as_str().unwrap().to_string();
+
+    // The worker refuses a library whose bytes are not the recorded ones, before loading it.
+    let mut c = lmdb_regress();
+    c.env("MARKER", &marker).args(["worker", "version", "--library"]).arg(&evil);
+    let e = fails(c.args(["--library-sha256", &recorded]));
+    assert!(e.contains("refusing to load") && e.contains(&recorded), "{e}");
+    assert!(!marker.exists(), "the tampered library was loaded");
+
+    let run = |name: &str| {
+        let mut c = lmdb_regress();
+        c.env("MARKER", &marker).args(["run", "--tags", "0.9.33", "--entries", "1000", "--workloads", "readKey"]);
+        run_ok(c.args(["--rounds", "1", "--warmup", "0", "--out"]).arg(dir.path().join(name)))
+    };
+    // The cached file is a hard link into the shared fixture: replace it, never write through it.
+    std::fs::remove_file(&cached).unwrap();
+    std::fs::copy(&evil, &cached).unwrap();
+    let e = stderr(&run("a.jsonl"));
+    assert!(e.contains("is not used") && e.contains("has SHA-256") && e.contains("rebuilding"), "{e}");
+    assert!(!marker.exists(), "the tampered library was loaded");
+
+    std::fs::remove_file(&cached).unwrap();
+    std::os::unix::fs::symlink(&evil, &cached).unwrap();
+    let e = stderr(&run("b.jsonl"));
+    assert!(e.contains("is a symbolic link (to") && e.contains("rebuilding"), "{e}");
+    assert!(!marker.exists(), "the library behind the symbolic link was loaded");
+
+    // A record from before hashes (an absolute path, no SHA-256) is rebuilt too.
+    let mut old = record.clone();
+    old["artifact"] = Value::String(cached.display().to_string());
+    old.as_object_mut().unwrap().remove("sha256");
+    std::fs::remove_file(build.join("build.json")).unwrap();
+    std::fs::write(build.join("build.json"), old.to_string()).unwrap();
+    let e = stderr(&run("c.jsonl"));
+    assert!(e.contains("an older build record"), "{e}");
+    // The run file records the hash of the library it measured.
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(std::fs::read(&cached).unwrap()));
+    assert_eq!(records(&dir.path().join("c.jsonl"))[0]["tags"][0]["builds"][0]["sha256"], digest.as_str());
+}
+
+#[test]
+fn a_moved_cache_is_used_where_it_now_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("moved-cache");
+    let o = Command::new("cp").arg("-a").arg(test_cache()).arg(&moved).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_CACHE", &moved).args([
+        "run",
+        "--tags",
+        "0.9.33",
+        "--entries",
+        "1000",
+        "--workloads",
+        "readKey",
+    ]);
+    let o = run_ok(c.args(["--rounds", "1", "--warmup", "0", "--out"]).arg(&out));
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let library = records(&out)[0]["tags"][0]["library"].as_str().unwrap().to_string();
+    assert!(library.starts_with(&moved.display().to_string()), "{library}");
+}
+
+#[test]
+fn ctrl_c_during_a_build_leaves_nothing_in_the_cache() {
+    let cache = test_cache();
+    // Flags no cached build has: each tag is compiled anew, one at a time.
+    let mut c = lmdb_regress();
+    c.args(["build", "--tags", "0.9.18,0.9.33", "--jobs", "1", "--cflags", "-O1 -g -fPIC -shared -pthread"]);
+    let builds = cache.join("builds");
+    let before = names(&builds).len();
+    let child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while !names(&builds).iter().any(|n| n.starts_with(".tmp")) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no build started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("interrupted while building"), "{}", stderr(&o));
+    let left: Vec<String> = names(&builds).into_iter().filter(|n| n.starts_with('.')).collect();
+    assert!(left.is_empty(), "staging folders left: {left:?}");
+    for n in names(&builds) {
+        // A build, or the objects random layouts link from: each complete with its record.
+        let record = if n.contains("-objects-") { "objects.json" } else { "build.json" };
+        assert!(builds.join(&n).join(record).is_file(), "{n} is half-built");
+    }
+    assert_eq!(names(&builds).len(), before + 1, "the build under way finished, no other started");
+    let tmp = cache.join("tmp");
+    assert!(!tmp.exists() || names(&tmp).is_empty(), "{:?}", names(&tmp));
+}
+
+/// The committed run file with `edit` applied to its lines.
+fn defective(dir: &Path, name: &str, edit: impl Fn(&mut Vec<String>)) -> PathBuf {
+    let fixed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/run-fixed.jsonl"));
+    let mut lines: Vec<String> = fixed.unwrap().lines().map(String::from).collect();
+    edit(&mut lines);
+    let p = dir.join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p
+}
+
+#[test]
+fn every_run_file_defect_is_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    fn sample(tag: &str, ns: &str) -> String {
+        format!(r#"{{"type":"sample","round":0,"engine":"rust","tag":"{tag}","workload":"readSeq","ns":{ns}}}"#)
+    }
+    let end = r#"{"type":"end","reason":"rounds","rounds":8,"finished":"2026-01-01T00:20:00Z"}"#;
+    // The end record's line.
+    let last = records(&defective(dir.path(), "whole.jsonl", |_| {})).len();
+    type Edit = Box<dyn Fn(&mut Vec<String>)>;
+    let cases: Vec<(&str, Edit, String)> = vec![
+        (
+            "unknown-tag",
+            Box::new(|l| l.insert(1, sample("LMDB_0.9.99", "5"))),
+            "2: tag LMDB_0.9.99 is not among the header's tags".into(),
+        ),
+        ("zero-time", Box::new(|l| l.insert(1, sample("LMDB_0.9.33", "0"))), "2: a sample of 0 ns".into()),
+        (
+            "negative-time",
+            Box::new(|l| l.insert(1, sample("LMDB_0.9.33", "-5"))),
+            "2: corrupt line: a sample's time must be a positive whole number of ns, not -5".into(),
+        ),
+        (
+            "after-end",
+            Box::new(|l| l.push(sample("LMDB_0.9.33", "5"))),
+            format!("{}: a measured sample after the run's end record (line {last})", last + 1),
+        ),
+        (
+            "second-end",
+            Box::new(move |l| l.push(end.to_string())),
+            format!("{}: a second end record (the run ended at line {last})", last + 1),
+        ),
+        ("second-header", Box::new(|l| l.insert(2, l[0].clone())), "3: a second header".into()),
+        (
+            "unknown-workload",
+            Box::new(|l| l.insert(1, sample("LMDB_0.9.33", "5").replace("readSeq", "readKey"))),
+            "2: workload readKey is not among the header's workloads".into(),
+        ),
+    ];
+    for (name, edit, want) in cases {
+        let p = defective(dir.path(), &format!("{name}.jsonl"), edit);
+        let e = fails(lmdb_regress().arg("report").arg(&p));
+        assert!(e.contains(&format!("{}:{want}", p.display())), "{name}: {e}");
+    }
+    let garbage = dir.path().join("garbage.jsonl");
+    std::fs::write(&garbage, b"\x89PNG\r\n\x1a\n\x00\xff").unwrap();
+    let e = fails(lmdb_regress().arg("report").arg(&garbage));
+    assert!(e.contains(&format!("{}:1: not UTF-8", garbage.display())), "{e}");
+    let e = fails(lmdb_regress().arg("report").arg(dir.path()));
+    assert!(e.contains(&format!("{} is a directory, not a run file", dir.path().display())), "{e}");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    assert!(fails(lmdb_regress().arg("report").arg(&empty)).contains("empty.jsonl is empty"));
+
+    // A torn last line is a run stopped while writing: read, and said so.
+    let torn = defective(dir.path(), "torn.jsonl", |l| l[last - 1].truncate(20));
+    let text = std::fs::read_to_string(&torn).unwrap();
+    std::fs::write(&torn, text.trim_end()).unwrap();
+    let o = run_ok(lmdb_regress().arg("report").arg(&torn));
+    assert!(stderr(&o).contains(&format!("{}:{last}: a torn last line", torn.display())), "{}", stderr(&o));
+    // A corrupt line that is not the last (or ends in a newline) is no torn write.
+    let corrupt = defective(dir.path(), "corrupt.jsonl", |l| l[last - 1].truncate(20));
+    assert!(fails(lmdb_regress().arg("report").arg(&corrupt)).contains(&format!("corrupt.jsonl:{last}: corrupt line")));
+}
+
+#[test]
+fn values_are_refused_rather_than_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.jsonl");
+    let run = |args: &[&str]| {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", "0.9.33", "--entries", "1000", "--workloads", "readKey", "--out"])
+            .arg(&out)
+            .args(args);
+        c
+    };
+    for (args, want) in [
+        (&["--iterations", "0"][..], "--iterations"),
+        (&["--rounds", "0"], "--rounds"),
+        (&["--jobs", "0"], "not a number of jobs: give 1 or more"),
+        (&["--count-entries", "0", "--with-instructions"], "--count-entries"),
+        (&["--count-entries", "500"], "--with-instructions"),
+        (
+            &["--count-entries", "5000", "--with-instructions"],
+            "--count-entries 5000 is more than the run's 1000 entries",
+        ),
+        (&["--map-size", "0"], "--map-size 0 cannot hold 1000 entries"),
+    ] {
+        let e = fails(&mut run(args));
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("listed above"), "{args:?}: {e}");
+    }
+    for (var, value, want) in [
+        ("LMDB_REGRESS_COUNTER", "bogus", "LMDB_REGRESS_COUNTER=bogus is not one of auto, callgrind"),
+        ("LMDB_REGRESS_OFFLINE", "banana", "LMDB_REGRESS_OFFLINE=banana is not a yes/no value"),
+        ("LMDB_REGRESS_ARCHIVE_URLS", "ftp://example.invalid/x", "LMDB_REGRESS_ARCHIVE_URLS"),
+        ("LMDB_REGRESS_SCRATCH", "/dev/null", "LMDB_REGRESS_SCRATCH=/dev/null is not a folder"),
+        ("LMDB_REGRESS_TAGS", "/nonexistent/lmdb-tags", "LMDB_REGRESS_TAGS=/nonexistent/lmdb-tags is not a file"),
+    ] {
+        let e = fails(run(&[]).env(var, value));
+        assert!(e.contains(want), "{var}={value}: {e}");
+    }
+    assert!(!out.exists(), "every refusal came before the run file");
+
+    // The default map holds any data, however little.
+    let o = run_ok(
+        lmdb_regress().args(["run", "--tags", "0.9.33", "--entries", "10", "--summary-json", "--out"]).arg(&out),
+    );
+    let rows = json(&o);
+    assert!(rows.as_array().unwrap().iter().all(|r| r["failures"] == 0 && r["n"] == 20), "{rows}");
+
+    // An unwritable cache is the reason given, not advice to pass --git. (A folder below
+    // a file cannot be made even by root.)
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let o = run(&["--force"]).env("LMDB_REGRESS_CACHE", file.join("cache")).output().unwrap();
+    let text = stderr(&o);
+    assert!(!o.status.success() && text.contains("cannot be written") && !text.contains("--git"), "{text}");
+}
