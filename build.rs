@@ -3,6 +3,8 @@
 //! was tried. Set LMDB_REGRESS_SKIP_MATRIX=1 to skip.
 #![allow(dead_code, unused_imports)]
 
+#[path = "src/abi.rs"]
+mod abi;
 #[path = "src/artifact.rs"]
 mod artifact;
 #[path = "src/compile.rs"]
@@ -58,8 +60,7 @@ fn main() {
 fn build_matrix(target: &str) -> anyhow::Result<()> {
     let m = manifest::Manifest::builtin();
     let resolver = source::Resolver::from_env(None)?;
-    let git = resolver.git.is_some();
-    let wants = tags::parse_spec(&m, &m.default, git)?;
+    let wants = tags::parse_spec(&m, &m.default, resolver.git.as_deref())?;
     let opts = matrix::MatrixOptions {
         resolver,
         toolchains: vec![matrix::MatrixToolchain::only(compile::Toolchain::detect(target, None, None)?)],

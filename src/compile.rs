@@ -220,6 +220,10 @@ pub struct BuildRecord {
     pub matches: Match,
     pub toolchain: Toolchain,
     pub built_at: String,
+    /// What the ABI probe printed against this build's lmdb.h (`crate::abi`): a build
+    /// whose layout is not the bindings' is never loaded.
+    #[serde(default)]
+    pub abi: crate::abi::AbiLayout,
 }
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
@@ -291,6 +295,8 @@ pub fn build(
     }
     let built = staging.path().join(artifact_name);
     let lmdb_version = check_version(kind, &built, &src.label, expect_version)?;
+    let abi = crate::abi::probe(&src.dir, &tc.compiler, &tc.cflags, staging.path())?;
+    crate::abi::check(&src.label, &abi)?;
     let rec = BuildRecord {
         label: src.label.clone(),
         commit: src.commit.clone(),
@@ -304,6 +310,7 @@ pub fn build(
         matches: src.matches,
         toolchain: tc.clone(),
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        abi,
     };
     let on_disk = BuildRecord { artifact: PathBuf::from(artifact_name), ..rec.clone() };
     let record = staging.path().join("build.json");
@@ -329,6 +336,7 @@ fn already_built(dir: &Path, src: &SourceSet) -> Result<Option<BuildRecord>> {
     }
     rec.artifact = dir.join(&rec.artifact);
     crate::artifact::verify(&rec.artifact, &rec.sha256)?;
+    crate::abi::check(&src.label, &rec.abi)?;
     rec.label = src.label.clone();
     rec.provenance = src.provenance.clone();
     Ok(Some(rec))
@@ -369,16 +377,29 @@ fn compile_command(
             c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
             c.arg("-I").arg(&src.dir).arg("-o").arg(out_dir.join("lmdb-harness-c"));
             c.args(harness_files(harness).into_iter().filter(|p| p.extension().is_some_and(|e| e == "c")));
-            c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            c.args(library_c_files(src)).args(system_libs(src.files.keys()));
             c.arg("-ldeflate");
             ("lmdb-harness-c", c)
         }
         _ => {
             c.args(&tc.cflags).arg("-o").arg(out_dir.join("liblmdb.so"));
-            c.arg(src.dir.join("mdb.c")).arg(src.dir.join("midl.c"));
+            c.args(library_c_files(src)).args(system_libs(src.files.keys()));
             ("liblmdb.so", c)
         }
     }
+}
+
+/// liblmdb's C files in `src`, in link order: every `.c` file its sources list
+/// (mdb.c, midl.c, and module.c from 1.0 on).
+pub fn library_c_files(src: &SourceSet) -> Vec<PathBuf> {
+    src.files.keys().filter(|f| f.ends_with(".c")).map(|f| src.dir.join(f)).collect()
+}
+
+/// The system libraries liblmdb's files (sources or their objects, by name) link with:
+/// 1.0's module.c loads modules with dlopen, so upstream's Makefile adds `-ldl`.
+pub fn system_libs<'a>(files: impl IntoIterator<Item = &'a String>) -> Option<&'static str> {
+    let stem = |f: &String| f.rsplit_once('.').map_or(f.clone(), |(s, _)| s.to_string());
+    files.into_iter().any(|f| stem(f) == "module").then_some("-ldl")
 }
 
 /// Asks the built artifact its version; it must be the tag's. Returns mdb_version's text.

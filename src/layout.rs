@@ -85,7 +85,7 @@ fn c_files(src: &SourceSet, kind: BuildKind, harness: Option<&Path>) -> Vec<Path
         (BuildKind::CHarness, Some(h)) => compile::harness_files(h),
         _ => Vec::new(),
     };
-    let lmdb = [src.dir.join("mdb.c"), src.dir.join("midl.c")];
+    let lmdb = compile::library_c_files(src);
     twin.into_iter().filter(|p| p.extension().is_some_and(|e| e == "c")).chain(lmdb).collect()
 }
 
@@ -260,6 +260,7 @@ impl Source {
         let mut cmd = Command::new(&self.objects.toolchain.compiler);
         cmd.args(self.link_args(seed)).arg("-o").arg(&out);
         cmd.args(self.objects.objects.iter().map(|(name, _)| self.objects.dir.join(name)));
+        cmd.args(compile::system_libs(self.objects.objects.iter().map(|(name, _)| name)));
         if self.objects.kind == BuildKind::CHarness {
             cmd.args(HARNESS_LIBS);
         }

@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: sources → builds → measurements → statistics → reports.
 
+pub mod abi;
 pub mod artifact;
 pub mod cli;
 pub mod cmd;

@@ -1,4 +1,4 @@
-//! The pinned tag list (`lmdb-tags`): what each release tag's four source files hash to,
+//! The pinned tag list (`lmdb-tags`): what each release tag's source files hash to,
 //! and which registry packages carry copies of them.
 //!
 //! Shared with build.rs: this module only refers to `crate::manifest`.
@@ -10,8 +10,16 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-/// The four files that make liblmdb, in the order reports list them.
+/// The four files every liblmdb has, in the order reports list them.
 pub const SOURCE_FILES: [&str; 4] = ["lmdb.h", "mdb.c", "midl.c", "midl.h"];
+/// Library sources a later line adds: 1.0's `module.c` (loadable modules, dlopen). A tag
+/// pins them when it has them (its `files`); a commit has them or not.
+pub const OPTIONAL_FILES: [&str; 1] = ["module.c"];
+
+/// Whether a file name is one of liblmdb's library sources, required or optional.
+pub fn is_library_file(name: &str) -> bool {
+    SOURCE_FILES.contains(&name) || OPTIONAL_FILES.contains(&name)
+}
 
 /// File name → lowercase hex SHA-256.
 pub type FileHashes = BTreeMap<String, String>;
@@ -48,7 +56,7 @@ pub enum Registry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Match {
-    /// All four files hash as the tag's.
+    /// Every file hashes as the tag's.
     Identical,
     /// A copy pinned in lmdb-tags whose differences do not matter on Linux.
     Equivalent,
@@ -72,7 +80,7 @@ pub struct RegistryCopy {
     pub registry: Registry,
     pub package: String,
     pub version: String,
-    /// Where the four files sit inside the unpacked package.
+    /// Where the library sources sit inside the unpacked package.
     pub subdir: String,
     #[serde(rename = "match")]
     pub matches: Match,
@@ -186,8 +194,10 @@ impl Manifest {
     }
 
     pub fn parse(text: &str) -> Result<Manifest> {
-        let m: Manifest = toml::from_str(text)?;
+        let mut m: Manifest = toml::from_str(text)?;
         m.validate()?;
+        // Version order across series (0.9.36 before 1.0.0): ranges and "newest" follow it.
+        m.tags.sort_by_key(|t| t.version());
         Ok(m)
     }
 
@@ -247,13 +257,19 @@ pub fn normalize_tag(name: &str) -> String {
 
 fn check_hashes(what: &str, files: &FileHashes) -> Result<()> {
     for f in SOURCE_FILES {
-        let h = files.get(f).with_context(|| format!("{what}: no hash for {f}"))?;
+        files.get(f).with_context(|| format!("{what}: no hash for {f}"))?;
+    }
+    for (f, h) in files {
+        if !is_library_file(f) {
+            bail!(
+                "{what}: {f} is not a library source: files names {} and, where the tag has them, {}",
+                SOURCE_FILES.join(", "),
+                OPTIONAL_FILES.join(", ")
+            );
+        }
         if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()) {
             bail!("{what}: hash of {f} is not 64 lowercase hex digits");
         }
-    }
-    if files.len() != SOURCE_FILES.len() {
-        bail!("{what}: files must name exactly {}", SOURCE_FILES.join(", "));
     }
     Ok(())
 }
@@ -265,7 +281,11 @@ mod tests {
     #[test]
     fn builtin_tag_list_is_complete() {
         let m = Manifest::builtin();
-        assert_eq!(m.tags.len(), 20);
+        assert_eq!(m.tags.len(), 22);
+        // Each tag lists its own files: 1.0 adds module.c.
+        let five: Vec<&str> = m.tags.iter().filter(|t| t.files.contains_key("module.c")).map(|t| t.name.as_str()).collect();
+        assert_eq!(five, ["LMDB_1.0.0", "LMDB_1.0.1"]);
+        assert!(m.tags.iter().all(|t| SOURCE_FILES.iter().all(|f| t.files.contains_key(*f))));
         let reachable: Vec<&str> = m.tags.iter().filter(|t| !t.copies.is_empty()).map(|t| t.name.as_str()).collect();
         assert_eq!(
             reachable,
@@ -301,6 +321,8 @@ mod tests {
         assert_eq!(toolchain_label("LMDB_0.9.33", None), "LMDB_0.9.33");
         assert_eq!(split_toolchain(&clang), ("LMDB_0.9.33", Some("clang -O2")));
         assert_eq!(split_toolchain("LMDB_0.9.33"), ("LMDB_0.9.33", None));
+        // Version order across series: 1.0.0 comes after 0.9.36, never between 0.9.1 and 0.9.2.
+        assert!(release_key("LMDB_1.0.0") > release_key("LMDB_0.9.36"));
         let control = control_label(&clang);
         assert_eq!(control_of(&control), Some(clang.as_str()));
         assert_eq!(base_of(&control), "LMDB_0.9.33");
@@ -339,6 +361,13 @@ mod tests {
         assert!(
             Manifest::parse(&good.replace("{h}", &h).replace("LMDB_0.9.17\"\ncommit", "lmdb-17\"\ncommit")).is_err()
         );
+        let five = good.replace("{h}", &h).replace(" }\n", ", \"module.c\" = \"{h}\" }\n").replace("{h}", &h);
+        assert_eq!(Manifest::parse(&five).unwrap().tags[0].files.len(), 5);
+        let stray = five.replace("module.c", "mtest.c");
+        let e = format!("{:#}", Manifest::parse(&stray).unwrap_err());
+        assert!(e.contains("mtest.c is not a library source"), "{e}");
+        let four = good.replace(", \"midl.h\" = \"{h}\"", "").replace("{h}", &h);
+        assert!(Manifest::parse(&four).unwrap_err().to_string().contains("no hash for midl.h"));
         let twice = format!("{0}{1}", good.replace("{h}", &h), good.replace("{h}", &h).split_once('\n').unwrap().1);
         assert!(Manifest::parse(&twice).unwrap_err().to_string().contains("twice"));
     }

@@ -1,37 +1,23 @@
-//! Tag specifications: `0.9.17..0.9.33`, `LMDB_0.9.19`, `0.9.18,0.9.21`, `all`,
-//! `default`, and (with a git repository) commit ids. Shared with build.rs.
+//! Tag specifications: `0.9.17..0.9.33`, `LMDB_0.9.19`, `0.9.18,0.9.21`, series (`0.9`,
+//! `1.0`), `all`, `default`, and (with a git repository) commit ids and branch or tag
+//! names. Shared with build.rs.
+
+use std::path::Path;
 
 use anyhow::{bail, Result};
 
 use crate::manifest::{normalize_tag, Manifest};
-use crate::source::Want;
+use crate::source::{ref_label, GitRepo, Want};
 
-pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Result<Vec<Want<'a>>> {
+/// The tags `spec` names, in its order, each once. `git` is the repository commits and ref
+/// names are resolved in (a ref name becomes a commit labelled `mdb.RE/0.9 @ 1a2b3c4d`).
+pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git: Option<&Path>) -> Result<Vec<Want<'a>>> {
     let mut out: Vec<Want<'a>> = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item {
             "all" => out.extend(m.tags.iter().map(Want::Tag)),
-            "default" => out.extend(parse_spec(m, &m.default.clone(), git_available)?),
-            _ => {
-                if let Some((a, b)) = item.split_once("..") {
-                    // An open end runs to the oldest or the newest pinned tag.
-                    let ia = if a.trim().is_empty() { 0 } else { index(m, a)? };
-                    let ib = if b.trim().is_empty() { m.tags.len().saturating_sub(1) } else { index(m, b)? };
-                    if ia > ib {
-                        bail!("tag range {item} runs backwards: {} comes before {}", m.tags[ib].name, m.tags[ia].name);
-                    }
-                    out.extend(m.tags[ia..=ib].iter().map(Want::Tag));
-                } else if let Some(t) = m.find(item) {
-                    out.push(Want::Tag(t));
-                } else if looks_like_commit(item) {
-                    if !git_available {
-                        bail!("{item} looks like a commit id: commits need --git PATH (or LMDB_GIT)");
-                    }
-                    out.push(Want::Commit(item.to_string()));
-                } else {
-                    bail!("unknown tag {}; known tags: {}", normalize_tag(item), m.known_names());
-                }
-            }
+            "default" => out.extend(parse_spec(m, &m.default.clone(), git)?),
+            _ => out.extend(parse_item(m, item, git)?),
         }
     }
     if out.is_empty() {
@@ -41,6 +27,62 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
     let mut seen = std::collections::HashSet::new();
     out.retain(|w| seen.insert(w.label()));
     Ok(out)
+}
+
+/// One item of a specification other than `all` and `default`.
+fn parse_item<'a>(m: &'a Manifest, item: &str, git: Option<&Path>) -> Result<Vec<Want<'a>>> {
+    if let Some((a, b)) = item.split_once("..") {
+        // An open end runs to the oldest or the newest pinned tag.
+        let ia = if a.trim().is_empty() { 0 } else { index(m, a)? };
+        let ib = if b.trim().is_empty() { m.tags.len().saturating_sub(1) } else { index(m, b)? };
+        if ia > ib {
+            bail!("tag range {item} runs backwards: {} comes before {}", m.tags[ib].name, m.tags[ia].name);
+        }
+        return Ok(m.tags[ia..=ib].iter().map(Want::Tag).collect());
+    }
+    if let Some(t) = m.find(item) {
+        return Ok(vec![Want::Tag(t)]);
+    }
+    if let Some(series) = series(m, item) {
+        return Ok(series);
+    }
+    if looks_like_commit(item) {
+        if git.is_none() {
+            bail!("{item} looks like a commit id: commits need --git PATH (or LMDB_GIT)");
+        }
+        return Ok(vec![Want::Commit(item.to_string())]);
+    }
+    match git {
+        Some(repo) => {
+            let repo = GitRepo::open(repo)?;
+            let commit = repo.resolve(item).map_err(|_| {
+                anyhow::anyhow!(
+                    "{item} is neither a known tag ({}) nor a branch, tag or commit of {}",
+                    m.known_names(),
+                    repo.path.display()
+                )
+            })?;
+            Ok(vec![Want::Commit(ref_label(item, &commit))])
+        }
+        None => bail!(
+            "unknown tag {}; known tags: {} (branch names and other git refs need --git PATH)",
+            normalize_tag(item),
+            m.known_names()
+        ),
+    }
+}
+
+/// A release series, `0.9` or `1.0` (or `LMDB_1.0`): every pinned tag of it, oldest first.
+fn series<'a>(m: &'a Manifest, item: &str) -> Option<Vec<Want<'a>>> {
+    let (major, minor) = item.strip_prefix("LMDB_").unwrap_or(item).split_once('.')?;
+    let (major, minor): (i32, i32) = (major.parse().ok()?, minor.parse().ok()?);
+    let tags: Vec<Want> = m
+        .tags
+        .iter()
+        .filter(|t| t.version().is_some_and(|(a, b, _)| (a, b) == (major, minor)))
+        .map(Want::Tag)
+        .collect();
+    (!tags.is_empty()).then_some(tags)
 }
 
 fn index(m: &Manifest, name: &str) -> Result<usize> {
@@ -63,7 +105,9 @@ mod tests {
 
     fn labels(spec: &str, git: bool) -> anyhow::Result<Vec<String>> {
         let m = Manifest::builtin();
-        Ok(parse_spec(&m, spec, git)?.iter().map(|w| w.label()).collect())
+        // Commit ids need a repository only when they are built.
+        let repo = git.then_some(Path::new("/nonexistent"));
+        Ok(parse_spec(&m, spec, repo)?.iter().map(|w| w.label()).collect())
     }
 
     #[test]
@@ -75,12 +119,22 @@ mod tests {
         assert_eq!(labels("0.9.17..0.9.33", false).unwrap(), d);
         assert_eq!(labels("LMDB_0.9.19", false).unwrap(), ["LMDB_0.9.19"]);
         assert_eq!(labels("0.9.18,0.9.21", false).unwrap(), ["LMDB_0.9.18", "LMDB_0.9.21"]);
-        assert_eq!(labels("all", false).unwrap().len(), 20);
+        assert_eq!(labels("all", false).unwrap().len(), 22);
         assert_eq!(labels("0.9.18,deadbeef", true).unwrap(), ["LMDB_0.9.18", "deadbeef"]);
         // Open ends: to the newest pinned tag, from the oldest.
         let all = labels("all", false).unwrap();
         assert_eq!(labels("0.9.35..", false).unwrap(), all[all.iter().position(|t| t == "LMDB_0.9.35").unwrap()..]);
         assert_eq!(labels("..0.9.18", false).unwrap(), ["LMDB_0.9.17", "LMDB_0.9.18"]);
+        // Across series, in version order; series by their two numbers.
+        assert_eq!(
+            labels("0.9.35..1.0.1", false).unwrap(),
+            ["LMDB_0.9.35", "LMDB_0.9.36", "LMDB_1.0.0", "LMDB_1.0.1"]
+        );
+        assert_eq!(labels("1.0", false).unwrap(), ["LMDB_1.0.0", "LMDB_1.0.1"]);
+        assert_eq!(labels("LMDB_1.0", false).unwrap(), ["LMDB_1.0.0", "LMDB_1.0.1"]);
+        assert_eq!(labels("0.9", false).unwrap(), all[..20]);
+        assert_eq!(all.last().unwrap(), "LMDB_1.0.1");
+        assert_eq!(labels("0.9.36..", false).unwrap(), ["LMDB_0.9.36", "LMDB_1.0.0", "LMDB_1.0.1"]);
     }
 
     #[test]
@@ -91,5 +145,13 @@ mod tests {
         assert!(e.contains("--git"), "{e}");
         let e = labels("0.9.33..0.9.17", false).unwrap_err().to_string();
         assert!(e.contains("backwards"), "{e}");
+        let e = labels("1.0.1..0.9.36", false).unwrap_err().to_string();
+        assert!(e.contains("backwards: LMDB_0.9.36 comes before LMDB_1.0.1"), "{e}");
+        let e = labels("0.9.30..1.0.9", false).unwrap_err().to_string();
+        assert!(e.contains("unknown tag LMDB_1.0.9") && e.contains("ranges:"), "{e}");
+        let e = labels("2.0", false).unwrap_err().to_string();
+        assert!(e.contains("unknown tag LMDB_2.0"), "{e}");
+        let e = labels("mdb.RE/0.9", false).unwrap_err().to_string();
+        assert!(e.contains("need --git PATH"), "{e}");
     }
 }

@@ -136,7 +136,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
     for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
         if idx.is_none() && !(git && crate::tags::looks_like_commit(label)) {
-            crate::tags::parse_spec(&m, label, git)?; // says why, listing known tags
+            crate::tags::parse_spec(&m, label, opts.resolver.git.as_deref())?; // says why, listing known tags
         }
     }
     if let (Some(g), Some(b)) = (gi, bi) {

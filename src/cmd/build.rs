@@ -15,7 +15,7 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool, layout_obj
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(args, kinds)?;
-    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
+    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.as_deref())?;
     let rows = super::build_with_progress(&wants, &opts)?;
     if layout_objects {
         compile_layout_objects(&rows, &wants, &opts)?;
@@ -59,7 +59,7 @@ fn compile_layout_objects(rows: &[TagStatus], wants: &[Want], opts: &MatrixOptio
 pub fn source_dir(spec: &str, git: Option<std::path::PathBuf>) -> Result<()> {
     let m = super::manifest()?;
     let resolver = crate::source::Resolver::from_env(git)?;
-    let wants = crate::tags::parse_spec(&m, spec, resolver.git.is_some())?;
+    let wants = crate::tags::parse_spec(&m, spec, resolver.git.as_deref())?;
     for want in &wants {
         match resolver.resolve(want) {
             crate::source::Resolution::Found(set) => println!("{}", set.dir.display()),

@@ -43,9 +43,9 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
     let (workloads, config) = selection(&args)?;
     let mut out = config_values(&serde_json::to_value(&config)?);
     let manifest = super::manifest()?;
-    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git.is_some();
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
     let mut tags: Vec<String> =
-        crate::tags::parse_spec(&manifest, &args.tags, git).map(|ws| ws.iter().map(|w| w.label()).collect())?;
+        crate::tags::parse_spec(&manifest, &args.tags, git.as_deref()).map(|ws| ws.iter().map(|w| w.label()).collect())?;
     tags.sort();
     let control = args.control.as_deref().map(super::run::control_tag).transpose()?;
     out.extend([

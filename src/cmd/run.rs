@@ -177,7 +177,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(build, kinds)?;
-    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.is_some())?;
+    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.as_deref())?;
     // Before any build: random layouts need lld.
     let linkers: Option<Vec<Linker>> = match layouts {
         Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
@@ -367,8 +367,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 fn shard_of(args: &RunArgs) -> Result<Option<Shard>> {
     let Some((k, n)) = args.shard else { return Ok(None) };
     let m = super::manifest()?;
-    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git.is_some();
-    let tags = crate::tags::parse_spec(&m, &args.tags, git)?.iter().map(|w| w.label()).collect();
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
+    let tags = crate::tags::parse_spec(&m, &args.tags, git.as_deref())?.iter().map(|w| w.label()).collect();
     let shard = Shard::new(k, n, tags)?;
     eprintln!("shard {shard}: {}", shard.own().join(", "));
     Ok(Some(shard))

@@ -1,4 +1,4 @@
-//! The content-addressed source cache: `sources/<key>/` holds four verified files and
+//! The content-addressed source cache: `sources/<key>/` holds the verified library sources and
 //! `source.json` (where they first came from); `refs/<commit>` maps commits to keys.
 
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ impl SourceCache {
     pub fn lookup(&self, want: &Want) -> Result<Option<SourceSet>> {
         let keys: Vec<String> = match want {
             Want::Tag(t) => t.accepted_hashes().into_iter().map(|(h, _)| content_key(h)).collect(),
-            Want::Commit(c) => match std::fs::read_to_string(self.root.join("refs").join(c)) {
+            Want::Commit(_) => match std::fs::read_to_string(self.root.join("refs").join(want.rev())) {
                 Ok(k) => vec![k.trim().to_string()],
                 Err(_) => return Ok(None),
             },
@@ -85,7 +85,7 @@ impl SourceCache {
         let writable = || format!("cannot write in {} (is the cache writable? LMDB_REGRESS_CACHE)", sources.display());
         std::fs::create_dir_all(&sources).with_context(writable)?;
         let staging = tempfile::tempdir_in(&sources).with_context(writable)?;
-        for f in crate::manifest::SOURCE_FILES {
+        for f in set.files.keys() {
             std::fs::copy(set.dir.join(f), staging.path().join(f))
                 .with_context(|| format!("cannot copy {f} into the cache"))?;
         }
@@ -105,9 +105,9 @@ impl SourceCache {
             let stored: SourceSet = serde_json::from_slice(&std::fs::read(dest.join("source.json"))?)?;
             set.provenance = stored.provenance;
         }
-        if let Want::Commit(c) = want {
+        if let Want::Commit(_) = want {
             let refs = self.root.join("refs");
-            for name in std::iter::once(c).chain(&set.commit) {
+            for name in std::iter::once(want.rev()).chain(set.commit.as_deref()) {
                 write_atomic(&refs.join(name), key.as_bytes(), Existing::Replace)?;
             }
         }

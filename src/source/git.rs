@@ -6,7 +6,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use super::{Delivered, Want};
-use crate::manifest::SOURCE_FILES;
+use crate::manifest::{OPTIONAL_FILES, SOURCE_FILES};
 
 /// Where liblmdb lives in each repository layout we know: OpenLDAP's and LMDB's
 /// both keep it in `libraries/liblmdb`; a bare liblmdb repository at its root.
@@ -93,15 +93,17 @@ impl GitRepo {
         Ok(self.git(&args)?.lines().map(str::to_string).collect())
     }
 
-    /// Writes the four files of `want` into `dir`.
+    /// Writes the library sources of `want` into `dir`: the four every liblmdb has, and
+    /// those of [`OPTIONAL_FILES`] the commit has.
     pub fn export(&self, want: &Want, dir: &Path) -> Result<Delivered> {
         let commit = match want {
             // The tag by name first; a repository without tags may still have the commit.
             Want::Tag(t) => self.resolve(&t.name).or_else(|_| self.resolve(&t.commit))?,
-            Want::Commit(c) => self.resolve(c)?,
+            Want::Commit(_) => self.resolve(want.rev())?,
         };
         let prefix = self.layout(&commit)?;
-        for f in SOURCE_FILES {
+        let has = |f: &&&str| self.git(&["cat-file", "-e", &format!("{commit}:{prefix}{f}")]).is_ok();
+        for f in SOURCE_FILES.iter().chain(OPTIONAL_FILES.iter().filter(has)) {
             let bytes = self.git_bytes(&["show", &format!("{commit}:{prefix}{f}")])?;
             std::fs::write(dir.join(f), bytes)?;
         }

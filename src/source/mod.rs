@@ -1,4 +1,4 @@
-//! Where liblmdb's four source files come from, and proof that they are what we asked for.
+//! Where liblmdb's source files come from, and proof that they are what we asked for.
 //!
 //! Providers are tried in order — cache, git, upstream archive, registry packages — and
 //! every file a provider hands over is hashed before anything else sees it. Shared with
@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::manifest::{FileHashes, Match, TagEntry, SOURCE_FILES};
+use crate::manifest::{FileHashes, Match, TagEntry, OPTIONAL_FILES, SOURCE_FILES};
 
 pub use cache::SourceCache;
 pub use git::{CommitInfo, GitRepo};
@@ -35,6 +35,23 @@ impl Want<'_> {
             Want::Commit(c) => c.clone(),
         }
     }
+
+    /// The commit a git repository is asked for: a commit's id as given, or the id a ref
+    /// name was resolved to (its label is `mdb.RE/0.9 @ 1a2b3c4d`, see [`ref_label`]).
+    pub fn rev(&self) -> &str {
+        match self {
+            Want::Tag(t) => &t.commit,
+            Want::Commit(c) => c.rsplit_once(REF_SEPARATOR).map_or(c.as_str(), |(_, id)| id),
+        }
+    }
+}
+
+const REF_SEPARATOR: &str = " @ ";
+
+/// The label of a branch or tag name resolved to `commit`: the name as given, then the
+/// commit's first 8 digits (`mdb.RE/0.9 @ 1a2b3c4d`).
+pub fn ref_label(name: &str, commit: &str) -> String {
+    format!("{name}{REF_SEPARATOR}{}", &commit[..commit.len().min(8)])
 }
 
 /// Where a verified set of sources came from.
@@ -63,7 +80,7 @@ impl fmt::Display for Provenance {
     }
 }
 
-/// Four verified files in a directory of their own.
+/// Verified library sources in a directory of their own.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceSet {
     pub label: String,
@@ -77,7 +94,7 @@ pub struct SourceSet {
 }
 
 impl SourceSet {
-    /// Content address: one hash over the four file hashes.
+    /// Content address: one hash over the file hashes.
     pub fn key(&self) -> String {
         content_key(&self.files)
     }
@@ -99,9 +116,11 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
-/// Hashes the four files in `dir`.
+/// Hashes the library sources in `dir`: the four every liblmdb has, and those of
+/// [`OPTIONAL_FILES`] it holds.
 pub fn hash_dir(dir: &Path) -> Result<FileHashes> {
-    SOURCE_FILES.iter().map(|f| Ok((f.to_string(), sha256_file(&dir.join(f))?))).collect()
+    let optional = OPTIONAL_FILES.iter().filter(|f| dir.join(f).is_file());
+    SOURCE_FILES.iter().chain(optional).map(|f| Ok((f.to_string(), sha256_file(&dir.join(f))?))).collect()
 }
 
 /// Checks freshly delivered files against a tag's pinned hashes (or its equivalent copies).
@@ -117,8 +136,9 @@ pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match>
         }
     }
     let mut msg = format!("{} from {provider}: files do not match the pinned hashes", tag.name);
-    for f in SOURCE_FILES {
-        let (exp, act) = (&tag.files[f], actual.get(f).map(String::as_str).unwrap_or("missing"));
+    let names: std::collections::BTreeSet<&String> = tag.files.keys().chain(actual.keys()).collect();
+    for f in names {
+        let (exp, act) = (tag.files.get(f).map_or("none", String::as_str), actual.get(f).map_or("missing", String::as_str));
         if exp != act {
             msg.push_str(&format!("\n  {f}: expected {exp}, got {act}"));
         }
@@ -335,14 +355,14 @@ impl crate::manifest::RegistryCopy {
     }
 }
 
-/// What a provider leaves: a directory holding the four files, and a description.
+/// What a provider leaves: a directory holding the library sources, and a description.
 pub struct Delivered {
     pub dir: PathBuf,
     pub detail: String,
     pub commit: Option<String>,
 }
 
-/// Finds the directory holding all four files under `root` (archive layouts vary).
+/// Finds the directory holding the four files every liblmdb has under `root` (archive layouts vary).
 pub fn find_source_dir(root: &Path) -> Result<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
