@@ -132,10 +132,7 @@ pub fn check(label: &str, layout: &AbiLayout) -> Result<()> {
         })
         .collect();
     if !differs.is_empty() {
-        bail!(
-            "{label}: its C layout differs from the bindings', so it is not loaded: {}",
-            differs.join("; ")
-        );
+        bail!("{label}: its C layout differs from the bindings', so it is not loaded: {}", differs.join("; "));
     }
     Ok(())
 }

@@ -283,7 +283,8 @@ mod tests {
         let m = Manifest::builtin();
         assert_eq!(m.tags.len(), 22);
         // Each tag lists its own files: 1.0 adds module.c.
-        let five: Vec<&str> = m.tags.iter().filter(|t| t.files.contains_key("module.c")).map(|t| t.name.as_str()).collect();
+        let five: Vec<&str> =
+            m.tags.iter().filter(|t| t.files.contains_key("module.c")).map(|t| t.name.as_str()).collect();
         assert_eq!(five, ["LMDB_1.0.0", "LMDB_1.0.1"]);
         assert!(m.tags.iter().all(|t| SOURCE_FILES.iter().all(|f| t.files.contains_key(*f))));
         let reachable: Vec<&str> = m.tags.iter().filter(|t| !t.copies.is_empty()).map(|t| t.name.as_str()).collect();

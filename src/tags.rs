@@ -126,10 +126,7 @@ mod tests {
         assert_eq!(labels("0.9.35..", false).unwrap(), all[all.iter().position(|t| t == "LMDB_0.9.35").unwrap()..]);
         assert_eq!(labels("..0.9.18", false).unwrap(), ["LMDB_0.9.17", "LMDB_0.9.18"]);
         // Across series, in version order; series by their two numbers.
-        assert_eq!(
-            labels("0.9.35..1.0.1", false).unwrap(),
-            ["LMDB_0.9.35", "LMDB_0.9.36", "LMDB_1.0.0", "LMDB_1.0.1"]
-        );
+        assert_eq!(labels("0.9.35..1.0.1", false).unwrap(), ["LMDB_0.9.35", "LMDB_0.9.36", "LMDB_1.0.0", "LMDB_1.0.1"]);
         assert_eq!(labels("1.0", false).unwrap(), ["LMDB_1.0.0", "LMDB_1.0.1"]);
         assert_eq!(labels("LMDB_1.0", false).unwrap(), ["LMDB_1.0.0", "LMDB_1.0.1"]);
         assert_eq!(labels("0.9", false).unwrap(), all[..20]);

@@ -44,8 +44,8 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
     let mut out = config_values(&serde_json::to_value(&config)?);
     let manifest = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-    let mut tags: Vec<String> =
-        crate::tags::parse_spec(&manifest, &args.tags, git.as_deref()).map(|ws| ws.iter().map(|w| w.label()).collect())?;
+    let mut tags: Vec<String> = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())
+        .map(|ws| ws.iter().map(|w| w.label()).collect())?;
     tags.sort();
     let control = args.control.as_deref().map(super::run::control_tag).transpose()?;
     out.extend([

@@ -266,7 +266,7 @@ impl Schedule<'_> {
         if self.interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        let dir = scratch.join(sanitize(&u.tag)).join("db");
+        let dir = scratch.join(own_folder(&u.tag)).join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command("prepare");
         cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
@@ -718,6 +718,14 @@ pub fn resolved(samples: &[Sample], target: f64, metric: runfile::Metric, min_ef
         })
 }
 
+/// A label's own folder name: readable, and unique by a hash of the whole label (two labels
+/// that `sanitize` alike, `a/b` and `a-b`, still get two folders). 0.9 and 1.0 cannot open
+/// each other's files, and no tag may ever read another's.
+fn own_folder(label: &str) -> String {
+    use sha2::Digest;
+    format!("{}-{}", sanitize(label), &hex::encode(sha2::Sha256::digest(label.as_bytes()))[..8])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,5 +736,14 @@ mod tests {
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
         assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
         assert_eq!(signal_name(999), "signal");
+    }
+
+    #[test]
+    fn every_label_reads_a_database_of_its_own() {
+        let labels =
+            ["LMDB_0.9.33", "LMDB_1.0.1", "mdb.RE/0.9 @ 1a2b3c4d", "mdb.RE-0.9 @ 1a2b3c4d", "LMDB_1.0.1 (clang -O2)"];
+        let folders: std::collections::BTreeSet<String> = labels.iter().map(|l| own_folder(l)).collect();
+        assert_eq!(folders.len(), labels.len(), "{folders:?}");
+        assert_eq!(own_folder("LMDB_1.0.1"), own_folder("LMDB_1.0.1"));
     }
 }

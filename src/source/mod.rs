@@ -138,7 +138,8 @@ pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match>
     let mut msg = format!("{} from {provider}: files do not match the pinned hashes", tag.name);
     let names: std::collections::BTreeSet<&String> = tag.files.keys().chain(actual.keys()).collect();
     for f in names {
-        let (exp, act) = (tag.files.get(f).map_or("none", String::as_str), actual.get(f).map_or("missing", String::as_str));
+        let (exp, act) =
+            (tag.files.get(f).map_or("none", String::as_str), actual.get(f).map_or("missing", String::as_str));
         if exp != act {
             msg.push_str(&format!("\n  {f}: expected {exp}, got {act}"));
         }

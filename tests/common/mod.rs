@@ -105,6 +105,15 @@ pub fn source_dir(tag: &str) -> PathBuf {
     PathBuf::from(stdout(&out).trim())
 }
 
+/// Verified sources of the 1.0 line as the tests have it (no registry carries a 1.0 tag):
+/// mdb.master3 at 10161b20fe, from the crate lmdb-master3-sys 0.2.6 (testdata/mdb-master3-tags.toml).
+pub fn master3_source_dir() -> PathBuf {
+    let tags = testdata("mdb-master3-tags.toml");
+    let mut c = bare_command();
+    c.env("LMDB_REGRESS_CACHE", fixture()).env("LMDB_REGRESS_TAGS", tags).args(["source-dir", "LMDB_0.9.90"]);
+    PathBuf::from(stdout(&run_ok(&mut c)).trim())
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
