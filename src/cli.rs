@@ -100,6 +100,9 @@ pub enum Command {
     Its10406(Box<cmd::its10406::ItsArgs>),
     /// How much code layout alone moves each workload: one tag under N layouts, interleaved.
     Layouts(Box<cmd::layouts::LayoutsArgs>),
+    /// The performance history of a range of commits: every commit touching liblmdb's library
+    /// sources, measured (instructions per entry by default), its steps listed and charted.
+    History(Box<cmd::history::HistoryArgs>),
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
@@ -165,6 +168,10 @@ pub fn main() -> Result<()> {
             cmd::bisect::run(&args)
         }
         Command::Its10406(args) => cmd::its10406::run(&args),
+        Command::History(mut args) => {
+            args.run.given = given;
+            cmd::history::run(&args)
+        }
         Command::Layouts(args) => cmd::layouts::run(&args),
     }
 }

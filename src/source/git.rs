@@ -93,6 +93,18 @@ impl GitRepo {
         Ok(self.git(&args)?.lines().map(str::to_string).collect())
     }
 
+    /// Commits after `from` up to and including `to` on `to`'s first-parent line that touch
+    /// liblmdb's library sources (as `to` lays them out), oldest first.
+    pub fn commits_touching_library(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        let prefix = self.layout(to)?;
+        let range = format!("{from}..{to}");
+        let files: Vec<String> =
+            SOURCE_FILES.iter().chain(OPTIONAL_FILES.iter()).map(|f| format!("{prefix}{f}")).collect();
+        let mut args = vec!["rev-list", "--first-parent", "--reverse", range.as_str(), "--"];
+        args.extend(files.iter().map(String::as_str));
+        Ok(self.git(&args)?.lines().map(str::to_string).collect())
+    }
+
     /// Writes the library sources of `want` into `dir`: the four every liblmdb has, and
     /// those of [`OPTIONAL_FILES`] the commit has.
     pub fn export(&self, want: &Want, dir: &Path) -> Result<Delivered> {

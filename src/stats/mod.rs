@@ -4,6 +4,7 @@
 //! [`layout`]. Distributions come from statrs.
 
 pub mod family;
+pub mod history;
 pub mod latency;
 pub mod layout;
 pub mod rank;

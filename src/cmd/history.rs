@@ -1,0 +1,111 @@
+//! `lmdb-regress history`: the performance history of a range of commits. The history is a
+//! run (the run pipeline, its run file, resume, shards and merge) whose units are commits;
+//! this command picks the commits and renders the result in commit order.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use super::run::RunArgs;
+use crate::report::history::{its_of, History, Point};
+use crate::runner::runfile::{self, Metric};
+use crate::source::GitRepo;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct HistoryArgs {
+    /// A..B: the commits after A up to B on B's first-parent line that touch liblmdb's
+    /// library sources (tags, branches or commit ids of --git); A is measured as the start.
+    #[arg(long, value_name = "A..B")]
+    pub range: String,
+    /// Where history.txt, history.json and history.html (and the run file) go.
+    #[arg(long, default_value = "reports/history")]
+    pub out_dir: PathBuf,
+    /// Render the history from this run file (e.g. shards joined by `merge`) instead of measuring.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// What a history writes into --out-dir beside its run file.
+const OUTPUTS: [&str; 3] = ["history.txt", "history.json", "history.html"];
+
+/// The range's start and its commits, each as a point labelled by its first 10 digits.
+fn points(repo: &GitRepo, range: &str) -> Result<Vec<Point>> {
+    let Some((a, b)) = range.split_once("..").filter(|(a, b)| !a.is_empty() && !b.is_empty()) else {
+        bail!("--range {range:?} is not A..B (e.g. LMDB_0.9.17..LMDB_0.9.33, or two commit ids)");
+    };
+    let (start, end) = (repo.resolve(a)?, repo.resolve(b)?);
+    let commits = repo.commits_touching_library(&start, &end)?;
+    if commits.is_empty() {
+        bail!("no commit after {a} up to {b} on {b}'s first-parent line touches liblmdb's library sources");
+    }
+    std::iter::once(start)
+        .chain(commits)
+        .map(|id| {
+            let info = repo.info(&id)?;
+            Ok(Point {
+                label: id[..10].to_string(),
+                its: its_of(&info.subject),
+                subject: info.subject,
+                commit: id,
+                skipped: None,
+            })
+        })
+        .collect()
+}
+
+pub fn run(args: &HistoryArgs) -> Result<()> {
+    let git = crate::source::Resolver::from_env(args.run.build.git.clone())?.git;
+    let Some(git) = git else {
+        bail!("history needs --git PATH (or LMDB_GIT): a clone of OpenLDAP's or LMDB's repository")
+    };
+    if args.run.given.contains("tags") {
+        bail!("history measures the commits of --range; --tags is run's option, not history's");
+    }
+    let repo = GitRepo::open(&git)?;
+    let points = points(&repo, &args.range)?;
+    let existing = crate::files::Existing::forced(args.run.force);
+    let shard = args.run.shard.is_some() && args.from.is_none();
+    // Said before anything is measured.
+    for name in OUTPUTS.iter().filter(|_| !shard) {
+        crate::files::refuse_existing(&args.out_dir.join(name), existing)?;
+    }
+    let data = match &args.from {
+        Some(file) => runfile::load(file)?,
+        None => crate::cmd::run::measure(&history_run(args, &points))?,
+    };
+    if shard {
+        eprintln!("a shard's history is partial: `merge` the shards' run files, then `history --from MERGED`");
+        return Ok(());
+    }
+    let model = crate::report::model::build(&data, None)?;
+    let history = History::of(&args.range, points, &model);
+    std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
+    let text = history.text();
+    let write = |name: &str, bytes: &[u8]| crate::files::write_atomic(&args.out_dir.join(name), bytes, existing);
+    write("history.txt", text.as_bytes())?;
+    write("history.json", &serde_json::to_vec_pretty(&history)?)?;
+    write("history.html", history.html().as_bytes())?;
+    print!("{text}");
+    Ok(())
+}
+
+/// The run a history measures: its commits as tags, by instructions unless told otherwise.
+fn history_run(args: &HistoryArgs, points: &[Point]) -> RunArgs {
+    let mut run = args.run.clone();
+    run.tags = points.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(",");
+    if !run.given.contains("metric") {
+        run.metric = Metric::Instructions;
+    }
+    if run.metric == Metric::Time {
+        eprintln!(
+            "history by time: each of {} commits is built, its objects compiled and a layout linked for each of \
+             {} rounds, every round runs every commit; counting instructions (the default) needs one pass",
+            points.len(),
+            run.rounds
+        );
+    }
+    run.default_out = Some((args.out_dir.clone(), "history".into()));
+    run
+}

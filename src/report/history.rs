@@ -1,0 +1,229 @@
+//! A performance history: a run whose units are commits, in commit order. One model, built
+//! from the report model of that run; rendered as 80-column text, JSON, and an HTML page
+//! with a step chart (SVG) per engine and workload.
+
+use std::fmt::Write as _;
+
+use html_escape::encode_text as esc;
+use serde::Serialize;
+
+use super::model::ReportModel;
+use crate::runner::runfile::Status;
+use crate::stats::history::steps;
+
+/// One commit of the history, oldest first; the first is the range's start.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub commit: String,
+    /// Its label in the run file.
+    pub label: String,
+    pub subject: String,
+    /// `ITS#NNNN` when the subject names one.
+    pub its: Option<String>,
+    /// Why it was not measured (did not build, unavailable), when it was not.
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    pub commit: String,
+    pub subject: String,
+    pub its: Option<String>,
+    /// The commit measured before it.
+    pub after: String,
+    pub before_value: f64,
+    pub value: f64,
+    pub change_percent: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub engine: String,
+    pub workload: String,
+    /// One value per point (the median over its samples); None: not measured.
+    pub values: Vec<Option<f64>>,
+    pub steps: Vec<StepRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub range: String,
+    pub unit: String,
+    /// Changes within ± this fraction are no step.
+    pub tolerance: f64,
+    pub points: Vec<Point>,
+    pub series: Vec<Series>,
+}
+
+/// `ITS#8557` from a subject such as "ITS#8557 fix ...".
+pub fn its_of(subject: &str) -> Option<String> {
+    let at = subject.find("ITS#")?;
+    let digits: String = subject[at + 4..].chars().take_while(char::is_ascii_digit).collect();
+    (!digits.is_empty()).then(|| format!("ITS#{digits}"))
+}
+
+impl History {
+    /// The history of `points` (labels of the run's tags) from the report of their run.
+    pub fn of(range: &str, mut points: Vec<Point>, model: &ReportModel) -> History {
+        for p in &mut points {
+            p.skipped = model.tags.iter().find(|t| t.tag == p.label).and_then(|t| match t.status {
+                Status::Built => None,
+                _ => Some(t.reason.clone().unwrap_or_else(|| format!("{:?}", t.status).to_lowercase())),
+            });
+        }
+        let tolerance = if model.unit.metric == crate::runner::runfile::Metric::Instructions {
+            model.rule.count_tolerance
+        } else {
+            model.rule.min_effect
+        };
+        let series = model
+            .sections
+            .iter()
+            .map(|s| {
+                let value = |label: &str| s.ranked.iter().find(|r| r.tag == label).map(|r| r.summary.median);
+                let values: Vec<Option<f64>> = points.iter().map(|p| value(&p.label)).collect();
+                let steps = steps(&values, tolerance)
+                    .into_iter()
+                    .map(|st| StepRow {
+                        commit: points[st.to].commit.clone(),
+                        subject: points[st.to].subject.clone(),
+                        its: points[st.to].its.clone(),
+                        after: points[st.from].commit.clone(),
+                        before_value: values[st.from].unwrap_or_default(),
+                        value: values[st.to].unwrap_or_default(),
+                        change_percent: (st.ratio - 1.0) * 100.0,
+                    })
+                    .collect();
+                Series { engine: s.engine.to_string(), workload: s.workload.to_string(), values, steps }
+            })
+            .collect();
+        History { range: range.to_string(), unit: model.unit.label.to_string(), tolerance, points, series }
+    }
+
+    /// 80 columns: the range, what was measured and skipped, then every step.
+    pub fn text(&self) -> String {
+        let width = 80;
+        let mut o = String::new();
+        let skipped: Vec<&Point> = self.points.iter().filter(|p| p.skipped.is_some()).collect();
+        let intro = format!(
+            "HISTORY {}: {} from the start, {} not measured; steps are changes beyond {} in {}.",
+            self.range,
+            super::cells::plural(self.points.len().saturating_sub(1), "commit"),
+            skipped.len(),
+            super::cells::within(self.tolerance * 100.0),
+            self.unit
+        );
+        o.push_str(&crate::terminal::wrap(&intro, width, ""));
+        o.push('\n');
+        for p in &skipped {
+            let line =
+                format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref().unwrap_or(""));
+            o.push_str(&crate::terminal::wrap(&line, width, "  "));
+            o.push('\n');
+        }
+        for s in &self.series {
+            let _ = writeln!(o, "\n{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step"));
+            for st in &s.steps {
+                let its = st.its.as_deref().map(|i| format!(" {i}")).unwrap_or_default();
+                let line = format!(
+                    "{} {:+.1}% ({} -> {}){its}: {}",
+                    short(&st.commit),
+                    st.change_percent,
+                    super::cells::num(st.before_value),
+                    super::cells::num(st.value),
+                    st.subject
+                );
+                o.push_str(&crate::terminal::wrap(&line, width, "    "));
+                o.push('\n');
+            }
+        }
+        o
+    }
+
+    /// A page: per engine and workload a step chart, then its steps.
+    pub fn html(&self) -> String {
+        let mut o = String::from("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+        let _ = write!(o, "<title>History {}</title></head><body>", esc(&self.range));
+        let _ = write!(o, "<h1>History {}</h1><pre>{}</pre>", esc(&self.range), esc(&self.text()));
+        for s in &self.series {
+            let _ = write!(o, "<h2>{} {}</h2>{}", esc(&s.engine), esc(&s.workload), self.chart(s));
+        }
+        o.push_str("</body></html>\n");
+        o
+    }
+
+    /// A step chart of one series: the value after each commit, a marker at each step with
+    /// its commit, subject and ITS number.
+    fn chart(&self, s: &Series) -> String {
+        let (w, h, pad) = (760.0, 220.0, 40.0);
+        let vals: Vec<f64> = s.values.iter().flatten().copied().collect();
+        let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+        if vals.is_empty() {
+            return "<p>nothing measured</p>".into();
+        }
+        let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) * 0.01 };
+        let n = s.values.len().max(2) as f64 - 1.0;
+        let x = |i: usize| pad + (w - 2.0 * pad) * i as f64 / n;
+        let y = |v: f64| h - pad - (h - 2.0 * pad) * (v - lo) / span;
+        let mut path = String::new();
+        let mut last: Option<f64> = None;
+        for (i, v) in s.values.iter().enumerate() {
+            let Some(v) = v else { continue };
+            match last {
+                None => write!(path, "M{:.1},{:.1}", x(i), y(*v)),
+                Some(_) => write!(path, " H{:.1} V{:.1}", x(i), y(*v)),
+            }
+            .expect("writing to a String");
+            last = Some(*v);
+        }
+        let mut o = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" \
+             aria-label=\"{} {} in {}\"><text x=\"4\" y=\"14\" font-size=\"12\">{} to {} {}</text>\
+             <path d=\"{path}\" fill=\"none\" stroke=\"#246\" stroke-width=\"1.5\"/>",
+            esc(&s.engine),
+            esc(&s.workload),
+            esc(&self.unit),
+            super::cells::num(lo),
+            super::cells::num(hi),
+            esc(&self.unit)
+        );
+        for st in &s.steps {
+            let Some(i) = self.points.iter().position(|p| p.commit == st.commit) else { continue };
+            let its = st.its.as_deref().unwrap_or("");
+            let _ = write!(
+                o,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#c33\"><title>{} {:+.1}% {} {}</title></circle>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{} {}</text>",
+                x(i),
+                y(st.value),
+                short(&st.commit),
+                st.change_percent,
+                esc(its),
+                esc(&st.subject),
+                x(i) + 5.0,
+                y(st.value) - 6.0,
+                short(&st.commit),
+                esc(its)
+            );
+        }
+        o.push_str("</svg>");
+        o
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_numbers_come_from_subjects() {
+        assert_eq!(its_of("ITS#8557 fix mdb_cursor_put").as_deref(), Some("ITS#8557"));
+        assert_eq!(its_of("Fix ITS#10406, again").as_deref(), Some("ITS#10406"));
+        assert_eq!(its_of("ITS# nothing"), None);
+        assert_eq!(its_of("plain subject"), None);
+    }
+}

@@ -1,0 +1,112 @@
+//! `history` over a repository made here: a few commits change a constant in the write path,
+//! others change nothing measured or touch no library source; the history finds exactly the
+//! planted steps, in one run and in two shards joined by `merge`.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const PUT: &str = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
+const SPIN: &str = "\t{ volatile int spin; for (spin = 0; spin < SPINS; spin++) ; }\n";
+
+fn commit(repo: &Path, msg: &str) -> String {
+    git(repo, &["commit", "-q", "-am", msg]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// Sets the number of idle turns every put takes (the first call adds the loop).
+fn set_spins(repo: &Path, spins: u32) {
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let text = match text.find("spin < ") {
+        Some(at) => {
+            let end = at + 7 + text[at + 7..].find(';').unwrap();
+            format!("{}spin < {spins}{}", &text[..at], &text[end..])
+        }
+        None => text.replacen(PUT, &format!("{PUT}{}", SPIN.replace("SPINS", &spins.to_string())), 1),
+    };
+    std::fs::write(&p, text).unwrap();
+}
+
+fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
+    let out = run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--git"])
+            .arg(repo)
+            .arg("--out-dir")
+            .arg(out_dir)
+            .args(extra),
+    );
+    stdout(&out)
+}
+
+fn write_steps(out_dir: &Path) -> Vec<String> {
+    let h: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("history.json")).unwrap()).unwrap();
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{h}");
+    series[0]["steps"].as_array().unwrap().iter().map(|s| s["commit"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn history_finds_exactly_the_planted_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    commit(&repo, "a comment in mdb.c");
+    std::fs::write(repo.join("README"), "not a library source\n").unwrap();
+    let readme = commit(&repo, "docs only");
+    set_spins(&repo, 200);
+    let first = commit(&repo, "ITS#1234 spin in every put");
+    let p = repo.join("libraries/liblmdb/midl.h");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    commit(&repo, "a comment");
+    set_spins(&repo, 600);
+    let second = commit(&repo, "spin three times as long");
+    let out_dir = tmp.path().join("history");
+    let text = history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+    assert_eq!(write_steps(&out_dir), [first.clone(), second.clone()], "{text}");
+    // The docs-only commit is no point of the history; the others are (the start and four).
+    assert!(text.contains("4 commits from the start, 0 not measured"), "{text}");
+    let h = std::fs::read_to_string(out_dir.join("history.json")).unwrap();
+    assert!(!h.contains(&readme), "{h}");
+    assert!(text.contains(&format!("{} +", &first[..10])) && text.contains("ITS#1234: ITS#1234 spin"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let page = std::fs::read_to_string(out_dir.join("history.html")).unwrap();
+    assert!(page.contains("<svg") && page.contains(&first[..10]) && page.contains("ITS#1234"), "{page}");
+
+    // Two shards, merged, give the same history.
+    let shards = tmp.path().join("shards");
+    for k in ["1/2", "2/2"] {
+        history(
+            &repo,
+            "LMDB_0.9.33..HEAD",
+            &shards,
+            &["--shard", k, "--out", &format!("{}/{}.jsonl", shards.display(), &k[..1])],
+        );
+    }
+    let merged = shards.join("merged.jsonl");
+    run_ok(
+        lmdb_regress().arg("merge").arg(shards.join("1.jsonl")).arg(shards.join("2.jsonl")).arg("--out").arg(&merged),
+    );
+    let from = tmp.path().join("from");
+    history(&repo, "LMDB_0.9.33..HEAD", &from, &["--from", merged.to_str().unwrap()]);
+    assert_eq!(write_steps(&from), [first, second]);
+}
+
+#[test]
+fn bad_ranges_say_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    for (range, says) in [("LMDB_0.9.33", "is not A..B"), ("LMDB_0.9.33..nosuch", "has no commit or tag nosuch")] {
+        let out = lmdb_regress().args(["history", "--range", range, "--git"]).arg(&repo).output().unwrap();
+        assert!(!out.status.success() && stderr(&out).contains(says), "{range}: {}", stderr(&out));
+    }
+    let out = lmdb_regress().args(["history", "--range", "LMDB_0.9.33..HEAD", "--git"]).arg(&repo).output().unwrap();
+    assert!(stderr(&out).contains("touches liblmdb's library sources"), "{}", stderr(&out));
+}
