@@ -24,16 +24,14 @@ fn repo_with_both_lines(repo: &Path) -> String {
     git(repo, &["rev-parse", "mdb.master3"])
 }
 
-#[test]
-fn the_1_0_line_builds_with_module_c_and_its_layout_proved() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("openldap");
-    let master3 = repo_with_both_lines(&repo);
+/// The 1.0 line builds (library and C twin) with module.c, labelled by its branch, each
+/// build recording its proved layout; a name the repository lacks is refused.
+fn builds_with_module_c_and_its_layout_proved(repo: &Path, master3: &str) {
     let out = run_ok(
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .args(["build", "--json", "--c-harness", "--tags", "0.9.33,mdb.master3", "--git"])
-            .arg(&repo),
+            .arg(repo),
     );
     let rows = json(&out);
     let text = rows.to_string();
@@ -56,16 +54,17 @@ fn the_1_0_line_builds_with_module_c_and_its_layout_proved() {
         assert_eq!(r["lmdb_version"].as_str().map(|v| v.contains("0.9.90")), Some(true), "{r}");
     }
     // A name the repository does not have says so, and what it knows.
-    let bad = lmdb_regress().args(["build", "--tags", "mdb.nosuch", "--git"]).arg(&repo).output().unwrap();
+    let bad = lmdb_regress().args(["build", "--tags", "mdb.nosuch", "--git"]).arg(repo).output().unwrap();
     assert!(!bad.status.success());
     assert!(stderr(&bad).contains("neither a known tag") && stderr(&bad).contains("mdb.nosuch"), "{}", stderr(&bad));
 }
 
 #[test]
-fn the_1_0_line_runs_every_workload_beside_0_9_with_the_same_checksums() {
+fn the_1_0_line_builds_and_runs_every_workload_beside_0_9_with_the_same_checksums() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("openldap");
     let master3 = repo_with_both_lines(&repo);
+    builds_with_module_c_and_its_layout_proved(&repo, &master3);
     let run = tmp.path().join("run.jsonl");
     // Random layouts: each is linked from the objects, module.o and -ldl among them.
     run_ok(
