@@ -222,7 +222,7 @@ pub struct BuildRecord {
     pub built_at: String,
     /// What the ABI probe printed against this build's lmdb.h (`crate::abi`): a build
     /// whose layout is not the bindings' is never loaded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub abi: crate::abi::AbiLayout,
 }
 
