@@ -68,7 +68,7 @@ impl History {
         for p in &mut points {
             p.skipped = model.tags.iter().find(|t| t.tag == p.label).and_then(|t| match t.status {
                 Status::Built => None,
-                _ => Some(t.reason.clone().unwrap_or_else(|| format!("{:?}", t.status).to_lowercase())),
+                _ => Some(t.reason.as_deref().map_or_else(|| format!("{:?}", t.status).to_lowercase(), brief)),
             });
         }
         let tolerance = if model.unit.metric == crate::runner::runfile::Metric::Instructions {
@@ -211,6 +211,23 @@ impl History {
     }
 }
 
+/// A build failure in a line: what failed, and the compiler's first error with its file by
+/// name (not the cache's path, which says nothing to a reader elsewhere).
+fn brief(reason: &str) -> String {
+    let mut lines = reason.lines();
+    let head = lines.next().unwrap_or_default().trim_end_matches(':').to_string();
+    let error = lines.find(|l| l.contains("error:")).map(|l| {
+        let l = l.trim();
+        let file = l.split_whitespace().next().unwrap_or_default();
+        let name = file.rsplit('/').next().unwrap_or(file);
+        format!("{name}{}", &l[file.len()..])
+    });
+    match error {
+        Some(e) => format!("{head}: {e}"),
+        None => head,
+    }
+}
+
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
@@ -225,5 +242,14 @@ mod tests {
         assert_eq!(its_of("Fix ITS#10406, again").as_deref(), Some("ITS#10406"));
         assert_eq!(its_of("ITS# nothing"), None);
         assert_eq!(its_of("plain subject"), None);
+    }
+
+    #[test]
+    fn a_build_failure_is_one_line_without_the_cache_path() {
+        let reason =
+            "cc failed to compile 34f572e7a5:\n/home/u/.cache/lmdb-regress/sources/ab12/mdb.c: In function 'f':\n\
+                      /home/u/.cache/lmdb-regress/sources/ab12/mdb.c:4013:36: error: expected ';'\n  4013 | x";
+        assert_eq!(brief(reason), "cc failed to compile 34f572e7a5: mdb.c:4013:36: error: expected ';'");
+        assert_eq!(brief("no provider had it"), "no provider had it");
     }
 }
