@@ -69,22 +69,14 @@ fn build_matrix(target: &str) -> anyhow::Result<()> {
         jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let results = matrix::build_all(&wants, &opts, &|_| {});
-    for r in &results {
-        match r.status {
-            matrix::Status::Built => {}
-            matrix::Status::Unavailable => {
-                println!("cargo:warning={} unavailable: {}", r.tag, one_line(r.reason.as_deref()))
-            }
-            matrix::Status::Failed => {
-                for line in r.reason.as_deref().unwrap_or("").lines() {
-                    println!("cargo:warning={} failed: {line}", r.tag);
-                }
-            }
+    // Unavailable tags: one short block, as every command gives it.
+    for line in matrix::unavailable_summary(&results) {
+        println!("cargo:warning=lmdb-regress: {line}");
+    }
+    for r in results.iter().filter(|r| r.status == matrix::Status::Failed) {
+        for line in r.reason.as_deref().unwrap_or("").lines() {
+            println!("cargo:warning={} failed: {line}", r.tag);
         }
     }
     Ok(())
-}
-
-fn one_line(s: Option<&str>) -> String {
-    s.unwrap_or("").replace('\n', " ")
 }

@@ -21,10 +21,12 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// List every tag in lmdb-tags: built, unavailable or failed, and why.
+    /// List every tag in lmdb-tags: where its sources would come from and which builds are
+    /// cached. Fetches and builds nothing (`build` does).
     Tags {
-        #[command(flatten)]
-        build: BuildArgs,
+        /// A local git repository of OpenLDAP or LMDB (clone or bare); also LMDB_GIT.
+        #[arg(long, value_name = "PATH")]
+        git: Option<PathBuf>,
         /// Print one JSON array instead of a table.
         #[arg(long)]
         json: bool,
@@ -39,6 +41,9 @@ pub enum Command {
         /// Also build the C twin of the harness for each tag.
         #[arg(long)]
         c_harness: bool,
+        /// Print one JSON array (a row per tag and toolchain) instead of a table.
+        #[arg(long)]
+        json: bool,
         /// Also compile the objects random layouts are linked from (-ffunction-sections), as `run` does.
         #[arg(long)]
         layout_objects: bool,
@@ -80,7 +85,9 @@ pub enum Command {
     },
     /// Compare two saved runs tag by tag, as benchstat does.
     Compare {
+        /// The earlier run file (.jsonl): the reference.
         old: PathBuf,
+        /// The later run file (.jsonl), compared with OLD tag by tag and workload by workload.
         new: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -99,7 +106,9 @@ pub enum Command {
     /// Print the directory of a tag's verified sources (fetching them if needed).
     #[command(hide = true)]
     SourceDir {
+        /// A tag spec, as `build --tags` takes it.
         tag: String,
+        /// A local git repository of OpenLDAP or LMDB (clone or bare); also LMDB_GIT.
         #[arg(long, value_name = "PATH")]
         git: Option<PathBuf>,
     },
@@ -123,14 +132,16 @@ pub fn main() -> Result<()> {
     // SAFETY: ignoring a signal installs no handler code.
     let _ =
         unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn) };
-    let matches = Cli::command().get_matches();
+    // Help fits the console as tables do.
+    let width = crate::terminal::width(crate::terminal::Stream::Stdout);
+    let matches = Cli::command().term_width(width).max_term_width(width).get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     crate::envvars::check_all()?;
     match cli.command {
-        Command::Tags { build, json } => cmd::tags::run(&build, json),
-        Command::Build { tags, build, c_harness, layout_objects } => {
-            cmd::build::run(&tags, &build, c_harness, layout_objects)
+        Command::Tags { git, json } => cmd::tags::run(git, json),
+        Command::Build { tags, build, c_harness, json, layout_objects } => {
+            cmd::build::run(&tags, &build, c_harness, json, layout_objects)
         }
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(mut args) => {
@@ -155,5 +166,52 @@ pub fn main() -> Result<()> {
         }
         Command::Its10406(args) => cmd::its10406::run(&args),
         Command::Layouts(args) => cmd::layouts::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every visible option and argument of every visible command, with its command's path.
+    fn arguments(c: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
+        for a in c.get_arguments().filter(|a| !a.is_hide_set()) {
+            out.push((path.to_string(), a.clone()));
+        }
+        for s in c.get_subcommands().filter(|s| !s.is_hide_set()) {
+            arguments(s, &format!("{path} {}", s.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_option_and_argument_has_help() {
+        let mut all = Vec::new();
+        arguments(&Cli::command(), "lmdb-regress", &mut all);
+        assert!(all.len() > 50, "the walk reaches every command: {}", all.len());
+        let missing: Vec<String> = all
+            .iter()
+            .filter(|(_, a)| a.get_help().is_none() && a.get_long_help().is_none())
+            .map(|(path, a)| format!("{path} {}", a.get_id()))
+            .collect();
+        assert!(missing.is_empty(), "without help text: {missing:?}");
+    }
+
+    #[test]
+    fn commands_show_only_options_they_use() {
+        let cli = Cli::command();
+        let ids = |name: &str| -> Vec<String> {
+            let c = cli.find_subcommand(name).unwrap_or_else(|| panic!("no command {name}"));
+            c.get_arguments().map(|a| a.get_id().to_string()).collect()
+        };
+        // Presets are `run`'s alone; `tags` builds nothing, so takes no compiler options.
+        for name in ["bisect", "its-10406", "build", "tags"] {
+            let preset: Vec<String> =
+                ids(name).into_iter().filter(|id| id.starts_with("preset") || id.contains("open_get")).collect();
+            assert!(preset.is_empty(), "{name} lists preset options it ignores: {preset:?}");
+        }
+        assert!(ids("run").iter().any(|id| id == "preset_entries"));
+        for unused in ["cc", "cflags", "toolchain", "jobs"] {
+            assert!(!ids("tags").iter().any(|id| id == unused), "tags lists --{unused}");
+        }
     }
 }

@@ -334,6 +334,26 @@ fn already_built(dir: &Path, src: &SourceSet) -> Result<Option<BuildRecord>> {
     Ok(Some(rec))
 }
 
+/// Every shared-library build in `builds_dir` whose library is still there, by its record
+/// (what `tags` lists as cached, building nothing), by toolchain name.
+pub fn cached_builds(builds_dir: &Path) -> Vec<BuildRecord> {
+    // build.json names the artifact relative to its folder (a cache can move).
+    let record = |dir: &Path| {
+        let mut rec = serde_json::from_slice::<BuildRecord>(&std::fs::read(dir.join("build.json")).ok()?).ok()?;
+        rec.artifact = dir.join(&rec.artifact);
+        Some(rec)
+    };
+    let mut out: Vec<BuildRecord> = std::fs::read_dir(builds_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| record(&e.path()))
+        .filter(|r| r.kind == BuildKind::SharedLibrary && !r.sha256.is_empty() && r.artifact.is_file())
+        .collect();
+    out.sort_by_key(|r| r.toolchain.name());
+    out
+}
+
 /// The compiler invocation for `kind`, writing into `out_dir`, and the artifact's name.
 fn compile_command(
     src: &SourceSet,

@@ -20,6 +20,7 @@ pub mod runner;
 pub mod source;
 pub mod stats;
 pub mod tags;
+pub mod terminal;
 pub mod workload;
 
 /// The Rust target triple this binary was built for (the C compiler must match it).

@@ -45,6 +45,12 @@ pub struct TagStatus {
     /// stays `built`, and only what needs the failed build goes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_builds: Vec<FailedBuild>,
+    /// Why it is unavailable, in a few words, for [`unavailable_summary`].
+    #[serde(skip)]
+    pub brief: Option<String>,
+    /// When the cache cannot be written, that is the fix to name (not another source).
+    #[serde(skip)]
+    pub cache_fix: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -166,6 +172,8 @@ fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagStatus {
         reason: None,
         builds: Vec::new(),
         failed_builds: Vec::new(),
+        brief: None,
+        cache_fix: None,
     }
 }
 
@@ -177,6 +185,8 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
         Resolution::Found(src) => src,
         unavailable => {
             status.reason = unavailable.why();
+            status.brief = unavailable.brief();
+            status.cache_fix = unavailable.cache_fix();
             return status;
         }
     };
@@ -210,3 +220,41 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
     status.status = Status::Built;
     status
 }
+
+/// Every unavailable target in one short block, said once per command: which, why (each
+/// distinct reason once) and the one option that supplies them. Empty when all were had.
+pub fn unavailable_summary(rows: &[TagStatus]) -> Vec<String> {
+    let missing: Vec<&TagStatus> = rows.iter().filter(|r| r.status == Status::Unavailable).collect();
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    let name = |r: &TagStatus| r.tag.strip_prefix("LMDB_").unwrap_or(&r.tag).to_string();
+    let mut by_why: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &missing {
+        let why = r.brief.clone().unwrap_or_else(|| "no source delivered them".into());
+        match by_why.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) => names.push(name(r)),
+            None => by_why.push((why, vec![name(r)])),
+        }
+    }
+    let names: Vec<String> = missing.iter().map(|r| name(r)).collect();
+    let what = if rows.iter().all(|r| r.commit.is_some()) { "tags" } else { "tags and commits" };
+    let mut out = vec![format!("{} of {} {what} unavailable here: {}", missing.len(), rows.len(), names.join(", "))];
+    match by_why.as_slice() {
+        [(why, _)] => out.push(format!("why: {why}")),
+        groups => out.extend(groups.iter().map(|(why, names)| format!("why ({}): {why}", names.join(", ")))),
+    }
+    if let Some(fix) = missing.iter().find_map(|r| r.cache_fix.clone()) {
+        out.push(format!("fix: {fix}"));
+        return out;
+    }
+    out.push(if missing.iter().all(|r| r.commit.is_none()) {
+        "fix: --git PATH (or LMDB_GIT) naming a repository that has these commits".into()
+    } else {
+        format!("fix: --git PATH (or LMDB_GIT) naming a clone of OpenLDAP's repository: git clone {OPENLDAP_GIT}")
+    });
+    out
+}
+
+/// Where OpenLDAP's repository, which holds every LMDB tag, is cloned from.
+pub const OPENLDAP_GIT: &str = "https://git.openldap.org/openldap/openldap.git";

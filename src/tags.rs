@@ -14,7 +14,9 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
             "default" => out.extend(parse_spec(m, &m.default.clone(), git_available)?),
             _ => {
                 if let Some((a, b)) = item.split_once("..") {
-                    let (ia, ib) = (index(m, a)?, index(m, b)?);
+                    // An open end runs to the oldest or the newest pinned tag.
+                    let ia = if a.trim().is_empty() { 0 } else { index(m, a)? };
+                    let ib = if b.trim().is_empty() { m.tags.len().saturating_sub(1) } else { index(m, b)? };
                     if ia > ib {
                         bail!("tag range {item} runs backwards: {} comes before {}", m.tags[ib].name, m.tags[ia].name);
                     }
@@ -42,8 +44,13 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git_available: bool) -> Resul
 }
 
 fn index(m: &Manifest, name: &str) -> Result<usize> {
-    m.index_of(name)
-        .ok_or_else(|| anyhow::anyhow!("unknown tag {}; known tags: {}", normalize_tag(name), m.known_names()))
+    m.index_of(name.trim()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "unknown tag {}; known tags: {} (ranges: 0.9.17..0.9.33, 0.9.35.. to the newest, ..0.9.20 from the oldest)",
+            normalize_tag(name.trim()),
+            m.known_names()
+        )
+    })
 }
 
 pub fn looks_like_commit(s: &str) -> bool {
@@ -70,6 +77,10 @@ mod tests {
         assert_eq!(labels("0.9.18,0.9.21", false).unwrap(), ["LMDB_0.9.18", "LMDB_0.9.21"]);
         assert_eq!(labels("all", false).unwrap().len(), 20);
         assert_eq!(labels("0.9.18,deadbeef", true).unwrap(), ["LMDB_0.9.18", "deadbeef"]);
+        // Open ends: to the newest pinned tag, from the oldest.
+        let all = labels("all", false).unwrap();
+        assert_eq!(labels("0.9.35..", false).unwrap(), all[all.iter().position(|t| t == "LMDB_0.9.35").unwrap()..]);
+        assert_eq!(labels("..0.9.18", false).unwrap(), ["LMDB_0.9.17", "LMDB_0.9.18"]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The HTML report in a real browser: Debian's chromium (`make deps` installs it), headless,
-//! driven over the DevTools protocol. The page is the golden one,
+//! driven over the DevTools protocol through its debugging pipe (tests/common/cdp.rs). The
+//! page is the golden one,
 //! testdata/golden/run-fixed.html, which tests/reports.rs keeps equal to what `report
 //! --format html` renders from testdata/run-fixed.jsonl. Checked as a reader would meet it:
 //! no console errors; every section and every table row of the fixed run, with scripts on
@@ -19,24 +20,17 @@
 //!
 //! If chromium is missing or cannot start, every test here fails and says why.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+#[path = "common/cdp.rs"]
+mod cdp;
 
-use headless_chrome::protocol::cdp::types::Event;
-use headless_chrome::protocol::cdp::{Emulation, Network, Page};
-use headless_chrome::{Browser, LaunchOptions, Tab};
+use std::path::{Path, PathBuf};
+
+use cdp::{Chromium, Tab};
 use lmdb_regress::report::outline::{self, Block};
+use serde_json::json;
 
 fn testdata(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(p)
-}
-
-/// A browser with a fresh profile of its own, deleted after the test.
-struct Chromium {
-    browser: Browser,
-    _profile: tempfile::TempDir,
 }
 
 fn chromium() -> Chromium {
@@ -47,7 +41,6 @@ fn chromium() -> Chromium {
          LMDB_REGRESS_CHROMIUM names another binary",
         path.display()
     );
-    let profile = tempfile::tempdir().unwrap();
     let flags = [
         "--disable-quic",
         "--disable-component-update",
@@ -55,20 +48,10 @@ fn chromium() -> Chromium {
         "--disable-sync",
         "--no-first-run",
         "--hide-scrollbars",
+        "--force-color-profile=srgb",
+        "--window-size=1280,800",
     ];
-    let options = LaunchOptions {
-        headless: true,
-        sandbox: false,
-        enable_gpu: false,
-        path: Some(path.clone()),
-        user_data_dir: Some(profile.path().to_path_buf()),
-        args: flags.iter().map(OsStr::new).collect(),
-        window_size: Some((1280, 800)),
-        idle_browser_timeout: Duration::from_secs(120),
-        ..Default::default()
-    };
-    let browser = Browser::new(options).unwrap_or_else(|e| panic!("chromium ({}) cannot start: {e:#}", path.display()));
-    Chromium { browser, _profile: profile }
+    Chromium::launch(&path, &flags).unwrap_or_else(|e| panic!("chromium ({}) cannot start: {e}", path.display()))
 }
 
 /// Everything the page asked for and every error it reported.
@@ -78,53 +61,34 @@ struct Seen {
     errors: Vec<String>,
 }
 
-fn watch(tab: &Tab) -> Arc<Mutex<Seen>> {
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let s = seen.clone();
-    tab.add_event_listener(Arc::new(move |e: &Event| {
-        let mut s = s.lock().unwrap();
-        match e {
-            Event::NetworkRequestWillBeSent(r) => s.requests.push(r.params.request.url.clone()),
-            Event::LogEntryAdded(l) if format!("{:?}", l.params.entry.level) == "Error" => {
-                s.errors.push(format!("log: {}", l.params.entry.text))
+/// Turns on the events a reader's problems show up in: requests, log entries, console calls.
+fn watch(tab: &Tab) {
+    for domain in ["Network", "Log", "Runtime"] {
+        tab.call(&format!("{domain}.enable"), json!({}));
+    }
+}
+
+fn seen(tab: &Tab) -> Seen {
+    let mut s = Seen::default();
+    for e in tab.events() {
+        let p = &e["params"];
+        match e["method"].as_str().unwrap_or_default() {
+            "Network.requestWillBeSent" => s.requests.push(p["request"]["url"].as_str().unwrap_or_default().into()),
+            "Log.entryAdded" if p["entry"]["level"] == "error" => s.errors.push(format!("log: {}", p["entry"]["text"])),
+            "Runtime.consoleAPICalled" if p["type"] == "error" || p["type"] == "assert" => {
+                let args: Vec<&serde_json::Value> =
+                    p["args"].as_array().into_iter().flatten().map(|a| &a["value"]).collect();
+                s.errors.push(format!("console: {args:?}"))
             }
-            Event::RuntimeConsoleAPICalled(c)
-                if matches!(format!("{:?}", c.params.Type).as_str(), "Error" | "Assert") =>
-            {
-                s.errors.push(format!("console: {:?}", c.params.args.iter().map(|a| &a.value).collect::<Vec<_>>()))
-            }
-            Event::RuntimeExceptionThrown(x) => {
-                s.errors.push(format!("exception: {}", x.params.exception_details.text))
-            }
+            "Runtime.exceptionThrown" => s.errors.push(format!("exception: {}", p["exceptionDetails"])),
             _ => {}
         }
-    }))
-    .unwrap();
-    tab.call_method(Network::Enable {
-        max_total_buffer_size: None,
-        max_resource_buffer_size: None,
-        max_post_data_size: None,
-        report_direct_socket_traffic: None,
-        enable_durable_messages: None,
-    })
-    .unwrap();
-    tab.enable_log().unwrap();
-    tab.enable_runtime().unwrap();
-    seen
+    }
+    s
 }
 
 fn url(p: &Path) -> String {
     format!("file://{}", p.canonicalize().unwrap().display())
-}
-
-fn open(tab: &Tab, page: &str) {
-    tab.navigate_to(page).unwrap().wait_until_navigated().unwrap();
-}
-
-/// A JSON value computed in the page.
-fn eval(tab: &Tab, js: &str) -> serde_json::Value {
-    let v = tab.evaluate(&format!("JSON.stringify({js})"), false).unwrap().value;
-    serde_json::from_str(v.as_ref().and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{js} gave {v:?}"))).unwrap()
 }
 
 const DOM: &str = r#"{
@@ -172,19 +136,19 @@ fn assert_holds_the_run(dom: &serde_json::Value, want: &serde_json::Value) {
 #[test]
 fn the_report_renders_without_errors_holds_every_row_and_loads_nothing() {
     let c = chromium();
-    let tab = c.browser.new_tab().unwrap();
-    let seen = watch(&tab);
+    let tab = c.new_tab();
+    watch(&tab);
     let page = url(&testdata("golden/run-fixed.html"));
-    open(&tab, &page);
-    let dom = eval(&tab, DOM);
+    tab.navigate(&page);
+    let dom = tab.eval(DOM);
     assert_holds_the_run(&dom, &expected());
-    let seen = seen.lock().unwrap();
+    let seen = seen(&tab);
     assert!(seen.errors.is_empty(), "console errors: {:?}", seen.errors);
     assert_eq!(seen.requests, vec![page.clone()], "requests besides the page itself");
     // The script ran (the policy allowed it by its hash): headers became sort buttons.
     assert_eq!(
-        eval(&tab, "document.querySelectorAll('th > button').length"),
-        eval(&tab, "document.querySelectorAll('th').length")
+        tab.eval("document.querySelectorAll('th > button').length"),
+        tab.eval("document.querySelectorAll('th').length")
     );
 }
 
@@ -200,11 +164,11 @@ fn the_watch_sees_requests_and_errors() {
     )
     .unwrap();
     let c = chromium();
-    let tab = c.browser.new_tab().unwrap();
-    let seen = watch(&tab);
-    open(&tab, &url(&p));
-    eval(&tab, "1");
-    let seen = seen.lock().unwrap();
+    let tab = c.new_tab();
+    watch(&tab);
+    tab.navigate(&url(&p));
+    tab.eval("1");
+    let seen = seen(&tab);
     assert!(seen.requests.iter().any(|r| r.starts_with("http://127.0.0.1:9/")), "{seen:?}");
     assert!(seen.errors.iter().any(|e| e.contains("boom")), "{seen:?}");
 }
@@ -212,73 +176,58 @@ fn the_watch_sees_requests_and_errors() {
 #[test]
 fn without_scripts_every_row_is_there() {
     let c = chromium();
-    let tab = c.browser.new_tab().unwrap();
-    tab.call_method(Emulation::SetScriptExecutionDisabled { value: true }).unwrap();
-    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    let tab = c.new_tab();
+    tab.call("Emulation.setScriptExecutionDisabled", json!({ "value": true }));
+    tab.navigate(&url(&testdata("golden/run-fixed.html")));
     // Evaluating from DevTools still works with the page's scripts off.
-    assert_holds_the_run(&eval(&tab, DOM), &expected());
-    assert_eq!(eval(&tab, "document.querySelectorAll('th > button').length"), 0);
+    assert_holds_the_run(&tab.eval(DOM), &expected());
+    assert_eq!(tab.eval("document.querySelectorAll('th > button').length"), 0);
 }
 
 fn column(tab: &Tab, col: usize) -> Vec<String> {
     let js = format!("[...document.querySelector('main table').tBodies[0].rows].map(r => r.cells[{col}].textContent)");
-    serde_json::from_value(eval(tab, &js)).unwrap()
+    serde_json::from_value(tab.eval(&js)).unwrap()
 }
 
 #[test]
 fn clicking_a_header_sorts_its_rows() {
     let c = chromium();
-    let tab = c.browser.new_tab().unwrap();
-    open(&tab, &url(&testdata("golden/run-fixed.html")));
-    // The first table ranks readSeq: fastest first, which is neither tag nor min order.
-    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
-    let table = tab.find_element("main table").unwrap();
-    table.find_element("th:nth-child(2) button").unwrap().click().unwrap();
-    assert_eq!(column(&tab, 1), ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"]);
-    table.find_element("th:nth-child(2) button").unwrap().click().unwrap();
-    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
-    // By a figure: whole rows move, each tag keeps its own minimum.
-    table.find_element("th:nth-child(5) button").unwrap().click().unwrap();
-    assert_eq!(column(&tab, 4), ["18.819", "19.707", "19.774"]);
+    let tab = c.new_tab();
+    tab.navigate(&url(&testdata("golden/run-fixed.html")));
+    // The first table ranks readSeq by the paired estimate: neither tag nor median order.
     assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.17", "LMDB_0.9.18"]);
-    assert_eq!(
-        eval(&tab, "document.querySelector('main table th:nth-child(5)').getAttribute('aria-sort')"),
-        "ascending"
-    );
+    let header = |n: usize| format!("main table th:nth-child({n}) button");
+    tab.click(&header(2));
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"]);
+    tab.click(&header(2));
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
+    // By a figure: whole rows move, each tag keeps its own median and minimum.
+    tab.click(&header(3));
+    assert_eq!(column(&tab, 2), ["19.026", "20.014", "20.056"]);
+    assert_eq!(column(&tab, 1), ["LMDB_0.9.33", "LMDB_0.9.18", "LMDB_0.9.17"]);
+    assert_eq!(column(&tab, 4), ["18.819", "19.774", "19.707"]);
+    assert_eq!(tab.eval("document.querySelector('main table th:nth-child(3)').getAttribute('aria-sort')"), "ascending");
 }
 
 #[test]
 fn print_media_unrolls_tables_and_hides_the_contents() {
     let c = chromium();
-    let tab = c.browser.new_tab().unwrap();
-    open(&tab, &url(&testdata("golden/run-fixed.html")));
-    tab.call_method(Emulation::SetEmulatedMedia { media: Some("print".into()), features: None }).unwrap();
-    assert_eq!(eval(&tab, "getComputedStyle(document.querySelector('nav')).display"), "none");
-    assert_eq!(eval(&tab, "getComputedStyle(document.querySelector('.scroll')).overflowX"), "visible");
-    let pdf = tab.print_to_pdf(None).unwrap();
+    let tab = c.new_tab();
+    tab.navigate(&url(&testdata("golden/run-fixed.html")));
+    tab.call("Emulation.setEmulatedMedia", json!({ "media": "print" }));
+    assert_eq!(tab.eval("getComputedStyle(document.querySelector('nav')).display"), "none");
+    assert_eq!(tab.eval("getComputedStyle(document.querySelector('.scroll')).overflowX"), "visible");
+    let pdf = tab.print_to_pdf();
     assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000, "{} bytes", pdf.len());
 }
 
 /// A screenshot of the first screen at `width` × `height`, as a phone or a laptop shows it.
 fn screenshot(tab: &Tab, width: u32, height: u32) -> Vec<u8> {
-    tab.call_method(Emulation::SetDeviceMetricsOverride {
-        width,
-        height,
-        device_scale_factor: 1.0,
-        mobile: width < 600,
-        scale: None,
-        screen_width: None,
-        screen_height: None,
-        position_x: None,
-        position_y: None,
-        dont_set_visible_size: None,
-        screen_orientation: None,
-        viewport: None,
-        display_feature: None,
-        device_posture: None,
-    })
-    .unwrap();
-    tab.capture_screenshot(Page::CaptureScreenshotFormatOption::Png, None, None, true).unwrap()
+    tab.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600 }),
+    );
+    tab.screenshot()
 }
 
 /// Width, height, and the share of pixels that differ from the top-left one (the page's
@@ -316,9 +265,9 @@ fn content(png_bytes: &[u8]) -> (u32, u32, f64, usize) {
 #[test]
 fn screenshots_at_phone_and_laptop_width_are_not_blank() {
     let c = chromium();
-    let version = c.browser.get_version().unwrap().product;
-    let tab = c.browser.new_tab().unwrap();
-    open(&tab, &url(&testdata("golden/run-fixed.html")));
+    let version = c.version();
+    let tab = c.new_tab();
+    tab.navigate(&url(&testdata("golden/run-fixed.html")));
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
     std::fs::create_dir_all(&out).unwrap();
     let stamp = testdata("golden/screenshots-chromium.txt");
@@ -332,7 +281,7 @@ fn screenshots_at_phone_and_laptop_width_are_not_blank() {
         assert_eq!((w, h), (width, height), "{name}");
         assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
         // Nothing of the page is cut off sideways: wide tables scroll inside their own box.
-        let overflow = eval(&tab, "document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        let overflow = tab.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
         assert_eq!(overflow, 0, "the page scrolls sideways at {width} px");
         let golden = testdata(&format!("golden/{name}"));
         if update {

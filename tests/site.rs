@@ -35,11 +35,13 @@ fn a_site_holds_every_run_an_index_and_trends_for_comparable_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let older = run_file(tmp.path(), "older.jsonl", |h| h["environment"]["date"] = "2025-12-01T10:00:00Z".into());
     let newer = run_file(tmp.path(), "newer.jsonl", |_| {});
+    // Made in the same minute as `newer`: the trends tell them apart by their own names.
+    let twin = run_file(tmp.path(), "newer-twin.jsonl", |_| {});
     let elsewhere = run_file(tmp.path(), "elsewhere.jsonl", |h| h["environment"]["cpu_model"] = "Other CPU".into());
     let out = tmp.path().join("site");
-    let written = stdout(&run_ok(site().arg(&out).args([&older, &newer, &elsewhere])));
-    assert_eq!(written.lines().count(), 5, "{written}");
-    for f in ["older.html", "newer.html", "elsewhere.html", "index.html", ".nojekyll"] {
+    let written = stdout(&run_ok(site().arg(&out).args([&older, &newer, &twin, &elsewhere])));
+    assert_eq!(written.lines().count(), 6, "{written}");
+    for f in ["older.html", "newer.html", "newer-twin.html", "elsewhere.html", "index.html", ".nojekyll"] {
         assert!(out.join(f).exists(), "{f} missing:\n{written}");
     }
     let page = std::fs::read_to_string(out.join("newer.html")).unwrap();
@@ -63,7 +65,8 @@ fn a_site_holds_every_run_an_index_and_trends_for_comparable_runs() {
     assert_eq!(index.matches("<h2 id=").count(), 1, "{index}");
     assert!(index.contains("Trends on Fixture CPU (2 cores)") && !index.contains("Trends on Other CPU"));
     assert_eq!(index.matches("<figure class=\"chart\">").count(), 2);
-    assert!(index.contains("0.9.33 in 2025-12-01 10:00: median 19.026 ms/op"), "a tooltip per point");
+    assert!(index.contains("0.9.33 in older: median 19.026 ms/op"), "a tooltip per point");
+    assert!(index.contains("0.9.33 in newer: median") && index.contains("0.9.33 in newer-twin: median"));
 }
 
 #[test]

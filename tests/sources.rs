@@ -34,7 +34,7 @@ fn row<'a>(v: &'a serde_json::Value, tag: &str) -> &'a serde_json::Value {
 #[test]
 fn registry_tags_are_fetched_verified_built_and_report_their_version() {
     let cache = tempfile::tempdir().unwrap();
-    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).args(["tags", "--json"]));
+    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).args(["build", "--tags", "all", "--json"]));
     let v = json(&out);
     assert_eq!(rows(&v).len(), 20);
     for tag in REGISTRY_TAGS {
@@ -63,14 +63,19 @@ fn registry_tags_are_fetched_verified_built_and_report_their_version() {
 }
 
 #[test]
-fn offline_with_an_empty_cache_lists_every_tag_unavailable() {
+fn offline_with_an_empty_cache_every_tag_is_unavailable_and_said_once() {
     let cache = tempfile::tempdir().unwrap();
-    let out = run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_CACHE", cache.path())
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["tags", "--json"]),
-    );
+    let build = |json: bool| {
+        let mut c = lmdb_regress();
+        c.env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", "all"]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(!out.status.success(), "nothing was built, and the exit status says so");
+        out
+    };
+    let out = build(true);
     let v = json(&out);
     assert_eq!(rows(&v).len(), 20);
     for r in rows(&v) {
@@ -79,10 +84,35 @@ fn offline_with_an_empty_cache_lists_every_tag_unavailable() {
         assert!(reason.contains("LMDB_REGRESS_OFFLINE") && reason.contains("--git"), "{reason}");
         assert_eq!(r["files"].as_object().unwrap().len(), 4);
     }
-    // The table form says the same, and exits cleanly too.
-    let out =
-        run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).env("LMDB_REGRESS_OFFLINE", "1").arg("tags"));
-    assert_eq!(stdout(&out).matches("unavailable").count(), 20);
+    // The table form: every tag once in the table, and why in one short block, said once.
+    let out = build(false);
+    let (table, err) = (stdout(&out), stderr(&out));
+    assert_eq!(table.matches("unavailable").count(), 20, "{table}");
+    assert_eq!(err.matches("20 of 20 tags unavailable here").count(), 1, "{err}");
+    assert_eq!(err.matches("LMDB_REGRESS_OFFLINE").count(), 1, "{err}");
+    assert_eq!(err.matches("--git PATH").count(), 1, "{err}");
+    assert!(err.lines().count() <= 8, "a short block, not a warning per tag:\n{err}");
+    assert!(err.lines().chain(table.lines()).all(|l| l.chars().count() <= 80), "{table}{err}");
+}
+
+#[test]
+fn tags_lists_without_fetching_or_building() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).arg("tags"));
+    let text = stdout(&out);
+    assert!(text.contains("nothing is fetched or built here") && text.contains("lmdb-regress build"), "{text}");
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "tags wrote nothing into the cache");
+    let v = json(&run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).args(["tags", "--json"])));
+    assert_eq!(rows(&v).len(), 20);
+    assert_eq!(row(&v, "LMDB_0.9.18")["sources"], "registry", "a registry carries 0.9.18");
+    assert_eq!(row(&v, "LMDB_0.9.19")["sources"], "archive", "only the archive (or git) has 0.9.19");
+    assert!(rows(&v).iter().all(|r| r["builds"].as_array().unwrap().is_empty()));
+    // What is cached already is said: this test's own cache holds the fixture's builds.
+    let v = json(&run_ok(lmdb_regress().args(["tags", "--json"])));
+    let r = row(&v, "LMDB_0.9.33");
+    assert_eq!(r["sources"], "cache", "{r}");
+    let lib = r["builds"][0]["artifact"].as_str().unwrap();
+    assert!(Path::new(lib).is_file(), "{r}");
 }
 
 #[test]
@@ -116,7 +146,7 @@ fn git_provider_builds_tags_and_commits_from_clones_and_bare_repositories() {
         );
         let table = stdout(&out);
         assert_eq!(table.matches(" built ").count(), 3, "{table}");
-        // The JSON view of the same cache: tags identical from git, the commit unpinned.
+        // The listing of the same cache: tags identical from git, built once each.
         let v = json(&run_ok(
             lmdb_regress()
                 .env("LMDB_REGRESS_CACHE", cache.path())
@@ -126,10 +156,13 @@ fn git_provider_builds_tags_and_commits_from_clones_and_bare_repositories() {
         ));
         for (tag, id) in [("LMDB_0.9.18", &ids[0]), ("LMDB_0.9.21", &ids[1])] {
             let row = row(&v, tag);
-            assert_eq!(row["status"], "built");
-            assert_eq!(row["match"], "identical");
-            assert!(row["provenance"].as_str().unwrap().contains(&format!("git commit {id}")), "{row}");
+            assert_eq!(row["sources"], "cache", "{row}");
+            let detail = row["detail"].as_str().unwrap();
+            assert!(detail.contains(&format!("git commit {id}")) && detail.ends_with("identical"), "{row}");
+            assert_eq!(row["builds"].as_array().unwrap().len(), 1, "{row}");
         }
+        // A tag neither the cache nor this repository holds would come from a registry.
+        assert_eq!(row(&v, "LMDB_0.9.17")["sources"], "registry");
         assert!(table.contains(&ids[0][..10]) && table.contains("unpinned"), "{table}");
     }
 }
@@ -153,7 +186,7 @@ fn tampered_files_are_refused_with_both_hashes() {
     let out = lmdb_regress()
         .env("LMDB_REGRESS_CACHE", cache.path())
         .env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["tags", "--json", "--git"])
+        .args(["build", "--tags", "0.9.18", "--json", "--git"])
         .arg(&repo)
         .output()
         .unwrap();
@@ -191,7 +224,7 @@ fn tampered_files_are_refused_with_both_hashes() {
         &lmdb_regress()
             .env("LMDB_REGRESS_CACHE", cache.path())
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["tags", "--json"])
+            .args(["build", "--tags", "0.9.18", "--json"])
             .output()
             .unwrap(),
     );
@@ -202,7 +235,7 @@ fn tampered_files_are_refused_with_both_hashes() {
         lmdb_regress()
             .env("LMDB_REGRESS_CACHE", cache.path())
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["tags", "--json", "--git"])
+            .args(["build", "--tags", "0.9.18", "--json", "--git"])
             .arg(&good),
     ));
     assert_eq!(row(&v, "LMDB_0.9.18")["status"], "built");
@@ -257,10 +290,10 @@ fn archive_provider_downloads_and_unpacks_a_tarball() {
             .args(["build", "--tags", "0.9.22"]),
     );
     let table = stdout(&out);
-    assert!(
-        table.contains("built") && table.contains(&format!("archive {base}/archive/LMDB_0.9.22.tar.gz")),
-        "{table}"
-    );
+    assert!(table.contains("built") && table.contains("LMDB_0.9.22.tar.gz"), "{table}");
+    let v = json(&run_ok(lmdb_regress().env("LMDB_REGRESS_CACHE", cache.path()).args(["tags", "--json"])));
+    let detail = row(&v, "LMDB_0.9.22")["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains(&format!("archive {base}/archive/LMDB_0.9.22.tar.gz")), "{detail}");
     let _ = std::net::TcpStream::connect(base.trim_start_matches("http://"))
         .map(|mut s| s.write_all(b"GET /stop HTTP/1.0\r\n\r\n"));
     server.join().unwrap();

@@ -20,7 +20,9 @@ use crate::workload::{Workload, WorkloadConfig};
 pub enum BisectMetric {
     /// Time; instruction counts for probes time cannot decide (when a counter exists).
     Auto,
+    /// Time alone: a probe undecided at --max-rounds stays undecided.
     Time,
+    /// Instructions retired alone: each probe counted once, at 100,000 entries unless --entries.
     Instructions,
 }
 
@@ -32,7 +34,9 @@ pub struct BisectArgs {
     /// The tag (or commit) known to be slow.
     #[arg(long)]
     pub bad: String,
-    #[arg(long, default_value = "write")]
+    /// The one workload to bisect: readKey, readSeq, readRev, readCrc, readXxh64 or write
+    /// (one at a time; `all` is for `run`).
+    #[arg(long, default_value = "write", value_parser = one_workload)]
     pub workload: Workload,
     /// Bad must be slower than good by more than this percent (0 to 1000).
     #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
@@ -66,6 +70,14 @@ pub struct BisectArgs {
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+}
+
+/// `--workload`: a search follows one workload, so `all` is refused with the way out.
+fn one_workload(s: &str) -> Result<Workload> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        bail!("bisect follows one workload at a time: pick one of readKey, readSeq, readRev, readCrc, readXxh64, write (run one bisect per workload)");
+    }
+    s.parse()
 }
 
 /// One search per toolchain (`--toolchain`), each in a folder of its own when there are
@@ -249,8 +261,9 @@ fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
 fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
     println!(
-        "{probes} probe(s), {:.0} s; runs saved in {}",
-        started.elapsed().as_secs_f64(),
+        "{}, {}; runs saved in {}",
+        cells::plural(probes, "probe"),
+        cells::seconds(started.elapsed().as_secs_f64()),
         b.settings.run_dir.display()
     );
     let summary =
@@ -273,7 +286,7 @@ fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant
         ("Metric".into(), format!("{:?}", s.metric).to_lowercase()),
         ("Threshold".into(), format!("{}%", s.threshold)),
         ("Runs saved in".into(), s.run_dir.display().to_string()),
-        ("Wall time".into(), format!("{:.0} s", started.elapsed().as_secs_f64())),
+        ("Wall time".into(), cells::seconds(started.elapsed().as_secs_f64())),
     ]));
     for f in results {
         d.heading(2, format!("Phase: {}", f.phase));

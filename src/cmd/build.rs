@@ -8,7 +8,7 @@ use crate::layout;
 use crate::matrix::{MatrixOptions, Status, TagStatus};
 use crate::source::Want;
 
-pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, layout_objects: bool) -> Result<()> {
+pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool, layout_objects: bool) -> Result<()> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if c_harness {
@@ -20,13 +20,17 @@ pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, layout_objects: bool) 
     if layout_objects {
         compile_layout_objects(&rows, &wants, &opts)?;
     }
-    print!("{}", super::tags::table(&rows));
-    let bad = rows.iter().filter(|r| r.status != Status::Built).count();
-    if bad == rows.len() {
-        bail!("nothing was built");
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let width = crate::terminal::width(crate::terminal::Stream::Stdout);
+        print!("{}", super::tags::build_table(&rows, width));
+        let libraries = opts.resolver.cache.builds_dir().join("<tag>-so-<build>/liblmdb.so");
+        let note = format!("Each library is {} (`build --json` gives every path).", libraries.display());
+        println!("{}", crate::terminal::wrap(&note, width, ""));
     }
-    if bad > 0 {
-        eprintln!("{bad} of {} not built; the table says why", rows.len());
+    if rows.iter().all(|r| r.status != Status::Built) {
+        bail!("nothing was built (why is said above)");
     }
     Ok(())
 }

@@ -12,21 +12,25 @@ use crate::workload::WorkloadConfig;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ItsArgs {
+    /// rust, c, or rust,c (both, interleaved in the same rounds).
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Stop after this long, at the end of a round (e.g. 10m).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
+    /// Measured rounds (each runs every tag once, in a fresh shuffled order).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
     #[arg(long, default_value = "0.9.17..0.9.33")]
     pub tags: String,
+    /// time, or instructions retired in the timed region.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
     /// Where reports/its-10406-<date>.{md,txt,json,html,svg} go.
     #[arg(long, default_value = "reports")]
     pub out_dir: PathBuf,
+    /// Entries per write, as the report's benchmark (1,000,000).
     #[arg(long, default_value_t = 1_000_000)]
     pub entries: u32,
     /// Skip the instruction-counting pass that puts instruction deltas beside time.
@@ -66,6 +70,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         shard: None,
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
+        preset_cfg: Default::default(),
         build: args.build.clone(),
         layout: args.layout.clone(),
         // The report's benchmark as given, whatever the metric.

@@ -46,8 +46,9 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
     })
 }
 
-/// Builds `wants` with a progress bar on stderr. After Ctrl-C the builds under way end
-/// (a staging folder is removed, a finished build installed whole) and no other starts.
+/// Builds `wants` with a progress bar on stderr; then says once which were unavailable.
+/// After Ctrl-C the builds under way end (a staging folder is removed, a finished build
+/// installed whole) and no other starts.
 pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<TagStatus>> {
     let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -61,6 +62,11 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<T
         }
     });
     bar.finish_and_clear();
+    let width = crate::terminal::width(crate::terminal::Stream::Stderr);
+    for (i, line) in matrix::unavailable_summary(&out).iter().enumerate() {
+        let line = if i == 0 { line.clone() } else { format!("  {line}") };
+        eprintln!("{}", crate::terminal::wrap(&line, width, "    "));
+    }
     if opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
         anyhow::bail!(
             "interrupted while building: the builds that finished are in the cache, and nothing half-built is left"

@@ -27,10 +27,8 @@ pub fn run(
         }
         None => {
             use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            for &f in formats {
-                out.write_all(&report::render(&model, f)?)?;
-            }
+            let format = report::stdout_format(formats)?;
+            std::io::stdout().lock().write_all(&report::render(&model, format)?)?;
         }
     }
     Ok(())

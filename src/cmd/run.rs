@@ -87,6 +87,9 @@ pub struct RunArgs {
     pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub workload: WorkloadConfig,
+    /// The presets' parameters (with `--preset`), moved into the configuration's own.
+    #[command(flatten)]
+    pub preset_cfg: presets::PresetConfig,
     #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
@@ -205,8 +208,9 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
             });
         }
     }
-    for r in rows.iter().filter(|r| r.status != Status::Built) {
-        eprintln!("not measured: {} ({:?}): {}", r.tag, r.status, r.reason.as_deref().unwrap_or(""));
+    // Unavailable tags were summed up by the build; a failed build printed its compiler's words.
+    for r in rows.iter().filter(|r| r.status == Status::Failed) {
+        eprintln!("not measured: {} (its build failed, above)", r.tag);
     }
     if let Some(linkers) = linkers {
         units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
@@ -346,8 +350,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
     if args.metric == Metric::Instructions {
         eprintln!(
-            "counting instructions: {} entries, {} round(s), {} job(s) at once",
-            args.workload.entries, plan.rounds, schedule.jobs
+            "counting instructions: {} entries, {}, {} at once",
+            args.workload.entries,
+            crate::report::cells::plural(plan.rounds as usize, "round"),
+            crate::report::cells::plural(schedule.jobs, "job")
         );
     }
     let outcome = schedule.execute(&mut writer)?;
@@ -431,8 +437,8 @@ fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
     if outcome.end.reason == runfile::EndReason::Interrupted {
         bail!(
-            "interrupted after {} rounds; everything measured is in {} (continue with --resume)",
-            outcome.end.rounds,
+            "interrupted after {}; everything measured is in {} (continue with --resume)",
+            crate::report::cells::plural(outcome.end.rounds as usize, "round"),
             out.display()
         );
     }
@@ -548,7 +554,7 @@ pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
         _ => Workload::parse_list(&args.workloads)?,
     };
-    let mut config = args.workload.clone();
+    let mut config = WorkloadConfig { preset: args.preset_cfg.clone(), ..args.workload.clone() };
     match (preset, presets::preset_of(&workloads)?) {
         (Some(asked), found) if found != Some(asked) => {
             bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)

@@ -340,7 +340,7 @@ impl<'a> Bisector<'a> {
         let mut detail = format!(
             "{}{}",
             self.fmt_values(&pv),
-            pos.map(|p| format!(", position {:.2} from good (0) to bad (1)", p.at)).unwrap_or_default()
+            pos.map(|p| format!(", position {} from good (0) to bad (1)", position(&p))).unwrap_or_default()
         );
         if verdict.is_none() {
             if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail)? {
@@ -376,7 +376,7 @@ impl<'a> Bisector<'a> {
         let (verdict, pos) = decide(&v(g), &v(b), &v(p), 1, &rule);
         detail.push_str(&format!(
             "; undecided by time at the round cap, so decided by instruction counts{}",
-            pos.map(|x| format!(" (position {:.2})", x.at)).unwrap_or_default()
+            pos.map(|x| format!(" (position {})", position(&x))).unwrap_or_default()
         ));
         Ok(verdict)
     }
@@ -385,7 +385,8 @@ impl<'a> Bisector<'a> {
     pub fn search(&mut self, phase: &'static str, candidates: Vec<String>, good: &Unit, bad: &Unit) -> Result<Found> {
         let total = candidates.len().saturating_sub(2);
         self.say(format!(
-            "{phase}: {total} candidate(s) between {} and {}",
+            "{phase}: {} between {} and {}",
+            cells::plural(total, "candidate"),
             candidates[0],
             candidates[candidates.len() - 1]
         ));
@@ -462,16 +463,17 @@ impl<'a> Bisector<'a> {
         Ok(found)
     }
 
-    /// id, subject, author date of a tag or commit.
+    /// Subject and author date of a tag or commit, with the commit id unless the label is
+    /// that id already.
     pub fn describe(&self, label: &str) -> String {
         let rev = match self.manifest.find(label) {
             Some(t) => t.commit.clone(),
             None => label.to_string(),
         };
-        match self.git.as_ref().and_then(|g| g.resolve(&rev).ok().and_then(|id| g.info(&id).ok())) {
-            Some(i) => format!("commit {}, \"{}\", {}", i.id, i.subject, i.author_date),
-            None => format!("commit {rev}"),
-        }
+        let id = (!rev.starts_with(label)).then(|| format!("commit {rev}"));
+        let info = self.git.as_ref().and_then(|g| g.resolve(&rev).ok().and_then(|id| g.info(&id).ok()));
+        let said = info.map(|i| format!("\"{}\", {}", i.subject, i.author_date));
+        [id, said].into_iter().flatten().collect::<Vec<_>>().join(", ")
     }
 
     /// The liblmdb commits after `good` up to `bad` (first-parent), as candidates.
@@ -505,6 +507,12 @@ struct Pass {
     warmup: u32,
 }
 
+/// Where a probe lies from good (0) to bad (1), never "-0.00".
+fn position(p: &search::Position) -> String {
+    let at = if p.at.abs() < 0.005 { 0.0 } else { p.at };
+    format!("{at:.2}")
+}
+
 /// One tag's values under a metric, one per round.
 fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
     family::per_round(samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric).map(|v| (s.round, v))))
@@ -514,5 +522,20 @@ fn rule_for(rule: &Rule, metric: Metric) -> Rule {
     match metric {
         Metric::Time => *rule,
         Metric::Instructions => rule.for_counts(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_never_read_minus_zero() {
+        let at = |at: f64| position(&search::Position { at });
+        assert_eq!(
+            (at(-0.0001), at(0.0), at(0.999), at(0.5)),
+            ("0.00".into(), "0.00".into(), "1.00".into(), "0.50".into())
+        );
+        assert_eq!(at(-0.25), "-0.25");
     }
 }

@@ -149,10 +149,10 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
             short(to)
         ),
         ClaimVerdict::Inconclusive => format!(
-            "{} -> {} (reported {reported_pct:+.1}%): inconclusive, {ours}; this run resolves +-{:.1}%, more rounds may decide it.",
+            "{} -> {} (reported {reported_pct:+.1}%): inconclusive, {ours}; this run resolves {}, more rounds may decide it.",
             short(from),
             short(to),
-            100.0 * measured.and_then(|c| c.half_width()).unwrap_or(f64::NAN)
+            measured.and_then(|c| c.half_width()).map_or("nothing".into(), |h| cells::within(100.0 * h))
         ),
         v => format!("{} -> {} (reported {reported_pct:+.1}% through Java): {}, natively {ours}.", short(from), short(to), v.words()),
     };
@@ -207,10 +207,37 @@ fn table(m: &ReportModel, engine: Engine) -> Option<Cells> {
     Some(c)
 }
 
+/// What was found, in the title: how many claims reproduce, per engine.
+pub fn title(r: &ItsReport) -> String {
+    let several = r.engines.len() > 1;
+    let found: Vec<String> = r
+        .engines
+        .iter()
+        .map(|e| {
+            let n = |want: &[ClaimVerdict]| e.claims.iter().filter(|c| want.contains(&c.verdict)).count();
+            use ClaimVerdict::*;
+            let yes = n(&[Reproduces, Smaller, Larger]);
+            let verb = if yes == 1 { "reproduces" } else { "reproduce" };
+            let mut parts = vec![format!("{yes} of {} claims {verb}", e.claims.len())];
+            for (v, words) in
+                [(DoesNotReproduce, "not reproduced"), (Inconclusive, "inconclusive"), (NotMeasured, "not measured")]
+            {
+                let k = n(&[v]);
+                if k > 0 {
+                    parts.push(format!("{k} {words}"));
+                }
+            }
+            let engine = if several { format!(" ({} engine)", e.engine) } else { String::new() };
+            format!("{}{engine}", parts.join(", "))
+        })
+        .collect();
+    format!("ITS#10406 natively (MDB_APPEND writes per tag): {}", found.join("; "))
+}
+
 /// The page: the report's table with ours beside it, the verdicts, what is missing.
 pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
     let mut d = Document::default();
-    d.heading(1, "ITS#10406 reproduced natively: MDB_APPEND writes per LMDB tag");
+    d.heading(1, title(r));
     d.para(format!(
         "{} entries, 4-byte integer keys (MDB_INTEGERKEY), {}-byte values, one cursor with \
          MDB_APPEND, MDB_WRITEMAP|MDB_NOSYNC; median {} with its 95% interval over interleaved \
@@ -232,10 +259,10 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         d.para(format!(
             "Claims are judged by size, simultaneous at 95% over the {} claims: reproduces (slower, the \
              interval holds the claimed size), reproduces but smaller/larger (the whole interval \
-             below/above it), does not reproduce (within +-{:.0}%, or faster), inconclusive (not \
+             below/above it), does not reproduce (within {}, or faster), inconclusive (not \
              resolved).",
             CLAIMS.len(),
-            100.0 * m.rule.min_effect
+            cells::within(100.0 * m.rule.min_effect)
         ));
         let time_only: Vec<String> = e
             .claims

@@ -60,29 +60,64 @@ impl Cells {
     }
 }
 
-/// A figure: three decimals, one from 1000 up, four significant digits below 0.1 (a
-/// preset's seconds per operation).
-pub fn num(v: f64) -> String {
+/// The decimals a figure is shown with: three, one from 1000 up, four significant digits
+/// below 0.1 (a preset's seconds per operation).
+fn decimals(v: f64) -> usize {
     if v.abs() >= 1000.0 {
-        format!("{v:.1}")
+        1
     } else if v != 0.0 && v.abs() < 0.1 {
-        let decimals = (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize;
-        format!("{v:.decimals$}")
+        (3 - v.abs().log10().floor() as i32).clamp(3, 12) as usize
     } else {
-        format!("{v:.3}")
+        3
     }
 }
 
-/// "±0.123" from the median's interval, "±n/a" below six rounds.
+/// A figure, with [`decimals`].
+pub fn num(v: f64) -> String {
+    format!("{v:.*}", decimals(v))
+}
+
+/// "±0.123": the half-width of the median's 95% interval, with as many decimals as the
+/// median beside it; "n/a" below the rounds it needs (the section's notes say how many).
 pub fn plus_minus(s: &Summary) -> String {
     match s.median_ci {
-        Some(ci) => format!("±{}", num(ci.half_width())),
-        None => "±n/a".into(),
+        Some(ci) => format!("±{:.*}", decimals(s.median), ci.half_width()),
+        None => "n/a".into(),
     }
 }
 
+/// "+3.4%", "-0.7%", and "0.0%" for what rounds to nothing (never "-0.0%").
 pub fn percent(p: f64) -> String {
+    if (p * 10.0).round() == 0.0 {
+        return "0.0%".into();
+    }
     format!("{p:+.1}%")
+}
+
+/// "±2.0%": a symmetric bound in percent.
+pub fn within(p: f64) -> String {
+    format!("±{p:.1}%")
+}
+
+/// "1 round", "3 rounds".
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// A duration in seconds as people read it: "0.4 s", "38 s", "4 min 05 s".
+pub fn seconds(s: f64) -> String {
+    if s < 9.95 {
+        format!("{s:.1} s")
+    } else if s < 599.5 {
+        format!("{s:.0} s")
+    } else {
+        let whole = s.round() as u64;
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    }
 }
 
 pub fn ratio_percent(r: f64) -> String {
@@ -265,7 +300,7 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
 pub fn layout_study_cells(m: &ReportModel) -> Cells {
     let header = ["Workload", "layouts", "layout spread", "per-sample noise", "slower than the fastest"];
     let mut c = Cells::new(&header, 0, 1);
-    let pct = |x: Option<f64>| x.map(|x| format!("+-{:.1}%", 100.0 * x)).unwrap_or_else(|| "n/a".into());
+    let pct = |x: Option<f64>| x.map(|x| within(100.0 * x)).unwrap_or_else(|| "n/a".into());
     for s in &m.sections {
         let slower = s.ranked.iter().filter(|r| r.vs_fastest.as_ref().is_some_and(|d| d.verdict().is_change()));
         let row = vec![
@@ -311,17 +346,21 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
              Wilcoxon's signed-rank test. Intervals are simultaneous at 95% per table \
              (Bonferroni: each at 1 - 0.05/k; the ranked table counts all pairs of tags, because \
              the fastest is chosen after seeing the data). slower/faster: the interval excludes \
-             1. same: the interval lies within +-{me:.0}%. inconclusive: neither; the run did \
-             not resolve the difference."
+             1. same: the interval lies within {}. inconclusive: neither; the run did \
+             not resolve the difference.",
+            within(me)
         ));
         v.push(
-            "Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank.".into(),
+            "Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank. \
+             Order and vs Fastest: the same estimate, against the tag no other beats by it."
+                .into(),
         );
         v.push(layouts_line(m));
     } else {
         v.push(format!(
-            "Instruction counts in the timed region are exact: a delta beyond +-{ct:.1}% is \
-             slower or faster, within it same. No test, no p-value."
+            "Instruction counts in the timed region are exact: a delta beyond {} is \
+             slower or faster, within it same. No test, no p-value.",
+            within(ct)
         ));
     }
     let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
@@ -350,8 +389,9 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         };
         v.push(format!(
             "instr: the instruction delta of the same two tags (one counting pass, {} entries, \
-             per entry). \"time only\": time moved while instructions stayed within +-{ct:.1}%. {cause}.",
-            m.plan.count_entries.unwrap_or(m.config.entries)
+             per entry). \"time only\": time moved while instructions stayed within {}. {cause}.",
+            m.plan.count_entries.unwrap_or(m.config.entries),
+            within(ct)
         ));
     }
     v
@@ -396,9 +436,9 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(n) = &s.noise {
         v.push(format!(
-            "Noise: per-sample spread +-{:.1}% (robust CV), round-to-round drift +-{:.1}%.",
-            100.0 * n.spread,
-            100.0 * n.drift
+            "Noise: per-sample spread {} (robust CV), round-to-round drift {}.",
+            within(100.0 * n.spread),
+            within(100.0 * n.drift)
         ));
     }
     if let Some(r) = s.resolution {
@@ -407,9 +447,12 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
             false => "",
         };
         v.push(format!(
-            "Resolution: +-{:.1}% (median half-width of the intervals{layouts}); smaller differences are not resolved by this run.",
-            100.0 * r
+            "Resolution: {} (median half-width of the intervals{layouts}); smaller differences are not resolved by this run.",
+            within(100.0 * r)
         ));
+    }
+    if let Some(line) = rounds_line(m, s) {
+        v.push(line);
     }
     if let Some(line) = layout_spread_line(m, s) {
         v.push(line);
@@ -439,6 +482,35 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     v
 }
 
+/// When the section has fewer rounds than some interval needs: which intervals are n/a,
+/// how many rounds each needs, and the option that gives them.
+fn rounds_line(m: &ReportModel, s: &Section) -> Option<String> {
+    let need = s.rounds_needed;
+    if m.rule.counts || s.rounds >= need.all() {
+        return None;
+    }
+    let baseline = format!("vs {}", short_tag(&label(&m.baseline)));
+    let wanted = [("±", need.median), ("vs Fastest", need.ranked), (baseline.as_str(), need.baseline)];
+    // Intervals that need the same number of rounds are named together.
+    let mut by_need: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (what, n) in wanted.into_iter().filter(|(_, n)| *n > s.rounds) {
+        match by_need.iter_mut().find(|(k, _)| *k == n) {
+            Some((_, whats)) => whats.push(what),
+            None => by_need.push((n, vec![what])),
+        }
+    }
+    by_need.sort();
+    let needs: Vec<String> = by_need.iter().map(|(n, whats)| format!("{n} ({})", whats.join(", "))).collect();
+    Some(format!(
+        "Too few rounds for every interval: {} here, and at their tables' levels the intervals \
+         need {} rounds; until then they read n/a and verdicts stay inconclusive. Run with \
+         --rounds {} or more.",
+        plural(s.rounds, "round"),
+        needs.join("; "),
+        need.all()
+    ))
+}
+
 /// The section's layout spread, when measured; under random layouts also when not.
 fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
     let how = match &m.plan.layout_study {
@@ -447,7 +519,7 @@ fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
             .into(),
     };
     match s.layout_spread {
-        Some(x) => Some(format!("Layout spread: +-{:.1}% ({how}).", 100.0 * x)),
+        Some(x) => Some(format!("Layout spread: {} ({how}).", within(100.0 * x))),
         None if per_sample_layouts(m) && m.unit.metric == Metric::Time => Some(
             "Layout spread: not measured (one timed repetition per worker; --iterations 2 or more, \
              or `lmdb-regress layouts`, measures it)."
@@ -472,13 +544,13 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         (
             "Plan".into(),
             format!(
-                "{} warm-up + {} rounds planned, {} timed repetition(s) per worker (their median is the round's value); ended: {}",
+                "{} warm-up + {} planned, {} per worker (their median is the round's value); ended: {}",
                 m.plan.warmup,
-                m.plan.rounds,
-                m.plan.iterations,
+                plural(m.plan.rounds as usize, "round"),
+                plural(m.plan.iterations as usize, "timed repetition"),
                 m.end
                     .as_ref()
-                    .map(|e| format!("{} after {} rounds", e.reason, e.rounds))
+                    .map(|e| format!("{} after {}", e.reason, plural(e.rounds as usize, "round")))
                     .unwrap_or_else(|| "cut off (partial run)".into())
             ),
         ),
@@ -494,8 +566,9 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         v.push((
             "Timed fraction".into(),
             format!(
-                "{:.0}% of {wall:.0} s inside timed regions (wall time of read databases, verification, warm-up and rounds; builds and counting not included)",
-                fraction * 100.0
+                "{:.0}% of {} inside timed regions (wall time of read databases, verification, warm-up and rounds; builds and counting not included)",
+                fraction * 100.0,
+                seconds(wall)
             ),
         ));
     }
@@ -556,8 +629,33 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
             f.error
         ));
     }
-    for t in super::model::unmeasured(m) {
-        out.push(format!("{} not measured: {}", t.tag, t.reason.as_deref().unwrap_or("unknown")));
-    }
+    out.extend(unmeasured_lines(m));
     out
+}
+
+/// Tags not measured, each reason said once: tags whose reasons differ only by their own
+/// name share a line.
+fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<&crate::runner::runfile::TagStatus>)> = Vec::new();
+    for t in super::model::unmeasured(m) {
+        let key = t.reason.as_deref().unwrap_or("unknown").replace(t.tag.as_str(), "\0");
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, tags)) => tags.push(t),
+            None => groups.push((key, vec![t])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, tags)| {
+            let why = tags[0].reason.as_deref().unwrap_or("unknown");
+            match tags.as_slice() {
+                [one] => format!("{} not measured: {why}", one.tag),
+                several => format!(
+                    "{} not measured, for the same reason (as said of {}): {why}",
+                    several.iter().map(|t| t.tag.as_str()).collect::<Vec<_>>().join(", "),
+                    several[0].tag
+                ),
+            }
+        })
+        .collect()
 }

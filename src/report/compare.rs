@@ -142,10 +142,10 @@ pub fn outline(c: &Comparisons) -> Document {
     d.para(format!(
         "Two separate runs: each delta is the Hodges-Lehmann estimate of the ratio new/old with \
          the interval that inverts the rank-sum test, simultaneous at 95% over the {} rows \
-         (Bonferroni). slower/faster: the interval excludes 1; same: within +-{:.0}%; \
+         (Bonferroni). slower/faster: the interval excludes 1; same: within {}; \
          inconclusive: neither. Different runs may have met different machine conditions.",
         c.rows.len(),
-        100.0 * c.rule.min_effect
+        cells::within(100.0 * c.rule.min_effect)
     ));
     d
 }

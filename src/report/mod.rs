@@ -54,9 +54,42 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
     }
 }
 
-/// All of a format's outputs concatenated, for stdout.
+impl Format {
+    /// Whether the format is always one document: CSV is two tables (summaries and
+    /// samples, more for a preset), SVG one chart per workload.
+    pub fn single_document(self) -> bool {
+        !matches!(self, Format::Csv | Format::Svg)
+    }
+
+    /// The name `--format` takes.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self).map(|v| v.get_name().to_string()).unwrap_or_default()
+    }
+}
+
+/// The one format stdout can take: stdout holds one valid document, so several formats,
+/// or a format of several documents, are refused with the option that writes them.
+pub fn stdout_format(formats: &[Format]) -> Result<Format> {
+    match formats {
+        [f] if f.single_document() => Ok(*f),
+        [f] => anyhow::bail!(
+            "--format {} makes several files ({}), which stdout cannot hold as one document;              add --out-dir DIR to write them",
+            f.name(),
+            if *f == Format::Csv { "-summary.csv and -samples.csv" } else { "one .svg per workload" }
+        ),
+        several => anyhow::bail!(
+            "--format {} names {} formats, and stdout holds one document; print one format              at a time, or add --out-dir DIR to write every one",
+            several.iter().map(|f| f.name()).collect::<Vec<_>>().join(","),
+            several.len()
+        ),
+    }
+}
+
+/// A single-document format's output, for stdout.
 pub fn render(m: &ReportModel, f: Format) -> Result<Vec<u8>> {
-    Ok(exporter(f).export(m)?.into_iter().flat_map(|o| o.bytes).collect())
+    let mut outputs = exporter(f).export(m)?;
+    anyhow::ensure!(outputs.len() == 1, "{} gave {} documents where one was expected", f.name(), outputs.len());
+    Ok(outputs.remove(0).bytes)
 }
 
 /// Writes every output of every format as `<dir>/<stem><suffix>`, each atomically, after

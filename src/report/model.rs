@@ -86,6 +86,9 @@ pub struct Section {
     /// The half-width of a typical comparison's interval (the median over the baseline
     /// table, else the ranked one), as a fraction: smaller differences are not resolved.
     pub resolution: Option<f64>,
+    /// The most rounds any tag has here, and how many each kind of interval needs.
+    pub rounds: usize,
+    pub rounds_needed: family::RoundsNeeded,
     /// How much code layout alone moves this workload's time, as a fraction, when the run
     /// measured it (a layout study, or random layouts with repetitions in each worker);
     /// None when not measured.
@@ -481,42 +484,32 @@ fn section(
         baseline_family,
         noise: if rule.counts { None } else { family::noise(&real) },
         resolution,
+        rounds: summaries.values().map(|s| s.n).max().unwrap_or(0),
+        rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family),
         layout_spread: None,
         checksum_mismatches,
         checksum,
     }
 }
 
-/// Fastest first by median. Every pair is compared in one family, so the comparison
-/// with the fastest (chosen after seeing the data) keeps its level.
+/// Order, ranks and the fastest as `stats` decides them from the paired estimate; every
+/// pair is compared in one family, so the comparison with the fastest (chosen after seeing
+/// the data) keeps its level.
 fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> Vec<RankedRow> {
-    let mut order: Vec<&str> = summaries.keys().copied().collect();
-    order.sort_by(|x, y| summaries[x].median.total_cmp(&summaries[y].median).then_with(|| x.cmp(y)));
-    let pairs = family::all_pairs(order.len());
-    // faster_than[t]: how many tags are resolved faster than t.
-    let mut faster_than: BTreeMap<&str, usize> = order.iter().map(|t| (*t, 0)).collect();
-    for (i, x) in order.iter().enumerate() {
-        for y in &order[i + 1..] {
-            match family::compare(&b.values[*x], &b.values[*y], pairs, rule).map(|c| c.verdict) {
-                Some(Verdict::Slower) => *faster_than.get_mut(y).unwrap() += 1,
-                Some(Verdict::Faster) => *faster_than.get_mut(x).unwrap() += 1,
-                _ => {}
-            }
-        }
-    }
-    let fastest = order.first().copied();
-    let mut rows: Vec<RankedRow> = order
-        .iter()
-        .map(|t| RankedRow {
-            rank: 1 + faster_than[t],
-            tag: t.to_string(),
-            summary: summaries[t].clone(),
-            instructions_per_entry: count_median(b, t),
-            vs_fastest: fastest.filter(|f| f != t).and_then(|f| delta(b, f, t, DeltaKind::Fastest, pairs, rule)),
+    let measured: BTreeMap<String, Rounds> = summaries.keys().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    let ranking = family::ranking(&measured, rule);
+    let fastest = ranking.first().map(|r| r.label.clone()).unwrap_or_default();
+    let pairs = family::all_pairs(ranking.len());
+    ranking
+        .into_iter()
+        .map(|r| RankedRow {
+            rank: r.rank,
+            summary: summaries[r.label.as_str()].clone(),
+            instructions_per_entry: count_median(b, &r.label),
+            vs_fastest: r.vs_fastest.and_then(|_| delta(b, &fastest, &r.label, DeltaKind::Fastest, pairs, rule)),
+            tag: r.label,
         })
-        .collect();
-    rows.sort_by_key(|r| r.rank);
-    rows
+        .collect()
 }
 
 /// A label's instructions per entry, when counted.

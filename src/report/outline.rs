@@ -67,12 +67,23 @@ pub fn report(m: &ReportModel) -> Document {
     if m.partial() {
         d.blocks.push(Block::Note("Partial run: interrupted; figures cover the rounds completed.".into()));
     }
-    d.para(format!(
-        "Each workload's tags ranked by median {} (smaller is better), with the difference from \
-         the fastest. ± is the half-width of the median's 95% interval.{}",
-        m.units_in_words(),
-        m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default()
-    ));
+    let newest = m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default();
+    d.para(if m.rule.counts {
+        format!(
+            "Each workload's tags ranked by {} (exact counts; smaller is less work): \"vs Fastest\" \
+             is each tag's count against the fewest.{newest}",
+            m.units_in_words()
+        )
+    } else {
+        format!(
+            "Each workload's tags ranked by one estimator, the Hodges-Lehmann estimate of the \
+             per-round ratio (smaller is faster): the fastest is the tag no other beats by it, \
+             \"vs Fastest\" is each tag's estimate against the fastest, and rows go by rank, then \
+             by that estimate. The median {}, its ± (the half-width of the median's 95% interval) \
+             and min describe each tag alone and may order differently.{newest}",
+            m.units_in_words()
+        )
+    });
     super::presets::outline::intro(&mut d, m);
     if let Some(study) = &m.plan.layout_study {
         d.heading(1, "Layout sensitivity");

@@ -24,9 +24,9 @@ pub fn index(runs: &[SiteRun]) -> Result<String> {
     let mut head = Document::default();
     head.heading(1, "LMDB performance runs");
     head.para(format!(
-        "{} run(s), newest first; each links to its full report. Headline: the tags each workload \
+        "{}, newest first; each links to its full report. Headline: the tags each workload \
          resolved slower or faster than the run's baseline (its oldest tag).",
-        runs.len()
+        cells::plural(runs.len(), "run")
     ));
     let mut items: Vec<Item> = head.blocks.iter().map(Item::Block).collect();
     let links: Vec<Option<String>> = order.iter().map(|r| Some(r.page.clone())).collect();
@@ -45,14 +45,7 @@ fn runs_cells(runs: &[&SiteRun]) -> Cells {
         let m = &r.model;
         let workloads: Vec<String> = m.sections.iter().map(|s| s.workload.to_string()).collect();
         c.push(
-            vec![
-                r.page.trim_end_matches(".html").to_string(),
-                short_date(&m.environment.date),
-                host(m),
-                tag_range(m),
-                workloads.join(", "),
-                headline(m),
-            ],
+            vec![run_id(r), short_date(&m.environment.date), host(m), tag_range(m), workloads.join(", "), headline(m)],
             false,
         );
     }
@@ -138,12 +131,13 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
         out.push(Trend::Block(Block::Heading(2, format!("Trends on {}", host(m0)))));
         out.push(Trend::Block(Block::Paragraph(format!(
             "{} runs with the same settings ({} entries, same engines and metric), oldest first: each \
-             tag's median {} per run.",
+             tag's median {} per run, each run named by its own file.",
             g.len(),
             m0.config.entries,
             m0.unit.label
         ))));
-        let labels: Vec<String> = g.iter().map(|r| short_date(&r.model.environment.date)).collect();
+        // Runs by their own names: two runs of the same minute share a date, never a name.
+        let labels: Vec<String> = g.iter().map(|r| run_id(r)).collect();
         for s in &m0.sections {
             let title = format!("{} — median {} per run", m0.section_title(s), m0.unit.label);
             out.push(Trend::Block(Block::Heading(3, m0.section_title(s))));
@@ -151,6 +145,11 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
         }
     }
     Ok(out)
+}
+
+/// A run's own id: its page's (and run file's) name.
+fn run_id(r: &SiteRun) -> String {
+    r.page.trim_end_matches(".html").to_string()
 }
 
 /// "2026-11-29T23:41:00Z" → "2026-11-29 23:41".

@@ -92,7 +92,14 @@ pub fn table(out: &mut String, c: &Cells) {
 }
 
 fn wrap(out: &mut String, text: &str, first: &str, rest: &str) {
-    let opts = textwrap::Options::new(WIDTH).initial_indent(first).subsequent_indent(rest).break_words(true);
+    // Lines break at spaces, never inside "new/old", a path or a hyphenated word; only a
+    // word longer than a whole line is cut.
+    let opts = textwrap::Options::new(WIDTH)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(true)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     for line in textwrap::wrap(text, opts) {
         let _ = writeln!(out, "{}", line.trim_end());
     }

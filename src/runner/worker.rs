@@ -36,6 +36,9 @@ pub struct WorkerArgs {
     pub count_instructions: bool,
     #[command(flatten)]
     pub cfg: WorkloadConfig,
+    /// Moved into `cfg.preset` before anything runs.
+    #[command(flatten)]
+    pub preset: presets::PresetConfig,
 }
 
 pub(super) fn emit(line: &WorkerLine) {
@@ -44,7 +47,8 @@ pub(super) fn emit(line: &WorkerLine) {
     let _ = out.flush();
 }
 
-pub fn main(args: WorkerArgs) -> Result<()> {
+pub fn main(mut args: WorkerArgs) -> Result<()> {
+    args.cfg.preset = args.preset.clone();
     // Bad arguments are refused before anything is loaded, as the C twin refuses them.
     args.cfg.validate()?;
     Workload::parse_list(&args.workloads)?;

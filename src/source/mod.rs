@@ -140,6 +140,8 @@ pub enum Resolution {
     Unavailable {
         attempts: Vec<Attempt>,
         hint: String,
+        /// The cache could not be written: the fix is the cache, not another source.
+        cache_unwritable: bool,
     },
 }
 
@@ -148,12 +150,48 @@ impl Resolution {
     pub fn why(&self) -> Option<String> {
         match self {
             Resolution::Found(_) => None,
-            Resolution::Unavailable { attempts, hint } => {
+            Resolution::Unavailable { attempts, hint, .. } => {
                 let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
                 Some(format!("tried {}; {hint}", tried.join("; ")))
             }
         }
     }
+
+    /// For `Unavailable` when the fix is the cache rather than another source: the hint.
+    pub fn cache_fix(&self) -> Option<String> {
+        match self {
+            Resolution::Unavailable { hint, cache_unwritable: true, .. } => Some(hint.clone()),
+            _ => None,
+        }
+    }
+
+    /// For `Unavailable`, in a few words: each distinct failure once, after the providers
+    /// that met it ("archive git.openldap.org, archive github.com: unreachable").
+    pub fn brief(&self) -> Option<String> {
+        let Resolution::Unavailable { attempts, .. } = self else { return None };
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for a in attempts {
+            let cause = short_cause(&a.error);
+            match groups.iter_mut().find(|(c, _)| *c == cause) {
+                Some((_, providers)) => providers.push(&a.provider),
+                None => groups.push((cause, vec![&a.provider])),
+            }
+        }
+        Some(groups.iter().map(|(c, p)| format!("{}: {c}", p.join(", "))).collect::<Vec<_>>().join("; "))
+    }
+}
+
+/// An error's first line without its parenthesised detail, cut between words to 60
+/// characters: what a summary of several failures needs.
+fn short_cause(error: &str) -> String {
+    const MAX: usize = 60;
+    let line = error.lines().next().unwrap_or_default();
+    let line = line.split(" (").next().unwrap_or(line).trim();
+    if line.chars().count() <= MAX {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(MAX).collect();
+    format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head))
 }
 
 /// Settings for the provider chain.
@@ -199,7 +237,7 @@ impl Resolver {
                 "the cache {} cannot be written: make it writable, or set LMDB_REGRESS_CACHE to a folder you can write",
                 self.cache.root.display()
             );
-            return Resolution::Unavailable { attempts, hint };
+            return Resolution::Unavailable { attempts, hint, cache_unwritable: true };
         }
         if let Some(repo) = &self.git {
             match self.deliver(want, "git", |dir| git::GitRepo::open(repo)?.export(want, dir)) {
@@ -257,7 +295,7 @@ impl Resolver {
             ),
             Want::Commit(_) => "pass --git PATH (or LMDB_GIT) to a repository that has this commit".into(),
         };
-        Resolution::Unavailable { attempts, hint }
+        Resolution::Unavailable { attempts, hint, cache_unwritable: false }
     }
 
     /// Runs one provider into a scratch directory, verifies what it left there, and

@@ -86,6 +86,83 @@ pub fn all_pairs(k: usize) -> usize {
     k * k.saturating_sub(1) / 2
 }
 
+/// One row of a ranked table, as [`ranking`] decides it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub label: String,
+    /// 1 + the number of labels resolved faster than this one in the all-pairs family.
+    pub rank: usize,
+    /// This label against the fastest (None for the fastest itself).
+    pub vs_fastest: Option<Comparison>,
+}
+
+/// A ranked table decided by the one comparison method alone, so that its order, its
+/// ranks and its column against the fastest never contradict each other:
+///
+/// - the fastest is the label that no other beats by the estimate (each other's ratio
+///   against it is at least 1); should the estimates run in a circle (labels within each
+///   other's noise), the one the fewest beat, then the one the others trail most;
+/// - a label's rank is 1 + the labels resolved faster than it, each pair compared in the
+///   all-pairs family (the fastest is chosen after seeing the data);
+/// - rows go fastest first, then by rank, then by the estimate against the fastest.
+pub fn ranking(blocks: &BTreeMap<String, Rounds>, rule: &Rule) -> Vec<Ranked> {
+    let labels: Vec<&String> = blocks.keys().collect();
+    let k = labels.len();
+    let family = all_pairs(k);
+    // against[i][j]: label j against label i.
+    let against: Vec<Vec<Option<Comparison>>> = (0..k)
+        .map(|i| {
+            (0..k)
+                .map(|j| (i != j).then(|| compare(&blocks[labels[i]], &blocks[labels[j]], family, rule)).flatten())
+                .collect()
+        })
+        .collect();
+    let beaten_by = |i: usize| against[i].iter().filter(|c| c.is_some_and(|c| c.ratio < 1.0)).count();
+    let trail = |i: usize| against[i].iter().flatten().map(|c| c.ratio.ln()).sum::<f64>();
+    let Some(fastest) = (0..k).min_by(|a, b| beaten_by(*a).cmp(&beaten_by(*b)).then(trail(*b).total_cmp(&trail(*a))))
+    else {
+        return Vec::new();
+    };
+    let resolved_faster =
+        |j: usize| (0..k).filter(|i| against[*i][j].is_some_and(|c| c.verdict == Verdict::Slower)).count();
+    let mut rows: Vec<Ranked> = (0..k)
+        .map(|j| Ranked { label: labels[j].clone(), rank: 1 + resolved_faster(j), vs_fastest: against[fastest][j] })
+        .collect();
+    let estimate = |r: &Ranked| r.vs_fastest.map_or(f64::INFINITY, |c| c.ratio);
+    rows.sort_by(|x, y| {
+        let first = |r: &Ranked| r.label != *labels[fastest];
+        (first(x), x.rank).cmp(&(first(y), y.rank)).then(estimate(x).total_cmp(&estimate(y)))
+    });
+    rows
+}
+
+/// How many rounds a section's intervals need at their levels; with fewer they are n/a.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RoundsNeeded {
+    /// The median's 95% interval (the ± column): order statistics.
+    pub median: usize,
+    /// Each comparison in the ranked table's family (all pairs).
+    pub ranked: usize,
+    /// Each comparison in the baseline table's family (0 without one).
+    pub baseline: usize,
+}
+
+impl RoundsNeeded {
+    pub fn of(ranked_family: usize, baseline_family: usize) -> RoundsNeeded {
+        let pairs = |k: usize| if k == 0 { 0 } else { super::rank::min_pairs(ALPHA / k as f64) };
+        RoundsNeeded {
+            median: super::median_interval_min_n(),
+            ranked: pairs(ranked_family),
+            baseline: pairs(baseline_family),
+        }
+    }
+
+    /// Enough for every interval.
+    pub fn all(&self) -> usize {
+        self.median.max(self.ranked).max(self.baseline)
+    }
+}
+
 /// The run's noise as the samples show it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Noise {
@@ -157,6 +234,36 @@ mod tests {
         let blocks = BTreeMap::from([("a".to_string(), a), ("b".to_string(), b)]);
         let n = noise(&blocks).unwrap();
         assert!(n.drift > 0.1 && n.spread > 0.1, "{n:?}");
+    }
+
+    /// Three labels in eight rounds whose medians order differently from the paired
+    /// estimate: the estimate decides order, rank and the column against the fastest.
+    #[test]
+    fn the_ranking_follows_the_paired_estimate_not_the_medians() {
+        // a has the smaller median (10 against 10.1), but b is 9.5% faster in three rounds
+        // and 1% slower in five: the Hodges-Lehmann estimate of b / a is exp(-0.045).
+        let d = [-0.1, -0.1, -0.1, 0.01, 0.01, 0.01, 0.01, 0.01];
+        let a: Rounds = (0..8).map(|r| (r, 10.0)).collect();
+        let b: Rounds = (0..8).map(|r| (r, 10.0 * f64::exp(d[r as usize]))).collect();
+        let c: Rounds = a.iter().map(|(r, v)| (*r, v * 1.5)).collect();
+        let blocks = BTreeMap::from([("a".to_string(), a), ("b".to_string(), b.clone()), ("c".to_string(), c)]);
+        assert!(crate::stats::median(&b.values().copied().collect::<Vec<_>>()) > 10.0);
+        let rows = ranking(&blocks, &Rule::default());
+        let order: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(order, ["b", "a", "c"]);
+        assert!(rows[0].vs_fastest.is_none());
+        // Nobody beats the fastest by the estimate shown.
+        assert!(rows[1..].iter().all(|r| r.vs_fastest.unwrap().ratio >= 1.0), "{rows:?}");
+        assert!((rows[1].vs_fastest.unwrap().ratio - f64::exp(0.045)).abs() < 1e-9, "{rows:?}");
+        assert_eq!((rows[0].rank, rows[1].rank, rows[2].rank), (1, 1, 3), "c is resolved slower than both: {rows:?}");
+    }
+
+    #[test]
+    fn intervals_say_how_many_rounds_they_need() {
+        let n = RoundsNeeded::of(3, 2);
+        assert_eq!((n.median, n.ranked, n.baseline, n.all()), (6, 7, 7, 7));
+        assert_eq!(RoundsNeeded::of(136, 16).all(), 13);
+        assert_eq!(RoundsNeeded::of(1, 0).baseline, 0);
     }
 
     #[test]

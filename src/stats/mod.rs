@@ -89,21 +89,32 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
 /// such that P(Binomial(n, ½) < r) ≤ α/2, which covers the median with ≥ 95%.
 pub fn median_interval(xs: &[f64]) -> Option<Interval> {
     let n = xs.len() as u64;
-    if n == 0 {
-        return None;
-    }
-    let b = Binomial::new(0.5, n).expect("valid binomial");
-    let mut r = 0u64;
-    while r < n / 2 && b.cdf(r) <= ALPHA / 2.0 {
-        r += 1;
-    }
-    // r is now the count of order statistics we may drop from each end.
+    // r: the count of order statistics we may drop from each end.
+    let r = median_cut(n);
     if r == 0 {
         return None;
     }
     let mut s = xs.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     Some(Interval { lo: s[(r - 1) as usize], hi: s[(n - r) as usize] })
+}
+
+/// The largest r with P(Binomial(n, ½) < r) ≤ α/2; 0 when no interval reaches 95%.
+fn median_cut(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let b = Binomial::new(0.5, n).expect("valid binomial");
+    let mut r = 0u64;
+    while r < n / 2 && b.cdf(r) <= ALPHA / 2.0 {
+        r += 1;
+    }
+    r
+}
+
+/// The fewest samples for which the median has a 95% interval (6).
+pub fn median_interval_min_n() -> usize {
+    (1..).find(|n| median_cut(*n) > 0).expect("some n reaches 95%") as usize
 }
 
 /// The median of any values (NaN for none).
@@ -142,6 +153,7 @@ mod tests {
         // n = 6 is the smallest n with a 95% interval: [min, max].
         assert_eq!(median_interval(&[5., 1., 3., 2., 6., 4.]), Some(Interval { lo: 1.0, hi: 6.0 }));
         assert_eq!(median_interval(&[1., 2., 3., 4., 5.]), None);
+        assert_eq!(median_interval_min_n(), 6);
         // n = 20: [x(6), x(15)].
         let xs: Vec<f64> = (1..=20).map(f64::from).collect();
         assert_eq!(median_interval(&xs), Some(Interval { lo: 6.0, hi: 15.0 }));

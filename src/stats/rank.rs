@@ -48,6 +48,12 @@ fn exact_signed_rank_cut(n: usize, alpha: f64) -> usize {
     cut_from_pmf(&p, alpha)
 }
 
+/// The fewest pairs whose signed-rank interval reaches level 1 − `alpha`: with fewer, a
+/// paired comparison has no interval (2^−n must not exceed α/2).
+pub fn min_pairs(alpha: f64) -> usize {
+    (1..).find(|n| signed_rank_cut(*n, alpha) > 0).expect("enough pairs reach any level")
+}
+
 /// As [`signed_rank_cut`], for Mann–Whitney's U with samples of `n1` and `n2`.
 pub fn rank_sum_cut(n1: usize, n2: usize, alpha: f64) -> usize {
     if n1 == 0 || n2 == 0 {
@@ -119,6 +125,10 @@ mod tests {
         // n = 5: the smallest two-sided p is 1/16 > 0.05, so no interval.
         assert_eq!(signed_rank_cut(5, 0.05), 0);
         assert_eq!(signed_rank_cut(6, 0.05), 1);
+        // 2^-n <= alpha/2: 6 pairs at 95%, 7 at 1 - 0.05/3, 13 at 1 - 0.05/136 (17 tags).
+        assert_eq!(min_pairs(0.05), 6);
+        assert_eq!(min_pairs(0.05 / 3.0), 7);
+        assert_eq!(min_pairs(0.05 / 136.0), 13);
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Workload {
         }
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let w: Workload = part.parse()?;
+            let w: Workload = part.parse().map_err(|e| anyhow::anyhow!("{e}; or all for LmdbJava's six"))?;
             if !out.contains(&w) {
                 out.push(w);
             }
@@ -115,7 +115,7 @@ impl FromStr for Workload {
         let presets = presets::PresetWorkload::ALL.into_iter().map(Workload::Preset);
         Workload::ALL.into_iter().chain(presets).find(|w| w.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
             anyhow::anyhow!(
-                "unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, all, \
+                "unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, \
                  and the presets' (run --preset list)"
             )
         })
@@ -134,6 +134,7 @@ pub enum KeyKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
+    /// 0 … N−1 in order, written with MDB_APPEND (LmdbJava's default).
     Seq,
     /// Distinct random non-negative integers, written with plain puts (no MDB_APPEND),
     /// the read database too, as LmdbJava's `sequential=false`.
@@ -158,10 +159,14 @@ pub struct WorkloadConfig {
     /// Value size in bytes.
     #[arg(long, default_value_t = 100)]
     pub value_size: u32,
+    /// Keys: int (native 4-byte integers, MDB_INTEGERKEY) or str16 (16-byte zero-padded decimals).
     #[arg(long, value_enum, default_value_t = KeyKind::Int)]
     pub keys: KeyKind,
+    /// Key order: seq (0 … N−1, written with MDB_APPEND) or random (distinct random keys,
+    /// plain puts, as LmdbJava's sequential=false).
     #[arg(long, value_enum, default_value_t = Order::Seq)]
     pub order: Order,
+    /// Values: fixed (the 4-byte key, then zeros) or random (slices of a seeded 1 MiB pool).
     #[arg(long, value_enum, default_value_t = ValueKind::Fixed)]
     pub values: ValueKind,
     /// Open environments without MDB_WRITEMAP.
@@ -177,8 +182,9 @@ pub struct WorkloadConfig {
     /// where that could not hold the data).
     #[arg(long)]
     pub map_size: Option<u64>,
-    /// The presets' parameters (`run --preset`).
-    #[command(flatten)]
+    /// The presets' parameters: flags of `run` (and of the worker) alone, which flatten
+    /// `PresetConfig` themselves, so that commands without presets do not list them.
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "presets::PresetConfig::is_default")]
     pub preset: presets::PresetConfig,
 }

@@ -67,6 +67,8 @@ fn bare_command() -> Command {
     c.env("LMDB_REGRESS_ARCHIVE_URLS", "http://127.0.0.1:9/{ref}.tar.gz");
     c.env_remove("LMDB_GIT");
     c.env_remove("LMDB_REGRESS_OFFLINE");
+    // Output as a pipe gets it: 80 columns, whatever the terminal that runs the tests.
+    c.env_remove("COLUMNS");
     c
 }
 
@@ -148,4 +150,41 @@ pub fn make_repo(repo: &Path, tags: &[(&str, &Path)]) -> Vec<String> {
 
 pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
+}
+
+pub fn testdata(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(p)
+}
+
+/// Compares with the golden file testdata/golden/`name`, or rewrites it when UPDATE_GOLDEN=1.
+pub fn golden(name: &str, actual: &str) {
+    let path = testdata(&format!("golden/{name}"));
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no golden file {}", path.display()));
+    if expected != actual {
+        let diff = expected.lines().zip(actual.lines()).enumerate().find(|(_, (a, b))| a != b);
+        panic!("{name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it); first difference: {diff:?}");
+    }
+}
+
+/// A copy of the fixed run with one tag's samples scaled, as `dir`/scaled-`tag`.jsonl.
+pub fn scaled(dir: &Path, tag: &str, factor: f64) -> PathBuf {
+    let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "sample" && v["tag"] == tag {
+                v["ns"] = serde_json::json!((v["ns"].as_f64().unwrap() * factor).round() as u64);
+            }
+            v.to_string()
+        })
+        .collect();
+    let p = dir.join(format!("scaled-{tag}.jsonl"));
+    std::fs::write(&p, out.join("\n") + "\n").unwrap();
+    p
 }
