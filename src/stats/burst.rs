@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::family::{robust_sd, Rounds};
-use super::median;
+use super::family::{centred_logs, robust_sd, Rounds};
 
 /// A burst lies this many robust standard deviations (1.4826 × MAD of the residuals)
 /// above its prediction…
@@ -39,26 +38,9 @@ pub struct Bursts {
 /// [`ROBUST_SDS`] robust standard deviations and [`MIN_EXCESS`] above it. None below two
 /// labels of three rounds each (no round effect to take out).
 pub fn bursts(blocks: &BTreeMap<String, Rounds>) -> Option<Bursts> {
-    let logs: BTreeMap<&String, BTreeMap<u32, f64>> = blocks
-        .iter()
-        .filter(|(_, r)| r.len() >= 3 && r.values().all(|v| *v > 0.0))
-        .map(|(l, r)| (l, r.iter().map(|(k, v)| (*k, v.ln())).collect()))
-        .collect();
-    if logs.len() < 2 {
-        return None;
-    }
-    let centred: BTreeMap<&String, BTreeMap<u32, f64>> = logs
-        .iter()
-        .map(|(l, r)| {
-            let m = median(&r.values().copied().collect::<Vec<_>>());
-            (*l, r.iter().map(|(k, v)| (*k, v - m)).collect())
-        })
-        .collect();
-    let mut by_round: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    centred.values().flatten().for_each(|(k, v)| by_round.entry(*k).or_default().push(*v));
-    let effect: BTreeMap<u32, f64> = by_round.iter().map(|(k, v)| (*k, median(v))).collect();
-    let residuals: Vec<(&String, u32, f64)> =
-        centred.iter().flat_map(|(l, r)| r.iter().map(|(k, v)| (*l, *k, v - effect[k]))).collect();
+    let c = centred_logs(blocks).filter(|c| c.labels.len() >= 2)?;
+    let residuals: Vec<(&str, u32, f64)> =
+        c.labels.iter().flat_map(|(l, r)| r.iter().map(|(k, v)| (*l, *k, v - c.effects[k]))).collect();
     let sd = robust_sd(&residuals.iter().map(|(_, _, e)| *e).collect::<Vec<_>>());
     let limit = (ROBUST_SDS * sd).max(MIN_EXCESS.ln_1p());
     let mut found: Vec<Burst> = residuals
