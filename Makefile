@@ -18,9 +18,13 @@ build: deps
 
 # The main job: build every available tag, measure the six workloads, count their
 # instructions once (so every time delta has its instruction delta), print the report.
+# Rounds for 9 minutes after the builds (then the counting pass): more rounds of one pass
+# each resolve more per minute than repetitions, layouts per round or short blocks
+# (reports/README.md, "Resolution per minute").
 # Set LMDB_GIT to a clone of OpenLDAP's repository to include the tags no registry carries.
+RUN_BUDGET ?= 9m
 run: build
-	$(BIN) run --with-instructions
+	$(BIN) run --with-instructions --rounds 1000 --time-budget $(RUN_BUDGET)
 
 # Tests never write the user's cache: the build matrix and the tests' shared fixture live
 # under target/, and each test copies what it needs into a cache of its own.

@@ -232,3 +232,49 @@ fn compare_warns_when_the_workloads_differ() {
     let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("!! Warning: the runs used different workload settings (entries: 1000000 → 1000)"), "{out}");
 }
+
+/// The fixed run with two more bursts crafted in: LMDB_0.9.33's readSeq 40% slower in rounds 2
+/// and 5 (from 1). The report counts them, and the write section's one burst (LMDB_0.9.18,
+/// round 6, 2.5 times its tag), in every format from the one statistic.
+#[test]
+fn bursts_are_counted_and_placed_on_a_crafted_run_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
+    let crafted: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let hit = v["type"] == "sample"
+                && v["tag"] == "LMDB_0.9.33"
+                && v["workload"] == "readSeq"
+                && [1, 4].contains(&v["round"].as_u64().unwrap());
+            if hit {
+                v["ns"] = serde_json::json!((v["ns"].as_f64().unwrap() * 1.4).round() as u64);
+            }
+            v.to_string()
+        })
+        .collect();
+    let file = dir.path().join("bursts.jsonl");
+    std::fs::write(&file, crafted.join("\n") + "\n").unwrap();
+    let json = json(&run_ok(lmdb_regress().arg("report").arg(&file).args(["--format", "json"])));
+    let found = |i: usize| -> Vec<(String, u64)> {
+        let b = &json["sections"][i]["bursts"];
+        assert_eq!(b["values"], 24, "3 tags × 8 rounds, the control apart: {b}");
+        let at = b["found"].as_array().unwrap().iter();
+        at.map(|x| (x["label"].as_str().unwrap().to_string(), x["round"].as_u64().unwrap())).collect()
+    };
+    assert_eq!(json["sections"][0]["workload"], "readSeq");
+    let mut read = found(0);
+    read.sort();
+    assert_eq!(read, [("LMDB_0.9.33".to_string(), 1), ("LMDB_0.9.33".to_string(), 4)]);
+    assert_eq!(found(1), [("LMDB_0.9.18".to_string(), 5)]);
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
+    assert!(md.contains("- Bursts: 2 of 24 round values more than 4 robust SDs"), "{md}");
+    assert!(
+        md.contains("LMDB_0.9.33 round 2 +3") && md.contains("LMDB_0.9.33 round 5 +3"),
+        "about 40% less the round effect: {md}"
+    );
+    assert!(md.contains("- Bursts: 1 of 24 round values") && md.contains("LMDB_0.9.18 round 6 +150.7%"), "{md}");
+    let untouched = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl"))));
+    assert!(untouched.contains("- Bursts: none of 24 round values"), "{untouched}");
+}

@@ -430,6 +430,28 @@ fn layouts_line(m: &ReportModel) -> String {
     }
 }
 
+/// "Bursts: 2 of 340 round values …": how many, the statistic, and where (the largest three).
+fn bursts_line(b: &crate::stats::burst::Bursts) -> String {
+    use crate::stats::burst::{MIN_EXCESS, ROBUST_SDS};
+    let rule = format!(
+        "more than {ROBUST_SDS} robust SDs and {:.0}% slower than their tag and round predict (kept, not removed)",
+        100.0 * MIN_EXCESS
+    );
+    if b.found.is_empty() {
+        return format!("Bursts: none of {} round values {rule}.", b.values);
+    }
+    let mut at: Vec<String> = b
+        .found
+        .iter()
+        .take(3)
+        .map(|x| format!("{} round {} {}", label(&x.label), x.round + 1, percent(100.0 * x.excess)))
+        .collect();
+    if b.found.len() > 3 {
+        at.push(format!("{} more", b.found.len() - 3));
+    }
+    format!("Bursts: {} of {} round values {rule}: {}.", b.found.len(), b.values, at.join(", "))
+}
+
 /// Per section: the noise the run saw, the resolution it reached, the verdict counts,
 /// and the control.
 pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
@@ -440,6 +462,9 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
             within(100.0 * n.spread),
             within(100.0 * n.drift)
         ));
+    }
+    if let Some(b) = &s.bursts {
+        v.push(bursts_line(b));
     }
     if let Some(r) = s.resolution {
         let layouts = match per_sample_layouts(m) {

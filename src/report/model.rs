@@ -93,6 +93,8 @@ pub struct Section {
     /// measured it (a layout study, or random layouts with repetitions in each worker);
     /// None when not measured.
     pub layout_spread: Option<f64>,
+    /// Round values far slower than their tag and round predict (time only).
+    pub bursts: Option<stats::burst::Bursts>,
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
@@ -483,6 +485,7 @@ fn section(
         fastest_family: family::all_pairs(tags.len()),
         baseline_family,
         noise: if rule.counts { None } else { family::noise(&real) },
+        bursts: if rule.counts { None } else { stats::burst::bursts(&real) },
         resolution,
         rounds: summaries.values().map(|s| s.n).max().unwrap_or(0),
         rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family),

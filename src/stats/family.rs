@@ -179,26 +179,38 @@ pub fn robust_sd(xs: &[f64]) -> f64 {
 }
 
 pub fn noise(blocks: &BTreeMap<String, Rounds>) -> Option<Noise> {
-    let logs: Vec<BTreeMap<u32, f64>> = blocks
-        .values()
-        .filter(|r| r.len() >= 3 && r.values().all(|v| *v > 0.0))
-        .map(|r| r.iter().map(|(k, v)| (*k, v.ln())).collect())
-        .collect();
-    if logs.is_empty() {
-        return None;
-    }
-    let spread = median(&logs.iter().map(|l| robust_sd(&l.values().copied().collect::<Vec<_>>())).collect::<Vec<_>>());
-    // Each label's deviation from its own median, then per round the median over labels.
-    let mut by_round: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for l in &logs {
-        let m = median(&l.values().copied().collect::<Vec<_>>());
-        for (r, v) in l {
-            by_round.entry(*r).or_default().push(v - m);
-        }
-    }
-    let effects: Vec<f64> = by_round.values().map(|v| median(v)).collect();
+    let c = centred_logs(blocks)?;
+    let spread =
+        median(&c.labels.values().map(|l| robust_sd(&l.values().copied().collect::<Vec<_>>())).collect::<Vec<_>>());
+    let effects: Vec<f64> = c.effects.values().copied().collect();
     let drift = if effects.len() >= 3 { robust_sd(&effects) } else { 0.0 };
     Some(Noise { spread: spread.exp_m1(), drift: drift.exp_m1() })
+}
+
+/// Log values by label and round, each label less its own median, and each round's effect
+/// common to all labels (the median of those over the labels in that round).
+pub struct Centred<'a> {
+    pub labels: BTreeMap<&'a str, BTreeMap<u32, f64>>,
+    pub effects: BTreeMap<u32, f64>,
+}
+
+/// [`Centred`] over the labels with three rounds or more of positive values; None without one.
+pub fn centred_logs(blocks: &BTreeMap<String, Rounds>) -> Option<Centred<'_>> {
+    let labels: BTreeMap<&str, BTreeMap<u32, f64>> = blocks
+        .iter()
+        .filter(|(_, r)| r.len() >= 3 && r.values().all(|v| *v > 0.0))
+        .map(|(l, r)| {
+            let m = median(&r.values().map(|v| v.ln()).collect::<Vec<_>>());
+            (l.as_str(), r.iter().map(|(k, v)| (*k, v.ln() - m)).collect())
+        })
+        .collect();
+    if labels.is_empty() {
+        return None;
+    }
+    let mut by_round: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    labels.values().flatten().for_each(|(k, v)| by_round.entry(*k).or_default().push(*v));
+    let effects = by_round.iter().map(|(k, v)| (*k, median(v))).collect();
+    Some(Centred { labels, effects })
 }
 
 /// True when every comparison against `reference` is decided, or resolved to within

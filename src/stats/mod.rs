@@ -1,8 +1,9 @@
 //! Statistics, kept apart from measurement: summaries with intervals here; the one
 //! comparison method and its verdicts in [`ratio`]; the run's design (rounds as blocks,
-//! families of comparisons, noise) in [`family`]; how much code layout moves a time in
+//! families of comparisons, noise) in [`family`]; slow outliers in [`burst`]; how much code layout moves a time in
 //! [`layout`]. Distributions come from statrs.
 
+pub mod burst;
 pub mod family;
 pub mod history;
 pub mod latency;

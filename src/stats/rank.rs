@@ -21,6 +21,20 @@ pub fn signed_rank_cut(n: usize, alpha: f64) -> usize {
         let sd = ((n * (n + 1) * (2 * n + 1)) as f64 / 24.0).sqrt();
         return normal_cut(m, sd, alpha);
     }
+    // A table compares many pairs at one level and one n: each distribution is built once.
+    thread_local! {
+        static CUTS: std::cell::RefCell<std::collections::HashMap<(usize, u64), usize>> = Default::default();
+    }
+    let key = (n, alpha.to_bits());
+    if let Some(c) = CUTS.with(|m| m.borrow().get(&key).copied()) {
+        return c;
+    }
+    let c = exact_signed_rank_cut(n, alpha);
+    CUTS.with(|m| m.borrow_mut().insert(key, c));
+    c
+}
+
+fn exact_signed_rank_cut(n: usize, alpha: f64) -> usize {
     let max = n * (n + 1) / 2;
     // p[t] = P(T+ = t) for the ranks added so far, each in or out with probability ½.
     let mut p = vec![0.0f64; max + 1];
