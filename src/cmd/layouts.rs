@@ -9,9 +9,8 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::args::BuildArgs;
 use super::run::{prepare_units, Prepared};
-use crate::environment::Environment;
 use crate::layout;
-use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan, SCHEMA};
+use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{Schedule, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -81,17 +80,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         layout_seed: Some(seed),
         layout_study: Some(LayoutStudy { tag, layouts: study }),
     };
-    let header = Header {
-        schema: SCHEMA,
-        config: args.workload.clone(),
-        workloads: workloads.clone(),
-        engines: args.engine.clone(),
-        plan: plan.clone(),
-        tags,
-        environment: Environment::capture(),
-        instruction_counter: None,
-        parts: Vec::new(),
-    };
+    let header = Header::new(args.workload.clone(), workloads.clone(), args.engine.clone(), plan.clone(), tags);
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
     let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;

@@ -6,15 +6,12 @@ use anyhow::{bail, Context, Result};
 
 use super::args::{BuildArgs, LayoutArgs};
 use crate::compile::BuildKind;
-use crate::environment::Environment;
 use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::counter::{self, Counter};
-use crate::runner::runfile::{
-    self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard, SCHEMA,
-};
+use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
@@ -331,17 +328,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         layout_seed,
         layout_study: None,
     };
-    let header = Header {
-        schema: SCHEMA,
-        config,
-        workloads: workloads.clone(),
-        engines: args.engine.clone(),
-        plan: plan.clone(),
-        tags,
-        environment: Environment::capture(),
-        instruction_counter: None,
-        parts: Vec::new(),
-    };
+    let header = Header::new(config, workloads.clone(), args.engine.clone(), plan.clone(), tags);
     let counter = instruction_counter(&header)?;
     let header =
         Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };

@@ -12,15 +12,12 @@ use serde::Serialize;
 
 use super::search::{self, decide, SearchOutcome, Verdict};
 use crate::compile::{BuildKind, Toolchain};
-use crate::environment::Environment;
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{
-    self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus, SCHEMA,
-};
+use crate::runner::runfile::{self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
 use crate::runner::{self, Schedule, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -232,17 +229,12 @@ impl<'a> Bisector<'a> {
             layout_study: None,
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
+        // The probes' labels, so that the run file lists every tag its samples name.
+        let tags = units.iter().map(probe_status).collect();
+        let config = WorkloadConfig { entries, ..s.cfg.clone() };
         let header = Header {
-            schema: SCHEMA,
-            config: WorkloadConfig { entries, ..s.cfg.clone() },
-            workloads: vec![s.workload],
-            engines: vec![Engine::Rust],
-            plan: plan.clone(),
-            // The probes' labels, so that the run file lists every tag its samples name.
-            tags: units.iter().map(probe_status).collect(),
-            environment: Environment::capture(),
             instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
-            parts: Vec::new(),
+            ..Header::new(config, vec![s.workload], vec![Engine::Rust], plan.clone(), tags)
         };
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;

@@ -217,6 +217,30 @@ pub struct Header {
     pub parts: Vec<Part>,
 }
 
+impl Header {
+    /// The header of a new run on this machine: current schema, the environment captured now,
+    /// no instruction counter yet and no parts (those belong to merged files).
+    pub fn new(
+        config: WorkloadConfig,
+        workloads: Vec<Workload>,
+        engines: Vec<Engine>,
+        plan: Plan,
+        tags: Vec<TagStatus>,
+    ) -> Self {
+        Header {
+            schema: SCHEMA,
+            config,
+            workloads,
+            engines,
+            plan,
+            tags,
+            environment: Environment::capture(),
+            instruction_counter: None,
+            parts: Vec::new(),
+        }
+    }
+}
+
 /// One run of a merged file: where it came from and what it measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Part {
