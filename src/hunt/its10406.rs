@@ -56,6 +56,10 @@ pub enum ClaimVerdict {
     /// Same within ±min-effect, or faster.
     #[serde(rename = "does not reproduce")]
     DoesNotReproduce,
+    /// Not resolved as slower or same, but the whole interval lies below the claimed size:
+    /// the claim as stated is ruled out, whether a smaller slowdown remains is not.
+    #[serde(rename = "smaller than claimed, if any")]
+    RuledOut,
     /// Not resolved: neither slower nor within ±min-effect.
     #[serde(rename = "inconclusive")]
     Inconclusive,
@@ -71,6 +75,7 @@ impl ClaimVerdict {
             ClaimVerdict::Smaller => "reproduces, but smaller",
             ClaimVerdict::Larger => "reproduces, but larger",
             ClaimVerdict::DoesNotReproduce => "does not reproduce",
+            ClaimVerdict::RuledOut => "smaller than claimed, if any",
             ClaimVerdict::Inconclusive => "inconclusive",
             ClaimVerdict::NotMeasured => "not measured",
         }
@@ -85,6 +90,7 @@ pub fn judge_claim(c: Option<&Comparison>, claimed_ratio: f64) -> ClaimVerdict {
         (Verdict::Slower, Some(ci)) if ci.lo > claimed_ratio => ClaimVerdict::Larger,
         (Verdict::Slower, _) => ClaimVerdict::Reproduces,
         (Verdict::Same | Verdict::Faster, _) => ClaimVerdict::DoesNotReproduce,
+        (Verdict::Inconclusive, Some(ci)) if ci.hi < claimed_ratio => ClaimVerdict::RuledOut,
         (Verdict::Inconclusive, _) => ClaimVerdict::Inconclusive,
     }
 }
@@ -219,9 +225,12 @@ pub fn title(r: &ItsReport) -> String {
             let yes = n(&[Reproduces, Smaller, Larger]);
             let verb = if yes == 1 { "reproduces" } else { "reproduce" };
             let mut parts = vec![format!("{yes} of {} claims {verb}", e.claims.len())];
-            for (v, words) in
-                [(DoesNotReproduce, "not reproduced"), (Inconclusive, "inconclusive"), (NotMeasured, "not measured")]
-            {
+            for (v, words) in [
+                (DoesNotReproduce, "not reproduced"),
+                (RuledOut, "smaller than claimed, if any"),
+                (Inconclusive, "inconclusive"),
+                (NotMeasured, "not measured"),
+            ] {
                 let k = n(&[v]);
                 if k > 0 {
                     parts.push(format!("{k} {words}"));
@@ -259,7 +268,8 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         d.para(format!(
             "Claims are judged by size, simultaneous at 95% over the {} claims: reproduces (slower, the \
              interval holds the claimed size), reproduces but smaller/larger (the whole interval \
-             below/above it), does not reproduce (within {}, or faster), inconclusive (not \
+             below/above it), does not reproduce (within {}, or faster), smaller than claimed, if \
+             any (not resolved, but the whole interval below the claimed size), inconclusive (not \
              resolved).",
             CLAIMS.len(),
             cells::within(100.0 * m.rule.min_effect)
@@ -322,7 +332,8 @@ mod tests {
         assert_eq!(judge_claim(Some(&cmp(1.063, 1.113)), claimed), ClaimVerdict::Smaller);
         assert_eq!(judge_claim(Some(&cmp(1.08, 1.15)), claimed), ClaimVerdict::Reproduces);
         assert_eq!(judge_claim(Some(&cmp(0.99, 1.01)), claimed), ClaimVerdict::DoesNotReproduce);
-        assert_eq!(judge_claim(Some(&cmp(0.97, 1.05)), claimed), ClaimVerdict::Inconclusive);
+        assert_eq!(judge_claim(Some(&cmp(0.97, 1.05)), claimed), ClaimVerdict::RuledOut);
+        assert_eq!(judge_claim(Some(&cmp(0.97, 1.12)), claimed), ClaimVerdict::Inconclusive);
         assert_eq!(judge_claim(None, claimed), ClaimVerdict::NotMeasured);
     }
 }
