@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 /// The four files every liblmdb has, in the order reports list them.
 pub const SOURCE_FILES: [&str; 4] = ["lmdb.h", "mdb.c", "midl.c", "midl.h"];
-/// Library sources a later line adds: 1.0's `module.c` (loadable modules, dlopen). A tag
-/// pins them when it has them (its `files`); a commit has them or not.
-pub const OPTIONAL_FILES: [&str; 1] = ["module.c"];
+/// Library sources a later line adds: 1.0's `module.c` (loadable modules, dlopen), and the
+/// `module.h` it included until b3fc03bae6 folded it away (the 1.0 line of 2024 has it; no
+/// tag does). A tag pins them when it has them (its `files`); a commit has them or not.
+pub const OPTIONAL_FILES: [&str; 2] = ["module.c", "module.h"];
 
 /// Whether a file name is one of liblmdb's library sources, required or optional.
 pub fn is_library_file(name: &str) -> bool {

@@ -1,5 +1,7 @@
 //! The content-addressed source cache: `sources/<key>/` holds the verified library sources and
-//! `source.json` (where they first came from); `refs/<commit>` maps commits to keys.
+//! `source.json` (where they first came from); `refs/<names>/<commit>` maps commits to keys.
+//! `<names>` lists the file names a commit's export takes (`lmdb.h+mdb.c+…`): a commit stored
+//! when fewer names counted as library sources may lack one it has, so such refs are not used.
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +9,7 @@ use anyhow::{Context, Result};
 
 use super::{content_key, hash_dir, verify, SourceSet, Want};
 use crate::files::{write_atomic, Existing};
+use crate::manifest::{OPTIONAL_FILES, SOURCE_FILES};
 
 #[derive(Debug, Clone)]
 pub struct SourceCache {
@@ -33,6 +36,11 @@ impl SourceCache {
         self.root.join("builds")
     }
 
+    fn refs_dir(&self) -> PathBuf {
+        let names: Vec<&str> = SOURCE_FILES.iter().chain(OPTIONAL_FILES.iter()).copied().collect();
+        self.root.join("refs").join(names.join("+"))
+    }
+
     fn sources_dir(&self) -> PathBuf {
         self.root.join("sources")
     }
@@ -47,7 +55,7 @@ impl SourceCache {
     pub fn lookup(&self, want: &Want) -> Result<Option<SourceSet>> {
         let keys: Vec<String> = match want {
             Want::Tag(t) => t.accepted_hashes().into_iter().map(|(h, _)| content_key(h)).collect(),
-            Want::Commit(_) => match std::fs::read_to_string(self.root.join("refs").join(want.rev())) {
+            Want::Commit(_) => match std::fs::read_to_string(self.refs_dir().join(want.rev())) {
                 Ok(k) => vec![k.trim().to_string()],
                 Err(_) => return Ok(None),
             },
@@ -106,7 +114,7 @@ impl SourceCache {
             set.provenance = stored.provenance;
         }
         if let Want::Commit(_) = want {
-            let refs = self.root.join("refs");
+            let refs = self.refs_dir();
             for name in std::iter::once(want.rev()).chain(set.commit.as_deref()) {
                 write_atomic(&refs.join(name), key.as_bytes(), Existing::Replace)?;
             }
