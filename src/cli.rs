@@ -72,11 +72,12 @@ pub enum Command {
     },
     /// Merge run files (the shards of one run) into one run file, for `report`.
     Merge(cmd::merge::MergeArgs),
-    /// Write a static site of saved runs: each run's HTML report and an index with trends.
+    /// Write a static site of saved runs: each run's HTML report, each history's step
+    /// charts, and an index with trends.
     Site {
         /// The folder to write (created if needed); ready for GitHub Pages as it is.
         dir: PathBuf,
-        /// Run files (.jsonl) written by `run`.
+        /// Run files (.jsonl) written by `run`, and histories (history.json) written by `history`.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
         /// Also replace files in DIR that are not pages lmdb-regress wrote.

@@ -79,6 +79,21 @@ fn history_finds_exactly_the_planted_steps() {
     let page = std::fs::read_to_string(out_dir.join("history.html")).unwrap();
     assert!(page.contains("<svg") && page.contains(&first[..10]) && page.contains("ITS#1234"), "{page}");
 
+    // A site holds the history: its page beside the runs, a row in the index.
+    let site = tmp.path().join("site");
+    run_ok(lmdb_regress().arg("site").arg(&site).arg(out_dir.join("history.json")));
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let page_name = "history-LMDB_0.9.33..HEAD.html";
+    assert!(index.contains("Histories") && index.contains(&format!("href=\"{page_name}\"")), "{index}");
+    let page = std::fs::read_to_string(site.join(page_name)).unwrap();
+    assert!(page.contains("<svg") && page.contains(&first[..10]), "{page}");
+    // Another JSON is refused by name, not rendered.
+    let stray = tmp.path().join("stray.json");
+    std::fs::write(&stray, "{}").unwrap();
+    let out = lmdb_regress().arg("site").arg(tmp.path().join("site2")).arg(&stray).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("is not a history.json"), "{err}");
+
     // Two shards, merged, give the same history.
     let shards = tmp.path().join("shards");
     for k in ["1/2", "2/2"] {

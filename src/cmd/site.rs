@@ -1,32 +1,44 @@
-//! `lmdb-regress site DIR RUN...`: every run's HTML report and an index page, written as
-//! a folder GitHub Pages serves as it is (relative links, `.nojekyll`).
+//! `lmdb-regress site DIR RUN...`: every run's HTML report, every history's page (its
+//! `history.json`) and an index page, written as a folder GitHub Pages serves as it is
+//! (relative links, `.nojekyll`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use crate::files::{self, Existing};
-use crate::report::site::{self, SiteRun};
+use crate::report::history::History;
+use crate::report::site::{self, SiteHistory, SiteRun};
 use crate::report::{html, model};
 use crate::runner::runfile;
 
 pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
     let mut site_runs: Vec<SiteRun> = Vec::new();
+    let mut histories: Vec<SiteHistory> = Vec::new();
+    let mut taken: Vec<String> = vec!["index.html".into()];
     for path in runs {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+        if path.extension().is_some_and(|e| e == "json") {
+            let history = load_history(path)?;
+            let page = format!("history-{}.html", crate::runner::sanitize(&history.range));
+            claim(&mut taken, &page, path)?;
+            histories.push(SiteHistory { page, history });
+            continue;
+        }
         let data = runfile::load(path)?;
         let model = model::build(&data, None).with_context(|| format!("cannot report {}", path.display()))?;
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
         let page = format!("{stem}.html");
-        if page == "index.html" || site_runs.iter().any(|r| r.page == page) {
-            bail!("two runs would both be written as {page} ({}): rename one run file", path.display());
-        }
+        claim(&mut taken, &page, path)?;
         site_runs.push(SiteRun { page, model });
     }
     let mut pages: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for r in &site_runs {
         pages.push((dir.join(&r.page), html::render(&r.model)?.into_bytes()));
     }
-    pages.push((dir.join("index.html"), site::index(&site_runs)?.into_bytes()));
+    for h in &histories {
+        pages.push((dir.join(&h.page), h.history.html().into_bytes()));
+    }
+    pages.push((dir.join("index.html"), site::index(&site_runs, &histories)?.into_bytes()));
     // GitHub Pages serves the folder as it is, without Jekyll.
     pages.push((dir.join(".nojekyll"), Vec::new()));
     if !force {
@@ -37,6 +49,23 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
         println!("{}", p.display());
     }
     Ok(())
+}
+
+/// A page name no other input of the site has.
+fn claim(taken: &mut Vec<String>, page: &str, path: &Path) -> Result<()> {
+    if taken.iter().any(|t| t == page) {
+        bail!("two inputs would both be written as {page} ({}): rename one", path.display());
+    }
+    taken.push(page.to_string());
+    Ok(())
+}
+
+/// A history's `history.json`, as `history` wrote it.
+fn load_history(path: &Path) -> Result<History> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!("{} is not a history.json (a site takes run files, .jsonl, and histories, .json)", path.display())
+    })
 }
 
 /// A site is rewritten in place, but a file in its folder that is none of the pages a

@@ -5,14 +5,14 @@
 use std::fmt::Write as _;
 
 use html_escape::encode_text as esc;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::ReportModel;
 use crate::runner::runfile::Status;
 use crate::stats::history::steps;
 
 /// One commit of the history, oldest first; the first is the range's start.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Point {
     pub commit: String,
     /// Its label in the run file.
@@ -24,7 +24,7 @@ pub struct Point {
     pub skipped: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRow {
     pub commit: String,
     pub subject: String,
@@ -36,7 +36,7 @@ pub struct StepRow {
     pub change_percent: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
     pub engine: String,
     pub workload: String,
@@ -45,7 +45,7 @@ pub struct Series {
     pub steps: Vec<StepRow>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct History {
     pub range: String,
     pub unit: String,
@@ -109,7 +109,7 @@ impl History {
             "HISTORY {}: {} from the start, {} not measured; steps are changes beyond {} in {}.",
             self.range,
             super::cells::plural(self.points.len().saturating_sub(1), "commit"),
-            skipped.len(),
+            self.skipped(),
             super::cells::within(self.tolerance * 100.0),
             self.unit
         );
@@ -140,16 +140,31 @@ impl History {
         o
     }
 
-    /// A page: per engine and workload a step chart, then its steps.
+    /// A page in the reports' style (so `site` can hold it): the text, then per engine and
+    /// workload a step chart.
     pub fn html(&self) -> String {
-        let mut o = String::from("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
-        let _ = write!(o, "<title>History {}</title></head><body>", esc(&self.range));
-        let _ = write!(o, "<h1>History {}</h1><pre>{}</pre>", esc(&self.range), esc(&self.text()));
+        let title = format!("History {}", self.range);
+        let mut body = format!("<h1>{}</h1>\n<pre>{}</pre>\n", esc(&title), esc(&self.text()));
         for s in &self.series {
-            let _ = write!(o, "<h2>{} {}</h2>{}", esc(&s.engine), esc(&s.workload), self.chart(s));
+            let _ = write!(
+                body,
+                "<h2>{} {}</h2>\n{}",
+                esc(&s.engine),
+                esc(&s.workload),
+                super::html::figure(&self.chart(s))
+            );
         }
-        o.push_str("</body></html>\n");
-        o
+        super::html::page(&title, &body)
+    }
+
+    /// How many steps all series hold.
+    pub fn step_count(&self) -> usize {
+        self.series.iter().map(|s| s.steps.len()).sum()
+    }
+
+    /// How many of its commits were not measured.
+    pub fn skipped(&self) -> usize {
+        self.points.iter().filter(|p| p.skipped.is_some()).count()
     }
 
     /// A step chart of one series: the value after each commit, a marker at each step with

@@ -1,10 +1,12 @@
 //! The index page of a static site of runs (`site DIR RUN...`): one row per run (date,
-//! host, tags, workloads, headline verdicts, a link to its own page) and, for runs made on
-//! the same host with the same settings, each tag's median per run as a trend per workload.
+//! host, tags, workloads, headline verdicts, a link to its own page), for runs made on
+//! the same host with the same settings each tag's median per run as a trend per workload,
+//! and one row per history (range, commits, steps, a link to its step charts).
 
 use anyhow::Result;
 
 use super::cells::{self, short_tag, Cells};
+use super::history::History;
 use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
@@ -12,13 +14,19 @@ use super::svg::{self, TrendSeries};
 use crate::manifest::release_key;
 use crate::stats::Verdict;
 
+/// One history of the site: what `history` measured and the file name of its page.
+pub struct SiteHistory {
+    pub page: String,
+    pub history: History,
+}
+
 /// One run of the site: its model and the file name of its page.
 pub struct SiteRun {
     pub page: String,
     pub model: ReportModel,
 }
 
-pub fn index(runs: &[SiteRun]) -> Result<String> {
+pub fn index(runs: &[SiteRun], histories: &[SiteHistory]) -> Result<String> {
     let mut order: Vec<&SiteRun> = runs.iter().collect();
     order.sort_by(|a, b| b.model.environment.date.cmp(&a.model.environment.date));
     let mut head = Document::default();
@@ -36,7 +44,33 @@ pub fn index(runs: &[SiteRun]) -> Result<String> {
         Trend::Block(b) => Item::Block(b),
         Trend::Chart(svg) => Item::Markup(html::figure(svg)),
     }));
+    let heading = Block::Heading(2, "Histories".into());
+    let intro =
+        Block::Paragraph("Each a range of commits measured one by one; its page charts every workload's steps.".into());
+    if !histories.is_empty() {
+        items.extend([Item::Block(&heading), Item::Block(&intro)]);
+        let links: Vec<Option<String>> = histories.iter().map(|h| Some(h.page.clone())).collect();
+        items.push(Item::Markup(html::table(&histories_cells(histories), &links, "wrap")));
+    }
     Ok(html::page("LMDB performance runs", &html::body(&items)))
+}
+
+fn histories_cells(histories: &[SiteHistory]) -> Cells {
+    let mut c = Cells::new(&["Range", "Unit", "Commits", "Not measured", "Steps"], 0, 2);
+    for h in histories {
+        let h = &h.history;
+        c.push(
+            vec![
+                h.range.clone(),
+                h.unit.clone(),
+                h.points.len().saturating_sub(1).to_string(),
+                h.skipped().to_string(),
+                h.step_count().to_string(),
+            ],
+            false,
+        );
+    }
+    c
 }
 
 fn runs_cells(runs: &[&SiteRun]) -> Cells {
