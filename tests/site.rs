@@ -77,7 +77,7 @@ fn bad_input_is_a_clear_error() {
     let b = run_file(&tmp.path().join("other"), "run.jsonl", |_| {});
     let o = site().arg(tmp.path().join("site")).args([&a, &b]).output().unwrap();
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("two runs would both be written as run.html"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("two inputs would both be written as run.html"), "{}", stderr(&o));
     let index = run_file(tmp.path(), "index.jsonl", |_| {});
     assert!(stderr(&site().arg(tmp.path().join("site")).arg(&index).output().unwrap()).contains("index.html"));
     let o = site().arg(tmp.path().join("site")).arg(tmp.path().join("missing.jsonl")).output().unwrap();
