@@ -98,9 +98,13 @@ fn the_1_0_line_builds_loads_and_passes_its_own_mtest() {
     assert_eq!(mtest["commit"], master3.as_str(), "{rows}");
     let programs: Vec<&String> = mtest["programs"].as_object().unwrap().keys().collect();
     assert_eq!(programs, ["mtest.c", "mtest2.c", "mtest3.c", "mtest4.c", "mtest5.c"], "{rows}");
-    // The table says it too.
+    // The table says it too (wide enough to keep the cell on one line).
     let table = run_ok(
-        lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", "mdb.master3", "--git"]).arg(&repo),
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .env("COLUMNS", "200")
+            .args(["build", "--tags", "mdb.master3", "--git"])
+            .arg(&repo),
     );
     assert!(stdout(&table).contains("passed (5)"), "{}", stdout(&table));
 }
@@ -114,7 +118,9 @@ fn sources_without_programs_say_not_available_and_a_failing_program_fails_the_bu
     let mtest = &library_record(&rows)["mtest"];
     assert_eq!(mtest["status"], "not_available", "{rows}");
     assert!(mtest["reason"].as_str().unwrap().starts_with("source has no mtest.c ("), "{rows}");
-    let table = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", "0.9.33"]));
+    let table = run_ok(
+        lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").env("COLUMNS", "200").args(["build", "--tags", "0.9.33"]),
+    );
     assert!(stdout(&table).contains("not available"), "{}", stdout(&table));
 
     // A program of our own that passes: the cached build is checked and its record says so.
