@@ -17,6 +17,8 @@ mod files;
 mod manifest;
 #[path = "src/matrix.rs"]
 mod matrix;
+#[path = "src/mtest.rs"]
+mod mtest;
 #[path = "src/source/mod.rs"]
 mod source;
 #[path = "src/tags.rs"]
@@ -31,6 +33,7 @@ fn main() {
         "src/files.rs",
         "src/manifest.rs",
         "src/matrix.rs",
+        "src/mtest.rs",
         "src/source",
         "src/tags.rs",
     ] {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{FileHashes, Match};
+use crate::mtest::TestPrograms;
 use crate::source::{Provenance, SourceSet};
 
 /// The default flags: LmdbJava's `make OPT=-O2` with what every build adds.
@@ -224,6 +225,10 @@ pub struct BuildRecord {
     /// whose layout is not the bindings' is never loaded.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub abi: crate::abi::AbiLayout,
+    /// What LMDB's own test programs said of the shared library (`crate::mtest`); none
+    /// for the C twin, which is no library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtest: Option<crate::mtest::MtestVerdict>,
 }
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
@@ -249,7 +254,8 @@ pub fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Optio
 }
 
 /// Builds (or finds already built) `src` with `tc`. `expect_version` is the tag's
-/// (major, minor, patch); the built artifact must report it.
+/// (major, minor, patch); the built artifact must report it. A shared library is checked
+/// with `programs` (LMDB's mtest), a cached one when its record asks for it.
 pub fn build(
     src: &SourceSet,
     tc: &Toolchain,
@@ -258,6 +264,7 @@ pub fn build(
     harness: Option<&Path>,
     builds_dir: &Path,
     expect_version: Option<(i32, i32, i32)>,
+    programs: &TestPrograms,
 ) -> Result<BuildRecord> {
     let harness = match (kind, harness) {
         (BuildKind::CHarness, None) => bail!("the C harness build needs harness/workloads.c"),
@@ -271,7 +278,10 @@ pub fn build(
     };
     let dir = builds_dir.join(format!("{}-{suffix}-{id}", sanitize(&src.label)));
     match already_built(&dir, src) {
-        Ok(Some(rec)) => return Ok(rec),
+        Ok(Some(rec)) if kind == BuildKind::CHarness || !crate::mtest::needs_check(rec.mtest.as_ref(), programs) => {
+            return Ok(rec)
+        }
+        Ok(Some(rec)) => return check_cached_with_mtest(src, tc, rec, programs, builds_dir),
         Ok(None) => {}
         Err(why) => eprintln!(
             "{}: the cached build in {} is not used ({why:#}); rebuilding it from verified sources",
@@ -297,6 +307,18 @@ pub fn build(
     let lmdb_version = check_version(kind, &built, &src.label, expect_version)?;
     let abi = crate::abi::probe(&src.dir, &tc.compiler, &tc.cflags, staging.path())?;
     crate::abi::check(&src.label, &abi)?;
+    let mtest = match kind {
+        BuildKind::SharedLibrary => Some(crate::mtest::check(
+            &src.label,
+            &src.dir,
+            staging.path(),
+            &tc.compiler,
+            &tc.cflags,
+            programs,
+            builds_dir,
+        )?),
+        BuildKind::CHarness => None,
+    };
     let rec = BuildRecord {
         label: src.label.clone(),
         commit: src.commit.clone(),
@@ -311,11 +333,39 @@ pub fn build(
         toolchain: tc.clone(),
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         abi,
+        mtest,
     };
-    let on_disk = BuildRecord { artifact: PathBuf::from(artifact_name), ..rec.clone() };
-    let record = staging.path().join("build.json");
-    crate::files::write_atomic(&record, &serde_json::to_vec_pretty(&on_disk)?, crate::files::Existing::Refuse)?;
+    write_record(staging.path(), &rec, crate::files::Existing::Refuse)?;
     install(staging, &dir, &rec)?;
+    Ok(rec)
+}
+
+/// Writes `rec` as `dir`/build.json, its artifact named relative to `dir`.
+fn write_record(dir: &Path, rec: &BuildRecord, existing: crate::files::Existing) -> Result<()> {
+    let name = rec.artifact.file_name().context("a build's artifact has no file name")?;
+    let on_disk = BuildRecord { artifact: PathBuf::from(name), ..rec.clone() };
+    crate::files::write_atomic(&dir.join("build.json"), &serde_json::to_vec_pretty(&on_disk)?, existing)
+}
+
+/// A cached library its record says was never checked with `programs` (a record from
+/// before mtest, or from sources without them): checked now, in place, and its record
+/// rewritten; rebuilding would give the same bytes.
+fn check_cached_with_mtest(
+    src: &SourceSet,
+    tc: &Toolchain,
+    mut rec: BuildRecord,
+    programs: &TestPrograms,
+    builds_dir: &Path,
+) -> Result<BuildRecord> {
+    let dir = rec.artifact.parent().context("a build's artifact has no folder")?.to_path_buf();
+    let verdict = crate::mtest::check(&src.label, &src.dir, &dir, &tc.compiler, &tc.cflags, programs, builds_dir)?;
+    rec.mtest = Some(verdict);
+    // The record on disk keeps the build's own label and provenance, as written when built.
+    let mut on_disk: BuildRecord = serde_json::from_slice(&std::fs::read(dir.join("build.json"))?)
+        .with_context(|| format!("{} is corrupt", dir.join("build.json").display()))?;
+    on_disk.artifact = rec.artifact.clone();
+    on_disk.mtest = rec.mtest.clone();
+    write_record(&dir, &on_disk, crate::files::Existing::Replace)?;
     Ok(rec)
 }
 

@@ -15,6 +15,7 @@ pub mod hunt;
 pub mod layout;
 pub mod manifest;
 pub mod matrix;
+pub mod mtest;
 pub mod progress;
 pub mod report;
 pub mod runner;

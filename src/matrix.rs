@@ -198,9 +198,11 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
         Want::Tag(t) => t.version(),
         Want::Commit(_) => None,
     };
+    let programs = crate::mtest::programs_at(opts.resolver.git.as_deref(), want, src.commit.as_deref());
     for &kind in &opts.kinds {
         let harness = opts.harness_c.as_deref();
-        match compile::build(&src, &toolchain.toolchain, kind, harness, &opts.resolver.cache.builds_dir(), expect) {
+        let builds_dir = opts.resolver.cache.builds_dir();
+        match compile::build(&src, &toolchain.toolchain, kind, harness, &builds_dir, expect, &programs) {
             Ok(mut rec) => {
                 rec.label = label.clone();
                 if kind == BuildKind::SharedLibrary {

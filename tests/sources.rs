@@ -143,6 +143,8 @@ fn git_provider_builds_tags_and_commits_from_clones_and_bare_repositories() {
             lmdb_regress()
                 .env("LMDB_REGRESS_CACHE", cache.path())
                 .env("LMDB_REGRESS_OFFLINE", "1")
+                // Wide enough that no row wraps (the table has an mtest column too).
+                .env("COLUMNS", "200")
                 .args(["build", "--tags", &spec, "--git"])
                 .arg(r),
         );

@@ -96,25 +96,28 @@ fn listing_table(rows: &[Listing], width: usize) -> String {
 }
 
 /// What `build` did, one row per tag (and toolchain), with each library's build id (its
-/// folder in the cache; `build --json` gives the full paths). Unavailable tags were summed
-/// up apart.
+/// folder in the cache; `build --json` gives the full paths) and what LMDB's mtest said of
+/// it. Unavailable tags were summed up apart.
 pub fn build_table(rows: &[TagStatus], width: usize) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let build = match (r.status, r.build(BuildKind::SharedLibrary)) {
+            let library = r.build(BuildKind::SharedLibrary);
+            let build = match (r.status, library) {
                 (_, Some(b)) => b.build_id.clone(),
                 (Status::Failed, None) => "failed (above)".into(),
                 _ => "-".into(),
             };
+            let mtest = library.and_then(|b| b.mtest.as_ref()).map_or_else(|| "-".into(), |m| m.to_string());
             vec![
                 r.tag.clone(),
                 serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
                 r.provenance.clone().unwrap_or_else(|| "-".into()),
                 r.matches.map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
                 build,
+                mtest,
             ]
         })
         .collect();
-    terminal::table(&["tag", "status", "sources", "match", "build"], &cells, width, &[2])
+    terminal::table(&["tag", "status", "sources", "match", "build", "mtest"], &cells, width, &[2])
 }

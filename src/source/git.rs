@@ -105,6 +105,21 @@ impl GitRepo {
         Ok(self.git(&args)?.lines().map(str::to_string).collect())
     }
 
+    /// The files of `names` that liblmdb's folder holds at `commit`, with their bytes, in
+    /// the order given: test programs, which are no library source and so no part of any
+    /// pinned set (the commit vouches for them).
+    pub fn library_folder_files(&self, commit: &str, names: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+        let prefix = self.layout(commit)?;
+        let mut out = Vec::new();
+        for name in names {
+            let object = format!("{commit}:{prefix}{name}");
+            if self.git(&["cat-file", "-e", &object]).is_ok() {
+                out.push((name.to_string(), self.git_bytes(&["show", &object])?));
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes the library sources of `want` into `dir`: the four every liblmdb has, and
     /// those of [`OPTIONAL_FILES`] the commit has.
     pub fn export(&self, want: &Want, dir: &Path) -> Result<Delivered> {

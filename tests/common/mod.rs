@@ -197,3 +197,49 @@ pub fn scaled(dir: &Path, tag: &str, factor: f64) -> PathBuf {
     std::fs::write(&p, out.join("\n") + "\n").unwrap();
     p
 }
+
+/// LMDB's own test programs of the 1.0 line (`mtest.c` … `mtest5.c` of mdb.master3 at
+/// 10161b20fe), as the crate lmdb-master3-sys 0.2.6 bundles them beside the library
+/// sources: vendored from crates.io once (`cargo vendor`, as the registry provider does)
+/// into target/, never committed. Name → bytes.
+pub fn master3_test_programs() -> Vec<(String, Vec<u8>)> {
+    static VENDORED: OnceLock<PathBuf> = OnceLock::new();
+    let dir = VENDORED.get_or_init(|| {
+        let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("vendored-lmdb-master3-sys-0.2.6");
+        if !dest.join("mtest.c").is_file() {
+            vendor_master3_programs(&dest);
+        }
+        dest
+    });
+    ["mtest.c", "mtest2.c", "mtest3.c", "mtest4.c", "mtest5.c"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))))
+        .collect()
+}
+
+fn vendor_master3_programs(dest: &Path) {
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let manifest = "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2018\"\n\n\
+                    [dependencies]\nlmdb-master3-sys = \"=0.2.6\"\n\n[workspace]\n";
+    std::fs::create_dir_all(work.path().join("src")).unwrap();
+    std::fs::write(work.path().join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(work.path().join("src/lib.rs"), "").unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run_ok(
+        Command::new(cargo)
+            .current_dir(work.path())
+            .args(["vendor", "--versioned-dirs", "--quiet", "vendor"])
+            .env_remove("CARGO_TARGET_DIR"),
+    );
+    let programs = work.path().join("vendor/lmdb-master3-sys-0.2.6/lmdb/libraries/liblmdb");
+    let staged = work.path().join("programs");
+    std::fs::create_dir(&staged).unwrap();
+    for e in std::fs::read_dir(&programs).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("mtest") && name.ends_with(".c") {
+            std::fs::copy(e.path(), staged.join(&name)).unwrap();
+        }
+    }
+    // Another test binary may have vendored them meanwhile: either copy is the crate's.
+    let _ = std::fs::rename(&staged, dest);
+}
