@@ -29,8 +29,11 @@ run: build
 # Tests never write the user's cache: the build matrix and the tests' shared fixture live
 # under target/, and each test copies what it needs into a cache of its own.
 test: export LMDB_REGRESS_CACHE := $(CURDIR)/target/tmp/fixture-cache
+# One cargo invocation: it builds the binary the tests run (target/release/lmdb-regress)
+# with the same features as the tests, so nothing is compiled twice (a separate
+# `cargo build` first rebuilt the crate and re-ran build.rs under the dev-dependencies'
+# features: about three minutes of a cold CI run).
 test: deps
-	$(CARGO) build --release
 	$(CARGO) test --release -- --test-threads=2
 
 # ITS#10406 natively: the report's write benchmark on every tag, verdicts on its claims.

@@ -1,6 +1,6 @@
 //! The committed bindings are what bindgen makes of LMDB_0.9.33's lmdb.h today.
 
-mod common;
+use crate::common;
 
 #[path = "../tools/bindings_gen.rs"]
 mod bindings_gen;

@@ -3,7 +3,7 @@
 //! when piped and the width `COLUMNS` gives, and stdout that holds one valid document.
 //! `report`'s own goldens are testdata/golden/run-fixed.* (tests/reports.rs).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

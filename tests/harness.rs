@@ -1,7 +1,7 @@
 //! The native harness and the runner, on tiny data: correct results from both engines,
 //! failures contained, interrupted runs resumed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -2,7 +2,7 @@
 //! others change nothing measured or touch no library source; the history finds exactly the
 //! planted steps, in one run and in two shards joined by `merge`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Regression hunting end to end: bisect over a repository made here, and the ITS#10406
 //! reproduction on a tiny entry count.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

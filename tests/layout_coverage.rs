@@ -2,6 +2,7 @@
 //! per-round paired intervals still cover the true ratio at the sizes (layout ±5–9%
 //! on readKey, ±4% on write, per-sample noise 3–8%), while one fixed layout per tag does not.
 
+#[path = "layout_sim/mod.rs"]
 mod layout_sim;
 
 use layout_sim::{cells, simulate};

@@ -3,7 +3,7 @@
 //! caught, a missing lld is a clear error, `--layouts fixed` runs the fixed builds as before,
 //! and a layout study reports each workload's layout spread.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

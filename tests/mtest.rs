@@ -3,7 +3,7 @@
 //! committed to a repository made at test time); a program that fails fails the build,
 //! naming the tag, the program and its last lines; sources without programs say so.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

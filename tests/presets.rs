@@ -2,7 +2,7 @@
 //! agree with each other and with the definition; migrate's cold samples really cold;
 //! every format shows the presets' own tables; bad selections are clear errors.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

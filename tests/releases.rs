@@ -3,7 +3,7 @@
 //! release, so the 1.0 line here is mdb.master3 at 10161b20fe (an ancestor of LMDB_1.0.0)
 //! from the crate lmdb-master3-sys 0.2.6, committed to a repository made at test time.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Reports: golden files for every format, rendered from one fixed run file; `compare`;
 //! clear errors for bad input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,6 +4,7 @@
 //! and one pass per worker, as many rounds as the budget buys — must keep the family-wise
 //! limits, and beat both the old 20 rounds and the repetition levers at equal wall time.
 
+#[path = "resolution_sim/mod.rs"]
 mod resolution_sim;
 
 use resolution_sim::{designs, simulate, Design, READ_KEY, WRITE};

@@ -3,7 +3,7 @@
 //! writers, a tampered cache, Ctrl-C during a build) and defective run files, each met by
 //! a clear error that names the file, with every earlier result intact.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;

@@ -3,7 +3,7 @@
 //! compared. Instruction counts under callgrind are exact, so the round trip compares
 //! them for equality.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

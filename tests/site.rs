@@ -1,7 +1,7 @@
 //! `site DIR RUN...`: a page per run, an index with headlines, trends for runs on the same
 //! host with the same settings, ready for GitHub Pages; clear errors for bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

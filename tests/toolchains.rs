@@ -2,7 +2,7 @@
 //! toolchain) built, loaded and measured under its own label, a missing compiler named
 //! with its Debian package, and the report's per-tag toolchain tables judged like tags.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

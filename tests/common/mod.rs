@@ -72,6 +72,13 @@ fn bare_command() -> Command {
     c
 }
 
+/// The binary on the shared fixture cache itself: for filling it, never for a test's own work.
+pub fn fixture_command() -> Command {
+    let mut c = bare_command();
+    c.env("LMDB_REGRESS_CACHE", fixture());
+    c
+}
+
 /// The binary, with this test's own cache (a test may still set LMDB_REGRESS_CACHE itself).
 pub fn lmdb_regress() -> Command {
     let mut c = bare_command();

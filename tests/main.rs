@@ -1,0 +1,42 @@
+//! The integration tests, as one test binary: each file under tests/ is a module here.
+//! One binary links once, not once per file, and its tests share both cores and the
+//! fixture cache (`common::fixture`) instead of running file after file.
+//! Cargo.toml sets `autotests = false`, so a file not named below would never run:
+//! `every_test_file_is_a_module_of_this_binary` fails on such a file.
+
+mod common;
+
+mod bindings;
+mod browser;
+mod commands;
+mod harness;
+mod history;
+mod hunt;
+mod layout_coverage;
+mod layouts;
+mod mtest;
+mod presets;
+mod releases;
+mod reports;
+mod resolution_study;
+mod safety;
+mod shard;
+mod site;
+mod sources;
+mod toolchains;
+mod verdicts;
+
+#[test]
+fn every_test_file_is_a_module_of_this_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let this = include_str!("main.rs");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(module) = name.strip_suffix(".rs") else { continue };
+        if module != "main" && !this.contains(&format!("\nmod {module};\n")) {
+            missing.push(name);
+        }
+    }
+    assert!(missing.is_empty(), "tests/main.rs does not include {missing:?}: their tests would never run");
+}
