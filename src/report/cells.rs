@@ -603,7 +603,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
 /// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
-    if let Some(p) = &m.preset {
+    if let Some(p) = &m.extras.preset {
         return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
     }
     format!(

@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod extras;
 pub mod history;
 pub mod html;
 pub mod json;

@@ -201,8 +201,10 @@ pub struct ReportModel {
     /// comparisons of their own (the ITS#10406 claims).
     #[serde(skip)]
     pub blocks: BTreeMap<(Engine, Workload), Blocks>,
-    /// A preset's figures beside the verdicts (latencies, resources); None for LmdbJava's six.
-    pub preset: Option<super::presets::PresetReport>,
+    /// Content beyond the verdict tables (a preset's latencies, resources), which every
+    /// format renders; empty for LmdbJava's six.
+    #[serde(skip)]
+    pub extras: super::extras::Extras,
 }
 
 impl ReportModel {
@@ -312,6 +314,10 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
+    let newest = measured.iter().filter(|t| parse_version(t).is_some()).last().cloned();
+    let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
+    engines.dedup();
+    let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| release_key(&t.tag));
     Ok(ReportModel {
@@ -321,7 +327,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         plan: h.plan.clone(),
         environment: h.environment.clone(),
         tags,
-        newest: measured.iter().filter(|t| parse_version(t).is_some()).last().cloned(),
+        newest,
         baseline,
         overhead: engine_overhead(&blocks, &rule),
         toolchains: toolchain_tables(&sections, &blocks, &h.tags, &rule),
@@ -332,7 +338,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
         blocks,
-        preset: super::presets::build(data),
+        extras,
     })
 }
 

@@ -186,9 +186,12 @@ pub struct Plan {
     pub control: Option<String>,
 }
 
+/// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
+pub const MIN_EFFECT: f64 = 0.02;
+
 impl Plan {
     pub fn min_effect(&self) -> f64 {
-        self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
+        self.min_effect.unwrap_or(MIN_EFFECT)
     }
 }
 

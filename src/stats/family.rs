@@ -33,7 +33,7 @@ pub struct Rule {
     pub counts: bool,
 }
 
-pub const MIN_EFFECT: f64 = 0.02;
+pub use crate::runner::runfile::MIN_EFFECT;
 pub const COUNT_TOLERANCE: f64 = 0.005;
 
 impl Default for Rule {
