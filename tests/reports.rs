@@ -7,17 +7,16 @@ use std::path::Path;
 
 use common::*;
 
+/// `report` of a committed run file in every format into `out`; what it printed.
+fn every_format(run: &str, out: &Path) -> String {
+    let all = ["--format", "markdown,text,json,csv,svg,html", "--out-dir"];
+    stdout(&run_ok(lmdb_regress().arg("report").arg(testdata(run)).args(all).arg(out)))
+}
+
 #[test]
 fn every_format_matches_its_golden_file() {
     let out = tempfile::tempdir().unwrap();
-    let o = run_ok(
-        lmdb_regress()
-            .arg("report")
-            .arg(testdata("run-fixed.jsonl"))
-            .args(["--format", "markdown,text,json,csv,svg,html", "--out-dir"])
-            .arg(out.path()),
-    );
-    let written = stdout(&o);
+    let written = every_format("run-fixed.jsonl", out.path());
     let names = [
         "run-fixed.md",
         "run-fixed.txt",
@@ -42,13 +41,7 @@ fn every_format_matches_its_golden_file() {
 #[test]
 fn a_preset_run_matches_its_golden_files_in_every_format() {
     let out = tempfile::tempdir().unwrap();
-    run_ok(
-        lmdb_regress()
-            .arg("report")
-            .arg(testdata("run-open-get.jsonl"))
-            .args(["--format", "markdown,text,json,csv,svg,html", "--out-dir"])
-            .arg(out.path()),
-    );
+    every_format("run-open-get.jsonl", out.path());
     let mut names: Vec<String> =
         std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();

@@ -75,8 +75,6 @@ pub struct MetricInfo {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 2] = [Metric::Time, Metric::Instructions];
-
     /// The metric's one row.
     pub fn info(self) -> &'static MetricInfo {
         const TIME: MetricInfo = MetricInfo {
