@@ -205,3 +205,25 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
     );
     fails(&["--preset", "tokyo-cabinet", "--preset-entries", "0"], "--preset-entries must be at least 1");
 }
+
+/// openGet's operation is a cycle (its time is per cycle, its counts cover every cycle):
+/// `--summary-json` gives its counts per cycle, as the report does, and every other
+/// workload's per entry; both come from the one "per operation".
+#[test]
+fn summary_json_counts_per_operation_as_the_report_does() {
+    let data = lmdb_regress::runner::runfile::load(&testdata("run-open-get.jsonl")).unwrap();
+    let model = lmdb_regress::report::model::build(&data, None).unwrap();
+    let rows = lmdb_regress::report::summary_json(&data);
+    assert_eq!(rows.len(), 6, "three tags, two workloads");
+    for r in &rows {
+        let section = model.sections.iter().find(|s| s.workload.to_string() == r.workload).unwrap();
+        let ranked = section.ranked.iter().find(|x| x.tag == r.tag).unwrap();
+        assert_eq!(r.instructions_per_entry, ranked.instructions_per_entry, "{r:?}");
+    }
+    let per = |w: &str, t: &str| {
+        rows.iter().find(|r| r.workload == w && r.tag == t).and_then(|r| r.instructions_per_entry).unwrap()
+    };
+    // The fixture's counts: 61,000 instructions a cycle over 25 cycles, 2,400 an entry over 400.
+    assert_eq!(per("openGet", "LMDB_0.9.18"), 61000.0);
+    assert_eq!(per("openGetWrite", "LMDB_0.9.18"), 2400.0);
+}

@@ -7,17 +7,16 @@ use std::path::Path;
 
 use common::*;
 
+/// `report` of a committed run file in every format into `out`; what it printed.
+fn every_format(run: &str, out: &Path) -> String {
+    let all = ["--format", "markdown,text,json,csv,svg,html", "--out-dir"];
+    stdout(&run_ok(lmdb_regress().arg("report").arg(testdata(run)).args(all).arg(out)))
+}
+
 #[test]
 fn every_format_matches_its_golden_file() {
     let out = tempfile::tempdir().unwrap();
-    let o = run_ok(
-        lmdb_regress()
-            .arg("report")
-            .arg(testdata("run-fixed.jsonl"))
-            .args(["--format", "markdown,text,json,csv,svg,html", "--out-dir"])
-            .arg(out.path()),
-    );
-    let written = stdout(&o);
+    let written = every_format("run-fixed.jsonl", out.path());
     let names = [
         "run-fixed.md",
         "run-fixed.txt",
@@ -35,6 +34,29 @@ fn every_format_matches_its_golden_file() {
     // Printing gives the same as writing.
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl"))));
     assert_eq!(md, std::fs::read_to_string(out.path().join("run-fixed.md")).unwrap());
+}
+
+/// A preset's run (open-get, with a counting pass): its latency table, CSV and chart are
+/// model content, so every format has them, and the page draws every chart.
+#[test]
+fn a_preset_run_matches_its_golden_files_in_every_format() {
+    let out = tempfile::tempdir().unwrap();
+    every_format("run-open-get.jsonl", out.path());
+    let mut names: Vec<String> =
+        std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let suffixes = [".html", ".json", ".md", ".txt", "-latency.csv", "-latency.svg", "-openGet.svg"];
+    let want = suffixes.iter().chain(&["-openGetWrite.svg", "-samples.csv", "-summary.csv"]);
+    let mut want: Vec<String> = want.map(|s| format!("run-open-get{s}")).collect();
+    want.sort();
+    assert_eq!(names, want);
+    for n in &names {
+        golden(n, &std::fs::read_to_string(out.path().join(n)).unwrap());
+    }
+    let page = std::fs::read_to_string(out.path().join("run-open-get.html")).unwrap();
+    let svgs = names.iter().filter(|n| n.ends_with(".svg")).count();
+    assert_eq!(page.matches("<figure class=\"chart\">").count(), svgs, "the page lacks a chart");
+    assert!(page.contains("Open, Get, Close (rust engine) — p50 per cycle"), "no latency chart on the page");
 }
 
 fn report(format: &str) -> String {

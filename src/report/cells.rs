@@ -204,7 +204,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     header.extend(delta_header(counts, "vs Fastest"));
     header.push("n".into());
     if counts {
-        header.push(super::model::workload_unit(Metric::Instructions, s.workload).into());
+        header.push(Metric::Instructions.unit_of(s.workload).into());
     }
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     c.verdict_col = Some(verdict_col);
@@ -339,7 +339,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     let me = 100.0 * m.rule.min_effect;
     let ct = 100.0 * m.rule.count_tolerance;
     let mut v = Vec::new();
-    if m.unit.metric == Metric::Time {
+    if !m.rule.counts {
         v.push(format!(
             "Each round runs every tag once in shuffled order, so a round is a block: a delta is the \
              Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
@@ -545,7 +545,7 @@ fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
     };
     match s.layout_spread {
         Some(x) => Some(format!("Layout spread: {} ({how}).", within(100.0 * x))),
-        None if per_sample_layouts(m) && m.unit.metric == Metric::Time => Some(
+        None if per_sample_layouts(m) && !m.unit.metric.is_exact() => Some(
             "Layout spread: not measured (one timed repetition per worker; --iterations 2 or more, \
              or `lmdb-regress layouts`, measures it)."
                 .into(),
@@ -603,7 +603,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
 /// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
-    if let Some(p) = &m.preset {
+    if let Some(p) = &m.extras.preset {
         return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
     }
     format!(

@@ -63,8 +63,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     if metric != new.header.plan.metric {
         bail!("the two runs measured different metrics ({metric:?} and {:?})", new.header.plan.metric);
     }
-    let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() };
-    let rule = if metric == Metric::Instructions { rule.for_counts() } else { rule };
+    let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let (go, gn) = (groups(old), groups(new));
     let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k)).cloned().collect();
     let k = common.len();
@@ -101,7 +100,7 @@ pub fn outline(c: &Comparisons) -> Document {
         )));
     }
     let (old, new) = c.layouts;
-    if old != new && c.metric == Metric::Time {
+    if old != new && !c.metric.is_exact() {
         d.blocks.push(super::outline::Block::Note(format!(
             "Warning: the runs differ in layouts (old: {old}, new: {new}): one fixed build per tag \
              against a code layout of its own per sample, so a change may be the fixed layout's \
@@ -117,7 +116,7 @@ pub fn outline(c: &Comparisons) -> Document {
     }
     for ((engine, workload), rows) in sections {
         d.heading(2, format!("{} ({engine})", workload.title()));
-        let unit = super::model::workload_unit(c.metric, workload);
+        let unit = c.metric.unit_of(workload);
         let mut t = Cells::new(
             &["tag", &format!("old {unit}"), &format!("new {unit}"), "delta", "interval", "verdict", "n"],
             0,

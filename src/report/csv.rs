@@ -125,7 +125,7 @@ impl Exporter for Csv {
             Output { suffix: "-summary.csv".into(), bytes: summaries(m)?.into_bytes() },
             Output { suffix: "-samples.csv".into(), bytes: samples(m)?.into_bytes() },
         ];
-        out.extend(super::presets::csv::outputs(m)?);
+        out.extend(m.extras.files.iter().map(|f| Output { suffix: f.suffix.clone(), bytes: f.bytes.clone() }));
         Ok(out)
     }
 }

@@ -71,11 +71,7 @@ impl History {
                 _ => Some(t.reason.as_deref().map_or_else(|| format!("{:?}", t.status).to_lowercase(), brief)),
             });
         }
-        let tolerance = if model.unit.metric == crate::runner::runfile::Metric::Instructions {
-            model.rule.count_tolerance
-        } else {
-            model.rule.min_effect
-        };
+        let tolerance = model.rule.tolerance();
         let series = model
             .sections
             .iter()

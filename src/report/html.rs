@@ -38,10 +38,10 @@ pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> 
     let mut items = Vec::with_capacity(d.blocks.len());
     for b in &d.blocks {
         items.push(match b {
-            Block::Chart(engine, workload) => {
-                let Some(m) = m else { bail!("a chart of {workload} needs the run's model") };
-                match m.section(*engine, *workload) {
-                    Some(s) => Item::Markup(figure(&super::svg::chart(m, s)?)),
+            Block::Chart(chart) => {
+                let Some(m) = m else { bail!("a chart ({chart:?}) needs the run's model") };
+                match super::svg::draw(m, *chart)? {
+                    Some(svg) => Item::Markup(figure(&svg)),
                     None => continue,
                 }
             }

@@ -151,7 +151,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         checks: &m.checks,
         end: m.end.as_ref(),
         samples: &m.samples,
-        preset: m.preset.as_ref(),
+        preset: m.extras.preset.as_ref(),
     };
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }

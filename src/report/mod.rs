@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod extras;
 pub mod history;
 pub mod html;
 pub mod json;
@@ -14,6 +15,7 @@ pub mod model;
 pub mod outline;
 pub mod presets;
 pub mod site;
+pub mod summary;
 pub mod svg;
 pub mod text;
 
@@ -23,6 +25,7 @@ use anyhow::Result;
 
 use crate::files::Existing;
 use model::ReportModel;
+pub use summary::{summary_json, SummaryRow};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -111,88 +114,4 @@ pub fn write_all(
     }
     crate::files::write_each(&outputs, existing)?;
     Ok(outputs.into_iter().map(|(p, _)| p).collect())
-}
-
-/// `run --summary-json`: one object per (engine, tag, workload); names are a script interface.
-/// Times are those of the timed rounds (null in an instruction run, where they were taken
-/// under the counter); counts come from the instruction run or the counting pass.
-#[derive(Debug, serde::Serialize)]
-pub struct SummaryRow {
-    pub engine: String,
-    pub tag: String,
-    pub workload: String,
-    /// Samples in the run's metric.
-    pub n: usize,
-    pub median_ms: Option<f64>,
-    pub min_ms: Option<f64>,
-    /// Instructions of the whole timed region, and per entry.
-    pub median_instructions: Option<f64>,
-    pub instructions_per_entry: Option<f64>,
-    pub checksum: Option<String>,
-    pub failures: usize,
-}
-
-/// One group's samples: times, and counts with the entries they covered.
-#[derive(Default)]
-struct SummaryGroup {
-    ms: Vec<f64>,
-    counts: Vec<(f64, u32)>,
-    checksum: Option<String>,
-}
-
-pub fn summary_json(data: &crate::runner::runfile::RunData) -> Vec<SummaryRow> {
-    use crate::runner::runfile::Metric;
-    use std::collections::BTreeMap;
-    let timed = data.header.plan.metric == Metric::Time;
-    let mut groups: BTreeMap<(String, String, String), SummaryGroup> = BTreeMap::new();
-    for s in &data.samples {
-        let g = groups.entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string())).or_default();
-        if timed && !s.counted {
-            g.ms.push(s.ms());
-        }
-        if let Some(i) = s.instructions.filter(|_| s.counted || !timed) {
-            g.counts.push((i as f64, data.entries_of(s)));
-        }
-        if g.checksum.is_none() && !s.counted {
-            g.checksum = s.checksum.map(|c| c.to_string());
-        }
-    }
-    for f in &data.failures {
-        for w in f
-            .workload
-            .map(|w| vec![w])
-            .unwrap_or_else(|| data.header.workloads.iter().copied().filter(|w| w.is_read()).collect())
-        {
-            groups.entry((f.engine.to_string(), f.tag.clone(), w.to_string())).or_default();
-        }
-    }
-    groups
-        .into_iter()
-        .map(|((engine, tag, workload), g)| {
-            let s = crate::stats::summarize(&g.ms);
-            let counts: Vec<f64> = g.counts.iter().map(|c| c.0).collect();
-            let per_entry: Vec<f64> = g.counts.iter().map(|(i, e)| i / f64::from((*e).max(1))).collect();
-            let failures = data
-                .failures
-                .iter()
-                .filter(|f| {
-                    f.engine.to_string() == engine
-                        && f.tag == tag
-                        && f.workload.is_none_or(|w| w.to_string() == workload)
-                })
-                .count();
-            SummaryRow {
-                n: if timed { g.ms.len() } else { counts.len() },
-                median_ms: s.as_ref().map(|s| s.median),
-                min_ms: s.as_ref().map(|s| s.min),
-                median_instructions: (!counts.is_empty()).then(|| crate::stats::median(&counts)),
-                instructions_per_entry: (!per_entry.is_empty()).then(|| crate::stats::median(&per_entry)),
-                checksum: g.checksum,
-                failures,
-                engine,
-                tag,
-                workload,
-            }
-        })
-        .collect()
 }

@@ -166,25 +166,13 @@ pub struct Unit {
 
 impl Unit {
     pub fn of(metric: Metric) -> Unit {
-        Unit { metric, label: unit_label(metric) }
+        Unit { metric, label: metric.unit() }
     }
 }
 
-/// The one place a metric's unit is named.
+/// The one place a metric's unit is named: its row in [`Metric::info`].
 pub fn unit_label(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Time => "ms/op",
-        Metric::Instructions => "instr/entry",
-    }
-}
-
-/// A workload's unit under a metric: a preset names its own ("s/op", "instr/cycle").
-pub fn workload_unit(metric: Metric, w: Workload) -> &'static str {
-    match (metric, w) {
-        (Metric::Time, w) => w.time_unit().label,
-        (Metric::Instructions, Workload::Preset(p)) if p.per() == "cycle" => "instr/cycle",
-        (Metric::Instructions, _) => unit_label(metric),
-    }
+    metric.unit()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -213,8 +201,10 @@ pub struct ReportModel {
     /// comparisons of their own (the ITS#10406 claims).
     #[serde(skip)]
     pub blocks: BTreeMap<(Engine, Workload), Blocks>,
-    /// A preset's figures beside the verdicts (latencies, resources); None for LmdbJava's six.
-    pub preset: Option<super::presets::PresetReport>,
+    /// Content beyond the verdict tables (a preset's latencies, resources), which every
+    /// format renders; empty for LmdbJava's six.
+    #[serde(skip)]
+    pub extras: super::extras::Extras,
 }
 
 impl ReportModel {
@@ -252,12 +242,12 @@ impl ReportModel {
 
     /// The unit of a section's figures.
     pub fn unit_of(&self, s: &Section) -> &'static str {
-        workload_unit(self.unit.metric, s.workload)
+        self.unit.metric.unit_of(s.workload)
     }
 
     /// Whether instruction counts stand beside time.
     pub fn has_counts(&self) -> bool {
-        self.unit.metric == Metric::Time && self.sections.iter().any(|s| s.deltas().any(|d| d.instructions.is_some()))
+        !self.unit.metric.is_exact() && self.sections.iter().any(|s| s.deltas().any(|d| d.instructions.is_some()))
     }
 }
 
@@ -268,40 +258,22 @@ pub struct Blocks {
     pub counts: BTreeMap<String, Rounds>,
 }
 
-/// A sample's figure: time in its workload's unit (ms per operation), or instructions
-/// per entry. `entries` is what the sample's pass ran (the counting pass may run fewer
-/// than the timed rounds); a preset's sample says itself how many operations it ran.
-fn figure(s: &Sample, metric: Metric, entries: u32) -> Option<f64> {
-    match metric {
-        Metric::Time => Some(s.ns as f64 / s.workload.time_unit().ns),
-        Metric::Instructions => {
-            let ops = s.figures.ops.unwrap_or(entries as u64);
-            s.instructions.map(|i| i as f64 / ops.max(1) as f64)
-        }
-    }
-}
-
 /// Splits a run's samples into per-(engine, workload) blocks under `metric`.
 pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Blocks> {
     let plan = &data.header.plan;
-    let entries = data.header.config.entries;
     let mut raw: BTreeMap<(Engine, Workload), (BTreeMap<&str, Vec<(u32, f64)>>, BTreeMap<&str, Vec<(u32, f64)>>)> =
         BTreeMap::new();
     for s in &data.samples {
         let g = raw.entry((s.engine, s.workload)).or_default();
-        if s.counted {
-            let v = figure(s, Metric::Instructions, plan.count_entries.unwrap_or(entries));
-            if let Some(v) = v {
-                g.1.entry(&s.tag).or_default().push((s.round, v));
-            }
-        } else {
-            if let Some(v) = figure(s, metric, entries) {
+        // Counts beside the values: the counting pass's, or the run's own when it counted.
+        if !s.counted {
+            if let Some(v) = data.per_op(s, metric) {
                 g.0.entry(&s.tag).or_default().push((s.round, v));
             }
-            if plan.metric == Metric::Instructions {
-                if let Some(v) = figure(s, Metric::Instructions, entries) {
-                    g.1.entry(&s.tag).or_default().push((s.round, v));
-                }
+        }
+        if s.counted || plan.metric == Metric::Instructions {
+            if let Some(v) = data.per_op(s, Metric::Instructions) {
+                g.1.entry(&s.tag).or_default().push((s.round, v));
             }
         }
     }
@@ -319,11 +291,10 @@ pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
 pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>) -> Result<ReportModel> {
     let h = &data.header;
     let metric = metric.unwrap_or(h.plan.metric);
-    if metric == Metric::Instructions && !data.samples.iter().any(|s| s.instructions.is_some()) {
-        bail!("this run has no instruction counts: measure with `run --metric instructions` or `--with-instructions`");
+    if let Some(missing) = metric.info().missing.filter(|_| !data.samples.iter().any(|s| s.total(metric).is_some())) {
+        bail!("{missing}");
     }
-    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() };
-    let rule = if metric == Metric::Instructions { rule.for_counts() } else { rule };
+    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
     let baseline = pick_baseline(&measured, baseline)?;
     let agreement = checksum_agreement_by_workload(&data.samples);
@@ -337,11 +308,16 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
             section(engine, workload, b, &baseline, &rule, checksum, mismatches)
         })
         .collect();
-    for s in sections.iter_mut().filter(|_| metric == Metric::Time) {
+    // Layout moves times; an exact count it leaves alone.
+    for s in sections.iter_mut().filter(|_| !metric.is_exact()) {
         s.layout_spread = layout_spread(data, s.engine, s.workload, &blocks[&(s.engine, s.workload)]);
     }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
+    let newest = measured.iter().filter(|t| parse_version(t).is_some()).last().cloned();
+    let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
+    engines.dedup();
+    let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| release_key(&t.tag));
     Ok(ReportModel {
@@ -351,7 +327,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         plan: h.plan.clone(),
         environment: h.environment.clone(),
         tags,
-        newest: measured.iter().filter(|t| parse_version(t).is_some()).last().cloned(),
+        newest,
         baseline,
         overhead: engine_overhead(&blocks, &rule),
         toolchains: toolchain_tables(&sections, &blocks, &h.tags, &rule),
@@ -362,7 +338,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
         blocks,
-        preset: super::presets::build(data),
+        extras,
     })
 }
 
@@ -379,9 +355,8 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
         return None;
     }
     let mut workers: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
-    let entries = data.header.config.entries;
     for s in data.samples.iter().filter(|s| !s.counted && s.engine == engine && s.workload == workload) {
-        let value = figure(s, Metric::Time, entries).filter(|_| s.layout.is_some());
+        let value = data.per_op(s, Metric::Time).filter(|_| s.layout.is_some());
         if let Some(v) = value {
             workers.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(v);
         }

@@ -2,7 +2,8 @@
 //! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
 //! and the ITS#10406 page are both built as outlines.
 
-use super::cells::{self, label, Cells};
+use super::cells::{self, label, num, Cells};
+use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::model::ReportModel;
 use crate::runner::runfile::Engine;
 use crate::workload::Workload;
@@ -18,9 +19,18 @@ pub enum Block {
     /// Key: value lines.
     Pairs(Vec<(String, String)>),
     Table(Cells),
-    /// The chart of one section, drawn from the model where a format can draw (HTML);
-    /// Markdown and text leave it out.
-    Chart(Engine, Workload),
+    /// A chart of the model, drawn where a format can draw (HTML); Markdown and text
+    /// leave it out.
+    Chart(Chart),
+}
+
+/// Which of the model's charts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Chart {
+    /// One section's.
+    Section(Engine, Workload),
+    /// One of the extra content's ([`super::extras::Extras::charts`]).
+    Extra(usize),
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,7 +58,22 @@ impl Document {
     }
 
     pub fn chart(&mut self, engine: Engine, workload: Workload) {
-        self.blocks.push(Block::Chart(engine, workload));
+        self.blocks.push(Block::Chart(Chart::Section(engine, workload)));
+    }
+
+    /// One part of the model's extra content: its heading, what it shows, each table under
+    /// its own heading with its chart, then its notes.
+    pub fn extra_part(&mut self, m: &ReportModel, part: &ExtraPart) {
+        self.heading(1, part.title.as_str());
+        self.para(part.about.as_str());
+        for t in &part.tables {
+            self.heading(2, t.heading.as_str());
+            self.table(extra_cells(m, t));
+            if let Some(i) = t.chart {
+                self.blocks.push(Block::Chart(Chart::Extra(i)));
+            }
+        }
+        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", label(tag))).collect());
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -58,6 +83,21 @@ impl Document {
         self.heading(3, "Builds");
         self.table(cells::provenance_cells(m));
     }
+}
+
+/// An extra table's cells: tags as labels (the newest marked), figures with the report's decimals.
+fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
+    let mut c = Cells::new(&t.columns.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
+    for row in &t.rows {
+        let newest = row.iter().any(|x| matches!(x, Cell::Tag(tag) if m.newest.as_deref() == Some(tag.as_str())));
+        let cells = row.iter().map(|x| match x {
+            Cell::Tag(tag) => label(tag),
+            Cell::Num(v) => num(*v),
+            Cell::Text(s) => s.clone(),
+        });
+        c.push(cells.collect(), newest);
+    }
+    c
 }
 
 /// The report: ranked tables, baseline tables, overhead, problems, method, environment.
@@ -84,7 +124,9 @@ pub fn report(m: &ReportModel) -> Document {
             m.units_in_words()
         )
     });
-    super::presets::outline::intro(&mut d, m);
+    for p in &m.extras.intro {
+        d.para(p.as_str());
+    }
     if let Some(study) = &m.plan.layout_study {
         d.heading(1, "Layout sensitivity");
         d.para(format!(
@@ -110,7 +152,9 @@ pub fn report(m: &ReportModel) -> Document {
         d.heading(2, m.section_title(s));
         d.table(cells::baseline_cells(m, s));
     }
-    super::presets::outline::tables(&mut d, m);
+    for part in &m.extras.parts {
+        d.extra_part(m, part);
+    }
     if !m.toolchains.is_empty() {
         d.heading(1, "Toolchains");
         d.para(

@@ -9,7 +9,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::cells::{self, short_tag};
+use super::extras::ExtraChart;
+pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
+use super::outline::Chart;
 use super::{Exporter, Output};
 use crate::manifest::release_key;
 use crate::stats::Verdict;
@@ -294,26 +297,31 @@ fn draw_key(
     Ok(())
 }
 
-impl Exporter for Svg {
-    fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        m.sections
-            .iter()
-            .map(|s| {
-                let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
-                Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
-            })
-            .chain(super::presets::svg::charts(m))
-            .collect()
+/// One of the model's charts; None for a section the model does not have.
+pub fn draw(m: &ReportModel, chart: Chart) -> Result<Option<String>> {
+    match chart {
+        Chart::Section(engine, workload) => m.section(engine, workload).map(|s| self::chart(m, s)).transpose(),
+        Chart::Extra(i) => m.extras.charts.get(i).map(extra_chart).transpose(),
     }
 }
-/// One tag's column in a chart: a whisker from `lo` to `hi`, a dot at `mid`, a cross at `mark`.
-pub struct Whisker {
-    pub tag: String,
-    pub lo: f64,
-    pub mid: f64,
-    pub hi: f64,
-    pub mark: f64,
-    pub newest: bool,
+
+fn extra_chart(c: &ExtraChart) -> Result<String> {
+    whiskers(&c.title, &c.unit, &c.columns)
+}
+
+impl Exporter for Svg {
+    fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
+        let sections = m.sections.iter().map(|s| {
+            let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
+            Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
+        });
+        let extras = m
+            .extras
+            .charts
+            .iter()
+            .map(|c| Ok(Output { suffix: c.suffix.clone(), bytes: extra_chart(c)?.into_bytes() }));
+        sections.chain(extras).collect()
+    }
 }
 
 /// Tags in the given order along x, each a whisker with its dot and cross.

@@ -51,6 +51,77 @@ pub enum Metric {
     Instructions,
 }
 
+/// What a metric is, as data: adding a metric is a variant of [`Metric`], its row in
+/// [`Metric::info`], and the measurement its samples carry.
+pub struct MetricInfo {
+    /// The column heading of LmdbJava's six workloads ("ms/op", "instr/entry").
+    pub unit: &'static str,
+    /// Exact: counted, repeating to the last unit, so judged within a tolerance rather than
+    /// by intervals (`stats::family::Rule::for_metric`); a sample's time taken under its
+    /// counter is no measurement.
+    pub exact: bool,
+    /// What to do when a run has none of it; None when every sample has it.
+    pub missing: Option<&'static str>,
+    /// The sample's measurement of its whole timed region, in the metric's own unit (ns,
+    /// instructions).
+    total: fn(&Sample) -> Option<u64>,
+    /// The total of one operation, and its unit, for a workload: time in the workload's
+    /// time unit per timed region; counts per operation of the pass.
+    per_op: fn(total: f64, w: Workload, ops: u64) -> f64,
+    unit_of: fn(Workload) -> &'static str,
+    /// How many of the metric's own units make one display unit of a whole region (ms,
+    /// millions of instructions).
+    display: f64,
+}
+
+impl Metric {
+    /// The metric's one row.
+    pub fn info(self) -> &'static MetricInfo {
+        const TIME: MetricInfo = MetricInfo {
+            unit: "ms/op",
+            exact: false,
+            missing: None,
+            total: |s| Some(s.ns),
+            per_op: |ns, w, _| ns / w.time_unit().ns,
+            unit_of: |w| w.time_unit().label,
+            display: 1e6,
+        };
+        const INSTRUCTIONS: MetricInfo = MetricInfo {
+            unit: "instr/entry",
+            exact: true,
+            missing: Some(
+                "this run has no instruction counts: measure with `run --metric instructions` or `--with-instructions`",
+            ),
+            total: |s| s.instructions,
+            per_op: |n, _, ops| n / ops.max(1) as f64,
+            unit_of: |w| match w {
+                Workload::Preset(p) if p.per() == "cycle" => "instr/cycle",
+                _ => "instr/entry",
+            },
+            display: 1e6,
+        };
+        match self {
+            Metric::Time => &TIME,
+            Metric::Instructions => &INSTRUCTIONS,
+        }
+    }
+
+    /// The column heading of LmdbJava's six workloads.
+    pub fn unit(self) -> &'static str {
+        self.info().unit
+    }
+
+    /// Whether the figures are exact counts.
+    pub fn is_exact(self) -> bool {
+        self.info().exact
+    }
+
+    /// A workload's unit under the metric: a preset names its own ("s/op", "instr/cycle").
+    pub fn unit_of(self, w: Workload) -> &'static str {
+        (self.info().unit_of)(w)
+    }
+}
+
 /// How each time sample's code was laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
@@ -113,9 +184,12 @@ pub struct Plan {
     pub control: Option<String>,
 }
 
+/// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
+pub const MIN_EFFECT: f64 = 0.02;
+
 impl Plan {
     pub fn min_effect(&self) -> f64 {
-        self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
+        self.min_effect.unwrap_or(MIN_EFFECT)
     }
 }
 
@@ -281,13 +355,25 @@ impl Sample {
         self.ns as f64 / 1e6
     }
 
+    /// The sample's measurement of its whole timed region under a metric, in the metric's
+    /// own unit (ns, instructions); None when the sample has none (no count was taken).
+    pub fn total(&self, metric: Metric) -> Option<u64> {
+        (metric.info().total)(self)
+    }
+
     /// The sample's figure under a metric, in display units (ms, or millions of
     /// instructions); None for instructions when none were counted.
     pub fn value(&self, metric: Metric) -> Option<f64> {
-        match metric {
-            Metric::Time => Some(self.ms()),
-            Metric::Instructions => self.instructions.map(|i| i as f64 / 1e6),
-        }
+        self.total(metric).map(|t| t as f64 / metric.info().display)
+    }
+
+    /// The one "per operation": the sample's figure in its workload's unit under a metric
+    /// (time per timed region in the workload's time unit; counts per operation of the
+    /// pass). `entries` is what the sample's pass ran; a preset's sample says itself how
+    /// many operations it ran (entries, or open-get's cycles), and that wins.
+    pub fn per_op(&self, metric: Metric, entries: u32) -> Option<f64> {
+        let ops = self.figures.ops.unwrap_or(u64::from(entries));
+        Some((metric.info().per_op)(self.total(metric)? as f64, self.workload, ops))
     }
 }
 
@@ -401,6 +487,11 @@ impl RunData {
         } else {
             h.config.entries
         }
+    }
+
+    /// A sample's figure per operation under a metric, over the entries its pass ran.
+    pub fn per_op(&self, s: &Sample, metric: Metric) -> Option<f64> {
+        s.per_op(metric, self.entries_of(s))
     }
 
     /// Writes the run as a run file (header, failures, samples, checks, end) in one piece:

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::ratio::{self, Comparison, Verdict};
 use super::{median, ALPHA};
+use crate::runner::runfile::Metric;
 
 /// One value per round. A worker's repetitions within a round are one block, so they
 /// are summarised into that round's value (their median), never pooled.
@@ -32,7 +33,7 @@ pub struct Rule {
     pub counts: bool,
 }
 
-pub const MIN_EFFECT: f64 = 0.02;
+pub use crate::runner::runfile::MIN_EFFECT;
 pub const COUNT_TOLERANCE: f64 = 0.005;
 
 impl Default for Rule {
@@ -44,6 +45,25 @@ impl Default for Rule {
 impl Rule {
     pub fn for_counts(self) -> Rule {
         Rule { counts: true, ..self }
+    }
+
+    /// The rule a metric's figures are judged by: exact counts within the tolerance,
+    /// anything else by intervals.
+    pub fn for_metric(self, metric: Metric) -> Rule {
+        if metric.is_exact() {
+            self.for_counts()
+        } else {
+            self
+        }
+    }
+
+    /// The smallest change that counts as one under this rule.
+    pub fn tolerance(&self) -> f64 {
+        if self.counts {
+            self.count_tolerance
+        } else {
+            self.min_effect
+        }
     }
 }
 

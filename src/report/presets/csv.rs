@@ -4,9 +4,8 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{LatencyRow, ResourceRow};
-use crate::report::model::ReportModel;
-use crate::report::Output;
+use super::{LatencyRow, PresetReport, ResourceRow};
+use crate::report::extras::DataFile;
 
 #[derive(Serialize)]
 struct Latency<'a> {
@@ -80,14 +79,13 @@ fn resources(rows: &[ResourceRow]) -> Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
-pub fn outputs(m: &ReportModel) -> Result<Vec<Output>> {
-    let Some(p) = &m.preset else { return Ok(Vec::new()) };
+pub fn files(p: &PresetReport) -> Result<Vec<DataFile>> {
     let mut out = Vec::new();
     if !p.latency.is_empty() {
-        out.push(Output { suffix: "-latency.csv".into(), bytes: latency(&p.latency)? });
+        out.push(DataFile { suffix: "-latency.csv".into(), bytes: latency(&p.latency)? });
     }
     if !p.resources.is_empty() {
-        out.push(Output { suffix: "-resources.csv".into(), bytes: resources(&p.resources)? });
+        out.push(DataFile { suffix: "-resources.csv".into(), bytes: resources(&p.resources)? });
     }
     Ok(out)
 }

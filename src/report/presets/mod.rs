@@ -1,12 +1,11 @@
 //! The presets' figures beside the verdicts: open-get's latency distribution, its
 //! database's size on disk and time to write; migrate's resources, warm and cold. Built
-//! from the run's samples with `stats` as part of the one model ([`PresetReport`] in
-//! `ReportModel::preset`), laid out by [`outline`] for Markdown and text and by [`csv`]
-//! and [`svg`]; JSON carries the rows as they are.
+//! from the run's samples with `stats` ([`PresetReport`]), then made the model's extra
+//! content by [`content`] (tables, charts, and the [`csv`] files), which every format
+//! renders; JSON carries the rows as they are.
 
+pub mod content;
 pub mod csv;
-pub mod outline;
-pub mod svg;
 
 use std::collections::BTreeMap;
 
