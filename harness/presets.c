@@ -653,33 +653,31 @@ static int migrate_run(struct result *r, const char *dir, const char *scratch, u
 
 /* ---- entry point ---- */
 
-static int prepare(enum preset p, const char *dir) {
+/* The options, resolved for the preset the workloads name. */
+static enum preset setup(const struct settings *s) {
+    enum preset p = preset_of_list(s->workloads);
+    P = s->preset;
+    resolve_preset(&P, p == TOKYO_CABINET);
+    return p;
+}
+
+int presets_prepare(const struct settings *s) {
+    enum preset p = setup(s);
     const char *call = "";
-    if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
-    int rc = p == TOKYO_CABINET ? tc_prepare(dir, &call) : docs_prepare(dir, &call);
+    if (!s->dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
+    int rc = p == TOKYO_CABINET ? tc_prepare(s->dir, &call) : docs_prepare(s->dir, &call);
     if (rc) print_error(NULL, call, rc);
     else printf("{\"prepared\":true}\n");
     return 0;
 }
 
-int presets_main(const char *action, const struct settings *s) {
-    enum preset p = preset_of_list(s->workloads);
-    const char *dir = s->dir, *scratch = s->scratch, *workloads = s->workloads;
-    unsigned iterations = s->iterations;
-    P = s->preset;
-    resolve_preset(&P, p == TOKYO_CABINET);
-    if (!strcmp(action, "prepare")) return prepare(p, dir);
-    if (strcmp(action, "run")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
-    char *list = strdup(workloads), *save = NULL;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        struct result r;
-        result_init(&r, w, iterations);
-        int failed = p == TOKYO_CABINET ? tc_run(&r, dir, scratch, iterations)
-                   : p == OPEN_GET      ? open_get_run(&r, dir, scratch, iterations)
-                                        : migrate_run(&r, dir, scratch, iterations);
-        if (!failed) result_print(&r);
-        result_free(&r);
-    }
-    free(list);
-    return 0;
+void presets_run(const char *w, const struct settings *s) {
+    enum preset p = setup(s);
+    struct result r;
+    result_init(&r, w, s->iterations);
+    int failed = p == TOKYO_CABINET ? tc_run(&r, s->dir, s->scratch, s->iterations)
+               : p == OPEN_GET      ? open_get_run(&r, s->dir, s->scratch, s->iterations)
+                                    : migrate_run(&r, s->dir, s->scratch, s->iterations);
+    if (!failed) result_print(&r);
+    result_free(&r);
 }
