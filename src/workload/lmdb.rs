@@ -243,9 +243,11 @@ pub unsafe fn end_cursor<T>(
 }
 
 /// A walk in key order.
-pub const FORWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) = (sys::MDB_cursor_op_MDB_FIRST, sys::MDB_cursor_op_MDB_NEXT);
+pub const FORWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
+    (sys::MDB_cursor_op_MDB_FIRST, sys::MDB_cursor_op_MDB_NEXT);
 /// A walk in reverse key order.
-pub const BACKWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) = (sys::MDB_cursor_op_MDB_LAST, sys::MDB_cursor_op_MDB_PREV);
+pub const BACKWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
+    (sys::MDB_cursor_op_MDB_LAST, sys::MDB_cursor_op_MDB_PREV);
 
 /// Walks the cursor from `start` by `step`, handing each entry to `each` until it fails;
 /// returns the entries visited. A cursor error other than the end is `call`'s failure.

@@ -47,7 +47,13 @@ impl Outcome {
 
     /// Records one timed pass with its checksum and figures; every pass must produce the
     /// same checksum.
-    pub fn push_checked(&mut self, ns: u64, instructions: Option<u64>, checksum: Checksum, figures: Figures) -> Result<()> {
+    pub fn push_checked(
+        &mut self,
+        ns: u64,
+        instructions: Option<u64>,
+        checksum: Checksum,
+        figures: Figures,
+    ) -> Result<()> {
         if let Some(c) = self.checksum.filter(|c| *c != checksum) {
             bail!("pass {} produced checksum {checksum}, the first {c}", self.samples_ns.len() + 1);
         }

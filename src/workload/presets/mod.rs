@@ -25,9 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use super::lmdb::{self, Api, Failed};
 use super::measure::{timed, Outcome};
+pub use super::measure::{Figures, Residency, Usage};
 use super::perf::PerfCounter;
 use super::{Checksum, Workload, WorkloadConfig};
-pub use super::measure::{Figures, Residency, Usage};
 pub use config::PresetConfig;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -13,7 +13,7 @@ use super::store;
 use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
 use crate::workload::checksum::checksum_of;
-use crate::workload::lmdb::{begin_cursor, bytes, c_path, empty_val, end_cursor, ok, val, Api, Env, Failed};
+use crate::workload::lmdb::{begin_cursor, c_path, empty_val, end_cursor, ok, val, Api, Env, Failed};
 use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::Checksum;
@@ -129,7 +129,7 @@ fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcom
         }
         passes.push((latencies, instructions));
     }
-    let checksum = get_checksum(&Env::open(api, dir, &o.read_only())?, &key)?;
+    let checksum = store::lookup_checksum(&Env::open(api, dir, &o.read_only())?, [&key[..]])?;
     let db_bytes = Some(store::size_on_disk(dir)?);
     let mut out = Outcome::default();
     for (latencies_ns, instructions) in passes {
@@ -138,20 +138,6 @@ fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcom
         out.push_checked(mean, instructions, checksum, figures)?;
     }
     Ok(out)
-}
-
-/// One entry: xxHash64 of the key then the value found for it.
-fn get_checksum(env: &Env, key: &[u8]) -> Result<Checksum> {
-    let api = env.api;
-    let txn = env.begin(true)?;
-    let (mut k, mut v) = (val(key), empty_val());
-    // SAFETY: a live read transaction; v points into its pages until it ends.
-    let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
-    let checksum = (rc == 0).then(|| checksum_of(std::iter::once((key, unsafe { bytes(&v) }))));
-    // SAFETY: ending the transaction we began, after the last use of its pages.
-    unsafe { (api.mdb_txn_abort)(txn) };
-    api.check("mdb_get", rc)?;
-    Ok(checksum.expect("rc is 0"))
 }
 
 pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {

@@ -8,7 +8,7 @@ use super::data::{TcKeys, TC_KEY};
 use super::store;
 use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
-use crate::workload::checksum::{checksum_of, Hasher};
+use crate::workload::checksum::checksum_of;
 use crate::workload::lmdb::{begin_cursor, empty_val, end_cursor, ok, val, walk, Api, Env, Failed, FORWARD};
 use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
@@ -114,36 +114,13 @@ fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCount
     let env = Env::open(api, dir, &o)?;
     let checksum = match random {
         None => store::walk_checksum(&env)?,
-        Some(keys) => lookup_checksum(&env, keys)?,
+        Some(keys) => store::lookup_checksum(&env, keys.chunks_exact(TC_KEY))?,
     };
     let mut out = Outcome::default();
     for (ns, instructions) in passes {
         out.push_checked(ns, instructions, checksum, Figures { ops: Some(n), ..Default::default() })?;
     }
     Ok(out)
-}
-
-/// Entry count and xxHash64 of each key then the value found for it, in `keys`' order.
-fn lookup_checksum(env: &Env, keys: &[u8]) -> Result<Checksum> {
-    let api = env.api;
-    let txn = env.begin(true)?;
-    let mut h = Hasher::default();
-    for key in keys.chunks_exact(TC_KEY) {
-        let (mut k, mut v) = (val(key), empty_val());
-        // SAFETY: a live read transaction; v points into its pages until it ends.
-        let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
-        if rc != 0 {
-            // SAFETY: ending the transaction we began.
-            unsafe { (api.mdb_txn_abort)(txn) };
-            api.check("mdb_get", rc)?;
-        }
-        // SAFETY: as above.
-        h.add(key, unsafe { crate::workload::lmdb::bytes(&v) });
-    }
-    let checksum = h.finish();
-    // SAFETY: ending the transaction we began, after the last use of its pages.
-    unsafe { (api.mdb_txn_abort)(txn) };
-    Ok(checksum)
 }
 
 pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
