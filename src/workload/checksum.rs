@@ -53,3 +53,33 @@ pub fn checksum_of<'d>(pairs: impl Iterator<Item = (&'d [u8], &'d [u8])>) -> Che
     pairs.for_each(|(k, v)| h.add(k, v));
     h.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::presets::{Preset, PresetWorkload};
+    use crate::workload::{expected_checksum, Workload, WorkloadConfig};
+
+    #[test]
+    fn the_hash_is_of_every_key_then_value_in_order() {
+        let pairs: [(&[u8], &[u8]); 2] = [(b"a", b"1"), (b"b", b"22")];
+        let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+        [b"a" as &[u8], b"1", b"b", b"22"].iter().for_each(|b| h.update(b));
+        assert_eq!(checksum_of(pairs.into_iter()), Checksum { entries: 2, digest: h.digest() });
+        assert_ne!(checksum_of(pairs.into_iter().rev()), checksum_of(pairs.into_iter()));
+    }
+
+    #[test]
+    fn every_workload_asks_one_function_for_its_checksum() {
+        let cfg = WorkloadConfig { entries: 100, ..WorkloadConfig::default() };
+        assert_eq!(expected_checksum(Workload::Write, &cfg), None, "LmdbJava's write reads nothing back");
+        assert_eq!(expected_checksum(Workload::ReadSeq, &cfg).unwrap().entries, 100);
+        let mut preset = cfg.clone();
+        preset.preset.entries = Some(50);
+        let tc = expected_checksum(Workload::Preset(PresetWorkload::TcRandomRead), &preset).unwrap();
+        assert_eq!(tc.entries, 50);
+        let og = expected_checksum(Workload::Preset(PresetWorkload::OpenGet), &preset).unwrap();
+        assert_eq!(og.entries, 1, "open-get reads one key");
+        assert_eq!(PresetWorkload::OpenGet.preset(), Preset::OpenGet);
+    }
+}

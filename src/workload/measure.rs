@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
+use super::checksum::Checksum;
 use super::perf::PerfCounter;
-use super::Checksum;
 
 /// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
 /// the pass's nanoseconds, its instructions when counted, and what it returned.
