@@ -14,12 +14,12 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common.h"
 #include "lmdb.h"
 #include "presets.h"
 
@@ -34,46 +34,10 @@ static const struct { const char *name; enum preset preset; } WORKLOADS[] = {
 };
 #define N_WORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
 #define TC_KEY 8
-#define MAX_VALUE_LIMIT (1u << 20)
 #define COLD_NOT_ACHIEVED "cold not achieved"
 
-/* The options; 0 in a `have_` field means "the preset's default" (PresetConfig::resolve). */
-static struct {
-    uint32_t entries, max_value, cycles, key;
-    uint64_t map_size, seed;
-    int have_entries, have_key, writemap, sync, append;
-} P = {0, 2000, 1000, 0, 0, 42, 0, 0, 0, 0, 0};
-
-static void die(const char *what, const char *value) {
-    fprintf(stderr, "%s: %s\n", what, value);
-    exit(2);
-}
-
-static uint64_t number(const char *opt, const char *v, uint64_t max) {
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (!*v || *end || *v == '-' || errno || n > max) die(opt, "needs a whole number in range");
-    return n;
-}
-
-int presets_flag(const char *a) {
-    if (!strcmp(a, "--preset-writemap")) P.writemap = 1;
-    else if (!strcmp(a, "--preset-sync")) P.sync = 1;
-    else if (!strcmp(a, "--migrate-append")) P.append = 1;
-    else return 0;
-    return 1;
-}
-
-int presets_option(const char *a, const char *v) {
-    if (!strcmp(a, "--preset-entries")) { P.entries = (uint32_t)number(a, v, UINT32_MAX); P.have_entries = 1; }
-    else if (!strcmp(a, "--preset-max-value")) P.max_value = (uint32_t)number(a, v, UINT32_MAX);
-    else if (!strcmp(a, "--preset-map-size")) P.map_size = number(a, v, UINT64_MAX);
-    else if (!strcmp(a, "--open-get-cycles")) P.cycles = (uint32_t)number(a, v, UINT32_MAX);
-    else if (!strcmp(a, "--open-get-key")) { P.key = (uint32_t)number(a, v, UINT32_MAX); P.have_key = 1; }
-    else return 0;
-    return 1;
-}
+/* The options, resolved for the run's preset (presets_main). */
+static struct preset_settings P;
 
 static enum preset preset_of_name(const char *w) {
     for (size_t i = 0; i < N_WORKLOADS; i++)
@@ -97,47 +61,24 @@ static enum preset preset_of_list(const char *list) {
 
 int presets_selected(const char *workloads) { return preset_of_list(workloads) != NO_PRESET; }
 
-/* PresetConfig::resolve and validate. */
-static void resolve(enum preset p) {
-    if (!P.have_entries) P.entries = p == TOKYO_CABINET ? 1000000 : 100000;
-    if (!P.have_key) P.key = P.entries / 2;
-    if (!P.map_size) {
-        uint64_t data = (uint64_t)P.entries * (P.max_value + 64ull), m = 2 * data;
-        if (m < (64ull << 20)) m = 64ull << 20;
-        P.map_size = p == TOKYO_CABINET ? 1ull << 30 : (m + (1ull << 20) - 1) / (1ull << 20) * (1ull << 20);
-    }
-    if (!P.entries) die("--preset-entries", "must be at least 1");
-    if (p == TOKYO_CABINET && P.entries > 100000000) die("--preset-entries", "tokyo-cabinet's 8-digit keys allow at most 100000000");
-    if (P.max_value > MAX_VALUE_LIMIT) die("--preset-max-value", "must be at most 1048576");
-    if (!P.cycles) die("--open-get-cycles", "must be at least 1");
-    if (P.key >= P.entries) die("--open-get-key", "is not below the entry count");
-}
+/* How every preset environment is opened: the unnamed database (store.rs). */
+static unsigned preset_flags(void) { return env_flags(P.writemap, P.sync); }
 
-static unsigned env_flags(void) { return (P.writemap ? MDB_WRITEMAP : 0) | (P.sync ? 0 : MDB_NOSYNC); }
-
-static void *alloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) { fprintf(stderr, "out of memory\n"); exit(3); }
-    return p;
-}
-
-static uint64_t clock_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static int preset_open(const char *dir, unsigned flags, struct env *e, const char **call) {
+    return env_open(dir, P.map_size, flags, 0, 0, e, call);
 }
 
 /* ---- data (src/workload/presets/data.rs) ---- */
 
 static unsigned char *tc_successive(uint32_t n) {
-    unsigned char *k = alloc((size_t)n * TC_KEY + 1);
+    unsigned char *k = xmalloc((size_t)n * TC_KEY + 1);
     for (uint32_t i = 0; i < n; i++) snprintf((char *)k + (size_t)i * TC_KEY, TC_KEY + 1, "%08" PRIu32, i);
     return k;
 }
 
 static unsigned char *tc_random(const unsigned char *successive, uint32_t n, uint64_t seed) {
-    uint32_t *order = alloc((size_t)n * sizeof *order);
-    unsigned char *k = alloc((size_t)n * TC_KEY);
+    uint32_t *order = xmalloc((size_t)n * sizeof *order);
+    unsigned char *k = xmalloc((size_t)n * TC_KEY);
     for (uint32_t i = 0; i < n; i++) order[i] = i;
     for (size_t i = n - 1; i >= 1; i--) {
         size_t j = (size_t)(splitmix64(&seed) % (uint64_t)(i + 1));
@@ -154,9 +95,9 @@ static void docs_generate(struct docs *d) {
     uint64_t rng = P.seed;
     size_t cap = 1 << 20, used = 0;
     d->n = P.entries;
-    d->keys = alloc(d->n * 4);
-    d->ends = alloc(d->n * sizeof *d->ends);
-    d->bytes = alloc(cap);
+    d->keys = xmalloc(d->n * 4);
+    d->ends = xmalloc(d->n * sizeof *d->ends);
+    d->bytes = xmalloc(cap);
     for (size_t i = 0; i < d->n; i++) {
         uint32_t be = __builtin_bswap32((uint32_t)i);
         memcpy(d->keys + i * 4, &be, 4);
@@ -175,25 +116,8 @@ static void docs_free(struct docs *d) { free(d->keys); free(d->bytes); free(d->e
 
 /* ---- environments (store.rs) ---- */
 
-struct penv { MDB_env *env; MDB_dbi dbi; };
-
-static int penv_open(const char *dir, unsigned flags, struct penv *e, const char **call) {
-    int rc, rdonly = (flags & MDB_RDONLY) != 0;
-    MDB_txn *txn;
-    if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
-    if ((rc = mdb_env_set_mapsize(e->env, P.map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
-    if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
-    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
-    if ((rc = mdb_dbi_open(txn, NULL, rdonly ? 0 : MDB_CREATE, &e->dbi))) { mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail; }
-    if ((rc = mdb_txn_commit(txn))) { *call = "mdb_txn_commit"; goto fail; }
-    return 0;
-fail:
-    mdb_env_close(e->env);
-    return rc;
-}
-
 /* A transaction (read-only with MDB_RDONLY in flags) and a cursor on e's database. */
-static int begin_cursor(struct penv *e, unsigned flags, MDB_txn **txn, MDB_cursor **cur, const char **call) {
+static int begin_cursor(struct env *e, unsigned flags, MDB_txn **txn, MDB_cursor **cur, const char **call) {
     int rc;
     if ((rc = mdb_txn_begin(e->env, NULL, flags, txn))) { *call = "mdb_txn_begin"; return rc; }
     if ((rc = mdb_cursor_open(*txn, e->dbi, cur))) { mdb_txn_abort(*txn); *call = "mdb_cursor_open"; }
@@ -212,7 +136,7 @@ static int end_cursor(MDB_txn *txn, MDB_cursor *cur, int commit, int rc, const c
 }
 
 /* Entry count and XXH64 of every key then value in key order (store::walk_checksum). */
-static int walk_checksum(struct penv *e, uint64_t *entries, uint64_t *digest) {
+static int walk_checksum(struct env *e, uint64_t *entries, uint64_t *digest) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
@@ -233,7 +157,7 @@ static int walk_checksum(struct penv *e, uint64_t *entries, uint64_t *digest) {
 }
 
 static char *data_file(const char *dir) {
-    char *p = alloc(strlen(dir) + 16);
+    char *p = xmalloc(strlen(dir) + 16);
     sprintf(p, "%s/data.mdb", dir);
     return p;
 }
@@ -244,13 +168,6 @@ static int64_t size_on_disk(const char *dir) {
     int rc = stat(f, &st);
     free(f);
     return rc ? -1 : (int64_t)st.st_blocks * 512;
-}
-
-static void remove_dir(const char *dir) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/data.mdb", dir); unlink(p);
-    snprintf(p, sizeof p, "%s/lock.mdb", dir); unlink(p);
-    rmdir(dir);
 }
 
 /* ---- results: one JSON line per workload, as WorkerLine ---- */
@@ -273,7 +190,7 @@ struct result {
 static void result_init(struct result *r, const char *w, unsigned iterations) {
     memset(r, 0, sizeof *r);
     r->workload = w;
-    r->ns = alloc(iterations * sizeof *r->ns);
+    r->ns = xmalloc(iterations * sizeof *r->ns);
     r->fig = calloc(iterations ? iterations : 1, sizeof *r->fig);
     if (!r->fig) exit(3);
 }
@@ -303,9 +220,8 @@ static int result_push(struct result *r, uint64_t ns, uint64_t entries, uint64_t
 static void print_figures(const struct figures *f) {
     printf("{\"ops\":%" PRIu64, f->ops);
     if (f->nlat) {
-        printf(",\"latencies_ns\":[");
-        for (uint64_t i = 0; i < f->nlat; i++) printf("%s%" PRIu64, i ? "," : "", f->latencies[i]);
-        printf("]");
+        printf(",\"latencies_ns\":");
+        print_u64s(f->latencies, f->nlat);
     }
     if (f->db_bytes >= 0) printf(",\"db_bytes\":%" PRId64, f->db_bytes);
     if (f->has_usage) {
@@ -319,23 +235,15 @@ static void print_figures(const struct figures *f) {
 }
 
 static void result_print(const struct result *r) {
-    printf("{\"workload\":\"%s\",\"samples_ns\":[", r->workload);
-    for (unsigned i = 0; i < r->n; i++) printf("%s%" PRIu64, i ? "," : "", r->ns[i]);
-    printf("],\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "},\"figures\":[", r->entries, r->digest);
+    printf("{\"workload\":\"%s\",\"samples_ns\":", r->workload);
+    print_u64s(r->ns, r->n);
+    printf(",\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "},\"figures\":[", r->entries, r->digest);
     for (unsigned i = 0; i < r->n; i++) {
         if (i) printf(",");
         print_figures(&r->fig[i]);
     }
     printf("]}\n");
     fflush(stdout);
-}
-
-/* A failed LMDB call, or any other failure (rc 0: `what` says it all). */
-static int fail(const char *w, const char *what, int rc) {
-    if (rc) printf("{\"workload\":\"%s\",\"error\":\"%s: %s (%d)\"}\n", w, what, mdb_strerror(rc), rc);
-    else printf("{\"workload\":\"%s\",\"error\":\"%s\"}\n", w, what);
-    fflush(stdout);
-    return 1;
 }
 
 static struct figures no_figures(uint64_t ops) {
@@ -348,7 +256,7 @@ static struct figures no_figures(uint64_t ops) {
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
 
-__attribute__((noinline)) int timed_tc_write(struct penv *e, const unsigned char *keys, size_t n, const char **call) {
+__attribute__((noinline)) int timed_tc_write(struct env *e, const unsigned char *keys, size_t n, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
@@ -364,7 +272,7 @@ __attribute__((noinline)) int timed_tc_write(struct penv *e, const unsigned char
 
 /* Successive (keys NULL: a cursor walk) or random (every key looked up) read in one read
  * transaction; *sum is the key and value lengths added up, as Xodus's result. */
-__attribute__((noinline)) int timed_tc_read(struct penv *e, const unsigned char *keys, size_t n, uint64_t *sum, const char **call) {
+__attribute__((noinline)) int timed_tc_read(struct env *e, const unsigned char *keys, size_t n, uint64_t *sum, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
@@ -386,7 +294,7 @@ __attribute__((noinline)) int timed_tc_read(struct penv *e, const unsigned char 
     return end_cursor(txn, cur, 0, rc, call);
 }
 
-__attribute__((noinline)) int timed_docs_write(struct penv *e, const struct docs *d, const char **call) {
+__attribute__((noinline)) int timed_docs_write(struct env *e, const struct docs *d, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
@@ -425,7 +333,7 @@ __attribute__((noinline)) int timed_open_get(const char *dir, unsigned flags, un
 
 /* migrate: every entry of src, put into dst (dst NULL: only read, a byte of every page
  * of each value touched); *n counts them. */
-__attribute__((noinline)) int timed_migrate(struct penv *src, struct penv *dst, unsigned flags, uint64_t *n, const char **call) {
+__attribute__((noinline)) int timed_migrate(struct env *src, struct env *dst, unsigned flags, uint64_t *n, const char **call) {
     MDB_txn *rtxn, *wtxn = NULL;
     MDB_cursor *rcur, *wcur = NULL;
     MDB_val k, v;
@@ -448,9 +356,9 @@ __attribute__((noinline)) int timed_migrate(struct penv *src, struct penv *dst, 
 /* ---- tokyo-cabinet ---- */
 
 static int tc_prepare(const char *dir, const char **call) {
-    struct penv e;
+    struct env e;
     unsigned char *keys = tc_successive(P.entries);
-    int rc = penv_open(dir, env_flags(), &e, call);
+    int rc = preset_open(dir, preset_flags(), &e, call);
     if (!rc) {
         rc = timed_tc_write(&e, keys, P.entries, call);
         mdb_env_close(e.env);
@@ -462,7 +370,7 @@ static int tc_prepare(const char *dir, const char **call) {
 /* What a write pass puts: Tokyo Cabinet's keys (docs NULL) or documents. */
 struct write_job { const unsigned char *keys; const struct docs *docs; };
 
-static int write_pass(struct penv *e, const struct write_job *j, const char **call) {
+static int write_pass(struct env *e, const struct write_job *j, const char **call) {
     return j->docs ? timed_docs_write(e, j->docs, call) : timed_tc_write(e, j->keys, P.entries, call);
 }
 
@@ -470,29 +378,29 @@ static int write_pass(struct penv *e, const struct write_job *j, const char **ca
 static int fresh_writes(struct result *r, const char *scratch, const struct write_job *j, unsigned iterations) {
     for (unsigned it = 0; it < iterations; it++) {
         char dir[4096];
-        struct penv e;
+        struct env e;
         const char *call = "";
         uint64_t entries, digest;
         snprintf(dir, sizeof dir, "%s/cpreset-XXXXXX", scratch);
-        if (!mkdtemp(dir)) return fail(r->workload, "mkdtemp failed", 0);
-        int rc = penv_open(dir, env_flags(), &e, &call);
-        if (rc) { remove_dir(dir); return fail(r->workload, call, rc); }
-        uint64_t t0 = clock_ns();
+        if (!mkdtemp(dir)) return print_error(r->workload, "mkdtemp failed", 0);
+        int rc = preset_open(dir, preset_flags(), &e, &call);
+        if (rc) { remove_env_dir(dir); return print_error(r->workload, call, rc); }
+        uint64_t t0 = now_ns();
         rc = write_pass(&e, j, &call);
-        uint64_t ns = clock_ns() - t0;
+        uint64_t ns = now_ns() - t0;
         if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
         mdb_env_close(e.env);
         struct figures f = no_figures(j->docs ? j->docs->n : P.entries);
         f.db_bytes = size_on_disk(dir);
-        remove_dir(dir);
-        if (rc) return fail(r->workload, call, rc);
+        remove_env_dir(dir);
+        if (rc) return print_error(r->workload, call, rc);
         if (result_push(r, ns, entries, digest, f)) return 1;
     }
     return 0;
 }
 
 /* Entry count and XXH64 of each key then the value found for it, in `keys`' order. */
-static int lookup_checksum(struct penv *e, const unsigned char *keys, size_t n, uint64_t *digest) {
+static int lookup_checksum(struct env *e, const unsigned char *keys, size_t n, uint64_t *digest) {
     MDB_txn *txn;
     MDB_val k, v;
     int rc;
@@ -512,19 +420,19 @@ static int lookup_checksum(struct penv *e, const unsigned char *keys, size_t n, 
 }
 
 static int tc_read(struct result *r, const char *dir, const unsigned char *random, unsigned iterations) {
-    uint64_t *ns = alloc(iterations * sizeof *ns), sum, entries = P.entries, digest;
-    struct penv e;
+    uint64_t *ns = xmalloc(iterations * sizeof *ns), sum, entries = P.entries, digest;
+    struct env e;
     const char *call = "";
     int rc = 0;
     for (unsigned it = 0; it < iterations && !rc; it++) {
-        if ((rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call))) break;
-        uint64_t t0 = clock_ns();
+        if ((rc = preset_open(dir, preset_flags() | MDB_RDONLY, &e, &call))) break;
+        uint64_t t0 = now_ns();
         rc = timed_tc_read(&e, random, P.entries, &sum, &call);
-        ns[it] = clock_ns() - t0;
+        ns[it] = now_ns() - t0;
         mdb_env_close(e.env);
-        if (!rc && sum != 2ull * TC_KEY * P.entries) { free(ns); return fail(r->workload, "the timed pass read the wrong number of bytes", 0); }
+        if (!rc && sum != 2ull * TC_KEY * P.entries) { free(ns); return print_error(r->workload, "the timed pass read the wrong number of bytes", 0); }
     }
-    if (!rc && !(rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call))) {
+    if (!rc && !(rc = preset_open(dir, preset_flags() | MDB_RDONLY, &e, &call))) {
         rc = random ? lookup_checksum(&e, random, P.entries, &digest) : walk_checksum(&e, &entries, &digest);
         call = random ? "mdb_get" : "mdb_cursor_get";
         mdb_env_close(e.env);
@@ -532,7 +440,7 @@ static int tc_read(struct result *r, const char *dir, const unsigned char *rando
     for (unsigned it = 0; it < iterations && !rc; it++)
         if (result_push(r, ns[it], entries, digest, no_figures(P.entries))) { free(ns); return 1; }
     free(ns);
-    return rc ? fail(r->workload, call, rc) : 0;
+    return rc ? print_error(r->workload, call, rc) : 0;
 }
 
 static int tc_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
@@ -541,7 +449,7 @@ static int tc_run(struct result *r, const char *dir, const char *scratch, unsign
     int failed;
     struct write_job job = {!strcmp(w, "tcRandomWrite") ? random : successive, NULL};
     if (strstr(w, "Write")) failed = fresh_writes(r, scratch, &job, iterations);
-    else if (!dir) failed = fail(w, "this preset workload reads the prepared database: it needs --dir", 0);
+    else if (!dir) failed = print_error(w, "this preset workload reads the prepared database: it needs --dir", 0);
     else failed = tc_read(r, dir, strcmp(w, "tcRandomRead") ? NULL : random, iterations);
     free(successive);
     free(random);
@@ -552,9 +460,9 @@ static int tc_run(struct result *r, const char *dir, const char *scratch, unsign
 
 static int docs_prepare(const char *dir, const char **call) {
     struct docs d;
-    struct penv e;
+    struct env e;
     docs_generate(&d);
-    int rc = penv_open(dir, env_flags(), &e, call);
+    int rc = preset_open(dir, preset_flags(), &e, call);
     if (!rc) {
         rc = timed_docs_write(&e, &d, call);
         mdb_env_close(e.env);
@@ -574,11 +482,11 @@ static int docs_write(struct result *r, const char *scratch, unsigned iterations
 
 /* One entry: XXH64 of the key then the value found for it. */
 static int get_checksum(const char *dir, unsigned char *key, uint64_t *digest) {
-    struct penv e;
+    struct env e;
     MDB_txn *txn;
     MDB_val k = {4, key}, v;
     const char *call;
-    int rc = penv_open(dir, env_flags() | MDB_RDONLY, &e, &call);
+    int rc = preset_open(dir, preset_flags() | MDB_RDONLY, &e, &call);
     if (rc) return rc;
     if (!(rc = mdb_txn_begin(e.env, NULL, MDB_RDONLY, &txn))) {
         if (!(rc = mdb_get(txn, e.dbi, &k, &v))) {
@@ -603,17 +511,17 @@ static int open_get(struct result *r, const char *dir, unsigned iterations) {
     for (unsigned it = 0; it < iterations; it++) {
         struct figures f = no_figures(P.cycles);
         uint64_t total = 0;
-        f.latencies = alloc(P.cycles * sizeof *f.latencies);
+        f.latencies = xmalloc(P.cycles * sizeof *f.latencies);
         f.nlat = P.cycles;
         for (uint32_t c = 0; c < P.cycles; c++) {
             const char *call = "";
-            uint64_t t0 = clock_ns();
-            int rc = timed_open_get(dir, env_flags(), key, &call);
-            total += f.latencies[c] = clock_ns() - t0;
-            if (rc) { free(f.latencies); return fail(r->workload, call, rc); }
+            uint64_t t0 = now_ns();
+            int rc = timed_open_get(dir, preset_flags(), key, &call);
+            total += f.latencies[c] = now_ns() - t0;
+            if (rc) { free(f.latencies); return print_error(r->workload, call, rc); }
         }
         int rc = get_checksum(dir, key, &digest);
-        if (rc) { free(f.latencies); return fail(r->workload, "mdb_get", rc); }
+        if (rc) { free(f.latencies); return print_error(r->workload, "mdb_get", rc); }
         f.db_bytes = size_on_disk(dir);
         if (result_push(r, total / P.cycles, 1, digest, f)) return 1;
     }
@@ -622,7 +530,7 @@ static int open_get(struct result *r, const char *dir, unsigned iterations) {
 
 static int open_get_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
     if (!strcmp(r->workload, "openGetWrite")) return docs_write(r, scratch, iterations);
-    if (!dir) return fail(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
+    if (!dir) return print_error(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
     return open_get(r, dir, iterations);
 }
 
@@ -639,7 +547,7 @@ static int residency(const char *path, uint64_t *resident, uint64_t *total) {
     void *addr = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0); /* nothing reads it in, not even valgrind */
     close(fd);
     if (addr == MAP_FAILED) return -1;
-    unsigned char *vec = alloc(*total);
+    unsigned char *vec = xmalloc(*total);
     int rc = mincore(addr, len, vec);
     munmap(addr, len);
     for (uint64_t i = 0; !rc && i < *total; i++) *resident += vec[i] & 1;
@@ -696,48 +604,48 @@ static void usage_between(struct figures *f, const struct rusage *a, const struc
 /* Puts the source file in the page cache, or takes it out and checks it is out. */
 static int cache_state(struct result *r, const char *file, int cold, struct figures *f) {
     char msg[512];
-    if (cold ? evict(file) : warm(file)) return fail(r->workload, cold ? "cannot sync and evict the data file" : "cannot read the data file", 0);
-    if (residency(file, &f->resident, &f->total)) return fail(r->workload, "mincore failed on the data file", 0);
+    if (cold ? evict(file) : warm(file)) return print_error(r->workload, cold ? "cannot sync and evict the data file" : "cannot read the data file", 0);
+    if (residency(file, &f->resident, &f->total)) return print_error(r->workload, "mincore failed on the data file", 0);
     f->has_resident = 1;
     if (!cold || !f->resident) return 0;
     snprintf(msg, sizeof msg, COLD_NOT_ACHIEVED ": %" PRIu64 " of %" PRIu64 " pages of %s still resident after fsync and POSIX_FADV_DONTNEED",
              f->resident, f->total, file);
-    return fail(r->workload, msg, 0);
+    return print_error(r->workload, msg, 0);
 }
 
 static int migrate_once(struct result *r, const char *dir, const char *scratch, int copy, int cold) {
     char fresh[4096], *file = data_file(dir);
     struct figures f = no_figures(P.entries);
-    struct penv src, dst;
+    struct env src, dst;
     struct rusage before, after;
     const char *call = "";
     uint64_t n, entries, digest;
     int failed = cache_state(r, file, cold, &f);
     free(file);
     if (failed) return 1;
-    int rc = penv_open(dir, env_flags() | MDB_RDONLY, &src, &call);
-    if (rc) return fail(r->workload, call, rc);
+    int rc = preset_open(dir, preset_flags() | MDB_RDONLY, &src, &call);
+    if (rc) return print_error(r->workload, call, rc);
     snprintf(fresh, sizeof fresh, "%s/cpreset-XXXXXX", scratch);
-    if (copy && !mkdtemp(fresh)) { mdb_env_close(src.env); return fail(r->workload, "mkdtemp failed", 0); }
-    if (copy && (rc = penv_open(fresh, env_flags(), &dst, &call))) { mdb_env_close(src.env); remove_dir(fresh); return fail(r->workload, call, rc); }
+    if (copy && !mkdtemp(fresh)) { mdb_env_close(src.env); return print_error(r->workload, "mkdtemp failed", 0); }
+    if (copy && (rc = preset_open(fresh, preset_flags(), &dst, &call))) { mdb_env_close(src.env); remove_env_dir(fresh); return print_error(r->workload, call, rc); }
     int reset = reset_peak();
     getrusage(RUSAGE_SELF, &before);
-    uint64_t t0 = clock_ns();
+    uint64_t t0 = now_ns();
     rc = timed_migrate(&src, copy ? &dst : NULL, P.append ? MDB_APPEND : 0, &n, &call);
-    uint64_t ns = clock_ns() - t0;
+    uint64_t ns = now_ns() - t0;
     getrusage(RUSAGE_SELF, &after);
     usage_between(&f, &before, &after, reset);
     if (!rc && (rc = walk_checksum(copy ? &dst : &src, &entries, &digest))) call = "mdb_cursor_get";
-    if (copy) { mdb_env_close(dst.env); remove_dir(fresh); }
+    if (copy) { mdb_env_close(dst.env); remove_env_dir(fresh); }
     mdb_env_close(src.env);
-    if (rc) return fail(r->workload, call, rc);
-    if (n != P.entries) return fail(r->workload, "the timed pass visited the wrong number of entries", 0);
+    if (rc) return print_error(r->workload, call, rc);
+    if (n != P.entries) return print_error(r->workload, "the timed pass visited the wrong number of entries", 0);
     return result_push(r, ns, entries, digest, f);
 }
 
 static int migrate_run(struct result *r, const char *dir, const char *scratch, unsigned iterations) {
     int copy = !strncmp(r->workload, "migrateCopy", 11), cold = strstr(r->workload, "Cold") != NULL;
-    if (!dir) return fail(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
+    if (!dir) return print_error(r->workload, "this preset workload reads the prepared database: it needs --dir", 0);
     for (unsigned it = 0; it < iterations; it++)
         if (migrate_once(r, dir, scratch, copy, cold)) return 1;
     return 0;
@@ -745,32 +653,31 @@ static int migrate_run(struct result *r, const char *dir, const char *scratch, u
 
 /* ---- entry point ---- */
 
-static int prepare(enum preset p, const char *dir) {
+/* The options, resolved for the preset the workloads name. */
+static enum preset setup(const struct settings *s) {
+    enum preset p = preset_of_list(s->workloads);
+    P = s->preset;
+    resolve_preset(&P, p == TOKYO_CABINET);
+    return p;
+}
+
+int presets_prepare(const struct settings *s) {
+    enum preset p = setup(s);
     const char *call = "";
-    if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
-    int rc = p == TOKYO_CABINET ? tc_prepare(dir, &call) : docs_prepare(dir, &call);
-    if (rc) printf("{\"error\":\"%s: %s (%d)\"}\n", call, mdb_strerror(rc), rc);
+    if (!s->dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
+    int rc = p == TOKYO_CABINET ? tc_prepare(s->dir, &call) : docs_prepare(s->dir, &call);
+    if (rc) print_error(NULL, call, rc);
     else printf("{\"prepared\":true}\n");
     return 0;
 }
 
-int presets_main(const char *action, const char *dir, const char *scratch, const char *workloads,
-                 unsigned iterations, uint64_t seed) {
-    enum preset p = preset_of_list(workloads);
-    P.seed = seed;
-    resolve(p);
-    if (!strcmp(action, "prepare")) return prepare(p, dir);
-    if (strcmp(action, "run")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
-    char *list = strdup(workloads), *save = NULL;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        struct result r;
-        result_init(&r, w, iterations);
-        int failed = p == TOKYO_CABINET ? tc_run(&r, dir, scratch, iterations)
-                   : p == OPEN_GET      ? open_get_run(&r, dir, scratch, iterations)
-                                        : migrate_run(&r, dir, scratch, iterations);
-        if (!failed) result_print(&r);
-        result_free(&r);
-    }
-    free(list);
-    return 0;
+void presets_run(const char *w, const struct settings *s) {
+    enum preset p = setup(s);
+    struct result r;
+    result_init(&r, w, s->iterations);
+    int failed = p == TOKYO_CABINET ? tc_run(&r, s->dir, s->scratch, s->iterations)
+               : p == OPEN_GET      ? open_get_run(&r, s->dir, s->scratch, s->iterations)
+                                    : migrate_run(&r, s->dir, s->scratch, s->iterations);
+    if (!failed) result_print(&r);
+    result_free(&r);
 }

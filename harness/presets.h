@@ -1,25 +1,19 @@
 /*
  * The presets in the C twin (presets.c): tokyo-cabinet, open-get and migrate, as
  * src/workload/presets/ defines them, byte for byte and line for line of output.
- * workloads.c hands them their options and, when --workloads names a preset's
- * workloads, the whole action.
+ * workloads.c runs every action (one worker path) and hands the presets' workloads,
+ * with the parsed settings (common.c), to these.
  */
 #ifndef LMDB_REGRESS_PRESETS_H
 #define LMDB_REGRESS_PRESETS_H
 
-#include <stdint.h>
+#include "common.h"
 
-/* The generator both engines draw every random byte from (workloads.c). */
-uint64_t splitmix64(uint64_t *s);
-
-/* A preset option without a value (--preset-writemap, --preset-sync, --migrate-append): 1 if taken. */
-int presets_flag(const char *arg);
-/* A preset option with a value: 1 if taken; a bad value exits with status 2. */
-int presets_option(const char *arg, const char *value);
 /* 1 if the comma-separated list names a preset's workloads, 0 if LmdbJava's; a mix exits with status 2. */
 int presets_selected(const char *workloads);
-/* Runs `prepare` or `run` for the preset the list names; returns the exit status. */
-int presets_main(const char *action, const char *dir, const char *scratch, const char *workloads,
-                 unsigned iterations, uint64_t seed);
+/* `prepare`: writes the database of the preset s->workloads names; the exit status. */
+int presets_prepare(const struct settings *s);
+/* `run`: times preset workload w and prints its line. */
+void presets_run(const char *w, const struct settings *s);
 
 #endif

@@ -19,25 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 /* libdeflate: a PCLMUL-accelerated CRC32 (IEEE), on par with crc32fast; zlib's is ~5x slower. */
 #include <libdeflate.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common.h"
 #include "lmdb.h"
 #include "presets.h"
 
 #define POOL_BYTES (1u << 20)
 #define CONSUME(p) __asm__ volatile("" : : "g"(p) : "memory")
-
-struct config {
-    uint32_t entries, value_size;
-    int str_keys, random_order, random_values, writemap, nosync;
-    uint64_t seed, map_size;
-};
 
 /* As src/workload/dataset.rs: keys in write order, their strings, and the value pool. */
 struct dataset {
@@ -47,19 +40,6 @@ struct dataset {
     unsigned char *strings; /* 16 bytes per key, for string keys */
     unsigned char *pool;    /* POOL_BYTES, for random values */
 };
-
-uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void *xmalloc(size_t n) {
-    void *p = calloc(1, n ? n : 1);
-    if (!p) { fprintf(stderr, "out of memory\n"); exit(3); }
-    return p;
-}
 
 /* Distinct non-negative 31-bit keys, as Rust's HashSet draws them: an open-addressing
  * set of key+1 (0 marks a free slot), at most half full. */
@@ -77,7 +57,7 @@ static void distinct_random_keys(uint32_t *keys, size_t n, uint64_t *rng) {
 }
 
 /* The same data as Dataset::generate: the pool first, then the keys, from one generator. */
-static void generate(const struct config *c, struct dataset *d) {
+static void generate(const struct settings *c, struct dataset *d) {
     d->n = c->entries;
     d->ks = c->str_keys ? 16 : 4;
     d->vs = c->value_size;
@@ -126,37 +106,9 @@ static inline const unsigned char *fill_value(const struct dataset *d, struct va
     return v->buf;
 }
 
-static void json_error(const char *workload, const char *call, int rc) {
-    if (workload)
-        printf("{\"workload\":\"%s\",\"error\":\"%s: %s (%d)\"}\n", workload, call, mdb_strerror(rc), rc);
-    else
-        printf("{\"error\":\"%s: %s (%d)\"}\n", call, mdb_strerror(rc), rc);
-    fflush(stdout);
-}
-
-struct env { MDB_env *env; MDB_dbi dbi; };
-
-static int env_open(const struct config *c, const char *dir, struct env *e, const char **call) {
-    int rc;
-    MDB_txn *txn;
-    unsigned flags = (c->writemap ? MDB_WRITEMAP : 0) | (c->nosync ? MDB_NOSYNC : 0);
-    if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
-    if ((rc = mdb_env_set_mapsize(e->env, c->map_size))) { *call = "mdb_env_set_mapsize"; return rc; }
-    if ((rc = mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; return rc; }
-    if ((rc = mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; return rc; }
-    if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; return rc; }
-    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
-    if ((rc = mdb_dbi_open(txn, "db", MDB_CREATE | (c->str_keys ? 0 : MDB_INTEGERKEY), &e->dbi))) {
-        mdb_txn_abort(txn); *call = "mdb_dbi_open"; return rc;
-    }
-    if ((rc = mdb_txn_commit(txn))) { *call = "mdb_txn_commit"; return rc; }
-    return 0;
-}
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+/* LmdbJava's environment: the database "db", MDB_INTEGERKEY for integer keys. */
+static int lmdbjava_open(const struct settings *c, const char *dir, struct env *e, const char **call) {
+    return env_open(dir, c->map_size, env_flags(c->writemap, !c->nosync), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
 }
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
@@ -302,13 +254,11 @@ static int fault_in(struct env *e) {
 }
 
 static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, unsigned n) {
-    printf("{\"workload\":\"%s\",\"samples_ns\":[", w);
-    for (unsigned i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", ns[i]);
-    printf("]");
+    printf("{\"workload\":\"%s\",\"samples_ns\":", w);
+    print_u64s(ns, n);
     if (outputs) {
-        printf(",\"outputs\":[");
-        for (unsigned i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", outputs[i]);
-        printf("]");
+        printf(",\"outputs\":");
+        print_u64s(outputs, n);
     }
     printf("}\n");
     fflush(stdout);
@@ -323,8 +273,8 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         MDB_cursor *cur;
         const char *call = "mdb_cursor_get";
         int rc;
-        if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { json_error(w, "mdb_txn_begin", rc); goto out; }
-        if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { json_error(w, "mdb_cursor_open", rc); goto out; }
+        if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { print_error(w, "mdb_txn_begin", rc); goto out; }
+        if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { print_error(w, "mdb_cursor_open", rc); goto out; }
         uint64_t t0 = now_ns();
         if (!strcmp(w, "readKey")) rc = timed_read_key(cur, d, key, &call);
         else if (!strcmp(w, "readSeq")) rc = timed_read_seq(cur);
@@ -334,7 +284,7 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         ns[it] = now_ns() - t0;
         mdb_cursor_close(cur);
         mdb_txn_abort(txn);
-        if (rc) { json_error(w, call, rc); goto out; }
+        if (rc) { print_error(w, call, rc); goto out; }
     }
     print_samples(w, ns, with_output ? outputs : NULL, iterations);
 out:
@@ -342,15 +292,8 @@ out:
     free(outputs);
 }
 
-static void remove_env_dir(const char *dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/data.mdb", dir); unlink(path);
-    snprintf(path, sizeof path, "%s/lock.mdb", dir); unlink(path);
-    rmdir(dir);
-}
-
 /* Writes every entry into the open env (untimed for prepare, timed by run_write). */
-static int write_all(struct env *e, const struct config *c, const struct dataset *d, const char **call) {
+static int write_all(struct env *e, const struct settings *c, const struct dataset *d, const char **call) {
     unsigned char key[16];
     struct values vals = { xmalloc(d->vs), 0 };
     int rc = timed_write(e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, call);
@@ -358,7 +301,7 @@ static int write_all(struct env *e, const struct config *c, const struct dataset
     return rc;
 }
 
-static void run_write(const struct config *c, const char *scratch, const struct dataset *d, unsigned iterations) {
+static void run_write(const struct settings *c, const char *scratch, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns);
     unsigned char key[16];
     struct values vals = { xmalloc(d->vs), 0 };
@@ -368,15 +311,15 @@ static void run_write(const struct config *c, const char *scratch, const struct 
         if (!mkdtemp(dir)) { printf("{\"workload\":\"write\",\"error\":\"mkdtemp: %s\"}\n", strerror(errno)); goto out; }
         struct env e;
         const char *call = "";
-        int rc = env_open(c, dir, &e, &call);
-        if (rc) { json_error("write", call, rc); remove_env_dir(dir); goto out; }
+        int rc = lmdbjava_open(c, dir, &e, &call);
+        if (rc) { print_error("write", call, rc); remove_env_dir(dir); goto out; }
         vals.pool_offset = 0;
         uint64_t t0 = now_ns();
         rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
         mdb_env_close(e.env);
         remove_env_dir(dir);
-        if (rc) { json_error("write", call, rc); goto out; }
+        if (rc) { print_error("write", call, rc); goto out; }
     }
     print_samples("write", ns, NULL, iterations);
 out:
@@ -384,28 +327,9 @@ out:
     free(vals.buf);
 }
 
-static const char *ALL = "readKey,readSeq,readRev,readCrc,readXxh64,write";
 static const char *READS = "readKey,readSeq,readRev,readCrc,readXxh64";
 
-/* The Rust worker's checks (WorkloadConfig::validate, the workload parser), same messages. */
-static int parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *end || errno || v[0] == '-' || x > max) {
-        fprintf(stderr, "%s: %s is not a whole number from 0 to %" PRIu64 "\n", opt, v, max);
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
-static int one_of(const char *opt, const char *v, const char *a, const char *b, int *is_b) {
-    if (!strcmp(v, a) || !strcmp(v, b)) { *is_b = !strcmp(v, b); return 1; }
-    fprintf(stderr, "%s: %s is neither %s nor %s\n", opt, v, a, b);
-    return 0;
-}
-
+/* The Rust worker's workload parser, same message. */
 static int known_workloads(const char *list) {
     if (presets_selected(list)) return 1; /* harness/presets.c checks its own names */
     char *copy = strdup(list), *save = NULL;
@@ -414,80 +338,35 @@ static int known_workloads(const char *list) {
         char pattern[32];
         snprintf(pattern, sizeof pattern, ",%s,", w);
         char all[64];
-        snprintf(all, sizeof all, ",%s,", ALL);
-        if (strlen(w) > 16 || !strstr(all, pattern)) { fprintf(stderr, "unknown workload %s; known: %s\n", w, ALL); ok = 0; }
+        snprintf(all, sizeof all, ",%s,", ALL_WORKLOADS);
+        if (strlen(w) > 16 || !strstr(all, pattern)) { fprintf(stderr, "unknown workload %s; known: %s\n", w, ALL_WORKLOADS); ok = 0; }
     }
     free(copy);
     return ok;
 }
 
-static int validate(const struct config *c) {
-    if (c->entries == 0) { fprintf(stderr, "--entries must be at least 1\n"); return 0; }
-    if (!c->random_values && c->value_size < 4) {
-        fprintf(stderr, "--value-size must be at least 4 with --values fixed (each value begins with its 4-byte integer key)\n");
-        return 0;
-    }
-    if (c->value_size < 1 || c->value_size >= POOL_BYTES) {
-        fprintf(stderr, "--value-size must be 1 byte to under 1 MiB\n");
-        return 0;
-    }
-    return 1;
-}
-
-static int parse_args(int argc, char **argv, struct config *c, const char **dir, const char **scratch,
-                      const char **workloads, unsigned *iterations) {
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        uint64_t x = 0;
-        int flag = 0;
-        if (!strcmp(a, "--no-writemap")) { c->writemap = 0; continue; }
-        if (!strcmp(a, "--sync")) { c->nosync = 0; continue; }
-        if (presets_flag(a)) continue;
-        if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 0; }
-        i++;
-        if (!strcmp(a, "--entries")) { if (!parse_u64(a, v, UINT32_MAX, &x)) return 0; c->entries = (uint32_t)x; }
-        else if (!strcmp(a, "--value-size")) { if (!parse_u64(a, v, UINT32_MAX, &x)) return 0; c->value_size = (uint32_t)x; }
-        else if (!strcmp(a, "--keys")) { if (!one_of(a, v, "int", "str16", &flag)) return 0; c->str_keys = flag; }
-        else if (!strcmp(a, "--order")) { if (!one_of(a, v, "seq", "random", &flag)) return 0; c->random_order = flag; }
-        else if (!strcmp(a, "--values")) { if (!one_of(a, v, "fixed", "random", &flag)) return 0; c->random_values = flag; }
-        else if (!strcmp(a, "--seed")) { if (!parse_u64(a, v, UINT64_MAX, &c->seed)) return 0; }
-        else if (!strcmp(a, "--map-size")) { if (!parse_u64(a, v, UINT64_MAX, &c->map_size)) return 0; }
-        else if (!strcmp(a, "--dir")) *dir = v;
-        else if (!strcmp(a, "--scratch")) *scratch = v;
-        else if (!strcmp(a, "--workloads")) { *workloads = !strcmp(v, "all") ? ALL : v; if (!known_workloads(*workloads)) return 0; }
-        else if (!strcmp(a, "--iterations")) {
-            if (!parse_u64(a, v, 1000000, &x) || x == 0) { fprintf(stderr, "--iterations must be at least 1\n"); return 0; }
-            *iterations = (unsigned)x;
-        }
-        else if (!strcmp(a, "--library")) { /* the Rust worker's; the C twin is its own library */ }
-        else if (presets_option(a, v)) { /* harness/presets.c */ }
-        else { fprintf(stderr, "unknown option %s\n", a); return 0; }
-    }
-    return validate(c);
-}
-
-static int open_or_report(const struct config *c, const char *dir, const char *w, struct env *e) {
+static int open_or_report(const struct settings *c, const char *dir, const char *w, struct env *e) {
     const char *call = "";
-    int rc = dir ? env_open(c, dir, e, &call) : EINVAL;
-    if (rc) json_error(w, dir ? call : "--dir missing", rc);
+    int rc = dir ? lmdbjava_open(c, dir, e, &call) : EINVAL;
+    if (rc) print_error(w, dir ? call : "--dir missing", rc);
     return rc == 0;
 }
 
-static int prepare(const struct config *c, const char *dir, const struct dataset *d) {
+static int prepare(const struct settings *c, const char *dir, const struct dataset *d) {
     if (!dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
     struct env e;
     const char *call = "";
-    int rc = env_open(c, dir, &e, &call);
+    int rc = lmdbjava_open(c, dir, &e, &call);
     if (!rc) {
         rc = write_all(&e, c, d, &call);
         mdb_env_close(e.env);
     }
-    if (rc) json_error(NULL, call, rc);
+    if (rc) print_error(NULL, call, rc);
     else printf("{\"prepared\":true}\n");
     return 0;
 }
 
-static void verify(const struct config *c, const char *dir, const char *workloads, const struct dataset *d) {
+static void verify(const struct settings *c, const char *dir, const char *workloads, const struct dataset *d) {
     char *list = strdup(workloads), *save = NULL;
     struct env e;
     int have_env = 0;
@@ -496,7 +375,7 @@ static void verify(const struct config *c, const char *dir, const char *workload
         if (!have_env && !(have_env = open_or_report(c, dir, w, &e))) continue;
         uint64_t entries, digest;
         int rc = verify_one(&e, w, d, &entries, &digest);
-        if (rc) { json_error(w, "mdb_cursor_get", rc); continue; }
+        if (rc) { print_error(w, "mdb_cursor_get", rc); continue; }
         printf("{\"workload\":\"%s\",\"checksum\":{\"entries\":%" PRIu64 ",\"digest\":%" PRIu64 "}}\n", w, entries, digest);
         fflush(stdout);
     }
@@ -504,17 +383,18 @@ static void verify(const struct config *c, const char *dir, const char *workload
     free(list);
 }
 
-static void run(const struct config *c, const char *dir, const char *scratch, const char *workloads,
+static void run(const struct settings *c, const char *dir, const char *scratch, const char *workloads,
                 unsigned iterations, const struct dataset *d) {
     char *list = strdup(workloads), *save = NULL;
     struct env e;
     int have_env = 0;
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (presets_selected(w)) { presets_run(w, c); continue; }
         if (!strcmp(w, "write")) { run_write(c, scratch, d, iterations); continue; }
         if (!have_env) {
             if (!(have_env = open_or_report(c, dir, w, &e))) continue;
             int rc = fault_in(&e);
-            if (rc) { json_error(w, "mdb_cursor_get", rc); mdb_env_close(e.env); have_env = 0; continue; }
+            if (rc) { print_error(w, "mdb_cursor_get", rc); mdb_env_close(e.env); have_env = 0; continue; }
         }
         run_read(&e, w, d, iterations);
     }
@@ -535,16 +415,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "unknown action %s\n", action);
         return 2;
     }
-    struct config c = { 1000000, 100, 0, 0, 0, 1, 1, 42, 0 };
-    const char *dir = NULL, *scratch = "/tmp", *workloads = ALL;
-    unsigned iterations = 1;
-    if (!parse_args(argc, argv, &c, &dir, &scratch, &workloads, &iterations)) return 2;
-    if (presets_selected(workloads)) return presets_main(action, dir, scratch, workloads, iterations, c.seed);
-    if (!c.map_size) c.map_size = (uint64_t)c.entries * c.value_size * 32 / 10;
-    struct dataset d;
-    generate(&c, &d);
-    if (!strcmp(action, "prepare")) return prepare(&c, dir, &d);
-    if (!strcmp(action, "verify")) verify(&c, dir, !strcmp(workloads, ALL) ? READS : workloads, &d);
-    else run(&c, dir, scratch, workloads, iterations, &d);
+    struct settings s;
+    if (!parse_settings(argc, argv, &s) || !known_workloads(s.workloads)) return 2;
+    int preset = presets_selected(s.workloads);
+    /* Presets check their checksums inside each timed pass. */
+    if (preset && !strcmp(action, "verify")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
+    struct dataset d = {0};
+    if (!preset) generate(&s, &d); /* LmdbJava's data; the presets make their own */
+    if (!strcmp(action, "prepare")) return preset ? presets_prepare(&s) : prepare(&s, s.dir, &d);
+    if (!strcmp(action, "verify")) verify(&s, s.dir, !strcmp(s.workloads, ALL_WORKLOADS) ? READS : s.workloads, &d);
+    else run(&s, s.dir, s.scratch, s.workloads, s.iterations, &d);
     return 0;
 }

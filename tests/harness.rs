@@ -33,7 +33,7 @@ fn find<'a>(rows: &'a [Value], engine: &str, tag: &str, workload: &str) -> &'a V
 /// What each read must return, as the library computes it without LMDB.
 fn expected(workload: &str, cfg: &WorkloadConfig) -> String {
     let w: Workload = workload.parse().unwrap();
-    expected_checksum(w, &Dataset::generate(cfg)).expect("a read").to_string()
+    expected_checksum(w, cfg).expect("a read").to_string()
 }
 
 #[test]
@@ -344,6 +344,67 @@ fn the_random_order_database_is_built_as_lmdbjava_builds_it_with_plain_puts() {
     assert!(random.leaf > appended.leaf * 5 / 4, "random {random:?} vs append {appended:?}");
     // The drawn keys are spread over the 31-bit range, not a permutation of 0..n.
     assert!(data.keys.iter().any(|&k| k >= cfg.entries));
+}
+
+#[test]
+fn one_opening_and_one_walk_serve_lmdbjavas_database_and_the_presets() {
+    use lmdb_regress::ffi::bindings::{MDB_NOSYNC, MDB_RDONLY};
+    use lmdb_regress::workload::lmdb::{self, Api, Database, Env, EnvOptions, BACKWARD};
+    use lmdb_regress::workload::{native, Order};
+    let api = Api::load(&library_0933()).unwrap();
+    let cfg = WorkloadConfig { entries: 3000, order: Order::Random, ..WorkloadConfig::default() };
+    let data = Dataset::generate(&cfg);
+    let tmp = tempfile::tempdir().unwrap();
+    native::prepare(&api, tmp.path(), &cfg, &data).unwrap();
+    let mut sorted = data.keys.clone();
+    sorted.sort_unstable();
+    let int = |b: &[u8]| u32::from_ne_bytes(b.try_into().unwrap());
+    // LmdbJava's named database, walked forward: every key once, in order, hashed as readSeq's checksum.
+    let env = Env::open(&api, tmp.path(), &native::env_options(&cfg)).unwrap();
+    let (mut keys, mut h) = (Vec::new(), lmdb_regress::workload::checksum::Hasher::default());
+    let n = env
+        .walk(|k, v| {
+            keys.push(int(k));
+            h.add(k, v);
+        })
+        .unwrap();
+    assert_eq!((n, &keys), (3000, &sorted));
+    assert_eq!(Some(h.finish()), expected_checksum(Workload::ReadSeq, &cfg));
+    // SAFETY: a cursor on a fresh read transaction, ended before the environment closes.
+    unsafe {
+        let tc = lmdb::begin_cursor(&api, &env, MDB_RDONLY).unwrap();
+        let mut back = Vec::new();
+        let walked = lmdb::walk(api.mdb_cursor_get, tc.1, BACKWARD, "mdb_cursor_get", |k, _| {
+            back.push(int(lmdb::bytes(k)));
+            Ok(())
+        });
+        // A failing step ends the walk with its failure, after the entries it saw.
+        let mut seen = 0;
+        let stopped = lmdb::walk(api.mdb_cursor_get, tc.1, BACKWARD, "mdb_cursor_get", |_, _| {
+            seen += 1;
+            if seen == 10 {
+                Err(("stop", 1))
+            } else {
+                Ok(())
+            }
+        });
+        lmdb::end_cursor(&api, tc, false, Ok(())).unwrap();
+        assert_eq!(walked, Ok(3000));
+        assert!(back.iter().rev().eq(sorted.iter()));
+        assert_eq!((stopped, seen), (Err(("stop", 1)), 10));
+    }
+    drop(env);
+    // The presets' unnamed database of the same file, read-only: it holds the named one's record.
+    let unnamed = EnvOptions { map_size: cfg.effective_map_size(), flags: MDB_NOSYNC, db: Database::Unnamed };
+    let env = Env::open(&api, tmp.path(), &unnamed.read_only()).unwrap();
+    let mut names = Vec::new();
+    env.walk(|k, _| names.push(k.to_vec())).unwrap();
+    assert_eq!(names, [b"db".to_vec()]);
+    // Read-only opens create nothing.
+    let empty = tempfile::tempdir().unwrap();
+    let e = Env::open(&api, empty.path(), &unnamed.read_only()).err().expect("no environment to open");
+    assert_eq!(e.call, "mdb_env_open", "{e}");
+    assert!(!empty.path().join("data.mdb").exists());
 }
 
 #[test]

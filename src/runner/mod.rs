@@ -7,7 +7,6 @@ pub mod counter;
 mod layouts;
 pub mod merge;
 pub mod pool;
-mod preset_worker;
 pub mod protocol;
 pub mod runfile;
 pub mod scratch;

@@ -4,10 +4,8 @@
 //! written, in one reused buffer, as LmdbJava's writer does.
 
 use std::collections::HashSet;
-use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
+use super::checksum::Checksum;
 use super::{KeyKind, Order, ValueKind, Workload, WorkloadConfig};
 
 /// Size of the random-value pool (LmdbJava's `RND_MB`).
@@ -154,26 +152,6 @@ impl ValueWriter<'_> {
         }
         &self.buf
     }
-}
-
-/// What a read returned: every tag must agree on it for the same configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checksum {
-    pub entries: u64,
-    /// readCrc: the CRC32; readXxh64: the sum; the others: xxHash64 of every key then
-    /// value in visiting order (computed once per tag, by the `verify` worker).
-    pub digest: u64,
-}
-
-impl fmt::Display for Checksum {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{:016x}", self.entries, self.digest)
-    }
-}
-
-/// The checksum a correct read of `data` must produce, computed without LMDB.
-pub fn expected_checksum(w: Workload, data: &Dataset) -> Option<Checksum> {
-    expected_checksums(&[w], data).pop().map(|(_, c)| c)
 }
 
 /// The checksums of several reads. Values are rebuilt per visit (random ones from each

@@ -83,6 +83,11 @@ impl Api {
         Err(LmdbError { call, code: rc, text })
     }
 
+    /// A timed region's failure, with `mdb_strerror`'s text.
+    pub fn failure(&self, (call, rc): Failed) -> LmdbError {
+        self.check(call, rc).expect_err("a failure's code is non-zero")
+    }
+
     pub fn version(&self) -> (i32, i32, i32, String) {
         let (mut a, mut b, mut c) = (0, 0, 0);
         // SAFETY: writes three ints, returns a static string.
@@ -98,40 +103,81 @@ pub struct Env<'a> {
     pub dbi: MDB_dbi,
 }
 
-/// How to open an environment, as LmdbJava's benchmark does.
+/// Which database an environment's workloads use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Database {
+    /// The database "db", as LmdbJava opens it: one named database, two readers, and
+    /// MDB_INTEGERKEY for integer keys.
+    Named { integer_keys: bool },
+    /// The unnamed database, as Xodus opens it (no named-database table).
+    Unnamed,
+}
+
+/// How to open an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnvOptions {
     pub map_size: u64,
-    pub writemap: bool,
-    pub nosync: bool,
-    pub integer_keys: bool,
+    /// mdb_env_open's flags (MDB_WRITEMAP, MDB_NOSYNC, MDB_RDONLY); without MDB_RDONLY the
+    /// database is created when missing.
+    pub flags: u32,
+    pub db: Database,
+}
+
+/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, MDB_NOSYNC
+/// without `sync`.
+pub fn env_flags(writemap: bool, sync: bool) -> u32 {
+    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | (if sync { 0 } else { sys::MDB_NOSYNC })
+}
+
+impl EnvOptions {
+    /// These options, read-only.
+    pub fn read_only(self) -> EnvOptions {
+        EnvOptions { flags: self.flags | sys::MDB_RDONLY, ..self }
+    }
+}
+
+/// A failed LMDB call inside a timed region: the call and its code (no allocation there).
+pub type Failed = (&'static str, c_int);
+
+/// An LMDB return code as a result, for timed regions.
+#[inline(always)]
+pub fn ok(call: &'static str, rc: c_int) -> Result<(), Failed> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err((call, rc))
+    }
+}
+
+/// The directory as LMDB takes it.
+pub fn c_path(dir: &Path) -> CString {
+    CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL in a path")
 }
 
 impl<'a> Env<'a> {
-    /// Opens (creating) the environment in `dir` and the database "db".
+    /// Opens the environment in `dir` and its database (creating both unless read-only).
     pub fn open(api: &'a Api, dir: &Path, o: &EnvOptions) -> Result<Env<'a>, LmdbError> {
+        let rdonly = o.flags & sys::MDB_RDONLY != 0;
         let mut env = ptr::null_mut();
-        // SAFETY: the standard LMDB opening sequence on pointers we own.
+        // SAFETY: the standard LMDB opening sequence on pointers we own; `e` closes on drop.
         unsafe {
             api.check("mdb_env_create", (api.mdb_env_create)(&mut env))?;
             let mut e = Env { api, env, dbi: 0 };
             api.check("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env, o.map_size as usize))?;
-            api.check("mdb_env_set_maxdbs", (api.mdb_env_set_maxdbs)(env, 1))?;
-            api.check("mdb_env_set_maxreaders", (api.mdb_env_set_maxreaders)(env, 2))?;
-            let mut flags = 0;
-            if o.writemap {
-                flags |= sys::MDB_WRITEMAP;
+            if let Database::Named { .. } = o.db {
+                api.check("mdb_env_set_maxdbs", (api.mdb_env_set_maxdbs)(env, 1))?;
+                api.check("mdb_env_set_maxreaders", (api.mdb_env_set_maxreaders)(env, 2))?;
             }
-            if o.nosync {
-                flags |= sys::MDB_NOSYNC;
-            }
-            let cdir = CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL in a temp path");
-            api.check("mdb_env_open", (api.mdb_env_open)(env, cdir.as_ptr(), flags, 0o664))?;
-            let txn = e.begin(false)?;
-            let mut dflags = sys::MDB_CREATE;
-            if o.integer_keys {
-                dflags |= sys::MDB_INTEGERKEY;
-            }
-            let rc = (api.mdb_dbi_open)(txn, c"db".as_ptr(), dflags, &mut e.dbi);
+            api.check("mdb_env_open", (api.mdb_env_open)(env, c_path(dir).as_ptr(), o.flags, 0o664))?;
+            let txn = e.begin(rdonly)?;
+            let create = if rdonly { 0 } else { sys::MDB_CREATE };
+            let rc = match o.db {
+                Database::Named { integer_keys } => {
+                    let keys = if integer_keys { sys::MDB_INTEGERKEY } else { 0 };
+                    (api.mdb_dbi_open)(txn, c"db".as_ptr(), create | keys, &mut e.dbi)
+                }
+                Database::Unnamed => (api.mdb_dbi_open)(txn, ptr::null(), create, &mut e.dbi),
+            };
             if rc != 0 {
                 (api.mdb_txn_abort)(txn);
                 api.check("mdb_dbi_open", rc)?;
@@ -155,6 +201,111 @@ impl<'a> Env<'a> {
         // SAFETY: txn belongs to this env.
         self.api.check("mdb_cursor_open", unsafe { (self.api.mdb_cursor_open)(txn, self.dbi, &mut cur) })?;
         Ok(cur)
+    }
+}
+
+/// A transaction (read-only with `flags` MDB_RDONLY) and a cursor on `env`'s database, for
+/// timed regions; [`end_cursor`] closes both.
+///
+/// # Safety
+/// `env` is open and no other write transaction of it is active.
+#[inline(always)]
+pub unsafe fn begin_cursor(api: &Api, env: &Env, flags: u32) -> Result<(*mut MDB_txn, *mut MDB_cursor), Failed> {
+    let mut txn = ptr::null_mut();
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), flags, &mut txn))?;
+    let mut cur = ptr::null_mut();
+    if let Err(e) = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur)) {
+        (api.mdb_txn_abort)(txn);
+        return Err(e);
+    }
+    Ok((txn, cur))
+}
+
+/// Closes the cursor, then commits the transaction when `r` is a success of a write
+/// transaction, else aborts it; returns `r` or the commit's failure.
+///
+/// # Safety
+/// `txn` and `cur` come from [`begin_cursor`] and are not used again.
+#[inline(always)]
+pub unsafe fn end_cursor<T>(
+    api: &Api,
+    (txn, cur): (*mut MDB_txn, *mut MDB_cursor),
+    commit: bool,
+    r: Result<T, Failed>,
+) -> Result<T, Failed> {
+    (api.mdb_cursor_close)(cur);
+    if commit && r.is_ok() {
+        ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?;
+    } else {
+        (api.mdb_txn_abort)(txn);
+    }
+    r
+}
+
+/// A walk in key order.
+pub const FORWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
+    (sys::MDB_cursor_op_MDB_FIRST, sys::MDB_cursor_op_MDB_NEXT);
+/// A walk in reverse key order.
+pub const BACKWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
+    (sys::MDB_cursor_op_MDB_LAST, sys::MDB_cursor_op_MDB_PREV);
+
+/// Walks the cursor from `start` by `step`, handing each entry to `each` until it fails;
+/// returns the entries visited. A cursor error other than the end is `call`'s failure.
+///
+/// # Safety
+/// `cur` is an open cursor on a live transaction.
+#[inline(always)]
+pub unsafe fn walk(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    (start, step): (sys::MDB_cursor_op, sys::MDB_cursor_op),
+    call: &'static str,
+    mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
+) -> Result<u64, Failed> {
+    let (mut k, mut v) = (empty_val(), empty_val());
+    let mut n = 0u64;
+    let mut rc = get(cur, &mut k, &mut v, start);
+    while rc == 0 {
+        each(&mut k, &mut v)?;
+        n += 1;
+        rc = get(cur, &mut k, &mut v, step);
+    }
+    if rc == sys::MDB_NOTFOUND {
+        Ok(n)
+    } else {
+        Err((call, rc))
+    }
+}
+
+/// Reads one byte of every 4 KiB a value spans: values too large for a leaf live on
+/// overflow pages, which a walk alone never touches.
+///
+/// # Safety
+/// `v` points at memory LMDB keeps valid for the transaction.
+#[inline(always)]
+pub unsafe fn touch(v: &MDB_val) {
+    let p = v.mv_data as *const u8;
+    let mut off = 0;
+    while off < v.mv_size {
+        std::ptr::read_volatile(p.add(off));
+        off += 4096;
+    }
+}
+
+impl Env<'_> {
+    /// Walks the whole database in key order in a read transaction of its own (untimed).
+    pub fn walk(&self, mut each: impl FnMut(&[u8], &[u8])) -> Result<u64, LmdbError> {
+        let api = self.api;
+        // SAFETY: a cursor on a fresh read transaction, closed right after; each entry's
+        // bytes are valid until then.
+        unsafe {
+            let tc = begin_cursor(api, self, sys::MDB_RDONLY).map_err(|e| api.failure(e))?;
+            let r = walk(api.mdb_cursor_get, tc.1, FORWARD, "mdb_cursor_get", |k, v| {
+                each(bytes(k), bytes(v));
+                Ok(())
+            });
+            end_cursor(api, tc, false, r).map_err(|e| api.failure(e))
+        }
     }
 }
 

@@ -2,13 +2,16 @@
 //! read and write. The Rust engine (`native`) and the C twin (harness/workloads.c)
 //! implement the same definitions, down to the pseudo-random sequences.
 
+pub mod checksum;
 pub mod dataset;
 pub mod lmdb;
+pub mod measure;
 pub mod native;
 pub mod perf;
 pub mod presets;
 
-pub use dataset::{expected_checksum, Checksum, Dataset, SplitMix64, POOL_BYTES};
+pub use checksum::Checksum;
+pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
 
 use std::fmt;
 use std::str::FromStr;
@@ -119,6 +122,15 @@ impl FromStr for Workload {
                  and the presets' (run --preset list)"
             )
         })
+    }
+}
+
+/// The checksum a correct pass of `w` under `cfg` must produce, computed without LMDB:
+/// a read's, or a preset pass's; None for LmdbJava's write, which reads nothing back.
+pub fn expected_checksum(w: Workload, cfg: &WorkloadConfig) -> Option<Checksum> {
+    match w {
+        Workload::Preset(p) => Some(presets::expected_checksum(p, cfg)),
+        w => dataset::expected_checksums(&[w], &Dataset::generate(cfg)).pop().map(|(_, c)| c),
     }
 }
 

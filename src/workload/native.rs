@@ -5,30 +5,28 @@
 //! `--toggle-collect=lmdbregress_timed_*`) can count exactly its region.
 
 use std::hint::black_box;
-use std::os::raw::c_int;
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::Result;
 
 use super::dataset::{self, ValueWriter};
-use super::lmdb::{bytes, empty_val, val, Api, CursorGet, CursorPut, Env, EnvOptions, LmdbError, MDB_cursor, MDB_val};
+use super::lmdb::{
+    self, begin_cursor, bytes, empty_val, end_cursor, touch, val, walk, Api, CursorGet, CursorPut, Database, Env,
+    EnvOptions, Failed, MDB_cursor, MDB_val, BACKWARD, FORWARD,
+};
+use super::measure::{timed, Outcome};
 use super::perf::PerfCounter;
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 
-const FIRST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_FIRST;
-const NEXT: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_NEXT;
-const LAST: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_LAST;
-const PREV: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_PREV;
 const SET_KEY: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_SET_KEY;
 
+/// How LmdbJava's benchmark opens its environments: the database "db".
 pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     EnvOptions {
         map_size: cfg.effective_map_size(),
-        writemap: !cfg.no_writemap,
-        nosync: !cfg.sync,
-        integer_keys: cfg.keys == KeyKind::Int,
+        flags: lmdb::env_flags(!cfg.no_writemap, cfg.sync),
+        db: Database::Named { integer_keys: cfg.keys == KeyKind::Int },
     }
 }
 
@@ -67,7 +65,7 @@ fn consume(k: &MDB_val, v: &MDB_val) {
 }
 
 /// Result of the timed region: its own output (CRC, xxHash sum) or the failing call.
-type Timed = Result<u64, (&'static str, c_int)>;
+type Timed = Result<u64, Failed>;
 
 /// # Safety (all timed functions)
 /// `cur` is an open cursor on a read transaction of the database `data` was written to.
@@ -91,38 +89,23 @@ pub unsafe fn lmdbregress_timed_read_key(
     Ok(0)
 }
 
-#[inline(always)]
-unsafe fn walk(
-    get: CursorGet,
-    cur: *mut MDB_cursor,
-    start: sys::MDB_cursor_op,
-    step: sys::MDB_cursor_op,
-    mut each: impl FnMut(&MDB_val, &MDB_val),
-) -> Result<(), (&'static str, c_int)> {
-    let (mut k, mut v) = (empty_val(), empty_val());
-    let mut rc = get(cur, &mut k, &mut v, start);
-    while rc == 0 {
-        each(&k, &v);
-        rc = get(cur, &mut k, &mut v, step);
-    }
-    if rc == sys::MDB_NOTFOUND {
-        Ok(())
-    } else {
-        Err(("mdb_cursor_get", rc))
-    }
-}
-
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    walk(get, cur, FIRST, NEXT, |k, v| consume(k, v))?;
+    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
+        consume(k, v);
+        Ok(())
+    })?;
     Ok(0)
 }
 
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    walk(get, cur, LAST, PREV, |k, v| consume(k, v))?;
+    walk(get, cur, BACKWARD, "mdb_cursor_get", |k, v| {
+        consume(k, v);
+        Ok(())
+    })?;
     Ok(0)
 }
 
@@ -130,9 +113,10 @@ pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor) -
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_read_crc(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
     let mut h = crc32fast::Hasher::new();
-    walk(get, cur, FIRST, NEXT, |k, v| {
+    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
         h.update(bytes(k));
         h.update(bytes(v));
+        Ok(())
     })?;
     Ok(h.finalize() as u64)
 }
@@ -141,10 +125,11 @@ pub unsafe fn lmdbregress_timed_read_crc(get: CursorGet, cur: *mut MDB_cursor) -
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_read_xxh64(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
     let mut sum = 0u64;
-    walk(get, cur, FIRST, NEXT, |k, v| {
+    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
         sum = sum
             .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(k), 0))
             .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(v), 0));
+        Ok(())
     })?;
     Ok(sum)
 }
@@ -165,37 +150,18 @@ pub unsafe fn lmdbregress_timed_write(
     flags: u32,
 ) -> Timed {
     let (key, values) = buffers;
-    let mut txn = std::ptr::null_mut();
-    let rc = (api.mdb_txn_begin)(env.env, std::ptr::null_mut(), 0, &mut txn);
-    if rc != 0 {
-        return Err(("mdb_txn_begin", rc));
-    }
-    let mut cur = std::ptr::null_mut();
-    let rc = (api.mdb_cursor_open)(txn, env.dbi, &mut cur);
-    if rc != 0 {
-        (api.mdb_txn_abort)(txn);
-        return Err(("mdb_cursor_open", rc));
-    }
+    let tc = begin_cursor(api, env, 0)?;
+    let mut r = Ok(0);
     for j in 0..data.len() {
         let mut k = key.fill(data, j);
         let mut v = val(values.fill(j));
-        let rc = put(cur, &mut k, &mut v, flags);
+        let rc = put(tc.1, &mut k, &mut v, flags);
         if rc != 0 {
-            (api.mdb_cursor_close)(cur);
-            (api.mdb_txn_abort)(txn);
-            return Err(("mdb_cursor_put", rc));
+            r = Err(("mdb_cursor_put", rc));
+            break;
         }
     }
-    (api.mdb_cursor_close)(cur);
-    let rc = (api.mdb_txn_commit)(txn);
-    if rc != 0 {
-        return Err(("mdb_txn_commit", rc));
-    }
-    Ok(0)
-}
-
-fn lmdb_err(api: &Api, (call, rc): (&'static str, c_int)) -> LmdbError {
-    api.check(call, rc).expect_err("rc is non-zero")
+    end_cursor(api, tc, true, r)
 }
 
 fn write_flags(cfg: &WorkloadConfig) -> u32 {
@@ -218,47 +184,22 @@ pub fn write_database(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Datase
     let (mut key, mut values) = (KeyBuffer::new(data), data.values());
     // SAFETY: env is open and idle.
     unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags) }
-        .map_err(|e| lmdb_err(api, e))?;
+        .map_err(|e| api.failure(e))?;
     Ok(())
-}
-
-/// One timed sample.
-pub struct Measured {
-    pub nanos: u64,
-    /// Instructions retired in the timed region, when a perf counter was given.
-    pub instructions: Option<u64>,
 }
 
 /// One untimed walk over the database, so the timed passes that follow take no page
 /// faults: what LmdbJava's warm-up iterations leave behind. (Not a `timed_` function, so
 /// instruction counters skip it.)
-pub fn fault_in(api: &Api, env: &Env) -> Result<()> {
-    let txn = env.begin(true)?;
-    let cur = env.cursor(txn)?;
-    // SAFETY: cursor on a live read transaction, closed right after.
-    // One byte of every 4 KiB of each value: values too large for a leaf live on overflow
-    // pages, which a walk alone never touches.
-    let r = unsafe {
-        walk(api.mdb_cursor_get, cur, FIRST, NEXT, |_, v| {
-            let b = bytes(v);
-            for i in (0..b.len()).step_by(4096) {
-                std::ptr::read_volatile(&b[i]);
-            }
-        })
-    };
-    unsafe {
-        (api.mdb_cursor_close)(cur);
-        (api.mdb_txn_abort)(txn);
-    }
-    r.map_err(|e| lmdb_err(api, e))?;
+pub fn fault_in(env: &Env) -> Result<()> {
+    // SAFETY: the value's bytes are the transaction's, live during the walk.
+    env.walk(|_, v| unsafe { touch(&val(v)) })?;
     Ok(())
 }
 
 /// The untimed check, once per run for each engine and tag: what each read workload
 /// visits, hashed as its [`Checksum`] says, through this library.
 pub fn verify(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Checksum> {
-    let txn = env.begin(true)?;
-    let cur = env.cursor(txn)?;
     let get = api.mdb_cursor_get;
     let mut entries = 0u64;
     let mut xx = xxhash_rust::xxh64::Xxh64::new(0);
@@ -272,20 +213,20 @@ pub fn verify(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Check
         sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
         entries += 1;
     };
-    // SAFETY: cursor on a live read transaction; pointers valid until it ends.
-    let r = unsafe {
-        match w {
-            Workload::ReadKey => by_key(get, cur, data, &mut each),
-            Workload::ReadRev => walk(get, cur, LAST, PREV, |k, v| each(bytes(k), bytes(v))),
-            _ => walk(get, cur, FIRST, NEXT, |k, v| each(bytes(k), bytes(v))),
-        }
-    };
-    // SAFETY: closing what we opened, in order.
+    // SAFETY: a cursor on a fresh read transaction, closed right after; pointers valid until then.
     unsafe {
-        (api.mdb_cursor_close)(cur);
-        (api.mdb_txn_abort)(txn);
+        let tc = begin_cursor(api, env, sys::MDB_RDONLY).map_err(|e| api.failure(e))?;
+        let mut walked = |k: &mut MDB_val, v: &mut MDB_val| {
+            each(bytes(k), bytes(v));
+            Ok(())
+        };
+        let r = match w {
+            Workload::ReadKey => by_key(get, tc.1, data, &mut each),
+            Workload::ReadRev => walk(get, tc.1, BACKWARD, "mdb_cursor_get", &mut walked).map(drop),
+            _ => walk(get, tc.1, FORWARD, "mdb_cursor_get", &mut walked).map(drop),
+        };
+        end_cursor(api, tc, false, r).map_err(|e| api.failure(e))?;
     }
-    r.map_err(|e| lmdb_err(api, e))?;
     let digest = match w {
         Workload::ReadCrc => crc.finalize() as u64,
         Workload::ReadXxh64 => sum,
@@ -300,7 +241,7 @@ unsafe fn by_key(
     cur: *mut MDB_cursor,
     data: &Dataset,
     mut each: impl FnMut(&[u8], &[u8]),
-) -> Result<(), (&'static str, c_int)> {
+) -> Result<(), Failed> {
     for j in 0..data.len() {
         let mut k = val(data.key(j));
         let mut v = empty_val();
@@ -313,72 +254,78 @@ unsafe fn by_key(
     Ok(())
 }
 
-/// Times one read workload once. The transaction and cursor are opened before the clock
-/// starts and closed after it stops, as LmdbJava's benchmark holds them open.
-pub fn time_read(
+/// Times read workload `w` `iterations` times on the open read database; readCrc and
+/// readXxh64 also report what each pass computed.
+pub fn run_read(
     api: &Api,
     env: &Env,
     w: Workload,
     data: &Dataset,
+    iterations: u32,
     mut counter: Option<&mut PerfCounter>,
-) -> Result<(Measured, u64)> {
-    let txn = env.begin(true)?;
-    let cur = env.cursor(txn)?;
-    let get = api.mdb_cursor_get;
-    // SAFETY: closing what we opened, once, on every path below.
-    let close = || unsafe {
-        (api.mdb_cursor_close)(cur);
-        (api.mdb_txn_abort)(txn);
-    };
-    let mut key = KeyBuffer::new(data);
-    if let Some(c) = counter.as_deref_mut() {
-        if let Err(e) = c.start() {
-            close();
-            return Err(e);
+) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    for _ in 0..iterations {
+        let (ns, instructions, output) = time_read(api, env, w, data, counter.as_deref_mut())?;
+        out.push(ns, instructions);
+        if matches!(w, Workload::ReadCrc | Workload::ReadXxh64) {
+            out.outputs.push(output);
         }
     }
-    let start = Instant::now();
-    // SAFETY: cursor on a live read transaction.
-    let r = unsafe {
-        match w {
+    Ok(out)
+}
+
+/// Times one read workload once. The transaction and cursor are opened before the clock
+/// starts and closed after it stops, as LmdbJava's benchmark holds them open.
+fn time_read(
+    api: &Api,
+    env: &Env,
+    w: Workload,
+    data: &Dataset,
+    counter: Option<&mut PerfCounter>,
+) -> Result<(u64, Option<u64>, u64)> {
+    let get = api.mdb_cursor_get;
+    let mut key = KeyBuffer::new(data);
+    // SAFETY: a cursor on a fresh read transaction, closed once, after the timed pass.
+    unsafe {
+        let tc = begin_cursor(api, env, sys::MDB_RDONLY).map_err(|e| api.failure(e))?;
+        let cur = tc.1;
+        let pass = timed(counter, || match w {
             Workload::ReadKey => lmdbregress_timed_read_key(get, cur, data, &mut key),
             Workload::ReadSeq => lmdbregress_timed_read_seq(get, cur),
             Workload::ReadRev => lmdbregress_timed_read_rev(get, cur),
             Workload::ReadCrc => lmdbregress_timed_read_crc(get, cur),
             Workload::ReadXxh64 => lmdbregress_timed_read_xxh64(get, cur),
             Workload::Write | Workload::Preset(_) => unreachable!("not one of the five reads"),
-        }
-    };
-    let nanos = start.elapsed().as_nanos() as u64;
-    let instructions = counter.map(|c| c.stop()).transpose();
-    close();
-    let out = r.map_err(|e| lmdb_err(api, e))?;
-    let instructions = instructions?;
-    Ok((Measured { nanos, instructions }, out))
+        });
+        let _ = end_cursor(api, tc, false, Ok(()));
+        let (ns, instructions, r) = pass?;
+        Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
+    }
 }
 
-/// Times one write on a fresh environment in `scratch`; creating it is not timed.
-pub fn time_write(
+/// Times the write workload `iterations` times, each on a fresh environment in `scratch`;
+/// creating it is not timed.
+pub fn run_write(
     api: &Api,
     scratch: &Path,
     cfg: &WorkloadConfig,
     data: &Dataset,
+    iterations: u32,
     mut counter: Option<&mut PerfCounter>,
-) -> Result<Measured> {
-    let dir = tempfile::tempdir_in(scratch)?;
-    let env = Env::open(api, dir.path(), &env_options(cfg))?;
-    let (mut key, mut values) = (KeyBuffer::new(data), data.values());
-    let flags = write_flags(cfg);
-    if let Some(c) = counter.as_deref_mut() {
-        c.start()?;
+) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    for _ in 0..iterations {
+        let dir = tempfile::tempdir_in(scratch)?;
+        let env = Env::open(api, dir.path(), &env_options(cfg))?;
+        let (mut key, mut values) = (KeyBuffer::new(data), data.values());
+        let flags = write_flags(cfg);
+        // SAFETY: env is open and idle.
+        let (ns, instructions, r) = timed(counter.as_deref_mut(), || unsafe {
+            lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags)
+        })?;
+        r.map_err(|e| api.failure(e))?;
+        out.push(ns, instructions);
     }
-    let start = Instant::now();
-    // SAFETY: env is open and idle.
-    let r = unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags) };
-    let nanos = start.elapsed().as_nanos() as u64;
-    let instructions = counter.map(|c| c.stop()).transpose();
-    r.map_err(|e| lmdb_err(api, e))?;
-    let instructions = instructions?;
-    drop(env);
-    Ok(Measured { nanos, instructions })
+    Ok(out)
 }

@@ -5,6 +5,7 @@ use anyhow::{ensure, Result};
 use serde::{Deserialize, Serialize};
 
 use super::Preset;
+use crate::workload::lmdb::{self, Database, EnvOptions};
 
 /// Every preset parameter; a preset's own defaults fill what is not given.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, clap::Args)]
@@ -95,10 +96,10 @@ impl PresetConfig {
         self.entries.expect("a resolved preset configuration")
     }
 
-    /// LMDB flags every preset environment is opened with.
-    pub fn env_flags(&self) -> u32 {
-        use crate::ffi::bindings as sys;
-        (if self.writemap { sys::MDB_WRITEMAP } else { 0 }) | (if self.sync { 0 } else { sys::MDB_NOSYNC })
+    /// How every preset environment is opened (after `resolve`): the unnamed database.
+    pub fn env_options(&self) -> EnvOptions {
+        let map_size = self.map_size.expect("a resolved preset configuration");
+        EnvOptions { map_size, flags: lmdb::env_flags(self.writemap, self.sync), db: Database::Unnamed }
     }
 
     /// The options that differ from the defaults, as worker arguments (Rust or C).

@@ -5,47 +5,22 @@
 
 use anyhow::{bail, Result};
 
-use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
-use super::{pagecache, timed, usage, Context, Figures, Outcome, PresetWorkload, Residency, COLD_NOT_ACHIEVED};
+use super::{pagecache, store, usage, Context, Figures, PresetWorkload, Residency, COLD_NOT_ACHIEVED};
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{empty_val, Api, Env, MDB_val};
+use crate::workload::lmdb::{begin_cursor, end_cursor, ok, touch, walk, Api, Env, Failed, MDB_val, FORWARD};
+use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 
-/// Reads one byte of every page a value spans, so values on overflow pages are read too.
+/// Walks `src` with a cursor of its own, handing each entry to `each`; the entry count.
 #[inline(always)]
-unsafe fn touch(v: &MDB_val) {
-    let p = v.mv_data as *const u8;
-    let mut off = 0;
-    while off < v.mv_size {
-        std::ptr::read_volatile(p.add(off));
-        off += 4096;
-    }
-}
-
-/// Walks `src` with a cursor, handing each entry to `each`; returns the entry count.
-#[inline(always)]
-unsafe fn walk(
+unsafe fn walk_source(
     api: &Api,
     src: &Env,
-    mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
+    each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
 ) -> Result<u64, Failed> {
     let tc = begin_cursor(api, src, sys::MDB_RDONLY)?;
-    let (mut k, mut v) = (empty_val(), empty_val());
-    let mut n = 0u64;
-    let mut r = Ok(());
-    let mut rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
-    while rc == 0 {
-        r = each(&mut k, &mut v);
-        if r.is_err() {
-            break;
-        }
-        n += 1;
-        rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
-    }
-    if r.is_ok() && rc != sys::MDB_NOTFOUND {
-        r = Err(("mdb_cursor_get(MDB_NEXT)", rc));
-    }
-    end_cursor(api, tc, false, r.map(|()| n))
+    let n = walk(api.mdb_cursor_get, tc.1, FORWARD, "mdb_cursor_get(MDB_NEXT)", each);
+    end_cursor(api, tc, false, n)
 }
 
 /// # Safety
@@ -54,7 +29,7 @@ unsafe fn walk(
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_migrate_copy(api: &Api, src: &Env, dst: &Env, flags: u32) -> Result<u64, Failed> {
     let tc = begin_cursor(api, dst, 0)?;
-    let n = walk(api, src, |k, v| ok("mdb_cursor_put", (api.mdb_cursor_put)(tc.1, k, v, flags)));
+    let n = walk_source(api, src, |k, v| ok("mdb_cursor_put", (api.mdb_cursor_put)(tc.1, k, v, flags)));
     end_cursor(api, tc, true, n)
 }
 
@@ -63,7 +38,7 @@ pub unsafe fn lmdbregress_timed_migrate_copy(api: &Api, src: &Env, dst: &Env, fl
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_migrate_read(api: &Api, src: &Env) -> Result<u64, Failed> {
-    walk(api, src, |_, v| {
+    walk_source(api, src, |_, v| {
         touch(v);
         Ok(())
     })
@@ -97,7 +72,7 @@ pub fn run(ctx: &Context, w: PresetWorkload, mut counter: Option<&mut PerfCounte
     let mut out = Outcome::default();
     for _ in 0..ctx.iterations {
         let (ns, instructions, checksum, figures) = once(ctx, copy, w.is_cold(), counter.as_deref_mut())?;
-        out.push(ns, instructions, checksum, figures)?;
+        out.push_checked(ns, instructions, checksum, figures)?;
     }
     Ok(out)
 }
@@ -108,11 +83,10 @@ type Pass = (u64, Option<u64>, crate::workload::Checksum, Figures);
 /// the meta pages) and before the clock starts.
 fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>) -> Result<Pass> {
     let (api, pc, dir) = (ctx.api, &ctx.cfg, ctx.dir()?);
-    let map = pc.map_size.expect("resolved");
     let resident = cache_state(&store::data_file(dir), cold)?;
-    let src = store::open(api, dir, map, pc.env_flags() | sys::MDB_RDONLY)?;
+    let src = Env::open(api, dir, &pc.env_options().read_only())?;
     let fresh = tempfile::tempdir_in(ctx.scratch)?;
-    let dst = if copy { Some(store::open(api, fresh.path(), map, pc.env_flags())?) } else { None };
+    let dst = if copy { Some(Env::open(api, fresh.path(), &pc.env_options())?) } else { None };
     let put = if pc.migrate_append { sys::MDB_APPEND } else { 0 };
     let reset = usage::reset_peak();
     let before = usage::snapshot()?;
@@ -124,7 +98,7 @@ fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>
         }
     })?;
     let used = usage::between(before, usage::snapshot()?, reset.then(usage::peak_kib).flatten());
-    let n = r.map_err(|e| lmdb_err(api, e))?;
+    let n = r.map_err(|e| api.failure(e))?;
     if n != pc.n() as u64 {
         bail!("the timed pass visited {n} entries of {}", pc.n());
     }

@@ -19,12 +19,13 @@ pub mod usage;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Instant;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::lmdb::{self, Api};
+use super::lmdb::{self, Api, Failed};
+use super::measure::{timed, Outcome};
+pub use super::measure::{Figures, Residency, Usage};
 use super::perf::PerfCounter;
 use super::{Checksum, Workload, WorkloadConfig};
 pub use config::PresetConfig;
@@ -308,74 +309,6 @@ fn flags_of(p: Preset) -> &'static str {
 /// shows "cold not achieved" instead of a number.
 pub const COLD_NOT_ACHIEVED: &str = "cold not achieved";
 
-/// Figures a preset sample carries beside its time.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    /// Operations in the timed pass (entries, or open-get cycles): instruction counts are per one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ops: Option<u64>,
-    /// open-get: every cycle's latency in nanoseconds.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub latencies_ns: Vec<u64>,
-    /// The database file's allocated size in bytes (st_blocks × 512).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db_bytes: Option<u64>,
-    /// migrate: what the timed region cost the process.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// migrate: the source file's pages in the page cache just before the timed region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resident: Option<Residency>,
-}
-
-impl Figures {
-    pub fn is_empty(&self) -> bool {
-        *self == Figures::default()
-    }
-}
-
-/// getrusage deltas over the timed region, and its peak resident set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub user_us: u64,
-    pub sys_us: u64,
-    /// Peak RSS in KiB during the timed region (VmHWM after resetting it); None where
-    /// the kernel does not let a process reset it.
-    pub max_rss_kib: Option<u64>,
-    pub major_faults: u64,
-    pub minor_faults: u64,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Residency {
-    pub resident_pages: u64,
-    pub total_pages: u64,
-}
-
-/// What a preset workload measured in one worker.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub samples_ns: Vec<u64>,
-    pub instructions: Vec<u64>,
-    pub checksum: Option<Checksum>,
-    /// One per sample.
-    pub figures: Vec<Figures>,
-}
-
-impl Outcome {
-    /// Records one timed pass; every pass must produce the same checksum.
-    fn push(&mut self, ns: u64, instructions: Option<u64>, checksum: Checksum, figures: Figures) -> Result<()> {
-        if let Some(c) = self.checksum.filter(|c| *c != checksum) {
-            bail!("pass {} produced checksum {checksum}, the first {c}", self.samples_ns.len() + 1);
-        }
-        self.checksum = Some(checksum);
-        self.samples_ns.push(ns);
-        self.instructions.extend(instructions);
-        self.figures.push(figures);
-        Ok(())
-    }
-}
-
 /// Where a worker runs a preset workload.
 pub struct Context<'a> {
     pub api: &'a Api,
@@ -395,18 +328,6 @@ impl Context<'_> {
     }
 }
 
-/// Times one pass: the perf counter (when counting) around the clock, nothing else inside.
-fn timed<T>(mut counter: Option<&mut PerfCounter>, pass: impl FnOnce() -> T) -> Result<(u64, Option<u64>, T)> {
-    if let Some(c) = counter.as_deref_mut() {
-        c.start()?;
-    }
-    let start = Instant::now();
-    let r = pass();
-    let ns = start.elapsed().as_nanos() as u64;
-    let instructions = counter.map(|c| c.stop()).transpose()?;
-    Ok((ns, instructions, r))
-}
-
 /// Times `write` on a fresh environment in the scratch directory, `iterations` times; each
 /// pass's checksum is of the environment written, its figures the operations and the
 /// data file's size on disk.
@@ -414,19 +335,19 @@ fn fresh_writes(
     ctx: &Context,
     ops: usize,
     mut counter: Option<&mut PerfCounter>,
-    write: impl Fn(&lmdb::Env) -> Result<(), store::Failed>,
+    write: impl Fn(&lmdb::Env) -> Result<(), Failed>,
 ) -> Result<Outcome> {
     let mut out = Outcome::default();
     for _ in 0..ctx.iterations {
         let dir = tempfile::tempdir_in(ctx.scratch)?;
-        let env = store::open(ctx.api, dir.path(), ctx.cfg.map_size.expect("resolved"), ctx.cfg.env_flags())?;
+        let env = lmdb::Env::open(ctx.api, dir.path(), &ctx.cfg.env_options())?;
         let (ns, instructions, r) = timed(counter.as_deref_mut(), || write(&env))?;
-        r.map_err(|e| store::lmdb_err(ctx.api, e))?;
+        r.map_err(|e| ctx.api.failure(e))?;
         let checksum = store::walk_checksum(&env)?;
         drop(env);
         let figures =
             Figures { ops: Some(ops as u64), db_bytes: Some(store::size_on_disk(dir.path())?), ..Default::default() };
-        out.push(ns, instructions, checksum, figures)?;
+        out.push_checked(ns, instructions, checksum, figures)?;
     }
     Ok(out)
 }
@@ -462,8 +383,9 @@ pub fn run(
     }
 }
 
-/// The checksum a correct pass of `w` must produce, computed without LMDB.
-pub fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
+/// The checksum a correct pass of `w` must produce, computed without LMDB (callers use
+/// [`crate::workload::expected_checksum`], for every workload).
+pub(crate) fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
     let pc = cfg.preset.resolve(w.preset());
     match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, &pc, cfg.seed),

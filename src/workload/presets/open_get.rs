@@ -5,15 +5,16 @@
 
 use std::ffi::CStr;
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::{bail, Result};
 
 use super::data::Docs;
-use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
-use super::{fresh_writes, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use super::store;
+use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{bytes, empty_val, val, Api, Env};
+use crate::workload::checksum::checksum_of;
+use crate::workload::lmdb::{begin_cursor, c_path, empty_val, end_cursor, ok, val, Api, Env, Failed};
+use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::Checksum;
 
@@ -84,9 +85,9 @@ unsafe fn open_get_in(
 /// The documents' database, as the write workload writes it.
 pub fn prepare(api: &Api, dir: &Path, pc: &PresetConfig, seed: u64) -> Result<()> {
     let docs = Docs::generate(pc.n(), pc.max_value, seed);
-    let env = store::open(api, dir, pc.map_size.expect("resolved"), pc.env_flags())?;
+    let env = Env::open(api, dir, &pc.env_options())?;
     // SAFETY: env is open and idle.
-    unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) }.map_err(|e| lmdb_err(api, e))?;
+    unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) }.map_err(|e| api.failure(e))?;
     Ok(())
 }
 
@@ -108,59 +109,42 @@ fn write(ctx: &Context, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
 fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
     let (api, pc, dir) = (ctx.api, &ctx.cfg, ctx.dir()?);
     let key = pc.open_get_key.expect("resolved").to_be_bytes();
-    let cdir = store::c_path(dir);
-    let map = pc.map_size.expect("resolved") as usize;
-    let flags = pc.env_flags();
+    let cdir = c_path(dir);
+    let o = pc.env_options();
     let n = pc.open_get_cycles as usize;
     let mut passes = Vec::new();
     for _ in 0..ctx.iterations {
         let mut latencies = Vec::with_capacity(n);
         let mut instructions: Option<u64> = None;
         for _ in 0..n {
-            if let Some(c) = counter.as_deref_mut() {
-                c.start()?;
-            }
-            let start = Instant::now();
             // SAFETY: the prepared database holds every key below the entry count.
-            let r = unsafe { lmdbregress_timed_open_get(api, &cdir, map, flags, &key) };
-            latencies.push(start.elapsed().as_nanos() as u64);
-            if let Some(c) = counter.as_deref_mut() {
-                *instructions.get_or_insert(0) += c.stop()?;
+            let (ns, counted, r) = timed(counter.as_deref_mut(), || unsafe {
+                lmdbregress_timed_open_get(api, &cdir, o.map_size as usize, o.flags, &key)
+            })?;
+            latencies.push(ns);
+            if let Some(c) = counted {
+                *instructions.get_or_insert(0) += c;
             }
-            r.map_err(|e| lmdb_err(api, e))?;
+            r.map_err(|e| api.failure(e))?;
         }
         passes.push((latencies, instructions));
     }
-    let checksum = get_checksum(&store::open(api, dir, map as u64, flags | sys::MDB_RDONLY)?, &key)?;
+    let checksum = store::lookup_checksum(&Env::open(api, dir, &o.read_only())?, [&key[..]])?;
     let db_bytes = Some(store::size_on_disk(dir)?);
     let mut out = Outcome::default();
     for (latencies_ns, instructions) in passes {
         let mean = latencies_ns.iter().sum::<u64>() / n as u64;
         let figures = Figures { ops: Some(n as u64), latencies_ns, db_bytes, ..Default::default() };
-        out.push(mean, instructions, checksum, figures)?;
+        out.push_checked(mean, instructions, checksum, figures)?;
     }
     Ok(out)
-}
-
-/// One entry: xxHash64 of the key then the value found for it.
-fn get_checksum(env: &Env, key: &[u8]) -> Result<Checksum> {
-    let api = env.api;
-    let txn = env.begin(true)?;
-    let (mut k, mut v) = (val(key), empty_val());
-    // SAFETY: a live read transaction; v points into its pages until it ends.
-    let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
-    let checksum = (rc == 0).then(|| store::checksum_of(std::iter::once((key, unsafe { bytes(&v) }))));
-    // SAFETY: ending the transaction we began, after the last use of its pages.
-    unsafe { (api.mdb_txn_abort)(txn) };
-    api.check("mdb_get", rc)?;
-    Ok(checksum.expect("rc is 0"))
 }
 
 pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
     let docs = Docs::generate(pc.n(), pc.max_value, seed);
     if w == PresetWorkload::OpenGet {
         let i = pc.open_get_key.expect("resolved") as usize;
-        return store::checksum_of(std::iter::once((docs.key(i), docs.value(i))));
+        return checksum_of(std::iter::once((docs.key(i), docs.value(i))));
     }
-    store::checksum_of((0..docs.len()).map(|i| (docs.key(i), docs.value(i))))
+    checksum_of((0..docs.len()).map(|i| (docs.key(i), docs.value(i))))
 }

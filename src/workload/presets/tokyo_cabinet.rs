@@ -5,10 +5,12 @@
 use anyhow::{bail, Result};
 
 use super::data::{TcKeys, TC_KEY};
-use super::store::{self, begin_cursor, end_cursor, lmdb_err, ok, Failed};
-use super::{fresh_writes, timed, Context, Figures, Outcome, PresetConfig, PresetWorkload};
+use super::store;
+use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{empty_val, val, Api, Env};
+use crate::workload::checksum::checksum_of;
+use crate::workload::lmdb::{begin_cursor, empty_val, end_cursor, ok, val, walk, Api, Env, Failed, FORWARD};
+use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::Checksum;
 
@@ -34,15 +36,12 @@ pub unsafe fn lmdbregress_timed_tc_write(api: &Api, env: &Env, keys: &[u8]) -> R
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_tc_read_successive(api: &Api, env: &Env) -> Result<u64, Failed> {
     let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
-    let (mut k, mut v) = (empty_val(), empty_val());
     let mut sum = 0u64;
-    let mut rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_FIRST);
-    while rc == 0 {
+    let r = walk(api.mdb_cursor_get, tc.1, FORWARD, "mdb_cursor_get(MDB_NEXT)", |k, v| {
         sum += (k.mv_size + v.mv_size) as u64;
-        rc = (api.mdb_cursor_get)(tc.1, &mut k, &mut v, sys::MDB_cursor_op_MDB_NEXT);
-    }
-    let r = if rc == sys::MDB_NOTFOUND { Ok(sum) } else { Err(("mdb_cursor_get(MDB_NEXT)", rc)) };
-    end_cursor(api, tc, false, r)
+        Ok(())
+    });
+    end_cursor(api, tc, false, r.map(|_| sum))
 }
 
 /// Looks every key up in `keys`' order; returns the sum of key and value lengths.
@@ -69,9 +68,9 @@ pub unsafe fn lmdbregress_timed_tc_read_random(api: &Api, env: &Env, keys: &[u8]
 /// The read database: every key in ascending order, as Xodus's read benchmark writes it.
 pub fn prepare(api: &Api, dir: &std::path::Path, pc: &PresetConfig, seed: u64) -> Result<()> {
     let keys = TcKeys::generate(pc.n(), seed);
-    let env = store::open(api, dir, pc.map_size.expect("resolved"), pc.env_flags())?;
+    let env = Env::open(api, dir, &pc.env_options())?;
     // SAFETY: env is open and idle.
-    unsafe { lmdbregress_timed_tc_write(api, &env, &keys.successive) }.map_err(|e| lmdb_err(api, e))?;
+    unsafe { lmdbregress_timed_tc_write(api, &env, &keys.successive) }.map_err(|e| api.failure(e))?;
     Ok(())
 }
 
@@ -95,11 +94,10 @@ fn write(ctx: &Context, keys: &[u8], counter: Option<&mut PerfCounter>) -> Resul
 /// comes after the timed passes, so they find the pages as the prepared database left them.
 fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
     let (api, dir, n) = (ctx.api, ctx.dir()?, ctx.cfg.n() as u64);
-    let flags = ctx.cfg.env_flags() | sys::MDB_RDONLY;
-    let map = ctx.cfg.map_size.expect("resolved");
+    let o = ctx.cfg.env_options().read_only();
     let mut passes = Vec::new();
     for _ in 0..ctx.iterations {
-        let env = store::open(api, dir, map, flags)?;
+        let env = Env::open(api, dir, &o)?;
         // SAFETY: env is open and idle.
         let (ns, instructions, r) = timed(counter.as_deref_mut(), || unsafe {
             match random {
@@ -107,49 +105,26 @@ fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCount
                 Some(keys) => lmdbregress_timed_tc_read_random(api, &env, keys),
             }
         })?;
-        let sum = r.map_err(|e| lmdb_err(api, e))?;
+        let sum = r.map_err(|e| api.failure(e))?;
         if sum != n * 2 * TC_KEY as u64 {
             bail!("the timed pass read {sum} bytes of keys and values, expected {}", n * 2 * TC_KEY as u64);
         }
         passes.push((ns, instructions));
     }
-    let env = store::open(api, dir, map, flags)?;
+    let env = Env::open(api, dir, &o)?;
     let checksum = match random {
         None => store::walk_checksum(&env)?,
-        Some(keys) => lookup_checksum(&env, keys)?,
+        Some(keys) => store::lookup_checksum(&env, keys.chunks_exact(TC_KEY))?,
     };
     let mut out = Outcome::default();
     for (ns, instructions) in passes {
-        out.push(ns, instructions, checksum, Figures { ops: Some(n), ..Default::default() })?;
+        out.push_checked(ns, instructions, checksum, Figures { ops: Some(n), ..Default::default() })?;
     }
     Ok(out)
-}
-
-/// Entry count and xxHash64 of each key then the value found for it, in `keys`' order.
-fn lookup_checksum(env: &Env, keys: &[u8]) -> Result<Checksum> {
-    let api = env.api;
-    let txn = env.begin(true)?;
-    let mut found = Vec::with_capacity(keys.len() / TC_KEY);
-    for key in keys.chunks_exact(TC_KEY) {
-        let (mut k, mut v) = (val(key), empty_val());
-        // SAFETY: a live read transaction; v points into its pages until it ends.
-        let rc = unsafe { (api.mdb_get)(txn, env.dbi, &mut k, &mut v) };
-        if rc != 0 {
-            // SAFETY: ending the transaction we began.
-            unsafe { (api.mdb_txn_abort)(txn) };
-            api.check("mdb_get", rc)?;
-        }
-        // SAFETY: as above.
-        found.push((key, unsafe { crate::workload::lmdb::bytes(&v) }));
-    }
-    let checksum = store::checksum_of(found.into_iter());
-    // SAFETY: ending the transaction we began, after the last use of its pages.
-    unsafe { (api.mdb_txn_abort)(txn) };
-    Ok(checksum)
 }
 
 pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
     let keys = TcKeys::generate(pc.n(), seed);
     let order = if w == PresetWorkload::TcRandomRead { &keys.random } else { &keys.successive };
-    store::checksum_of(order.chunks_exact(TC_KEY).map(|k| (k, k)))
+    checksum_of(order.chunks_exact(TC_KEY).map(|k| (k, k)))
 }

@@ -1,0 +1,204 @@
+/* What the C twin's halves share: see common.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define POOL_BYTES (1u << 20)
+#define MAX_VALUE_LIMIT (1u << 20)
+
+const char *const ALL_WORKLOADS = "readKey,readSeq,readRev,readCrc,readXxh64,write";
+
+void *xmalloc(size_t n) {
+    void *p = calloc(1, n ? n : 1);
+    if (!p) { fprintf(stderr, "out of memory\n"); exit(3); }
+    return p;
+}
+
+uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* ---- settings: the Rust worker's checks (WorkloadConfig::validate) ---- */
+
+static int parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-' || x > max) {
+        fprintf(stderr, "%s: %s is not a whole number from 0 to %" PRIu64 "\n", opt, v, max);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int parse_u32(const char *opt, const char *v, uint32_t *out) {
+    uint64_t x;
+    if (!parse_u64(opt, v, UINT32_MAX, &x)) return 0;
+    *out = (uint32_t)x;
+    return 1;
+}
+
+static int one_of(const char *opt, const char *v, const char *a, const char *b, int *is_b) {
+    if (!strcmp(v, a) || !strcmp(v, b)) { *is_b = !strcmp(v, b); return 1; }
+    fprintf(stderr, "%s: %s is neither %s nor %s\n", opt, v, a, b);
+    return 0;
+}
+
+static int validate(const struct settings *s) {
+    if (s->entries == 0) { fprintf(stderr, "--entries must be at least 1\n"); return 0; }
+    if (!s->random_values && s->value_size < 4) {
+        fprintf(stderr, "--value-size must be at least 4 with --values fixed (each value begins with its 4-byte integer key)\n");
+        return 0;
+    }
+    if (s->value_size < 1 || s->value_size >= POOL_BYTES) {
+        fprintf(stderr, "--value-size must be 1 byte to under 1 MiB\n");
+        return 0;
+    }
+    return 1;
+}
+
+/* An option without a value: 1 if it is one. */
+static int flag(struct settings *s, const char *a) {
+    struct preset_settings *p = &s->preset;
+    if (!strcmp(a, "--no-writemap")) s->writemap = 0;
+    else if (!strcmp(a, "--sync")) s->nosync = 0;
+    else if (!strcmp(a, "--preset-writemap")) p->writemap = 1;
+    else if (!strcmp(a, "--preset-sync")) p->sync = 1;
+    else if (!strcmp(a, "--migrate-append")) p->append = 1;
+    else return 0;
+    return 1;
+}
+
+/* A preset's option with a value: 1 if taken, -1 if the value is bad, 0 if not one. */
+static int preset_option(struct preset_settings *p, const char *a, const char *v) {
+    int ok;
+    if (!strcmp(a, "--preset-entries")) { ok = parse_u32(a, v, &p->entries); p->have_entries = 1; }
+    else if (!strcmp(a, "--preset-max-value")) ok = parse_u32(a, v, &p->max_value);
+    else if (!strcmp(a, "--preset-map-size")) ok = parse_u64(a, v, UINT64_MAX, &p->map_size);
+    else if (!strcmp(a, "--open-get-cycles")) ok = parse_u32(a, v, &p->cycles);
+    else if (!strcmp(a, "--open-get-key")) { ok = parse_u32(a, v, &p->key); p->have_key = 1; }
+    else return 0;
+    return ok ? 1 : -1;
+}
+
+/* An option with a value: 0 if it is bad or unknown. */
+static int option(struct settings *s, const char *a, const char *v) {
+    uint64_t x = 0;
+    int is_b = 0, taken = preset_option(&s->preset, a, v);
+    if (taken) return taken > 0;
+    if (!strcmp(a, "--entries")) return parse_u32(a, v, &s->entries);
+    if (!strcmp(a, "--value-size")) return parse_u32(a, v, &s->value_size);
+    if (!strcmp(a, "--keys")) { if (!one_of(a, v, "int", "str16", &is_b)) return 0; s->str_keys = is_b; return 1; }
+    if (!strcmp(a, "--order")) { if (!one_of(a, v, "seq", "random", &is_b)) return 0; s->random_order = is_b; return 1; }
+    if (!strcmp(a, "--values")) { if (!one_of(a, v, "fixed", "random", &is_b)) return 0; s->random_values = is_b; return 1; }
+    if (!strcmp(a, "--seed")) return parse_u64(a, v, UINT64_MAX, &s->seed);
+    if (!strcmp(a, "--map-size")) return parse_u64(a, v, UINT64_MAX, &s->map_size);
+    if (!strcmp(a, "--dir")) { s->dir = v; return 1; }
+    if (!strcmp(a, "--scratch")) { s->scratch = v; return 1; }
+    if (!strcmp(a, "--workloads")) { s->workloads = !strcmp(v, "all") ? ALL_WORKLOADS : v; return 1; }
+    if (!strcmp(a, "--iterations")) {
+        if (!parse_u64(a, v, 1000000, &x) || x == 0) { fprintf(stderr, "--iterations must be at least 1\n"); return 0; }
+        s->iterations = (unsigned)x;
+        return 1;
+    }
+    if (!strcmp(a, "--library")) return 1; /* the Rust worker's; the C twin is its own library */
+    fprintf(stderr, "unknown option %s\n", a);
+    return 0;
+}
+
+int parse_settings(int argc, char **argv, struct settings *s) {
+    static const struct settings defaults = {
+        .scratch = "/tmp", .iterations = 1, .entries = 1000000, .value_size = 100, .writemap = 1, .nosync = 1,
+        .seed = 42, .preset = {.max_value = 2000, .cycles = 1000},
+    };
+    *s = defaults;
+    s->workloads = ALL_WORKLOADS;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (flag(s, a)) continue;
+        if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 0; }
+        if (!option(s, a, argv[++i])) return 0;
+    }
+    s->preset.seed = s->seed;
+    if (!s->map_size) s->map_size = (uint64_t)s->entries * s->value_size * 32 / 10;
+    return validate(s);
+}
+
+void die(const char *what, const char *why) {
+    fprintf(stderr, "%s: %s\n", what, why);
+    exit(2);
+}
+
+void resolve_preset(struct preset_settings *p, int tokyo_cabinet) {
+    if (!p->have_entries) p->entries = tokyo_cabinet ? 1000000 : 100000;
+    if (!p->have_key) p->key = p->entries / 2;
+    if (!p->map_size) {
+        uint64_t data = (uint64_t)p->entries * (p->max_value + 64ull), m = 2 * data;
+        if (m < (64ull << 20)) m = 64ull << 20;
+        p->map_size = tokyo_cabinet ? 1ull << 30 : (m + (1ull << 20) - 1) / (1ull << 20) * (1ull << 20);
+    }
+    if (!p->entries) die("--preset-entries", "must be at least 1");
+    if (tokyo_cabinet && p->entries > 100000000) die("--preset-entries", "tokyo-cabinet's 8-digit keys allow at most 100000000");
+    if (p->max_value > MAX_VALUE_LIMIT) die("--preset-max-value", "must be at most 1048576");
+    if (!p->cycles) die("--open-get-cycles", "must be at least 1");
+    if (p->key >= p->entries) die("--open-get-key", "is not below the entry count");
+}
+
+/* ---- environments ---- */
+
+unsigned env_flags(int writemap, int sync) { return (writemap ? MDB_WRITEMAP : 0) | (sync ? 0 : MDB_NOSYNC); }
+
+int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
+             const char **call) {
+    int rc, rdonly = (flags & MDB_RDONLY) != 0;
+    MDB_txn *txn;
+    if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
+    if ((rc = mdb_env_set_mapsize(e->env, map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
+    if (named && (rc = mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; goto fail; }
+    if (named && (rc = mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; goto fail; }
+    if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
+    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
+    if ((rc = mdb_dbi_open(txn, named ? "db" : NULL, (rdonly ? 0 : MDB_CREATE) | db_flags, &e->dbi))) {
+        mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail;
+    }
+    if ((rc = mdb_txn_commit(txn))) { *call = "mdb_txn_commit"; goto fail; }
+    return 0;
+fail:
+    mdb_env_close(e->env);
+    return rc;
+}
+
+void remove_env_dir(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data.mdb", dir); unlink(path);
+    snprintf(path, sizeof path, "%s/lock.mdb", dir); unlink(path);
+    rmdir(dir);
+}
+
+/* ---- JSON lines ---- */
+
+int print_error(const char *workload, const char *what, int rc) {
+    if (workload) printf("{\"workload\":\"%s\",", workload);
+    else printf("{");
+    if (rc) printf("\"error\":\"%s: %s (%d)\"}\n", what, mdb_strerror(rc), rc);
+    else printf("\"error\":\"%s\"}\n", what);
+    fflush(stdout);
+    return 1;
+}
+
+void print_u64s(const uint64_t *a, uint64_t n) {
+    printf("[");
+    for (uint64_t i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", a[i]);
+    printf("]");
+}

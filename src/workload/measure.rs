@@ -1,0 +1,109 @@
+//! Timing a workload and what one worker measured: the perf counter (when counting)
+//! around the clock around the timed call, and the samples, outputs, checksum and figures
+//! a workload reports, the six LmdbJava workloads and the presets' alike.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::checksum::Checksum;
+use super::perf::PerfCounter;
+
+/// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
+/// the pass's nanoseconds, its instructions when counted, and what it returned.
+#[inline(always)]
+pub fn timed<T>(mut counter: Option<&mut PerfCounter>, pass: impl FnOnce() -> T) -> Result<(u64, Option<u64>, T)> {
+    if let Some(c) = counter.as_deref_mut() {
+        c.start()?;
+    }
+    let start = Instant::now();
+    let r = pass();
+    let ns = start.elapsed().as_nanos() as u64;
+    let instructions = counter.map(|c| c.stop()).transpose()?;
+    Ok((ns, instructions, r))
+}
+
+/// What one workload measured in one worker.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub samples_ns: Vec<u64>,
+    /// One per sample, when counted.
+    pub instructions: Vec<u64>,
+    /// readCrc and readXxh64: what each timed pass computed, one per sample.
+    pub outputs: Vec<u64>,
+    /// Presets: the checksum every pass produced.
+    pub checksum: Option<Checksum>,
+    /// Presets: one per sample.
+    pub figures: Vec<Figures>,
+}
+
+impl Outcome {
+    /// Records one timed pass.
+    pub fn push(&mut self, ns: u64, instructions: Option<u64>) {
+        self.samples_ns.push(ns);
+        self.instructions.extend(instructions);
+    }
+
+    /// Records one timed pass with its checksum and figures; every pass must produce the
+    /// same checksum.
+    pub fn push_checked(
+        &mut self,
+        ns: u64,
+        instructions: Option<u64>,
+        checksum: Checksum,
+        figures: Figures,
+    ) -> Result<()> {
+        if let Some(c) = self.checksum.filter(|c| *c != checksum) {
+            bail!("pass {} produced checksum {checksum}, the first {c}", self.samples_ns.len() + 1);
+        }
+        self.checksum = Some(checksum);
+        self.push(ns, instructions);
+        self.figures.push(figures);
+        Ok(())
+    }
+}
+
+/// Figures a preset sample carries beside its time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Operations in the timed pass (entries, or open-get cycles): instruction counts are per one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops: Option<u64>,
+    /// open-get: every cycle's latency in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latencies_ns: Vec<u64>,
+    /// The database file's allocated size in bytes (st_blocks × 512).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_bytes: Option<u64>,
+    /// migrate: what the timed region cost the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// migrate: the source file's pages in the page cache just before the timed region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident: Option<Residency>,
+}
+
+impl Figures {
+    pub fn is_empty(&self) -> bool {
+        *self == Figures::default()
+    }
+}
+
+/// getrusage deltas over the timed region, and its peak resident set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub user_us: u64,
+    pub sys_us: u64,
+    /// Peak RSS in KiB during the timed region (VmHWM after resetting it); None where
+    /// the kernel does not let a process reset it.
+    pub max_rss_kib: Option<u64>,
+    pub major_faults: u64,
+    pub minor_faults: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residency {
+    pub resident_pages: u64,
+    pub total_pages: u64,
+}
