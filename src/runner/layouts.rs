@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
+use super::count::counts_agree;
+use super::prepare::Ready;
 use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
-use super::{counter, counts_agree, pool, scratch, Ready, Schedule, Unit};
+use super::{counter, pool, scratch, Schedule, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
 
