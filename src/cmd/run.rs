@@ -10,9 +10,8 @@ use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
-use crate::runner::counter::{self, Counter};
 use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
-use crate::runner::{self, Schedule, Unit};
+use crate::runner::{self, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
@@ -122,6 +121,16 @@ impl RunArgs {
 
     pub fn jobs(&self) -> usize {
         self.build.jobs()
+    }
+
+    /// `run` with no option given: each field as its option's default says.
+    pub fn defaults() -> RunArgs {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            args: RunArgs,
+        }
+        <Run as clap::Parser>::parse_from(["run"]).args
     }
 }
 
@@ -280,7 +289,7 @@ fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
     }
 }
 
-/// Runs a schedule into `out` (new) or continues `resume`; returns the run as saved.
+/// Runs a new run into `out` or continues `resume`; returns the run as saved.
 pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(path) = &args.resume {
         return resume(path, args);
@@ -290,6 +299,27 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(out) = &args.out {
         files::refuse_existing(out, Existing::forced(args.force))?;
     }
+    let (spec, tags, failures) = new_spec(args)?;
+    let mut writer = create_run_file_for(args, &spec.header(tags), failures)?;
+    let out = writer.path.clone();
+    if args.metric == Metric::Instructions {
+        eprintln!(
+            "counting instructions: {} entries, {}, {} at once",
+            args.workload.entries,
+            crate::report::cells::plural(spec.plan.rounds as usize, "round"),
+            crate::report::cells::plural(spec.jobs, "job")
+        );
+    }
+    let outcome = spec.start(&mut writer)?;
+    if outcome.end.reason != runfile::EndReason::Interrupted {
+        spec.count_pass(&mut writer)?;
+    }
+    finish(outcome, &out)
+}
+
+/// The specification of the new run `args` ask for, its units built; with every requested
+/// tag as the run file records it and the builds that failed for one engine only.
+fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Failure>)> {
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -314,40 +344,20 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         );
     }
     let plan = Plan {
-        rounds: args.rounds,
-        warmup: args.warmup,
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
         iterations: args.iterations,
-        metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
         shard,
         control,
         layouts,
         layout_seed,
-        layout_study: None,
+        ..Plan::new(args.rounds, args.warmup, args.metric)
     };
-    let header = Header::new(config, workloads.clone(), args.engine.clone(), plan.clone(), tags);
-    let counter = instruction_counter(&header)?;
-    let header =
-        Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
-    let mut writer = create_run_file_for(args, &header, failures)?;
-    let out = writer.path.clone();
-    let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
-    if args.metric == Metric::Instructions {
-        eprintln!(
-            "counting instructions: {} entries, {}, {} at once",
-            args.workload.entries,
-            crate::report::cells::plural(plan.rounds as usize, "round"),
-            crate::report::cells::plural(schedule.jobs, "job")
-        );
-    }
-    let outcome = schedule.execute(&mut writer)?;
-    if outcome.end.reason != runfile::EndReason::Interrupted {
-        count_pass(&schedule, &mut writer)?;
-    }
-    finish(outcome, &out)
+    let counter = runner::instruction_counter(args.metric)?;
+    let engines = args.engine.clone();
+    Ok((RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() }, tags, failures))
 }
 
 /// `--shard K/N` over the tags the spec names.
@@ -390,35 +400,6 @@ fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
         bail!("--control {tag}: that tag is not measured in this run ({})", measured.join(", "));
     }
     Ok(of)
-}
-
-/// The instruction-counting pass the plan asks for, if a counter is at hand.
-fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
-    let Some(entries) = timed.plan.count_entries else { return Ok(()) };
-    let counter = match counter::detect() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("no instruction counts beside time: {e:#}");
-            return Ok(());
-        }
-    };
-    let cfg = timed.cfg.with_entries(&timed.workloads, entries)?;
-    let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
-    let pass = Schedule {
-        units: timed.units.clone(),
-        workloads: timed.workloads.clone(),
-        cfg: &cfg,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: timed.interrupted.clone(),
-        counter: Some(counter),
-        stop_when: None,
-        counted: true,
-        jobs: timed.jobs,
-    };
-    eprintln!("counting instructions: every unit once, {entries} entries");
-    pass.count_pass(w)
 }
 
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
@@ -475,22 +456,10 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
-    let schedule = Schedule {
-        units,
-        workloads: h.workloads.clone(),
-        cfg: &h.config,
-        plan: &h.plan,
-        start_round,
-        prior: data.samples.clone(),
-        interrupted: runner::interrupt_flag(),
-        counter: instruction_counter(h)?,
-        stop_when: None,
-        counted: false,
-        jobs: args.jobs(),
-    };
-    let outcome = schedule.execute(&mut writer)?;
+    let spec = RunSpec::recorded(h, units, args.jobs())?;
+    let outcome = spec.resume(start_round, data.samples.clone(), &mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
-        count_pass(&schedule, &mut writer)?;
+        spec.count_pass(&mut writer)?;
     }
     finish(outcome, path)
 }
@@ -514,23 +483,6 @@ pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
         }
     }
     BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
-}
-
-/// The instruction counter a plan needs, or None for time.
-pub fn instruction_counter(h: &Header) -> Result<Option<Counter>> {
-    match h.plan.metric {
-        Metric::Time => Ok(None),
-        Metric::Instructions => Ok(Some(counter::detect()?)),
-    }
-}
-
-fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
-    match c {
-        Counter::Perf if engines.contains(&Engine::C) => {
-            format!("rust: {}; c: valgrind callgrind (--toggle-collect on the timed functions)", c.describe())
-        }
-        _ => c.describe(),
-    }
 }
 
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
@@ -578,4 +530,29 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("no sample was measured; every failure is listed above");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commands that start a run through `run` (its-10406) take every option they do not
+    /// set from here: these must be the options' own defaults.
+    #[test]
+    fn defaults_are_what_run_gives_without_options() {
+        let d = RunArgs::defaults();
+        assert_eq!(
+            (d.tags.as_str(), d.workloads.as_str(), d.engine.as_slice()),
+            ("default", "all", &[Engine::Rust][..])
+        );
+        assert_eq!((d.rounds, d.warmup, d.iterations, d.metric), (20, 1, 1, Metric::Time));
+        assert_eq!((d.count_entries, d.min_effect), (super::super::args::COUNT_ENTRIES, 2.0));
+        assert!(d.preset.is_none() && d.control.is_none() && d.shard.is_none() && d.resume.is_none());
+        assert!(!d.with_instructions && !d.force && !d.summary_json && d.out.is_none() && d.given.is_empty());
+        assert_eq!(
+            serde_json::to_value(&d.workload).unwrap(),
+            serde_json::to_value(WorkloadConfig::default()).unwrap()
+        );
+        assert!(d.preset_cfg.is_default());
+    }
 }

@@ -17,8 +17,8 @@ use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
-use crate::runner::{self, Schedule, Unit};
+use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
+use crate::runner::{self, RunSpec, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
@@ -214,46 +214,28 @@ impl<'a> Bisector<'a> {
         let s = &self.settings;
         let random = pass.metric == Metric::Time && s.layouts == Layouts::Random;
         let plan = Plan {
-            rounds: pass.max_rounds,
-            warmup: pass.warmup,
-            time_budget_s: None,
-            target_ci: None,
-            iterations: 1,
-            metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
-            count_entries: None,
-            shard: None,
-            control: None,
             layouts: if random { Layouts::Random } else { Layouts::Fixed },
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
-            layout_study: None,
+            ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
-        // The probes' labels, so that the run file lists every tag its samples name.
-        let tags = units.iter().map(probe_status).collect();
-        let config = WorkloadConfig { entries, ..s.cfg.clone() };
-        let header = Header {
-            instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
-            ..Header::new(config, vec![s.workload], vec![Engine::Rust], plan.clone(), tags)
+        let spec = RunSpec {
+            units,
+            workloads: vec![s.workload],
+            engines: vec![Engine::Rust],
+            config: WorkloadConfig { entries, ..s.cfg.clone() },
+            plan,
+            counter: pass.counter,
+            jobs: s.jobs,
         };
+        // The probes' labels, so that the run file lists every tag its samples name.
+        let header = spec.header(spec.units.iter().map(probe_status).collect());
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
-        let schedule = Schedule {
-            units,
-            workloads: vec![s.workload],
-            cfg: &header.config,
-            plan: &plan,
-            start_round: 0,
-            prior: Vec::new(),
-            interrupted: runner::interrupt_flag(),
-            counter: pass.counter,
-            stop_when: Some(&enough),
-            counted: false,
-            jobs: s.jobs,
-        };
-        let out = schedule.execute(&mut w)?;
+        let out = spec.start_until(&enough, &mut w)?;
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }

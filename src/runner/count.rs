@@ -17,15 +17,15 @@ impl Schedule<'_> {
     /// The instruction-counting pass: every unit once under the counter, on every core,
     /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
-        assert!(self.counted && self.counter.is_some(), "a counting schedule");
+        assert!(self.counted && self.spec.counter.is_some(), "a counting schedule");
         let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
-        let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
-        let units: Vec<&Unit> = self.units.iter().collect();
+        let bar = crate::progress::bar(self.spec.units.len() as u64, "counting instructions");
+        let units: Vec<&Unit> = self.spec.units.iter().collect();
         let mut samples = Vec::new();
         pool::for_each(
             &units,
-            self.jobs,
+            self.spec.jobs,
             |u| self.measure(u, 0, false, &ready, scratch.path()),
             |_, records| {
                 bar.inc(1);
@@ -47,7 +47,9 @@ impl Schedule<'_> {
         w: &mut RunWriter,
     ) -> Result<()> {
         let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
-        let Some(u) = self.units.iter().find(|u| u.engine == first.engine && u.tag == first.tag) else { return Ok(()) };
+        let Some(u) = self.spec.units.iter().find(|u| u.engine == first.engine && u.tag == first.tag) else {
+            return Ok(());
+        };
         if self.interrupted.load(Ordering::SeqCst) {
             return Ok(());
         }

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::count::counts_agree;
 use super::prepare::Ready;
-use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
+use super::runfile::{Record, RunWriter, Sample};
 use super::{counter, pool, scratch, Schedule, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
@@ -58,8 +58,8 @@ pub(super) fn link_round(
 pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
     let measured =
         |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.tag == u.tag && x.workload == wl);
-    let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
-        let wl = s.workloads.iter().copied().find(|wl| measured(u, *wl))?;
+    let chosen = s.spec.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
+        let wl = s.spec.workloads.iter().copied().find(|wl| measured(u, *wl))?;
         Some((u, wl))
     });
     let Some((unit, workload)) = chosen else { return Ok(()) };
@@ -70,35 +70,15 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
             return Ok(());
         }
     };
-    let cfg = s.cfg.with_entries(&[workload], CHECK_ENTRIES.min(s.cfg.data_entries()).max(1))?;
-    let plan = Plan {
-        metric: Metric::Instructions,
-        rounds: 1,
-        warmup: 0,
-        iterations: 1,
-        layouts: Layouts::Fixed,
-        layout_seed: None,
-        ..s.plan.clone()
-    };
-    let check = Schedule {
-        units: Vec::new(),
-        workloads: vec![workload],
-        cfg: &cfg,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: s.interrupted.clone(),
-        counter: Some(counter),
-        stop_when: None,
-        counted: true,
-        jobs: s.jobs,
-    };
+    let entries = CHECK_ENTRIES.min(s.spec.config.data_entries()).max(1);
+    let spec = s.spec.counting(vec![workload], entries, counter)?;
+    let check = spec.counted_schedule();
     let (a, b) = two_seeds(run_seed);
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
         unit.engine,
         unit.tag,
-        cfg.data_entries()
+        spec.config.data_entries()
     );
     eprintln!("checking that layouts change no instruction count: {what}");
     let scratch = scratch::create()?;
@@ -114,7 +94,7 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
         check.count_once(&u, workload, &ready, scratch.path())
     };
     let mut counts = std::collections::BTreeMap::new();
-    pool::for_each(&[a, b], s.jobs, count, |seed, n| {
+    pool::for_each(&[a, b], s.spec.jobs, count, |seed, n| {
         counts.insert(*seed, n);
         Ok(())
     })?;

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{End, EndReason, Header, Layouts, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
 use crate::environment::Environment;
 use crate::manifest::release_key;
 
@@ -163,19 +163,8 @@ fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
     r.samples.iter_mut().for_each(|s| s.counted = false);
     let h = &mut r.header;
     h.config.entries = entries;
-    h.plan = Plan {
-        metric: Metric::Instructions,
-        rounds: 1,
-        warmup: 0,
-        iterations: 1,
-        time_budget_s: None,
-        target_ci: None,
-        count_entries: None,
-        // Counts were taken from the fixed builds: layouts do not change them.
-        layouts: Layouts::Fixed,
-        layout_seed: None,
-        ..h.plan.clone()
-    };
+    // Counts were taken from the fixed builds: layouts do not change them.
+    h.plan = h.plan.counting();
     // The counting pass runs after the rounds' end record, and only when they ended normally.
     r.end =
         r.end.filter(|e| e.reason != EndReason::Interrupted).map(|e| End { reason: EndReason::Rounds, rounds: 1, ..e });

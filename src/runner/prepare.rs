@@ -21,7 +21,7 @@ pub(super) struct Ready {
 
 impl Schedule<'_> {
     pub(super) fn reads(&self) -> Vec<Workload> {
-        self.workloads.iter().copied().filter(|w| w.is_read()).collect()
+        self.spec.workloads.iter().copied().filter(|w| w.is_read()).collect()
     }
 
     /// Builds each tag's read database once, with that tag's own library (the Rust unit's
@@ -32,14 +32,14 @@ impl Schedule<'_> {
         if self.reads().is_empty() {
             return Ok(ready);
         }
-        let mut builders: Vec<&Unit> = self.units.iter().collect();
+        let mut builders: Vec<&Unit> = self.spec.units.iter().collect();
         builders.sort_by_key(|u| u.engine);
         let mut seen = BTreeSet::new();
         builders.retain(|u| seen.insert(u.tag.clone()));
         let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
         pool::for_each(
             &builders,
-            self.jobs,
+            self.spec.jobs,
             |u| self.prepare_one(u, scratch),
             |u, result| {
                 bar.inc(1);
@@ -72,9 +72,9 @@ impl Schedule<'_> {
         let dir = scratch.join(own_folder(&u.tag)).join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command("prepare");
-        cmd.arg("--dir").arg(&dir).args(self.cfg.to_args());
+        cmd.arg("--dir").arg(&dir).args(self.spec.config.to_args());
         // A preset's workloads say which database to write.
-        cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
+        cmd.arg("--workloads").arg(self.spec.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
         let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
             None if lines.iter().any(|l| l.prepared) => Ok(dir),

@@ -65,13 +65,13 @@ impl Schedule<'_> {
     pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
         let error = match error.contains("MDB_MAP_FULL") {
             false => error,
-            true if self.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
+            true if self.spec.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
                 format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
             }
             true => format!(
                 "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
-                self.cfg.effective_map_size(),
-                self.cfg.roomy_map_size()
+                self.spec.config.effective_map_size(),
+                self.spec.config.roomy_map_size()
             ),
         };
         Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }

@@ -114,6 +114,44 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// `rounds` measured rounds after `warmup` by `metric`, one repetition per worker, and
+    /// nothing more: no budget, no target, the default `same`, fixed layouts, no counting
+    /// pass, no shard, study or control.
+    pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
+        Plan {
+            rounds,
+            warmup,
+            time_budget_s: None,
+            target_ci: None,
+            iterations: 1,
+            metric,
+            min_effect: None,
+            count_entries: None,
+            shard: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            layout_study: None,
+            control: None,
+        }
+    }
+
+    /// This plan's counting pass: instructions, each unit once (one round, no warm-up, one
+    /// repetition), from the fixed builds (layouts change no count), no budget or target.
+    pub fn counting(&self) -> Plan {
+        Plan {
+            metric: Metric::Instructions,
+            rounds: 1,
+            warmup: 0,
+            iterations: 1,
+            time_budget_s: None,
+            target_ci: None,
+            count_entries: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            ..self.clone()
+        }
+    }
+
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(crate::stats::family::MIN_EFFECT)
     }

@@ -13,51 +13,31 @@ use rand::seq::SliceRandom;
 use super::counter::{self, Counter};
 use super::prepare::Ready;
 use super::record::append_all;
-use super::runfile::{self, End, EndReason, Plan, Record, RunWriter, Sample};
-use super::{layouts, pool, scratch, Unit};
-use crate::workload::{Workload, WorkloadConfig};
+use super::runfile::{self, End, EndReason, Record, RunWriter, Sample};
+use super::{layouts, pool, scratch, RunSpec, Unit};
+use crate::workload::Workload;
 
 /// What a finished (or stopped) schedule says.
 pub struct Outcome {
     pub end: End,
 }
 
-/// How the worker processes are started and what they run.
-pub struct Schedule<'a> {
-    pub units: Vec<Unit>,
-    pub workloads: Vec<Workload>,
-    pub cfg: &'a WorkloadConfig,
-    pub plan: &'a Plan,
+/// A caller's stop condition, checked after every measured round: true ends the run.
+pub type StopWhen<'a> = dyn Fn(&[Sample]) -> bool + Sync + 'a;
+
+/// A specification's worker processes under way; made by [`RunSpec`] alone.
+pub(super) struct Schedule<'a> {
+    pub spec: &'a RunSpec,
     /// The first round to run (non-zero when resuming).
     pub start_round: u32,
     /// Samples already in the run file (resuming), for the precision target.
     pub prior: Vec<Sample>,
     pub interrupted: Arc<AtomicBool>,
-    /// Set when the plan's metric is instructions.
-    pub counter: Option<Counter>,
-    /// Checked after every measured round: true ends the run ("decided"), as bisect does.
-    pub stop_when: Option<&'a (dyn Fn(&[Sample]) -> bool + Sync)>,
+    /// Ends the run ("decided") when it holds after a measured round, as bisect does.
+    pub stop_when: Option<&'a StopWhen<'a>>,
     /// This is the instruction-counting pass after the timed rounds: its samples are
     /// marked `counted` and it writes no end record.
     pub counted: bool,
-    /// Worker processes at once for untimed and counted work (timed rounds: always one).
-    pub jobs: usize,
-}
-
-impl<'a> Schedule<'a> {
-    /// A new run's schedule from its first round, stopped by Ctrl-C and its plan alone.
-    pub fn new(
-        units: Vec<Unit>,
-        workloads: Vec<Workload>,
-        cfg: &'a WorkloadConfig,
-        plan: &'a Plan,
-        counter: Option<Counter>,
-        jobs: usize,
-    ) -> Schedule<'a> {
-        let interrupted = interrupt_flag();
-        let (start_round, prior, stop_when, counted) = (0, Vec::new(), None, false);
-        Schedule { units, workloads, cfg, plan, start_round, prior, interrupted, counter, stop_when, counted, jobs }
-    }
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
@@ -88,27 +68,27 @@ impl Schedule<'_> {
     /// The run's layout seed when every timed (unit, round) links its own layout; counts
     /// are the same under every layout, so counting schedules run the fixed builds.
     fn layout_seed(&self) -> Option<u64> {
-        let random = self.counter.is_none() && self.plan.layouts == runfile::Layouts::Random;
-        self.plan.layout_seed.filter(|_| random)
+        let random = self.spec.counter.is_none() && self.spec.plan.layouts == runfile::Layouts::Random;
+        self.spec.plan.layout_seed.filter(|_| random)
     }
 
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
         let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
-        let total_rounds = self.plan.warmup + self.plan.rounds.saturating_sub(self.start_round);
-        let bar = crate::progress::bar(total_rounds as u64 * self.units.len() as u64, "measuring");
+        let total_rounds = self.spec.plan.warmup + self.spec.plan.rounds.saturating_sub(self.start_round);
+        let bar = crate::progress::bar(total_rounds as u64 * self.spec.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
         let prior = samples.len();
         let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
-        let mut warm_left = self.plan.warmup;
+        let mut warm_left = self.spec.plan.warmup;
         loop {
             let warm = warm_left > 0;
-            if !warm && round >= self.plan.rounds {
+            if !warm && round >= self.spec.plan.rounds {
                 break;
             }
-            let warm_index = warm.then(|| self.plan.warmup - warm_left);
+            let warm_index = warm.then(|| self.spec.plan.warmup - warm_left);
             samples.extend(self.round(round, warm_index, &ready, scratch.path(), &bar, w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
@@ -125,7 +105,7 @@ impl Schedule<'_> {
             }
         }
         bar.finish_and_clear();
-        if self.counter.is_some() && round > self.start_round {
+        if self.spec.counter.is_some() && round > self.start_round {
             self.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
@@ -140,7 +120,7 @@ impl Schedule<'_> {
             rounds: round,
             finished: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             wall_s: Some(wall.as_secs_f64()),
-            timed_s: (self.counter.is_none()).then_some(timed_ns as f64 / 1e9),
+            timed_s: (self.spec.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
         Ok(Outcome { end })
@@ -160,12 +140,12 @@ impl Schedule<'_> {
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
         let warm = warm_index.is_some();
-        let mut units: Vec<Unit> = self.units.clone();
+        let mut units: Vec<Unit> = self.spec.units.clone();
         units.shuffle(&mut rand::thread_rng());
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
-            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.jobs, &self.interrupted);
+            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.spec.jobs, &self.interrupted);
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
@@ -174,13 +154,13 @@ impl Schedule<'_> {
             units = linked;
         }
         let order: Vec<&Unit> = units.iter().collect();
-        let jobs = if self.counter.is_some() { self.jobs } else { 1 };
+        let jobs = if self.spec.counter.is_some() { self.spec.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {
             bar.set_message(if warm {
                 format!("warm-up, {}", u.tag)
             } else {
-                format!("round {}/{}, {} {}", round + 1, self.plan.rounds, u.engine, u.tag)
+                format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.tag)
             });
             self.measure(u, round, warm, ready, scratch)
         };
@@ -204,6 +184,7 @@ impl Schedule<'_> {
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
         let workloads: Vec<Workload> = self
+            .spec
             .workloads
             .iter()
             .copied()

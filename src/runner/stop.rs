@@ -13,15 +13,15 @@ impl Schedule<'_> {
     /// time budget (unless that was the last round anyway), the caller's stop condition, or
     /// the resolution target. The round count and Ctrl-C are the schedule's own.
     pub(super) fn stop_after(&self, round: u32, started: Instant, samples: &[Sample]) -> Option<EndReason> {
-        let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
-        if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
+        let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
+        if budget.is_some_and(|b| started.elapsed() >= b) && round < self.spec.plan.rounds {
             return Some(EndReason::TimeBudget);
         }
         if self.stop_when.is_some_and(|f| f(samples)) {
             return Some(EndReason::Decided);
         }
-        let target = self.plan.target_ci?;
-        resolved(samples, target, self.plan.metric, self.plan.min_effect()).then_some(EndReason::TargetCi)
+        let target = self.spec.plan.target_ci?;
+        resolved(samples, target, self.spec.plan.metric, self.spec.plan.min_effect()).then_some(EndReason::TargetCi)
     }
 }
 

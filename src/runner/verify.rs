@@ -27,8 +27,8 @@ impl Schedule<'_> {
             return Ok(());
         }
         let expected: BTreeMap<Workload, Checksum> =
-            expected_checksums(&reads, &Dataset::generate(self.cfg)).into_iter().collect();
-        let units: Vec<&Unit> = self.units.iter().filter(|u| ready.dbs.contains_key(&u.tag)).collect();
+            expected_checksums(&reads, &Dataset::generate(&self.spec.config)).into_iter().collect();
+        let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.tag)).collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
         let dbs = &ready.dbs;
@@ -37,11 +37,11 @@ impl Schedule<'_> {
                 return (Vec::new(), Some("interrupted".to_string()));
             }
             let mut cmd = u.command("verify");
-            cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.cfg.to_args());
+            cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.spec.config.to_args());
             u.run(cmd)
         };
         let mut found = BTreeMap::new();
-        pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
+        pool::for_each(&units, self.spec.jobs, work, |u, (lines, death)| {
             bar.inc(1);
             if self.interrupted.load(Ordering::SeqCst) {
                 return Ok(());
