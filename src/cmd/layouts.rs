@@ -60,7 +60,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
     let Prepared { tags, units, failures } = prepare_units(&args.tag, &args.engine, &args.build, Layouts::Random)?;
-    let Some(tag) = units.first().map(|u| u.tag.clone()) else {
+    let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };
     let seed = args.layout_seed.unwrap_or_else(super::args::draw_seed);
@@ -99,12 +99,12 @@ fn study_units(units: &[Unit], count: u32, run_seed: u64) -> Result<(Vec<Unit>, 
         let fresh = |s: &u32| !study.iter().any(|(_, used)| used == s);
         let candidates = (0..).map(|j: u32| layout::seed(run_seed, &["study", &i.to_string(), &j.to_string()]));
         let seed = candidates.into_iter().find(fresh).expect("seeds differ");
-        let label = format!("{}@{i:0width$}", units[0].tag);
+        let label = units[0].label.in_layout(format!("{i:0width$}"));
         for u in units {
             let linked = u.relink.as_ref().context("a unit without objects to lay out")?.link(seed)?;
-            out.push(Unit { tag: label.clone(), relink: None, ..u.with_layout(linked) });
+            out.push(Unit { label: label.clone(), relink: None, ..u.with_layout(linked) });
         }
-        study.push((label, seed));
+        study.push((label.to_string(), seed));
     }
     Ok((out, study))
 }

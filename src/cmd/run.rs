@@ -11,7 +11,7 @@ use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
-use crate::runner::{self, RunSpec, Unit};
+use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
@@ -193,14 +193,17 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
-    for r in rows.iter().filter(|r| r.status == Status::Built) {
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
+        let (want, toolchain) = super::row_origin(i, &wants, &opts);
+        let label = Label::build(&want.label(), toolchain.name.as_deref());
+        debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
             let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
                 (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
                 (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
                 _ => continue,
             };
-            units.push(Unit::fixed(e, r.tag.clone(), program, library, build.sha256.clone()));
+            units.push(Unit::fixed(e, label.clone(), program, library, build.sha256.clone()));
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -236,7 +239,7 @@ fn layout_sources(
     failures: &mut Vec<Failure>,
 ) -> Result<Vec<Unit>> {
     let work = |u: &Unit| -> Result<layout::Source> {
-        let i = rows.iter().position(|r| r.tag == u.tag).context("a unit without its build")?;
+        let i = rows.iter().position(|r| r.tag == u.label.to_string()).context("a unit without its build")?;
         let (kind, fixed) = match u.engine {
             Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
             Engine::C => (BuildKind::CHarness, u.program.as_path()),
@@ -251,11 +254,11 @@ fn layout_sources(
         match source {
             Ok(source) => out.push(Unit { relink: Some(std::sync::Arc::new(source)), ..u.clone() }),
             Err(e) => {
-                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.tag, u.engine));
+                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.label, u.engine));
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.tag.clone(),
+                    tag: u.label.to_string(),
                     workload: None,
                     stage: "layout".into(),
                     error: format!("{e:#}"),
@@ -266,7 +269,7 @@ fn layout_sources(
     })?;
     bar.finish_and_clear();
     // The order the matrix gave, whatever order the objects finished in.
-    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.tag == u.tag));
+    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.label == u.label));
     Ok(out)
 }
 
@@ -389,14 +392,14 @@ pub(super) fn control_tag(tag: &str) -> Result<String> {
 
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
-    let full = crate::manifest::normalize_tag(tag);
+    let names = [tag.to_string(), crate::manifest::normalize_tag(tag)];
     let of: Vec<Unit> = units
         .iter()
-        .filter(|u| u.tag == tag || u.tag == full)
-        .map(|u| Unit { tag: crate::manifest::control_label(&u.tag), ..u.clone() })
+        .filter(|u| names.contains(&u.label.to_string()))
+        .map(|u| Unit { label: u.label.control(), ..u.clone() })
         .collect();
     if of.is_empty() {
-        let measured: Vec<&str> = units.iter().map(|u| u.tag.as_str()).collect();
+        let measured: Vec<String> = units.iter().map(|u| u.label.to_string()).collect();
         bail!("--control {tag}: that tag is not measured in this run ({})", measured.join(", "));
     }
     Ok(of)
@@ -434,21 +437,19 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .tags
         .iter()
         .filter(|t| t.status == runfile::Status::Built)
-        .map(|t| crate::manifest::base_of(&t.tag))
+        .map(|t| data.labels[&t.tag].base.as_str())
         .collect();
     tags.dedup();
-    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
-    let recorded = held.map(crate::manifest::control_label);
-    let sampled = data.samples.iter().map(|s| s.tag.as_str());
-    let mut controlled: Vec<&str> =
-        recorded.iter().map(String::as_str).chain(sampled).filter_map(crate::manifest::control_of).collect();
+    let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());
+    let mut controlled: Vec<String> = held.map(str::to_string).into_iter().chain(sampled).collect();
     controlled.sort();
     controlled.dedup();
     for base in controlled {
-        units.extend(control_units(&units, base)?);
+        units.extend(control_units(&units, &base)?);
     }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
@@ -466,9 +467,10 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
-pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
+    let tags = &data.header.tags;
     let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
-    if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
+    if !tags.iter().any(|t| data.labels[&t.tag].toolchain.is_some()) {
         let tc = tags.iter().find_map(first);
         return BuildArgs {
             cc: tc.as_ref().map(|t| t.compiler.display().to_string()),

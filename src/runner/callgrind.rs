@@ -29,7 +29,7 @@ impl Schedule<'_> {
         let names: Vec<&str> = job.batch.iter().map(|w| w.name()).collect();
         let counter = self.counter_for(u);
         let mut args: Vec<OsString> = Vec::new();
-        if let Some(db) = ready.dbs.get(&u.tag) {
+        if let Some(db) = ready.dbs.get(&u.label) {
             args.extend(["--dir".into(), db.into()]);
         }
         args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
@@ -48,7 +48,7 @@ impl Schedule<'_> {
             return u.run(c);
         };
         // Parallel jobs each need their own profile file.
-        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.tag)));
+        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.label.to_string())));
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();

@@ -47,7 +47,8 @@ impl Schedule<'_> {
         w: &mut RunWriter,
     ) -> Result<()> {
         let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
-        let Some(u) = self.spec.units.iter().find(|u| u.engine == first.engine && u.tag == first.tag) else {
+        let Some(u) = self.spec.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag)
+        else {
             return Ok(());
         };
         if self.interrupted.load(Ordering::SeqCst) {
@@ -68,7 +69,7 @@ impl Schedule<'_> {
     ) -> Result<u64, String> {
         let (lines, death) = self.invoke(&Job { unit: u, batch: vec![workload] }, ready, scratch);
         let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.instructions.first().copied());
-        count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.tag)))
+        count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.label)))
     }
 }
 

@@ -32,7 +32,7 @@ pub(super) fn link_round(
         if interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.tag, slot]);
+        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.label.to_string(), slot]);
         u.relink.as_ref().expect("filtered above").link(seed).map_err(|e| format!("{e:#}"))
     };
     pool::for_each(&items, jobs, link, |&(i, _), r| {
@@ -56,8 +56,9 @@ pub(super) fn link_round(
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.
 /// Without a counter it is skipped, saying so.
 pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
-    let measured =
-        |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.tag == u.tag && x.workload == wl);
+    let measured = |u: &Unit, wl: Workload| {
+        timed.iter().any(|x| x.engine == u.engine && x.tag == u.label.to_string() && x.workload == wl)
+    };
     let chosen = s.spec.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
         let wl = s.spec.workloads.iter().copied().find(|wl| measured(u, *wl))?;
         Some((u, wl))
@@ -77,7 +78,7 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
         unit.engine,
-        unit.tag,
+        unit.label,
         spec.config.data_entries()
     );
     eprintln!("checking that layouts change no instruction count: {what}");
@@ -86,10 +87,10 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
     // Each count in a process of its own, with its own read database and profile file.
     let count = |&seed: &u32| -> Result<u64, String> {
         let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
-        let u = Unit { tag: format!("{}@{seed}", unit.tag), ..unit.with_layout(linked) };
+        let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
         if workload.is_read() {
-            ready.dbs.insert(u.tag.clone(), check.prepare_one(&u, scratch.path())?);
+            ready.dbs.insert(u.label.clone(), check.prepare_one(&u, scratch.path())?);
         }
         check.count_once(&u, workload, &ready, scratch.path())
     };

@@ -12,8 +12,8 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::Label;
 use crate::environment::Environment;
-use crate::manifest::release_key;
 
 /// One run file from `runs`, all of the same plan and configuration, each tag from one run.
 pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
@@ -58,6 +58,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
         path: None,
+        labels: named.iter().flat_map(|(_, r)| r.labels.clone()).collect(),
     })
 }
 
@@ -197,7 +198,8 @@ fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
         }
     }
     let mut out: Vec<TagStatus> = by_tag.into_values().collect();
-    out.sort_by_key(|t| release_key(&t.tag));
+    let labels: BTreeMap<&String, &Label> = runs.iter().flat_map(|(_, r)| &r.labels).collect();
+    out.sort_by_key(|t| labels.get(&t.tag).map(|l| l.release_key()));
     out
 }
 

@@ -7,6 +7,7 @@
 mod callgrind;
 mod count;
 pub mod counter;
+pub mod label;
 mod layouts;
 pub mod merge;
 pub mod pool;
@@ -24,6 +25,7 @@ mod verify;
 pub mod worker;
 
 pub use crate::compile::sanitize;
+pub use label::Label;
 use schedule::Schedule;
 pub use schedule::{interrupt_flag, Outcome, StopWhen};
 pub use spec::{instruction_counter, RunSpec};

@@ -8,15 +8,15 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 
 use super::runfile::{Engine, Record, RunWriter};
-use super::{pool, sanitize, Schedule, Unit};
+use super::{pool, sanitize, Label, Schedule, Unit};
 use crate::workload::{Checksum, Workload};
 
 /// The read databases of a run, and the checksums each unit's reads were verified with.
 #[derive(Default)]
 pub(super) struct Ready {
-    pub dbs: BTreeMap<String, PathBuf>,
+    pub dbs: BTreeMap<Label, PathBuf>,
     /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
-    pub checksums: BTreeMap<(Engine, String, Workload), Checksum>,
+    pub checksums: BTreeMap<(Engine, Label, Workload), Checksum>,
 }
 
 impl Schedule<'_> {
@@ -35,7 +35,7 @@ impl Schedule<'_> {
         let mut builders: Vec<&Unit> = self.spec.units.iter().collect();
         builders.sort_by_key(|u| u.engine);
         let mut seen = BTreeSet::new();
-        builders.retain(|u| seen.insert(u.tag.clone()));
+        builders.retain(|u| seen.insert(u.label.clone()));
         let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
         pool::for_each(
             &builders,
@@ -45,14 +45,14 @@ impl Schedule<'_> {
                 bar.inc(1);
                 match result {
                     Ok(dir) => {
-                        ready.dbs.insert(u.tag.clone(), dir);
+                        ready.dbs.insert(u.label.clone(), dir);
                         Ok(())
                     }
                     // After Ctrl-C a worker's death is no failure of the tag.
                     Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
                     Err(error) => {
                         let f = self.failure(u, None, "prepare", error);
-                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.tag, f.error));
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.label, f.error));
                         w.append(&Record::Failure(f))
                     }
                 }
@@ -69,7 +69,7 @@ impl Schedule<'_> {
         if self.interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        let dir = scratch.join(own_folder(&u.tag)).join("db");
+        let dir = scratch.join(own_folder(&u.label.to_string())).join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command("prepare");
         cmd.arg("--dir").arg(&dir).args(self.spec.config.to_args());

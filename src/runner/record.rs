@@ -29,7 +29,7 @@ impl Schedule<'_> {
             let Some(wl) = line.workload else { continue };
             reported.insert(wl);
             // Verified once (the six workloads), or checked by the pass itself (presets).
-            let checksum = ready.checksums.get(&(u.engine, u.tag.clone(), wl)).copied().or(line.checksum);
+            let checksum = ready.checksums.get(&(u.engine, u.label.clone(), wl)).copied().or(line.checksum);
             let wrong = line.outputs.iter().find(|&&o| checksum.is_some_and(|c| c.digest != o));
             let error = line.error.or_else(|| {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
@@ -42,7 +42,7 @@ impl Schedule<'_> {
                 out.push(Record::Sample(Sample {
                     round,
                     engine: u.engine,
-                    tag: u.tag.clone(),
+                    tag: u.label.to_string(),
                     workload: wl,
                     ns: *ns,
                     instructions: line.instructions.get(i).copied(),
@@ -74,7 +74,7 @@ impl Schedule<'_> {
                 self.spec.config.roomy_map_size()
             ),
         };
-        Failure { round: None, engine: u.engine, tag: u.tag.clone(), workload, stage: stage.into(), error }
+        Failure { round: None, engine: u.engine, tag: u.label.to_string(), workload, stage: stage.into(), error }
     }
 }
 

@@ -158,9 +158,9 @@ impl Schedule<'_> {
         let mut out = Vec::new();
         let work = |u: &&Unit| {
             bar.set_message(if warm {
-                format!("warm-up, {}", u.tag)
+                format!("warm-up, {}", u.label)
             } else {
-                format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.tag)
+                format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.label)
             });
             self.measure(u, round, warm, ready, scratch)
         };
@@ -189,8 +189,8 @@ impl Schedule<'_> {
             .iter()
             .copied()
             .filter(|w| match Self::verified(*w) {
-                true => ready.checksums.contains_key(&(u.engine, u.tag.clone(), *w)),
-                false => !w.is_read() || ready.dbs.contains_key(&u.tag),
+                true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
+                false => !w.is_read() || ready.dbs.contains_key(&u.label),
             })
             .collect();
         // Under callgrind, workloads without one timed call per repetition (presets) get

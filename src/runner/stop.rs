@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::runfile::{self, EndReason, Engine, Sample};
-use super::Schedule;
+use super::{Label, Schedule};
 use crate::stats;
 use crate::workload::Workload;
 
@@ -21,13 +21,22 @@ impl Schedule<'_> {
             return Some(EndReason::Decided);
         }
         let target = self.spec.plan.target_ci?;
-        resolved(samples, target, self.spec.plan.metric, self.spec.plan.min_effect()).then_some(EndReason::TargetCi)
+        let labels = self.spec.units.iter().map(|u| (u.label.to_string(), &u.label)).collect();
+        let (metric, min_effect) = (self.spec.plan.metric, self.spec.plan.min_effect());
+        resolved(samples, &labels, target, metric, min_effect).then_some(EndReason::TargetCi)
     }
 }
 
 /// True when, in every (engine, workload), every tag's comparison with the oldest tag is
 /// decided or resolved to within ±`target` percent: more rounds would not change the table.
-pub fn resolved(samples: &[Sample], target: f64, metric: runfile::Metric, min_effect: f64) -> bool {
+/// `labels` are the values the samples' labels were rendered from.
+pub fn resolved(
+    samples: &[Sample],
+    labels: &BTreeMap<String, &Label>,
+    target: f64,
+    metric: runfile::Metric,
+    min_effect: f64,
+) -> bool {
     let mut groups: BTreeMap<(Engine, Workload), BTreeMap<String, Vec<(u32, f64)>>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.counted) {
         if let Some(v) = s.value(metric) {
@@ -40,10 +49,10 @@ pub fn resolved(samples: &[Sample], target: f64, metric: runfile::Metric, min_ef
         && groups.into_values().all(|by_tag| {
             let blocks: BTreeMap<String, stats::family::Rounds> = by_tag
                 .into_iter()
-                .filter(|(t, _)| crate::manifest::control_of(t).is_none())
+                .filter(|(t, _)| labels.get(t).is_some_and(|l| !l.control))
                 .map(|(t, v)| (t, stats::family::per_round(v)))
                 .collect();
-            let reference = blocks.keys().min_by_key(|t| crate::manifest::release_key(t)).cloned().unwrap_or_default();
+            let reference = blocks.keys().min_by_key(|t| labels[*t].release_key()).cloned().unwrap_or_default();
             stats::family::resolved(&blocks, &reference, &rule, target / 100.0)
         })
 }

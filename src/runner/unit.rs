@@ -8,13 +8,15 @@ use std::sync::Arc;
 
 use super::protocol::WorkerLine;
 use super::runfile::Engine;
+use super::Label;
 use crate::layout::{self, Layout};
 
-/// One thing to measure: an engine on a tag.
+/// One thing to measure: an engine on a build (a tag or commit, by a toolchain), its
+/// identity a value ([`Label`]) that its samples' labels are rendered from.
 #[derive(Debug, Clone)]
 pub struct Unit {
     pub engine: Engine,
-    pub tag: String,
+    pub label: Label,
     /// The Rust worker is this binary; the C twin is the tag's own executable.
     pub program: PathBuf,
     /// The shared library, for the Rust worker.
@@ -30,8 +32,8 @@ pub struct Unit {
 
 impl Unit {
     /// A unit as built, of one fixed layout: its compiler's.
-    pub fn fixed(engine: Engine, tag: String, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
-        Unit { engine, tag, program, library, sha256, layout: None, relink: None }
+    pub fn fixed(engine: Engine, label: Label, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
+        Unit { engine, label, program, library, sha256, layout: None, relink: None }
     }
 
     /// The same unit running `layout` instead: its library (Rust) or its C twin.

@@ -28,7 +28,7 @@ impl Schedule<'_> {
         }
         let expected: BTreeMap<Workload, Checksum> =
             expected_checksums(&reads, &Dataset::generate(&self.spec.config)).into_iter().collect();
-        let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.tag)).collect();
+        let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.label)).collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
         let dbs = &ready.dbs;
@@ -37,7 +37,11 @@ impl Schedule<'_> {
                 return (Vec::new(), Some("interrupted".to_string()));
             }
             let mut cmd = u.command("verify");
-            cmd.arg("--dir").arg(&dbs[&u.tag]).arg("--workloads").arg(names.join(",")).args(self.spec.config.to_args());
+            cmd.arg("--dir")
+                .arg(&dbs[&u.label])
+                .arg("--workloads")
+                .arg(names.join(","))
+                .args(self.spec.config.to_args());
             u.run(cmd)
         };
         let mut found = BTreeMap::new();
@@ -59,7 +63,7 @@ impl Schedule<'_> {
                 };
                 match verdict {
                     Ok(c) => {
-                        found.insert((u.engine, u.tag.clone(), *wl), c);
+                        found.insert((u.engine, u.label.clone(), *wl), c);
                     }
                     Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
                 }
