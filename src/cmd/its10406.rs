@@ -50,31 +50,21 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let run_args = super::run::RunArgs {
         tags: args.tags.clone(),
         workloads: "write".into(),
-        preset: None,
         engine: args.engine.clone(),
         rounds: args.rounds,
-        warmup: 1,
         time_budget: args.time_budget,
-        target_ci: None,
         min_effect: args.min_effect,
         with_instructions: !args.no_instructions && args.metric == Metric::Time,
-        count_entries: super::args::COUNT_ENTRIES,
-        control: None,
-        iterations: 1,
         metric: args.metric,
-        out: None,
-        force: false,
         default_out: Some((args.out_dir.join("runs"), format!("its-10406-{stamp}"))),
-        resume: None,
-        summary_json: false,
-        shard: None,
         // The report's benchmark: LmdbJava's defaults.
         workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
-        preset_cfg: Default::default(),
         build: args.build.clone(),
         layout: args.layout.clone(),
         // The report's benchmark as given, whatever the metric.
         given: ["entries", "rounds", "warmup"].map(String::from).into(),
+        // One warm-up round, every other option as `run` gives it.
+        ..super::run::RunArgs::defaults()
     };
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);

@@ -10,8 +10,8 @@ use anyhow::{bail, ensure, Context, Result};
 use super::args::BuildArgs;
 use super::run::{prepare_units, Prepared};
 use crate::layout;
-use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
-use crate::runner::{Schedule, Unit};
+use crate::runner::runfile::{Engine, LayoutStudy, Layouts, Metric, Plan};
+use crate::runner::{RunSpec, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -60,33 +60,24 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
     let Prepared { tags, units, failures } = prepare_units(&args.tag, &args.engine, &args.build, Layouts::Random)?;
-    let Some(tag) = units.first().map(|u| u.tag.clone()) else {
+    let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };
     let seed = args.layout_seed.unwrap_or_else(super::args::draw_seed);
     let (units, study) = study_units(&units, args.count, seed)?;
     let plan = Plan {
-        rounds: args.rounds,
-        warmup: args.warmup,
-        time_budget_s: None,
-        target_ci: None,
-        iterations: 1,
-        metric: Metric::Time,
-        min_effect: None,
-        count_entries: None,
-        shard: None,
-        control: None,
         layouts: Layouts::Random,
         layout_seed: Some(seed),
         layout_study: Some(LayoutStudy { tag, layouts: study }),
+        ..Plan::new(args.rounds, args.warmup, Metric::Time)
     };
-    let header = Header::new(args.workload.clone(), workloads.clone(), args.engine.clone(), plan.clone(), tags);
+    let (workload, engines, jobs) = (args.workload.clone(), args.engine.clone(), args.build.jobs());
+    let spec = RunSpec { units, workloads, engines, config: workload, plan, counter: None, jobs };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
-    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
+    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &spec.header(tags), failures)?;
     let out = writer.path.clone();
-    let schedule = Schedule::new(units, workloads, &header.config, &plan, None, args.build.jobs());
-    let outcome = schedule.execute(&mut writer)?;
+    let outcome = spec.start(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;
     let model = crate::report::model::build(&data, None)?;
     print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
@@ -108,12 +99,12 @@ fn study_units(units: &[Unit], count: u32, run_seed: u64) -> Result<(Vec<Unit>, 
         let fresh = |s: &u32| !study.iter().any(|(_, used)| used == s);
         let candidates = (0..).map(|j: u32| layout::seed(run_seed, &["study", &i.to_string(), &j.to_string()]));
         let seed = candidates.into_iter().find(fresh).expect("seeds differ");
-        let label = format!("{}@{i:0width$}", units[0].tag);
+        let label = units[0].label.in_layout(format!("{i:0width$}"));
         for u in units {
             let linked = u.relink.as_ref().context("a unit without objects to lay out")?.link(seed)?;
-            out.push(Unit { tag: label.clone(), relink: None, ..u.with_layout(linked) });
+            out.push(Unit { label: label.clone(), relink: None, ..u.with_layout(linked) });
         }
-        study.push((label, seed));
+        study.push((label.to_string(), seed));
     }
     Ok((out, study))
 }

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::run::{recorded_toolchains, selection, RunArgs};
-use crate::runner::runfile::{Header, RunData};
+use crate::runner::runfile::RunData;
 use crate::workload::presets;
 
 /// Flags that change nothing a sample measures: free to give when resuming.
@@ -16,7 +16,7 @@ const FREE: [&str; 4] = ["resume", "jobs", "git", "summary_json"];
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
-    let (asked, recorded) = (asked(args)?, recorded(&data.header));
+    let (asked, recorded) = (asked(args)?, recorded(data));
     let mut differences = Vec::new();
     for id in args.given.iter().filter(|id| !FREE.contains(&id.as_str())) {
         let flag = format!("--{}", id.replace('_', "-"));
@@ -72,16 +72,17 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
 }
 
 /// What the run file records, by the same ids.
-fn recorded(h: &Header) -> BTreeMap<String, Value> {
+fn recorded(data: &RunData) -> BTreeMap<String, Value> {
+    let h = &data.header;
     let mut out = config_values(&serde_json::to_value(&h.config).unwrap_or_default());
     let p = &h.plan;
     let mut tags: Vec<String> = match &p.shard {
         Some(shard) => shard.tags.clone(),
-        None => h.tags.iter().map(|t| crate::manifest::base_of(&t.tag).to_string()).collect(),
+        None => h.tags.iter().map(|t| data.labels[&t.tag].base.clone()).collect(),
     };
     tags.sort();
     tags.dedup();
-    let build = recorded_toolchains(&h.tags);
+    let build = recorded_toolchains(data);
     let preset = presets::preset_of(&h.workloads).ok().flatten();
     out.extend([
         ("tags".into(), json!(tags)),

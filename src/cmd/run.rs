@@ -10,9 +10,8 @@ use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
-use crate::runner::counter::{self, Counter};
 use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
-use crate::runner::{self, Schedule, Unit};
+use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
 use crate::workload::{Workload, WorkloadConfig};
@@ -123,6 +122,16 @@ impl RunArgs {
     pub fn jobs(&self) -> usize {
         self.build.jobs()
     }
+
+    /// `run` with no option given: each field as its option's default says.
+    pub fn defaults() -> RunArgs {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            args: RunArgs,
+        }
+        <Run as clap::Parser>::parse_from(["run"]).args
+    }
 }
 
 /// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
@@ -184,14 +193,17 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
-    for r in rows.iter().filter(|r| r.status == Status::Built) {
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
+        let (want, toolchain) = super::row_origin(i, &wants, &opts);
+        let label = Label::build(&want.label(), toolchain.name.as_deref());
+        debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
             let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
                 (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
                 (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
                 _ => continue,
             };
-            units.push(Unit::fixed(e, r.tag.clone(), program, library, build.sha256.clone()));
+            units.push(Unit::fixed(e, label.clone(), program, library, build.sha256.clone()));
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -227,7 +239,7 @@ fn layout_sources(
     failures: &mut Vec<Failure>,
 ) -> Result<Vec<Unit>> {
     let work = |u: &Unit| -> Result<layout::Source> {
-        let i = rows.iter().position(|r| r.tag == u.tag).context("a unit without its build")?;
+        let i = rows.iter().position(|r| r.tag == u.label.to_string()).context("a unit without its build")?;
         let (kind, fixed) = match u.engine {
             Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
             Engine::C => (BuildKind::CHarness, u.program.as_path()),
@@ -242,11 +254,11 @@ fn layout_sources(
         match source {
             Ok(source) => out.push(Unit { relink: Some(std::sync::Arc::new(source)), ..u.clone() }),
             Err(e) => {
-                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.tag, u.engine));
+                bar.suspend(|| eprintln!("not measured: {} on the {} engine (no layouts): {e:#}", u.label, u.engine));
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.tag.clone(),
+                    tag: u.label.to_string(),
                     workload: None,
                     stage: "layout".into(),
                     error: format!("{e:#}"),
@@ -257,7 +269,7 @@ fn layout_sources(
     })?;
     bar.finish_and_clear();
     // The order the matrix gave, whatever order the objects finished in.
-    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.tag == u.tag));
+    out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.label == u.label));
     Ok(out)
 }
 
@@ -280,7 +292,7 @@ fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
     }
 }
 
-/// Runs a schedule into `out` (new) or continues `resume`; returns the run as saved.
+/// Runs a new run into `out` or continues `resume`; returns the run as saved.
 pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(path) = &args.resume {
         return resume(path, args);
@@ -290,6 +302,27 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(out) = &args.out {
         files::refuse_existing(out, Existing::forced(args.force))?;
     }
+    let (spec, tags, failures) = new_spec(args)?;
+    let mut writer = create_run_file_for(args, &spec.header(tags), failures)?;
+    let out = writer.path.clone();
+    if args.metric == Metric::Instructions {
+        eprintln!(
+            "counting instructions: {} entries, {}, {} at once",
+            args.workload.entries,
+            crate::report::cells::plural(spec.plan.rounds as usize, "round"),
+            crate::report::cells::plural(spec.jobs, "job")
+        );
+    }
+    let outcome = spec.start(&mut writer)?;
+    if outcome.end.reason != runfile::EndReason::Interrupted {
+        spec.count_pass(&mut writer)?;
+    }
+    finish(outcome, &out)
+}
+
+/// The specification of the new run `args` ask for, its units built; with every requested
+/// tag as the run file records it and the builds that failed for one engine only.
+fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Failure>)> {
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -314,40 +347,20 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         );
     }
     let plan = Plan {
-        rounds: args.rounds,
-        warmup: args.warmup,
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
         iterations: args.iterations,
-        metric: args.metric,
         min_effect: Some(args.min_effect / 100.0),
         count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
         shard,
         control,
         layouts,
         layout_seed,
-        layout_study: None,
+        ..Plan::new(args.rounds, args.warmup, args.metric)
     };
-    let header = Header::new(config, workloads.clone(), args.engine.clone(), plan.clone(), tags);
-    let counter = instruction_counter(&header)?;
-    let header =
-        Header { instruction_counter: counter.as_ref().map(|c| describe_counters(c, &header.engines)), ..header };
-    let mut writer = create_run_file_for(args, &header, failures)?;
-    let out = writer.path.clone();
-    let schedule = Schedule::new(units, workloads, &header.config, &plan, counter, args.jobs());
-    if args.metric == Metric::Instructions {
-        eprintln!(
-            "counting instructions: {} entries, {}, {} at once",
-            args.workload.entries,
-            crate::report::cells::plural(plan.rounds as usize, "round"),
-            crate::report::cells::plural(schedule.jobs, "job")
-        );
-    }
-    let outcome = schedule.execute(&mut writer)?;
-    if outcome.end.reason != runfile::EndReason::Interrupted {
-        count_pass(&schedule, &mut writer)?;
-    }
-    finish(outcome, &out)
+    let counter = runner::instruction_counter(args.metric)?;
+    let engines = args.engine.clone();
+    Ok((RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() }, tags, failures))
 }
 
 /// `--shard K/N` over the tags the spec names.
@@ -379,46 +392,17 @@ pub(super) fn control_tag(tag: &str) -> Result<String> {
 
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
-    let full = crate::manifest::normalize_tag(tag);
+    let names = [tag.to_string(), crate::manifest::normalize_tag(tag)];
     let of: Vec<Unit> = units
         .iter()
-        .filter(|u| u.tag == tag || u.tag == full)
-        .map(|u| Unit { tag: crate::manifest::control_label(&u.tag), ..u.clone() })
+        .filter(|u| names.contains(&u.label.to_string()))
+        .map(|u| Unit { label: u.label.control(), ..u.clone() })
         .collect();
     if of.is_empty() {
-        let measured: Vec<&str> = units.iter().map(|u| u.tag.as_str()).collect();
+        let measured: Vec<String> = units.iter().map(|u| u.label.to_string()).collect();
         bail!("--control {tag}: that tag is not measured in this run ({})", measured.join(", "));
     }
     Ok(of)
-}
-
-/// The instruction-counting pass the plan asks for, if a counter is at hand.
-fn count_pass(timed: &Schedule, w: &mut RunWriter) -> Result<()> {
-    let Some(entries) = timed.plan.count_entries else { return Ok(()) };
-    let counter = match counter::detect() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("no instruction counts beside time: {e:#}");
-            return Ok(());
-        }
-    };
-    let cfg = timed.cfg.with_entries(&timed.workloads, entries)?;
-    let plan = Plan { metric: Metric::Instructions, rounds: 1, warmup: 0, iterations: 1, ..timed.plan.clone() };
-    let pass = Schedule {
-        units: timed.units.clone(),
-        workloads: timed.workloads.clone(),
-        cfg: &cfg,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: timed.interrupted.clone(),
-        counter: Some(counter),
-        stop_when: None,
-        counted: true,
-        jobs: timed.jobs,
-    };
-    eprintln!("counting instructions: every unit once, {entries} entries");
-    pass.count_pass(w)
 }
 
 fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
@@ -453,21 +437,19 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .tags
         .iter()
         .filter(|t| t.status == runfile::Status::Built)
-        .map(|t| crate::manifest::base_of(&t.tag))
+        .map(|t| data.labels[&t.tag].base.as_str())
         .collect();
     tags.dedup();
-    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&h.tags) };
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
-    let recorded = held.map(crate::manifest::control_label);
-    let sampled = data.samples.iter().map(|s| s.tag.as_str());
-    let mut controlled: Vec<&str> =
-        recorded.iter().map(String::as_str).chain(sampled).filter_map(crate::manifest::control_of).collect();
+    let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());
+    let mut controlled: Vec<String> = held.map(str::to_string).into_iter().chain(sampled).collect();
     controlled.sort();
     controlled.dedup();
     for base in controlled {
-        units.extend(control_units(&units, base)?);
+        units.extend(control_units(&units, &base)?);
     }
     let start_round = data.completed_rounds();
     eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
@@ -475,31 +457,20 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
-    let schedule = Schedule {
-        units,
-        workloads: h.workloads.clone(),
-        cfg: &h.config,
-        plan: &h.plan,
-        start_round,
-        prior: data.samples.clone(),
-        interrupted: runner::interrupt_flag(),
-        counter: instruction_counter(h)?,
-        stop_when: None,
-        counted: false,
-        jobs: args.jobs(),
-    };
-    let outcome = schedule.execute(&mut writer)?;
+    let spec = RunSpec::recorded(h, units, args.jobs())?;
+    let outcome = spec.resume(start_round, data.samples.clone(), &mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
-        count_pass(&schedule, &mut writer)?;
+        spec.count_pass(&mut writer)?;
     }
     finish(outcome, path)
 }
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
-pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
+pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
+    let tags = &data.header.tags;
     let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
-    if !tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some()) {
+    if !tags.iter().any(|t| data.labels[&t.tag].toolchain.is_some()) {
         let tc = tags.iter().find_map(first);
         return BuildArgs {
             cc: tc.as_ref().map(|t| t.compiler.display().to_string()),
@@ -514,23 +485,6 @@ pub(super) fn recorded_toolchains(tags: &[runfile::TagStatus]) -> BuildArgs {
         }
     }
     BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
-}
-
-/// The instruction counter a plan needs, or None for time.
-pub fn instruction_counter(h: &Header) -> Result<Option<Counter>> {
-    match h.plan.metric {
-        Metric::Time => Ok(None),
-        Metric::Instructions => Ok(Some(counter::detect()?)),
-    }
-}
-
-fn describe_counters(c: &Counter, engines: &[Engine]) -> String {
-    match c {
-        Counter::Perf if engines.contains(&Engine::C) => {
-            format!("rust: {}; c: valgrind callgrind (--toggle-collect on the timed functions)", c.describe())
-        }
-        _ => c.describe(),
-    }
 }
 
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
@@ -578,4 +532,29 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("no sample was measured; every failure is listed above");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commands that start a run through `run` (its-10406) take every option they do not
+    /// set from here: these must be the options' own defaults.
+    #[test]
+    fn defaults_are_what_run_gives_without_options() {
+        let d = RunArgs::defaults();
+        assert_eq!(
+            (d.tags.as_str(), d.workloads.as_str(), d.engine.as_slice()),
+            ("default", "all", &[Engine::Rust][..])
+        );
+        assert_eq!((d.rounds, d.warmup, d.iterations, d.metric), (20, 1, 1, Metric::Time));
+        assert_eq!((d.count_entries, d.min_effect), (super::super::args::COUNT_ENTRIES, 2.0));
+        assert!(d.preset.is_none() && d.control.is_none() && d.shard.is_none() && d.resume.is_none());
+        assert!(!d.with_instructions && !d.force && !d.summary_json && d.out.is_none() && d.given.is_empty());
+        assert_eq!(
+            serde_json::to_value(&d.workload).unwrap(),
+            serde_json::to_value(WorkloadConfig::default()).unwrap()
+        );
+        assert!(d.preset_cfg.is_default());
+    }
 }

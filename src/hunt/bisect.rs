@@ -17,8 +17,8 @@ use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{self, EndReason, Engine, Header, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
-use crate::runner::{self, Schedule, Unit};
+use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
+use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
@@ -55,7 +55,7 @@ pub struct Settings {
 /// are in the search's log and bisect.json).
 fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
-        tag: u.tag.clone(),
+        tag: u.label.to_string(),
         commit: None,
         status: runfile::Status::Built,
         library: u.library.clone(),
@@ -147,7 +147,8 @@ impl<'a> Bisector<'a> {
         };
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let lib = build.artifact.clone();
-        let mut unit = Unit::fixed(Engine::Rust, label.to_string(), exe, Some(lib.clone()), build.sha256.clone());
+        let mut unit =
+            Unit::fixed(Engine::Rust, Label::build(label, None), exe, Some(lib.clone()), build.sha256.clone());
         if let Some(linker) = &self.linker {
             let source = layout::prepare(&want, self.toolchain(), linker, BuildKind::SharedLibrary, &self.opts, &lib)
                 .map_err(|e| format!("no layouts: {e:#}"))?;
@@ -194,13 +195,14 @@ impl<'a> Bisector<'a> {
         if s.metric == Metric::Time {
             return self.run_pass(name, units, stop, pass);
         }
-        let fresh: Vec<Unit> = units.iter().filter(|u| !self.counted.contains_key(&u.tag)).cloned().collect();
+        let fresh: Vec<Unit> =
+            units.iter().filter(|u| !self.counted.contains_key(&u.label.to_string())).cloned().collect();
         if !fresh.is_empty() {
             for x in self.run_pass(name, fresh, stop, pass)? {
                 self.counted.entry(x.tag.clone()).or_default().push(x);
             }
         }
-        Ok(units.iter().filter_map(|u| self.counted.get(&u.tag)).flatten().cloned().collect())
+        Ok(units.iter().filter_map(|u| self.counted.get(&u.label.to_string())).flatten().cloned().collect())
     }
 
     fn run_pass(
@@ -214,46 +216,28 @@ impl<'a> Bisector<'a> {
         let s = &self.settings;
         let random = pass.metric == Metric::Time && s.layouts == Layouts::Random;
         let plan = Plan {
-            rounds: pass.max_rounds,
-            warmup: pass.warmup,
-            time_budget_s: None,
-            target_ci: None,
-            iterations: 1,
-            metric: pass.metric,
             min_effect: Some(s.rule.min_effect),
-            count_entries: None,
-            shard: None,
-            control: None,
             layouts: if random { Layouts::Random } else { Layouts::Fixed },
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
-            layout_study: None,
+            ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
         let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
-        // The probes' labels, so that the run file lists every tag its samples name.
-        let tags = units.iter().map(probe_status).collect();
-        let config = WorkloadConfig { entries, ..s.cfg.clone() };
-        let header = Header {
-            instruction_counter: pass.counter.as_ref().map(|c| c.describe()),
-            ..Header::new(config, vec![s.workload], vec![Engine::Rust], plan.clone(), tags)
+        let spec = RunSpec {
+            units,
+            workloads: vec![s.workload],
+            engines: vec![Engine::Rust],
+            config: WorkloadConfig { entries, ..s.cfg.clone() },
+            plan,
+            counter: pass.counter,
+            jobs: s.jobs,
         };
+        // The probes' labels, so that the run file lists every tag its samples name.
+        let header = spec.header(spec.units.iter().map(probe_status).collect());
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
-        let schedule = Schedule {
-            units,
-            workloads: vec![s.workload],
-            cfg: &header.config,
-            plan: &plan,
-            start_round: 0,
-            prior: Vec::new(),
-            interrupted: runner::interrupt_flag(),
-            counter: pass.counter,
-            stop_when: Some(&enough),
-            counted: false,
-            jobs: s.jobs,
-        };
-        let out = schedule.execute(&mut w)?;
+        let out = spec.start_until(&enough, &mut w)?;
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
@@ -276,7 +260,7 @@ impl<'a> Bisector<'a> {
 
     /// A against B: true when B is slower, beyond doubt, by at least the threshold.
     pub fn confirm(&mut self, good: &Unit, bad: &Unit) -> Result<(bool, Option<Comparison>)> {
-        let (g, b) = (good.tag.clone(), bad.tag.clone());
+        let (g, b) = (good.label.to_string(), bad.label.to_string());
         let thr = 1.0 + self.settings.threshold / 100.0;
         let (metric, rule) = (self.settings.metric, self.rule());
         // Decided once the interval lies wholly on one side of the threshold.
@@ -311,7 +295,7 @@ impl<'a> Bisector<'a> {
             Err(_) if interrupted() => return Err(stop_here().into()),
             Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new())),
         };
-        let (g, b, p) = (good.tag.clone(), bad.tag.clone(), label.to_string());
+        let (g, b, p) = (good.label.to_string(), bad.label.to_string(), label.to_string());
         let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
             let v = |t: &str| tag_values(xs, t, metric);

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
-use super::runfile::{Layouts, Metric, Plan, Record, RunWriter, Sample};
-use super::{counter, counts_agree, pool, scratch, Ready, Schedule, Unit};
+use super::count::counts_agree;
+use super::prepare::Ready;
+use super::runfile::{Record, RunWriter, Sample};
+use super::{counter, pool, scratch, Schedule, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
 
@@ -30,7 +32,7 @@ pub(super) fn link_round(
         if interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.tag, slot]);
+        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.label.to_string(), slot]);
         u.relink.as_ref().expect("filtered above").link(seed).map_err(|e| format!("{e:#}"))
     };
     pool::for_each(&items, jobs, link, |&(i, _), r| {
@@ -54,10 +56,11 @@ pub(super) fn link_round(
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.
 /// Without a counter it is skipped, saying so.
 pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
-    let measured =
-        |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.tag == u.tag && x.workload == wl);
-    let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
-        let wl = s.workloads.iter().copied().find(|wl| measured(u, *wl))?;
+    let measured = |u: &Unit, wl: Workload| {
+        timed.iter().any(|x| x.engine == u.engine && x.tag == u.label.to_string() && x.workload == wl)
+    };
+    let chosen = s.spec.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
+        let wl = s.spec.workloads.iter().copied().find(|wl| measured(u, *wl))?;
         Some((u, wl))
     });
     let Some((unit, workload)) = chosen else { return Ok(()) };
@@ -68,35 +71,15 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
             return Ok(());
         }
     };
-    let cfg = s.cfg.with_entries(&[workload], CHECK_ENTRIES.min(s.cfg.data_entries()).max(1))?;
-    let plan = Plan {
-        metric: Metric::Instructions,
-        rounds: 1,
-        warmup: 0,
-        iterations: 1,
-        layouts: Layouts::Fixed,
-        layout_seed: None,
-        ..s.plan.clone()
-    };
-    let check = Schedule {
-        units: Vec::new(),
-        workloads: vec![workload],
-        cfg: &cfg,
-        plan: &plan,
-        start_round: 0,
-        prior: Vec::new(),
-        interrupted: s.interrupted.clone(),
-        counter: Some(counter),
-        stop_when: None,
-        counted: true,
-        jobs: s.jobs,
-    };
+    let entries = CHECK_ENTRIES.min(s.spec.config.data_entries()).max(1);
+    let spec = s.spec.counting(vec![workload], entries, counter)?;
+    let check = spec.counted_schedule();
     let (a, b) = two_seeds(run_seed);
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
         unit.engine,
-        unit.tag,
-        cfg.data_entries()
+        unit.label,
+        spec.config.data_entries()
     );
     eprintln!("checking that layouts change no instruction count: {what}");
     let scratch = scratch::create()?;
@@ -104,15 +87,15 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
     // Each count in a process of its own, with its own read database and profile file.
     let count = |&seed: &u32| -> Result<u64, String> {
         let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
-        let u = Unit { tag: format!("{}@{seed}", unit.tag), ..unit.with_layout(linked) };
+        let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
         if workload.is_read() {
-            ready.dbs.insert(u.tag.clone(), check.prepare_one(&u, scratch.path())?);
+            ready.dbs.insert(u.label.clone(), check.prepare_one(&u, scratch.path())?);
         }
         check.count_once(&u, workload, &ready, scratch.path())
     };
     let mut counts = std::collections::BTreeMap::new();
-    pool::for_each(&[a, b], s.jobs, count, |seed, n| {
+    pool::for_each(&[a, b], s.spec.jobs, count, |seed, n| {
         counts.insert(*seed, n);
         Ok(())
     })?;

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{End, EndReason, Header, Layouts, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::Label;
 use crate::environment::Environment;
-use crate::manifest::release_key;
 
 /// One run file from `runs`, all of the same plan and configuration, each tag from one run.
 pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
@@ -58,6 +58,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
         path: None,
+        labels: named.iter().flat_map(|(_, r)| r.labels.clone()).collect(),
     })
 }
 
@@ -163,19 +164,8 @@ fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
     r.samples.iter_mut().for_each(|s| s.counted = false);
     let h = &mut r.header;
     h.config.entries = entries;
-    h.plan = Plan {
-        metric: Metric::Instructions,
-        rounds: 1,
-        warmup: 0,
-        iterations: 1,
-        time_budget_s: None,
-        target_ci: None,
-        count_entries: None,
-        // Counts were taken from the fixed builds: layouts do not change them.
-        layouts: Layouts::Fixed,
-        layout_seed: None,
-        ..h.plan.clone()
-    };
+    // Counts were taken from the fixed builds: layouts do not change them.
+    h.plan = h.plan.counting();
     // The counting pass runs after the rounds' end record, and only when they ended normally.
     r.end =
         r.end.filter(|e| e.reason != EndReason::Interrupted).map(|e| End { reason: EndReason::Rounds, rounds: 1, ..e });
@@ -208,7 +198,8 @@ fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
         }
     }
     let mut out: Vec<TagStatus> = by_tag.into_values().collect();
-    out.sort_by_key(|t| release_key(&t.tag));
+    let labels: BTreeMap<&String, &Label> = runs.iter().flat_map(|(_, r)| &r.labels).collect();
+    out.sort_by_key(|t| labels.get(&t.tag).map(|l| l.release_key()));
     out
 }
 

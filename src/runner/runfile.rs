@@ -1,7 +1,7 @@
 //! The run file: JSON Lines, appended as results arrive, so an interrupted run loses
 //! nothing. The first line is the header; then samples and failures; then `end`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::Label;
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
 use crate::files::{self, Existing};
-use crate::manifest::{release_key, FileHashes, Match};
+use crate::manifest::{FileHashes, Match};
 use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
@@ -188,6 +189,44 @@ pub struct Plan {
 pub const MIN_EFFECT: f64 = 0.02;
 
 impl Plan {
+    /// `rounds` measured rounds after `warmup` by `metric`, one repetition per worker, and
+    /// nothing more: no budget, no target, the default `same`, fixed layouts, no counting
+    /// pass, no shard, study or control.
+    pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
+        Plan {
+            rounds,
+            warmup,
+            time_budget_s: None,
+            target_ci: None,
+            iterations: 1,
+            metric,
+            min_effect: None,
+            count_entries: None,
+            shard: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            layout_study: None,
+            control: None,
+        }
+    }
+
+    /// This plan's counting pass: instructions, each unit once (one round, no warm-up, one
+    /// repetition), from the fixed builds (layouts change no count), no budget or target.
+    pub fn counting(&self) -> Plan {
+        Plan {
+            metric: Metric::Instructions,
+            rounds: 1,
+            warmup: 0,
+            iterations: 1,
+            time_budget_s: None,
+            target_ci: None,
+            count_entries: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            ..self.clone()
+        }
+    }
+
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(MIN_EFFECT)
     }
@@ -210,7 +249,7 @@ impl Shard {
         if !(1..=count).contains(&index) {
             bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
         }
-        tags.sort_by_key(|t| release_key(t));
+        tags.sort_by_key(|t| Label::build(t, None).release_key());
         let shard = Shard { index, count, tags };
         if shard.own().is_empty() {
             bail!(
@@ -471,6 +510,9 @@ pub struct RunData {
     /// Absent when the run was cut off before it could say why it ended.
     pub end: Option<End>,
     pub path: Option<PathBuf>,
+    /// Every label the run names (its header's, its samples' and failures'), read once, as
+    /// the file is loaded, into the value it was rendered from.
+    pub labels: BTreeMap<String, Label>,
 }
 
 impl RunData {
@@ -619,7 +661,11 @@ pub fn load(path: &Path) -> Result<RunData> {
         checks: Vec::new(),
         end: None,
         path: Some(path.to_path_buf()),
+        labels: BTreeMap::new(),
     };
+    for t in data.header.tags.iter().map(|t| &t.tag).chain(rules.tags.iter().flatten()) {
+        read_label(&mut data.labels, t);
+    }
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
         let record = match serde_json::from_str::<Record>(line) {
             Ok(r) => r,
@@ -633,7 +679,10 @@ pub fn load(path: &Path) -> Result<RunData> {
             }
             Err(e) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
         };
-        rules.check(&record, i + 1).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        if let Record::Sample(Sample { tag, .. }) | Record::Failure(Failure { tag, .. }) = &record {
+            read_label(&mut data.labels, tag);
+        }
+        rules.check(&record, &data.labels, i + 1).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         match record {
             Record::Sample(s) => data.samples.push(s),
             Record::Failure(f) => data.failures.push(f),
@@ -643,6 +692,14 @@ pub fn load(path: &Path) -> Result<RunData> {
         }
     }
     Ok(data)
+}
+
+/// A label's text as the run file holds it, read into its value: the one place a label is
+/// read back.
+fn read_label(labels: &mut BTreeMap<String, Label>, text: &str) {
+    if !labels.contains_key(text) {
+        labels.insert(text.to_string(), Label::parse(text));
+    }
 }
 
 fn read_header(path: &Path, first: &str) -> Result<Header> {
@@ -692,11 +749,11 @@ impl Rules {
         Rules { tags, engines: h.engines.clone(), workloads: h.workloads.clone(), ended: None }
     }
 
-    fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
+    fn check(&mut self, r: &Record, labels: &BTreeMap<String, Label>, line: usize) -> std::result::Result<(), String> {
         match r {
             Record::Header(_) => return Err("a second header".into()),
             Record::Sample(s) => {
-                self.listed(s.engine, &s.tag, Some(s.workload))?;
+                self.listed(s.engine, &s.tag, &labels[&s.tag], Some(s.workload))?;
                 if s.ns == 0 {
                     return Err(format!(
                         "a sample of 0 ns ({} {} {}): every timed region takes time",
@@ -711,7 +768,7 @@ impl Rules {
                     _ => {}
                 }
             }
-            Record::Failure(f) => self.listed(f.engine, &f.tag, f.workload)?,
+            Record::Failure(f) => self.listed(f.engine, &f.tag, &labels[&f.tag], f.workload)?,
             Record::Check(_) => {}
             Record::End(e) => {
                 if let Some(end) = self.ended {
@@ -725,9 +782,15 @@ impl Rules {
         Ok(())
     }
 
-    fn listed(&self, engine: Engine, tag: &str, workload: Option<Workload>) -> std::result::Result<(), String> {
-        let base = crate::manifest::control_of(tag).unwrap_or(tag);
-        if self.tags.as_ref().is_some_and(|tags| !tags.contains(base)) {
+    fn listed(
+        &self,
+        engine: Engine,
+        tag: &str,
+        label: &Label,
+        workload: Option<Workload>,
+    ) -> std::result::Result<(), String> {
+        let base = label.controlled().map_or(tag.to_string(), |b| b.to_string());
+        if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
             return Err(format!("tag {tag} is not among the header's tags"));
         }
         if !self.engines.contains(&engine) {

@@ -1,0 +1,88 @@
+//! Starting a measuring worker, and callgrind handling: the counter each engine uses,
+//! callgrind's command line, and each workload's count from the profile's parts.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
+
+use super::counter::{self, Counter};
+use super::prepare::Ready;
+use super::protocol::WorkerLine;
+use super::runfile::Engine;
+use super::schedule::Job;
+use super::{sanitize, Schedule, Unit};
+
+impl Schedule<'_> {
+    /// The counter a unit's worker uses: perf only inside the Rust worker.
+    pub(super) fn counter_for(&self, u: &Unit) -> Option<Counter> {
+        match (&self.spec.counter, u.engine) {
+            (None, _) => None,
+            (Some(Counter::Perf), Engine::C) => Some(Counter::Callgrind { version: "valgrind".into() }),
+            (Some(c), _) => Some(c.clone()),
+        }
+    }
+
+    /// Runs one worker invocation (under callgrind when counting there) and returns its
+    /// lines, with the callgrind total as each line's instruction count.
+    pub(super) fn invoke(&self, job: &Job, ready: &Ready, scratch: &Path) -> (Vec<WorkerLine>, Option<String>) {
+        let u = job.unit;
+        let names: Vec<&str> = job.batch.iter().map(|w| w.name()).collect();
+        let counter = self.counter_for(u);
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(db) = ready.dbs.get(&u.label) {
+            args.extend(["--dir".into(), db.into()]);
+        }
+        args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
+        // Callgrind dumps a part per timed call: one repetition per workload then.
+        let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.spec.plan.iterations };
+        args.extend(["--iterations".into(), iterations.to_string().into()]);
+        if counter == Some(Counter::Perf) {
+            args.push("--count-instructions".into());
+        }
+        args.extend(self.spec.config.to_args().into_iter().map(OsString::from));
+        let (program, mut full) = u.argv("run");
+        full.extend(args);
+        let Some(Counter::Callgrind { .. }) = counter else {
+            let mut c = Command::new(&program);
+            c.args(&full);
+            return u.run(c);
+        };
+        // Parallel jobs each need their own profile file.
+        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.label.to_string())));
+        counter::remove_profile(&profile);
+        let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
+        let dump_after = functions.as_deref().unwrap_or_default();
+        let (mut lines, death) = u.run(counter::callgrind_command(&program, &full, &profile, dump_after));
+        if death.is_some() {
+            return (lines, death);
+        }
+        let counted = match functions {
+            Some(_) => counter::callgrind_parts(&profile).map(|parts| assign_parts(job, &mut lines, parts)),
+            // One workload in this process: the profile's total is its count.
+            None => counter::callgrind_total(&profile).map(|total| {
+                lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total])
+            }),
+        };
+        match counted {
+            Ok(()) => (lines, None),
+            Err(e) => (lines, Some(format!("{e:#}"))),
+        }
+    }
+}
+
+/// Gives each workload's line the count of the profile part its timed function dumped.
+/// Parts come in call order; a workload that failed before its timed call has none, and a
+/// line left without a count is a failure, not a sample without one.
+fn assign_parts(job: &Job, lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
+    let mut parts = parts.into_iter().peekable();
+    for w in &job.batch {
+        let function = counter::timed_function(job.unit.engine, *w).unwrap_or_default();
+        let part = parts.next_if(|p| p.trigger == function);
+        for l in lines.iter_mut().filter(|l| l.workload == Some(*w) && l.error.is_none()) {
+            match &part {
+                Some(p) => l.instructions = vec![p.instructions],
+                None => l.error = Some(format!("callgrind dumped no count for {function}")),
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
+//! whether it is the run's A/A control, and in a layout study which layout. Labels are
+//! rendered from it (`Display`) and read back from a run file's text once, by
+//! [`Label::parse`], the one reader of the label grammar:
+//! `BASE[ (TOOLCHAIN)][@LAYOUT][~control]`.
+
+use std::fmt;
+
+use crate::manifest::parse_version;
+
+/// What a control's label ends with.
+const CONTROL: &str = "~control";
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label {
+    /// A pinned tag (`LMDB_0.9.33`), or a commit as asked for (`1a2b3c4d`, `mdb.RE/0.9 @ 1a2b3c4d`).
+    pub base: String,
+    /// The toolchain's name when not the default (`clang -O2`).
+    pub toolchain: Option<String>,
+    /// The layout of a layout study (`01`), as its label numbers it.
+    pub layout: Option<String>,
+    /// Measured a second time as the run's own A/A control.
+    pub control: bool,
+}
+
+impl Label {
+    /// A build of `base` by `toolchain` (None: the default toolchain).
+    pub fn build(base: &str, toolchain: Option<&str>) -> Label {
+        Label { base: base.to_string(), toolchain: toolchain.map(str::to_string), layout: None, control: false }
+    }
+
+    /// This label measured again as its control.
+    pub fn control(&self) -> Label {
+        Label { control: true, ..self.clone() }
+    }
+
+    /// The label a control measures again; None for an ordinary label.
+    pub fn controlled(&self) -> Option<Label> {
+        self.control.then(|| Label { control: false, ..self.clone() })
+    }
+
+    /// This build under layout `layout` of a study.
+    pub fn in_layout(&self, layout: String) -> Label {
+        Label { layout: Some(layout), ..self.clone() }
+    }
+
+    /// Reads a label's text, as run files hold it, into its value.
+    pub fn parse(text: &str) -> Label {
+        let (rest, control) = match text.strip_suffix(CONTROL) {
+            Some(b) => (b, true),
+            None => (text, false),
+        };
+        // A layout's number follows the last '@' directly; a ref's " @ commit" has a space.
+        let (rest, layout) = match rest.rsplit_once('@') {
+            Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) && !b.ends_with(' ') => {
+                (b, Some(n.to_string()))
+            }
+            _ => (rest, None),
+        };
+        // Tags and commit ids hold no space, so the first " (" starts a toolchain's name.
+        let (base, toolchain) = match rest.split_once(" (").and_then(|(b, r)| Some((b, r.strip_suffix(')')?))) {
+            Some((b, name)) => (b, Some(name.to_string())),
+            None => (rest, None),
+        };
+        Label { base: base.to_string(), toolchain, layout, control }
+    }
+
+    /// The pinned version this label measures, if it is a tag's (a study's layouts are not).
+    pub fn version(&self) -> Option<(i32, i32, i32)> {
+        parse_version(&self.base).filter(|_| self.layout.is_none())
+    }
+
+    /// Release order: pinned tags by version, then anything else (commits, a study's
+    /// layouts) by name; under one tag the default toolchain first, then the others by
+    /// name; a control right after the label it repeats.
+    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, bool) {
+        let toolchain = self.toolchain.clone().unwrap_or_default();
+        match (self.version(), &self.layout) {
+            (Some(v), _) => (0, v, String::new(), toolchain, self.control),
+            (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, self.control),
+            // A layout's label is ordered by its whole text, toolchain and number included.
+            (None, Some(_)) => {
+                (1, (0, 0, 0), Label { control: false, ..self.clone() }.to_string(), String::new(), self.control)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.base)?;
+        if let Some(name) = &self.toolchain {
+            write!(f, " ({name})")?;
+        }
+        if let Some(n) = &self.layout {
+            write!(f, "@{n}")?;
+        }
+        if self.control {
+            f.write_str(CONTROL)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABELS: [&str; 12] = [
+        "LMDB_0.9.33",
+        "LMDB_0.9.9",
+        "LMDB_1.0.1 (clang -O2)",
+        "LMDB_0.9.33~control",
+        "LMDB_0.9.33 (gcc -O3)~control",
+        "1a2b3c4d5e",
+        "mdb.RE/0.9 @ 1a2b3c4d",
+        "mdb.RE/0.9 @ 1a2b3c4d (clang -O2)",
+        "LMDB_0.9.20@01",
+        "LMDB_0.9.20@12~control",
+        "LMDB_0.9.20 (clang -O2)@03",
+        "abc1234~control",
+    ];
+
+    #[test]
+    fn every_label_reads_back_into_the_value_it_was_rendered_from() {
+        for text in LABELS {
+            assert_eq!(Label::parse(text).to_string(), text);
+        }
+        let l = Label::parse("LMDB_1.0.1 (clang -O2)~control");
+        assert_eq!((l.base.as_str(), l.toolchain.as_deref(), l.control), ("LMDB_1.0.1", Some("clang -O2"), true));
+        assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));
+        assert_eq!(Label::parse("mdb.RE/0.9 @ 1a2b3c4d").base, "mdb.RE/0.9 @ 1a2b3c4d");
+        assert_eq!(Label::parse("LMDB_0.9.20@01").layout.as_deref(), Some("01"));
+    }
+
+    #[test]
+    fn release_order_is_the_manifests() {
+        for text in LABELS {
+            assert_eq!(Label::parse(text).release_key(), crate::manifest::release_key(text), "{text}");
+        }
+    }
+}

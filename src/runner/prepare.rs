@@ -1,0 +1,106 @@
+//! Read-database preparation: each tag's read database built once, in a folder of its own,
+//! with that tag's own library, before anything is measured.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use anyhow::Result;
+
+use super::runfile::{Engine, Record, RunWriter};
+use super::{pool, sanitize, Label, Schedule, Unit};
+use crate::workload::{Checksum, Workload};
+
+/// The read databases of a run, and the checksums each unit's reads were verified with.
+#[derive(Default)]
+pub(super) struct Ready {
+    pub dbs: BTreeMap<Label, PathBuf>,
+    /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
+    pub checksums: BTreeMap<(Engine, Label, Workload), Checksum>,
+}
+
+impl Schedule<'_> {
+    pub(super) fn reads(&self) -> Vec<Workload> {
+        self.spec.workloads.iter().copied().filter(|w| w.is_read()).collect()
+    }
+
+    /// Builds each tag's read database once, with that tag's own library (the Rust unit's
+    /// when there is one; the C twin reads the same file), then has every unit verify what
+    /// its reads return. Neither is timed, so both use every core.
+    pub(super) fn ready(&self, scratch: &Path, w: &mut RunWriter) -> Result<Ready> {
+        let mut ready = Ready::default();
+        if self.reads().is_empty() {
+            return Ok(ready);
+        }
+        let mut builders: Vec<&Unit> = self.spec.units.iter().collect();
+        builders.sort_by_key(|u| u.engine);
+        let mut seen = BTreeSet::new();
+        builders.retain(|u| seen.insert(u.label.clone()));
+        let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
+        pool::for_each(
+            &builders,
+            self.spec.jobs,
+            |u| self.prepare_one(u, scratch),
+            |u, result| {
+                bar.inc(1);
+                match result {
+                    Ok(dir) => {
+                        ready.dbs.insert(u.label.clone(), dir);
+                        Ok(())
+                    }
+                    // After Ctrl-C a worker's death is no failure of the tag.
+                    Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
+                    Err(error) => {
+                        let f = self.failure(u, None, "prepare", error);
+                        bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.label, f.error));
+                        w.append(&Record::Failure(f))
+                    }
+                }
+            },
+        )?;
+        bar.finish_and_clear();
+        if !self.interrupted.load(Ordering::SeqCst) {
+            self.verify(&mut ready, w)?;
+        }
+        Ok(ready)
+    }
+
+    pub(super) fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<PathBuf, String> {
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        let dir = scratch.join(own_folder(&u.label.to_string())).join("db");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut cmd = u.command("prepare");
+        cmd.arg("--dir").arg(&dir).args(self.spec.config.to_args());
+        // A preset's workloads say which database to write.
+        cmd.arg("--workloads").arg(self.spec.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
+        let (lines, death) = u.run(cmd);
+        match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
+            None if lines.iter().any(|l| l.prepared) => Ok(dir),
+            other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
+        }
+    }
+}
+
+/// A label's own folder name: readable, and unique by a hash of the whole label (two labels
+/// that `sanitize` alike, `a/b` and `a-b`, still get two folders). 0.9 and 1.0 cannot open
+/// each other's files, and no tag may ever read another's.
+fn own_folder(label: &str) -> String {
+    use sha2::Digest;
+    format!("{}-{}", sanitize(label), &hex::encode(sha2::Sha256::digest(label.as_bytes()))[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_label_reads_a_database_of_its_own() {
+        let labels =
+            ["LMDB_0.9.33", "LMDB_1.0.1", "mdb.RE/0.9 @ 1a2b3c4d", "mdb.RE-0.9 @ 1a2b3c4d", "LMDB_1.0.1 (clang -O2)"];
+        let folders: std::collections::BTreeSet<String> = labels.iter().map(|l| own_folder(l)).collect();
+        assert_eq!(folders.len(), labels.len(), "{folders:?}");
+        assert_eq!(own_folder("LMDB_1.0.1"), own_folder("LMDB_1.0.1"));
+    }
+}

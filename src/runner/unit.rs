@@ -1,0 +1,128 @@
+//! A unit (an engine on a tag) and the worker processes it starts: their command lines,
+//! the check of the C twin before it starts, and how a worker's death is told.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use super::protocol::WorkerLine;
+use super::runfile::Engine;
+use super::Label;
+use crate::layout::{self, Layout};
+
+/// One thing to measure: an engine on a build (a tag or commit, by a toolchain), its
+/// identity a value ([`Label`]) that its samples' labels are rendered from.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub engine: Engine,
+    pub label: Label,
+    /// The Rust worker is this binary; the C twin is the tag's own executable.
+    pub program: PathBuf,
+    /// The shared library, for the Rust worker.
+    pub library: Option<PathBuf>,
+    /// The SHA-256 the build record (or the layout's record) gives the artifact this unit
+    /// loads (the library) or runs (the C twin): checked before every load and every start.
+    pub sha256: String,
+    /// The layout `library` (Rust) or `program` (C twin) was linked with; None: the fixed build.
+    pub layout: Option<Layout>,
+    /// With random layouts: what every round links this unit's own layout from.
+    pub relink: Option<Arc<layout::Source>>,
+}
+
+impl Unit {
+    /// A unit as built, of one fixed layout: its compiler's.
+    pub fn fixed(engine: Engine, label: Label, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
+        Unit { engine, label, program, library, sha256, layout: None, relink: None }
+    }
+
+    /// The same unit running `layout` instead: its library (Rust) or its C twin.
+    pub fn with_layout(&self, layout: Layout) -> Unit {
+        let mut u = self.clone();
+        match u.engine {
+            Engine::Rust => u.library = Some(layout.path.clone()),
+            Engine::C => u.program = layout.path.clone(),
+        }
+        u.sha256 = layout.sha256.clone();
+        u.layout = Some(layout);
+        u
+    }
+
+    /// The program and the arguments that start its worker for `action`.
+    pub(super) fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
+        let args = match self.engine {
+            Engine::Rust => vec![
+                "worker".into(),
+                action.into(),
+                "--library".into(),
+                self.library.clone().expect("rust units have a library").into(),
+                "--library-sha256".into(),
+                self.sha256.clone().into(),
+            ],
+            Engine::C => vec![action.into()],
+        };
+        (self.program.clone(), args)
+    }
+
+    pub(super) fn command(&self, action: &str) -> Command {
+        let (program, args) = self.argv(action);
+        let mut c = Command::new(program);
+        c.args(args);
+        c
+    }
+
+    /// Runs one of this unit's workers. The Rust worker checks its library itself before
+    /// loading it; the C twin is checked here, before it is started.
+    pub(super) fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+        if self.engine == Engine::C {
+            if let Err(e) = crate::artifact::verify(&self.program, &self.sha256) {
+                return (Vec::new(), Some(format!("the C twin was not started: {e:#}")));
+            }
+        }
+        run_worker(cmd)
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let tail = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+    let what = match status.signal() {
+        Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
+        None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
+    };
+    if tail.is_empty() {
+        what
+    } else {
+        format!("{what}: {tail}")
+    }
+}
+
+/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
+fn signal_name(sig: i32) -> &'static str {
+    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
+}
+
+/// Runs one worker and returns its lines, or why it died.
+fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+    let out = match cmd.stdin(Stdio::null()).output() {
+        Ok(o) => o,
+        Err(e) => return (Vec::new(), Some(format!("cannot start worker: {e}"))),
+    };
+    let lines: Vec<WorkerLine> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let death = (!out.status.success()).then(|| describe_exit(out.status, &String::from_utf8_lossy(&out.stderr)));
+    (lines, death)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_are_named_by_nix() {
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
+        assert_eq!(signal_name(999), "signal");
+    }
+}

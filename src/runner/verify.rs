@@ -1,0 +1,77 @@
+//! Verification: once per run and unit, each read's checksum held to what the data must give.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use anyhow::Result;
+
+use super::prepare::Ready;
+use super::runfile::{Record, RunWriter};
+use super::{pool, Schedule, Unit};
+use crate::workload::dataset::expected_checksums;
+use crate::workload::{Checksum, Dataset, Workload};
+
+impl Schedule<'_> {
+    /// The six workloads' reads are verified once per run and unit; presets' workloads
+    /// check their own data in every timed pass.
+    pub(super) fn verified(w: Workload) -> bool {
+        w.is_read() && !matches!(w, Workload::Preset(_))
+    }
+
+    /// Once per run and unit: each read's checksum through the unit's own engine and
+    /// library, held to what the data must give (computed here, without LMDB). A read that
+    /// fails this is recorded and not measured; timed passes are then held to it.
+    pub(super) fn verify(&self, ready: &mut Ready, w: &mut RunWriter) -> Result<()> {
+        let reads: Vec<Workload> = self.reads().into_iter().filter(|w| Self::verified(*w)).collect();
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let expected: BTreeMap<Workload, Checksum> =
+            expected_checksums(&reads, &Dataset::generate(&self.spec.config)).into_iter().collect();
+        let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.label)).collect();
+        let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
+        let bar = crate::progress::bar(units.len() as u64, "verifying reads");
+        let dbs = &ready.dbs;
+        let work = |u: &&Unit| {
+            if self.interrupted.load(Ordering::SeqCst) {
+                return (Vec::new(), Some("interrupted".to_string()));
+            }
+            let mut cmd = u.command("verify");
+            cmd.arg("--dir")
+                .arg(&dbs[&u.label])
+                .arg("--workloads")
+                .arg(names.join(","))
+                .args(self.spec.config.to_args());
+            u.run(cmd)
+        };
+        let mut found = BTreeMap::new();
+        pool::for_each(&units, self.spec.jobs, work, |u, (lines, death)| {
+            bar.inc(1);
+            if self.interrupted.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            for wl in &reads {
+                let line = lines.iter().find(|l| l.workload == Some(*wl));
+                let verdict = match line.map(|l| (l.checksum, l.error.clone())) {
+                    Some((_, Some(error))) => Err(error),
+                    Some((Some(got), None)) if Some(&got) == expected.get(wl) => Ok(got),
+                    Some((Some(got), None)) => Err(format!(
+                        "read {got}, but the data written gives {}",
+                        expected.get(wl).map(|c| c.to_string()).unwrap_or_default()
+                    )),
+                    _ => Err(death.clone().unwrap_or_else(|| "the verify worker reported nothing".into())),
+                };
+                match verdict {
+                    Ok(c) => {
+                        found.insert((u.engine, u.label.clone(), *wl), c);
+                    }
+                    Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
+                }
+            }
+            Ok(())
+        })?;
+        bar.finish_and_clear();
+        ready.checksums = found;
+        Ok(())
+    }
+}
