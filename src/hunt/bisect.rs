@@ -168,7 +168,17 @@ impl<'a> Bisector<'a> {
 
     /// The rule a metric is judged by.
     fn rule(&self) -> Rule {
-        rule_for(&self.settings.rule, self.settings.metric)
+        self.settings.rule.for_metric(self.settings.metric)
+    }
+
+    /// The entries a pass by `metric` runs: exact counts repeat, so a counting pass runs
+    /// the fewer entries of `--count-entries`.
+    fn entries_for(&self, metric: Metric) -> u32 {
+        if metric.is_exact() {
+            self.settings.count_entries
+        } else {
+            self.settings.cfg.entries
+        }
     }
 
     /// How many probe decisions share the error rate: the search's expected depth.
@@ -192,7 +202,8 @@ impl<'a> Bisector<'a> {
             max_rounds: s.max_rounds,
             warmup: s.warmup,
         };
-        if s.metric == Metric::Time {
+        // Exact counts repeat: each unit is counted once, and its samples kept for later runs.
+        if !s.metric.is_exact() {
             return self.run_pass(name, units, stop, pass);
         }
         let fresh: Vec<Unit> =
@@ -213,15 +224,16 @@ impl<'a> Bisector<'a> {
         pass: Pass,
     ) -> Result<Vec<Sample>> {
         self.runs += 1;
+        let entries = self.entries_for(pass.metric);
         let s = &self.settings;
-        let random = pass.metric == Metric::Time && s.layouts == Layouts::Random;
+        // Exact counts are taken under each unit's one layout, as `run` takes them.
+        let random = !pass.metric.is_exact() && s.layouts == Layouts::Random;
         let plan = Plan {
             min_effect: Some(s.rule.min_effect),
             layouts: if random { Layouts::Random } else { Layouts::Fixed },
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
             ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
-        let entries = if pass.metric == Metric::Instructions { s.count_entries } else { s.cfg.entries };
         let spec = RunSpec {
             units,
             workloads: vec![s.workload],
@@ -244,14 +256,14 @@ impl<'a> Bisector<'a> {
         Ok(crate::runner::runfile::load(&path)?.samples)
     }
 
-    fn fmt_values(&self, xs: &Rounds) -> String {
-        let unit = crate::report::model::unit_label(self.settings.metric);
-        // Counts come in millions per run; shown per entry, as every report shows them.
-        let scale = match self.settings.metric {
-            Metric::Time => 1.0,
-            Metric::Instructions => 1e6 / self.settings.count_entries.max(1) as f64,
-        };
-        let v: Vec<f64> = xs.values().map(|x| x * scale).collect();
+    /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the
+    /// entries the search's passes ran), with its unit and number of rounds.
+    fn fmt_values(&self, samples: &[Sample], tag: &str) -> String {
+        let (metric, workload) = (self.settings.metric, self.settings.workload);
+        let entries = self.entries_for(metric);
+        let per_op = samples.iter().filter(|s| s.tag == tag).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
+        let v: Vec<f64> = family::per_round(per_op).into_values().collect();
+        let unit = metric.unit_of(workload);
         match stats::summarize(&v) {
             Some(s) => format!("{} {unit} n={}", cells::num(s.median), s.n),
             None => "no samples".into(),
@@ -273,8 +285,8 @@ impl<'a> Bisector<'a> {
         let cmp = family::compare(&gv, &bv, 1, &rule);
         let line = format!(
             "confirm: {g} {} vs {b} {}: {}",
-            self.fmt_values(&gv),
-            self.fmt_values(&bv),
+            self.fmt_values(&samples, &g),
+            self.fmt_values(&samples, &b),
             cmp.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
         );
         self.say(line);
@@ -315,7 +327,7 @@ impl<'a> Bisector<'a> {
         let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv, family, &rule);
         let mut detail = format!(
             "{}{}",
-            self.fmt_values(&pv),
+            self.fmt_values(&samples, &p),
             pos.map(|p| format!(", position {} from good (0) to bad (1)", position(&p))).unwrap_or_default()
         );
         if verdict.is_none() {
@@ -348,7 +360,7 @@ impl<'a> Bisector<'a> {
             }
         };
         let v = |t: &str| tag_values(&samples, t, Metric::Instructions);
-        let rule = rule_for(&self.settings.rule, Metric::Instructions);
+        let rule = self.settings.rule.for_metric(Metric::Instructions);
         let (verdict, pos) = decide(&v(g), &v(b), &v(p), 1, &rule);
         detail.push_str(&format!(
             "; undecided by time at the round cap, so decided by instruction counts{}",
@@ -492,13 +504,6 @@ fn position(p: &search::Position) -> String {
 /// One tag's values under a metric, one per round.
 fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
     family::per_round(samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric).map(|v| (s.round, v))))
-}
-
-fn rule_for(rule: &Rule, metric: Metric) -> Rule {
-    match metric {
-        Metric::Time => *rule,
-        Metric::Instructions => rule.for_counts(),
-    }
 }
 
 #[cfg(test)]
