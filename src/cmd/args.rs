@@ -55,11 +55,13 @@ pub struct LayoutArgs {
 }
 
 impl LayoutArgs {
-    /// The layouts of a run by `metric` and its seed: random layouts only for time.
+    /// The layouts of a run by `metric` and its seed: random layouts only for inexact
+    /// figures (time); exact counts are taken under each unit's one layout.
     pub fn plan(&self, metric: Metric) -> (Layouts, Option<u64>) {
-        match (self.layouts, metric) {
-            (Layouts::Random, Metric::Time) => (Layouts::Random, Some(self.layout_seed.unwrap_or_else(draw_seed))),
-            _ => (Layouts::Fixed, None),
+        if self.layouts == Layouts::Random && !metric.is_exact() {
+            (Layouts::Random, Some(self.layout_seed.unwrap_or_else(draw_seed)))
+        } else {
+            (Layouts::Fixed, None)
         }
     }
 }

@@ -98,7 +98,7 @@ fn history_run(args: &HistoryArgs, points: &[Point]) -> RunArgs {
     if !run.given.contains("metric") {
         run.metric = Metric::Instructions;
     }
-    if run.metric == Metric::Time {
+    if !run.metric.is_exact() {
         eprintln!(
             "history by time: each of {} commits is built, its objects compiled and a layout linked for each of \
              {} rounds, every round runs every commit; counting instructions (the default) needs one pass",

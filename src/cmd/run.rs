@@ -104,7 +104,7 @@ impl RunArgs {
     /// round, no warm-up) at 100k entries; the report gives counts per entry.
     pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
-        if a.metric == Metric::Instructions {
+        if a.metric.is_exact() {
             let default = |id: &str| !self.given.contains(id);
             if default("entries") {
                 a.workload.entries = super::args::COUNT_ENTRIES;

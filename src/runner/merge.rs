@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{End, EndReason, Header, Metric, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{End, EndReason, Header, Part, Plan, RunData, Status, TagStatus, SCHEMA};
 use super::Label;
 use crate::environment::Environment;
 
@@ -24,7 +24,8 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
     agree(&named)?;
     check_shards(&named)?;
     each_tag_once(&named)?;
-    let time = named[0].1.header.plan.metric == Metric::Time;
+    // Inexact figures (time) vary with the machine and the moment: only exact counts merge.
+    let time = !named[0].1.header.plan.metric.is_exact();
     if time && named.len() > 1 && !drop_time {
         bail!(
             "these are time runs, and time samples from separate runs cannot be merged: they were not \

@@ -44,7 +44,7 @@ pub fn resolved(
         }
     }
     let rule = stats::family::Rule { min_effect, ..Default::default() };
-    let rule = if metric == runfile::Metric::Instructions { rule.for_counts() } else { rule };
+    let rule = rule.for_metric(metric);
     !groups.is_empty()
         && groups.into_values().all(|by_tag| {
             let blocks: BTreeMap<String, stats::family::Rounds> = by_tag
