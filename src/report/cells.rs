@@ -269,7 +269,7 @@ pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
 /// and the toolchain stand in columns of their own, so that the tag and its sources still
 /// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let toolchains = m.tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some());
+    let toolchains = m.tags.iter().any(|t| m.label(&t.tag).compared_as().1.is_some());
     let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
     if toolchains {
         header.insert(1, "toolchain");
@@ -287,8 +287,8 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
         if toolchains {
-            row[0] = crate::manifest::split_toolchain(&t.tag).0.to_string();
-            row.insert(1, super::model::toolchain_name(&t.tag, &m.tags));
+            row[0] = m.label(&t.tag).compared_as().0;
+            row.insert(1, super::model::toolchain_name(m.label(&t.tag), &m.tags));
         }
         c.push(row, false);
     }
@@ -364,7 +364,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
-    if let Some(example) = named.clone().find(|l| crate::manifest::split_toolchain(l).1.is_some()) {
+    if let Some(example) = named.clone().find(|l| m.label(l).compared_as().1.is_some()) {
         v.push(format!(
             "Toolchains: a build by any toolchain but the default carries its name after the tag \
              (\"{}\"). The tables against {} compare each build with {}'s build by the same \

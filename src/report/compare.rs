@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::cells::{self, Cells};
 use super::outline::Document;
-use crate::manifest::release_key;
 use crate::runner::runfile::{Engine, Layouts, Metric, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
@@ -85,7 +84,9 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     if rows.is_empty() {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
-    let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), release_key(&r.tag));
+    // A row's tag is measured in both runs: the new run's value names it.
+    let order =
+        |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), new.labels[&r.tag].release_key());
     rows.sort_by_key(order);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
     Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts })

@@ -3,6 +3,8 @@
 //! the same host with the same settings each tag's median per run as a trend per workload,
 //! and one row per history (range, commits, steps, a link to its step charts).
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use super::cells::{self, short_tag, Cells};
@@ -11,7 +13,7 @@ use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
 use super::svg::{self, TrendSeries};
-use crate::manifest::release_key;
+use crate::runner::label::Label;
 use crate::stats::Verdict;
 
 /// One history of the site: what `history` measured and the file name of its page.
@@ -93,7 +95,7 @@ fn host(m: &ReportModel) -> String {
 /// "0.9.17 … 0.9.33 (17)": the first and last tag measured, and how many.
 fn tag_range(m: &ReportModel) -> String {
     let mut tags: Vec<&str> = m.sections.iter().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    tags.sort_by_key(|t| release_key(t));
+    tags.sort_by_key(|t| m.label(t).release_key());
     tags.dedup();
     let short = |t: &str| short_tag(&cells::label(t)).to_string();
     match (tags.first(), tags.last()) {
@@ -195,7 +197,9 @@ fn short_date(iso: &str) -> String {
 fn series(g: &[&SiteRun], s: &Section) -> Vec<TrendSeries> {
     let sections: Vec<Option<&Section>> = g.iter().map(|r| r.model.section(s.engine, s.workload)).collect();
     let mut tags: Vec<&str> = sections.iter().flatten().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    tags.sort_by_key(|t| release_key(t));
+    // Every run of the group that measured a tag holds its value.
+    let labels: BTreeMap<&str, &Label> = g.iter().flat_map(|r| &r.model.labels).map(|(t, l)| (t.as_str(), l)).collect();
+    tags.sort_by_key(|t| labels[t].release_key());
     tags.dedup();
     tags.into_iter()
         .map(|tag| TrendSeries {

@@ -14,7 +14,6 @@ pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
 use super::outline::Chart;
 use super::{Exporter, Output};
-use crate::manifest::release_key;
 use crate::stats::Verdict;
 
 pub struct Svg;
@@ -98,7 +97,7 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
 /// the verdict against the baseline above each tag.
 pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let mut rows: Vec<_> = s.ranked.iter().collect();
-    rows.sort_by_key(|r| release_key(&r.tag));
+    rows.sort_by_key(|r| m.label(&r.tag).release_key());
     let n = rows.len() as i32;
     let bounds: Vec<(f64, f64)> = rows
         .iter()

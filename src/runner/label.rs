@@ -70,6 +70,21 @@ impl Label {
         parse_version(&self.base).filter(|_| self.layout.is_none())
     }
 
+    /// What the report compares a label's builds by: its tag or commit, and its toolchain.
+    /// In a layout study each layout is a unit of its own, compared by its whole label
+    /// (its control aside), with no toolchain of its own.
+    pub fn compared_as(&self) -> (String, Option<&str>) {
+        match &self.layout {
+            None => (self.base.clone(), self.toolchain.as_deref()),
+            Some(_) => (Label { control: false, ..self.clone() }.to_string(), None),
+        }
+    }
+
+    /// A pinned release tag as such: no other toolchain, no layout, no control.
+    pub fn is_plain_release(&self) -> bool {
+        self.version().is_some() && self.toolchain.is_none() && !self.control
+    }
+
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
     /// name; a control right after the label it repeats.
