@@ -97,7 +97,7 @@ fn tag_range(m: &ReportModel) -> String {
     let mut tags: Vec<&str> = m.sections.iter().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
     tags.sort_by_key(|t| m.label(t).release_key());
     tags.dedup();
-    let short = |t: &str| short_tag(&cells::label(t)).to_string();
+    let short = |t: &str| short_tag(&cells::label(m.label(t))).to_string();
     match (tags.first(), tags.last()) {
         (Some(a), Some(b)) if a != b => format!("{} … {} ({})", short(a), short(b), tags.len()),
         (Some(a), _) => short(a),
@@ -110,7 +110,7 @@ fn tag_range(m: &ReportModel) -> String {
 fn headline(m: &ReportModel) -> String {
     let mut parts: Vec<String> = m.sections.iter().filter_map(|s| section_headline(m, s)).collect();
     if parts.is_empty() {
-        parts.push(format!("nothing resolved slower or faster than {}", short_tag(&cells::label(&m.baseline))));
+        parts.push(format!("nothing resolved slower or faster than {}", short_tag(&cells::baseline_label(m))));
     }
     if m.sections.iter().any(|s| s.controls.iter().any(|c| c.verdict().is_change())) {
         parts.push("WARNING: a control differs from itself".into());
@@ -203,7 +203,7 @@ fn series(g: &[&SiteRun], s: &Section) -> Vec<TrendSeries> {
     tags.dedup();
     tags.into_iter()
         .map(|tag| TrendSeries {
-            tag: tag.to_string(),
+            label: labels[tag].clone(),
             medians: sections
                 .iter()
                 .map(|s| s.and_then(|s| s.ranked.iter().find(|r| r.tag == tag)).map(|r| r.summary.median))
