@@ -686,3 +686,18 @@ fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_ids_are_cut_to_twelve_digits_and_the_rest_of_the_label_kept() {
+        let shown = |t: &str| label(&Label::parse(t));
+        assert_eq!(shown("0123456789abcdef0123 (clang -O2)~control"), "0123456789ab (clang -O2)~control");
+        assert_eq!(shown("0123456789abcdef0123"), "0123456789ab");
+        assert_eq!(shown("LMDB_0.9.33 (gcc -O3)~control"), "LMDB_0.9.33 (gcc -O3)~control");
+        // A layout's label is shown whole.
+        assert_eq!(shown("0123456789abcdef0123@01"), "0123456789abcdef0123@01");
+    }
+}
