@@ -470,7 +470,9 @@ fn section(
     let controls: Vec<Delta> = b
         .values
         .keys()
-        .filter_map(|c| units.of(c).controlled().and_then(|base| delta(b, &base.to_string(), c, DeltaKind::Control, k.max(1), rule)))
+        .filter_map(|c| {
+            units.of(c).controlled().and_then(|base| delta(b, &base.to_string(), c, DeltaKind::Control, k.max(1), rule))
+        })
         .collect();
     let half_widths = |ds: Vec<&Delta>| -> Option<f64> {
         let hw: Vec<f64> = ds.iter().filter_map(|d| d.comparison.half_width()).collect();

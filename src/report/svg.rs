@@ -86,7 +86,11 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
         r.summary.n
     );
     if let Some(d) = s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()) {
-        t.push_str(&format!("; vs {}: {}", short_tag(&cells::label(m.label(&d.against))), cells::delta_line(&d.comparison)));
+        t.push_str(&format!(
+            "; vs {}: {}",
+            short_tag(&cells::label(m.label(&d.against))),
+            cells::delta_line(&d.comparison)
+        ));
         if d.time_only {
             t.push_str(", time only");
         }
