@@ -124,55 +124,12 @@ pub fn parse_version(tag: &str) -> Option<(i32, i32, i32)> {
     it.next().is_none().then_some(out)
 }
 
-/// A label measured a second time as the run's own A/A control carries this suffix.
-pub const CONTROL_SUFFIX: &str = "~control";
-
-/// The label a control of `label` is measured under.
-pub fn control_label(label: &str) -> String {
-    format!("{label}{CONTROL_SUFFIX}")
-}
-
-/// The label a control label measures again; None for an ordinary label.
-pub fn control_of(label: &str) -> Option<&str> {
-    label.strip_suffix(CONTROL_SUFFIX)
-}
-
 /// The label of a build by a toolchain other than the default: `LMDB_0.9.33 (clang -O2)`.
 /// The default toolchain's builds (None) keep the plain tag.
 pub fn toolchain_label(tag: &str, toolchain: Option<&str>) -> String {
     match toolchain {
         Some(name) => format!("{tag} ({name})"),
         None => tag.to_string(),
-    }
-}
-
-/// A label (not a control) as (tag or commit, toolchain name); None for the default
-/// toolchain. Tags and commit ids hold no space, so the first " (" starts the name.
-pub fn split_toolchain(label: &str) -> (&str, Option<&str>) {
-    match label.split_once(" (").and_then(|(tag, rest)| Some((tag, rest.strip_suffix(')')?))) {
-        Some((tag, name)) => (tag, Some(name)),
-        None => (label, None),
-    }
-}
-
-/// The tag or commit a label measures, without its toolchain or control suffix.
-pub fn base_of(label: &str) -> &str {
-    split_toolchain(control_of(label).unwrap_or(label)).0
-}
-
-/// Release order: pinned tags by version, then anything else (commits) by name; under
-/// one tag the default toolchain first, then the others by name; a control right after
-/// the label it repeats.
-pub fn release_key(label: &str) -> (u8, (i32, i32, i32), String, String, bool) {
-    let (label, control) = match control_of(label) {
-        Some(b) => (b, true),
-        None => (label, false),
-    };
-    let (base, toolchain) = split_toolchain(label);
-    let toolchain = toolchain.unwrap_or("").to_string();
-    match parse_version(base) {
-        Some(v) => (0, v, String::new(), toolchain, control),
-        None => (1, (0, 0, 0), base.to_string(), toolchain, control),
     }
 }
 
@@ -317,40 +274,9 @@ mod tests {
     }
 
     #[test]
-    fn labels_with_toolchains_sort_and_parse() {
-        let clang = toolchain_label("LMDB_0.9.33", Some("clang -O2"));
-        assert_eq!(clang, "LMDB_0.9.33 (clang -O2)");
+    fn builds_by_other_toolchains_carry_the_name() {
+        assert_eq!(toolchain_label("LMDB_0.9.33", Some("clang -O2")), "LMDB_0.9.33 (clang -O2)");
         assert_eq!(toolchain_label("LMDB_0.9.33", None), "LMDB_0.9.33");
-        assert_eq!(split_toolchain(&clang), ("LMDB_0.9.33", Some("clang -O2")));
-        assert_eq!(split_toolchain("LMDB_0.9.33"), ("LMDB_0.9.33", None));
-        // Version order across series: 1.0.0 comes after 0.9.36, never between 0.9.1 and 0.9.2.
-        assert!(release_key("LMDB_1.0.0") > release_key("LMDB_0.9.36"));
-        let control = control_label(&clang);
-        assert_eq!(control_of(&control), Some(clang.as_str()));
-        assert_eq!(base_of(&control), "LMDB_0.9.33");
-        assert_eq!(base_of("deadbeef (gcc -O3)"), "deadbeef");
-        let mut labels = vec![
-            "deadbeef".to_string(),
-            "LMDB_0.9.33 (gcc -O3)".into(),
-            control.clone(),
-            "LMDB_0.9.33".into(),
-            clang.clone(),
-            "LMDB_0.9.9 (clang -O2)".into(),
-            "LMDB_0.9.33~control".into(),
-        ];
-        labels.sort_by_key(|l| release_key(l));
-        assert_eq!(
-            labels,
-            [
-                "LMDB_0.9.9 (clang -O2)",
-                "LMDB_0.9.33",
-                "LMDB_0.9.33~control",
-                "LMDB_0.9.33 (clang -O2)",
-                "LMDB_0.9.33 (clang -O2)~control",
-                "LMDB_0.9.33 (gcc -O3)",
-                "deadbeef"
-            ]
-        );
     }
 
     #[test]

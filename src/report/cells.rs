@@ -2,6 +2,7 @@
 //! intervals and verdicts, and the tables of a report as plain cells.
 
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
+use crate::runner::label::Label;
 use crate::runner::runfile::{Layouts, Metric};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 
@@ -161,17 +162,18 @@ pub fn short_tag(t: &str) -> &str {
 }
 
 /// A label as tables show it: tags in full, commit ids cut to 12 digits (as git does).
-pub fn label(t: &str) -> String {
-    let (base, suffix) = match crate::manifest::control_of(t) {
-        Some(b) => (b, crate::manifest::CONTROL_SUFFIX),
-        None => (t, ""),
-    };
-    let (base, toolchain) = crate::manifest::split_toolchain(base);
-    if base.len() > 12 && base.chars().all(|c| c.is_ascii_hexdigit()) {
-        format!("{}{suffix}", crate::manifest::toolchain_label(&base[..12], toolchain))
+pub fn label(l: &Label) -> String {
+    let commit = l.base.len() > 12 && l.base.chars().all(|c| c.is_ascii_hexdigit());
+    if commit && l.layout.is_none() {
+        Label { base: l.base[..12].to_string(), ..l.clone() }.to_string()
     } else {
-        t.to_string()
+        l.to_string()
     }
+}
+
+/// The baseline as tables show it: a tag or commit, built by the default toolchain.
+pub fn baseline_label(m: &ReportModel) -> String {
+    label(&Label::build(&m.baseline, None))
 }
 
 /// Where the verdict sits among the delta columns.
@@ -209,7 +211,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     c.verdict_col = Some(verdict_col);
     for r in &s.ranked {
-        let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![r.rank.to_string(), label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
         row.extend(delta_cells(counts, r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
@@ -222,7 +224,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
 }
 
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
-    let vs = format!("vs {}", short_tag(&label(&m.baseline)));
+    let vs = format!("vs {}", short_tag(&baseline_label(m)));
     let counts = m.has_counts();
     let mut header = vec!["Tag".to_string(), m.unit_of(s).into(), "±".into()];
     let verdict_col = header.len() + VERDICT_OFFSET;
@@ -231,7 +233,7 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     c.verdict_col = Some(verdict_col);
     for r in &s.vs_baseline {
-        let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
         row.extend(delta_cells(counts, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
         c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_baseline.as_ref().map(Judged::of));
@@ -269,7 +271,7 @@ pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
 /// and the toolchain stand in columns of their own, so that the tag and its sources still
 /// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let toolchains = m.tags.iter().any(|t| crate::manifest::split_toolchain(&t.tag).1.is_some());
+    let toolchains = m.tags.iter().any(|t| m.label(&t.tag).compared_as().1.is_some());
     let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
     if toolchains {
         header.insert(1, "toolchain");
@@ -287,8 +289,8 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
         if toolchains {
-            row[0] = crate::manifest::split_toolchain(&t.tag).0.to_string();
-            row.insert(1, super::model::toolchain_name(&t.tag, &m.tags));
+            row[0] = m.label(&t.tag).compared_as().0;
+            row.insert(1, super::model::toolchain_name(m.label(&t.tag), &m.tags));
         }
         c.push(row, false);
     }
@@ -322,7 +324,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),
-            label(&r.tag),
+            label(m.label(&r.tag)),
             format!("{} {}", num(r.rust.median), plus_minus(&r.rust)),
             format!("{} {}", num(r.c.median), plus_minus(&r.c)),
             format!("{:.3}", r.ratio.ratio),
@@ -364,15 +366,15 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
-    if let Some(example) = named.clone().find(|l| crate::manifest::split_toolchain(l).1.is_some()) {
+    if let Some(example) = named.clone().find(|l| m.label(l).compared_as().1.is_some()) {
         v.push(format!(
             "Toolchains: a build by any toolchain but the default carries its name after the tag \
              (\"{}\"). The tables against {} compare each build with {}'s build by the same \
              toolchain. A toolchain table compares one tag's builds with its reference \
              toolchain's, by the same method and verdicts, the table one family.",
-            label(example),
-            label(&m.baseline),
-            label(&m.baseline)
+            label(m.label(example)),
+            baseline_label(m),
+            baseline_label(m)
         ));
     }
     if m.has_counts() {
@@ -409,7 +411,7 @@ fn layouts_line(m: &ReportModel) -> String {
             "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
              functions), each a label of its own measured in every round with the same layout; \
              layout spread: how much their times differ beyond the per-sample noise.",
-            label(&study.tag),
+            label(m.label(&study.tag)),
             study.layouts.len()
         );
     }
@@ -431,7 +433,7 @@ fn layouts_line(m: &ReportModel) -> String {
 }
 
 /// "Bursts: 2 of 340 round values …": how many, the statistic, and where (the largest three).
-fn bursts_line(b: &crate::stats::burst::Bursts) -> String {
+fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
     use crate::stats::burst::{MIN_EXCESS, ROBUST_SDS};
     let rule = format!(
         "more than {ROBUST_SDS} robust SDs and {:.0}% slower than their tag and round predict (kept, not removed)",
@@ -444,7 +446,7 @@ fn bursts_line(b: &crate::stats::burst::Bursts) -> String {
         .found
         .iter()
         .take(3)
-        .map(|x| format!("{} round {} {}", label(&x.label), x.round + 1, percent(100.0 * x.excess)))
+        .map(|x| format!("{} round {} {}", label(m.label(&x.label)), x.round + 1, percent(100.0 * x.excess)))
         .collect();
     if b.found.len() > 3 {
         at.push(format!("{} more", b.found.len() - 3));
@@ -464,7 +466,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         ));
     }
     if let Some(b) = &s.bursts {
-        v.push(bursts_line(b));
+        v.push(bursts_line(m, b));
     }
     if let Some(r) = s.resolution {
         let layouts = match per_sample_layouts(m) {
@@ -489,7 +491,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     };
     if !s.vs_baseline.is_empty() {
         let ds: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
-        v.push(format!("Against {}: {}.", label(&m.baseline), counts(ds)));
+        v.push(format!("Against {}: {}.", baseline_label(m), counts(ds)));
     }
     for c in &s.controls {
         let warn = if c.verdict().is_change() {
@@ -499,8 +501,8 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         };
         v.push(format!(
             "Control (A/A): {} against {}: {}.{warn}",
-            label(&c.tag),
-            label(&c.against),
+            label(m.label(&c.tag)),
+            label(m.label(&c.against)),
             delta_line(&c.comparison)
         ));
     }
@@ -514,7 +516,7 @@ fn rounds_line(m: &ReportModel, s: &Section) -> Option<String> {
     if m.rule.counts || s.rounds >= need.all() {
         return None;
     }
-    let baseline = format!("vs {}", short_tag(&label(&m.baseline)));
+    let baseline = format!("vs {}", short_tag(&baseline_label(m)));
     let wanted = [("±", need.median), ("vs Fastest", need.ranked), (baseline.as_str(), need.baseline)];
     // Intervals that need the same number of rounds are named together.
     let mut by_need: Vec<(usize, Vec<&str>)> = Vec::new();
@@ -683,4 +685,19 @@ fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_ids_are_cut_to_twelve_digits_and_the_rest_of_the_label_kept() {
+        let shown = |t: &str| label(&Label::parse(t));
+        assert_eq!(shown("0123456789abcdef0123 (clang -O2)~control"), "0123456789ab (clang -O2)~control");
+        assert_eq!(shown("0123456789abcdef0123"), "0123456789ab");
+        assert_eq!(shown("LMDB_0.9.33 (gcc -O3)~control"), "LMDB_0.9.33 (gcc -O3)~control");
+        // A layout's label is shown whole.
+        assert_eq!(shown("0123456789abcdef0123@01"), "0123456789abcdef0123@01");
+    }
 }

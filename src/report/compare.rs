@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::cells::{self, Cells};
 use super::outline::Document;
-use crate::manifest::release_key;
+use crate::runner::label::Label;
 use crate::runner::runfile::{Engine, Layouts, Metric, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
@@ -36,6 +36,9 @@ pub struct Comparisons {
     /// Each run's layouts (old, new): random layouts against one fixed build per tag differ
     /// by more than LMDB.
     pub layouts: (Layouts, Layouts),
+    /// The rows' labels as values.
+    #[serde(skip)]
+    pub labels: BTreeMap<String, Label>,
 }
 
 /// Each (engine, workload, tag) with its one value per round.
@@ -85,10 +88,13 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     if rows.is_empty() {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
-    let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), release_key(&r.tag));
+    // A row's tag is measured in both runs: the new run's value names it.
+    let labels: BTreeMap<String, Label> = rows.iter().map(|r| (r.tag.clone(), new.labels[&r.tag].clone())).collect();
+    let order =
+        |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), labels[&r.tag].release_key());
     rows.sort_by_key(order);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
-    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts })
+    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, labels })
 }
 
 pub fn outline(c: &Comparisons) -> Document {
@@ -125,7 +131,7 @@ pub fn outline(c: &Comparisons) -> Document {
         for r in rows {
             t.push(
                 vec![
-                    cells::label(&r.tag),
+                    cells::label(&c.labels[&r.tag]),
                     format!("{} {}", cells::num(r.old.median), cells::plus_minus(&r.old)),
                     format!("{} {}", cells::num(r.new.median), cells::plus_minus(&r.new)),
                     cells::delta(&r.change),

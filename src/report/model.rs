@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
-use crate::manifest::{base_of, control_of, parse_version, release_key, split_toolchain, toolchain_label};
+use crate::runner::label::Label;
 use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
@@ -205,9 +205,17 @@ pub struct ReportModel {
     /// format renders; empty for LmdbJava's six.
     #[serde(skip)]
     pub extras: super::extras::Extras,
+    /// Every label of the run as its value, by its text.
+    #[serde(skip)]
+    pub labels: BTreeMap<String, Label>,
 }
 
 impl ReportModel {
+    /// The value of a label of this run.
+    pub fn label(&self, text: &str) -> &Label {
+        &self.labels[text]
+    }
+
     pub fn partial(&self) -> bool {
         self.end.as_ref().is_none_or(|e| e.reason == crate::runner::runfile::EndReason::Interrupted)
     }
@@ -296,7 +304,8 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
-    let baseline = pick_baseline(&measured, baseline)?;
+    let baseline = pick_baseline(&measured, &data.labels, baseline)?;
+    let units = Units { labels: &data.labels, baseline: &baseline };
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
     let mut sections: Vec<Section> = blocks
@@ -305,7 +314,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         .map(|(&(engine, workload), b)| {
             let (checksum, mismatches) = agreement.get(&workload).cloned().unwrap_or_default();
             let mismatches = mismatches.into_iter().filter(|x| x.engine == engine).collect();
-            section(engine, workload, b, &baseline, &rule, checksum, mismatches)
+            section(engine, workload, b, &units, &rule, checksum, mismatches)
         })
         .collect();
     // Layout moves times; an exact count it leaves alone.
@@ -314,12 +323,12 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
-    let newest = measured.iter().filter(|t| parse_version(t).is_some()).last().cloned();
+    let newest = measured.iter().filter(|t| data.labels[*t].is_plain_release()).last().cloned();
     let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
     engines.dedup();
     let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
     let mut tags = h.tags.clone();
-    tags.sort_by_key(|t| release_key(&t.tag));
+    tags.sort_by_key(|t| data.labels[&t.tag].release_key());
     Ok(ReportModel {
         unit: Unit::of(metric),
         rule,
@@ -328,9 +337,9 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         environment: h.environment.clone(),
         tags,
         newest,
-        baseline,
-        overhead: engine_overhead(&blocks, &rule),
-        toolchains: toolchain_tables(&sections, &blocks, &h.tags, &rule),
+        baseline: baseline.clone(),
+        overhead: engine_overhead(&blocks, &data.labels, &rule),
+        toolchains: toolchain_tables(&sections, &blocks, &units, &h.tags, &rule),
         sections,
         failures: data.failures.clone(),
         checks: data.checks.clone(),
@@ -339,6 +348,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         samples: data.samples.clone(),
         blocks,
         extras,
+        labels: data.labels.clone(),
     })
 }
 
@@ -348,7 +358,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
 fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks) -> Option<f64> {
     let plan = &data.header.plan;
     if plan.layout_study.is_some() {
-        let layouts = b.values.iter().filter(|(t, _)| control_of(t).is_none()).map(|(t, r)| (t.clone(), r.clone()));
+        let layouts = b.values.iter().filter(|(t, _)| !data.labels[*t].control).map(|(t, r)| (t.clone(), r.clone()));
         return stats::layout::across_layouts(&layouts.collect());
     }
     if plan.layouts != Layouts::Random || plan.iterations < 2 {
@@ -367,28 +377,46 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
 /// Measured tags (controls aside) in release order.
 fn measured_tags(data: &RunData) -> Vec<String> {
     let mut measured: Vec<String> =
-        data.samples.iter().filter(|s| control_of(&s.tag).is_none()).map(|s| s.tag.clone()).collect();
-    measured.sort_by_key(|t| release_key(t));
+        data.samples.iter().filter(|s| !data.labels[&s.tag].control).map(|s| s.tag.clone()).collect();
+    measured.sort_by_key(|t| data.labels[t].release_key());
     measured.dedup();
     measured
 }
 
 /// The baseline tag (or commit): every label is compared with its build by the same
 /// toolchain.
-fn pick_baseline(measured: &[String], asked: Option<&str>) -> Result<String> {
-    let mut bases: Vec<&str> = measured.iter().map(|t| base_of(t)).collect();
+fn pick_baseline(measured: &[String], labels: &BTreeMap<String, Label>, asked: Option<&str>) -> Result<String> {
+    let mut bases: Vec<String> = measured.iter().map(|t| labels[t].compared_as().0).collect();
     bases.dedup();
-    let Some(b) = asked else { return Ok(bases.first().map(|b| b.to_string()).unwrap_or_default()) };
-    let b = base_of(b);
-    let full = if parse_version(b).is_none() && !bases.contains(&b) {
-        crate::manifest::normalize_tag(b)
+    let Some(b) = asked else { return Ok(bases.first().cloned().unwrap_or_default()) };
+    // The one label not read from the run file: the one asked for on the command line.
+    let b = Label::parse(b).compared_as().0;
+    let full = if crate::manifest::parse_version(&b).is_none() && !bases.contains(&b) {
+        crate::manifest::normalize_tag(&b)
     } else {
-        b.to_string()
+        b
     };
-    if !bases.contains(&full.as_str()) {
+    if !bases.contains(&full) {
         bail!("baseline {full} is not in this run; measured tags: {}", bases.join(", "));
     }
     Ok(full)
+}
+
+/// The run's labels as values, and the baseline every label is compared with.
+struct Units<'a> {
+    labels: &'a BTreeMap<String, Label>,
+    baseline: &'a str,
+}
+
+impl Units<'_> {
+    fn of(&self, text: &str) -> &Label {
+        &self.labels[text]
+    }
+
+    /// The label of the baseline built by `label`'s toolchain.
+    fn own_baseline(&self, label: &str) -> String {
+        Label::build(self.baseline, self.of(label).compared_as().1).to_string()
+    }
 }
 
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.
@@ -410,23 +438,23 @@ fn section(
     engine: Engine,
     workload: Workload,
     b: &Blocks,
-    baseline: &str,
+    units: &Units,
     rule: &Rule,
     checksum: Option<Checksum>,
     checksum_mismatches: Vec<ChecksumMismatch>,
 ) -> Section {
-    let tags: Vec<&str> = b.values.keys().map(String::as_str).filter(|t| control_of(t).is_none()).collect();
+    let tags: Vec<&str> = b.values.keys().map(String::as_str).filter(|t| !units.of(t).control).collect();
     let summaries: BTreeMap<&str, Summary> = tags
         .iter()
         .filter_map(|t| stats::summarize(&b.values[*t].values().copied().collect::<Vec<_>>()).map(|s| (*t, s)))
         .collect();
     let ranked = ranked_rows(b, &summaries, rule);
     let mut release = tags.clone();
-    release.sort_by_key(|t| release_key(t));
+    release.sort_by_key(|t| units.of(t).release_key());
     let k = tags.len().saturating_sub(1);
     // Each label against the baseline built by its own toolchain; a label whose
     // toolchain has no baseline here has no row.
-    let own_baseline = |t: &str| toolchain_label(baseline, split_toolchain(t).1);
+    let own_baseline = |t: &str| units.own_baseline(t);
     release.retain(|t| summaries.contains_key(own_baseline(t).as_str()));
     let baseline_family = release.iter().filter(|t| **t != own_baseline(t)).count();
     let vs_baseline: Vec<BaselineRow> = release
@@ -442,7 +470,9 @@ fn section(
     let controls: Vec<Delta> = b
         .values
         .keys()
-        .filter_map(|c| control_of(c).and_then(|base| delta(b, base, c, DeltaKind::Control, k.max(1), rule)))
+        .filter_map(|c| {
+            units.of(c).controlled().and_then(|base| delta(b, &base.to_string(), c, DeltaKind::Control, k.max(1), rule))
+        })
         .collect();
     let half_widths = |ds: Vec<&Delta>| -> Option<f64> {
         let hw: Vec<f64> = ds.iter().filter_map(|d| d.comparison.half_width()).collect();
@@ -500,13 +530,14 @@ fn count_median(b: &Blocks, label: &str) -> Option<f64> {
 fn toolchain_tables(
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
+    units: &Units,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> Vec<ToolchainTable> {
-    let mut by_tag: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut by_tag: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for s in sections {
-        for t in all[&(s.engine, s.workload)].values.keys().filter(|t| control_of(t).is_none()) {
-            let labels = by_tag.entry(base_of(t)).or_default();
+        for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !units.of(t).control) {
+            let labels = by_tag.entry(units.of(t).compared_as().0).or_default();
             if !labels.contains(&t.as_str()) {
                 labels.push(t);
             }
@@ -516,11 +547,12 @@ fn toolchain_tables(
         .into_iter()
         .filter(|(_, labels)| labels.len() > 1)
         .map(|(tag, mut labels)| {
-            labels.sort_by_key(|l| release_key(l));
-            toolchain_table(tag, &labels, sections, all, tags, rule)
+            labels.sort_by_key(|l| units.of(l).release_key());
+            toolchain_table(&tag, &labels, sections, all, units, tags, rule)
         })
         .collect();
-    out.sort_by_key(|t| release_key(&t.tag));
+    // A table's tag is the base its builds share, ordered as its default build.
+    out.sort_by_key(|t| Label::build(&t.tag, None).release_key());
     out
 }
 
@@ -530,6 +562,7 @@ fn toolchain_table(
     labels: &[&str],
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
+    units: &Units,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> ToolchainTable {
@@ -549,7 +582,7 @@ fn toolchain_table(
             rows.push(ToolchainRow {
                 engine: s.engine,
                 workload: s.workload,
-                toolchain: toolchain_name(l, tags),
+                toolchain: toolchain_name(units.of(l), tags),
                 label: l.to_string(),
                 summary,
                 instructions_per_entry: count_median(b, l),
@@ -559,26 +592,31 @@ fn toolchain_table(
             });
         }
     }
-    ToolchainTable { tag: tag.to_string(), reference: toolchain_name(reference, tags), rows, family }
+    ToolchainTable { tag: tag.to_string(), reference: toolchain_name(units.of(reference), tags), rows, family }
 }
 
 /// The toolchain a label was built by: its suffix, or for a plain tag its build record's.
-pub fn toolchain_name(label: &str, tags: &[TagStatus]) -> String {
-    if let Some(name) = split_toolchain(label).1 {
+pub fn toolchain_name(label: &Label, tags: &[TagStatus]) -> String {
+    if let Some(name) = label.compared_as().1 {
         return name.to_string();
     }
-    let record = tags.iter().find(|t| t.tag == label).and_then(|t| t.builds.first());
+    let text = label.to_string();
+    let record = tags.iter().find(|t| t.tag == text).and_then(|t| t.builds.first());
     record.map(|b| b.toolchain.name()).unwrap_or_else(|| "default".into())
 }
 
 /// Rust against C on each tag both engines measured; one family over all rows.
-fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> Vec<OverheadRow> {
+fn engine_overhead(
+    all: &BTreeMap<(Engine, Workload), Blocks>,
+    labels: &BTreeMap<String, Label>,
+    rule: &Rule,
+) -> Vec<OverheadRow> {
     let mut pairs: Vec<(Workload, String)> = Vec::new();
     let workloads: std::collections::BTreeSet<Workload> = all.keys().map(|(_, w)| *w).collect();
     for w in workloads {
         let (Some(rust), Some(c)) = (all.get(&(Engine::Rust, w)), all.get(&(Engine::C, w))) else { continue };
         let mut tags: Vec<&String> = rust.values.keys().filter(|t| c.values.contains_key(*t)).collect();
-        tags.sort_by_key(|t| release_key(t));
+        tags.sort_by_key(|t| labels[*t].release_key());
         pairs.extend(tags.into_iter().map(|t| (w, t.clone())));
     }
     let k = pairs.len();

@@ -73,7 +73,7 @@ impl Document {
                 self.blocks.push(Block::Chart(Chart::Extra(i)));
             }
         }
-        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", label(tag))).collect());
+        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", label(m.label(tag)))).collect());
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -91,7 +91,7 @@ fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
     for row in &t.rows {
         let newest = row.iter().any(|x| matches!(x, Cell::Tag(tag) if m.newest.as_deref() == Some(tag.as_str())));
         let cells = row.iter().map(|x| match x {
-            Cell::Tag(tag) => label(tag),
+            Cell::Tag(tag) => label(m.label(tag)),
             Cell::Num(v) => num(*v),
             Cell::Text(s) => s.clone(),
         });
@@ -134,7 +134,7 @@ pub fn report(m: &ReportModel) -> Document {
              measured in every round with the same layout. Layout spread: how much identical code \
              moves between layouts on this machine, beyond the per-sample noise; the tables below \
              rank the layouts.",
-            label(&study.tag),
+            label(m.label(&study.tag)),
             study.layouts.len()
         ));
         d.table(cells::layout_study_cells(m));
@@ -163,7 +163,7 @@ pub fn report(m: &ReportModel) -> Document {
         );
     }
     for t in &m.toolchains {
-        d.heading(2, format!("{} (reference: {})", label(&t.tag), t.reference));
+        d.heading(2, format!("{} (reference: {})", label(m.label(&t.tag)), t.reference));
         d.table(cells::toolchain_cells(m, t));
     }
     if !m.overhead.is_empty() {

@@ -3,6 +3,8 @@
 //! the same host with the same settings each tag's median per run as a trend per workload,
 //! and one row per history (range, commits, steps, a link to its step charts).
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use super::cells::{self, short_tag, Cells};
@@ -11,7 +13,7 @@ use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
 use super::svg::{self, TrendSeries};
-use crate::manifest::release_key;
+use crate::runner::label::Label;
 use crate::stats::Verdict;
 
 /// One history of the site: what `history` measured and the file name of its page.
@@ -93,9 +95,9 @@ fn host(m: &ReportModel) -> String {
 /// "0.9.17 … 0.9.33 (17)": the first and last tag measured, and how many.
 fn tag_range(m: &ReportModel) -> String {
     let mut tags: Vec<&str> = m.sections.iter().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    tags.sort_by_key(|t| release_key(t));
+    tags.sort_by_key(|t| m.label(t).release_key());
     tags.dedup();
-    let short = |t: &str| short_tag(&cells::label(t)).to_string();
+    let short = |t: &str| short_tag(&cells::label(m.label(t))).to_string();
     match (tags.first(), tags.last()) {
         (Some(a), Some(b)) if a != b => format!("{} … {} ({})", short(a), short(b), tags.len()),
         (Some(a), _) => short(a),
@@ -108,7 +110,7 @@ fn tag_range(m: &ReportModel) -> String {
 fn headline(m: &ReportModel) -> String {
     let mut parts: Vec<String> = m.sections.iter().filter_map(|s| section_headline(m, s)).collect();
     if parts.is_empty() {
-        parts.push(format!("nothing resolved slower or faster than {}", short_tag(&cells::label(&m.baseline))));
+        parts.push(format!("nothing resolved slower or faster than {}", short_tag(&cells::baseline_label(m))));
     }
     if m.sections.iter().any(|s| s.controls.iter().any(|c| c.verdict().is_change())) {
         parts.push("WARNING: a control differs from itself".into());
@@ -195,11 +197,13 @@ fn short_date(iso: &str) -> String {
 fn series(g: &[&SiteRun], s: &Section) -> Vec<TrendSeries> {
     let sections: Vec<Option<&Section>> = g.iter().map(|r| r.model.section(s.engine, s.workload)).collect();
     let mut tags: Vec<&str> = sections.iter().flatten().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    tags.sort_by_key(|t| release_key(t));
+    // Every run of the group that measured a tag holds its value.
+    let labels: BTreeMap<&str, &Label> = g.iter().flat_map(|r| &r.model.labels).map(|(t, l)| (t.as_str(), l)).collect();
+    tags.sort_by_key(|t| labels[t].release_key());
     tags.dedup();
     tags.into_iter()
         .map(|tag| TrendSeries {
-            tag: tag.to_string(),
+            label: labels[tag].clone(),
             medians: sections
                 .iter()
                 .map(|s| s.and_then(|s| s.ranked.iter().find(|r| r.tag == tag)).map(|r| r.summary.median))

@@ -14,7 +14,7 @@ pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
 use super::outline::Chart;
 use super::{Exporter, Output};
-use crate::manifest::release_key;
+use crate::runner::label::Label;
 use crate::stats::Verdict;
 
 pub struct Svg;
@@ -78,7 +78,7 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
     let r = s.ranked.iter().find(|r| r.tag == tag).expect("the tag is ranked");
     let mut t = format!(
         "{}: median {} {} {}, min {}, n {}",
-        cells::label(tag),
+        cells::label(m.label(tag)),
         cells::num(r.summary.median),
         m.unit_of(s),
         cells::plus_minus(&r.summary),
@@ -86,7 +86,11 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
         r.summary.n
     );
     if let Some(d) = s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()) {
-        t.push_str(&format!("; vs {}: {}", short_tag(&cells::label(&d.against)), cells::delta_line(&d.comparison)));
+        t.push_str(&format!(
+            "; vs {}: {}",
+            short_tag(&cells::label(m.label(&d.against))),
+            cells::delta_line(&d.comparison)
+        ));
         if d.time_only {
             t.push_str(", time only");
         }
@@ -98,7 +102,7 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
 /// the verdict against the baseline above each tag.
 pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let mut rows: Vec<_> = s.ranked.iter().collect();
-    rows.sort_by_key(|r| release_key(&r.tag));
+    rows.sort_by_key(|r| m.label(&r.tag).release_key());
     let n = rows.len() as i32;
     let bounds: Vec<(f64, f64)> = rows
         .iter()
@@ -113,7 +117,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
     let title = format!("{} — median {} with 95% interval, × minimum{spread}", m.section_title(s), m.unit_of(s));
     let legend = format!(
         "against {}: ▲ slower  ▼ faster  = same  (hollow: time only)   red: newest tag",
-        short_tag(&cells::label(&m.baseline))
+        short_tag(&cells::baseline_label(m))
     );
     let judged = |tag: &str| {
         s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()).map(cells::Judged::of)
@@ -128,7 +132,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
             .y_label_area_size(76)
             .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
             .map_err(err)?;
-        let labels: Vec<String> = rows.iter().map(|r| short_tag(&cells::label(&r.tag)).to_string()).collect();
+        let labels: Vec<String> = rows.iter().map(|r| short_tag(&cells::label(m.label(&r.tag))).to_string()).collect();
         axes(&mut c.configure_mesh())
             .x_labels(rows.len())
             .x_label_formatter(&|v| match v {
@@ -178,7 +182,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
 
 /// One series of a trend chart: a tag's median in each run (None where it was not measured).
 pub struct TrendSeries {
-    pub tag: String,
+    pub label: Label,
     pub medians: Vec<Option<f64>>,
 }
 
@@ -234,7 +238,7 @@ pub fn trend(title: &str, unit: &str, runs: &[String], series: &[TrendSeries]) -
                     at: c.backend_coord(p),
                     text: format!(
                         "{} in {}: median {} {unit}",
-                        short_tag(&cells::label(&s.tag)),
+                        short_tag(&cells::label(&s.label)),
                         runs[i],
                         cells::num(v.unwrap_or_default())
                     ),
@@ -292,7 +296,7 @@ fn draw_key(
         let y = 60 + k as i32 * step;
         area.draw(&Rectangle::new([(4, y - 5), (18, y + 5)], color(k).filled())).map_err(err)?;
         let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-        area.draw(&Text::new(short_tag(&cells::label(&s.tag)).to_string(), (24, y), style)).map_err(err)?;
+        area.draw(&Text::new(short_tag(&cells::label(&s.label)).to_string(), (24, y), style)).map_err(err)?;
     }
     Ok(())
 }

@@ -70,6 +70,21 @@ impl Label {
         parse_version(&self.base).filter(|_| self.layout.is_none())
     }
 
+    /// What the report compares a label's builds by: its tag or commit, and its toolchain.
+    /// In a layout study each layout is a unit of its own, compared by its whole label
+    /// (its control aside), with no toolchain of its own.
+    pub fn compared_as(&self) -> (String, Option<&str>) {
+        match &self.layout {
+            None => (self.base.clone(), self.toolchain.as_deref()),
+            Some(_) => (Label { control: false, ..self.clone() }.to_string(), None),
+        }
+    }
+
+    /// A pinned release tag as such: no other toolchain, no layout, no control.
+    pub fn is_plain_release(&self) -> bool {
+        self.version().is_some() && self.toolchain.is_none() && !self.control
+    }
+
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
     /// name; a control right after the label it repeats.
@@ -134,9 +149,48 @@ mod tests {
     }
 
     #[test]
-    fn release_order_is_the_manifests() {
-        for text in LABELS {
-            assert_eq!(Label::parse(text).release_key(), crate::manifest::release_key(text), "{text}");
-        }
+    fn release_order() {
+        // Version order across series: 1.0.0 comes after 0.9.36, never between 0.9.1 and 0.9.2.
+        assert!(Label::build("LMDB_1.0.0", None).release_key() > Label::build("LMDB_0.9.36", None).release_key());
+        let mut labels = vec![
+            "deadbeef",
+            "LMDB_0.9.33 (gcc -O3)",
+            "LMDB_0.9.33 (clang -O2)~control",
+            "LMDB_0.9.20@02",
+            "LMDB_0.9.33",
+            "LMDB_0.9.33 (clang -O2)",
+            "LMDB_0.9.20@01~control",
+            "LMDB_0.9.9 (clang -O2)",
+            "LMDB_0.9.33~control",
+            "LMDB_0.9.20@01",
+        ];
+        labels.sort_by_key(|l| Label::parse(l).release_key());
+        assert_eq!(
+            labels,
+            [
+                "LMDB_0.9.9 (clang -O2)",
+                "LMDB_0.9.33",
+                "LMDB_0.9.33~control",
+                "LMDB_0.9.33 (clang -O2)",
+                "LMDB_0.9.33 (clang -O2)~control",
+                "LMDB_0.9.33 (gcc -O3)",
+                "LMDB_0.9.20@01",
+                "LMDB_0.9.20@01~control",
+                "LMDB_0.9.20@02",
+                "deadbeef"
+            ]
+        );
+    }
+
+    #[test]
+    fn reports_compare_a_build_by_its_tag_and_toolchain_and_a_layout_as_a_whole() {
+        let of = |t: &str| Label::parse(t).compared_as().0;
+        assert_eq!(of("LMDB_0.9.33 (clang -O2)~control"), "LMDB_0.9.33");
+        assert_eq!(of("deadbeef (gcc -O3)"), "deadbeef");
+        assert_eq!(of("LMDB_0.9.20 (clang -O2)@03~control"), "LMDB_0.9.20 (clang -O2)@03");
+        assert_eq!(Label::parse("LMDB_0.9.33 (gcc -O3)").compared_as().1, Some("gcc -O3"));
+        assert_eq!(Label::parse("LMDB_0.9.20 (clang -O2)@03").compared_as().1, None);
+        let plain: Vec<&str> = LABELS.into_iter().filter(|t| Label::parse(t).is_plain_release()).collect();
+        assert_eq!(plain, ["LMDB_0.9.33", "LMDB_0.9.9"]);
     }
 }

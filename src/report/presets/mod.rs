@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::manifest::release_key;
+use crate::runner::label::Label;
 use crate::runner::runfile::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
@@ -82,15 +82,19 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
         about: preset.about().into(),
         dataset: preset.dataset(&data.header.config.preset),
         settings: preset.settings(&data.header.config.preset),
-        latency: if preset == Preset::OpenGet { latency_rows(&groups) } else { Vec::new() },
+        latency: if preset == Preset::OpenGet { latency_rows(&groups, &data.labels) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
     })
 }
 
-fn sorted<T>(mut rows: Vec<T>, key: impl Fn(&T) -> (Engine, Workload, &str)) -> Vec<T> {
+fn sorted<T>(
+    mut rows: Vec<T>,
+    labels: &BTreeMap<String, Label>,
+    key: impl Fn(&T) -> (Engine, Workload, &str),
+) -> Vec<T> {
     rows.sort_by(|a, b| {
         let (x, y) = (key(a), key(b));
-        (x.0, x.1, release_key(x.2)).cmp(&(y.0, y.1, release_key(y.2)))
+        (x.0, x.1, labels[x.2].release_key()).cmp(&(y.0, y.1, labels[y.2].release_key()))
     });
     rows
 }
@@ -100,7 +104,7 @@ fn median_of(xs: impl Iterator<Item = f64>) -> Option<f64> {
     (!v.is_empty()).then(|| median(&v))
 }
 
-fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>) -> Vec<LatencyRow> {
+fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>, labels: &BTreeMap<String, Label>) -> Vec<LatencyRow> {
     let open_get = Workload::Preset(PresetWorkload::OpenGet);
     let write = Workload::Preset(PresetWorkload::OpenGetWrite);
     let rows = groups
@@ -119,7 +123,7 @@ fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>) -> Vec<LatencyRow> {
             })
         })
         .collect();
-    sorted(rows, |r: &LatencyRow| (r.engine, open_get, r.tag.as_str()))
+    sorted(rows, labels, |r: &LatencyRow| (r.engine, open_get, r.tag.as_str()))
 }
 
 fn resources(ss: &[&Sample]) -> Resources {
@@ -160,5 +164,5 @@ fn resource_rows(groups: &BTreeMap<Key, Vec<&Sample>>, data: &RunData) -> Vec<Re
             cold_not_achieved: cold.get(&k).map(|e| e.to_string()),
         })
         .collect();
-    sorted(rows, |r: &ResourceRow| (r.engine, r.workload, r.tag.as_str()))
+    sorted(rows, &data.labels, |r: &ResourceRow| (r.engine, r.workload, r.tag.as_str()))
 }
