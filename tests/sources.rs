@@ -34,7 +34,7 @@ fn row<'a>(v: &'a serde_json::Value, tag: &str) -> &'a serde_json::Value {
 /// Every registry tag is fetched, verified and built once, into the shared fixture (by
 /// build.rs under `make test`, whose matrix is the default range, through the very providers
 /// `build` uses); this test then lists them from a copy of it. Building eleven tags again in
-/// a cache of its own cost a cold CI run a minute and a half of both cores.
+/// a cache of its own cost a cold CI run about 90 s of CPU.
 #[test]
 fn registry_tags_are_fetched_verified_built_and_report_their_version() {
     run_ok(fixture_command().args(["build", "--tags", "all"]));
