@@ -68,11 +68,42 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     // 7 commits between: at most 3 probes by halving.
     let probes = text.lines().filter(|l| l.trim_start().starts_with("probe ")).count();
     assert!((1..=3).contains(&probes), "{probes} probes:\n{text}");
+    printed_figures_are_the_counts_per_entry(&text, &tmp.path().join("runs"));
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("runs/bisect.json")).unwrap()).unwrap();
     assert_eq!(summary["phases"][0]["phase"], "commits");
     let page = std::fs::read_to_string(tmp.path().join("runs/bisect.html")).unwrap();
     assert!(page.contains("Phase: commits") && page.contains(&format!("First bad: {slow}")), "{page}");
+}
+
+/// The figures `confirm:` prints are each tag's instructions per entry, read here from the
+/// confirming pass's run file itself: every sample's count over the entries its pass ran.
+fn printed_figures_are_the_counts_per_entry(text: &str, runs: &Path) {
+    let line = text.lines().find(|l| l.starts_with("confirm: ")).unwrap();
+    let file = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("01-confirm-"))
+        .expect("the confirming pass's run file");
+    let records: Vec<serde_json::Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let entries = records[0]["config"]["entries"].as_f64().unwrap();
+    let mut per_entry: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for s in records.iter().filter(|r| r["type"] == "sample") {
+        let count = s["instructions"].as_f64().expect("a counted sample");
+        per_entry.entry(s["tag"].as_str().unwrap().to_string()).or_default().push(count / entries);
+    }
+    assert_eq!(per_entry.len(), 2, "{}", file.display());
+    for (tag, values) in per_entry {
+        // Exact counts repeat: every round of a tag has the same count.
+        assert!(values.iter().all(|v| *v == values[0]), "{tag}: {values:?}");
+        let shown = line.split(&format!("{tag} ")).nth(1).and_then(|r| r.split(' ').next()).unwrap();
+        let printed: f64 = shown.parse().unwrap_or_else(|_| panic!("{tag}'s figure in {line:?}"));
+        // Within the last printed decimal's rounding.
+        let decimals = shown.split('.').nth(1).map_or(0, str::len) as i32;
+        let within = (printed - values[0]).abs() <= 0.5 * 10f64.powi(-decimals) + 1e-9;
+        assert!(within, "{tag}: printed {shown}, the run file gives {} ({line})", values[0]);
+    }
 }
 
 #[test]
