@@ -9,6 +9,7 @@ use crate::compile::BuildKind;
 use crate::files::{self, Existing};
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::hunt::search::Verdict;
+use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
@@ -132,71 +133,12 @@ fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
 
 fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
-    let git = opts.resolver.git.is_some();
-    let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
-    for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
-        if idx.is_none() && !(git && crate::tags::looks_like_commit(label)) {
-            crate::tags::parse_spec(&m, label, opts.resolver.git.as_deref())?; // says why, listing known tags
-        }
-    }
-    if let (Some(g), Some(b)) = (gi, bi) {
-        if g >= b {
-            bail!("--good {} must be an older tag than --bad {}", m.tags[g].name, m.tags[b].name);
-        }
-    }
-    let instructions = args.metric == BisectMetric::Instructions;
-    let metric = if instructions { Metric::Instructions } else { Metric::Time };
-    // The search's seed: each timed run's own derives from it and the run's name.
-    let (layouts, layout_seed) = args.layout.plan(metric);
-    // auto falls back on counts only where a counter works; say which.
-    let fallback = match args.metric {
-        BisectMetric::Auto => match counter::detect() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                println!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided");
-                None
-            }
-        },
-        _ => None,
-    };
-    let settings = Settings {
-        workload: args.workload,
-        cfg: args.workload_cfg.clone(),
-        metric,
-        threshold: args.threshold,
-        // Counts are exact (each run checks that they repeat): one round decides.
-        min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
-        max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
-        warmup: if instructions { 0 } else { 1 },
-        run_dir,
-        rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
-        fallback,
-        count_entries: if args.given.contains("entries") {
-            args.workload_cfg.entries
-        } else {
-            super::args::COUNT_ENTRIES
-        },
-        jobs: args.build.jobs(),
-        layouts,
-        layout_seed: layout_seed.unwrap_or_default(),
-        existing: Existing::forced(args.force),
-    };
-    let counter = if instructions { Some(counter::detect()?) } else { None };
+    let (gi, bi) = check_range(args, &m, &opts)?;
+    let (settings, layout_seed) = settings(args, run_dir);
+    let counter = if settings.metric == Metric::Instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
     let mut b = Bisector::new(&m, opts, settings, counter)?;
-    let tc = b.toolchain();
-    let line = format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "));
-    println!("{line}");
-    b.log.push(line);
-    if let Some(seed) = layout_seed {
-        let line = format!("layouts: random (seed {seed}; counting runs use the fixed builds)");
-        println!("{line}");
-        b.log.push(line);
-    }
-    if let Some(c) = &b.counter {
-        b.log.push(format!("instructions counted by {}", c.describe()));
-        println!("instructions counted by {}", c.describe());
-    }
+    announce(&mut b, layout_seed);
     let norm = |l: &str| m.find(l).map(|t| t.name.clone()).unwrap_or_else(|| l.to_string());
     let (good, bad) = (norm(&args.good), norm(&args.bad));
     let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
@@ -246,6 +188,82 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
     }
     finish(&b, &results, started)
+}
+
+/// The positions of `--good` and `--bad` among the pinned tags (None for a commit), after
+/// checking that each names something buildable and that the range runs forward.
+fn check_range(args: &BisectArgs, m: &Manifest, opts: &MatrixOptions) -> Result<(Option<usize>, Option<usize>)> {
+    let git = opts.resolver.git.is_some();
+    let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
+    for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
+        if idx.is_none() && !(git && crate::tags::looks_like_commit(label)) {
+            crate::tags::parse_spec(m, label, opts.resolver.git.as_deref())?; // says why, listing known tags
+        }
+    }
+    if let (Some(g), Some(b)) = (gi, bi) {
+        if g >= b {
+            bail!("--good {} must be an older tag than --bad {}", m.tags[g].name, m.tags[b].name);
+        }
+    }
+    Ok((gi, bi))
+}
+
+/// The search's settings from the flags, and the layout seed of its timed runs (if random).
+fn settings(args: &BisectArgs, run_dir: PathBuf) -> (Settings, Option<u64>) {
+    let instructions = args.metric == BisectMetric::Instructions;
+    let metric = if instructions { Metric::Instructions } else { Metric::Time };
+    // The search's seed: each timed run's own derives from it and the run's name.
+    let (layouts, layout_seed) = args.layout.plan(metric);
+    // auto falls back on counts only where a counter works; say which.
+    let fallback = match args.metric {
+        BisectMetric::Auto => match counter::detect() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                println!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided");
+                None
+            }
+        },
+        _ => None,
+    };
+    let settings = Settings {
+        workload: args.workload,
+        cfg: args.workload_cfg.clone(),
+        metric,
+        threshold: args.threshold,
+        // Counts are exact (each run checks that they repeat): one round decides.
+        min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
+        max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
+        warmup: if instructions { 0 } else { 1 },
+        run_dir,
+        rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
+        fallback,
+        count_entries: if args.given.contains("entries") {
+            args.workload_cfg.entries
+        } else {
+            super::args::COUNT_ENTRIES
+        },
+        jobs: args.build.jobs(),
+        layouts,
+        layout_seed: layout_seed.unwrap_or_default(),
+        existing: Existing::forced(args.force),
+    };
+    (settings, layout_seed)
+}
+
+/// Prints, and keeps for the summary, what the search measures with.
+fn announce(b: &mut Bisector, layout_seed: Option<u64>) {
+    let tc = b.toolchain();
+    let mut lines = vec![format!("toolchain: {} ({}; flags {})", tc.name(), tc.version, tc.cflags.join(" "))];
+    if let Some(seed) = layout_seed {
+        lines.push(format!("layouts: random (seed {seed}; counting runs use the fixed builds)"));
+    }
+    if let Some(c) = &b.counter {
+        lines.push(format!("instructions counted by {}", c.describe()));
+    }
+    for line in lines {
+        println!("{line}");
+        b.log.push(line);
+    }
 }
 
 /// After Ctrl-C: the narrowed range, as the command that continues from it.
