@@ -307,8 +307,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(out) = &args.out {
         files::refuse_existing(out, Existing::forced(args.force))?;
     }
-    let (spec, tags, labels, failures) = new_spec(args)?;
-    let mut writer = create_run_file_for(args, &spec.header(tags, &labels), failures)?;
+    let (spec, header, failures) = new_spec(args)?;
+    let mut writer = create_run_file_for(args, &header, failures)?;
     let out = writer.path.clone();
     if args.metric == Metric::Instructions {
         eprintln!(
@@ -325,10 +325,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     finish(outcome, &out)
 }
 
-/// The specification of the new run `args` ask for, its units built; with every requested
-/// tag as the run file records it (and its label's value) and the builds that failed for
-/// one engine only.
-fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Label>, Vec<Failure>)> {
+/// The specification of the new run `args` ask for, its units built; with its run file's
+/// header (every requested tag, every unit declared) and the builds that failed for one
+/// engine only.
+fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -366,7 +366,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Lab
     };
     let counter = runner::instruction_counter(args.metric)?;
     let engines = args.engine.clone();
-    Ok((RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() }, tags, labels, failures))
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() };
+    let header = spec.header(tags, &labels);
+    Ok((spec, header, failures))
 }
 
 /// `--shard K/N` over the tags the spec names.

@@ -975,18 +975,7 @@ mod tests {
 
     #[test]
     fn every_sample_says_its_layout_even_when_fixed() {
-        let s = Sample {
-            round: 0,
-            engine: Engine::Rust,
-            tag: "LMDB_0.9.18".into(),
-            workload: Workload::Write,
-            ns: 5,
-            instructions: None,
-            checksum: None,
-            counted: false,
-            figures: Figures::default(),
-            layout: None,
-        };
+        let s = Sample { workload: Workload::Write, ..time_sample("LMDB_0.9.18") };
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["layout"], serde_json::Value::Null);
         let random = serde_json::to_value(Sample { layout: Some(12345), ..s }).unwrap();
@@ -1026,8 +1015,9 @@ mod tests {
         Header { schema: SCHEMA, tags, units: Declared::each(labels.iter().chain(&rows)), ..h }
     }
 
-    fn sample(tag: &str) -> Record {
-        Record::Sample(Sample {
+    /// A time sample of `tag`'s Rust unit, of a fixed layout, in round 0.
+    fn time_sample(tag: &str) -> Sample {
+        Sample {
             round: 0,
             engine: Engine::Rust,
             tag: tag.into(),
@@ -1038,7 +1028,11 @@ mod tests {
             counted: false,
             figures: Figures::default(),
             layout: None,
-        })
+        }
+    }
+
+    fn sample(tag: &str) -> Record {
+        Record::Sample(time_sample(tag))
     }
 
     /// A run file of `labels`, one sample each, written as a run writes it.
