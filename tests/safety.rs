@@ -283,6 +283,40 @@ fn one_writer_per_run_file() {
     assert_eq!(std::fs::read(&done).unwrap(), finished);
 }
 
+#[test]
+fn a_run_file_of_schema_3_resumes_in_its_own_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    run_ok(&mut small_run(&run, "2"));
+    // As an older lmdb-regress leaves a run stopped after its first round: no units declared.
+    let mut rs = records(&run);
+    assert_eq!(rs[0]["schema"], 4);
+    rs[0]["schema"] = 3.into();
+    rs[0].as_object_mut().unwrap().remove("units");
+    rs.retain(|r| r["type"] != "end" && r["round"] != 1);
+    rs.push(
+        serde_json::json!({"type": "end", "reason": "interrupted", "rounds": 1, "finished": "2026-01-01T00:00:00Z"}),
+    );
+    std::fs::write(&run, rs.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+    let kept = samples(&run);
+    assert_eq!(kept, 2, "one round of two tags");
+
+    // Continued as it was written: the labels as text, read from it by the older grammar.
+    run_ok(lmdb_regress().args(["run", "--summary-json", "--resume"]).arg(&run));
+    let rs = records(&run);
+    assert_eq!((rs[0]["schema"].as_u64(), rs[0].get("units")), (Some(3), None));
+    let mut units: Vec<(String, u64)> = rs
+        .iter()
+        .filter(|r| r["type"] == "sample")
+        .map(|r| (r["tag"].as_str().unwrap().to_string(), r["round"].as_u64().unwrap()))
+        .collect();
+    units.sort();
+    let want = [("LMDB_0.9.18", 0), ("LMDB_0.9.18", 1), ("LMDB_0.9.33", 0), ("LMDB_0.9.33", 1)];
+    assert_eq!(units, want.map(|(t, r)| (t.to_string(), r)));
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&run)));
+    assert!(md.contains("LMDB_0.9.33") && !md.contains("Partial run"), "{md}");
+}
+
 /// The fixture's 0.9.33 library, rebuilt from its verified sources with a constructor
 /// that writes the file `$MARKER`: what an attacker could put in a cache.
 fn tampered_library(dir: &Path) -> PathBuf {

@@ -76,6 +76,16 @@ fn two_shards_merge_into_the_unsharded_run() {
     let (m, w) = (header(&merged), header(&whole));
     let labels = |h: &Value| -> Vec<Value> { h["tags"].as_array().unwrap().iter().map(|t| t["tag"].clone()).collect() };
     assert_eq!(labels(&m), labels(&w));
+    // Every unit of the shards declared once, as the value its label was rendered from.
+    let units = |h: &Value| -> Vec<Value> {
+        let mut v = h["units"].as_array().unwrap().clone();
+        v.sort_by_key(|u| u["label"].to_string());
+        v
+    };
+    assert_eq!((m["schema"].as_u64(), units(&m)), (Some(4), units(&w)));
+    let control = serde_json::json!({"label": "LMDB_0.9.21~control", "base": "LMDB_0.9.21", "toolchain": null,
+        "layout": null, "control": true});
+    assert!(units(&m).contains(&control), "{}", m["units"]);
     assert!(m["plan"].get("shard").is_none(), "a merged run is no shard: {}", m["plan"]);
     assert_eq!(m["parts"].as_array().map(Vec::len), Some(2));
     assert_eq!(records(&merged).last().unwrap()["type"], "end");

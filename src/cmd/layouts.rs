@@ -59,7 +59,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     if workloads.iter().any(|w| matches!(w, Workload::Preset(_))) {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
-    let Prepared { tags, units, failures } = prepare_units(&args.tag, &args.engine, &args.build, Layouts::Random)?;
+    let Prepared { tags, labels, units, failures } =
+        prepare_units(&args.tag, &args.engine, &args.build, Layouts::Random)?;
     let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };
@@ -75,7 +76,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let spec = RunSpec { units, workloads, engines, config: workload, plan, counter: None, jobs };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
-    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &spec.header(tags), failures)?;
+    let mut writer =
+        super::run::create_run_file(args.out.as_deref(), existing, default, &spec.header(tags, &labels), failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;

@@ -166,10 +166,12 @@ pub fn create_run_file(
     Ok(writer)
 }
 
-/// What the builds gave a run: every requested tag as the run file records it, the units
-/// to measure, and the builds that failed for one engine only (recorded as failures).
+/// What the builds gave a run: every requested tag as the run file records it with the
+/// value its label was rendered from, the units to measure, and the builds that failed for
+/// one engine only (recorded as failures).
 pub struct Prepared {
     pub tags: Vec<runfile::TagStatus>,
+    pub labels: Vec<Label>,
     pub units: Vec<Unit>,
     pub failures: Vec<Failure>,
 }
@@ -193,9 +195,12 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
+    let labels: Vec<Label> = (0..rows.len())
+        .map(|i| super::row_origin(i, &wants, &opts))
+        .map(|(want, toolchain)| Label::build(&want.label(), toolchain.name.as_deref()))
+        .collect();
     for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
-        let (want, toolchain) = super::row_origin(i, &wants, &opts);
-        let label = Label::build(&want.label(), toolchain.name.as_deref());
+        let label = labels[i].clone();
         debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
             let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
@@ -224,7 +229,7 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
     if let Some(linkers) = linkers {
         units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
     }
-    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), units, failures })
+    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), labels, units, failures })
 }
 
 /// Each unit with the source of its random layouts: its objects compiled once (on every
@@ -302,8 +307,8 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(out) = &args.out {
         files::refuse_existing(out, Existing::forced(args.force))?;
     }
-    let (spec, tags, failures) = new_spec(args)?;
-    let mut writer = create_run_file_for(args, &spec.header(tags), failures)?;
+    let (spec, header, failures) = new_spec(args)?;
+    let mut writer = create_run_file_for(args, &header, failures)?;
     let out = writer.path.clone();
     if args.metric == Metric::Instructions {
         eprintln!(
@@ -320,9 +325,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     finish(outcome, &out)
 }
 
-/// The specification of the new run `args` ask for, its units built; with every requested
-/// tag as the run file records it and the builds that failed for one engine only.
-fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Failure>)> {
+/// The specification of the new run `args` ask for, its units built; with its run file's
+/// header (every requested tag, every unit declared) and the builds that failed for one
+/// engine only.
+fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
@@ -331,7 +337,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Fai
     let shard = shard_of(args)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
+    let Prepared { tags, labels, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -360,7 +366,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Vec<runfile::TagStatus>, Vec<Fai
     };
     let counter = runner::instruction_counter(args.metric)?;
     let engines = args.engine.clone();
-    Ok((RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() }, tags, failures))
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() };
+    let header = spec.header(tags, &labels);
+    Ok((spec, header, failures))
 }
 
 /// `--shard K/N` over the tags the spec names.

@@ -244,7 +244,8 @@ impl<'a> Bisector<'a> {
             jobs: s.jobs,
         };
         // The probes' labels, so that the run file lists every tag its samples name.
-        let header = spec.header(spec.units.iter().map(probe_status).collect());
+        let labels: Vec<Label> = spec.units.iter().map(|u| u.label.clone()).collect();
+        let header = spec.header(spec.units.iter().map(probe_status).collect(), &labels);
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
@@ -261,7 +262,8 @@ impl<'a> Bisector<'a> {
     fn fmt_values(&self, samples: &[Sample], tag: &str) -> String {
         let (metric, workload) = (self.settings.metric, self.settings.workload);
         let entries = self.entries_for(metric);
-        let per_op = samples.iter().filter(|s| s.tag == tag).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
+        let per_op =
+            samples.iter().filter(|s| s.tag == tag).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
         let v: Vec<f64> = family::per_round(per_op).into_values().collect();
         let unit = metric.unit_of(workload);
         match stats::summarize(&v) {

@@ -1,17 +1,21 @@
 //! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
 //! whether it is the run's A/A control, and in a layout study which layout. Labels are
-//! rendered from it (`Display`) and read back from a run file's text once, by
-//! [`Label::parse`], the one reader of the label grammar:
-//! `BASE[ (TOOLCHAIN)][@LAYOUT][~control]`.
+//! rendered from it (`Display`) and never read back: a run file (schema 4) declares each
+//! unit's value field by field (`runfile::Declared`). [`Label::parse`], the one reader of
+//! the label grammar `BASE[ (TOOLCHAIN)][@LAYOUT][~control]`, is left for the run files of
+//! schema 3 and before, which hold labels as text only, and for a label typed on the
+//! command line (`report --baseline`).
 
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use crate::manifest::parse_version;
 
 /// What a control's label ends with.
 const CONTROL: &str = "~control";
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Label {
     /// A pinned tag (`LMDB_0.9.33`), or a commit as asked for (`1a2b3c4d`, `mdb.RE/0.9 @ 1a2b3c4d`).
     pub base: String,
@@ -44,7 +48,7 @@ impl Label {
         Label { layout: Some(layout), ..self.clone() }
     }
 
-    /// Reads a label's text, as run files hold it, into its value.
+    /// Reads a label's text, as run files of schema 3 and before hold it, into its value.
     pub fn parse(text: &str) -> Label {
         let (rest, control) = match text.strip_suffix(CONTROL) {
             Some(b) => (b, true),

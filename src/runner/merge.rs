@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{End, EndReason, Header, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{Declared, End, EndReason, Header, Part, Plan, RunData, Status, TagStatus, SCHEMA};
 use super::Label;
 use crate::environment::Environment;
 
@@ -40,6 +40,10 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         named
     };
     let tags = tag_statuses(&named);
+    // Every run's units, declared again: an older run's as read from its labels' text.
+    let labels: BTreeMap<String, Label> = named.iter().flat_map(|(_, r)| r.labels.clone()).collect();
+    let mut units: Vec<&Label> = labels.values().collect();
+    units.sort_by_key(|l| l.release_key());
     let first = &named[0].1.header;
     let header = Header {
         schema: SCHEMA,
@@ -48,6 +52,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         engines: first.engines.clone(),
         plan: Plan { shard: None, ..first.plan.clone() },
         tags,
+        units: Declared::each(units),
         environment: environment(&named),
         instruction_counter: first.instruction_counter.clone(),
         parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
@@ -59,7 +64,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
         path: None,
-        labels: named.iter().flat_map(|(_, r)| r.labels.clone()).collect(),
+        labels,
     })
 }
 

@@ -19,10 +19,14 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
 /// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
-/// 3: `check` records, such as the determinism check of instruction counts). Layouts
-/// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
-/// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 3;
+/// 3: `check` records, such as the determinism check of instruction counts; 4: the
+/// header's `units`, each label's value declared field by field, which a reader of 3 would
+/// not know to need). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// older reader takes a sample of a random layout for the time sample it is.
+pub const SCHEMA: u32 = 4;
+
+/// The first schema whose header declares its units: older files hold labels as text only.
+const DECLARES_UNITS: u32 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -321,6 +325,11 @@ pub struct Header {
     pub plan: Plan,
     /// Every requested tag: built ones with their build records, the rest with the reason.
     pub tags: Vec<TagStatus>,
+    /// Schema 4: every label the file names (its tags', controls', a study's layouts'),
+    /// each declared once as a value; samples and failures name a unit by its label. Empty
+    /// in older files, whose labels are read from their text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<Declared>,
     pub environment: Environment,
     /// How instructions were counted, when they were.
     #[serde(default)]
@@ -331,14 +340,16 @@ pub struct Header {
 }
 
 impl Header {
-    /// The header of a new run on this machine: current schema, the environment captured now,
-    /// no instruction counter yet and no parts (those belong to merged files).
+    /// The header of a new run on this machine: current schema, `units` declared (each label
+    /// once), the environment captured now, no instruction counter yet and no parts (those
+    /// belong to merged files).
     pub fn new(
         config: WorkloadConfig,
         workloads: Vec<Workload>,
         engines: Vec<Engine>,
         plan: Plan,
         tags: Vec<TagStatus>,
+        units: &[Label],
     ) -> Self {
         Header {
             schema: SCHEMA,
@@ -347,10 +358,33 @@ impl Header {
             engines,
             plan,
             tags,
+            units: Declared::each(units),
             environment: Environment::capture(),
             instruction_counter: None,
             parts: Vec::new(),
         }
+    }
+}
+
+/// A unit as a run file's header declares it: its label's value, field by field, and the
+/// label rendered from it, by which samples and failures name the unit. The label is
+/// written for the reader's eye and checked on loading, never parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declared {
+    pub label: String,
+    #[serde(flatten)]
+    pub value: Label,
+}
+
+impl Declared {
+    pub fn of(value: &Label) -> Declared {
+        Declared { label: value.to_string(), value: value.clone() }
+    }
+
+    /// Each of `labels` declared once, in the order first given.
+    pub fn each<'a>(labels: impl IntoIterator<Item = &'a Label>) -> Vec<Declared> {
+        let mut seen = BTreeSet::new();
+        labels.into_iter().filter(|l| seen.insert(*l)).map(Declared::of).collect()
     }
 }
 
@@ -500,6 +534,16 @@ pub enum Record {
     End(End),
 }
 
+impl Record {
+    /// The label of the unit a sample or failure is of.
+    fn unit(&self) -> Option<&str> {
+        match self {
+            Record::Sample(Sample { tag, .. }) | Record::Failure(Failure { tag, .. }) => Some(tag),
+            _ => None,
+        }
+    }
+}
+
 /// A run as read back: complete or not.
 #[derive(Debug, Clone)]
 pub struct RunData {
@@ -566,6 +610,9 @@ fn line(r: &Record) -> Result<String> {
 pub struct RunWriter {
     file: File,
     pub path: PathBuf,
+    /// The labels the file's header declares (schema 4): a sample or failure of any other
+    /// unit is refused before it is written. None for older files, whose labels are text.
+    declared: Option<BTreeSet<String>>,
 }
 
 impl RunWriter {
@@ -597,13 +644,15 @@ impl RunWriter {
     }
 
     fn start(file: File, path: PathBuf, header: &Header) -> Result<RunWriter> {
-        let mut w = RunWriter { file, path };
+        let mut w = RunWriter { file, path, declared: declared(header) };
         w.append(&Record::Header(Box::new(header.clone())))?;
         Ok(w)
     }
 
-    /// The run file `path`, locked for this writer, to continue it. Nothing in it changes
-    /// until [`RunWriter::cut_torn_line`] or an append.
+    /// The run file `path`, locked for this writer, to continue it in the shape its header
+    /// says: a file of schema 3 or before goes on naming its units by their labels only
+    /// (its reader reads them from their text), a later one only the units it declares.
+    /// Nothing in it changes until [`RunWriter::cut_torn_line`] or an append.
     pub fn reopen(path: &Path) -> Result<RunWriter> {
         let file = OpenOptions::new()
             .read(true)
@@ -611,7 +660,9 @@ impl RunWriter {
             .open(path)
             .with_context(|| format!("cannot open run file {}", path.display()))?;
         files::lock_exclusive(&file, path)?;
-        Ok(RunWriter { file, path: path.to_path_buf() })
+        let text = files::read_text(path, "run file")?;
+        let header = text.lines().next().map(|first| read_header(path, first)).transpose()?;
+        Ok(RunWriter { file, path: path.to_path_buf(), declared: header.as_ref().and_then(declared) })
     }
 
     /// Cuts a last line that was never finished (the run was killed, or the disk filled,
@@ -632,8 +683,18 @@ impl RunWriter {
         Ok(())
     }
 
-    /// One line, flushed at once: what is written survives a kill.
+    /// One line, flushed at once: what is written survives a kill. A sample or failure of
+    /// a unit the header does not declare is refused, the file unchanged.
     pub fn append(&mut self, r: &Record) -> Result<()> {
+        if let (Some(declared), Some(tag)) = (&self.declared, r.unit()) {
+            if !declared.contains(tag) {
+                bail!(
+                    "cannot write {}: unit {tag} is not among the units its header declares \
+                     (a file its reader would refuse)",
+                    self.path.display()
+                );
+            }
+        }
         let line = line(r)?;
         self.file.write_all(line.as_bytes()).with_context(|| format!("cannot write {}", self.path.display()))?;
         self.file.flush()?;
@@ -641,11 +702,17 @@ impl RunWriter {
     }
 }
 
+/// The labels `h` declares, when its schema declares units.
+fn declared(h: &Header) -> Option<BTreeSet<String>> {
+    (h.schema >= DECLARES_UNITS).then(|| h.units.iter().map(|d| d.label.clone()).collect())
+}
+
 /// Reads a run file, finished or not. What a run cannot have written is refused, naming
 /// the file and the line: a second header, a sample or failure of a tag, engine or
 /// workload the header does not list, a sample of no time, a measured sample or a second
-/// end after the run's end. A torn last line (the run was stopped while writing it) is
-/// left out, and said so.
+/// end after the run's end; in a file that declares its units (schema 4), a unit not
+/// declared, or declared under a label that is not its value's rendering. A torn last line
+/// (the run was stopped while writing it) is left out, and said so.
 pub fn load(path: &Path) -> Result<RunData> {
     let text = files::read_text(path, "run file")?;
     let mut lines = text.lines().enumerate();
@@ -653,7 +720,10 @@ pub fn load(path: &Path) -> Result<RunData> {
     let header = read_header(path, first)?;
     let torn = !text.ends_with('\n');
     let last = text.lines().count();
+    let at = |line: usize, e: String| anyhow::anyhow!("{}:{line}: {e}", path.display());
     let mut rules = Rules::of(&header);
+    let listed = header.tags.iter().map(|t| &t.tag).chain(rules.tags.iter().flatten());
+    let mut units = Units::of(&header, listed).map_err(|e| at(1, e))?;
     let mut data = RunData {
         header,
         samples: Vec::new(),
@@ -663,9 +733,6 @@ pub fn load(path: &Path) -> Result<RunData> {
         path: Some(path.to_path_buf()),
         labels: BTreeMap::new(),
     };
-    for t in data.header.tags.iter().map(|t| &t.tag).chain(rules.tags.iter().flatten()) {
-        read_label(&mut data.labels, t);
-    }
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
         let record = match serde_json::from_str::<Record>(line) {
             Ok(r) => r,
@@ -679,10 +746,10 @@ pub fn load(path: &Path) -> Result<RunData> {
             }
             Err(e) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
         };
-        if let Record::Sample(Sample { tag, .. }) | Record::Failure(Failure { tag, .. }) = &record {
-            read_label(&mut data.labels, tag);
+        if let Some(tag) = record.unit() {
+            units.name(tag).map_err(|e| at(i + 1, e))?;
         }
-        rules.check(&record, &data.labels, i + 1).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        rules.check(&record, &units.labels, i + 1).map_err(|e| at(i + 1, e))?;
         match record {
             Record::Sample(s) => data.samples.push(s),
             Record::Failure(f) => data.failures.push(f),
@@ -691,14 +758,51 @@ pub fn load(path: &Path) -> Result<RunData> {
             Record::Header(_) => unreachable!("refused by the rules"),
         }
     }
+    data.labels = units.labels;
     Ok(data)
 }
 
-/// A label's text as the run file holds it, read into its value: the one place a label is
-/// read back.
-fn read_label(labels: &mut BTreeMap<String, Label>, text: &str) {
-    if !labels.contains_key(text) {
-        labels.insert(text.to_string(), Label::parse(text));
+/// The labels a run file names, as values: declared by its header (schema 4), or in older
+/// files read from their text, once each: the one place a run file's label is read back.
+struct Units {
+    declared: bool,
+    labels: BTreeMap<String, Label>,
+}
+
+impl Units {
+    /// The units `h` declares, each under its value's rendering, with every label the header
+    /// lists (`listed`) among them; in an older file, the `listed` labels read.
+    fn of<'a>(h: &Header, listed: impl Iterator<Item = &'a String>) -> std::result::Result<Units, String> {
+        let declared = h.schema >= DECLARES_UNITS;
+        let mut units = Units { declared, labels: BTreeMap::new() };
+        for d in h.units.iter().filter(|_| declared) {
+            let rendered = d.value.to_string();
+            if d.label != rendered {
+                return Err(format!(
+                    "unit {:?} is declared with the value of {rendered:?}: a label is its value's rendering",
+                    d.label
+                ));
+            }
+            if units.labels.insert(rendered, d.value.clone()).is_some() {
+                return Err(format!("unit {} is declared twice", d.label));
+            }
+        }
+        for text in listed {
+            units.name(text).map_err(|_| format!("the header lists {text} but does not declare it among its units"))?;
+        }
+        Ok(units)
+    }
+
+    /// Makes sure the label `text` has its value: declared, or in an older file read now.
+    fn name(&mut self, text: &str) -> std::result::Result<(), String> {
+        if self.labels.contains_key(text) {
+            return Ok(());
+        }
+        if self.declared {
+            return Err(format!("unit {text} is not among the units the header declares"));
+        }
+        self.labels.insert(text.to_string(), Label::parse(text));
+        Ok(())
     }
 }
 
@@ -871,22 +975,166 @@ mod tests {
 
     #[test]
     fn every_sample_says_its_layout_even_when_fixed() {
-        let s = Sample {
+        let s = Sample { workload: Workload::Write, ..time_sample("LMDB_0.9.18") };
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["layout"], serde_json::Value::Null);
+        let random = serde_json::to_value(Sample { layout: Some(12345), ..s }).unwrap();
+        assert_eq!(random["layout"], 12345);
+        assert_eq!(serde_json::to_value(Layouts::Random).unwrap(), "random");
+    }
+
+    fn committed() -> RunData {
+        load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"))).unwrap()
+    }
+
+    /// Every form a label takes, and two whose text the label grammar reads otherwise (a
+    /// layout that is no number, a commit whose name ends like a control's label).
+    fn every_form() -> Vec<Label> {
+        let b = Label::build;
+        vec![
+            b("LMDB_0.9.33", None),
+            b("LMDB_1.0.1", Some("clang -O2")),
+            b("LMDB_0.9.33", Some("gcc -O3")).control(),
+            b("1a2b3c4d5e", None).control(),
+            b("mdb.RE/0.9 @ 1a2b3c4d", None),
+            b("mdb.RE/0.9 @ 1a2b3c4d", Some("clang -O2")),
+            b("LMDB_0.9.20", None).in_layout("01".into()),
+            b("LMDB_0.9.20", Some("clang -O2")).in_layout("03".into()).control(),
+            b("LMDB_0.9.20", None).in_layout("x1".into()),
+            b("deadbeef~control", None),
+        ]
+    }
+
+    /// The committed run's header as a schema-4 header listing `labels` (controls by their
+    /// labels' tags) and declaring them.
+    fn header_of(labels: &[Label]) -> Header {
+        let h = committed().header;
+        let row = |l: &Label| TagStatus { tag: l.to_string(), ..h.tags[0].clone() };
+        let rows: Vec<Label> = labels.iter().map(|l| l.controlled().unwrap_or_else(|| l.clone())).collect();
+        let tags = Declared::each(&rows).iter().map(|d| row(&d.value)).collect();
+        Header { schema: SCHEMA, tags, units: Declared::each(labels.iter().chain(&rows)), ..h }
+    }
+
+    /// A time sample of `tag`'s Rust unit, of a fixed layout, in round 0.
+    fn time_sample(tag: &str) -> Sample {
+        Sample {
             round: 0,
             engine: Engine::Rust,
-            tag: "LMDB_0.9.18".into(),
-            workload: Workload::Write,
+            tag: tag.into(),
+            workload: Workload::ReadSeq,
             ns: 5,
             instructions: None,
             checksum: None,
             counted: false,
             figures: Figures::default(),
             layout: None,
-        };
-        let json = serde_json::to_value(&s).unwrap();
-        assert_eq!(json["layout"], serde_json::Value::Null);
-        let random = serde_json::to_value(Sample { layout: Some(12345), ..s }).unwrap();
-        assert_eq!(random["layout"], 12345);
-        assert_eq!(serde_json::to_value(Layouts::Random).unwrap(), "random");
+        }
+    }
+
+    fn sample(tag: &str) -> Record {
+        Record::Sample(time_sample(tag))
+    }
+
+    /// A run file of `labels`, one sample each, written as a run writes it.
+    fn written(dir: &Path, labels: &[Label]) -> PathBuf {
+        let path = dir.join("run.jsonl");
+        let mut w = RunWriter::create(&path, &header_of(labels), Existing::Replace).unwrap();
+        for l in labels {
+            w.append(&sample(&l.to_string())).unwrap();
+        }
+        path
+    }
+
+    #[test]
+    fn units_are_declared_once_as_values_and_loaded_as_they_were_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let labels = every_form();
+        let data = load(&written(dir.path(), &labels)).unwrap();
+        for l in &labels {
+            assert_eq!(data.labels.get(&l.to_string()), Some(l), "{l}");
+        }
+        assert_eq!(data.samples.len(), labels.len());
+        // Not read back from the text: the grammar would take these for other units.
+        assert_ne!(Label::parse("LMDB_0.9.20@x1"), labels[8]);
+        assert_ne!(Label::parse("deadbeef~control"), labels[9]);
+        let first = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+        let header: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        assert_eq!(header["schema"], 4);
+        assert_eq!(
+            header["units"][2],
+            serde_json::json!({"label": "LMDB_0.9.33 (gcc -O3)~control", "base": "LMDB_0.9.33",
+                "toolchain": "gcc -O3", "layout": null, "control": true})
+        );
+    }
+
+    /// The error loading the file `edit` makes of a written run of every label form.
+    fn refusal(edit: impl Fn(&mut Vec<serde_json::Value>)) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), &every_form());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        edit(&mut records);
+        std::fs::write(&path, records.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+        format!("{:#}", load(&path).unwrap_err()).replace(&path.display().to_string(), "F")
+    }
+
+    #[test]
+    fn a_unit_not_declared_or_declared_under_another_label_is_refused() {
+        let e = refusal(|r| r[3]["tag"] = "LMDB_0.9.34".into());
+        assert_eq!(e, "F:4: unit LMDB_0.9.34 is not among the units the header declares");
+        let e = refusal(|r| r[0]["units"][0]["label"] = "LMDB_0.9.34".into());
+        assert_eq!(
+            e,
+            "F:1: unit \"LMDB_0.9.34\" is declared with the value of \"LMDB_0.9.33\": a label is its value's rendering"
+        );
+        let e = refusal(|r| r[0]["units"][8]["layout"] = "08".into());
+        assert!(e.starts_with("F:1: unit \"LMDB_0.9.20@x1\" is declared with the value of \"LMDB_0.9.20@08\""), "{e}");
+        let e = refusal(|r| {
+            let twice = r[0]["units"][1].clone();
+            r[0]["units"].as_array_mut().unwrap().push(twice)
+        });
+        assert_eq!(e, "F:1: unit LMDB_1.0.1 (clang -O2) is declared twice");
+        let e = refusal(|r| {
+            r[0]["units"].as_array_mut().unwrap().remove(0);
+        });
+        assert_eq!(e, "F:1: the header lists LMDB_0.9.33 but does not declare it among its units");
+        let e = refusal(|r| r[0]["schema"] = 5.into());
+        assert!(e.contains("schema 5, newer than this lmdb-regress reads (4); upgrade lmdb-regress"), "{e}");
+    }
+
+    #[test]
+    fn a_writer_writes_no_unit_its_file_does_not_declare() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), &every_form()[..2]);
+        let before = std::fs::read(&path).unwrap();
+        for mut w in [
+            RunWriter::create(&dir.path().join("new.jsonl"), &header_of(&[]), Existing::Refuse).unwrap(),
+            RunWriter::reopen(&path).unwrap(),
+        ] {
+            let e = w.append(&sample("LMDB_0.9.18")).unwrap_err().to_string();
+            assert!(e.contains("unit LMDB_0.9.18 is not among the units its header declares"), "{e}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert!(load(&path).is_ok());
+    }
+
+    #[test]
+    fn an_older_file_is_continued_in_its_own_shape_and_read_from_its_labels() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.jsonl");
+        let mut h = committed().header;
+        assert!(h.schema < DECLARES_UNITS && h.units.is_empty());
+        h.schema = 3;
+        let control = Label::build("LMDB_0.9.33", None).control();
+        RunWriter::create(&old, &h, Existing::Refuse).unwrap();
+        // As `run --resume` continues it: no declarations appended, the labels as text.
+        let mut w = RunWriter::reopen(&old).unwrap();
+        w.append(&sample("LMDB_0.9.33")).unwrap();
+        w.append(&sample(&control.to_string())).unwrap();
+        let text = std::fs::read_to_string(&old).unwrap();
+        assert!(!text.contains("\"units\"") && text.contains("\"schema\":3"), "{text}");
+        let data = load(&old).unwrap();
+        assert_eq!(data.labels["LMDB_0.9.33~control"], control);
+        assert_eq!(data.samples.len(), 2);
     }
 }

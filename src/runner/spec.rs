@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::counter::{self, Counter};
 use super::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, TagStatus};
 use super::schedule::{interrupt_flag, Outcome, Schedule, StopWhen};
-use super::Unit;
+use super::{Label, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
@@ -38,10 +38,18 @@ impl RunSpec {
         })
     }
 
-    /// The header of a new run of this specification on this machine, listing `tags`.
-    pub fn header(&self, tags: Vec<TagStatus>) -> Header {
+    /// The header of a new run of this specification on this machine, listing `tags`
+    /// (`labels`: the value each tag's label was rendered from) and declaring every unit
+    /// the run can name: the tags' (built or not) and its units' (controls, a study's
+    /// layouts).
+    pub fn header(&self, tags: Vec<TagStatus>, labels: &[Label]) -> Header {
+        debug_assert!(
+            tags.len() == labels.len() && tags.iter().zip(labels).all(|(t, l)| t.tag == l.to_string()),
+            "each tag comes with the value of its label"
+        );
+        let units: Vec<Label> = labels.iter().chain(self.units.iter().map(|u| &u.label)).cloned().collect();
         let (config, workloads, engines) = (self.config.clone(), self.workloads.clone(), self.engines.clone());
-        let header = Header::new(config, workloads, engines, self.plan.clone(), tags);
+        let header = Header::new(config, workloads, engines, self.plan.clone(), tags, &units);
         let counter = self.counter.as_ref().map(|c| describe_counters(c, &self.engines));
         Header { instruction_counter: counter, ..header }
     }
