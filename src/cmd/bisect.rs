@@ -14,7 +14,7 @@ use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BisectMetric {
@@ -64,12 +64,25 @@ pub struct BisectArgs {
     #[command(flatten)]
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
+    pub env: EnvSettings,
+    #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+}
+
+impl BisectArgs {
+    /// The configuration every run of the search uses: the workload's suite's defaults for
+    /// what the flags leave out.
+    fn config(&self) -> Result<WorkloadConfig> {
+        let suite = presets::preset_of(&[self.workload])?;
+        let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
+        cfg.validate(suite)?;
+        Ok(cfg)
+    }
 }
 
 /// `--workload`: a search follows one workload, so `all` is refused with the way out.
@@ -83,7 +96,7 @@ fn one_workload(s: &str) -> Result<Workload> {
 /// One search per toolchain (`--toolchain`), each in a folder of its own when there are
 /// several.
 pub fn run(args: &BisectArgs) -> Result<()> {
-    args.workload_cfg.validate()?;
+    args.config()?;
     let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
     let root = match &args.out_dir {
         Some(dir) => {
@@ -159,9 +172,10 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         },
         _ => None,
     };
+    let cfg = args.config()?;
     let settings = Settings {
         workload: args.workload,
-        cfg: args.workload_cfg.clone(),
+        cfg: cfg.clone(),
         metric,
         threshold: args.threshold,
         // Counts are exact (each run checks that they repeat): one round decides.
@@ -171,11 +185,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
-        count_entries: if args.given.contains("entries") {
-            args.workload_cfg.entries
-        } else {
-            super::args::COUNT_ENTRIES
-        },
+        count_entries: if args.given.contains("entries") { cfg.entries } else { super::args::COUNT_ENTRIES },
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
