@@ -139,3 +139,26 @@ fn show(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::presets::{Preset, PresetConfig};
+    use crate::workload::EnvSettings;
+
+    /// A preset run file from before one set of settings compares, flag by flag, with the
+    /// flags of either spelling that would start it now.
+    #[test]
+    fn an_older_preset_file_compares_with_the_flags_that_would_start_it() {
+        let older = r#"{"entries":1000000,"value_size":100,"keys":"int","order":"seq","values":"fixed","no_writemap":false,"sync":false,"seed":42,"map_size":null,"preset":{"entries":2000,"max_value":300,"map_size":16777216,"writemap":false,"sync":false,"open_get_cycles":25,"open_get_key":1000,"migrate_append":false}}"#;
+        let recorded = config_values(&serde_json::from_str(older).unwrap());
+        let env = EnvSettings { entries: Some(2000), map_size: Some(16777216), ..EnvSettings::default() };
+        let params = PresetConfig { max_value: 300, open_get_cycles: 25, ..PresetConfig::default() };
+        let asked = config_values(&env.resolve(&WorkloadConfig::default(), &params, Some(Preset::OpenGet)));
+        assert_eq!(asked, recorded);
+        assert_eq!(
+            (&recorded["entries"], &recorded["writemap"], &recorded["preset_max_value"]),
+            (&json!(2000), &json!(false), &json!(300))
+        );
+    }
+}
