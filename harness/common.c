@@ -56,7 +56,7 @@ static int one_of(const char *opt, const char *v, const char *a, const char *b, 
 }
 
 static int validate(const struct settings *s) {
-    if (s->entries == 0) { fprintf(stderr, "--entries must be at least 1\n"); return 0; }
+    if (s->have_entries && s->entries == 0) { fprintf(stderr, "--entries must be at least 1\n"); return 0; }
     if (!s->random_values && s->value_size < 4) {
         fprintf(stderr, "--value-size must be at least 4 with --values fixed (each value begins with its 4-byte integer key)\n");
         return 0;
@@ -68,42 +68,37 @@ static int validate(const struct settings *s) {
     return 1;
 }
 
-/* An option without a value: 1 if it is one. */
-static int flag(struct settings *s, const char *a) {
-    struct preset_settings *p = &s->preset;
-    if (!strcmp(a, "--no-writemap")) s->writemap = 0;
-    else if (!strcmp(a, "--sync")) s->nosync = 0;
-    else if (!strcmp(a, "--preset-writemap")) p->writemap = 1;
-    else if (!strcmp(a, "--preset-sync")) p->sync = 1;
-    else if (!strcmp(a, "--migrate-append")) p->append = 1;
-    else return 0;
-    return 1;
+/* The runner gives both; the suites' defaults are its (src/workload/settings.rs). */
+int settings_given(const struct settings *s) {
+    if (s->have_entries && s->map_size) return 1;
+    fprintf(stderr, "--entries and --map-size are required (the runner resolves them)\n");
+    return 0;
 }
 
-/* A preset's option with a value: 1 if taken, -1 if the value is bad, 0 if not one. */
-static int preset_option(struct preset_settings *p, const char *a, const char *v) {
-    int ok;
-    if (!strcmp(a, "--preset-entries")) { ok = parse_u32(a, v, &p->entries); p->have_entries = 1; }
-    else if (!strcmp(a, "--preset-max-value")) ok = parse_u32(a, v, &p->max_value);
-    else if (!strcmp(a, "--preset-map-size")) ok = parse_u64(a, v, UINT64_MAX, &p->map_size);
-    else if (!strcmp(a, "--open-get-cycles")) ok = parse_u32(a, v, &p->cycles);
-    else if (!strcmp(a, "--open-get-key")) { ok = parse_u32(a, v, &p->key); p->have_key = 1; }
+/* An option without a value: 1 if it is one. */
+static int flag(struct settings *s, const char *a) {
+    if (!strcmp(a, "--writemap")) s->writemap = 1;
+    else if (!strcmp(a, "--no-writemap")) s->writemap = 0;
+    else if (!strcmp(a, "--sync")) s->sync = 1;
+    else if (!strcmp(a, "--migrate-append")) s->append = 1;
     else return 0;
-    return ok ? 1 : -1;
+    return 1;
 }
 
 /* An option with a value: 0 if it is bad or unknown. */
 static int option(struct settings *s, const char *a, const char *v) {
     uint64_t x = 0;
-    int is_b = 0, taken = preset_option(&s->preset, a, v);
-    if (taken) return taken > 0;
-    if (!strcmp(a, "--entries")) return parse_u32(a, v, &s->entries);
+    int is_b = 0;
+    if (!strcmp(a, "--entries")) { s->have_entries = 1; return parse_u32(a, v, &s->entries); }
+    if (!strcmp(a, "--map-size")) return parse_u64(a, v, UINT64_MAX, &s->map_size);
+    if (!strcmp(a, "--preset-max-value")) return parse_u32(a, v, &s->max_value);
+    if (!strcmp(a, "--open-get-cycles")) return parse_u32(a, v, &s->cycles);
+    if (!strcmp(a, "--open-get-key")) { s->have_key = 1; return parse_u32(a, v, &s->key); }
     if (!strcmp(a, "--value-size")) return parse_u32(a, v, &s->value_size);
     if (!strcmp(a, "--keys")) { if (!one_of(a, v, "int", "str16", &is_b)) return 0; s->str_keys = is_b; return 1; }
     if (!strcmp(a, "--order")) { if (!one_of(a, v, "seq", "random", &is_b)) return 0; s->random_order = is_b; return 1; }
     if (!strcmp(a, "--values")) { if (!one_of(a, v, "fixed", "random", &is_b)) return 0; s->random_values = is_b; return 1; }
     if (!strcmp(a, "--seed")) return parse_u64(a, v, UINT64_MAX, &s->seed);
-    if (!strcmp(a, "--map-size")) return parse_u64(a, v, UINT64_MAX, &s->map_size);
     if (!strcmp(a, "--dir")) { s->dir = v; return 1; }
     if (!strcmp(a, "--scratch")) { s->scratch = v; return 1; }
     if (!strcmp(a, "--workloads")) { s->workloads = !strcmp(v, "all") ? ALL_WORKLOADS : v; return 1; }
@@ -118,9 +113,10 @@ static int option(struct settings *s, const char *a, const char *v) {
 }
 
 int parse_settings(int argc, char **argv, struct settings *s) {
+    /* The flags' own defaults, as the Rust worker's; never a suite's. */
     static const struct settings defaults = {
-        .scratch = "/tmp", .iterations = 1, .entries = 1000000, .value_size = 100, .writemap = 1, .nosync = 1,
-        .seed = 42, .preset = {.max_value = 2000, .cycles = 1000},
+        .scratch = "/tmp", .iterations = 1, .value_size = 100, .writemap = 1, .seed = 42,
+        .max_value = 2000, .cycles = 1000,
     };
     *s = defaults;
     s->workloads = ALL_WORKLOADS;
@@ -130,8 +126,6 @@ int parse_settings(int argc, char **argv, struct settings *s) {
         if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", a); return 0; }
         if (!option(s, a, argv[++i])) return 0;
     }
-    s->preset.seed = s->seed;
-    if (!s->map_size) s->map_size = (uint64_t)s->entries * s->value_size * 32 / 10;
     return validate(s);
 }
 
@@ -140,19 +134,12 @@ void die(const char *what, const char *why) {
     exit(2);
 }
 
-void resolve_preset(struct preset_settings *p, int tokyo_cabinet) {
-    if (!p->have_entries) p->entries = tokyo_cabinet ? 1000000 : 100000;
-    if (!p->have_key) p->key = p->entries / 2;
-    if (!p->map_size) {
-        uint64_t data = (uint64_t)p->entries * (p->max_value + 64ull), m = 2 * data;
-        if (m < (64ull << 20)) m = 64ull << 20;
-        p->map_size = tokyo_cabinet ? 1ull << 30 : (m + (1ull << 20) - 1) / (1ull << 20) * (1ull << 20);
-    }
-    if (!p->entries) die("--preset-entries", "must be at least 1");
-    if (tokyo_cabinet && p->entries > 100000000) die("--preset-entries", "tokyo-cabinet's 8-digit keys allow at most 100000000");
-    if (p->max_value > MAX_VALUE_LIMIT) die("--preset-max-value", "must be at most 1048576");
-    if (!p->cycles) die("--open-get-cycles", "must be at least 1");
-    if (p->key >= p->entries) die("--open-get-key", "is not below the entry count");
+void check_preset(const struct settings *s, int tokyo_cabinet) {
+    if (tokyo_cabinet && s->entries > 100000000) die("--entries", "tokyo-cabinet's 8-digit keys allow at most 100000000");
+    if (s->max_value > MAX_VALUE_LIMIT) die("--preset-max-value", "must be at most 1048576");
+    if (!s->cycles) die("--open-get-cycles", "must be at least 1");
+    if (!s->have_key) die("--open-get-key", "is required (the runner resolves it)");
+    if (s->key >= s->entries) die("--open-get-key", "is not below the entry count");
 }
 
 /* ---- environments ---- */

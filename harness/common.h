@@ -1,8 +1,9 @@
 /*
  * What the C twin's two halves share (common.c): allocation, the clock, the generator,
  * opening an environment, the JSON lines' error and number lists, and the worker's
- * settings: every option, parsed once, and the presets' defaults filled in (as
- * WorkloadConfig and PresetConfig::resolve in src/workload/).
+ * settings: every option, parsed once into one structure for both halves. The runner
+ * resolves every suite's defaults (src/workload/settings.rs) and gives each setting
+ * explicitly; the twin fills in none of them.
  */
 #ifndef LMDB_REGRESS_COMMON_H
 #define LMDB_REGRESS_COMMON_H
@@ -12,21 +13,22 @@
 
 #include "lmdb.h"
 
-/* The presets' options; 0 in a `have_` field means "the preset's default" (resolve_preset). */
-struct preset_settings {
-    uint32_t entries, max_value, cycles, key;
-    uint64_t map_size, seed;
-    int have_entries, have_key, writemap, sync, append;
-};
-
-/* Every worker option: the action's arguments, LmdbJava's configuration, the presets'. */
+/* Every worker option: the action's arguments, every suite's environment settings,
+ * LmdbJava's data and the presets' own parameters. */
 struct settings {
     const char *dir, *scratch, *workloads;
     unsigned iterations;
-    uint32_t entries, value_size;
-    int str_keys, random_order, random_values, writemap, nosync;
-    uint64_t seed, map_size;
-    struct preset_settings preset;
+    /* every suite's: --entries, --map-size, --writemap / --no-writemap, --sync */
+    uint32_t entries;
+    uint64_t map_size;
+    int have_entries, writemap, sync;
+    /* LmdbJava's data; the seed is the presets' too */
+    uint32_t value_size;
+    int str_keys, random_order, random_values;
+    uint64_t seed;
+    /* the presets' own: --preset-max-value, --open-get-cycles, --open-get-key, --migrate-append */
+    uint32_t max_value, cycles, key;
+    int have_key, append;
 };
 
 /* LmdbJava's six workloads: what --workloads all names. */
@@ -47,12 +49,14 @@ static inline uint64_t now_ns(void) {
 /* The generator both engines draw every random byte from (SplitMix64 in dataset.rs). */
 uint64_t splitmix64(uint64_t *s);
 
-/* Parses the options after the action into s (defaults first); 0, with a message on
- * stderr, if one is bad. The workload names are the caller's to check. */
+/* Parses the options after the action into s; 0, with a message on stderr, if one is bad.
+ * The workload names are the caller's to check, then settings_given. */
 int parse_settings(int argc, char **argv, struct settings *s);
-/* Fills the preset's defaults (tokyo-cabinet's when `tokyo_cabinet`) and checks them;
- * a bad value exits with status 2. */
-void resolve_preset(struct preset_settings *p, int tokyo_cabinet);
+/* 1 if --entries and --map-size were given, else 0 with a message on stderr. */
+int settings_given(const struct settings *s);
+/* Checks the presets' parameters (tokyo-cabinet's key limit when `tokyo_cabinet`), as
+ * PresetConfig::validate; a bad or missing value exits with status 2. */
+void check_preset(const struct settings *s, int tokyo_cabinet);
 
 struct env { MDB_env *env; MDB_dbi dbi; };
 

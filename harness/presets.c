@@ -36,8 +36,8 @@ static const struct { const char *name; enum preset preset; } WORKLOADS[] = {
 #define TC_KEY 8
 #define COLD_NOT_ACHIEVED "cold not achieved"
 
-/* The options, resolved for the run's preset (presets_main). */
-static struct preset_settings P;
+/* The options, checked for the run's preset (setup). */
+static struct settings P;
 
 static enum preset preset_of_name(const char *w) {
     for (size_t i = 0; i < N_WORKLOADS; i++)
@@ -653,11 +653,11 @@ static int migrate_run(struct result *r, const char *dir, const char *scratch, u
 
 /* ---- entry point ---- */
 
-/* The options, resolved for the preset the workloads name. */
+/* The options, checked for the preset the workloads name. */
 static enum preset setup(const struct settings *s) {
     enum preset p = preset_of_list(s->workloads);
-    P = s->preset;
-    resolve_preset(&P, p == TOKYO_CABINET);
+    P = *s;
+    check_preset(&P, p == TOKYO_CABINET);
     return p;
 }
 

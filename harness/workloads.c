@@ -9,8 +9,9 @@
  *   lmdb-harness-c verify --dir D --workloads LIST [config]
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
- * config: --entries N --value-size V --keys int|str16 --order seq|random
- *         --values fixed|random --seed S --map-size M [--no-writemap] [--sync]
+ * config: --entries N --map-size M --writemap|--no-writemap [--sync] --value-size V
+ *         --keys int|str16 --order seq|random --values fixed|random --seed S, and the
+ *         presets' own (common.h)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -108,7 +109,7 @@ static inline const unsigned char *fill_value(const struct dataset *d, struct va
 
 /* LmdbJava's environment: the database "db", MDB_INTEGERKEY for integer keys. */
 static int lmdbjava_open(const struct settings *c, const char *dir, struct env *e, const char **call) {
-    return env_open(dir, c->map_size, env_flags(c->writemap, !c->nosync), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
+    return env_open(dir, c->map_size, env_flags(c->writemap, c->sync), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
 }
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
@@ -416,7 +417,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     struct settings s;
-    if (!parse_settings(argc, argv, &s) || !known_workloads(s.workloads)) return 2;
+    if (!parse_settings(argc, argv, &s) || !known_workloads(s.workloads) || !settings_given(&s)) return 2;
     int preset = presets_selected(s.workloads);
     /* Presets check their checksums inside each timed pass. */
     if (preset && !strcmp(action, "verify")) { fprintf(stderr, "unknown action %s\n", action); return 2; }

@@ -446,4 +446,8 @@ fn the_c_twin_rejects_bad_arguments_with_the_rust_workers_messages() {
         assert!(!out.status.success(), "Rust worker accepted {args:?}");
         assert!(stderr(&out).contains(message), "Rust worker {args:?}: {}", stderr(&out));
     }
+    // The runner resolves every suite's settings and gives them all: the twin fills in none.
+    let out = std::process::Command::new(&twin).args(["run", "--workloads", "write"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "C twin without --entries and --map-size: {out:?}");
+    assert!(stderr(&out).contains("--entries and --map-size are required"), "{}", stderr(&out));
 }

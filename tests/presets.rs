@@ -7,8 +7,8 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use lmdb_regress::workload::presets::{PresetConfig, PresetWorkload};
-use lmdb_regress::workload::{Workload, WorkloadConfig};
+use lmdb_regress::workload::presets::{Preset, PresetConfig, PresetWorkload};
+use lmdb_regress::workload::{EnvSettings, Workload, WorkloadConfig};
 use serde_json::Value;
 
 /// What a correct pass of `w` must produce, as the library computes it without LMDB.
@@ -54,10 +54,12 @@ fn assert_agree(rows: &[Value], workloads: &[PresetWorkload], cfg: &WorkloadConf
     }
 }
 
-fn config(entries: u32, tweak: impl FnOnce(&mut PresetConfig)) -> WorkloadConfig {
-    let mut preset = PresetConfig { entries: Some(entries), ..PresetConfig::default() };
-    tweak(&mut preset);
-    WorkloadConfig { preset, ..WorkloadConfig::default() }
+/// The configuration a run of `preset` at `entries` resolves to, its own parameters tweaked.
+fn config(preset: Preset, entries: u32, tweak: impl FnOnce(&mut PresetConfig)) -> WorkloadConfig {
+    let mut params = PresetConfig::default();
+    tweak(&mut params);
+    let env = EnvSettings { entries: Some(entries), ..EnvSettings::default() };
+    env.resolve(&WorkloadConfig::default(), &params, Some(preset))
 }
 
 #[test]
@@ -65,14 +67,20 @@ fn tokyo_cabinet_runs_on_two_tags_and_both_engines_with_agreeing_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let (rows, file) = run_preset(dir.path(), "tokyo-cabinet", "1", &["--preset-entries", "2000"]);
     use PresetWorkload::*;
-    assert_agree(&rows, &[TcSuccessiveWrite, TcRandomWrite, TcSuccessiveRead, TcRandomRead], &config(2000, |_| {}));
+    assert_agree(
+        &rows,
+        &[TcSuccessiveWrite, TcRandomWrite, TcSuccessiveRead, TcRandomRead],
+        &config(Preset::TokyoCabinet, 2000, |_| {}),
+    );
     let random = rows.iter().find(|r| r["workload"] == "tcRandomRead").unwrap();
     let walk = rows.iter().find(|r| r["workload"] == "tcSuccessiveRead").unwrap();
     assert_ne!(random["checksum"], walk["checksum"], "random reads visit the keys in another order");
-    // The run file records the preset's parameters, defaults made explicit.
-    let header = &records(&file, "header")[0];
-    assert_eq!(header["config"]["preset"]["entries"], 2000);
-    assert_eq!(header["config"]["preset"]["map_size"], 1u64 << 30);
+    // The run file records the settings the preset used, its defaults made explicit.
+    let config = &records(&file, "header")[0]["config"];
+    assert_eq!(
+        (&config["entries"], &config["map_size"], &config["no_writemap"]),
+        (&2000.into(), &(1u64 << 30).into(), &true.into())
+    );
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
     for s in ["Preset tokyo-cabinet", "## Successive Write (rust engine)", "## Random Read (c engine)", "| s/op |"] {
         assert!(md.contains(s), "markdown lacks {s:?}:\n{md}");
@@ -85,7 +93,7 @@ fn open_get_reports_latency_percentiles_size_and_write_time() {
     let args =
         ["--preset-entries", "1500", "--preset-max-value", "300", "--open-get-cycles", "25", "--open-get-key", "7"];
     let (rows, file) = run_preset(dir.path(), "open-get", "1", &args);
-    let cfg = config(1500, |p| {
+    let cfg = config(Preset::OpenGet, 1500, |p| {
         p.max_value = 300;
         p.open_get_cycles = 25;
         p.open_get_key = Some(7);
@@ -127,8 +135,8 @@ fn open_get_reports_latency_percentiles_size_and_write_time() {
 #[test]
 fn migrate_copies_and_reads_warm_and_cold_and_cold_is_really_cold() {
     let dir = tempfile::tempdir().unwrap();
-    let (rows, file) = run_preset(dir.path(), "migrate", "2", &["--preset-entries", "2500"]);
-    let cfg = config(2500, |_| {});
+    let (rows, file) = run_preset(dir.path(), "migrate", "2", &["--entries", "2500"]);
+    let cfg = config(Preset::Migrate, 2500, |_| {});
     use PresetWorkload::*;
     let all = [MigrateCopyWarm, MigrateCopyCold, MigrateReadWarm, MigrateReadCold];
     for w in all {
@@ -208,7 +216,8 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
         &["--preset", "open-get", "--preset-entries", "10", "--open-get-key", "10"],
         "--open-get-key 10 is not below",
     );
-    fails(&["--preset", "tokyo-cabinet", "--preset-entries", "0"], "--preset-entries must be at least 1");
+    fails(&["--preset", "tokyo-cabinet", "--preset-entries", "0"], "--entries must be at least 1");
+    fails(&["--preset", "migrate", "--writemap", "--no-writemap"], "cannot be used with");
 }
 
 /// openGet's operation is a cycle (its time is per cycle, its counts cover every cycle):

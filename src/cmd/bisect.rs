@@ -15,7 +15,7 @@ use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BisectMetric {
@@ -65,12 +65,25 @@ pub struct BisectArgs {
     #[command(flatten)]
     pub workload_cfg: WorkloadConfig,
     #[command(flatten)]
+    pub env: EnvSettings,
+    #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+}
+
+impl BisectArgs {
+    /// The configuration every run of the search uses: the workload's suite's defaults for
+    /// what the flags leave out.
+    fn config(&self) -> Result<WorkloadConfig> {
+        let suite = presets::preset_of(&[self.workload])?;
+        let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
+        cfg.validate(suite)?;
+        Ok(cfg)
+    }
 }
 
 /// `--workload`: a search follows one workload, so `all` is refused with the way out.
@@ -84,7 +97,7 @@ fn one_workload(s: &str) -> Result<Workload> {
 /// One search per toolchain (`--toolchain`), each in a folder of its own when there are
 /// several.
 pub fn run(args: &BisectArgs) -> Result<()> {
-    args.workload_cfg.validate()?;
+    args.config()?;
     let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
     let root = match &args.out_dir {
         Some(dir) => {
@@ -134,7 +147,7 @@ fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
 fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
     let (gi, bi) = check_range(args, &m, &opts)?;
-    let (settings, layout_seed) = settings(args, run_dir);
+    let (settings, layout_seed) = settings(args, run_dir)?;
     let counter = if settings.metric == Metric::Instructions { Some(counter::detect()?) } else { None };
     let started = std::time::Instant::now();
     let mut b = Bisector::new(&m, opts, settings, counter)?;
@@ -209,7 +222,7 @@ fn check_range(args: &BisectArgs, m: &Manifest, opts: &MatrixOptions) -> Result<
 }
 
 /// The search's settings from the flags, and the layout seed of its timed runs (if random).
-fn settings(args: &BisectArgs, run_dir: PathBuf) -> (Settings, Option<u64>) {
+fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64>)> {
     let instructions = args.metric == BisectMetric::Instructions;
     let metric = if instructions { Metric::Instructions } else { Metric::Time };
     // The search's seed: each timed run's own derives from it and the run's name.
@@ -225,9 +238,10 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> (Settings, Option<u64>) {
         },
         _ => None,
     };
+    let cfg = args.config()?;
     let settings = Settings {
         workload: args.workload,
-        cfg: args.workload_cfg.clone(),
+        cfg: cfg.clone(),
         metric,
         threshold: args.threshold,
         // Counts are exact (each run checks that they repeat): one round decides.
@@ -237,17 +251,13 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> (Settings, Option<u64>) {
         run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
-        count_entries: if args.given.contains("entries") {
-            args.workload_cfg.entries
-        } else {
-            super::args::COUNT_ENTRIES
-        },
+        count_entries: if args.given.contains("entries") { cfg.entries } else { super::args::COUNT_ENTRIES },
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
         existing: Existing::forced(args.force),
     };
-    (settings, layout_seed)
+    Ok((settings, layout_seed))
 }
 
 /// Prints, and keeps for the summary, what the search measures with.

@@ -8,7 +8,7 @@ use super::args::{BuildArgs, LayoutArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
-use crate::workload::WorkloadConfig;
+use crate::workload::EnvSettings;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ItsArgs {
@@ -58,7 +58,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         metric: args.metric,
         default_out: Some((args.out_dir.join("runs"), format!("its-10406-{stamp}"))),
         // The report's benchmark: LmdbJava's defaults.
-        workload: WorkloadConfig { entries: args.entries, ..WorkloadConfig::default() },
+        env: EnvSettings { entries: Some(args.entries), ..EnvSettings::default() },
         build: args.build.clone(),
         layout: args.layout.clone(),
         // The report's benchmark as given, whatever the metric.

@@ -12,7 +12,7 @@ use super::run::{prepare_units, Prepared};
 use crate::layout;
 use crate::runner::runfile::{Engine, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct LayoutsArgs {
@@ -46,11 +46,15 @@ pub struct LayoutsArgs {
     #[command(flatten)]
     pub workload: WorkloadConfig,
     #[command(flatten)]
+    pub env: EnvSettings,
+    #[command(flatten)]
     pub build: BuildArgs,
 }
 
 pub fn run(args: &LayoutsArgs) -> Result<()> {
-    args.workload.validate()?;
+    // LmdbJava's six alone (refused below otherwise), so its defaults.
+    let config = args.env.resolve(&args.workload, &Default::default(), None);
+    config.validate(None)?;
     ensure!((2..=99).contains(&args.count), "--count {}: a study needs 2 to 99 layouts", args.count);
     if args.tag.contains(',') || args.tag.contains("..") || args.tag == "all" || args.tag == "default" {
         bail!("--tag {}: a layout study measures one tag (e.g. --tag 0.9.20)", args.tag);
@@ -72,8 +76,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         layout_study: Some(LayoutStudy { tag, layouts: study }),
         ..Plan::new(args.rounds, args.warmup, Metric::Time)
     };
-    let (workload, engines, jobs) = (args.workload.clone(), args.engine.clone(), args.build.jobs());
-    let spec = RunSpec { units, workloads, engines, config: workload, plan, counter: None, jobs };
+    let (engines, jobs) = (args.engine.clone(), args.build.jobs());
+    let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
     let mut writer =

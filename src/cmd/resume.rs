@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::run::{recorded_toolchains, selection, RunArgs};
 use crate::runner::runfile::RunData;
-use crate::workload::presets;
+use crate::workload::{presets, WorkloadConfig};
 
 /// Flags that change nothing a sample measures: free to give when resuming.
 const FREE: [&str; 4] = ["resume", "jobs", "git", "summary_json"];
@@ -41,7 +41,7 @@ pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
 fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
     let args = args.with_instruction_defaults();
     let (workloads, config) = selection(&args)?;
-    let mut out = config_values(&serde_json::to_value(&config)?);
+    let mut out = config_values(&config);
     let manifest = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
     let mut tags: Vec<String> = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())
@@ -74,7 +74,7 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
 /// What the run file records, by the same ids.
 fn recorded(data: &RunData) -> BTreeMap<String, Value> {
     let h = &data.header;
-    let mut out = config_values(&serde_json::to_value(&h.config).unwrap_or_default());
+    let mut out = config_values(&h.config);
     let p = &h.plan;
     let mut tags: Vec<String> = match &p.shard {
         Some(shard) => shard.tags.clone(),
@@ -107,18 +107,17 @@ fn recorded(data: &RunData) -> BTreeMap<String, Value> {
     out
 }
 
-/// The workload configuration by option id: its fields, and the presets' under their
+/// The workload configuration by option id: its fields as this version stores them (an
+/// older file's too), `writemap` beside `no_writemap`, and the presets' own under their
 /// `preset_` ids where the flag's name says `preset-`.
-fn config_values(config: &Value) -> BTreeMap<String, Value> {
+fn config_values(config: &WorkloadConfig) -> BTreeMap<String, Value> {
+    let stored = serde_json::to_value(WorkloadConfig { recorded: None, ..config.clone() }).unwrap_or_default();
     let mut out = BTreeMap::new();
-    for (k, v) in config.as_object().into_iter().flatten().filter(|(k, _)| *k != "preset") {
+    for (k, v) in stored.as_object().into_iter().flatten().filter(|(k, _)| *k != "preset") {
         out.insert(k.clone(), v.clone());
     }
-    let preset = config
-        .get("preset")
-        .cloned()
-        .unwrap_or_else(|| serde_json::to_value(presets::PresetConfig::default()).unwrap_or_default());
-    for (k, v) in preset.as_object().into_iter().flatten() {
+    out.insert("writemap".into(), json!(!config.no_writemap));
+    for (k, v) in serde_json::to_value(&config.preset).unwrap_or_default().as_object().into_iter().flatten() {
         let id = if k.starts_with("open_get") || k.starts_with("migrate") { k.clone() } else { format!("preset_{k}") };
         out.insert(id, v.clone());
     }
@@ -138,5 +137,28 @@ fn show(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(","),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::presets::{Preset, PresetConfig};
+    use crate::workload::EnvSettings;
+
+    /// A preset run file from before one set of settings compares, flag by flag, with the
+    /// flags of either spelling that would start it now.
+    #[test]
+    fn an_older_preset_file_compares_with_the_flags_that_would_start_it() {
+        let older = r#"{"entries":1000000,"value_size":100,"keys":"int","order":"seq","values":"fixed","no_writemap":false,"sync":false,"seed":42,"map_size":null,"preset":{"entries":2000,"max_value":300,"map_size":16777216,"writemap":false,"sync":false,"open_get_cycles":25,"open_get_key":1000,"migrate_append":false}}"#;
+        let recorded = config_values(&serde_json::from_str(older).unwrap());
+        let env = EnvSettings { entries: Some(2000), map_size: Some(16777216), ..EnvSettings::default() };
+        let params = PresetConfig { max_value: 300, open_get_cycles: 25, ..PresetConfig::default() };
+        let asked = config_values(&env.resolve(&WorkloadConfig::default(), &params, Some(Preset::OpenGet)));
+        assert_eq!(asked, recorded);
+        assert_eq!(
+            (&recorded["entries"], &recorded["writemap"], &recorded["preset_max_value"]),
+            (&json!(2000), &json!(false), &json!(300))
+        );
     }
 }

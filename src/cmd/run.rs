@@ -14,7 +14,7 @@ use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Pla
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -83,7 +83,10 @@ pub struct RunArgs {
     pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub workload: WorkloadConfig,
-    /// The presets' parameters (with `--preset`), moved into the configuration's own.
+    /// Entries, map size, MDB_WRITEMAP and sync: every suite's, with its defaults.
+    #[command(flatten)]
+    pub env: EnvSettings,
+    /// The presets' own parameters (with `--preset`).
     #[command(flatten)]
     pub preset_cfg: presets::PresetConfig,
     #[command(flatten)]
@@ -101,13 +104,14 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
-    /// round, no warm-up) at 100k entries; the report gives counts per entry.
+    /// round, no warm-up), LmdbJava's workloads at 100k entries; the report gives counts
+    /// per entry.
     pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
         if a.metric.is_exact() {
             let default = |id: &str| !self.given.contains(id);
-            if default("entries") {
-                a.workload.entries = super::args::COUNT_ENTRIES;
+            if default("entries") && matches!(suite(self), Ok((_, None))) {
+                a.env.entries = Some(super::args::COUNT_ENTRIES);
             }
             if default("rounds") {
                 a.rounds = 1;
@@ -313,7 +317,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if args.metric == Metric::Instructions {
         eprintln!(
             "counting instructions: {} entries, {}, {} at once",
-            args.workload.entries,
+            spec.config.entries,
             crate::report::cells::plural(spec.plan.rounds as usize, "round"),
             crate::report::cells::plural(spec.jobs, "job")
         );
@@ -329,7 +333,6 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 /// header (every requested tag, every unit declared) and the builds that failed for one
 /// engine only.
 fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
-    args.workload.validate()?;
     let (workloads, config) = selection(args)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
@@ -345,7 +348,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
     }
-    let entries = config.data_entries();
+    let entries = config.entries;
     if args.given.contains("count_entries") && args.count_entries > entries {
         bail!(
             "--count-entries {} is more than the run's {entries} entries: give at most {entries}",
@@ -495,26 +498,29 @@ pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
     BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
 }
 
-/// The workloads to run and their configuration: LmdbJava's six, or a preset's (its
-/// defaults made explicit, so the run file records them).
+/// The workloads to run and their configuration: LmdbJava's six, or a preset's (the
+/// suite's defaults made explicit, so the run file records them), checked.
 pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+    let (workloads, suite) = suite(args)?;
+    let config = args.env.resolve(&args.workload, &args.preset_cfg, suite);
+    config.validate(suite)?;
+    Ok((workloads, config))
+}
+
+/// The workloads `--preset` and `--workloads` name, and their suite: a preset, or None
+/// for LmdbJava's six.
+fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
     let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
     let workloads = match preset {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
         _ => Workload::parse_list(&args.workloads)?,
     };
-    let mut config = WorkloadConfig { preset: args.preset_cfg.clone(), ..args.workload.clone() };
     match (preset, presets::preset_of(&workloads)?) {
         (Some(asked), found) if found != Some(asked) => {
             bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
         }
-        (_, Some(p)) => {
-            config.preset = config.preset.resolve(p);
-            config.preset.validate(p)?;
-        }
-        (_, None) => {}
+        (_, found) => Ok((workloads, found)),
     }
-    Ok((workloads, config))
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -559,10 +565,7 @@ mod tests {
         assert_eq!((d.count_entries, d.min_effect), (super::super::args::COUNT_ENTRIES, 2.0));
         assert!(d.preset.is_none() && d.control.is_none() && d.shard.is_none() && d.resume.is_none());
         assert!(!d.with_instructions && !d.force && !d.summary_json && d.out.is_none() && d.given.is_empty());
-        assert_eq!(
-            serde_json::to_value(&d.workload).unwrap(),
-            serde_json::to_value(WorkloadConfig::default()).unwrap()
-        );
-        assert!(d.preset_cfg.is_default());
+        assert_eq!(d.env.resolve(&d.workload, &d.preset_cfg, None), WorkloadConfig::default());
+        assert!(d.preset_cfg.is_default() && d.env == EnvSettings::default());
     }
 }

@@ -71,15 +71,13 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
             return Ok(());
         }
     };
-    let entries = CHECK_ENTRIES.min(s.spec.config.data_entries()).max(1);
+    let entries = CHECK_ENTRIES.min(s.spec.config.entries).max(1);
     let spec = s.spec.counting(vec![workload], entries, counter)?;
     let check = spec.counted_schedule();
     let (a, b) = two_seeds(run_seed);
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
-        unit.engine,
-        unit.label,
-        spec.config.data_entries()
+        unit.engine, unit.label, spec.config.entries
     );
     eprintln!("checking that layouts change no instruction count: {what}");
     let scratch = scratch::create()?;

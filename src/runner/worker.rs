@@ -10,7 +10,7 @@ use super::protocol::WorkerLine;
 use crate::workload::lmdb::{Api, Env};
 use crate::workload::measure::Outcome;
 use crate::workload::perf::PerfCounter;
-use crate::workload::{native, presets, Dataset, Workload, WorkloadConfig};
+use crate::workload::{native, presets, Dataset, EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
@@ -35,9 +35,12 @@ pub struct WorkerArgs {
     /// Count instructions in the timed region with perf_event_open.
     #[arg(long)]
     pub count_instructions: bool,
+    /// Resolved with `env` and `preset` before anything runs.
     #[command(flatten)]
     pub cfg: WorkloadConfig,
-    /// Moved into `cfg.preset` before anything runs.
+    /// The runner gives every setting explicitly, so the suite's defaults change nothing.
+    #[command(flatten)]
+    pub env: EnvSettings,
     #[command(flatten)]
     pub preset: presets::PresetConfig,
 }
@@ -49,16 +52,16 @@ fn emit(line: &WorkerLine) {
 }
 
 pub fn main(mut args: WorkerArgs) -> Result<()> {
-    args.cfg.preset = args.preset.clone();
-    // Bad arguments are refused before anything is loaded, as the C twin refuses them.
-    args.cfg.validate()?;
     let workloads = Workload::parse_list(&args.workloads)?;
+    let preset = presets::preset_of(&workloads)?;
+    args.cfg = args.env.resolve(&args.cfg, &args.preset, preset);
+    // Bad arguments are refused before anything is loaded, as the C twin refuses them.
+    args.cfg.validate(preset)?;
     // What is loaded is the open file whose bytes were hashed, not whatever the path
     // names by then.
     let library =
         crate::artifact::open_verified(&args.library, &args.library_sha256).context("refusing to load the library")?;
     let api = Api::load(&library.load_path()).with_context(|| format!("cannot load {}", args.library.display()))?;
-    let preset = presets::preset_of(&workloads)?;
     match args.action.as_str() {
         "version" => {
             let (a, b, c, s) = api.version();

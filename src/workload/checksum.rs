@@ -58,7 +58,7 @@ pub fn checksum_of<'d>(pairs: impl Iterator<Item = (&'d [u8], &'d [u8])>) -> Che
 mod tests {
     use super::*;
     use crate::workload::presets::{Preset, PresetWorkload};
-    use crate::workload::{expected_checksum, Workload, WorkloadConfig};
+    use crate::workload::{expected_checksum, EnvSettings, Workload, WorkloadConfig};
 
     #[test]
     fn the_hash_is_of_every_key_then_value_in_order() {
@@ -74,8 +74,8 @@ mod tests {
         let cfg = WorkloadConfig { entries: 100, ..WorkloadConfig::default() };
         assert_eq!(expected_checksum(Workload::Write, &cfg), None, "LmdbJava's write reads nothing back");
         assert_eq!(expected_checksum(Workload::ReadSeq, &cfg).unwrap().entries, 100);
-        let mut preset = cfg.clone();
-        preset.preset.entries = Some(50);
+        let fifty = EnvSettings { entries: Some(50), ..EnvSettings::default() };
+        let preset = fifty.resolve(&cfg, &Default::default(), Some(Preset::OpenGet));
         let tc = expected_checksum(Workload::Preset(PresetWorkload::TcRandomRead), &preset).unwrap();
         assert_eq!(tc.entries, 50);
         let og = expected_checksum(Workload::Preset(PresetWorkload::OpenGet), &preset).unwrap();

@@ -9,9 +9,11 @@ pub mod measure;
 pub mod native;
 pub mod perf;
 pub mod presets;
+pub mod settings;
 
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
+pub use settings::EnvSettings;
 
 use std::fmt;
 use std::str::FromStr;
@@ -162,11 +164,15 @@ pub enum ValueKind {
     Random,
 }
 
-/// Every workload parameter; defaults are LmdbJava's benchmark.
+/// Every workload parameter, resolved for the run's suite; defaults are LmdbJava's
+/// benchmark. Flags set the data parameters here; the environment settings (entries, map,
+/// MDB_WRITEMAP, sync) come from [`EnvSettings`] and the presets' own parameters from
+/// `PresetConfig`, both resolved into this by [`EnvSettings::resolve`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, clap::Args)]
+#[serde(from = "settings::Stored", into = "settings::Stored")]
 pub struct WorkloadConfig {
-    /// Entries per operation.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Entries of the data (`EnvSettings`).
+    #[arg(skip)]
     pub entries: u32,
     /// Value size in bytes.
     #[arg(long, default_value_t = 100)]
@@ -181,24 +187,26 @@ pub struct WorkloadConfig {
     /// Values: fixed (the 4-byte key, then zeros) or random (slices of a seeded 1 MiB pool).
     #[arg(long, value_enum, default_value_t = ValueKind::Fixed)]
     pub values: ValueKind,
-    /// Open environments without MDB_WRITEMAP.
-    #[arg(long)]
+    /// Environments are opened without MDB_WRITEMAP (`EnvSettings`).
+    #[arg(skip)]
     pub no_writemap: bool,
-    /// Open environments without MDB_NOSYNC.
-    #[arg(long)]
+    /// Environments are opened without MDB_NOSYNC (`EnvSettings`).
+    #[arg(skip)]
     pub sync: bool,
     /// Seed of the random order and random values.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Map size in bytes (default: entries × value size × 32 / 10, as LmdbJava, or more
-    /// where that could not hold the data).
-    #[arg(long)]
-    pub map_size: Option<u64>,
-    /// The presets' parameters: flags of `run` (and of the worker) alone, which flatten
-    /// `PresetConfig` themselves, so that commands without presets do not list them.
+    /// The map size (`EnvSettings`): a preset's always; LmdbJava's unless it follows the
+    /// entries ([`Self::effective_map_size`]).
     #[arg(skip)]
-    #[serde(default, skip_serializing_if = "presets::PresetConfig::is_default")]
+    pub map_size: Option<u64>,
+    /// The presets' own parameters.
+    #[arg(skip)]
     pub preset: presets::PresetConfig,
+    /// A run file from before one set of settings: LmdbJava's settings it recorded beside
+    /// the preset's (which are this configuration's), written back as they were read.
+    #[arg(skip)]
+    pub recorded: Option<settings::Superseded>,
 }
 
 impl Default for WorkloadConfig {
@@ -214,6 +222,7 @@ impl Default for WorkloadConfig {
             seed: 42,
             map_size: None,
             preset: presets::PresetConfig::default(),
+            recorded: None,
         }
     }
 }
@@ -286,9 +295,7 @@ impl WorkloadConfig {
             "--map-size".into(),
             self.effective_map_size().to_string(),
         ];
-        if self.no_writemap {
-            a.push("--no-writemap".into());
-        }
+        a.push(if self.no_writemap { "--no-writemap" } else { "--writemap" }.into());
         if self.sync {
             a.push("--sync".into());
         }
@@ -298,22 +305,18 @@ impl WorkloadConfig {
 
     /// The same configuration at `entries` (a preset's data too): what a counting pass runs.
     pub fn with_entries(&self, workloads: &[Workload], entries: u32) -> anyhow::Result<WorkloadConfig> {
+        let suite = presets::preset_of(workloads)?;
         let mut cfg = WorkloadConfig { entries, ..self.clone() };
-        if let Some(p) = presets::preset_of(workloads)? {
-            let key = cfg.preset.open_get_key.filter(|k| *k < entries);
-            cfg.preset = presets::PresetConfig { entries: Some(entries), open_get_key: key, ..cfg.preset }.resolve(p);
+        if suite.is_some() {
+            cfg.preset.open_get_key = cfg.preset.open_get_key.filter(|k| *k < entries);
         }
-        Ok(cfg)
+        Ok(settings::fill_defaults(cfg, suite))
     }
 
-    /// The entries a pass of these settings writes: a preset's own, else `entries`.
-    pub fn data_entries(&self) -> u32 {
-        self.preset.entries.unwrap_or(self.entries)
-    }
-
-    pub fn validate(&self) -> anyhow::Result<()> {
+    /// Checks this configuration, resolved for `suite` (None: LmdbJava's six).
+    pub fn validate(&self, suite: Option<presets::Preset>) -> anyhow::Result<()> {
         anyhow::ensure!(self.entries > 0, "--entries must be at least 1");
-        if let Some(map) = self.map_size.filter(|m| *m < self.min_map_size()) {
+        if let Some(map) = self.map_size.filter(|m| suite.is_none() && *m < self.min_map_size()) {
             anyhow::bail!(
                 "--map-size {map} cannot hold {} entries of a {}-byte key and a {}-byte value: it needs at least {} \
                  bytes, and {} always fits; or leave --map-size out for a map that fits",
@@ -333,6 +336,9 @@ impl WorkloadConfig {
             self.value_size >= 1 && (self.value_size as usize) < POOL_BYTES,
             "--value-size must be 1 byte to under 1 MiB"
         );
-        Ok(())
+        match suite {
+            Some(p) => self.preset.validate(p, self.entries),
+            None => Ok(()),
+        }
     }
 }

@@ -80,8 +80,8 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
     Some(PresetReport {
         preset: preset.name().into(),
         about: preset.about().into(),
-        dataset: preset.dataset(&data.header.config.preset),
-        settings: preset.settings(&data.header.config.preset),
+        dataset: preset.dataset(&data.header.config),
+        settings: preset.settings(&data.header.config),
         latency: if preset == Preset::OpenGet { latency_rows(&groups, &data.labels) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
     })

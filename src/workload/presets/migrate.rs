@@ -5,6 +5,7 @@
 
 use anyhow::{bail, Result};
 
+use super::config::env_options;
 use super::{pagecache, store, usage, Context, Figures, PresetWorkload, Residency, COLD_NOT_ACHIEVED};
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{begin_cursor, end_cursor, ok, touch, walk, Api, Env, Failed, MDB_val, FORWARD};
@@ -82,12 +83,12 @@ type Pass = (u64, Option<u64>, crate::workload::Checksum, Figures);
 /// One timed pass; the environments are opened after the cache is set up (opening reads
 /// the meta pages) and before the clock starts.
 fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>) -> Result<Pass> {
-    let (api, pc, dir) = (ctx.api, &ctx.cfg, ctx.dir()?);
+    let (api, cfg, dir) = (ctx.api, ctx.cfg, ctx.dir()?);
     let resident = cache_state(&store::data_file(dir), cold)?;
-    let src = Env::open(api, dir, &pc.env_options().read_only())?;
+    let src = Env::open(api, dir, &env_options(cfg).read_only())?;
     let fresh = tempfile::tempdir_in(ctx.scratch)?;
-    let dst = if copy { Some(Env::open(api, fresh.path(), &pc.env_options())?) } else { None };
-    let put = if pc.migrate_append { sys::MDB_APPEND } else { 0 };
+    let dst = if copy { Some(Env::open(api, fresh.path(), &env_options(cfg))?) } else { None };
+    let put = if cfg.preset.migrate_append { sys::MDB_APPEND } else { 0 };
     let reset = usage::reset_peak();
     let before = usage::snapshot()?;
     // SAFETY: both environments are open and idle; dst is fresh.
@@ -99,8 +100,8 @@ fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>
     })?;
     let used = usage::between(before, usage::snapshot()?, reset.then(usage::peak_kib).flatten());
     let n = r.map_err(|e| api.failure(e))?;
-    if n != pc.n() as u64 {
-        bail!("the timed pass visited {n} entries of {}", pc.n());
+    if n != cfg.entries as u64 {
+        bail!("the timed pass visited {n} entries of {}", cfg.entries);
     }
     let checksum = store::walk_checksum(dst.as_ref().unwrap_or(&src))?;
     let figures = Figures { ops: Some(n), usage: Some(used), resident: Some(resident), ..Default::default() };

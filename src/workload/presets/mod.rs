@@ -27,7 +27,7 @@ use super::lmdb::{self, Api, Failed};
 use super::measure::{timed, Outcome};
 pub use super::measure::{Figures, Residency, Usage};
 use super::perf::PerfCounter;
-use super::{Checksum, Workload, WorkloadConfig};
+use super::{Checksum, EnvSettings, Workload, WorkloadConfig};
 pub use config::PresetConfig;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -161,14 +161,6 @@ impl Preset {
         PresetWorkload::ALL.into_iter().filter(|w| w.preset() == self).map(Workload::Preset).collect()
     }
 
-    /// Entries of the preset's database unless `--preset-entries` says otherwise.
-    pub fn default_entries(self) -> u32 {
-        match self {
-            Preset::TokyoCabinet => 1_000_000,
-            Preset::OpenGet | Preset::Migrate => 100_000,
-        }
-    }
-
     /// Where the shape comes from and what it measures, for `run --preset list`.
     pub fn about(self) -> &'static str {
         match self {
@@ -200,28 +192,29 @@ impl Preset {
         }
     }
 
-    /// The dataset in one line, with the parameters in force.
-    pub fn dataset(self, p: &PresetConfig) -> String {
-        let n = p.entries.unwrap_or(self.default_entries());
+    /// The dataset in one line, with the parameters in force (a resolved configuration).
+    pub fn dataset(self, cfg: &WorkloadConfig) -> String {
+        let n = cfg.entries;
         match self {
             Preset::TokyoCabinet => {
                 format!("{n} keys of 8 decimal digits (00000000, 00000001, ...), each value equal to its key")
             }
             Preset::OpenGet | Preset::Migrate => format!(
                 "{n} entries: 4-byte big-endian integer keys, values random printable strings of 0 to {} bytes",
-                p.max_value
+                cfg.preset.max_value
             ),
         }
     }
 
-    /// How the environments are opened and the preset's own settings, in one line.
-    pub fn settings(self, p: &PresetConfig) -> String {
-        let r = p.resolve(self);
-        let mut flags = vec![if r.sync { "sync" } else { "MDB_NOSYNC" }];
-        if r.writemap {
+    /// How the environments are opened and the preset's own settings, in one line (a
+    /// resolved configuration).
+    pub fn settings(self, cfg: &WorkloadConfig) -> String {
+        let r = &cfg.preset;
+        let mut flags = vec![if cfg.sync { "sync" } else { "MDB_NOSYNC" }];
+        if !cfg.no_writemap {
             flags.push("MDB_WRITEMAP");
         }
-        let map = format!("map {} MiB", r.map_size.expect("resolved") >> 20);
+        let map = format!("map {} MiB", cfg.map_size.expect("resolved") >> 20);
         let own = match self {
             Preset::TokyoCabinet => String::new(),
             Preset::OpenGet => {
@@ -267,7 +260,7 @@ pub fn preset_of(workloads: &[Workload]) -> Result<Option<Preset>> {
 
 /// What `run --preset list` prints.
 pub fn describe_all() -> String {
-    let d = PresetConfig::default();
+    let d = |p| EnvSettings::default().resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(p));
     // Flags stay whole: no breaking at their hyphens.
     let fill = |t: &str, width| {
         textwrap::fill(t, textwrap::Options::new(width).word_splitter(textwrap::WordSplitter::NoHyphenation))
@@ -276,7 +269,7 @@ pub fn describe_all() -> String {
     let mut out = String::new();
     for p in Preset::ALL {
         out.push_str(&format!("{p}\n{}", para(p.about())));
-        out.push_str(&para(&format!("Data: {}.", p.dataset(&d.resolve(p)))));
+        out.push_str(&para(&format!("Data: {}.", p.dataset(&d(p)))));
         for w in p.workloads() {
             out.push_str(&format!("    {:<18} {:<20} {}\n", w.name(), w.title(), w.time_unit().label));
         }
@@ -284,10 +277,10 @@ pub fn describe_all() -> String {
         out.push('\n');
     }
     out.push_str(&fill(
-        "Every preset: --seed (the random order and values), --preset-entries, --preset-map-size, \
-         --preset-writemap, --preset-sync; environments are opened with MDB_NOSYNC and without \
-         MDB_WRITEMAP unless those say otherwise, and use the unnamed database. --workloads picks \
-         some of a preset's workloads.",
+        "Every preset: --seed (the random order and values), --entries, --map-size, --writemap, \
+         --sync (also spelt --preset-entries, --preset-map-size, --preset-writemap, --preset-sync); \
+         environments are opened with MDB_NOSYNC and without MDB_WRITEMAP unless those say \
+         otherwise, and use the unnamed database. --workloads picks some of a preset's workloads.",
         80,
     ));
     out.push('\n');
@@ -296,12 +289,12 @@ pub fn describe_all() -> String {
 
 fn flags_of(p: Preset) -> &'static str {
     match p {
-        Preset::TokyoCabinet => "--preset-entries (1000000), --preset-map-size (1 GiB)",
+        Preset::TokyoCabinet => "--entries (1000000), --map-size (1 GiB)",
         Preset::OpenGet => {
-            "--preset-entries (100000), --preset-max-value (2000), --open-get-cycles (1000), \
+            "--entries (100000), --preset-max-value (2000), --open-get-cycles (1000), \
              --open-get-key (the middle entry)"
         }
-        Preset::Migrate => "--preset-entries (100000), --preset-max-value (2000), --migrate-append",
+        Preset::Migrate => "--entries (100000), --preset-max-value (2000), --migrate-append",
     }
 }
 
@@ -313,8 +306,7 @@ pub const COLD_NOT_ACHIEVED: &str = "cold not achieved";
 pub struct Context<'a> {
     pub api: &'a Api,
     /// Resolved for the workload's preset.
-    pub cfg: PresetConfig,
-    pub seed: u64,
+    pub cfg: &'a WorkloadConfig,
     /// The database the runner prepared (workloads that read one).
     pub dir: Option<&'a Path>,
     /// Where fresh environments go.
@@ -340,7 +332,7 @@ fn fresh_writes(
     let mut out = Outcome::default();
     for _ in 0..ctx.iterations {
         let dir = tempfile::tempdir_in(ctx.scratch)?;
-        let env = lmdb::Env::open(ctx.api, dir.path(), &ctx.cfg.env_options())?;
+        let env = lmdb::Env::open(ctx.api, dir.path(), &config::env_options(ctx.cfg))?;
         let (ns, instructions, r) = timed(counter.as_deref_mut(), || write(&env))?;
         r.map_err(|e| ctx.api.failure(e))?;
         let checksum = store::walk_checksum(&env)?;
@@ -352,18 +344,17 @@ fn fresh_writes(
     Ok(out)
 }
 
-/// Writes preset `p`'s database into `dir`, once per run and tag.
+/// Writes preset `p`'s database into `dir` (a configuration resolved for it), once per
+/// run and tag.
 pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, p: Preset) -> Result<()> {
-    let pc = cfg.preset.resolve(p);
-    pc.validate(p)?;
     std::fs::create_dir_all(dir)?;
     match p {
-        Preset::TokyoCabinet => tokyo_cabinet::prepare(api, dir, &pc, cfg.seed),
-        Preset::OpenGet | Preset::Migrate => open_get::prepare(api, dir, &pc, cfg.seed),
+        Preset::TokyoCabinet => tokyo_cabinet::prepare(api, dir, cfg),
+        Preset::OpenGet | Preset::Migrate => open_get::prepare(api, dir, cfg),
     }
 }
 
-/// Runs one preset workload `iterations` times.
+/// Runs one preset workload `iterations` times (a configuration resolved for its preset).
 pub fn run(
     api: &Api,
     w: PresetWorkload,
@@ -373,23 +364,21 @@ pub fn run(
     iterations: u32,
     counter: Option<&mut PerfCounter>,
 ) -> Result<Outcome> {
-    let p = w.preset();
-    cfg.preset.validate(p)?;
-    let ctx = Context { api, cfg: cfg.preset.resolve(p), seed: cfg.seed, dir, scratch, iterations };
-    match p {
+    let ctx = Context { api, cfg, dir, scratch, iterations };
+    match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),
         Preset::OpenGet => open_get::run(&ctx, w, counter),
         Preset::Migrate => migrate::run(&ctx, w, counter),
     }
 }
 
-/// The checksum a correct pass of `w` must produce, computed without LMDB (callers use
-/// [`crate::workload::expected_checksum`], for every workload).
+/// The checksum a correct pass of `w` must produce under a configuration resolved for its
+/// preset, computed without LMDB (callers use [`crate::workload::expected_checksum`], for
+/// every workload).
 pub(crate) fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
-    let pc = cfg.preset.resolve(w.preset());
     match w.preset() {
-        Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, &pc, cfg.seed),
-        Preset::OpenGet | Preset::Migrate => open_get::expected_checksum(w, &pc, cfg.seed),
+        Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, cfg),
+        Preset::OpenGet | Preset::Migrate => open_get::expected_checksum(w, cfg),
     }
 }
 

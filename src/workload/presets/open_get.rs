@@ -10,13 +10,14 @@ use anyhow::{bail, Result};
 
 use super::data::Docs;
 use super::store;
-use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
+use super::{config::env_options, fresh_writes, Context, Figures, PresetWorkload};
 use crate::ffi::bindings as sys;
 use crate::workload::checksum::checksum_of;
 use crate::workload::lmdb::{begin_cursor, c_path, empty_val, end_cursor, ok, val, Api, Env, Failed};
 use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::Checksum;
+use crate::workload::WorkloadConfig;
 
 /// Puts every document, in key order, in one transaction.
 ///
@@ -83,9 +84,9 @@ unsafe fn open_get_in(
 }
 
 /// The documents' database, as the write workload writes it.
-pub fn prepare(api: &Api, dir: &Path, pc: &PresetConfig, seed: u64) -> Result<()> {
-    let docs = Docs::generate(pc.n(), pc.max_value, seed);
-    let env = Env::open(api, dir, &pc.env_options())?;
+pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig) -> Result<()> {
+    let docs = Docs::generate(cfg.entries, cfg.preset.max_value, cfg.seed);
+    let env = Env::open(api, dir, &env_options(cfg))?;
     // SAFETY: env is open and idle.
     unsafe { lmdbregress_timed_docs_write(api, &env, &docs, 0) }.map_err(|e| api.failure(e))?;
     Ok(())
@@ -100,17 +101,17 @@ pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) 
 }
 
 fn write(ctx: &Context, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let docs = Docs::generate(ctx.cfg.n(), ctx.cfg.max_value, ctx.seed);
+    let docs = Docs::generate(ctx.cfg.entries, ctx.cfg.preset.max_value, ctx.cfg.seed);
     // SAFETY: fresh_writes hands over an open, idle environment.
     fresh_writes(ctx, docs.len(), counter, |env| unsafe { lmdbregress_timed_docs_write(ctx.api, env, &docs, 0) })
 }
 
 /// Each sample: `open_get_cycles` cycles, each timed on its own; the sample's time is their mean.
 fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let (api, pc, dir) = (ctx.api, &ctx.cfg, ctx.dir()?);
+    let (api, pc, dir) = (ctx.api, &ctx.cfg.preset, ctx.dir()?);
     let key = pc.open_get_key.expect("resolved").to_be_bytes();
     let cdir = c_path(dir);
-    let o = pc.env_options();
+    let o = env_options(ctx.cfg);
     let n = pc.open_get_cycles as usize;
     let mut passes = Vec::new();
     for _ in 0..ctx.iterations {
@@ -140,10 +141,10 @@ fn cycles(ctx: &Context, mut counter: Option<&mut PerfCounter>) -> Result<Outcom
     Ok(out)
 }
 
-pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
-    let docs = Docs::generate(pc.n(), pc.max_value, seed);
+pub fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
+    let docs = Docs::generate(cfg.entries, cfg.preset.max_value, cfg.seed);
     if w == PresetWorkload::OpenGet {
-        let i = pc.open_get_key.expect("resolved") as usize;
+        let i = cfg.preset.open_get_key.expect("resolved") as usize;
         return checksum_of(std::iter::once((docs.key(i), docs.value(i))));
     }
     checksum_of((0..docs.len()).map(|i| (docs.key(i), docs.value(i))))

@@ -1,5 +1,5 @@
 //! Preset environments: checksummed by walking them, measured on disk. (They are opened as
-//! Xodus opens them: `PresetConfig::env_options`, the unnamed database.)
+//! Xodus opens them: `config::env_options`, the unnamed database.)
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

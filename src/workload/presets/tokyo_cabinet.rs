@@ -6,13 +6,14 @@ use anyhow::{bail, Result};
 
 use super::data::{TcKeys, TC_KEY};
 use super::store;
-use super::{fresh_writes, Context, Figures, PresetConfig, PresetWorkload};
+use super::{config::env_options, fresh_writes, Context, Figures, PresetWorkload};
 use crate::ffi::bindings as sys;
 use crate::workload::checksum::checksum_of;
 use crate::workload::lmdb::{begin_cursor, empty_val, end_cursor, ok, val, walk, Api, Env, Failed, FORWARD};
 use crate::workload::measure::{timed, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::Checksum;
+use crate::workload::WorkloadConfig;
 
 /// # Safety (all timed functions)
 /// `env` is open and no other transaction of it is active.
@@ -66,16 +67,16 @@ pub unsafe fn lmdbregress_timed_tc_read_random(api: &Api, env: &Env, keys: &[u8]
 }
 
 /// The read database: every key in ascending order, as Xodus's read benchmark writes it.
-pub fn prepare(api: &Api, dir: &std::path::Path, pc: &PresetConfig, seed: u64) -> Result<()> {
-    let keys = TcKeys::generate(pc.n(), seed);
-    let env = Env::open(api, dir, &pc.env_options())?;
+pub fn prepare(api: &Api, dir: &std::path::Path, cfg: &WorkloadConfig) -> Result<()> {
+    let keys = TcKeys::generate(cfg.entries, cfg.seed);
+    let env = Env::open(api, dir, &env_options(cfg))?;
     // SAFETY: env is open and idle.
     unsafe { lmdbregress_timed_tc_write(api, &env, &keys.successive) }.map_err(|e| api.failure(e))?;
     Ok(())
 }
 
 pub fn run(ctx: &Context, w: PresetWorkload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let keys = TcKeys::generate(ctx.cfg.n(), ctx.seed);
+    let keys = TcKeys::generate(ctx.cfg.entries, ctx.cfg.seed);
     match w {
         PresetWorkload::TcSuccessiveWrite => write(ctx, &keys.successive, counter),
         PresetWorkload::TcRandomWrite => write(ctx, &keys.random, counter),
@@ -93,8 +94,8 @@ fn write(ctx: &Context, keys: &[u8], counter: Option<&mut PerfCounter>) -> Resul
 /// Each pass on a freshly opened environment (Xodus reopens per invocation); the checksum
 /// comes after the timed passes, so they find the pages as the prepared database left them.
 fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-    let (api, dir, n) = (ctx.api, ctx.dir()?, ctx.cfg.n() as u64);
-    let o = ctx.cfg.env_options().read_only();
+    let (api, dir, n) = (ctx.api, ctx.dir()?, ctx.cfg.entries as u64);
+    let o = env_options(ctx.cfg).read_only();
     let mut passes = Vec::new();
     for _ in 0..ctx.iterations {
         let env = Env::open(api, dir, &o)?;
@@ -123,8 +124,8 @@ fn read(ctx: &Context, random: Option<&[u8]>, mut counter: Option<&mut PerfCount
     Ok(out)
 }
 
-pub fn expected_checksum(w: PresetWorkload, pc: &PresetConfig, seed: u64) -> Checksum {
-    let keys = TcKeys::generate(pc.n(), seed);
+pub fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
+    let keys = TcKeys::generate(cfg.entries, cfg.seed);
     let order = if w == PresetWorkload::TcRandomRead { &keys.random } else { &keys.successive };
     checksum_of(order.chunks_exact(TC_KEY).map(|k| (k, k)))
 }

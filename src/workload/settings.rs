@@ -1,0 +1,301 @@
+//! The environment and data size every suite sets (LmdbJava's six workloads, and each
+//! preset): one set of flags, each suite's defaults for what they leave out, resolved once
+//! before a run (`EnvSettings::resolve`) so the run file and both engines see the same
+//! numbers. Also how a run file records them, older files' shape included.
+
+use serde::{Deserialize, Serialize};
+
+use super::presets::{Preset, PresetConfig};
+use super::{KeyKind, Order, ValueKind, WorkloadConfig};
+
+/// The settings of every suite's environments, as flags: what is not given is the suite's
+/// default. The `--preset-*` spellings are the older names of the same flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct EnvSettings {
+    /// Entries of the data (default: the suite's: 1000000 for LmdbJava's workloads, the
+    /// preset's own for a preset, see `run --preset list`).
+    #[arg(long, alias = "preset-entries", value_name = "N")]
+    pub entries: Option<u32>,
+    /// Map size in bytes (default: the suite's: entries × value size × 32 / 10 as LmdbJava,
+    /// or more where that could not hold the data; 1 GiB for tokyo-cabinet, as Xodus; room
+    /// for twice the data for open-get and migrate).
+    #[arg(long, alias = "preset-map-size", value_name = "BYTES")]
+    pub map_size: Option<u64>,
+    /// Open environments with MDB_WRITEMAP (the default of LmdbJava's workloads).
+    #[arg(long, alias = "preset-writemap", conflicts_with = "no_writemap")]
+    pub writemap: bool,
+    /// Open environments without MDB_WRITEMAP (the default of presets, as Xodus).
+    #[arg(long)]
+    pub no_writemap: bool,
+    /// Open environments without MDB_NOSYNC.
+    #[arg(long, alias = "preset-sync")]
+    pub sync: bool,
+}
+
+impl EnvSettings {
+    /// The configuration a run of `suite` (None: LmdbJava's six) uses: `base`'s data
+    /// parameters, the preset's own `params`, these settings, and the suite's defaults for
+    /// what they leave out, made explicit.
+    pub fn resolve(&self, base: &WorkloadConfig, params: &PresetConfig, suite: Option<Preset>) -> WorkloadConfig {
+        let writemap = self.writemap || (!self.no_writemap && suite.is_none());
+        let entries = self.entries.unwrap_or(match suite {
+            None => 1_000_000,
+            Some(Preset::TokyoCabinet) => 1_000_000,
+            Some(Preset::OpenGet | Preset::Migrate) => 100_000,
+        });
+        let cfg = WorkloadConfig {
+            entries,
+            map_size: self.map_size,
+            no_writemap: !writemap,
+            sync: self.sync,
+            preset: params.clone(),
+            recorded: None,
+            ..base.clone()
+        };
+        fill_defaults(cfg, suite)
+    }
+}
+
+/// What follows from the entries, where not given: a preset's map and open-get's key.
+/// LmdbJava's map stays unset and follows its entries (`WorkloadConfig::effective_map_size`),
+/// so a counting pass's smaller data gets a smaller map; a preset's keeps the run's.
+pub(super) fn fill_defaults(mut cfg: WorkloadConfig, suite: Option<Preset>) -> WorkloadConfig {
+    let Some(p) = suite else { return cfg };
+    let data = cfg.entries as u64 * (cfg.preset.max_value as u64 + 64);
+    cfg.map_size = Some(cfg.map_size.unwrap_or(match p {
+        Preset::TokyoCabinet => 1 << 30,
+        Preset::OpenGet | Preset::Migrate => (2 * data).max(64 << 20).next_multiple_of(1 << 20),
+    }));
+    cfg.preset.open_get_key = Some(cfg.preset.open_get_key.unwrap_or(cfg.entries / 2));
+    cfg
+}
+
+/// LmdbJava's four settings as a run file from before one set of settings recorded them
+/// beside a preset's own (which the preset used, and which are now the configuration's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Superseded {
+    entries: u32,
+    no_writemap: bool,
+    sync: bool,
+    map_size: Option<u64>,
+}
+
+/// A configuration as a run file stores it.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Stored {
+    entries: u32,
+    value_size: u32,
+    keys: KeyKind,
+    order: Order,
+    values: ValueKind,
+    no_writemap: bool,
+    sync: bool,
+    seed: u64,
+    map_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    preset: Option<StoredPreset>,
+}
+
+/// The presets' parameters as stored: their own alone, or (older files) with the preset's
+/// environment settings among them.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum StoredPreset {
+    Older(OlderPreset),
+    Own(PresetConfig),
+}
+
+/// Every field required (`writemap` and `sync` tell it from the presets' own).
+#[derive(Serialize, Deserialize)]
+struct OlderPreset {
+    entries: Option<u32>,
+    max_value: u32,
+    map_size: Option<u64>,
+    writemap: bool,
+    sync: bool,
+    open_get_cycles: u32,
+    open_get_key: Option<u32>,
+    migrate_append: bool,
+}
+
+impl From<Stored> for WorkloadConfig {
+    fn from(s: Stored) -> WorkloadConfig {
+        let top = Superseded { entries: s.entries, no_writemap: s.no_writemap, sync: s.sync, map_size: s.map_size };
+        let cfg = WorkloadConfig {
+            entries: s.entries,
+            value_size: s.value_size,
+            keys: s.keys,
+            order: s.order,
+            values: s.values,
+            no_writemap: s.no_writemap,
+            sync: s.sync,
+            seed: s.seed,
+            map_size: s.map_size,
+            preset: PresetConfig::default(),
+            recorded: None,
+        };
+        let o = match s.preset {
+            None => return cfg,
+            Some(StoredPreset::Own(preset)) => return WorkloadConfig { preset, ..cfg },
+            Some(StoredPreset::Older(o)) => o,
+        };
+        let preset = PresetConfig {
+            max_value: o.max_value,
+            open_get_cycles: o.open_get_cycles,
+            open_get_key: o.open_get_key,
+            migrate_append: o.migrate_append,
+        };
+        match (o.entries, o.map_size, o.open_get_key) {
+            // A preset's run: its settings were resolved (entries, map and key all given).
+            (Some(entries), Some(map_size), Some(_)) => WorkloadConfig {
+                entries,
+                map_size: Some(map_size),
+                no_writemap: !o.writemap,
+                sync: o.sync,
+                preset,
+                recorded: Some(top),
+                ..cfg
+            },
+            // LmdbJava's run, given preset flags it did not use.
+            _ => WorkloadConfig { preset, ..cfg },
+        }
+    }
+}
+
+impl From<WorkloadConfig> for Stored {
+    fn from(c: WorkloadConfig) -> Stored {
+        let own = (!c.preset.is_default()).then(|| StoredPreset::Own(c.preset.clone()));
+        let (top, preset) = match &c.recorded {
+            None => {
+                (Superseded { entries: c.entries, no_writemap: c.no_writemap, sync: c.sync, map_size: c.map_size }, own)
+            }
+            Some(top) => {
+                let p = &c.preset;
+                let older = OlderPreset {
+                    entries: Some(c.entries),
+                    max_value: p.max_value,
+                    map_size: c.map_size,
+                    writemap: !c.no_writemap,
+                    sync: c.sync,
+                    open_get_cycles: p.open_get_cycles,
+                    open_get_key: p.open_get_key,
+                    migrate_append: p.migrate_append,
+                };
+                (top.clone(), Some(StoredPreset::Older(older)))
+            }
+        };
+        Stored {
+            entries: top.entries,
+            value_size: c.value_size,
+            keys: c.keys,
+            order: c.order,
+            values: c.values,
+            no_writemap: top.no_writemap,
+            sync: top.sync,
+            seed: c.seed,
+            map_size: top.map_size,
+            preset,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        cfg: WorkloadConfig,
+        #[command(flatten)]
+        env: EnvSettings,
+        #[command(flatten)]
+        preset: PresetConfig,
+    }
+
+    fn resolved(flags: &[&str], suite: Option<Preset>) -> WorkloadConfig {
+        let f = Flags::try_parse_from(std::iter::once("run").chain(flags.iter().copied())).unwrap();
+        f.env.resolve(&f.cfg, &f.preset, suite)
+    }
+
+    #[test]
+    fn each_suite_has_its_defaults() {
+        let lmdbjava = resolved(&[], None);
+        assert_eq!(lmdbjava, WorkloadConfig::default());
+        assert_eq!((lmdbjava.entries, lmdbjava.map_size, lmdbjava.no_writemap), (1_000_000, None, false));
+        assert_eq!(lmdbjava.effective_map_size(), 1_000_000 * 100 * 32 / 10, "LmdbJava's rule");
+        let tc = resolved(&[], Some(Preset::TokyoCabinet));
+        assert_eq!((tc.entries, tc.map_size, tc.no_writemap, tc.sync), (1_000_000, Some(1 << 30), true, false));
+        for p in [Preset::OpenGet, Preset::Migrate] {
+            let c = resolved(&[], Some(p));
+            // Twice 100000 entries of at most 2000 + 64 bytes, in whole MiB.
+            assert_eq!((c.entries, c.map_size, c.no_writemap), (100_000, Some(394 << 20), true), "{p}");
+            assert_eq!(c.preset.open_get_key, Some(50_000));
+        }
+    }
+
+    #[test]
+    fn the_older_preset_flags_are_the_same_flags() {
+        for p in [None, Some(Preset::OpenGet), Some(Preset::TokyoCabinet)] {
+            assert_eq!(resolved(&["--preset-entries", "7"], p), resolved(&["--entries", "7"], p));
+            assert_eq!(resolved(&["--preset-map-size", "99999999"], p), resolved(&["--map-size", "99999999"], p));
+            assert_eq!(resolved(&["--preset-writemap"], p), resolved(&["--writemap"], p));
+            assert_eq!(resolved(&["--preset-sync"], p), resolved(&["--sync"], p));
+        }
+        let seven = resolved(&["--entries", "7"], Some(Preset::OpenGet));
+        assert_eq!((seven.entries, seven.preset.open_get_key, seven.map_size), (7, Some(3), Some(64 << 20)));
+    }
+
+    #[test]
+    fn writemap_flags_override_either_default() {
+        let writemap = |flags: &[&str], p| !resolved(flags, p).no_writemap;
+        assert!(writemap(&[], None) && !writemap(&[], Some(Preset::Migrate)));
+        assert!(writemap(&["--writemap"], None) && writemap(&["--writemap"], Some(Preset::Migrate)));
+        assert!(!writemap(&["--no-writemap"], None) && !writemap(&["--no-writemap"], Some(Preset::Migrate)));
+        assert!(Flags::try_parse_from(["run", "--writemap", "--no-writemap"]).is_err(), "one or the other");
+        // The worker is given the resolved state explicitly, so its defaults change nothing.
+        for p in [None, Some(Preset::TokyoCabinet)] {
+            for flags in [&[][..], &["--writemap"], &["--no-writemap"]] {
+                let c = resolved(flags, p);
+                let args: Vec<String> = c.to_args();
+                let again = resolved(&args.iter().map(String::as_str).collect::<Vec<_>>(), p);
+                assert_eq!(again.no_writemap, c.no_writemap, "{p:?} {flags:?}");
+                assert_eq!((again.entries, again.effective_map_size()), (c.entries, c.effective_map_size()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_counting_pass_shrinks_a_presets_data_and_keeps_its_map() {
+        let og = resolved(&["--open-get-key", "60000"], Some(Preset::OpenGet));
+        let small = og.with_entries(&Preset::OpenGet.workloads(), 400).unwrap();
+        assert_eq!((small.entries, small.map_size, small.preset.open_get_key), (400, og.map_size, Some(200)));
+        let lmdbjava = resolved(&[], None).with_entries(&Workload::ALL, 400).unwrap();
+        assert_eq!((lmdbjava.entries, lmdbjava.map_size), (400, None), "LmdbJava's map follows its entries");
+    }
+
+    #[test]
+    fn older_run_files_load_into_one_set_of_settings_and_are_written_back_as_read() {
+        let older = r#"{"entries":1000000,"value_size":100,"keys":"int","order":"seq","values":"fixed","no_writemap":false,"sync":false,"seed":42,"map_size":null,"preset":{"entries":2000,"max_value":300,"map_size":16777216,"writemap":false,"sync":false,"open_get_cycles":25,"open_get_key":1000,"migrate_append":false}}"#;
+        let c: WorkloadConfig = serde_json::from_str(older).unwrap();
+        assert_eq!((c.entries, c.map_size, c.no_writemap, c.sync), (2000, Some(16777216), true, false));
+        assert_eq!((c.preset.max_value, c.preset.open_get_cycles, c.preset.open_get_key), (300, 25, Some(1000)));
+        assert_eq!(serde_json::to_string(&c).unwrap(), older);
+        let lmdbjava = r#"{"entries":5000,"value_size":100,"keys":"int","order":"random","values":"fixed","no_writemap":true,"sync":false,"seed":42,"map_size":null}"#;
+        let c: WorkloadConfig = serde_json::from_str(lmdbjava).unwrap();
+        assert_eq!((c.entries, c.no_writemap, c.order), (5000, true, Order::Random));
+        assert_eq!(serde_json::to_string(&c).unwrap(), lmdbjava);
+        // This version's shape: the settings at the top, the presets' own parameters below.
+        let now = resolved(&["--entries", "2000", "--preset-max-value", "300"], Some(Preset::OpenGet));
+        let text = serde_json::to_string(&now).unwrap();
+        assert!(
+            text.contains(
+                r#""preset":{"max_value":300,"open_get_cycles":1000,"open_get_key":1000,"migrate_append":false}"#
+            ),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<WorkloadConfig>(&text).unwrap(), now);
+    }
+}
