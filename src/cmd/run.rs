@@ -14,6 +14,7 @@ use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Pla
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
+use crate::workload::suite::Suite;
 use crate::workload::{Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -496,7 +497,7 @@ pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig
         _ => Workload::parse_list(&args.workloads)?,
     };
     let mut config = WorkloadConfig { preset: args.preset_cfg.clone(), ..args.workload.clone() };
-    match (preset, presets::preset_of(&workloads)?) {
+    match (preset, Suite::of(&workloads)?.preset()) {
         (Some(asked), found) if found != Some(asked) => {
             bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
         }
