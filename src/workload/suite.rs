@@ -171,11 +171,10 @@ impl Workload {
     /// The suite this workload belongs to.
     pub fn suite(self) -> Suite {
         match self {
-            Workload::Preset(p) => match p.preset() {
-                Preset::TokyoCabinet => Suite::TokyoCabinet,
-                Preset::OpenGet => Suite::OpenGet,
-                Preset::Migrate => Suite::Migrate,
-            },
+            // The suite that is its preset (Suite::preset is the one mapping).
+            Workload::Preset(p) => {
+                Suite::ALL.into_iter().find(|s| s.preset() == Some(p.preset())).expect("every preset is a suite")
+            }
             _ => Suite::LmdbJava,
         }
     }
@@ -209,6 +208,9 @@ mod tests {
         }
         let listed: usize = Suite::ALL.iter().map(|s| s.workloads().len()).sum();
         assert_eq!(listed, every_workload().len());
+        for p in Preset::ALL {
+            assert_eq!(Suite::ALL.iter().filter(|s| s.preset() == Some(p)).count(), 1, "{p} is one suite");
+        }
         for s in Suite::ALL {
             assert_eq!(Suite::of(&s.workloads()).unwrap(), s);
             assert_eq!(s.preset().map(|p| p.workloads()), s.preset().map(|_| s.workloads()));
