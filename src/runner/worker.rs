@@ -54,12 +54,12 @@ pub fn main(mut args: WorkerArgs) -> Result<()> {
     // Bad arguments are refused before anything is loaded, as the C twin refuses them.
     args.cfg.validate()?;
     let workloads = Workload::parse_list(&args.workloads)?;
+    let suite = Suite::of(&workloads)?;
     // What is loaded is the open file whose bytes were hashed, not whatever the path
     // names by then.
     let library =
         crate::artifact::open_verified(&args.library, &args.library_sha256).context("refusing to load the library")?;
     let api = Api::load(&library.load_path()).with_context(|| format!("cannot load {}", args.library.display()))?;
-    let suite = Suite::of(&workloads)?;
     match args.action.as_str() {
         "version" => {
             let (a, b, c, s) = api.version();
