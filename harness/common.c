@@ -13,7 +13,7 @@
 #define POOL_BYTES (1u << 20)
 #define MAX_VALUE_LIMIT (1u << 20)
 
-const char *const ALL_WORKLOADS = "readKey,readSeq,readRev,readCrc,readXxh64,write";
+const char *const ALL_WORKLOADS = LMDBJAVA_WORKLOADS;
 
 void *xmalloc(size_t n) {
     void *p = calloc(1, n ? n : 1);
@@ -140,6 +140,42 @@ void check_preset(const struct settings *s, int tokyo_cabinet) {
     if (!s->cycles) die("--open-get-cycles", "must be at least 1");
     if (!s->have_key) die("--open-get-key", "is required (the runner resolves it)");
     if (s->key >= s->entries) die("--open-get-key", "is not below the entry count");
+}
+
+/* ---- suites ---- */
+
+/* 1 if `name` is one of the comma-separated `list`. */
+static int listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = list;; p++) {
+        if (!strncmp(p, name, n) && (p[n] == ',' || !p[n])) return 1;
+        if (!(p = strchr(p, ','))) return 0;
+    }
+}
+
+const struct suite *suite_of(const struct suite *const *all, size_t n, const char *list) {
+    char *copy = strdup(list), *save = NULL, *first = NULL;
+    const struct suite *found = NULL;
+    int ok = 1;
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        const struct suite *s = NULL;
+        for (size_t i = 0; i < n && !s; i++)
+            if (listed(all[i]->workloads, w)) s = all[i];
+        if (!s) {
+            fprintf(stderr, "unknown workload %s; known: %s\n", w, ALL_WORKLOADS);
+            ok = 0;
+        } else if (found && s != found) {
+            fprintf(stderr, "--workloads: workloads of different presets (or of a preset and LmdbJava's) cannot share a run: "
+                            "%s is %s's, %s is %s's\n", first, found->name, w, s->name);
+            ok = 0;
+        } else if (!found) {
+            found = s;
+            first = w;
+        }
+    }
+    if (ok && !found) fprintf(stderr, "no workload named in \"%s\"\n", list);
+    free(copy);
+    return ok ? found : NULL;
 }
 
 /* ---- environments ---- */

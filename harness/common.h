@@ -1,9 +1,10 @@
 /*
  * What the C twin's two halves share (common.c): allocation, the clock, the generator,
- * opening an environment, the JSON lines' error and number lists, and the worker's
- * settings: every option, parsed once into one structure for both halves. The runner
- * resolves every suite's defaults (src/workload/settings.rs) and gives each setting
- * explicitly; the twin fills in none of them.
+ * opening an environment, the JSON lines' error and number lists, the suites' one
+ * structure and the choice among them, and the worker's settings: every option, parsed
+ * once into one structure for both halves. The runner resolves every suite's defaults
+ * (src/workload/settings.rs) and gives each setting explicitly; the twin fills in none
+ * of them.
  */
 #ifndef LMDB_REGRESS_COMMON_H
 #define LMDB_REGRESS_COMMON_H
@@ -32,6 +33,7 @@ struct settings {
 };
 
 /* LmdbJava's six workloads: what --workloads all names. */
+#define LMDBJAVA_WORKLOADS "readKey,readSeq,readRev,readCrc,readXxh64,write"
 extern const char *const ALL_WORKLOADS;
 
 /* Prints `what: why` on stderr and exits with status 2 (a bad argument). */
@@ -70,6 +72,20 @@ int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsi
              const char **call);
 /* Removes an environment's directory and its two files. */
 void remove_env_dir(const char *dir);
+
+/* A suite and its lifecycle, as src/workload/suite.rs declares it: LmdbJava's six
+ * (workloads.c), each preset (presets.c). The worker asks the suite its workloads name. */
+struct suite {
+    const char *name;
+    const char *workloads;                    /* comma-separated, in section order */
+    int (*prepare)(const struct settings *s); /* writes the read database in s->dir; the exit status */
+    void (*verify)(const struct settings *s); /* each read's checksum, untimed; NULL: checked in each pass */
+    void (*run)(const struct settings *s);    /* times each of s->workloads, a line each */
+};
+
+/* The one suite of `all` (n of them) that every name of the comma-separated list belongs
+ * to; NULL, with the Rust worker's message on stderr, for an unknown name or a mix. */
+const struct suite *suite_of(const struct suite *const *all, size_t n, const char *list);
 
 /* Prints a failure as a JSON line: `what: mdb_strerror (rc)`, or `what` alone when rc is
  * 0; of a workload, or of the action when workload is NULL. Returns 1. */

@@ -23,43 +23,11 @@
 #include "lmdb.h"
 #include "presets.h"
 
-enum preset { NO_PRESET, TOKYO_CABINET, OPEN_GET, MIGRATE };
-
-static const struct { const char *name; enum preset preset; } WORKLOADS[] = {
-    {"tcSuccessiveWrite", TOKYO_CABINET}, {"tcRandomWrite", TOKYO_CABINET},
-    {"tcSuccessiveRead", TOKYO_CABINET},  {"tcRandomRead", TOKYO_CABINET},
-    {"openGet", OPEN_GET},                {"openGetWrite", OPEN_GET},
-    {"migrateCopyWarm", MIGRATE},         {"migrateCopyCold", MIGRATE},
-    {"migrateReadWarm", MIGRATE},         {"migrateReadCold", MIGRATE},
-};
-#define N_WORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
 #define TC_KEY 8
 #define COLD_NOT_ACHIEVED "cold not achieved"
 
-/* The options, checked for the run's preset (setup). */
+/* The options, checked for the suite's preset (run_each, prepare_with). */
 static struct settings P;
-
-static enum preset preset_of_name(const char *w) {
-    for (size_t i = 0; i < N_WORKLOADS; i++)
-        if (!strcmp(WORKLOADS[i].name, w)) return WORKLOADS[i].preset;
-    return NO_PRESET;
-}
-
-static enum preset preset_of_list(const char *list) {
-    char *copy = strdup(list), *save = NULL;
-    int first = 1;
-    enum preset p = NO_PRESET;
-    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        enum preset q = preset_of_name(w);
-        if (!first && q != p) die("--workloads", "workloads of different presets (or of a preset and LmdbJava's) cannot share a run");
-        p = q;
-        first = 0;
-    }
-    free(copy);
-    return p;
-}
-
-int presets_selected(const char *workloads) { return preset_of_list(workloads) != NO_PRESET; }
 
 /* How every preset environment is opened: the unnamed database (store.rs). */
 static unsigned preset_flags(void) { return env_flags(P.writemap, P.sync); }
@@ -651,33 +619,51 @@ static int migrate_run(struct result *r, const char *dir, const char *scratch, u
     return 0;
 }
 
-/* ---- entry point ---- */
+/* ---- the three suites ---- */
 
-/* The options, checked for the preset the workloads name. */
-static enum preset setup(const struct settings *s) {
-    enum preset p = preset_of_list(s->workloads);
+/* The options, checked for tokyo-cabinet's limits or the others'. */
+static void setup(const struct settings *s, int tokyo_cabinet) {
     P = *s;
-    check_preset(&P, p == TOKYO_CABINET);
-    return p;
+    check_preset(&P, tokyo_cabinet);
 }
 
-int presets_prepare(const struct settings *s) {
-    enum preset p = setup(s);
+/* `prepare`: writes the preset's database with `write`; the exit status. */
+static int prepare_with(const struct settings *s, int tokyo_cabinet, int (*write)(const char *dir, const char **call)) {
     const char *call = "";
+    setup(s, tokyo_cabinet);
     if (!s->dir) { fprintf(stderr, "prepare needs --dir\n"); return 2; }
-    int rc = p == TOKYO_CABINET ? tc_prepare(s->dir, &call) : docs_prepare(s->dir, &call);
+    int rc = write(s->dir, &call);
     if (rc) print_error(NULL, call, rc);
     else printf("{\"prepared\":true}\n");
     return 0;
 }
 
-void presets_run(const char *w, const struct settings *s) {
-    enum preset p = setup(s);
-    struct result r;
-    result_init(&r, w, s->iterations);
-    int failed = p == TOKYO_CABINET ? tc_run(&r, s->dir, s->scratch, s->iterations)
-               : p == OPEN_GET      ? open_get_run(&r, s->dir, s->scratch, s->iterations)
-                                    : migrate_run(&r, s->dir, s->scratch, s->iterations);
-    if (!failed) result_print(&r);
-    result_free(&r);
+typedef int run_fn(struct result *r, const char *dir, const char *scratch, unsigned iterations);
+
+/* `run`: times each of s->workloads with `run_one` and prints its line. */
+static void run_each(const struct settings *s, int tokyo_cabinet, run_fn *run_one) {
+    char *list = strdup(s->workloads), *save = NULL;
+    setup(s, tokyo_cabinet);
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        struct result r;
+        result_init(&r, w, s->iterations);
+        if (!run_one(&r, s->dir, s->scratch, s->iterations)) result_print(&r);
+        result_free(&r);
+    }
+    free(list);
 }
+
+static int tc_prepare_suite(const struct settings *s) { return prepare_with(s, 1, tc_prepare); }
+static int docs_prepare_suite(const struct settings *s) { return prepare_with(s, 0, docs_prepare); }
+static void tc_run_all(const struct settings *s) { run_each(s, 1, tc_run); }
+static void open_get_run_all(const struct settings *s) { run_each(s, 0, open_get_run); }
+static void migrate_run_all(const struct settings *s) { run_each(s, 0, migrate_run); }
+
+/* Presets check their checksums inside each timed pass: no verify step. */
+const struct suite TOKYO_CABINET_SUITE = {
+    "tokyo-cabinet", "tcSuccessiveWrite,tcRandomWrite,tcSuccessiveRead,tcRandomRead", tc_prepare_suite, NULL, tc_run_all,
+};
+const struct suite OPEN_GET_SUITE = {"open-get", "openGet,openGetWrite", docs_prepare_suite, NULL, open_get_run_all};
+const struct suite MIGRATE_SUITE = {
+    "migrate", "migrateCopyWarm,migrateCopyCold,migrateReadWarm,migrateReadCold", docs_prepare_suite, NULL, migrate_run_all,
+};

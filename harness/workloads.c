@@ -328,24 +328,6 @@ out:
     free(vals.buf);
 }
 
-static const char *READS = "readKey,readSeq,readRev,readCrc,readXxh64";
-
-/* The Rust worker's workload parser, same message. */
-static int known_workloads(const char *list) {
-    if (presets_selected(list)) return 1; /* harness/presets.c checks its own names */
-    char *copy = strdup(list), *save = NULL;
-    int ok = 1;
-    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        char pattern[32];
-        snprintf(pattern, sizeof pattern, ",%s,", w);
-        char all[64];
-        snprintf(all, sizeof all, ",%s,", ALL_WORKLOADS);
-        if (strlen(w) > 16 || !strstr(all, pattern)) { fprintf(stderr, "unknown workload %s; known: %s\n", w, ALL_WORKLOADS); ok = 0; }
-    }
-    free(copy);
-    return ok;
-}
-
 static int open_or_report(const struct settings *c, const char *dir, const char *w, struct env *e) {
     const char *call = "";
     int rc = dir ? lmdbjava_open(c, dir, e, &call) : EINVAL;
@@ -390,7 +372,6 @@ static void run(const struct settings *c, const char *dir, const char *scratch, 
     struct env e;
     int have_env = 0;
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        if (presets_selected(w)) { presets_run(w, c); continue; }
         if (!strcmp(w, "write")) { run_write(c, scratch, d, iterations); continue; }
         if (!have_env) {
             if (!(have_env = open_or_report(c, dir, w, &e))) continue;
@@ -402,6 +383,31 @@ static void run(const struct settings *c, const char *dir, const char *scratch, 
     if (have_env) mdb_env_close(e.env);
     free(list);
 }
+
+/* ---- LmdbJava's suite: the data generated once per action, then the action ---- */
+
+static int lmdbjava_prepare(const struct settings *s) {
+    struct dataset d;
+    generate(s, &d);
+    return prepare(s, s->dir, &d);
+}
+
+static void lmdbjava_verify(const struct settings *s) {
+    struct dataset d;
+    generate(s, &d);
+    verify(s, s->dir, s->workloads, &d);
+}
+
+static void lmdbjava_run(const struct settings *s) {
+    struct dataset d;
+    generate(s, &d);
+    run(s, s->dir, s->scratch, s->workloads, s->iterations, &d);
+}
+
+static const struct suite LMDBJAVA_SUITE = {"LmdbJava", LMDBJAVA_WORKLOADS, lmdbjava_prepare, lmdbjava_verify, lmdbjava_run};
+
+/* Every suite: a new one is one more entry. */
+static const struct suite *const SUITES[] = {&LMDBJAVA_SUITE, &TOKYO_CABINET_SUITE, &OPEN_GET_SUITE, &MIGRATE_SUITE};
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s version|prepare|verify|run [options]\n", argv[0]); return 2; }
@@ -417,14 +423,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     struct settings s;
-    if (!parse_settings(argc, argv, &s) || !known_workloads(s.workloads) || !settings_given(&s)) return 2;
-    int preset = presets_selected(s.workloads);
-    /* Presets check their checksums inside each timed pass. */
-    if (preset && !strcmp(action, "verify")) { fprintf(stderr, "unknown action %s\n", action); return 2; }
-    struct dataset d = {0};
-    if (!preset) generate(&s, &d); /* LmdbJava's data; the presets make their own */
-    if (!strcmp(action, "prepare")) return preset ? presets_prepare(&s) : prepare(&s, s.dir, &d);
-    if (!strcmp(action, "verify")) verify(&s, s.dir, !strcmp(s.workloads, ALL_WORKLOADS) ? READS : s.workloads, &d);
-    else run(&s, s.dir, s.scratch, s.workloads, s.iterations, &d);
+    const struct suite *suite;
+    if (!parse_settings(argc, argv, &s) || !(suite = suite_of(SUITES, sizeof SUITES / sizeof *SUITES, s.workloads)) || !settings_given(&s)) return 2;
+    if (!strcmp(action, "prepare")) return suite->prepare(&s);
+    if (!strcmp(action, "run")) suite->run(&s);
+    /* Suites that check their checksums inside each timed pass have no verify step. */
+    else if (!suite->verify) { fprintf(stderr, "unknown action %s\n", action); return 2; }
+    else suite->verify(&s);
     return 0;
 }

@@ -434,6 +434,11 @@ fn the_c_twin_rejects_bad_arguments_with_the_rust_workers_messages() {
         (&["--value-size", "2"][..], "--value-size must be at least 4 with --values fixed"),
         (&["--entries", "x3"][..], "--entries"),
         (&["--workloads", "readFoo"][..], "unknown workload readFoo"),
+        // One suite per worker: a mix names both suites.
+        (
+            &["--workloads", "readKey,tcRandomWrite"][..],
+            "cannot share a run: readKey is LmdbJava's, tcRandomWrite is tokyo-cabinet's",
+        ),
         (&["--order", "sideways"][..], "--order"),
     ] {
         let out = std::process::Command::new(&twin).arg("run").args(args).output().unwrap();

@@ -15,7 +15,8 @@ use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
 use crate::runner::runfile::Metric;
-use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
+use crate::workload::suite::Suite;
+use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BisectMetric {
@@ -79,7 +80,7 @@ impl BisectArgs {
     /// The configuration every run of the search uses: the workload's suite's defaults for
     /// what the flags leave out.
     fn config(&self) -> Result<WorkloadConfig> {
-        let suite = presets::preset_of(&[self.workload])?;
+        let suite = Suite::of(&[self.workload])?.preset();
         let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
         cfg.validate(suite)?;
         Ok(cfg)

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use super::run::{recorded_toolchains, selection, RunArgs};
 use crate::runner::runfile::RunData;
-use crate::workload::{presets, WorkloadConfig};
+use crate::workload::suite::Suite;
+use crate::workload::WorkloadConfig;
 
 /// Flags that change nothing a sample measures: free to give when resuming.
 const FREE: [&str; 4] = ["resume", "jobs", "git", "summary_json"];
@@ -83,7 +84,7 @@ fn recorded(data: &RunData) -> BTreeMap<String, Value> {
     tags.sort();
     tags.dedup();
     let build = recorded_toolchains(data);
-    let preset = presets::preset_of(&h.workloads).ok().flatten();
+    let preset = Suite::of(&h.workloads).ok().and_then(Suite::preset);
     out.extend([
         ("tags".into(), json!(tags)),
         ("workloads".into(), json!(sorted(h.workloads.iter().map(|w| w.to_string())))),

@@ -14,6 +14,7 @@ use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Pla
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 use crate::workload::presets::{self, Preset};
+use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -515,7 +516,7 @@ fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
         _ => Workload::parse_list(&args.workloads)?,
     };
-    match (preset, presets::preset_of(&workloads)?) {
+    match (preset, Suite::of(&workloads)?.preset()) {
         (Some(asked), found) if found != Some(asked) => {
             bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
         }

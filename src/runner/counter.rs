@@ -9,6 +9,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 use super::runfile::Engine;
+use crate::workload::measure::TimedFunctions;
 use crate::workload::perf::PerfCounter;
 use crate::workload::Workload;
 
@@ -21,7 +22,8 @@ pub enum Counter {
     Callgrind { version: String },
 }
 
-/// The timed functions of both engines (src/workload/native.rs, harness/workloads.c).
+/// The timed functions of both engines, every suite's (src/workload/native.rs and
+/// presets/, harness/workloads.c and presets.c).
 pub const TOGGLE_PATTERNS: [&str; 2] = ["lmdbregress_timed_*", "timed_*"];
 
 impl Counter {
@@ -53,26 +55,18 @@ pub fn detect() -> Result<Counter> {
     Ok(Counter::Callgrind { version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
 }
 
-/// The timed function each engine calls once per repetition of a workload (callgrind dumps
-/// a profile part when one returns, so one process counts every workload separately).
-/// None for presets, whose timed functions run many times per sample: they are counted one
-/// process per workload, by the profile's total.
+/// The timed function `engine` calls once per repetition of `w`, as `w`'s suite declares
+/// it (callgrind dumps a profile part when one returns, so one process counts every
+/// workload separately). None where the suite's timed functions run many times per sample
+/// (the presets): those are counted one process per workload, by the profile's total.
 pub fn timed_function(engine: Engine, w: Workload) -> Option<&'static str> {
-    Some(match (engine, w) {
-        (Engine::Rust, Workload::ReadKey) => "lmdbregress_timed_read_key",
-        (Engine::Rust, Workload::ReadSeq) => "lmdbregress_timed_read_seq",
-        (Engine::Rust, Workload::ReadRev) => "lmdbregress_timed_read_rev",
-        (Engine::Rust, Workload::ReadCrc) => "lmdbregress_timed_read_crc",
-        (Engine::Rust, Workload::ReadXxh64) => "lmdbregress_timed_read_xxh64",
-        (Engine::Rust, Workload::Write) => "lmdbregress_timed_write",
-        (Engine::C, Workload::ReadKey) => "timed_read_key",
-        (Engine::C, Workload::ReadSeq) => "timed_read_seq",
-        (Engine::C, Workload::ReadRev) => "timed_read_rev",
-        (Engine::C, Workload::ReadCrc) => "timed_read_crc",
-        (Engine::C, Workload::ReadXxh64) => "timed_read_xxh64",
-        (Engine::C, Workload::Write) => "timed_write",
-        (_, Workload::Preset(_)) => return None,
-    })
+    match w.timed_functions() {
+        TimedFunctions::OnePerPass { rust, c } => Some(match engine {
+            Engine::Rust => rust,
+            Engine::C => c,
+        }),
+        TimedFunctions::ManyPerPass => None,
+    }
 }
 
 /// Wraps a worker command line in callgrind, collecting only inside the timed functions

@@ -73,7 +73,7 @@ impl Schedule<'_> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command("prepare");
         cmd.arg("--dir").arg(&dir).args(self.spec.config.to_args());
-        // A preset's workloads say which database to write.
+        // The workloads name the suite whose database is written.
         cmd.arg("--workloads").arg(self.spec.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
         let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {

@@ -9,6 +9,7 @@ use super::protocol::WorkerLine;
 use super::runfile::{Failure, Record, RunWriter, Sample};
 use super::schedule::Job;
 use super::{Schedule, Unit};
+use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
 impl Schedule<'_> {
@@ -28,8 +29,11 @@ impl Schedule<'_> {
         for line in lines {
             let Some(wl) = line.workload else { continue };
             reported.insert(wl);
-            // Verified once (the six workloads), or checked by the pass itself (presets).
-            let checksum = ready.checksums.get(&(u.engine, u.label.clone(), wl)).copied().or(line.checksum);
+            // As the workload's suite verifies: once, before timing, or by the pass itself.
+            let checksum = match wl.suite().verification() {
+                Verification::Once => ready.checksums.get(&(u.engine, u.label.clone(), wl)).copied(),
+                Verification::EachPass => line.checksum,
+            };
             let wrong = line.outputs.iter().find(|&&o| checksum.is_some_and(|c| c.digest != o));
             let error = line.error.or_else(|| {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
@@ -65,7 +69,7 @@ impl Schedule<'_> {
     pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
         let error = match error.contains("MDB_MAP_FULL") {
             false => error,
-            true if self.spec.workloads.iter().any(|w| matches!(w, Workload::Preset(_))) => {
+            true if self.spec.workloads.iter().any(|w| w.suite().preset().is_some()) => {
                 format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
             }
             true => format!(

@@ -188,13 +188,13 @@ impl Schedule<'_> {
             .workloads
             .iter()
             .copied()
-            .filter(|w| match Self::verified(*w) {
+            .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),
             })
             .collect();
-        // Under callgrind, workloads without one timed call per repetition (presets) get
-        // a process each; the rest share one.
+        // Under callgrind, workloads whose suite declares no one timed call per repetition
+        // (TimedFunctions::ManyPerPass) get a process each; the rest share one.
         let callgrind = matches!(self.counter_for(u), Some(Counter::Callgrind { .. }));
         let (shared, alone): (Vec<Workload>, Vec<Workload>) =
             workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());

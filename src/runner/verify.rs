@@ -1,4 +1,7 @@
-//! Verification: once per run and unit, each read's checksum held to what the data must give.
+//! Verification: once per run and unit, each read's checksum held to what the data must
+//! give, for the suites that verify once ([`Verification::Once`]).
+//!
+//! [`Verification::Once`]: crate::workload::suite::Verification::Once
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -8,26 +11,21 @@ use anyhow::Result;
 use super::prepare::Ready;
 use super::runfile::{Record, RunWriter};
 use super::{pool, Schedule, Unit};
-use crate::workload::dataset::expected_checksums;
-use crate::workload::{Checksum, Dataset, Workload};
+use crate::workload::suite::Suite;
+use crate::workload::{Checksum, Workload};
 
 impl Schedule<'_> {
-    /// The six workloads' reads are verified once per run and unit; presets' workloads
-    /// check their own data in every timed pass.
-    pub(super) fn verified(w: Workload) -> bool {
-        w.is_read() && !matches!(w, Workload::Preset(_))
-    }
-
     /// Once per run and unit: each read's checksum through the unit's own engine and
     /// library, held to what the data must give (computed here, without LMDB). A read that
     /// fails this is recorded and not measured; timed passes are then held to it.
     pub(super) fn verify(&self, ready: &mut Ready, w: &mut RunWriter) -> Result<()> {
-        let reads: Vec<Workload> = self.reads().into_iter().filter(|w| Self::verified(*w)).collect();
+        // Reads of suites verified once (Verification::Once); the others check each pass.
+        let reads: Vec<Workload> = self.reads().into_iter().filter(|w| w.verified_once()).collect();
         if reads.is_empty() {
             return Ok(());
         }
         let expected: BTreeMap<Workload, Checksum> =
-            expected_checksums(&reads, &Dataset::generate(&self.spec.config)).into_iter().collect();
+            Suite::of(&reads)?.expected_checksums(&reads, &self.spec.config).into_iter().collect();
         let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.label)).collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::protocol::WorkerLine;
-use crate::workload::lmdb::{Api, Env};
-use crate::workload::measure::Outcome;
+use crate::workload::lmdb::Api;
+use crate::workload::measure::{Outcome, Places};
 use crate::workload::perf::PerfCounter;
-use crate::workload::{native, presets, Dataset, EnvSettings, Workload, WorkloadConfig};
+use crate::workload::suite::{Suite, Verification};
+use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
@@ -53,10 +54,10 @@ fn emit(line: &WorkerLine) {
 
 pub fn main(mut args: WorkerArgs) -> Result<()> {
     let workloads = Workload::parse_list(&args.workloads)?;
-    let preset = presets::preset_of(&workloads)?;
-    args.cfg = args.env.resolve(&args.cfg, &args.preset, preset);
+    let suite = Suite::of(&workloads)?;
+    args.cfg = args.env.resolve(&args.cfg, &args.preset, suite.preset());
     // Bad arguments are refused before anything is loaded, as the C twin refuses them.
-    args.cfg.validate(preset)?;
+    args.cfg.validate(suite.preset())?;
     // What is loaded is the open file whose bytes were hashed, not whatever the path
     // names by then.
     let library =
@@ -68,22 +69,18 @@ pub fn main(mut args: WorkerArgs) -> Result<()> {
             println!("{a} {b} {c} {s}");
             Ok(())
         }
-        "prepare" => prepare(&api, &args, preset),
-        // Presets check their checksums inside each timed pass.
-        "verify" if preset.is_none() => verify(&api, &args),
-        "run" => run(&api, &args, workloads),
+        "prepare" => prepare(&api, &args, suite),
+        // Suites that check their checksums inside each timed pass have no verify step.
+        "verify" if suite.verification() == Verification::Once => verify(&api, &args, suite, &workloads),
+        "run" => run(&api, &args, suite, &workloads),
         other => anyhow::bail!("unknown worker action {other}"),
     }
 }
 
-/// Writes the read database: LmdbJava's, or the preset's.
-fn prepare(api: &Api, args: &WorkerArgs, preset: Option<presets::Preset>) -> Result<()> {
+/// Writes the suite's read database.
+fn prepare(api: &Api, args: &WorkerArgs, suite: Suite) -> Result<()> {
     let dir = args.dir.as_deref().ok_or_else(|| anyhow::anyhow!("prepare needs --dir"))?;
-    let r = match preset {
-        None => native::prepare(api, dir, &args.cfg, &Dataset::generate(&args.cfg)),
-        Some(p) => presets::prepare(api, dir, &args.cfg, p),
-    };
-    match r {
+    match suite.prepare(api, dir, &args.cfg) {
         Ok(()) => emit(&WorkerLine { prepared: true, ..Default::default() }),
         Err(e) => emit(&WorkerLine { error: Some(format!("{e:#}")), ..Default::default() }),
     }
@@ -91,22 +88,15 @@ fn prepare(api: &Api, args: &WorkerArgs, preset: Option<presets::Preset>) -> Res
 }
 
 /// Each read workload's checksum through this library, untimed.
-fn verify(api: &Api, args: &WorkerArgs) -> Result<()> {
-    let data = Dataset::generate(&args.cfg);
+fn verify(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Result<()> {
     let dir = args.dir.as_deref().ok_or_else(|| anyhow::anyhow!("verify needs --dir"))?;
-    let reads: Vec<Workload> = Workload::parse_list(&args.workloads)?.into_iter().filter(|w| w.is_read()).collect();
-    let env = Env::open(api, dir, &native::env_options(&args.cfg));
-    for w in reads {
-        let r = match &env {
-            Ok(env) => native::verify(api, env, w, &data).map_err(|e| format!("{e:#}")),
-            Err(e) => Err(e.to_string()),
-        };
+    let reads: Vec<Workload> = workloads.iter().copied().filter(|w| w.is_read()).collect();
+    suite.verify(api, dir, &args.cfg, &reads, |w, r| {
         emit(&match r {
             Ok(c) => WorkerLine { workload: Some(w), checksum: Some(c), ..Default::default() },
             Err(e) => line(w, Err(e)),
-        });
-    }
-    Ok(())
+        })
+    })
 }
 
 /// What a workload measured, or why not, as its line.
@@ -125,34 +115,13 @@ fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
     }
 }
 
-/// Opens the read database and faults its pages in, once per worker.
-fn open_reads<'a>(api: &'a Api, args: &WorkerArgs) -> Result<Env<'a>, String> {
-    let dir = args.dir.as_deref().ok_or("reads need --dir")?;
-    let env = Env::open(api, dir, &native::env_options(&args.cfg)).map_err(|e| e.to_string())?;
-    native::fault_in(&env).map_err(|e| format!("{e:#}"))?;
-    Ok(env)
-}
-
-/// Times each workload `--iterations` times, one line each: LmdbJava's reads on the read
-/// database (opened once), its write and the presets' workloads as they define.
-fn run(api: &Api, args: &WorkerArgs, workloads: Vec<Workload>) -> Result<()> {
-    let data = std::cell::OnceCell::new();
-    let data = || data.get_or_init(|| Dataset::generate(&args.cfg));
+/// Times each workload `--iterations` times as its suite runs it, one line each.
+fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Result<()> {
     let mut counter = if args.count_instructions { Some(PerfCounter::open()?) } else { None };
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    let (dir, iterations) = (args.dir.as_deref(), args.iterations);
-    let mut reads_env: Option<Result<Env, String>> = None;
-    for w in workloads {
-        let counter = counter.as_mut();
-        let r = match w {
-            Workload::Preset(p) => presets::run(api, p, &args.cfg, dir, &scratch, iterations, counter),
-            Workload::Write => native::run_write(api, &scratch, &args.cfg, data(), iterations, counter),
-            _ => match reads_env.get_or_insert_with(|| open_reads(api, args)) {
-                Ok(env) => native::run_read(api, env, w, data(), iterations, counter),
-                Err(e) => Err(anyhow::anyhow!("{e}")),
-            },
-        };
-        emit(&line(w, r.map_err(|e| format!("{e:#}"))));
-    }
+    let places = Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations };
+    suite.run(api, &args.cfg, places, workloads, counter.as_mut(), |w, r| {
+        emit(&line(w, r.map_err(|e| format!("{e:#}"))))
+    });
     Ok(())
 }

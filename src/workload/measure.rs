@@ -2,6 +2,7 @@
 //! around the clock around the timed call, and the samples, outputs, checksum and figures
 //! a workload reports, the six LmdbJava workloads and the presets' alike.
 
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -22,6 +23,27 @@ pub fn timed<T>(mut counter: Option<&mut PerfCounter>, pass: impl FnOnce() -> T)
     let ns = start.elapsed().as_nanos() as u64;
     let instructions = counter.map(|c| c.stop()).transpose()?;
     Ok((ns, instructions, r))
+}
+
+/// Where a worker's timed passes run: the read database (suites that prepare one), the
+/// folder fresh environments go in, and the repetitions of each workload.
+#[derive(Debug, Clone, Copy)]
+pub struct Places<'a> {
+    pub dir: Option<&'a Path>,
+    pub scratch: &'a Path,
+    pub iterations: u32,
+}
+
+/// How an instruction counter under callgrind finds a workload's timed region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimedFunctions {
+    /// Each repetition is one call of a function of the workload's own, named here in
+    /// the Rust engine and in the C twin: callgrind dumps a profile part as it returns,
+    /// so one process counts several workloads apart.
+    OnePerPass { rust: &'static str, c: &'static str },
+    /// A pass calls its timed functions many times, or shares them with other workloads:
+    /// each workload is counted in a process of its own, by the profile's total.
+    ManyPerPass,
 }
 
 /// What one workload measured in one worker.

@@ -10,6 +10,7 @@ pub mod native;
 pub mod perf;
 pub mod presets;
 pub mod settings;
+pub mod suite;
 
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
@@ -130,10 +131,7 @@ impl FromStr for Workload {
 /// The checksum a correct pass of `w` under `cfg` must produce, computed without LMDB:
 /// a read's, or a preset pass's; None for LmdbJava's write, which reads nothing back.
 pub fn expected_checksum(w: Workload, cfg: &WorkloadConfig) -> Option<Checksum> {
-    match w {
-        Workload::Preset(p) => Some(presets::expected_checksum(p, cfg)),
-        w => dataset::expected_checksums(&[w], &Dataset::generate(cfg)).pop().map(|(_, c)| c),
-    }
+    w.suite().expected_checksums(&[w], cfg).pop().map(|(_, c)| c)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -305,7 +303,7 @@ impl WorkloadConfig {
 
     /// The same configuration at `entries` (a preset's data too): what a counting pass runs.
     pub fn with_entries(&self, workloads: &[Workload], entries: u32) -> anyhow::Result<WorkloadConfig> {
-        let suite = presets::preset_of(workloads)?;
+        let suite = suite::Suite::of(workloads)?.preset();
         let mut cfg = WorkloadConfig { entries, ..self.clone() };
         if suite.is_some() {
             cfg.preset.open_get_key = cfg.preset.open_get_key.filter(|k| *k < entries);

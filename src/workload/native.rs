@@ -14,7 +14,7 @@ use super::lmdb::{
     self, begin_cursor, bytes, empty_val, end_cursor, touch, val, walk, Api, CursorGet, CursorPut, Database, Env,
     EnvOptions, Failed, MDB_cursor, MDB_val, BACKWARD, FORWARD,
 };
-use super::measure::{timed, Outcome};
+use super::measure::{timed, Outcome, Places, TimedFunctions};
 use super::perf::PerfCounter;
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
@@ -164,6 +164,22 @@ pub unsafe fn lmdbregress_timed_write(
     end_cursor(api, tc, true, r)
 }
 
+/// Each workload's timed function in this engine and in the C twin (harness/workloads.c),
+/// called once per repetition.
+pub fn timed_functions(w: Workload) -> TimedFunctions {
+    let (rust, c) = match w {
+        Workload::ReadKey => ("lmdbregress_timed_read_key", "timed_read_key"),
+        Workload::ReadSeq => ("lmdbregress_timed_read_seq", "timed_read_seq"),
+        Workload::ReadRev => ("lmdbregress_timed_read_rev", "timed_read_rev"),
+        Workload::ReadCrc => ("lmdbregress_timed_read_crc", "timed_read_crc"),
+        Workload::ReadXxh64 => ("lmdbregress_timed_read_xxh64", "timed_read_xxh64"),
+        Workload::Write => ("lmdbregress_timed_write", "timed_write"),
+        // Not one of the six: its own suite declares its functions.
+        Workload::Preset(_) => return TimedFunctions::ManyPerPass,
+    };
+    TimedFunctions::OnePerPass { rust, c }
+}
+
 fn write_flags(cfg: &WorkloadConfig) -> u32 {
     match cfg.order {
         Order::Seq => sys::MDB_APPEND,
@@ -195,6 +211,28 @@ pub fn fault_in(env: &Env) -> Result<()> {
     // SAFETY: the value's bytes are the transaction's, live during the walk.
     env.walk(|_, v| unsafe { touch(&val(v)) })?;
     Ok(())
+}
+
+/// The verify step: each of `reads` walked once through this library, untimed, on the
+/// read database in `dir`, and handed to `report` with its checksum or why there is none.
+pub fn verify_all(
+    api: &Api,
+    dir: &Path,
+    cfg: &WorkloadConfig,
+    reads: &[Workload],
+    mut report: impl FnMut(Workload, Result<Checksum, String>),
+) {
+    let data = Dataset::generate(cfg);
+    let env = Env::open(api, dir, &env_options(cfg));
+    for &w in reads {
+        report(
+            w,
+            match &env {
+                Ok(env) => verify(api, env, w, &data).map_err(|e| format!("{e:#}")),
+                Err(e) => Err(e.to_string()),
+            },
+        );
+    }
 }
 
 /// The untimed check, once per run for each engine and tag: what each read workload
@@ -252,6 +290,45 @@ unsafe fn by_key(
         each(data.key(j), bytes(&v));
     }
     Ok(())
+}
+
+/// Opens the read database and faults its pages in, once per worker.
+fn open_reads<'a>(api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Result<Env<'a>, String> {
+    let dir = dir.ok_or("reads need --dir")?;
+    let env = Env::open(api, dir, &env_options(cfg)).map_err(|e| e.to_string())?;
+    fault_in(&env).map_err(|e| format!("{e:#}"))?;
+    Ok(env)
+}
+
+/// One worker's passes of the six: the data generated once, the read database opened
+/// (and faulted in) once, and only if a read is asked for.
+pub struct Session<'a> {
+    api: &'a Api,
+    cfg: &'a WorkloadConfig,
+    places: Places<'a>,
+    data: std::cell::OnceCell<Dataset>,
+    reads_env: Option<Result<Env<'a>, String>>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(api: &'a Api, cfg: &'a WorkloadConfig, places: Places<'a>) -> Session<'a> {
+        Session { api, cfg, places, data: std::cell::OnceCell::new(), reads_env: None }
+    }
+
+    /// Times `w` `places.iterations` times: a read on the read database, the write on
+    /// fresh environments.
+    pub fn run(&mut self, w: Workload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+        let (api, cfg, places) = (self.api, self.cfg, self.places);
+        let data = self.data.get_or_init(|| Dataset::generate(cfg));
+        match w {
+            Workload::Preset(p) => Err(anyhow::anyhow!("{} is not one of LmdbJava's workloads", p.name())),
+            Workload::Write => run_write(api, places.scratch, cfg, data, places.iterations, counter),
+            _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir)) {
+                Ok(env) => run_read(api, env, w, data, places.iterations, counter),
+                Err(e) => Err(anyhow::anyhow!("{e}")),
+            },
+        }
+    }
 }
 
 /// Times read workload `w` `iterations` times on the open read database; readCrc and

@@ -16,6 +16,7 @@ use crate::runner::runfile::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
 use crate::workload::presets::{self, Preset, PresetWorkload, COLD_NOT_ACHIEVED};
+use crate::workload::suite::Suite;
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,7 +73,7 @@ type Key<'a> = (Engine, Workload, &'a str);
 
 /// The preset's report, or None for a run of LmdbJava's workloads.
 pub fn build(data: &RunData) -> Option<PresetReport> {
-    let preset = presets::preset_of(&data.header.workloads).ok()??;
+    let preset = Suite::of(&data.header.workloads).ok()?.preset()?;
     let mut groups: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
     for s in data.samples.iter().filter(|s| !s.counted) {
         groups.entry((s.engine, s.workload, &s.tag)).or_default().push(s);

@@ -20,11 +20,11 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::lmdb::{self, Api, Failed};
-use super::measure::{timed, Outcome};
+use super::measure::{timed, Outcome, Places};
 pub use super::measure::{Figures, Residency, Usage};
 use super::perf::PerfCounter;
 use super::{Checksum, EnvSettings, Workload, WorkloadConfig};
@@ -242,22 +242,6 @@ impl FromStr for Preset {
     }
 }
 
-/// The one preset all `workloads` belong to, None when they are LmdbJava's; a mix is an error.
-pub fn preset_of(workloads: &[Workload]) -> Result<Option<Preset>> {
-    let presets: Vec<Option<Preset>> = workloads
-        .iter()
-        .map(|w| match w {
-            Workload::Preset(p) => Some(p.preset()),
-            _ => None,
-        })
-        .collect();
-    match presets.first() {
-        None => Ok(None),
-        Some(first) if presets.iter().all(|p| p == first) => Ok(*first),
-        _ => bail!("workloads of different presets (or of a preset and LmdbJava's) cannot share a run"),
-    }
-}
-
 /// What `run --preset list` prints.
 pub fn describe_all() -> String {
     let d = |p| EnvSettings::default().resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(p));
@@ -354,16 +338,15 @@ pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, p: Preset) -> Result
     }
 }
 
-/// Runs one preset workload `iterations` times (a configuration resolved for its preset).
+/// Runs one preset workload `places.iterations` times (a configuration resolved for its preset).
 pub fn run(
     api: &Api,
     w: PresetWorkload,
     cfg: &WorkloadConfig,
-    dir: Option<&Path>,
-    scratch: &Path,
-    iterations: u32,
+    places: Places,
     counter: Option<&mut PerfCounter>,
 ) -> Result<Outcome> {
+    let Places { dir, scratch, iterations } = places;
     let ctx = Context { api, cfg, dir, scratch, iterations };
     match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),
@@ -396,16 +379,5 @@ mod tests {
             assert!(!p.workloads().is_empty());
         }
         assert!("nope".parse::<Preset>().unwrap_err().to_string().contains("tokyo-cabinet, open-get, migrate, list"));
-    }
-
-    #[test]
-    fn a_run_holds_one_preset_or_none() {
-        let tc = Preset::TokyoCabinet.workloads();
-        assert_eq!(preset_of(&tc).unwrap(), Some(Preset::TokyoCabinet));
-        assert_eq!(preset_of(&Workload::ALL).unwrap(), None);
-        let mixed = [tc[0], Workload::ReadKey];
-        assert!(preset_of(&mixed).is_err());
-        let two = [tc[0], Preset::Migrate.workloads()[0]];
-        assert!(preset_of(&two).is_err());
     }
 }

@@ -1,0 +1,271 @@
+//! Suites: LmdbJava's six workloads, and each preset, as one abstraction with one
+//! lifecycle: prepare (once per run and tag), verify (once per run and unit, before
+//! timing, or inside every timed pass), run. Each suite declares its workloads, the read
+//! database it writes, how its reads are verified, how it runs, the timed functions an
+//! instruction counter looks for, and the checksums a correct pass must produce. The
+//! runner and the worker ask the suite; neither tells presets from the six.
+
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+use super::lmdb::Api;
+use super::measure::{Outcome, Places, TimedFunctions};
+use super::perf::PerfCounter;
+use super::presets::{self, Preset};
+use super::{dataset, native, Checksum, Dataset, Workload, WorkloadConfig};
+
+/// A set of workloads that share a dataset, a read database and a way to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Suite {
+    /// LmdbJava's six workloads (`native`, harness/workloads.c).
+    LmdbJava,
+    /// The presets (`presets`, harness/presets.c).
+    TokyoCabinet,
+    OpenGet,
+    Migrate,
+}
+
+/// When a suite's read checksums are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// Once per run and unit, before timing: the worker's `verify` step walks each read
+    /// untimed, the runner holds it to the expected checksum, and timed passes that
+    /// compute an output are held to what it read.
+    Once,
+    /// Inside every timed pass: each pass reports its checksum, every pass must report
+    /// the first one's, and the samples carry it. There is no `verify` step.
+    EachPass,
+}
+
+impl Suite {
+    pub const ALL: [Suite; 4] = [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate];
+
+    /// The preset this suite is, None for LmdbJava's.
+    pub fn preset(self) -> Option<Preset> {
+        match self {
+            Suite::LmdbJava => None,
+            Suite::TokyoCabinet => Some(Preset::TokyoCabinet),
+            Suite::OpenGet => Some(Preset::OpenGet),
+            Suite::Migrate => Some(Preset::Migrate),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.preset().map_or("LmdbJava", Preset::name)
+    }
+
+    /// Its workloads, in the order their sections are shown.
+    pub fn workloads(self) -> Vec<Workload> {
+        match self.preset() {
+            None => Workload::ALL.to_vec(),
+            Some(p) => p.workloads(),
+        }
+    }
+
+    /// The one suite all `workloads` belong to: a run, a worker and a read database hold
+    /// one suite's workloads only.
+    pub fn of(workloads: &[Workload]) -> Result<Suite> {
+        let Some(first) = workloads.first() else { bail!("no workloads: a suite needs at least one") };
+        if let Some(other) = workloads.iter().find(|w| w.suite() != first.suite()) {
+            bail!(
+                "workloads of different presets (or of a preset and LmdbJava's) cannot share a run: \
+                 {first} is {}'s, {other} is {}'s",
+                first.suite(),
+                other.suite()
+            );
+        }
+        Ok(first.suite())
+    }
+
+    pub fn verification(self) -> Verification {
+        match self {
+            Suite::LmdbJava => Verification::Once,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => Verification::EachPass,
+        }
+    }
+
+    /// How an instruction counter under callgrind finds `w`'s timed region.
+    pub fn timed_functions(self, w: Workload) -> TimedFunctions {
+        match self {
+            Suite::LmdbJava => native::timed_functions(w),
+            // open-get times a call per cycle, a thousand to a sample; tokyo-cabinet's
+            // writes share one function, migrate's passes another pair.
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => TimedFunctions::ManyPerPass,
+        }
+    }
+
+    /// Writes the suite's read database into `dir`, untimed, once per run and tag.
+    pub fn prepare(self, api: &Api, dir: &Path, cfg: &WorkloadConfig) -> Result<()> {
+        match self.preset() {
+            None => native::prepare(api, dir, cfg, &Dataset::generate(cfg)),
+            Some(p) => presets::prepare(api, dir, cfg, p),
+        }
+    }
+
+    /// The `verify` step of a suite verified [`Verification::Once`]: each of `reads`
+    /// walked untimed on the read database in `dir`, its checksum handed to `report`.
+    pub fn verify(
+        self,
+        api: &Api,
+        dir: &Path,
+        cfg: &WorkloadConfig,
+        reads: &[Workload],
+        report: impl FnMut(Workload, Result<Checksum, String>),
+    ) -> Result<()> {
+        match self {
+            Suite::LmdbJava => native::verify_all(api, dir, cfg, reads, report),
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => {
+                bail!("{self} checks its checksums in each timed pass: it has no verify step")
+            }
+        }
+        Ok(())
+    }
+
+    /// Times each of `workloads` (this suite's) and hands `report` what each measured.
+    pub fn run(
+        self,
+        api: &Api,
+        cfg: &WorkloadConfig,
+        places: Places,
+        workloads: &[Workload],
+        mut counter: Option<&mut PerfCounter>,
+        mut report: impl FnMut(Workload, Result<Outcome>),
+    ) {
+        let mut lmdbjava = native::Session::new(api, cfg, places);
+        for &w in workloads {
+            let counter = counter.as_deref_mut();
+            let r = match w {
+                _ if w.suite() != self => Err(anyhow::anyhow!("{w} is not one of {self}'s workloads")),
+                Workload::Preset(p) => presets::run(api, p, cfg, places, counter),
+                _ => lmdbjava.run(w, counter),
+            };
+            report(w, r);
+        }
+    }
+
+    /// The checksums correct passes of `workloads` (this suite's) must produce, computed
+    /// without LMDB; LmdbJava's write reads nothing back and has none.
+    pub fn expected_checksums(self, workloads: &[Workload], cfg: &WorkloadConfig) -> Vec<(Workload, Checksum)> {
+        match self.preset() {
+            None => dataset::expected_checksums(workloads, &Dataset::generate(cfg)),
+            Some(_) => workloads
+                .iter()
+                .filter_map(|&w| match w {
+                    Workload::Preset(p) => Some((w, presets::expected_checksum(p, cfg))),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Display for Suite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Workload {
+    /// The suite this workload belongs to.
+    pub fn suite(self) -> Suite {
+        match self {
+            // The suite that is its preset (Suite::preset is the one mapping).
+            Workload::Preset(p) => {
+                Suite::ALL.into_iter().find(|s| s.preset() == Some(p.preset())).expect("every preset is a suite")
+            }
+            _ => Suite::LmdbJava,
+        }
+    }
+
+    /// Its checksum is read once per run and unit before timing: a read of a suite
+    /// verified [`Verification::Once`].
+    pub fn verified_once(self) -> bool {
+        self.is_read() && self.suite().verification() == Verification::Once
+    }
+
+    /// How an instruction counter under callgrind finds its timed region.
+    pub fn timed_functions(self) -> TimedFunctions {
+        self.suite().timed_functions(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::presets::PresetWorkload;
+
+    fn every_workload() -> Vec<Workload> {
+        Workload::ALL.into_iter().chain(PresetWorkload::ALL.into_iter().map(Workload::Preset)).collect()
+    }
+
+    #[test]
+    fn every_workload_belongs_to_exactly_one_suite() {
+        for w in every_workload() {
+            let holders: Vec<Suite> = Suite::ALL.into_iter().filter(|s| s.workloads().contains(&w)).collect();
+            assert_eq!(holders, [w.suite()], "{w}");
+        }
+        let listed: usize = Suite::ALL.iter().map(|s| s.workloads().len()).sum();
+        assert_eq!(listed, every_workload().len());
+        for p in Preset::ALL {
+            assert_eq!(Suite::ALL.iter().filter(|s| s.preset() == Some(p)).count(), 1, "{p} is one suite");
+        }
+        for s in Suite::ALL {
+            assert_eq!(Suite::of(&s.workloads()).unwrap(), s);
+            assert_eq!(s.preset().map(|p| p.workloads()), s.preset().map(|_| s.workloads()));
+        }
+    }
+
+    #[test]
+    fn a_run_holds_one_suite_and_a_mix_says_which() {
+        let tc = Suite::TokyoCabinet.workloads();
+        assert_eq!(Suite::of(&tc[1..]).unwrap(), Suite::TokyoCabinet);
+        assert_eq!(Suite::of(&[Workload::Write]).unwrap(), Suite::LmdbJava);
+        let mixed = Suite::of(&[Workload::ReadKey, tc[1]]).unwrap_err().to_string();
+        assert!(mixed.contains("cannot share a run"), "{mixed}");
+        assert!(mixed.contains("readKey is LmdbJava's, tcRandomWrite is tokyo-cabinet's"), "{mixed}");
+        let two = Suite::of(&[tc[0], Suite::Migrate.workloads()[0]]).unwrap_err().to_string();
+        assert!(two.contains("tcSuccessiveWrite is tokyo-cabinet's, migrateCopyWarm is migrate's"), "{two}");
+        assert!(Suite::of(&[]).unwrap_err().to_string().contains("no workloads"));
+    }
+
+    #[test]
+    fn lmdbjava_verifies_once_and_presets_in_each_pass() {
+        assert_eq!(Suite::LmdbJava.verification(), Verification::Once);
+        let once: Vec<Workload> = every_workload().into_iter().filter(|w| w.verified_once()).collect();
+        assert_eq!(
+            once,
+            [Workload::ReadKey, Workload::ReadSeq, Workload::ReadRev, Workload::ReadCrc, Workload::ReadXxh64]
+        );
+        for s in &Suite::ALL[1..] {
+            assert_eq!(s.verification(), Verification::EachPass, "{s}");
+        }
+    }
+
+    #[test]
+    fn each_of_the_six_names_its_own_timed_function_and_presets_count_totals() {
+        let mut names = std::collections::BTreeSet::new();
+        for w in Workload::ALL {
+            let TimedFunctions::OnePerPass { rust, c } = w.timed_functions() else { panic!("{w}: no function") };
+            assert_eq!(rust, format!("lmdbregress_{c}"), "{w}: the Rust engine's name is the C twin's, prefixed");
+            assert!(c.starts_with("timed_") && names.insert(c), "{w}: {c}");
+        }
+        for w in PresetWorkload::ALL.map(Workload::Preset) {
+            assert_eq!(w.timed_functions(), TimedFunctions::ManyPerPass, "{w}");
+        }
+    }
+
+    #[test]
+    fn expected_checksums_come_from_the_suite() {
+        let cfg = WorkloadConfig { entries: 100, ..WorkloadConfig::default() };
+        let six = Suite::LmdbJava.expected_checksums(&Workload::ALL, &cfg);
+        let named: Vec<Workload> = six.iter().map(|(w, _)| *w).collect();
+        assert_eq!(named, &Workload::ALL[..5], "every read, and not the write");
+        assert!(six.iter().all(|(_, c)| c.entries == 100));
+        let mut small = cfg.clone();
+        small.preset.entries = Some(50);
+        let og = Suite::OpenGet.expected_checksums(&Suite::OpenGet.workloads(), &small);
+        assert_eq!(og.iter().map(|(_, c)| c.entries).collect::<Vec<_>>(), [1, 50], "one key read; every entry written");
+    }
+}
