@@ -263,8 +263,8 @@ mod tests {
         let named: Vec<Workload> = six.iter().map(|(w, _)| *w).collect();
         assert_eq!(named, &Workload::ALL[..5], "every read, and not the write");
         assert!(six.iter().all(|(_, c)| c.entries == 100));
-        let mut small = cfg.clone();
-        small.preset.entries = Some(50);
+        let env = crate::workload::EnvSettings { entries: Some(50), ..Default::default() };
+        let small = env.resolve(&cfg, &Default::default(), Some(crate::workload::presets::Preset::OpenGet));
         let og = Suite::OpenGet.expected_checksums(&Suite::OpenGet.workloads(), &small);
         assert_eq!(og.iter().map(|(_, c)| c.entries).collect::<Vec<_>>(), [1, 50], "one key read; every entry written");
     }
