@@ -6,6 +6,7 @@
 
 mod common;
 
+mod architecture;
 mod bindings;
 mod browser;
 mod commands;
