@@ -526,7 +526,7 @@ fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
 
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.preset.as_deref() == Some("list") {
-        print!("{}", presets::describe_all());
+        print!("{}", crate::workload::suite::describe_presets());
         return Ok(());
     }
     let data = measure(args)?;

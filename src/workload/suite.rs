@@ -13,7 +13,8 @@ use anyhow::{bail, Result};
 use super::lmdb::Api;
 use super::measure::{Outcome, Places, TimedFunctions};
 use super::perf::PerfCounter;
-use super::presets::{self, Preset};
+use super::presets::{self, PresetConfig, Preset};
+use super::settings::EnvSettings;
 use super::{dataset, native, Checksum, Dataset, Workload, WorkloadConfig};
 
 /// A set of workloads that share a dataset, a read database and a way to run.
@@ -190,6 +191,37 @@ impl Workload {
         self.suite().timed_functions(self)
     }
 }
+
+/// What `run --preset list` prints: each preset suite, its data at its defaults, its
+/// workloads and its flags.
+pub fn describe_presets() -> String {
+    let d = |p| EnvSettings::default().resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(p));
+    // Flags stay whole: no breaking at their hyphens.
+    let fill = |t: &str, width| {
+        textwrap::fill(t, textwrap::Options::new(width).word_splitter(textwrap::WordSplitter::NoHyphenation))
+    };
+    let para = |t: &str| textwrap::indent(&fill(t, 76), "    ") + "\n";
+    let mut out = String::new();
+    for p in Preset::ALL {
+        out.push_str(&format!("{p}\n{}", para(p.about())));
+        out.push_str(&para(&format!("Data: {}.", p.dataset(&d(p)))));
+        for w in p.workloads() {
+            out.push_str(&format!("    {:<18} {:<20} {}\n", w.name(), w.title(), w.time_unit().label));
+        }
+        out.push_str(&para(&format!("Flags (defaults): {}.", p.flags())));
+        out.push('\n');
+    }
+    out.push_str(&fill(
+        "Every preset: --seed (the random order and values), --entries, --map-size, --writemap, \
+         --sync (also spelt --preset-entries, --preset-map-size, --preset-writemap, --preset-sync); \
+         environments are opened with MDB_NOSYNC and without MDB_WRITEMAP unless those say \
+         otherwise, and use the unnamed database. --workloads picks some of a preset's workloads.",
+        80,
+    ));
+    out.push('\n');
+    out
+}
+
 
 #[cfg(test)]
 mod tests {

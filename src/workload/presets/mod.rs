@@ -27,7 +27,7 @@ use super::lmdb::{self, Api, Failed};
 use super::measure::{timed, Outcome, Places};
 pub use super::measure::{Figures, Residency, Usage};
 use super::perf::PerfCounter;
-use super::{Checksum, EnvSettings, Workload, WorkloadConfig};
+use super::{Checksum, Workload, WorkloadConfig};
 pub use config::PresetConfig;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -161,6 +161,18 @@ impl Preset {
         PresetWorkload::ALL.into_iter().filter(|w| w.preset() == self).map(Workload::Preset).collect()
     }
 
+    /// Its own flags, with their defaults, for `run --preset list`.
+    pub fn flags(self) -> &'static str {
+        match self {
+            Preset::TokyoCabinet => "--entries (1000000), --map-size (1 GiB)",
+            Preset::OpenGet => {
+                "--entries (100000), --preset-max-value (2000), --open-get-cycles (1000), \
+                 --open-get-key (the middle entry)"
+            }
+            Preset::Migrate => "--entries (100000), --preset-max-value (2000), --migrate-append",
+        }
+    }
+
     /// Where the shape comes from and what it measures, for `run --preset list`.
     pub fn about(self) -> &'static str {
         match self {
@@ -239,46 +251,6 @@ impl FromStr for Preset {
             let known: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
             anyhow::anyhow!("unknown preset {s}; known: {}, list", known.join(", "))
         })
-    }
-}
-
-/// What `run --preset list` prints.
-pub fn describe_all() -> String {
-    let d = |p| EnvSettings::default().resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(p));
-    // Flags stay whole: no breaking at their hyphens.
-    let fill = |t: &str, width| {
-        textwrap::fill(t, textwrap::Options::new(width).word_splitter(textwrap::WordSplitter::NoHyphenation))
-    };
-    let para = |t: &str| textwrap::indent(&fill(t, 76), "    ") + "\n";
-    let mut out = String::new();
-    for p in Preset::ALL {
-        out.push_str(&format!("{p}\n{}", para(p.about())));
-        out.push_str(&para(&format!("Data: {}.", p.dataset(&d(p)))));
-        for w in p.workloads() {
-            out.push_str(&format!("    {:<18} {:<20} {}\n", w.name(), w.title(), w.time_unit().label));
-        }
-        out.push_str(&para(&format!("Flags (defaults): {}.", flags_of(p))));
-        out.push('\n');
-    }
-    out.push_str(&fill(
-        "Every preset: --seed (the random order and values), --entries, --map-size, --writemap, \
-         --sync (also spelt --preset-entries, --preset-map-size, --preset-writemap, --preset-sync); \
-         environments are opened with MDB_NOSYNC and without MDB_WRITEMAP unless those say \
-         otherwise, and use the unnamed database. --workloads picks some of a preset's workloads.",
-        80,
-    ));
-    out.push('\n');
-    out
-}
-
-fn flags_of(p: Preset) -> &'static str {
-    match p {
-        Preset::TokyoCabinet => "--entries (1000000), --map-size (1 GiB)",
-        Preset::OpenGet => {
-            "--entries (100000), --preset-max-value (2000), --open-get-cycles (1000), \
-             --open-get-key (the middle entry)"
-        }
-        Preset::Migrate => "--entries (100000), --preset-max-value (2000), --migrate-append",
     }
 }
 
