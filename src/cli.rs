@@ -49,7 +49,7 @@ pub enum Command {
         layout_objects: bool,
     },
     /// Measure the six workloads on every built tag, interleaved, and report.
-    Run(Box<cmd::run::RunArgs>),
+    Run(Box<cmd::request::RunArgs>),
     /// Render a saved run (finished or interrupted) in one or more formats.
     Report {
         /// The run file (.jsonl) written by `run`.

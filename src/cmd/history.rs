@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::run::RunArgs;
+use super::request::RunArgs;
 use crate::report::history::{its_of, History, Point};
 use crate::runner::runfile::{self, Metric};
 use crate::source::GitRepo;

@@ -47,7 +47,7 @@ pub struct ItsArgs {
 
 pub fn run(args: &ItsArgs) -> Result<()> {
     let stamp = super::stamp();
-    let run_args = super::run::RunArgs {
+    let run_args = super::request::RunArgs {
         tags: args.tags.clone(),
         workloads: "write".into(),
         engine: args.engine.clone(),
@@ -64,7 +64,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         // The report's benchmark as given, whatever the metric.
         given: ["entries", "rounds", "warmup"].map(String::from).into(),
         // One warm-up round, every other option as `run` gives it.
-        ..super::run::RunArgs::defaults()
+        ..super::request::RunArgs::defaults()
     };
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);

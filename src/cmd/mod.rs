@@ -8,6 +8,7 @@ pub mod its10406;
 pub mod layouts;
 pub mod merge;
 pub mod report;
+pub mod request;
 pub mod resume;
 pub mod run;
 pub mod site;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::run::{recorded_toolchains, selection, RunArgs};
+use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
 use crate::runner::runfile::RunData;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
@@ -48,7 +48,7 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
     let mut tags: Vec<String> = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())
         .map(|ws| ws.iter().map(|w| w.label()).collect())?;
     tags.sort();
-    let control = args.control.as_deref().map(super::run::control_tag).transpose()?;
+    let control = args.control.as_deref().map(control_tag).transpose()?;
     out.extend([
         ("tags".into(), json!(tags)),
         ("workloads".into(), json!(sorted(workloads.iter().map(|w| w.to_string())))),

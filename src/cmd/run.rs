@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::args::{BuildArgs, LayoutArgs};
+use super::args::BuildArgs;
+use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
@@ -13,131 +14,6 @@ use crate::matrix::{Status, TagStatus};
 use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
-use crate::workload::presets::{self, Preset};
-use crate::workload::suite::Suite;
-use crate::workload::{EnvSettings, Workload, WorkloadConfig};
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct RunArgs {
-    /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commits with --git.
-    #[arg(long, default_value = "default")]
-    pub tags: String,
-    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write (or of the preset's).
-    #[arg(long, default_value = "all")]
-    pub workloads: String,
-    /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
-    #[arg(long, value_name = "NAME|list")]
-    pub preset: Option<String>,
-    /// rust, c, or rust,c (both, interleaved in the same rounds).
-    #[arg(long, value_delimiter = ',', default_value = "rust")]
-    pub engine: Vec<Engine>,
-    /// Measured rounds (each runs every tag once, in a fresh shuffled order).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
-    /// Warm-up rounds, run first and not recorded.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
-    /// Stop after this long (e.g. 10m, 90s), at the end of a round; counted from the start
-    /// of the schedule (read databases and their verification included), not the builds.
-    #[arg(long, value_parser = humantime::parse_duration)]
-    pub time_budget: Option<std::time::Duration>,
-    /// Resolution target in percent (0 to 100): stop once every comparison with the oldest
-    /// tag is decided (slower, faster or same) or resolved to within ± this percent.
-    #[arg(long, value_parser = super::args::ci_percent)]
-    pub target_ci: Option<f64>,
-    /// `same` needs the whole interval within ± this percent.
-    #[arg(long, default_value_t = 2.0)]
-    pub min_effect: f64,
-    /// After the timed rounds, count each (engine, tag, workload)'s instructions once, so
-    /// every time delta shows the instruction delta beside it.
-    #[arg(long)]
-    pub with_instructions: bool,
-    /// Entries of the instruction-counting pass (counts are reported per entry).
-    #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
-    pub count_entries: u32,
-    /// Measure this tag a second time under the label TAG~control: the run's own A/A.
-    #[arg(long, value_name = "TAG")]
-    pub control: Option<String>,
-    /// Timed repetitions per workload inside each worker.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub iterations: u32,
-    /// time, or instructions retired in the timed region.
-    #[arg(long, value_enum, default_value_t = Metric::Time)]
-    pub metric: Metric,
-    /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl
-    /// (run-<date>-2.jsonl, … when taken). An existing file is refused unless --force.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Replace an existing --out file.
-    #[arg(long)]
-    pub force: bool,
-    /// Continue an interrupted run file with its own plan and configuration (a flag that
-    /// says otherwise is refused).
-    #[arg(long, value_name = "FILE")]
-    pub resume: Option<PathBuf>,
-    /// Print one JSON array of summaries instead of the report.
-    #[arg(long)]
-    pub summary_json: bool,
-    /// Measure only shard K of N (e.g. 2/4): the tags in release order, every N-th from
-    /// the K-th; `merge` joins the shards' run files.
-    #[arg(long, value_name = "K/N", value_parser = |s: &str| runfile::parse_shard(s))]
-    pub shard: Option<(u32, u32)>,
-    #[command(flatten)]
-    pub workload: WorkloadConfig,
-    /// Entries, map size, MDB_WRITEMAP and sync: every suite's, with its defaults.
-    #[command(flatten)]
-    pub env: EnvSettings,
-    /// The presets' own parameters (with `--preset`).
-    #[command(flatten)]
-    pub preset_cfg: presets::PresetConfig,
-    #[command(flatten)]
-    pub build: BuildArgs,
-    #[command(flatten)]
-    pub layout: LayoutArgs,
-    /// The options given on the command line (set by the CLI, not an option itself).
-    #[arg(skip)]
-    pub given: std::collections::BTreeSet<String>,
-    /// Where a run without --out goes: a folder and a name (set by commands that run for
-    /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
-    #[arg(skip)]
-    pub default_out: Option<(PathBuf, String)>,
-}
-
-impl RunArgs {
-    /// Instruction counts are exact: unless told otherwise, count each unit once (one
-    /// round, no warm-up), LmdbJava's workloads at 100k entries; the report gives counts
-    /// per entry.
-    pub(super) fn with_instruction_defaults(&self) -> RunArgs {
-        let mut a = self.clone();
-        if a.metric.is_exact() {
-            let default = |id: &str| !self.given.contains(id);
-            if default("entries") && matches!(suite(self), Ok((_, None))) {
-                a.env.entries = Some(super::args::COUNT_ENTRIES);
-            }
-            if default("rounds") {
-                a.rounds = 1;
-            }
-            if default("warmup") {
-                a.warmup = 0;
-            }
-        }
-        a
-    }
-
-    pub fn jobs(&self) -> usize {
-        self.build.jobs()
-    }
-
-    /// `run` with no option given: each field as its option's default says.
-    pub fn defaults() -> RunArgs {
-        #[derive(clap::Parser)]
-        struct Run {
-            #[command(flatten)]
-            args: RunArgs,
-        }
-        <Run as clap::Parser>::parse_from(["run"]).args
-    }
-}
 
 /// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
 /// name in the default folder.
@@ -397,11 +273,6 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
     held
 }
 
-/// `--control`'s tag as the run file records it: a pinned tag by its full name.
-pub(super) fn control_tag(tag: &str) -> Result<String> {
-    Ok(super::manifest()?.find(tag).map_or(tag.to_string(), |t| t.name.clone()))
-}
-
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
     let names = [tag.to_string(), crate::manifest::normalize_tag(tag)];
@@ -477,53 +348,6 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     finish(outcome, path)
 }
 
-/// The toolchains a run file's builds were made by: `--toolchain` again when its labels
-/// name toolchains, else the one compiler and flags.
-pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
-    let tags = &data.header.tags;
-    let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
-    if !tags.iter().any(|t| data.labels[&t.tag].toolchain.is_some()) {
-        let tc = tags.iter().find_map(first);
-        return BuildArgs {
-            cc: tc.as_ref().map(|t| t.compiler.display().to_string()),
-            cflags: tc.map(|t| t.cflags.join(" ")),
-            ..BuildArgs::default()
-        };
-    }
-    let mut specs: Vec<crate::compile::ToolchainSpec> = Vec::new();
-    for spec in tags.iter().filter_map(first).map(|t| crate::compile::ToolchainSpec::of(&t)) {
-        if !specs.contains(&spec) {
-            specs.push(spec);
-        }
-    }
-    BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
-}
-
-/// The workloads to run and their configuration: LmdbJava's six, or a preset's (the
-/// suite's defaults made explicit, so the run file records them), checked.
-pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
-    let (workloads, suite) = suite(args)?;
-    let config = args.env.resolve(&args.workload, &args.preset_cfg, suite);
-    config.validate(suite)?;
-    Ok((workloads, config))
-}
-
-/// The workloads `--preset` and `--workloads` name, and their suite: a preset, or None
-/// for LmdbJava's six.
-fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
-    let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
-    let workloads = match preset {
-        Some(p) if args.workloads.trim() == "all" => p.workloads(),
-        _ => Workload::parse_list(&args.workloads)?,
-    };
-    match (preset, Suite::of(&workloads)?.preset()) {
-        (Some(asked), found) if found != Some(asked) => {
-            bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
-        }
-        (_, found) => Ok((workloads, found)),
-    }
-}
-
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.preset.as_deref() == Some("list") {
         print!("{}", crate::workload::suite::describe_presets());
@@ -547,26 +371,4 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("no sample was measured; every failure is listed above");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Commands that start a run through `run` (its-10406) take every option they do not
-    /// set from here: these must be the options' own defaults.
-    #[test]
-    fn defaults_are_what_run_gives_without_options() {
-        let d = RunArgs::defaults();
-        assert_eq!(
-            (d.tags.as_str(), d.workloads.as_str(), d.engine.as_slice()),
-            ("default", "all", &[Engine::Rust][..])
-        );
-        assert_eq!((d.rounds, d.warmup, d.iterations, d.metric), (20, 1, 1, Metric::Time));
-        assert_eq!((d.count_entries, d.min_effect), (super::super::args::COUNT_ENTRIES, 2.0));
-        assert!(d.preset.is_none() && d.control.is_none() && d.shard.is_none() && d.resume.is_none());
-        assert!(!d.with_instructions && !d.force && !d.summary_json && d.out.is_none() && d.given.is_empty());
-        assert_eq!(d.env.resolve(&d.workload, &d.preset_cfg, None), WorkloadConfig::default());
-        assert!(d.preset_cfg.is_default() && d.env == EnvSettings::default());
-    }
 }
