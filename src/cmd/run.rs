@@ -370,16 +370,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     };
     let counter = runner::instruction_counter(args.metric)?;
     let engines = args.engine.clone();
-    let spec = RunSpec {
-        units,
-        workloads,
-        engines,
-        config,
-        plan,
-        counter,
-        jobs: args.jobs(),
-        target_reached: crate::stats::stop::target_reached,
-    };
+    let target_reached = crate::stats::stop::target_reached;
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
     let header = spec.header(tags, &labels);
     Ok((spec, header, failures))
 }
