@@ -77,7 +77,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         ..Plan::new(args.rounds, args.warmup, Metric::Time)
     };
     let (engines, jobs) = (args.engine.clone(), args.build.jobs());
-    let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs };
+    let target_reached = crate::stats::stop::target_reached;
+    let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, target_reached };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
     let mut writer =

@@ -246,7 +246,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     };
     let counter = runner::instruction_counter(args.metric)?;
     let engines = args.engine.clone();
-    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs() };
+    let target_reached = crate::stats::stop::target_reached;
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
     let header = spec.header(tags, &labels);
     Ok((spec, header, failures))
 }
@@ -340,7 +341,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
-    let spec = RunSpec::recorded(h, units, args.jobs())?;
+    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::target_reached)?;
     let outcome = spec.resume(start_round, data.samples.clone(), &mut writer)?;
     if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
         spec.count_pass(&mut writer)?;

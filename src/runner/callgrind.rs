@@ -6,16 +6,16 @@ use std::path::Path;
 use std::process::Command;
 
 use super::counter::{self, Counter};
+use super::job::Job;
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::runfile::Engine;
-use super::schedule::Job;
-use super::{sanitize, Schedule, Unit};
+use super::{sanitize, RunSpec, Unit};
 
-impl Schedule<'_> {
+impl RunSpec {
     /// The counter a unit's worker uses: perf only inside the Rust worker.
     pub(super) fn counter_for(&self, u: &Unit) -> Option<Counter> {
-        match (&self.spec.counter, u.engine) {
+        match (&self.counter, u.engine) {
             (None, _) => None,
             (Some(Counter::Perf), Engine::C) => Some(Counter::Callgrind { version: "valgrind".into() }),
             (Some(c), _) => Some(c.clone()),
@@ -34,12 +34,12 @@ impl Schedule<'_> {
         }
         args.extend(["--scratch".into(), scratch.into(), "--workloads".into(), names.join(",").into()]);
         // Callgrind dumps a part per timed call: one repetition per workload then.
-        let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.spec.plan.iterations };
+        let iterations = if matches!(counter, Some(Counter::Callgrind { .. })) { 1 } else { self.plan.iterations };
         args.extend(["--iterations".into(), iterations.to_string().into()]);
         if counter == Some(Counter::Perf) {
             args.push("--count-instructions".into());
         }
-        args.extend(self.spec.config.to_args().into_iter().map(OsString::from));
+        args.extend(self.config.to_args().into_iter().map(OsString::from));
         let (program, mut full) = u.argv("run");
         full.extend(args);
         let Some(Counter::Callgrind { .. }) = counter else {

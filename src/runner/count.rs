@@ -1,32 +1,47 @@
 //! The instruction-counting pass after the timed rounds, and the check that counts repeat.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
+use super::counter;
+use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::record::append_all;
-use super::runfile::{Check, Record, RunWriter, Sample};
-use super::schedule::Job;
-use super::{pool, scratch, Schedule, Unit};
-use crate::stats;
+use super::runfile::{Check, Record, RunWriter, Sample, COUNT_TOLERANCE};
+use super::{pool, scratch, RunSpec, Unit};
 use crate::workload::Workload;
 
-impl Schedule<'_> {
-    /// The instruction-counting pass: every unit once under the counter, on every core,
-    /// its samples marked `counted`, no end record (the timed rounds wrote theirs).
+impl RunSpec {
+    /// The instruction-counting pass the plan asks for after the timed rounds (every unit
+    /// once, on every core, its samples marked `counted`), if a counter is at hand.
     pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
-        assert!(self.counted && self.spec.counter.is_some(), "a counting schedule");
+        let Some(entries) = self.plan.count_entries else { return Ok(()) };
+        let counter = match counter::detect() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("no instruction counts beside time: {e:#}");
+                return Ok(());
+            }
+        };
+        let pass = self.counting(self.workloads.clone(), entries, counter)?;
+        eprintln!("counting instructions: every unit once, {entries} entries");
+        pass.count_every_unit(w)
+    }
+
+    /// This counting specification's pass: every unit once under the counter, on every
+    /// core, its samples marked `counted`, no end record (the timed rounds wrote theirs).
+    fn count_every_unit(&self, w: &mut RunWriter) -> Result<()> {
+        assert!(self.counter.is_some(), "a counting specification");
         let scratch = scratch::create()?;
         let ready = self.ready(scratch.path(), w)?;
-        let bar = crate::progress::bar(self.spec.units.len() as u64, "counting instructions");
-        let units: Vec<&Unit> = self.spec.units.iter().collect();
+        let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
+        let units: Vec<&Unit> = self.units.iter().collect();
         let mut samples = Vec::new();
         pool::for_each(
             &units,
-            self.spec.jobs,
-            |u| self.measure(u, 0, false, &ready, scratch.path()),
+            self.jobs,
+            |u| self.measure(u, 0, (false, true), &ready, scratch.path()),
             |_, records| {
                 bar.inc(1);
                 samples.extend(append_all(w, records)?);
@@ -47,11 +62,10 @@ impl Schedule<'_> {
         w: &mut RunWriter,
     ) -> Result<()> {
         let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
-        let Some(u) = self.spec.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag)
-        else {
+        let Some(u) = self.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag) else {
             return Ok(());
         };
-        if self.interrupted.load(Ordering::SeqCst) {
+        if interrupted() {
             return Ok(());
         }
         let again = self.count_once(u, first.workload, ready, scratch);
@@ -77,7 +91,7 @@ impl Schedule<'_> {
 /// glibc's memcpy takes another path for another buffer alignment; what matters is that this
 /// stays far below the tolerance counts are judged with.
 pub(super) fn counts_agree(what: String, first: Result<u64, String>, second: Result<u64, String>) -> Check {
-    let allowed = stats::family::Rule::default().count_tolerance / 10.0;
+    let allowed = COUNT_TOLERANCE / 10.0;
     match (first, second) {
         (Ok(a), Ok(b)) => {
             let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 
 use super::count::counts_agree;
+use super::job::interrupted;
 use super::prepare::Ready;
 use super::runfile::{Record, RunWriter, Sample};
-use super::{counter, pool, scratch, Schedule, Unit};
+use super::{counter, pool, scratch, RunSpec, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
 
@@ -55,12 +56,12 @@ pub(super) fn link_round(
 /// the fixed builds: checked once per run by counting the first unit's first workload that
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.
 /// Without a counter it is skipped, saying so.
-pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
+pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
     let measured = |u: &Unit, wl: Workload| {
         timed.iter().any(|x| x.engine == u.engine && x.tag == u.label.to_string() && x.workload == wl)
     };
-    let chosen = s.spec.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
-        let wl = s.spec.workloads.iter().copied().find(|wl| measured(u, *wl))?;
+    let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
+        let wl = s.workloads.iter().copied().find(|wl| measured(u, *wl))?;
         Some((u, wl))
     });
     let Some((unit, workload)) = chosen else { return Ok(()) };
@@ -71,9 +72,8 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
             return Ok(());
         }
     };
-    let entries = CHECK_ENTRIES.min(s.spec.config.entries).max(1);
-    let spec = s.spec.counting(vec![workload], entries, counter)?;
-    let check = spec.counted_schedule();
+    let entries = CHECK_ENTRIES.min(s.config.entries).max(1);
+    let spec = s.counting(vec![workload], entries, counter)?;
     let (a, b) = two_seeds(run_seed);
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
@@ -88,16 +88,16 @@ pub(super) fn check_counts(s: &Schedule, run_seed: u64, timed: &[Sample], w: &mu
         let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
         if workload.is_read() {
-            ready.dbs.insert(u.label.clone(), check.prepare_one(&u, scratch.path())?);
+            ready.dbs.insert(u.label.clone(), spec.prepare_one(&u, scratch.path())?);
         }
-        check.count_once(&u, workload, &ready, scratch.path())
+        spec.count_once(&u, workload, &ready, scratch.path())
     };
     let mut counts = std::collections::BTreeMap::new();
-    pool::for_each(&[a, b], s.spec.jobs, count, |seed, n| {
+    pool::for_each(&[a, b], s.jobs, count, |seed, n| {
         counts.insert(*seed, n);
         Ok(())
     })?;
-    if s.interrupted.load(Ordering::SeqCst) {
+    if interrupted() {
         return Ok(());
     }
     let mut take = |seed| counts.remove(&seed).unwrap_or_else(|| Err("not counted".into()));

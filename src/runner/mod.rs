@@ -1,12 +1,16 @@
-//! Measuring: units (`unit.rs`) scheduled into worker processes (`schedule.rs`), each
-//! tag's read database prepared (`prepare.rs`) and its reads verified (`verify.rs`),
-//! workers started under callgrind when counting there (`callgrind.rs`), their lines made
-//! into run-file records (`record.rs`), the counting pass (`count.rs`) and the stop rule
-//! (`stop.rs`), all started from one run specification (`spec.rs`).
+//! Measuring: one run specification (`spec.rs`) scheduled (`schedule.rs`, the only file
+//! that knows the stages below it) into worker processes of units (`unit.rs`, each
+//! invocation a `job.rs` `Job`): each tag's read database prepared (`prepare.rs`) and its
+//! reads verified (`verify.rs`), workers started under callgrind when counting there
+//! (`callgrind.rs`), their lines made into run-file records (`record.rs`), the counting
+//! pass (`count.rs`), the layout check (`layouts.rs`) and the stop rule (`stop.rs`), whose
+//! `--target-ci` judgement the statistics pass in ([`TargetReached`]). The stages are
+//! methods of [`RunSpec`]; none of them knows the schedule.
 
 mod callgrind;
 mod count;
 pub mod counter;
+mod job;
 pub mod label;
 mod layouts;
 pub mod merge;
@@ -24,9 +28,7 @@ mod verify;
 pub mod worker;
 
 pub use crate::compile::sanitize;
+pub use job::{interrupt_flag, Outcome, StopWhen};
 pub use label::Label;
-use schedule::Schedule;
-pub use schedule::{interrupt_flag, Outcome, StopWhen};
-pub use spec::{instruction_counter, RunSpec};
-pub use stop::resolved;
+pub use spec::{instruction_counter, RunSpec, TargetReached};
 pub use unit::Unit;

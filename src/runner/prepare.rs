@@ -3,27 +3,23 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
-use super::runfile::{Engine, Record, RunWriter};
-use super::{pool, sanitize, Label, Schedule, Unit};
-use crate::workload::{Checksum, Workload};
+use super::job::interrupted;
+use super::runfile::{Record, RunWriter};
+use super::verify::Checksums;
+use super::{pool, sanitize, Label, RunSpec, Unit};
 
 /// The read databases of a run, and the checksums each unit's reads were verified with.
 #[derive(Default)]
 pub(super) struct Ready {
     pub dbs: BTreeMap<Label, PathBuf>,
     /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
-    pub checksums: BTreeMap<(Engine, Label, Workload), Checksum>,
+    pub checksums: Checksums,
 }
 
-impl Schedule<'_> {
-    pub(super) fn reads(&self) -> Vec<Workload> {
-        self.spec.workloads.iter().copied().filter(|w| w.is_read()).collect()
-    }
-
+impl RunSpec {
     /// Builds each tag's read database once, with that tag's own library (the Rust unit's
     /// when there is one; the C twin reads the same file), then has every unit verify what
     /// its reads return. Neither is timed, so both use every core.
@@ -32,14 +28,14 @@ impl Schedule<'_> {
         if self.reads().is_empty() {
             return Ok(ready);
         }
-        let mut builders: Vec<&Unit> = self.spec.units.iter().collect();
+        let mut builders: Vec<&Unit> = self.units.iter().collect();
         builders.sort_by_key(|u| u.engine);
         let mut seen = BTreeSet::new();
         builders.retain(|u| seen.insert(u.label.clone()));
         let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
         pool::for_each(
             &builders,
-            self.spec.jobs,
+            self.jobs,
             |u| self.prepare_one(u, scratch),
             |u, result| {
                 bar.inc(1);
@@ -49,7 +45,7 @@ impl Schedule<'_> {
                         Ok(())
                     }
                     // After Ctrl-C a worker's death is no failure of the tag.
-                    Err(_) if self.interrupted.load(Ordering::SeqCst) => Ok(()),
+                    Err(_) if interrupted() => Ok(()),
                     Err(error) => {
                         let f = self.failure(u, None, "prepare", error);
                         bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.label, f.error));
@@ -59,22 +55,22 @@ impl Schedule<'_> {
             },
         )?;
         bar.finish_and_clear();
-        if !self.interrupted.load(Ordering::SeqCst) {
-            self.verify(&mut ready, w)?;
+        if !interrupted() {
+            ready.checksums = self.verify(&ready.dbs, w)?;
         }
         Ok(ready)
     }
 
     pub(super) fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<PathBuf, String> {
-        if self.interrupted.load(Ordering::SeqCst) {
+        if interrupted() {
             return Err("interrupted".into());
         }
         let dir = scratch.join(own_folder(&u.label.to_string())).join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command("prepare");
-        cmd.arg("--dir").arg(&dir).args(self.spec.config.to_args());
+        cmd.arg("--dir").arg(&dir).args(self.config.to_args());
         // The workloads name the suite whose database is written.
-        cmd.arg("--workloads").arg(self.spec.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
+        cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
         let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
             None if lines.iter().any(|l| l.prepared) => Ok(dir),

@@ -1,24 +1,69 @@
-//! Record making: a worker's lines as the run file's samples and failures.
+//! Record making: a unit's worker processes for a round, and their lines as the run file's
+//! samples and failures.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use anyhow::Result;
 
+use super::counter::{self, Counter};
+use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
-use super::runfile::{Failure, Record, RunWriter, Sample};
-use super::schedule::Job;
-use super::{Schedule, Unit};
+use super::runfile::{Record, RunWriter, Sample};
+use super::{RunSpec, Unit};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
-impl Schedule<'_> {
+impl RunSpec {
+    /// One unit's worker process(es) for a round: the records to append (none when warm),
+    /// their samples marked `counted` in a counting pass.
+    pub(super) fn measure(
+        &self,
+        u: &Unit,
+        round: u32,
+        (warm, counted): (bool, bool),
+        ready: &Ready,
+        scratch: &Path,
+    ) -> Result<Vec<Record>> {
+        // Reads need the tag's read database and this unit's verified checksum; without
+        // them they were already reported.
+        let workloads: Vec<Workload> = self
+            .workloads
+            .iter()
+            .copied()
+            .filter(|w| match w.verified_once() {
+                true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
+                false => !w.is_read() || ready.dbs.contains_key(&u.label),
+            })
+            .collect();
+        // Under callgrind, workloads whose suite declares no one timed call per repetition
+        // (TimedFunctions::ManyPerPass) get a process each; the rest share one.
+        let callgrind = matches!(self.counter_for(u), Some(Counter::Callgrind { .. }));
+        let (shared, alone): (Vec<Workload>, Vec<Workload>) =
+            workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
+        let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
+        let mut out = Vec::new();
+        for job in jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }) {
+            if interrupted() {
+                break;
+            }
+            let (lines, death) = self.invoke(&job, ready, scratch);
+            if warm || interrupted() {
+                continue;
+            }
+            out.extend(self.record(&job, round, counted, ready, lines, death));
+        }
+        Ok(out)
+    }
+
     /// A worker's samples and failures as run-file records. Timed readCrc and readXxh64
     /// passes must compute what verification read.
     pub(super) fn record(
         &self,
         job: &Job,
         round: u32,
+        counted: bool,
         ready: &Ready,
         lines: Vec<WorkerLine>,
         death: Option<String>,
@@ -51,7 +96,7 @@ impl Schedule<'_> {
                     ns: *ns,
                     instructions: line.instructions.get(i).copied(),
                     checksum,
-                    counted: self.counted,
+                    counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
                     layout: u.layout.as_ref().map(|l| l.seed),
                 }));
@@ -63,22 +108,6 @@ impl Schedule<'_> {
             out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
         }
         out
-    }
-
-    /// A unit's failure as the run file records it; a full map says what map would do.
-    pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
-        let error = match error.contains("MDB_MAP_FULL") {
-            false => error,
-            true if self.spec.workloads.iter().any(|w| w.suite().preset().is_some()) => {
-                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
-            }
-            true => format!(
-                "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
-                self.spec.config.effective_map_size(),
-                self.spec.config.roomy_map_size()
-            ),
-        };
-        Failure { round: None, engine: u.engine, tag: u.label.to_string(), workload, stage: stage.into(), error }
     }
 }
 

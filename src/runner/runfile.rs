@@ -192,6 +192,10 @@ pub struct Plan {
 /// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
 pub const MIN_EFFECT: f64 = 0.02;
 
+/// How far apart (a fraction) instruction counts may be and still be the same: statistics
+/// judge counts by it, and the runner allows a tenth of it between two counts of one work.
+pub const COUNT_TOLERANCE: f64 = 0.005;
+
 impl Plan {
     /// `rounds` measured rounds after `warmup` by `metric`, one repetition per worker, and
     /// nothing more: no budget, no target, the default `same`, fixed layouts, no counting

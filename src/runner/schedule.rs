@@ -10,58 +10,49 @@ use std::time::Instant;
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
-use super::counter::{self, Counter};
+use super::job::{interrupt_flag, Outcome, StopWhen};
 use super::prepare::Ready;
 use super::record::append_all;
 use super::runfile::{self, End, EndReason, Record, RunWriter, Sample};
 use super::{layouts, pool, scratch, RunSpec, Unit};
-use crate::workload::Workload;
 
-/// What a finished (or stopped) schedule says.
-pub struct Outcome {
-    pub end: End,
+impl RunSpec {
+    /// A new run from its first round, ended by its plan or Ctrl-C.
+    pub fn start(&self, w: &mut RunWriter) -> Result<Outcome> {
+        self.schedule(0, Vec::new(), None).execute(w)
+    }
+
+    /// A new run that `stop` also ends ("decided") when it holds after a measured round.
+    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<Outcome> {
+        self.schedule(0, Vec::new(), Some(stop)).execute(w)
+    }
+
+    /// Continues a run at `start_round`; `prior` are its samples so far.
+    pub fn resume(&self, start_round: u32, prior: Vec<Sample>, w: &mut RunWriter) -> Result<Outcome> {
+        self.schedule(start_round, prior, None).execute(w)
+    }
+
+    fn schedule<'a>(
+        &'a self,
+        start_round: u32,
+        prior: Vec<Sample>,
+        stop_when: Option<&'a StopWhen<'a>>,
+    ) -> Schedule<'a> {
+        Schedule { spec: self, start_round, prior, interrupted: interrupt_flag(), stop_when }
+    }
 }
 
-/// A caller's stop condition, checked after every measured round: true ends the run.
-pub type StopWhen<'a> = dyn Fn(&[Sample]) -> bool + Sync + 'a;
-
-/// A specification's worker processes under way; made by [`RunSpec`] alone.
-pub(super) struct Schedule<'a> {
-    pub spec: &'a RunSpec,
+/// A specification's worker processes under way; made by [`RunSpec`]'s `start`, `start_until`
+/// and `resume` alone.
+struct Schedule<'a> {
+    spec: &'a RunSpec,
     /// The first round to run (non-zero when resuming).
-    pub start_round: u32,
+    start_round: u32,
     /// Samples already in the run file (resuming), for the precision target.
-    pub prior: Vec<Sample>,
-    pub interrupted: Arc<AtomicBool>,
+    prior: Vec<Sample>,
+    interrupted: Arc<AtomicBool>,
     /// Ends the run ("decided") when it holds after a measured round, as bisect does.
-    pub stop_when: Option<&'a StopWhen<'a>>,
-    /// This is the instruction-counting pass after the timed rounds: its samples are
-    /// marked `counted` and it writes no end record.
-    pub counted: bool,
-}
-
-/// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
-/// saving; workers die with the signal and their partial round is not recorded as a
-/// failure. A second Ctrl-C ends the process at once.
-pub fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    FLAG.get_or_init(|| {
-        let f = Arc::new(AtomicBool::new(false));
-        let g = f.clone();
-        let _ = ctrlc::set_handler(move || {
-            if g.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
-        f
-    })
-    .clone()
-}
-
-/// One worker invocation: a unit and the workloads it runs in that process.
-pub(super) struct Job<'u> {
-    pub unit: &'u Unit,
-    pub batch: Vec<Workload>,
+    stop_when: Option<&'a StopWhen<'a>>,
 }
 
 impl Schedule<'_> {
@@ -75,7 +66,7 @@ impl Schedule<'_> {
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
         let started = Instant::now();
         let scratch = scratch::create()?;
-        let ready = self.ready(scratch.path(), w)?;
+        let ready = self.spec.ready(scratch.path(), w)?;
         let total_rounds = self.spec.plan.warmup + self.spec.plan.rounds.saturating_sub(self.start_round);
         let bar = crate::progress::bar(total_rounds as u64 * self.spec.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
@@ -99,20 +90,20 @@ impl Schedule<'_> {
                 continue;
             }
             round += 1;
-            if let Some(why) = self.stop_after(round, started, &samples) {
+            if let Some(why) = self.spec.stop_after(round, started, &samples, self.stop_when) {
                 reason = why;
                 break;
             }
         }
         bar.finish_and_clear();
         if self.spec.counter.is_some() && round > self.start_round {
-            self.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
+            self.spec.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
         let wall = started.elapsed();
         let checked = round > self.start_round && !self.interrupted.load(Ordering::SeqCst);
         if let Some(seed) = self.layout_seed().filter(|_| checked) {
-            layouts::check_counts(self, seed, &samples[prior..], w)?;
+            layouts::check_counts(self.spec, seed, &samples[prior..], w)?;
         }
         let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
@@ -149,7 +140,7 @@ impl Schedule<'_> {
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
-                w.append(&Record::Failure(self.failure(u, None, "layout", error.clone()).in_round(round)))?;
+                w.append(&Record::Failure(self.spec.failure(u, None, "layout", error.clone()).in_round(round)))?;
             }
             units = linked;
         }
@@ -162,54 +153,13 @@ impl Schedule<'_> {
             } else {
                 format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.label)
             });
-            self.measure(u, round, warm, ready, scratch)
+            self.spec.measure(u, round, (warm, false), ready, scratch)
         };
         pool::for_each(&order, jobs, work, |_, records| {
             bar.inc(1);
             out.extend(append_all(w, records)?);
             Ok(())
         })?;
-        Ok(out)
-    }
-
-    /// One unit's worker process(es) for a round: the records to append (none when warm).
-    pub(super) fn measure(
-        &self,
-        u: &Unit,
-        round: u32,
-        warm: bool,
-        ready: &Ready,
-        scratch: &Path,
-    ) -> Result<Vec<Record>> {
-        // Reads need the tag's read database and this unit's verified checksum; without
-        // them they were already reported.
-        let workloads: Vec<Workload> = self
-            .spec
-            .workloads
-            .iter()
-            .copied()
-            .filter(|w| match w.verified_once() {
-                true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
-                false => !w.is_read() || ready.dbs.contains_key(&u.label),
-            })
-            .collect();
-        // Under callgrind, workloads whose suite declares no one timed call per repetition
-        // (TimedFunctions::ManyPerPass) get a process each; the rest share one.
-        let callgrind = matches!(self.counter_for(u), Some(Counter::Callgrind { .. }));
-        let (shared, alone): (Vec<Workload>, Vec<Workload>) =
-            workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
-        let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
-        let mut out = Vec::new();
-        for job in jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }) {
-            if self.interrupted.load(Ordering::SeqCst) {
-                break;
-            }
-            let (lines, death) = self.invoke(&job, ready, scratch);
-            if warm || self.interrupted.load(Ordering::SeqCst) {
-                continue;
-            }
-            out.extend(self.record(&job, round, ready, lines, death));
-        }
         Ok(out)
     }
 }

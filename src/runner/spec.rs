@@ -2,16 +2,24 @@
 //! pass, the layout check, `layouts`, `bisect` and `its-10406` (through `run`) each make
 //! one, and only a specification makes a run file's header or a schedule.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use super::counter::{self, Counter};
-use super::runfile::{Engine, Header, Metric, Plan, RunWriter, Sample, TagStatus};
-use super::schedule::{interrupt_flag, Outcome, Schedule, StopWhen};
+use super::runfile::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
 use super::{Label, Unit};
 use crate::workload::{Workload, WorkloadConfig};
 
+/// The judgement the `--target-ci` stop rule needs, which statistics provide
+/// (`stats::stop::target_reached`): whether `samples` (their tags rendered from `labels`'
+/// values) resolve every comparison to within ±`target` percent, judged by `metric` and
+/// `min_effect`.
+pub type TargetReached = fn(&[Sample], &BTreeMap<String, &Label>, f64, Metric, f64) -> bool;
+
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
-/// once for untimed and counted work (timed rounds: always one).
+/// once for untimed and counted work (timed rounds: always one); with the judgement its
+/// plan's `target_ci` stops by.
 pub struct RunSpec {
     pub units: Vec<Unit>,
     pub workloads: Vec<Workload>,
@@ -21,12 +29,13 @@ pub struct RunSpec {
     /// Set when the plan's metric is instructions.
     pub counter: Option<Counter>,
     pub jobs: usize,
+    pub target_reached: TargetReached,
 }
 
 impl RunSpec {
     /// The specification a run file's header records, measured now by `units` (built
-    /// again), with `jobs` workers at once.
-    pub fn recorded(h: &Header, units: Vec<Unit>, jobs: usize) -> Result<RunSpec> {
+    /// again), with `jobs` workers at once, stopped at its `target_ci` by `target_reached`.
+    pub fn recorded(h: &Header, units: Vec<Unit>, jobs: usize, target_reached: TargetReached) -> Result<RunSpec> {
         Ok(RunSpec {
             units,
             workloads: h.workloads.clone(),
@@ -35,6 +44,7 @@ impl RunSpec {
             plan: h.plan.clone(),
             counter: instruction_counter(h.plan.metric)?,
             jobs,
+            target_reached,
         })
     }
 
@@ -54,37 +64,6 @@ impl RunSpec {
         Header { instruction_counter: counter, ..header }
     }
 
-    /// A new run from its first round, ended by its plan or Ctrl-C.
-    pub fn start(&self, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(0, Vec::new(), None).execute(w)
-    }
-
-    /// A new run that `stop` also ends ("decided") when it holds after a measured round.
-    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(0, Vec::new(), Some(stop)).execute(w)
-    }
-
-    /// Continues a run at `start_round`; `prior` are its samples so far.
-    pub fn resume(&self, start_round: u32, prior: Vec<Sample>, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(start_round, prior, None).execute(w)
-    }
-
-    /// The instruction-counting pass the plan asks for after the timed rounds (every unit
-    /// once, on every core, its samples marked `counted`), if a counter is at hand.
-    pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
-        let Some(entries) = self.plan.count_entries else { return Ok(()) };
-        let counter = match counter::detect() {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("no instruction counts beside time: {e:#}");
-                return Ok(());
-            }
-        };
-        let pass = self.counting(self.workloads.clone(), entries, counter)?;
-        eprintln!("counting instructions: every unit once, {entries} entries");
-        pass.counted_schedule().count_pass(w)
-    }
-
     /// This specification's `workloads` counted once per unit by `counter`, on `entries`
     /// entries of its data, from the fixed builds.
     pub(super) fn counting(&self, workloads: Vec<Workload>, entries: u32, counter: Counter) -> Result<RunSpec> {
@@ -96,21 +75,29 @@ impl RunSpec {
             plan: self.plan.counting(),
             counter: Some(counter),
             jobs: self.jobs,
+            target_reached: self.target_reached,
         })
     }
 
-    /// This (counting) specification's schedule: its samples are marked `counted`.
-    pub(super) fn counted_schedule(&self) -> Schedule<'_> {
-        Schedule { counted: true, ..self.schedule(0, Vec::new(), None) }
+    /// This specification's read workloads.
+    pub(super) fn reads(&self) -> Vec<Workload> {
+        self.workloads.iter().copied().filter(|w| w.is_read()).collect()
     }
 
-    fn schedule<'a>(
-        &'a self,
-        start_round: u32,
-        prior: Vec<Sample>,
-        stop_when: Option<&'a StopWhen<'a>>,
-    ) -> Schedule<'a> {
-        Schedule { spec: self, start_round, prior, interrupted: interrupt_flag(), stop_when, counted: false }
+    /// A unit's failure as the run file records it; a full map says what map would do.
+    pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+        let error = match error.contains("MDB_MAP_FULL") {
+            false => error,
+            true if self.workloads.iter().any(|w| w.suite().preset().is_some()) => {
+                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
+            }
+            true => format!(
+                "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",
+                self.config.effective_map_size(),
+                self.config.roomy_map_size()
+            ),
+        };
+        Failure { round: None, engine: u.engine, tag: u.label.to_string(), workload, stage: stage.into(), error }
     }
 }
 

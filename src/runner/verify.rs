@@ -4,48 +4,47 @@
 //! [`Verification::Once`]: crate::workload::suite::Verification::Once
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::prepare::Ready;
-use super::runfile::{Record, RunWriter};
-use super::{pool, Schedule, Unit};
+use super::job::interrupted;
+use super::runfile::{Engine, Record, RunWriter};
+use super::{pool, Label, RunSpec, Unit};
 use crate::workload::suite::Suite;
 use crate::workload::{Checksum, Workload};
 
-impl Schedule<'_> {
+/// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
+pub(super) type Checksums = BTreeMap<(Engine, Label, Workload), Checksum>;
+
+impl RunSpec {
     /// Once per run and unit: each read's checksum through the unit's own engine and
     /// library, held to what the data must give (computed here, without LMDB). A read that
     /// fails this is recorded and not measured; timed passes are then held to it.
-    pub(super) fn verify(&self, ready: &mut Ready, w: &mut RunWriter) -> Result<()> {
+    /// `dbs` are the tags' read databases; returns the checksums verified.
+    pub(super) fn verify(&self, dbs: &BTreeMap<Label, PathBuf>, w: &mut RunWriter) -> Result<Checksums> {
         // Reads of suites verified once (Verification::Once); the others check each pass.
         let reads: Vec<Workload> = self.reads().into_iter().filter(|w| w.verified_once()).collect();
         if reads.is_empty() {
-            return Ok(());
+            return Ok(Checksums::new());
         }
         let expected: BTreeMap<Workload, Checksum> =
-            Suite::of(&reads)?.expected_checksums(&reads, &self.spec.config).into_iter().collect();
-        let units: Vec<&Unit> = self.spec.units.iter().filter(|u| ready.dbs.contains_key(&u.label)).collect();
+            Suite::of(&reads)?.expected_checksums(&reads, &self.config).into_iter().collect();
+        let units: Vec<&Unit> = self.units.iter().filter(|u| dbs.contains_key(&u.label)).collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
-        let dbs = &ready.dbs;
         let work = |u: &&Unit| {
-            if self.interrupted.load(Ordering::SeqCst) {
+            if interrupted() {
                 return (Vec::new(), Some("interrupted".to_string()));
             }
             let mut cmd = u.command("verify");
-            cmd.arg("--dir")
-                .arg(&dbs[&u.label])
-                .arg("--workloads")
-                .arg(names.join(","))
-                .args(self.spec.config.to_args());
+            cmd.arg("--dir").arg(&dbs[&u.label]).arg("--workloads").arg(names.join(",")).args(self.config.to_args());
             u.run(cmd)
         };
         let mut found = BTreeMap::new();
-        pool::for_each(&units, self.spec.jobs, work, |u, (lines, death)| {
+        pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
             bar.inc(1);
-            if self.interrupted.load(Ordering::SeqCst) {
+            if interrupted() {
                 return Ok(());
             }
             for wl in &reads {
@@ -69,7 +68,6 @@ impl Schedule<'_> {
             Ok(())
         })?;
         bar.finish_and_clear();
-        ready.checksums = found;
-        Ok(())
+        Ok(found)
     }
 }

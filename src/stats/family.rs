@@ -33,8 +33,7 @@ pub struct Rule {
     pub counts: bool,
 }
 
-pub use crate::runner::runfile::MIN_EFFECT;
-pub const COUNT_TOLERANCE: f64 = 0.005;
+pub use crate::runner::runfile::{COUNT_TOLERANCE, MIN_EFFECT};
 
 impl Default for Rule {
     fn default() -> Self {

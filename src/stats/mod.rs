@@ -1,7 +1,8 @@
 //! Statistics, kept apart from measurement: summaries with intervals here; the one
 //! comparison method and its verdicts in [`ratio`]; the run's design (rounds as blocks,
 //! families of comparisons, noise) in [`family`]; slow outliers in [`burst`]; how much code layout moves a time in
-//! [`layout`]. Distributions come from statrs.
+//! [`layout`]; the judgement of the runner's `--target-ci` stop rule in [`stop`].
+//! Distributions come from statrs.
 
 pub mod burst;
 pub mod family;
@@ -10,6 +11,7 @@ pub mod latency;
 pub mod layout;
 pub mod rank;
 pub mod ratio;
+pub mod stop;
 
 pub use ratio::{Comparison, Method, Verdict};
 
