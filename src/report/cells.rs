@@ -15,6 +15,9 @@ pub struct Cells {
     /// The column holding the tag (highlighted for the newest tag, repeated when a
     /// text table is split to fit 80 columns).
     pub tag_col: usize,
+    /// The columns that name a row (the tag's, and any before it that a row needs to be
+    /// told apart, such as the workload), repeated in every part of a split text table.
+    pub keys: Vec<usize>,
     /// Columns before this one are text (left-aligned); the rest are figures.
     pub text_cols: usize,
     /// The column holding each row's verdict, and the verdict itself, for formats that
@@ -43,6 +46,7 @@ impl Cells {
             rows: Vec::new(),
             highlight: Vec::new(),
             tag_col,
+            keys: vec![tag_col],
             text_cols,
             verdict_col: None,
             judged: Vec::new(),
@@ -321,6 +325,8 @@ pub fn layout_study_cells(m: &ReportModel) -> Cells {
 pub fn overhead_cells(m: &ReportModel) -> Cells {
     let mut c = Cells::new(&["Workload", "LMDB Tag", "Rust", "C", "Rust / C", "interval", "verdict"], 1, 2);
     c.verdict_col = Some(6);
+    // A row is a workload's tag: a part that showed the tag alone would not say which.
+    c.keys = vec![0, 1];
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),

@@ -24,26 +24,27 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
-/// The tag column plus groups of the other columns, each group fitting `WIDTH`: a part is
-/// its columns' widths plus two spaces between neighbours.
+/// The key columns (the tag's, and what else names a row) plus groups of the other
+/// columns, each group fitting `WIDTH`: a part is its columns' widths plus two spaces
+/// between neighbours.
 fn column_groups(c: &Cells, widths: &[usize]) -> Vec<Vec<usize>> {
     let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
     if total <= WIDTH {
         return vec![(0..widths.len()).collect()];
     }
+    let keys_width = c.keys.iter().map(|k| widths[*k]).sum::<usize>() + 2 * (c.keys.len() - 1);
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut cur = vec![c.tag_col];
-    let mut used = widths[c.tag_col];
-    for i in (0..widths.len()).filter(|i| *i != c.tag_col) {
-        if cur.len() > 1 && used + 2 + widths[i] > WIDTH {
-            groups.push(std::mem::replace(&mut cur, vec![c.tag_col]));
-            used = widths[c.tag_col];
+    let (mut cur, mut used) = (c.keys.clone(), keys_width);
+    for i in (0..widths.len()).filter(|i| !c.keys.contains(i)) {
+        if cur.len() > c.keys.len() && used + 2 + widths[i] > WIDTH {
+            groups.push(std::mem::replace(&mut cur, c.keys.clone()));
+            used = keys_width;
         }
         cur.push(i);
         used += 2 + widths[i];
     }
     groups.push(cur);
-    // Keep each part's columns in their original order, the tag where it was.
+    // Keep each part's columns in their original order, the keys where they were.
     for g in &mut groups {
         g.sort();
     }
@@ -170,6 +171,22 @@ mod tests {
         assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
         assert_eq!(o.matches("LMDB_0.9.33 *").count(), 2, "{o}");
         assert!(o.contains(&"z".repeat(30)));
+    }
+
+    /// A row the tag alone does not name (the overhead table's workload and tag) keeps
+    /// every key column in every part.
+    #[test]
+    fn every_part_repeats_every_key_column() {
+        let mut c = Cells::new(&["Workload", "Tag", "a", "b", "c"], 1, 2);
+        c.keys = vec![0, 1];
+        c.push(vec!["readXxh64".into(), "LMDB_0.9.33".into(), "x".repeat(30), "y".repeat(30), "z".repeat(30)], false);
+        let mut o = String::new();
+        table(&mut o, &c);
+        assert!(o.lines().all(|l| width(l) <= WIDTH), "{o}");
+        for figures in ["x", "y", "z"].map(|f| f.repeat(30)) {
+            let row = o.lines().find(|l| l.contains(&figures)).unwrap();
+            assert!(row.starts_with("readXxh64  LMDB_0.9.33"), "{o}");
+        }
     }
 
     #[test]
