@@ -195,13 +195,6 @@ impl<'a> Env<'a> {
             .check("mdb_txn_begin", unsafe { (self.api.mdb_txn_begin)(self.env, ptr::null_mut(), flags, &mut txn) })?;
         Ok(txn)
     }
-
-    pub fn cursor(&self, txn: *mut MDB_txn) -> Result<*mut MDB_cursor, LmdbError> {
-        let mut cur = ptr::null_mut();
-        // SAFETY: txn belongs to this env.
-        self.api.check("mdb_cursor_open", unsafe { (self.api.mdb_cursor_open)(txn, self.dbi, &mut cur) })?;
-        Ok(cur)
-    }
 }
 
 /// A transaction (read-only with `flags` MDB_RDONLY) and a cursor on `env`'s database, for
