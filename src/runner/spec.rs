@@ -89,7 +89,7 @@ impl RunSpec {
         let error = match error.contains("MDB_MAP_FULL") {
             false => error,
             true if self.workloads.iter().any(|w| w.suite().preset().is_some()) => {
-                format!("{error} (the map is too small for this data: give a larger --preset-map-size)")
+                format!("{error} (the map is too small for this data: give a larger --map-size)")
             }
             true => format!(
                 "{error} (the map of {} bytes is too small for this data: give --map-size {} or more, or leave it out)",

@@ -190,7 +190,7 @@ impl Preset {
                  latency table pools every cycle. Writing the database is timed as its own workload; \
                  its size on disk is the data file's allocated bytes. The paper used 1,000,000 \
                  entries (1.1 GB on disk); the default here is 100,000 (175 MB on disk with \
-                 LMDB 0.9.33) so a run across every tag stays short: --preset-entries 1000000 \
+                 LMDB 0.9.33) so a run across every tag stays short: --entries 1000000 \
                  gives the paper's size."
             }
             Preset::Migrate => {
