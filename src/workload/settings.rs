@@ -39,7 +39,8 @@ impl EnvSettings {
     pub fn resolve(&self, base: &WorkloadConfig, params: &PresetConfig, suite: Option<Preset>) -> WorkloadConfig {
         let writemap = self.writemap || (!self.no_writemap && suite.is_none());
         let entries = self.entries.unwrap_or(match suite {
-            None => 1_000_000,
+            // LmdbJava's own, as its configuration's default holds it.
+            None => WorkloadConfig::default().entries,
             Some(Preset::TokyoCabinet) => 1_000_000,
             Some(Preset::OpenGet | Preset::Migrate) => 100_000,
         });
