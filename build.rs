@@ -7,6 +7,8 @@
 mod abi;
 #[path = "src/artifact.rs"]
 mod artifact;
+#[path = "src/children.rs"]
+mod children;
 #[path = "src/compile.rs"]
 mod compile;
 #[path = "src/envvars.rs"]
@@ -21,6 +23,8 @@ mod matrix;
 mod mtest;
 #[path = "src/source/mod.rs"]
 mod source;
+#[path = "src/stage.rs"]
+mod stage;
 #[path = "src/tags.rs"]
 mod tags;
 
@@ -28,6 +32,7 @@ fn main() {
     for p in [
         "lmdb-tags",
         "src/artifact.rs",
+        "src/children.rs",
         "src/compile.rs",
         "src/envvars.rs",
         "src/files.rs",
@@ -35,11 +40,18 @@ fn main() {
         "src/matrix.rs",
         "src/mtest.rs",
         "src/source",
+        "src/stage.rs",
         "src/tags.rs",
     ] {
         println!("cargo:rerun-if-changed={p}");
     }
-    let checked = ["LMDB_REGRESS_COUNTER", "LMDB_REGRESS_SCRATCH", "LMDB_REGRESS_TAGS", "LMDB_REGRESS_HARNESS_C"];
+    let checked = [
+        "LMDB_REGRESS_COUNTER",
+        "LMDB_REGRESS_SCRATCH",
+        "LMDB_REGRESS_TAGS",
+        "LMDB_REGRESS_HARNESS_C",
+        envvars::PROGRESS_INTERVAL,
+    ];
     let read = ["LMDB_REGRESS_CACHE", "LMDB_GIT", "LMDB_REGRESS_OFFLINE", "LMDB_REGRESS_ARCHIVE_URLS"];
     for v in read.into_iter().chain(checked).chain(["LMDB_REGRESS_SKIP_MATRIX", "CC"]) {
         println!("cargo:rerun-if-env-changed={v}");

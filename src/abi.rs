@@ -84,19 +84,14 @@ int main(void) {
 pub fn probe(src_dir: &Path, compiler: &Path, cflags: &[String], scratch: &Path) -> Result<AbiLayout> {
     let (source, exe) = (scratch.join("abi-probe.c"), scratch.join("abi-probe"));
     std::fs::write(&source, PROBE_C).with_context(|| format!("cannot write {}", source.display()))?;
-    let out = Command::new(compiler)
-        .args(cflags.iter().filter(|f| f.as_str() != "-shared"))
-        .arg("-I")
-        .arg(src_dir)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&source)
-        .output()
-        .with_context(|| format!("cannot run {}", compiler.display()))?;
+    let mut cmd = Command::new(compiler);
+    cmd.args(cflags.iter().filter(|f| f.as_str() != "-shared")).arg("-I").arg(src_dir).arg("-o").arg(&exe).arg(&source);
+    let out = crate::children::output(&mut cmd).with_context(|| format!("cannot run {}", compiler.display()))?;
     if !out.status.success() {
         bail!("the ABI probe does not compile against {}/lmdb.h:\n{}", src_dir.display(), stderr(&out));
     }
-    let run = Command::new(&exe).output().with_context(|| format!("cannot run {}", exe.display()))?;
+    let run =
+        crate::children::output(&mut Command::new(&exe)).with_context(|| format!("cannot run {}", exe.display()))?;
     if !run.status.success() {
         bail!("the ABI probe failed: {}", stderr(&run));
     }

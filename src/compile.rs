@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::manifest::{FileHashes, Match};
 use crate::mtest::TestPrograms;
 use crate::source::{Provenance, SourceSet};
+use crate::stage::{Declared, Inputs, SRC};
 
 /// The default flags: LmdbJava's `make OPT=-O2` with what every build adds.
 pub const DEFAULT_CFLAGS: &str = "-O2 -g -fPIC -shared -pthread";
@@ -101,7 +102,7 @@ fn is_base_flag(f: &str) -> bool {
 /// The first line of `compiler --version`; a compiler that is not installed is an error
 /// naming the Debian package that brings it.
 fn version_line(compiler: &Path) -> Result<String> {
-    let out = match Command::new(compiler).arg("--version").output() {
+    let out = match crate::children::output(Command::new(compiler).arg("--version")) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}", missing_compiler(compiler)),
         other => other.with_context(|| format!("cannot run C compiler {}", compiler.display()))?,
     };
@@ -115,7 +116,7 @@ fn missing_compiler(compiler: &Path) -> String {
     let name = compiler.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     match debian_package(&name) {
         Some(pkg) => format!(
-            "C compiler {} not found: install Debian's package {pkg} (apt-get install {pkg}; `make deps` installs gcc and clang)",
+            "C compiler {} not found: install Debian's package {pkg} (apt-get install {pkg}; `make deps` installs gcc, `make deps-test` clang too)",
             compiler.display()
         ),
         None => format!("C compiler {} not found: install it, or give its full path", compiler.display()),
@@ -216,6 +217,10 @@ pub struct BuildRecord {
     /// What `mdb_version()` reported.
     pub lmdb_version: String,
     pub files: FileHashes,
+    /// What the compiler read: each input's path in the build's folder (`src/mdb.c`,
+    /// `harness/workloads.c`, kept there) and its SHA-256 once the compiler was done.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub compiled: FileHashes,
     pub provenance: Provenance,
     #[serde(rename = "match")]
     pub matches: Match,
@@ -240,22 +245,41 @@ pub fn harness_files(harness: &Path) -> Vec<PathBuf> {
     std::iter::once(harness.to_path_buf()).chain(companions).collect()
 }
 
-pub fn build_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
+/// How builds are made, beyond their toolchain: compiled from copies staged in the build's
+/// own folder (`crate::stage`). Part of every id, so no build made another way is taken
+/// for one of these.
+const RECIPE: &str = "staged sources 1";
+
+/// A build's id: the hash of its inputs (`crate::stage::Inputs::hashes`), its kind, compiler,
+/// compiler version and flags, and [`RECIPE`].
+pub fn build_id(inputs: &FileHashes, tc: &Toolchain, kind: BuildKind) -> String {
     let mut h = Sha256::new();
-    h.update(format!("{kind:?}\n{}\n{}\n{}\n", src.key(), tc.compiler.display(), tc.version));
+    h.update(format!("{RECIPE}\n{kind:?}\n{}\n{}\n", tc.compiler.display(), tc.version));
     for f in &tc.cflags {
         h.update(f.as_bytes());
         h.update(b"\0");
     }
-    for p in harness.map(harness_files).unwrap_or_default() {
-        h.update(std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?);
+    for (path, sha) in inputs {
+        h.update(format!("{path}={sha}\n"));
     }
-    Ok(hex::encode(h.finalize())[..16].to_string())
+    hex::encode(h.finalize())[..16].to_string()
+}
+
+/// What a kind of build reads: `src`'s sources, and for the C twin its files (`harness`,
+/// its main file) too.
+pub fn inputs(src: &SourceSet, kind: BuildKind, harness: Option<&Path>) -> Result<Inputs> {
+    let twin = match (kind, harness) {
+        (BuildKind::CHarness, Some(h)) => harness_files(h),
+        (BuildKind::CHarness, None) => bail!("the C harness build needs harness/workloads.c"),
+        (BuildKind::SharedLibrary, _) => Vec::new(),
+    };
+    Inputs::read(src, &twin)
 }
 
 /// Builds (or finds already built) `src` with `tc`. `expect_version` is the tag's
-/// (major, minor, patch); the built artifact must report it. A shared library is checked
-/// with `programs` (LMDB's mtest), a cached one when its record asks for it.
+/// (major, minor, patch); the built artifact must report it, and the version its lmdb.h
+/// declares. A shared library is checked with `programs` (LMDB's mtest), a cached one when
+/// its record asks for it.
 pub fn build(
     src: &SourceSet,
     tc: &Toolchain,
@@ -266,18 +290,14 @@ pub fn build(
     expect_version: Option<(i32, i32, i32)>,
     programs: &TestPrograms,
 ) -> Result<BuildRecord> {
-    let harness = match (kind, harness) {
-        (BuildKind::CHarness, None) => bail!("the C harness build needs harness/workloads.c"),
-        (BuildKind::CHarness, h) => h,
-        (BuildKind::SharedLibrary, _) => None,
-    };
-    let id = build_id(src, tc, kind, harness)?;
+    let inputs = inputs(src, kind, harness)?;
+    let id = build_id(&inputs.hashes(), tc, kind);
     let suffix = match kind {
         BuildKind::SharedLibrary => "so",
         BuildKind::CHarness => "c",
     };
     let dir = builds_dir.join(format!("{}-{suffix}-{id}", sanitize(&src.label)));
-    match already_built(&dir, src) {
+    match already_built(&dir, &id, src) {
         Ok(Some(rec)) if kind == BuildKind::CHarness || !crate::mtest::needs_check(rec.mtest.as_ref(), programs) => {
             return Ok(rec)
         }
@@ -293,8 +313,10 @@ pub fn build(
     let writable = || format!("cannot write in {} (is the cache writable? LMDB_REGRESS_CACHE)", builds_dir.display());
     std::fs::create_dir_all(builds_dir).with_context(writable)?;
     let staging = tempfile::tempdir_in(builds_dir).with_context(writable)?;
-    let (artifact_name, mut cmd) = compile_command(src, tc, kind, harness, staging.path());
-    let out = cmd.output().with_context(|| format!("cannot run {}", tc.compiler.display()))?;
+    let at = staging.path();
+    inputs.stage(at)?;
+    let (artifact_name, mut cmd) = compile_command(&inputs, tc, kind, at);
+    let out = crate::children::output(&mut cmd).with_context(|| format!("cannot run {}", tc.compiler.display()))?;
     if !out.status.success() {
         bail!(
             "{} failed to compile {}:\n{}",
@@ -303,20 +325,17 @@ pub fn build(
             String::from_utf8_lossy(&out.stderr).trim_end()
         );
     }
-    let built = staging.path().join(artifact_name);
-    let lmdb_version = check_version(kind, &built, &src.label, expect_version)?;
-    let abi = crate::abi::probe(&src.dir, &tc.compiler, &tc.cflags, staging.path())?;
+    // What the compiler read must be what was verified.
+    let compiled = inputs.hashes();
+    crate::stage::check(at, &compiled)?;
+    let built = at.join(artifact_name);
+    let lmdb_version = check_version(kind, &built, &src.label, expect_version, &at.join(SRC))?;
+    let abi = crate::abi::probe(&at.join(SRC), &tc.compiler, &tc.cflags, at)?;
     crate::abi::check(&src.label, &abi)?;
     let mtest = match kind {
-        BuildKind::SharedLibrary => Some(crate::mtest::check(
-            &src.label,
-            &src.dir,
-            staging.path(),
-            &tc.compiler,
-            &tc.cflags,
-            programs,
-            builds_dir,
-        )?),
+        BuildKind::SharedLibrary => {
+            Some(crate::mtest::check(&src.label, &at.join(SRC), at, &tc.compiler, &tc.cflags, programs, builds_dir)?)
+        }
         BuildKind::CHarness => None,
     };
     let rec = BuildRecord {
@@ -328,6 +347,7 @@ pub fn build(
         sha256: crate::artifact::sha256(&built)?,
         lmdb_version,
         files: src.files.clone(),
+        compiled,
         provenance: src.provenance.clone(),
         matches: src.matches,
         toolchain: tc.clone(),
@@ -335,7 +355,7 @@ pub fn build(
         abi,
         mtest,
     };
-    write_record(staging.path(), &rec, crate::files::Existing::Refuse)?;
+    write_record(at, &rec, crate::files::Existing::Refuse)?;
     install(staging, &dir, &rec)?;
     Ok(rec)
 }
@@ -358,7 +378,8 @@ fn check_cached_with_mtest(
     builds_dir: &Path,
 ) -> Result<BuildRecord> {
     let dir = rec.artifact.parent().context("a build's artifact has no folder")?.to_path_buf();
-    let verdict = crate::mtest::check(&src.label, &src.dir, &dir, &tc.compiler, &tc.cflags, programs, builds_dir)?;
+    let verdict =
+        crate::mtest::check(&src.label, &dir.join(SRC), &dir, &tc.compiler, &tc.cflags, programs, builds_dir)?;
     rec.mtest = Some(verdict);
     // The record on disk keeps the build's own label and provenance, as written when built.
     let mut on_disk: BuildRecord = serde_json::from_slice(&std::fs::read(dir.join("build.json"))?)
@@ -369,11 +390,11 @@ fn check_cached_with_mtest(
     Ok(rec)
 }
 
-/// The record of an earlier build in `dir` (None when there is none) whose artifact is
-/// still the file that was built. Same sources, compiler and flags: nothing to redo. The
-/// label may differ (a commit that is also a tag); the caller's name and provenance win.
+/// The record of an earlier build in `dir`, the folder of build `id` (None when there is
+/// none), when it can be trusted. Same inputs, compiler and flags: nothing to redo. The
+/// label, commit and provenance are the caller's (a commit may share a tag's files).
 /// Err says why the build cannot be trusted: it is then rebuilt.
-fn already_built(dir: &Path, src: &SourceSet) -> Result<Option<BuildRecord>> {
+fn already_built(dir: &Path, id: &str, src: &SourceSet) -> Result<Option<BuildRecord>> {
     let path = dir.join("build.json");
     let bytes = match std::fs::read(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -385,19 +406,56 @@ fn already_built(dir: &Path, src: &SourceSet) -> Result<Option<BuildRecord>> {
         bail!("{} is an older build record, without the artifact's SHA-256", path.display());
     }
     rec.artifact = dir.join(&rec.artifact);
-    crate::artifact::verify(&rec.artifact, &rec.sha256)?;
-    crate::abi::check(&src.label, &rec.abi)?;
+    trusted(&rec, dir, id, src)?;
     rec.label = src.label.clone();
+    rec.commit = src.commit.clone();
     rec.provenance = src.provenance.clone();
+    rec.matches = src.matches;
     Ok(Some(rec))
 }
 
+/// Whether a cached build is what its folder's id says: its record's inputs, kind and
+/// toolchain hash to that id, its sources are `src`'s, the copies it was compiled from are
+/// still those inputs, its artifact still has the recorded SHA-256 and ABI, and holds the
+/// version its lmdb.h declares (read, not loaded).
+fn trusted(rec: &BuildRecord, dir: &Path, id: &str, src: &SourceSet) -> Result<()> {
+    let recorded = build_id(&rec.compiled, &rec.toolchain, rec.kind);
+    if rec.build_id != id || recorded != id {
+        bail!(
+            "{} is the folder of build {id}, but its record names build {} and describes build {recorded}",
+            dir.display(),
+            rec.build_id
+        );
+    }
+    if crate::stage::library_files(&rec.compiled) != rec.files || rec.files != src.files {
+        bail!("{}: its record's source hashes are not those it was compiled from", dir.display());
+    }
+    crate::stage::check(dir, &rec.compiled)?;
+    crate::artifact::verify(&rec.artifact, &rec.sha256)?;
+    crate::abi::check(&src.label, &rec.abi)?;
+    let declared = Declared::of(&dir.join(SRC))?;
+    if rec.lmdb_version != declared.text || !declared.is_in(&rec.artifact)? {
+        bail!(
+            "{} is not {} (its record says {:?}): not a build of its sources",
+            rec.artifact.display(),
+            declared.text,
+            rec.lmdb_version
+        );
+    }
+    Ok(())
+}
+
 /// Every shared-library build in `builds_dir` whose library is still there, by its record
-/// (what `tags` lists as cached, building nothing), by toolchain name.
+/// (what `tags` lists as cached, building nothing), by toolchain name: those made as builds
+/// are now made (their record's inputs hash to their folder's id).
 pub fn cached_builds(builds_dir: &Path) -> Vec<BuildRecord> {
     // build.json names the artifact relative to its folder (a cache can move).
     let record = |dir: &Path| {
         let mut rec = serde_json::from_slice::<BuildRecord>(&std::fs::read(dir.join("build.json")).ok()?).ok()?;
+        let id = build_id(&rec.compiled, &rec.toolchain, rec.kind);
+        if rec.build_id != id || !dir.to_string_lossy().ends_with(&id) {
+            return None;
+        }
         rec.artifact = dir.join(&rec.artifact);
         Some(rec)
     };
@@ -412,37 +470,23 @@ pub fn cached_builds(builds_dir: &Path) -> Vec<BuildRecord> {
     out
 }
 
-/// The compiler invocation for `kind`, writing into `out_dir`, and the artifact's name.
-fn compile_command(
-    src: &SourceSet,
-    tc: &Toolchain,
-    kind: BuildKind,
-    harness: Option<&Path>,
-    out_dir: &Path,
-) -> (&'static str, Command) {
-    let mut c = Command::new(&tc.compiler);
-    match (kind, harness) {
-        (BuildKind::CHarness, Some(harness)) => {
-            // Same flags, but an executable: -shared would make a library.
-            c.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared"));
-            c.arg("-I").arg(&src.dir).arg("-o").arg(out_dir.join("lmdb-harness-c"));
-            c.args(harness_files(harness).into_iter().filter(|p| p.extension().is_some_and(|e| e == "c")));
-            c.args(library_c_files(src)).args(system_libs(src.files.keys()));
-            c.arg("-ldeflate");
-            ("lmdb-harness-c", c)
-        }
-        _ => {
-            c.args(&tc.cflags).arg("-o").arg(out_dir.join("liblmdb.so"));
-            c.args(library_c_files(src)).args(system_libs(src.files.keys()));
-            ("liblmdb.so", c)
-        }
+/// The compiler invocation for `kind` from the inputs staged in `staging`, writing there,
+/// and the artifact's name.
+fn compile_command(inputs: &Inputs, tc: &Toolchain, kind: BuildKind, staging: &Path) -> (&'static str, Command) {
+    let mut c = crate::stage::compiler_in(staging, &tc.compiler);
+    let (name, flags): (&str, Vec<&String>) = match kind {
+        // Same flags, but an executable: -shared would make a library.
+        BuildKind::CHarness => ("lmdb-harness-c", tc.cflags.iter().filter(|f| f.as_str() != "-shared").collect()),
+        BuildKind::SharedLibrary => ("liblmdb.so", tc.cflags.iter().collect()),
+    };
+    let c_files = inputs.c_files(kind == BuildKind::CHarness);
+    let names: Vec<String> =
+        c_files.iter().filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned())).collect();
+    c.args(flags).args(["-I", SRC, "-o", name]).args(&c_files).args(system_libs(&names));
+    if kind == BuildKind::CHarness {
+        c.arg("-ldeflate");
     }
-}
-
-/// liblmdb's C files in `src`, in link order: every `.c` file its sources list
-/// (mdb.c, midl.c, and module.c from 1.0 on).
-pub fn library_c_files(src: &SourceSet) -> Vec<PathBuf> {
-    src.files.keys().filter(|f| f.ends_with(".c")).map(|f| src.dir.join(f)).collect()
+    (name, c)
 }
 
 /// The system libraries liblmdb's files (sources or their objects, by name) link with:
@@ -452,8 +496,15 @@ pub fn system_libs<'a>(files: impl IntoIterator<Item = &'a String>) -> Option<&'
     files.into_iter().any(|f| stem(f) == "module").then_some("-ldl")
 }
 
-/// Asks the built artifact its version; it must be the tag's. Returns mdb_version's text.
-fn check_version(kind: BuildKind, artifact: &Path, label: &str, expect: Option<(i32, i32, i32)>) -> Result<String> {
+/// Asks the built artifact its version: it must be the tag's (`expect`) and the one the
+/// lmdb.h in `sources` declares. Returns mdb_version's text.
+fn check_version(
+    kind: BuildKind,
+    artifact: &Path,
+    label: &str,
+    expect: Option<(i32, i32, i32)>,
+    sources: &Path,
+) -> Result<String> {
     let ((a, b, c), text) = match kind {
         BuildKind::SharedLibrary => library_version(artifact)?,
         BuildKind::CHarness => harness_version(artifact)?,
@@ -462,6 +513,10 @@ fn check_version(kind: BuildKind, artifact: &Path, label: &str, expect: Option<(
         if (a, b, c) != (ea, eb, ec) {
             bail!("{label} reports version {a}.{b}.{c} ({text}), expected {ea}.{eb}.{ec}");
         }
+    }
+    let declared = Declared::of(sources)?;
+    if ((a, b, c), text.as_str()) != (declared.numbers, declared.text.as_str()) {
+        bail!("{label} reports version {a}.{b}.{c} ({text}), but its lmdb.h declares {:?}", declared.text);
     }
     Ok(text)
 }
@@ -507,7 +562,8 @@ pub fn library_version(lib: &Path) -> Result<Version> {
 
 /// The C harness prints `major minor patch text` for `version`.
 pub fn harness_version(exe: &Path) -> Result<Version> {
-    let out = Command::new(exe).arg("version").output().with_context(|| format!("cannot run {}", exe.display()))?;
+    let out = crate::children::output(Command::new(exe).arg("version"))
+        .with_context(|| format!("cannot run {}", exe.display()))?;
     if !out.status.success() {
         bail!("{} version failed", exe.display());
     }

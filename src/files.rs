@@ -36,10 +36,37 @@ pub fn exists_error(path: &Path) -> anyhow::Error {
     anyhow::anyhow!("{} already exists: choose another name, or pass --force to replace it", path.display())
 }
 
-/// Said before any work is done: `path` exists and may not be replaced.
+/// Said before any work is done: `path` exists and may not be replaced. A folder is never
+/// replaced, `--force` or not: the name was meant for a file.
 pub fn refuse_existing(path: &Path, existing: Existing) -> Result<()> {
+    if path.is_dir() {
+        bail!(
+            "{} is a folder, and a file of that name is to be written: name a file (in that folder, \
+             or elsewhere); --force replaces files, never folders",
+            path.display()
+        );
+    }
     if existing == Existing::Refuse && path.symlink_metadata().is_ok() {
         return Err(exists_error(path));
+    }
+    Ok(())
+}
+
+/// Said before any work is done: none of `outputs` is one of `inputs` (the same file, by
+/// any name or link to it). A command never writes over what it reads, `--force` or not.
+pub fn refuse_inputs<'a>(outputs: impl IntoIterator<Item = &'a Path>, inputs: &[&Path]) -> Result<()> {
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let read: Vec<(&Path, (u64, u64))> = inputs.iter().filter_map(|p| Some((*p, id(p)?))).collect();
+    for out in outputs {
+        let Some(same) = id(out) else { continue };
+        if let Some((input, _)) = read.iter().find(|(_, i)| *i == same) {
+            bail!(
+                "{} would be written over {}, which this command reads: an input is never replaced, \
+                 --force or not; write to another folder or name",
+                out.display(),
+                input.display()
+            );
+        }
     }
     Ok(())
 }
@@ -55,37 +82,74 @@ fn parent_dir(path: &Path) -> Result<&Path> {
 /// once complete and on disk. On any failure the old file (if any) is untouched and the
 /// temporary file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8], existing: Existing) -> Result<()> {
-    refuse_existing(path, existing)?;
-    let dir = parent_dir(path)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".lmdb-regress-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {} for {}", dir.display(), path.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {} (nothing was replaced)", path.display()))?;
-    let persisted = match existing {
-        Existing::Refuse => tmp.persist_noclobber(path),
-        Existing::Replace => tmp.persist(path),
-    };
-    match persisted {
-        Ok(_) => Ok(()),
-        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(exists_error(path)),
-        Err(e) => Err(e.error).with_context(|| format!("cannot move the new {} into place", path.display())),
-    }
+    stage(&[(path.to_path_buf(), bytes.to_vec())], existing)?.commit()
 }
 
-/// Writes several files, each atomically; when one may not be replaced, none is written.
+/// Writes several files as one set: when one may not be replaced or cannot be written,
+/// none is (see [`stage`]).
 pub fn write_each(files: &[(PathBuf, Vec<u8>)], existing: Existing) -> Result<()> {
+    stage(files, existing)?.commit()
+}
+
+/// A set of files written in full to temporary files beside their places, and not yet
+/// moved into them: [`Staged::commit`] does that; dropped, it leaves nothing behind.
+pub struct Staged {
+    files: Vec<(PathBuf, tempfile::NamedTempFile)>,
+    existing: Existing,
+}
+
+/// The first half of writing a set of files: every file refused that may not be replaced
+/// (before anything is written), then each written whole to a temporary file in its folder
+/// and put on disk. A failure (a full disk) removes every temporary file and places none,
+/// so no partial set is left to stand in the way of the next try.
+pub fn stage(files: &[(PathBuf, Vec<u8>)], existing: Existing) -> Result<Staged> {
     for (path, _) in files {
         refuse_existing(path, existing)?;
     }
+    let mut staged = Staged { files: Vec::new(), existing };
     for (path, bytes) in files {
-        write_atomic(path, bytes, existing)?;
+        let dir = parent_dir(path)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".lmdb-regress-")
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {} for {}", dir.display(), path.display()))?;
+        tmp.write_all(bytes)
+            .and_then(|()| tmp.as_file().sync_all())
+            .with_context(|| format!("cannot write {} (nothing was replaced)", path.display()))?;
+        staged.files.push((path.clone(), tmp));
     }
-    Ok(())
+    Ok(staged)
+}
+
+impl Staged {
+    /// Moves every file into its place. Should one not go (a name taken meanwhile), those
+    /// already moved that replaced nothing are taken back, and the rest removed.
+    pub fn commit(self) -> Result<()> {
+        let mut placed: Vec<PathBuf> = Vec::new();
+        for (path, tmp) in self.files {
+            let persisted = match self.existing {
+                Existing::Refuse => tmp.persist_noclobber(&path),
+                Existing::Replace => tmp.persist(&path),
+            };
+            let error = match persisted {
+                Ok(_) => {
+                    placed.push(path);
+                    continue;
+                }
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => exists_error(&path),
+                Err(e) => {
+                    anyhow::Error::new(e.error).context(format!("cannot move the new {} into place", path.display()))
+                }
+            };
+            if self.existing == Existing::Refuse {
+                placed.iter().for_each(|p| drop(std::fs::remove_file(p)));
+            }
+            return Err(error);
+        }
+        Ok(())
+    }
 }
 
 /// `dir/stem.ext`, or the first of `stem-2.ext`, `stem-3.ext`, … that `create` makes anew
@@ -183,6 +247,51 @@ mod tests {
         assert_eq!(names, ["report.md"]);
         // Readable as any file the user writes (the umask decides), not only by its owner.
         assert_ne!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o077, 0);
+    }
+
+    #[test]
+    fn a_set_is_placed_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.md"), dir.path().join("b.json"));
+        std::fs::write(&b, "the user's").unwrap();
+        // One file of the set may not be replaced: nothing is written, not even a.md.
+        let set = [(a.clone(), b"new a".to_vec()), (b.clone(), b"new b".to_vec())];
+        let e = write_each(&set, Existing::Refuse).unwrap_err().to_string();
+        assert!(e.contains("b.json already exists"), "{e}");
+        // Staged and dropped (as after Ctrl-C): nothing placed, no temporary file left.
+        drop(stage(&set, Existing::Replace).unwrap());
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(), ["b.json"]);
+        assert_eq!(std::fs::read(&b).unwrap(), b"the user's");
+        stage(&set, Existing::Replace).unwrap().commit().unwrap();
+        assert_eq!((std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()), (b"new a".to_vec(), b"new b".to_vec()));
+        assert_eq!(names(), ["a.md", "b.json"]);
+    }
+
+    #[test]
+    fn inputs_and_folders_are_never_written_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("run.jsonl");
+        std::fs::write(&input, "a run").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        for out in [input.clone(), dir.path().join(".").join("run.jsonl"), link] {
+            let e = refuse_inputs([out.as_path()], &[&input]).unwrap_err().to_string();
+            assert!(e.contains("which this command reads") && e.contains("--force or not"), "{e}");
+        }
+        refuse_inputs([dir.path().join("new.json").as_path()], &[&input]).unwrap();
+        for existing in [Existing::Refuse, Existing::Replace] {
+            let e = refuse_existing(dir.path(), existing).unwrap_err().to_string();
+            assert!(e.contains("is a folder") && e.contains("never folders"), "{e}");
+        }
     }
 
     #[test]

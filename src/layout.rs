@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::compile::{self, BuildKind, Toolchain};
+use crate::manifest::FileHashes;
 use crate::matrix::MatrixOptions;
 use crate::source::{sha256_file, Resolution, SourceSet, Want};
+use crate::stage;
 
 /// The Debian package that brings lld.
 pub const LLD_PACKAGE: &str = "lld";
@@ -37,9 +39,7 @@ pub struct Linker {
 impl Linker {
     /// Asks `tc`'s compiler to run lld; when it cannot, the error names the package.
     pub fn probe(tc: &Toolchain) -> Result<Linker> {
-        let out = Command::new(&tc.compiler)
-            .args(["-fuse-ld=lld", "-Wl,--version"])
-            .output()
+        let out = crate::children::output(Command::new(&tc.compiler).args(["-fuse-ld=lld", "-Wl,--version"]))
             .with_context(|| format!("cannot run {}", tc.compiler.display()))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         match stdout.lines().find(|l| l.contains("LLD")) {
@@ -60,7 +60,8 @@ impl Linker {
 }
 
 /// One (tag, toolchain)'s objects for one kind of build, compiled once and cached beside its
-/// builds (`builds/<tag>-<so|c>-objects-<id>/` with `objects.json`).
+/// builds (`builds/<tag>-<so|c>-objects-<id>/` with `objects.json`, and the sources they were
+/// compiled from, as a build keeps them: `crate::stage`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ObjectSet {
     pub label: String,
@@ -70,27 +71,21 @@ pub struct ObjectSet {
     /// Each object's file name and SHA-256, in link order.
     pub objects: Vec<(String, String)>,
     pub toolchain: Toolchain,
+    /// What the compiler read, as a build records it (`compile::BuildRecord::compiled`).
+    #[serde(default)]
+    pub compiled: FileHashes,
 }
 
 /// The fixed build's id with the object flags: what the objects depend on.
-fn objects_id(src: &SourceSet, tc: &Toolchain, kind: BuildKind, harness: Option<&Path>) -> Result<String> {
-    let build = compile::build_id(src, tc, kind, harness)?;
+fn objects_id(inputs: &FileHashes, tc: &Toolchain, kind: BuildKind) -> String {
+    let build = compile::build_id(inputs, tc, kind);
     let digest = Sha256::digest(format!("{build}\n{}\n", OBJECT_FLAGS.join(" ")));
-    Ok(hex::encode(digest)[..16].to_string())
-}
-
-/// The C files of a kind of build, in link order.
-fn c_files(src: &SourceSet, kind: BuildKind, harness: Option<&Path>) -> Vec<PathBuf> {
-    let twin = match (kind, harness) {
-        (BuildKind::CHarness, Some(h)) => compile::harness_files(h),
-        _ => Vec::new(),
-    };
-    let lmdb = compile::library_c_files(src);
-    twin.into_iter().filter(|p| p.extension().is_some_and(|e| e == "c")).chain(lmdb).collect()
+    hex::encode(digest)[..16].to_string()
 }
 
 /// Compiles (or finds compiled) `src`'s objects for `kind` with `tc`'s flags and
-/// [`OBJECT_FLAGS`]; `harness` is the C twin's main file, needed for `BuildKind::CHarness`.
+/// [`OBJECT_FLAGS`], from copies of the verified inputs staged beside them; `harness` is the
+/// C twin's main file, needed for `BuildKind::CHarness`.
 pub fn compile_objects(
     src: &SourceSet,
     tc: &Toolchain,
@@ -99,49 +94,64 @@ pub fn compile_objects(
     builds_dir: &Path,
 ) -> Result<ObjectSet> {
     ensure!(kind == BuildKind::SharedLibrary || harness.is_some(), "the C twin's objects need harness/workloads.c");
-    let id = objects_id(src, tc, kind, harness)?;
+    let inputs = compile::inputs(src, kind, harness)?;
+    let compiled = inputs.hashes();
+    let id = objects_id(&compiled, tc, kind);
     let suffix = if kind == BuildKind::SharedLibrary { "so" } else { "c" };
     let dir = builds_dir.join(format!("{}-{suffix}-objects-{id}", compile::sanitize(&src.label)));
-    if let Some(set) = already_compiled(&dir) {
+    if let Some(set) = already_compiled(&dir, &id) {
         return Ok(ObjectSet { label: src.label.clone(), ..set });
     }
     std::fs::create_dir_all(builds_dir).with_context(|| format!("cannot create {}", builds_dir.display()))?;
     let staging = tempfile::tempdir_in(builds_dir)?;
+    let at = staging.path();
+    inputs.stage(at)?;
     let mut objects = Vec::new();
-    for c in c_files(src, kind, harness) {
+    for c in inputs.c_files(kind == BuildKind::CHarness) {
         let name = format!("{}.o", c.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default());
-        let out = staging.path().join(&name);
-        let mut cmd = Command::new(&tc.compiler);
+        let mut cmd = stage::compiler_in(at, &tc.compiler);
         cmd.args(tc.cflags.iter().filter(|f| f.as_str() != "-shared")).args(OBJECT_FLAGS);
-        if kind == BuildKind::CHarness {
-            cmd.arg("-I").arg(&src.dir);
-        }
-        run(cmd.arg("-o").arg(&out).arg(&c), &format!("compile {} of {}", c.display(), src.label))?;
-        objects.push((name, sha256_file(&out)?));
+        cmd.args(["-I", stage::SRC, "-o", &name]).arg(&c);
+        run(&mut cmd, &format!("compile {} of {}", c.display(), src.label))?;
+        objects.push((name.clone(), sha256_file(&at.join(&name))?));
     }
-    let set = ObjectSet { label: src.label.clone(), kind, id, dir: dir.clone(), objects, toolchain: tc.clone() };
-    std::fs::write(staging.path().join(OBJECTS_RECORD), serde_json::to_vec_pretty(&set)?)?;
-    install(staging, &dir)?;
+    // What the compiler read must be what was verified.
+    stage::check(at, &compiled)?;
+    let set = ObjectSet {
+        label: src.label.clone(),
+        kind,
+        id: id.clone(),
+        dir: dir.clone(),
+        objects,
+        toolchain: tc.clone(),
+        compiled,
+    };
+    std::fs::write(at.join(OBJECTS_RECORD), serde_json::to_vec_pretty(&set)?)?;
+    install(staging, &dir, &id)?;
     Ok(set)
 }
 
-/// The record of objects compiled earlier, when every object is still there unchanged.
-fn already_compiled(dir: &Path) -> Option<ObjectSet> {
+/// The record of objects compiled earlier in `dir`, the folder of objects `id`, when it is
+/// what that id says (its inputs and toolchain hash to it), the sources it keeps are still
+/// those inputs, and every object is still there unchanged.
+fn already_compiled(dir: &Path, id: &str) -> Option<ObjectSet> {
     let set: ObjectSet = serde_json::from_slice(&std::fs::read(dir.join(OBJECTS_RECORD)).ok()?).ok()?;
+    let described = set.id == id && objects_id(&set.compiled, &set.toolchain, set.kind) == id;
+    let sources = stage::check(dir, &set.compiled).is_ok();
     let intact = set.objects.iter().all(|(name, sha)| sha256_file(&dir.join(name)).is_ok_and(|h| h == *sha));
-    intact.then(|| ObjectSet { dir: dir.to_path_buf(), ..set })
+    (described && sources && intact).then(|| ObjectSet { dir: dir.to_path_buf(), ..set })
 }
 
 /// Moves finished objects into place whole; losing a race to another process that
 /// compiled the same objects is no failure.
-fn install(staging: tempfile::TempDir, dir: &Path) -> Result<()> {
+fn install(staging: tempfile::TempDir, dir: &Path, id: &str) -> Result<()> {
     let staged = staging.keep();
     if dir.exists() {
         let _ = std::fs::remove_dir_all(dir);
     }
     if let Err(e) = std::fs::rename(&staged, dir) {
         let _ = std::fs::remove_dir_all(&staged);
-        if already_compiled(dir).is_none() {
+        if already_compiled(dir, id).is_none() {
             bail!("cannot move the objects into {}: {e}", dir.display());
         }
     }
@@ -149,7 +159,7 @@ fn install(staging: tempfile::TempDir, dir: &Path) -> Result<()> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("cannot {what}: {cmd:?} does not start"))?;
+    let out = crate::children::output(cmd).with_context(|| format!("cannot {what}: {cmd:?} does not start"))?;
     if !out.status.success() {
         bail!("cannot {what}:\n{}", String::from_utf8_lossy(&out.stderr).trim_end());
     }
@@ -208,7 +218,7 @@ impl Source {
     pub fn new(objects: ObjectSet, linker: Linker, fixed: &Path, cache_root: &Path) -> Result<Source> {
         let exports = exports(fixed, objects.kind)?;
         ensure!(!exports.is_empty(), "{} exports no symbol: not a build to lay out again", fixed.display());
-        Ok(Source { objects, linker, exports, dir: cache_root.join("layouts") })
+        Ok(Source { objects, linker, exports, dir: crate::source::SourceCache::at(cache_root).layouts_dir() })
     }
 
     /// The compiler's arguments that link the objects in the order `seed` shuffles them:
@@ -336,7 +346,9 @@ pub fn objects_of(want: &Want, toolchain: &Toolchain, kind: BuildKind, opts: &Ma
         Resolution::Found(src) => src,
         other => bail!("the sources of {} are gone: {}", want.label(), other.why().unwrap_or_default()),
     };
-    compile_objects(&src, toolchain, kind, opts.harness_c.as_deref(), &opts.resolver.cache.builds_dir())
+    // Only the C twin's objects depend on the harness: a library's are the same in every run.
+    let harness = opts.harness_c.as_deref().filter(|_| kind == BuildKind::CHarness);
+    compile_objects(&src, toolchain, kind, harness, &opts.resolver.cache.builds_dir())
 }
 
 /// The layout source of `want`'s `kind` build by `toolchain`, whose fixed build is `fixed`.

@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod artifact;
+pub mod children;
 pub mod cli;
 pub mod cmd;
 pub mod compile;
@@ -20,6 +21,7 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod source;
+pub mod stage;
 pub mod stats;
 pub mod tags;
 pub mod terminal;

@@ -154,8 +154,8 @@ fn compile(
     let source = folder.join(name);
     std::fs::write(&source, bytes).with_context(|| format!("cannot write {}", source.display()))?;
     let exe = folder.join(name.trim_end_matches(".c"));
-    let out = Command::new(compiler)
-        .args(cflags.iter().filter(|f| f.as_str() != "-shared"))
+    let mut cmd = Command::new(compiler);
+    cmd.args(cflags.iter().filter(|f| f.as_str() != "-shared"))
         .arg("-I")
         .arg(include_dir)
         .arg("-o")
@@ -164,11 +164,16 @@ fn compile(
         .arg("-L")
         .arg(library_dir)
         .arg(format!("-Wl,-rpath,{}", library_dir.display()))
-        .arg("-llmdb")
-        .output()
-        .with_context(|| format!("cannot run {}", compiler.display()))?;
+        .arg("-llmdb");
+    let out = crate::children::output(&mut cmd).with_context(|| format!("cannot run {}", compiler.display()))?;
     if !out.status.success() {
         bail!("{what} does not compile against its build:\n{}", tail(&String::from_utf8_lossy(&out.stderr)));
+    }
+    // What the compiler read must be the program the verdict names.
+    let read = std::fs::read(&source).with_context(|| format!("cannot read {}", source.display()))?;
+    let (found, want) = (hex::encode(Sha256::digest(&read)), hex::encode(Sha256::digest(bytes)));
+    if found != want {
+        bail!("{what}: {} has SHA-256 {found} after compiling, but the commit's program is {want}", source.display());
     }
     Ok(exe)
 }
@@ -179,14 +184,13 @@ fn run(what: &str, exe: &Path, library_dir: &Path, folder: &Path) -> Result<()> 
     std::fs::create_dir(folder.join("testdb")).with_context(|| format!("cannot create {}/testdb", folder.display()))?;
     let log_path = folder.join("output");
     let log = File::create(&log_path).with_context(|| format!("cannot write {}", log_path.display()))?;
-    let mut child = Command::new(exe)
-        .current_dir(folder)
+    let mut cmd = Command::new(exe);
+    cmd.current_dir(folder)
         .env("LD_LIBRARY_PATH", library_dir)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("cannot start {}", exe.display()))?;
+        .stderr(log);
+    let mut child = crate::children::spawn(&mut cmd).with_context(|| format!("cannot start {}", exe.display()))?;
     let status = wait_with_limit(&mut child)?;
     let output = std::fs::read_to_string(&log_path).unwrap_or_default();
     match status {
@@ -226,15 +230,10 @@ fn how_it_ended(status: ExitStatus) -> String {
     }
 }
 
-/// The names of the signals a failing mtest meets: abort() in its CHECK macro, a crash.
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        6 => " (SIGABRT)",
-        7 => " (SIGBUS)",
-        9 => " (SIGKILL)",
-        11 => " (SIGSEGV)",
-        _ => "",
-    }
+/// " (SIGABRT)": the signal's name as nix has it (the runner names a worker's so too),
+/// nothing for a number this platform does not name.
+fn signal_name(signal: i32) -> String {
+    nix::sys::signal::Signal::try_from(signal).map(|s| format!(" ({})", s.as_str())).unwrap_or_default()
 }
 
 /// The last [`TAIL_LINES`] lines of `text`, indented; "(no output)" when empty.
@@ -292,6 +291,9 @@ mod tests {
         assert!(tail(&text).starts_with("  line 9\n") && tail(&text).ends_with("line 20"), "{}", tail(&text));
         assert_eq!(tail(""), "  (no output)");
         assert_eq!(how_it_ended(ExitStatus::from_raw(6)), "was killed by signal 6 (SIGABRT)");
+        // Every signal nix names, not only a crash's; a number none names stays a number.
+        assert_eq!(how_it_ended(ExitStatus::from_raw(15)), "was killed by signal 15 (SIGTERM)");
+        assert_eq!(how_it_ended(ExitStatus::from_raw(99)), "was killed by signal 99");
         assert_eq!(how_it_ended(ExitStatus::from_raw(1 << 8)), "exited with status 1");
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use common::*;
 use sha2::{Digest, Sha256};
 
-const REGISTRY_TAGS: [&str; 11] = [
+pub const REGISTRY_TAGS: [&str; 11] = [
     "LMDB_0.9.17",
     "LMDB_0.9.18",
     "LMDB_0.9.21",

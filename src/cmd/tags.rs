@@ -99,6 +99,8 @@ fn listing_table(rows: &[Listing], width: usize) -> String {
 /// folder in the cache; `build --json` gives the full paths) and what LMDB's mtest said of
 /// it. Unavailable tags were summed up apart.
 pub fn build_table(rows: &[TagStatus], width: usize) -> String {
+    // Each distinct cause of a tag not built once, in full, as a note under the table.
+    let mut causes: Vec<&str> = Vec::new();
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -109,9 +111,18 @@ pub fn build_table(rows: &[TagStatus], width: usize) -> String {
                 _ => "-".into(),
             };
             let mtest = library.and_then(|b| b.mtest.as_ref()).map_or_else(|| "-".into(), |m| m.to_string());
+            let mut status =
+                serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            if let Some(why) = r.reason.as_deref().filter(|_| r.status != Status::Built) {
+                let n = causes.iter().position(|c| *c == why).unwrap_or_else(|| {
+                    causes.push(why);
+                    causes.len() - 1
+                });
+                status += &format!(" [{}]", n + 1);
+            }
             vec![
                 r.tag.clone(),
-                serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                status,
                 r.provenance.clone().unwrap_or_else(|| "-".into()),
                 r.matches.map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
                 build,
@@ -119,5 +130,14 @@ pub fn build_table(rows: &[TagStatus], width: usize) -> String {
             ]
         })
         .collect();
-    terminal::table(&["tag", "status", "sources", "match", "build", "mtest"], &cells, width, &[2])
+    let mut out = terminal::table(&["tag", "status", "sources", "match", "build", "mtest"], &cells, width, &[2]);
+    for (i, why) in causes.iter().enumerate() {
+        let mark = format!("[{}] ", i + 1);
+        // Whole words, wrapped; a word wider than a line (a path) shortened whole.
+        let room = width.saturating_sub(mark.len()).max(12);
+        let words: Vec<String> = why.split_whitespace().map(|w| terminal::fit_word(w, room)).collect();
+        out += &terminal::wrap(&format!("{mark}{}", words.join(" ")), width, &" ".repeat(mark.len()));
+        out.push('\n');
+    }
+    out
 }

@@ -99,6 +99,7 @@ impl RunSpec {
                     counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
                     layout: u.layout.as_ref().map(|l| l.seed),
+                    chunks_ns: line.chunks_ns.get(i).cloned().unwrap_or_default(),
                 }));
             }
         }
@@ -121,4 +122,12 @@ pub(super) fn append_all(w: &mut RunWriter, records: Result<Vec<Record>>) -> Res
         }
     }
     Ok(samples)
+}
+
+/// The units (engine and label) a unit's records report failed, for the progress line.
+pub(super) fn failed_units(records: &Result<Vec<Record>>) -> impl Iterator<Item = String> + '_ {
+    records.iter().flatten().filter_map(|r| match r {
+        Record::Failure(f) => Some(format!("{} {}", f.engine, f.tag)),
+        _ => None,
+    })
 }

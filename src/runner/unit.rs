@@ -1,14 +1,18 @@
 //! A unit (an engine on a tag) and the worker processes it starts: their command lines,
-//! the check of the C twin before it starts, and how a worker's death is told.
+//! the check of its build against the run's record, the check of the C twin before it
+//! starts, and how a worker's death is told.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use anyhow::{bail, Context, Result};
+
 use super::protocol::WorkerLine;
-use super::runfile::Engine;
+use super::runfile::{Engine, TagStatus};
 use super::Label;
+use crate::compile::{BuildKind, BuildRecord};
 use crate::layout::{self, Layout};
 
 /// One thing to measure: an engine on a build (a tag or commit, by a toolchain), its
@@ -24,6 +28,8 @@ pub struct Unit {
     /// The SHA-256 the build record (or the layout's record) gives the artifact this unit
     /// loads (the library) or runs (the C twin): checked before every load and every start.
     pub sha256: String,
+    /// What `mdb_version()` reports for the build: the Rust worker checks it at every load.
+    pub version: String,
     /// The layout `library` (Rust) or `program` (C twin) was linked with; None: the fixed build.
     pub layout: Option<Layout>,
     /// With random layouts: what every round links this unit's own layout from.
@@ -31,9 +37,47 @@ pub struct Unit {
 }
 
 impl Unit {
-    /// A unit as built, of one fixed layout: its compiler's.
-    pub fn fixed(engine: Engine, label: Label, program: PathBuf, library: Option<PathBuf>, sha256: String) -> Unit {
-        Unit { engine, label, program, library, sha256, layout: None, relink: None }
+    /// A unit of `build` as built, of one fixed layout (its compiler's): the Rust worker
+    /// (this program) loading its library, or its C twin.
+    pub fn of_build(engine: Engine, label: Label, build: &BuildRecord) -> Result<Unit> {
+        let (program, library) = match engine {
+            Engine::Rust => {
+                (std::env::current_exe().context("cannot find this program's own path")?, Some(build.artifact.clone()))
+            }
+            Engine::C => (build.artifact.clone(), None),
+        };
+        let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
+        Ok(Unit { engine, label, program, library, sha256, version, layout: None, relink: None })
+    }
+
+    /// That this unit's build is the one `tags` (a run file's header) records for it: the
+    /// same SHA-256 and version. A run measures one build per unit, however many sessions
+    /// it takes; the error names the unit and both hashes.
+    pub fn check_recorded(&self, tags: &[TagStatus]) -> Result<()> {
+        let built = Label { layout: None, control: false, ..self.label.clone() }.to_string();
+        let kind = match self.engine {
+            Engine::Rust => BuildKind::SharedLibrary,
+            Engine::C => BuildKind::CHarness,
+        };
+        let artifact = self.library.as_ref().unwrap_or(&self.program);
+        let Some(rec) = tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == kind) else {
+            bail!("{} on the {} engine: the run file's header records no build of it", self.label, self.engine);
+        };
+        if rec.sha256 != self.sha256 || rec.lmdb_version != self.version {
+            bail!(
+                "{} on the {} engine would now run {} (SHA-256 {}, {}), but the run file's header records the \
+                 build it measured as SHA-256 {} ({}): not the same build; restore that build in the cache, or \
+                 start a new run",
+                self.label,
+                self.engine,
+                artifact.display(),
+                self.sha256,
+                self.version,
+                if rec.sha256.is_empty() { "none" } else { &rec.sha256 },
+                rec.lmdb_version
+            );
+        }
+        Ok(())
     }
 
     /// The same unit running `layout` instead: its library (Rust) or its C twin.
@@ -58,6 +102,8 @@ impl Unit {
                 self.library.clone().expect("rust units have a library").into(),
                 "--library-sha256".into(),
                 self.sha256.clone().into(),
+                "--library-version".into(),
+                self.version.clone().into(),
             ],
             Engine::C => vec![action.into()],
         };
@@ -103,8 +149,8 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// Runs one worker and returns its lines, or why it died.
-fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
-    let out = match cmd.stdin(Stdio::null()).output() {
+pub(super) fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+    let out = match crate::children::output(cmd.stdin(Stdio::null())) {
         Ok(o) => o,
         Err(e) => return (Vec::new(), Some(format!("cannot start worker: {e}"))),
     };

@@ -36,6 +36,29 @@ impl SourceCache {
         self.root.join("builds")
     }
 
+    /// Where random layouts are linked and kept (`crate::layout`).
+    pub fn layouts_dir(&self) -> PathBuf {
+        self.root.join("layouts")
+    }
+
+    /// That a file can be made in the cache and in each of its folders that exists: said
+    /// before anything is fetched or built, rather than by every build and layout after.
+    pub fn check_writable(&self) -> Result<()> {
+        let fix = "make it writable, or set LMDB_REGRESS_CACHE to a folder you can write";
+        std::fs::create_dir_all(&self.root)
+            .with_context(|| format!("the cache {} cannot be written: {fix}", self.root.display()))?;
+        let (root, refs) = (&self.root, self.refs_dir());
+        let folders = [root.clone(), self.sources_dir(), self.builds_dir(), self.layouts_dir(), root.join("tmp")];
+        for dir in folders.into_iter().chain([root.join("refs"), refs]) {
+            if dir.is_dir() {
+                tempfile::Builder::new().prefix(".write-check-").tempfile_in(&dir).with_context(|| {
+                    format!("the cache {} cannot be written (in {}): {fix}", self.root.display(), dir.display())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     fn refs_dir(&self) -> PathBuf {
         let names: Vec<&str> = SOURCE_FILES.iter().chain(OPTIONAL_FILES.iter()).copied().collect();
         self.root.join("refs").join(names.join("+"))

@@ -33,11 +33,7 @@ impl GitRepo {
     }
 
     pub fn git(&self, args: &[&str]) -> Result<String> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&self.path)
-            .args(args)
-            .output()
+        let out = crate::children::output(Command::new("git").arg("-C").arg(&self.path).args(args))
             .context("cannot run git (is it installed?)")?;
         if !out.status.success() {
             bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
@@ -46,7 +42,7 @@ impl GitRepo {
     }
 
     fn git_bytes(&self, args: &[&str]) -> Result<Vec<u8>> {
-        let out = Command::new("git").arg("-C").arg(&self.path).args(args).output()?;
+        let out = crate::children::output(Command::new("git").arg("-C").arg(&self.path).args(args))?;
         if !out.status.success() {
             bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
         }
@@ -93,9 +89,36 @@ impl GitRepo {
         Ok(self.git(&args)?.lines().map(str::to_string).collect())
     }
 
+    /// Whether commit `a` is an ancestor of commit `b` (or is `b`).
+    pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool> {
+        let args = ["merge-base", "--is-ancestor", a, b];
+        let out = crate::children::output(Command::new("git").arg("-C").arg(&self.path).args(args))
+            .context("cannot run git (is it installed?)")?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()),
+        }
+    }
+
     /// Commits after `from` up to and including `to` on `to`'s first-parent line that touch
-    /// liblmdb's library sources (as `to` lays them out), oldest first.
+    /// liblmdb's library sources (as `to` lays them out), oldest first. `from` must be an
+    /// ancestor of `to`: otherwise `from..to` would quietly be every commit of `to`'s line
+    /// since the two parted, whatever `from` is.
     pub fn commits_touching_library(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        if !self.is_ancestor(from, to)? {
+            let short = |c: &str| c[..c.len().min(10)].to_string();
+            let (f, t) = (short(from), short(to));
+            if self.is_ancestor(to, from)? {
+                bail!("the range {f}..{t} runs backwards: {t} is an ancestor of {f}; give the older commit first");
+            }
+            let base = short(&self.git(&["merge-base", from, to])?);
+            bail!(
+                "{f} is not an ancestor of {t}: the two lines parted at {base}, and {f}..{t} would measure every \
+                 commit of {t}'s line since then, not a range from {f}; give --range {base}..{t} for that, or a \
+                 start on {t}'s line"
+            );
+        }
         let prefix = self.layout(to)?;
         let range = format!("{from}..{to}");
         let files: Vec<String> =

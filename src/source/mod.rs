@@ -2,7 +2,8 @@
 //!
 //! Providers are tried in order — cache, git, upstream archive, registry packages — and
 //! every file a provider hands over is hashed before anything else sees it. Shared with
-//! build.rs: this module only refers to `crate::manifest` and `crate::source`.
+//! build.rs: this module only refers to `crate::manifest`, `crate::source` and the
+//! foundation's `envvars`, `files` and `children`.
 
 mod archive;
 mod cache;
@@ -229,8 +230,22 @@ pub struct Resolver {
 impl Resolver {
     /// The chain configured from the environment: `LMDB_REGRESS_CACHE`, `LMDB_GIT`,
     /// `LMDB_REGRESS_OFFLINE`, `LMDB_REGRESS_ARCHIVE_URLS` (comma-separated).
+    /// A repository named by `--git` or LMDB_GIT must be one, whether or not it is needed.
     pub fn from_env(git: Option<PathBuf>) -> Result<Resolver> {
-        let git = git.or_else(|| crate::envvars::path("LMDB_GIT"));
+        let (git, named) = match git {
+            Some(g) => (Some(g), "--git"),
+            None => (crate::envvars::path("LMDB_GIT"), "LMDB_GIT"),
+        };
+        if let Some(repo) = &git {
+            if let Err(e) = git::GitRepo::open(repo) {
+                bail!(
+                    "{named} {} is not a git repository (name a clone, or a bare repository, of OpenLDAP's or \
+                     LMDB's): {}",
+                    repo.display(),
+                    e.root_cause()
+                );
+            }
+        }
         let offline = crate::envvars::flag("LMDB_REGRESS_OFFLINE")?;
         let archive_urls = crate::envvars::archive_urls()?
             .unwrap_or_else(|| archive::DEFAULT_URLS.iter().map(|s| s.to_string()).collect());

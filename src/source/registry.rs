@@ -22,7 +22,7 @@ pub fn fetch(copy: &RegistryCopy, dir: &Path) -> Result<Delivered> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("cannot start {what}"))?;
+    let out = crate::children::output(cmd).with_context(|| format!("cannot start {what}"))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(6).collect();
