@@ -78,7 +78,6 @@ pub enum Command {
         /// The folder to write (created if needed); ready for GitHub Pages as it is.
         dir: PathBuf,
         /// Run files (.jsonl) written by `run`, and histories (history.json) written by `history`.
-        #[arg(required = true)]
         runs: Vec<PathBuf>,
         /// Also replace files in DIR that are not pages lmdb-regress wrote.
         #[arg(long)]
@@ -107,6 +106,9 @@ pub enum Command {
     /// The worker process (internal).
     #[command(hide = true)]
     Worker(crate::runner::worker::WorkerArgs),
+    /// The paired worker process: several libraries side by side (internal).
+    #[command(hide = true, name = "paired-worker")]
+    PairedWorker(crate::runner::paired_worker::PairedWorkerArgs),
     /// Print the directory of a tag's verified sources (fetching them if needed).
     #[command(hide = true)]
     SourceDir {
@@ -130,6 +132,19 @@ fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// The exit status of a command that ended with `e`: 130 when Ctrl-C stopped it (as a shell
+/// reports SIGINT), 1 when bisect could not confirm or narrow the slowdown it was given,
+/// 2 for any other error. Success is 0.
+pub fn exit_status(e: &anyhow::Error) -> i32 {
+    if e.is::<crate::runner::Interrupted>() {
+        130
+    } else if e.is::<cmd::bisect::NotFound>() {
+        1
+    } else {
+        2
+    }
+}
+
 pub fn main() -> Result<()> {
     // Past a file-size limit (RLIMIT_FSIZE) a write then fails with "File too large", which
     // is reported like a full disk, instead of the signal killing the process mid-write.
@@ -138,7 +153,11 @@ pub fn main() -> Result<()> {
         unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn) };
     // Help fits the console as tables do.
     let width = crate::terminal::width(crate::terminal::Stream::Stdout);
-    let matches = Cli::command().term_width(width).max_term_width(width).get_matches();
+    // A negative number is a value, refused by its flag's parser with the flag named
+    // (`--entries -5`), never taken for an unknown option.
+    let negative = |a: clap::Arg| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a };
+    let cli = Cli::command().mut_subcommands(|c| c.mut_args(negative));
+    let matches = cli.term_width(width).max_term_width(width).get_matches();
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     crate::envvars::check_all()?;
@@ -164,11 +183,15 @@ pub fn main() -> Result<()> {
         Command::Site { dir, runs, force } => cmd::site::run(&dir, &runs, force),
         Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
         Command::Worker(args) => crate::runner::worker::main(args),
+        Command::PairedWorker(args) => crate::runner::paired_worker::main(args),
         Command::Bisect(mut args) => {
             args.given = given;
             cmd::bisect::run(&args)
         }
-        Command::Its10406(args) => cmd::its10406::run(&args),
+        Command::Its10406(mut args) => {
+            args.given = given;
+            cmd::its10406::run(&args)
+        }
         Command::History(mut args) => {
             args.run.given = given;
             cmd::history::run(&args)

@@ -49,6 +49,21 @@ pub fn file(name: &str) -> Result<Option<PathBuf>> {
     Ok(Some(p))
 }
 
+/// A whole number of seconds, at least 1: None when unset or empty.
+pub fn seconds(name: &str) -> Result<Option<u64>> {
+    match text(name)?.filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => bail!("{name}={v} is not a whole number of seconds: set it to 1 or more, or unset it"),
+        },
+    }
+}
+
+/// `LMDB_REGRESS_PROGRESS_INTERVAL`: seconds between progress lines when stderr is no
+/// terminal (tests shorten it).
+pub const PROGRESS_INTERVAL: &str = "LMDB_REGRESS_PROGRESS_INTERVAL";
+
 /// `LMDB_REGRESS_ARCHIVE_URLS`: comma-separated http(s) URL templates, each with `{ref}`.
 pub fn archive_urls() -> Result<Option<Vec<String>>> {
     let name = "LMDB_REGRESS_ARCHIVE_URLS";
@@ -76,6 +91,7 @@ pub fn check_all() -> Result<()> {
         file(name)?;
     }
     archive_urls()?;
+    seconds(PROGRESS_INTERVAL)?;
     Ok(())
 }
 
@@ -124,5 +140,19 @@ mod tests {
         std::env::set_var(name, f.path().join("missing"));
         assert!(file(name).unwrap_err().to_string().contains("is not a file"));
         std::env::remove_var(name);
+    }
+
+    #[test]
+    fn seconds_are_whole_and_positive() {
+        let name = "LMDB_REGRESS_TEST_SECONDS";
+        std::env::set_var(name, "30");
+        assert_eq!(seconds(name).unwrap(), Some(30));
+        for bad in ["0", "1.5", "30s", "-1"] {
+            std::env::set_var(name, bad);
+            let e = seconds(name).unwrap_err().to_string();
+            assert!(e.contains(&format!("{name}={bad} is not a whole number of seconds")), "{e}");
+        }
+        std::env::remove_var(name);
+        assert_eq!(seconds(name).unwrap(), None);
     }
 }

@@ -163,6 +163,35 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     textwrap::wrap(text, opts).join("\n")
 }
 
+/// An error as stderr shows it, "error: " first. On a terminal each of its lines is wrapped
+/// between words to the terminal's width (the terminal itself would cut words and paths
+/// anywhere); in a log or a pipe every line stays whole, for grep and for scripts.
+pub fn error_text(message: &str) -> String {
+    let text = format!("error: {message}");
+    match is_terminal(Stream::Stderr) {
+        true => wrap_lines(&text, width(Stream::Stderr)),
+        false => text,
+    }
+}
+
+/// Each line of `text` wrapped to `width` on its own: a line keeps its indentation, and
+/// what it wraps onto is indented two more.
+fn wrap_lines(text: &str, width: usize) -> String {
+    let wrapped = text.lines().map(|line| {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let more = format!("{indent}  ");
+        let opts = textwrap::Options::new(width)
+            .initial_indent(indent)
+            .subsequent_indent(&more)
+            .break_words(false)
+            .word_separator(textwrap::WordSeparator::AsciiSpace)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        textwrap::wrap(body, opts).join("\n")
+    });
+    wrapped.collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +239,22 @@ mod tests {
             &[1],
         );
         assert!(wide.contains(&lib), "{wide}");
+    }
+
+    #[test]
+    fn each_line_of_an_error_wraps_on_its_own_and_keeps_its_indentation() {
+        let text = "error: LMDB_0.9.33: LMDB's mtest2.c (commit 1a2b3c4d5e) exited with status 1\n  \
+                    mdb.c:1942: a long line of the compiler's output that goes on\n  short";
+        let w = wrap_lines(text, 40);
+        assert!(w.lines().all(|l| l.chars().count() <= 40), "{w}");
+        let lines: Vec<&str> = w.lines().collect();
+        assert_eq!(lines[0], "error: LMDB_0.9.33: LMDB's mtest2.c");
+        assert!(lines[1].starts_with("  (commit"), "{w}");
+        let output = lines.iter().position(|l| l.starts_with("  mdb.c:1942:")).expect("the output's line");
+        assert!(lines[output + 1].starts_with("    ") && lines.last() == Some(&"  short"), "{w}");
+        // Words are never cut, and nothing is lost.
+        let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(&w), words(text));
     }
 
     #[test]

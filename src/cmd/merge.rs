@@ -1,9 +1,9 @@
 //! `lmdb-regress merge RUN... --out FILE`: the shards of one run (or runs of one plan) as
 //! one run file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::files::Existing;
 use crate::runner::{merge, runfile};
@@ -26,9 +26,8 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: &MergeArgs) -> Result<()> {
-    if args.runs.contains(&args.out) {
-        bail!("--out {} is one of the runs to merge: write the merged run to a new file", args.out.display());
-    }
+    let inputs: Vec<&Path> = args.runs.iter().map(PathBuf::as_path).collect();
+    crate::files::refuse_inputs([args.out.as_path()], &inputs)?;
     let existing = Existing::forced(args.force);
     crate::files::refuse_existing(&args.out, existing)?;
     let runs = args.runs.iter().map(|p| runfile::load(p)).collect::<Result<Vec<_>>>()?;
@@ -41,13 +40,14 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             merged.header.environment.cpu_model
         );
     }
-    merged.save(&args.out, existing)?;
+    super::write_set(&[(args.out.clone(), merged.text()?.into_bytes())], existing)?;
+    let count = |n: usize, word: &str| crate::report::cells::plural(n, word);
     eprintln!(
-        "merged {} run(s): {} samples, {} failures, {} tags into {}",
-        args.runs.len(),
-        merged.samples.len(),
-        merged.failures.len(),
-        merged.header.tags.len(),
+        "merged {}: {}, {}, {} into {}",
+        count(args.runs.len(), "run"),
+        count(merged.samples.len(), "sample"),
+        count(merged.failures.len(), "failure"),
+        count(merged.header.tags.len(), "tag"),
         args.out.display()
     );
     Ok(())

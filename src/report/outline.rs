@@ -2,10 +2,11 @@
 //! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
 //! and the ITS#10406 page are both built as outlines.
 
-use super::cells::{self, label, num, Cells};
+use super::cells::{self, label, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
-use super::model::ReportModel;
-use crate::runner::runfile::Engine;
+use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
+use crate::runner::runfile::{Engine, Metric};
+use crate::stats::Verdict;
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +23,9 @@ pub enum Block {
     /// A chart of the model, drawn where a format can draw (HTML); Markdown and text
     /// leave it out.
     Chart(Chart),
+    /// Where a format that lists the document's contents puts them (HTML: after the
+    /// findings); a document without one gets them after its title.
+    Contents,
 }
 
 /// Which of the model's charts.
@@ -104,9 +108,11 @@ fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
 pub fn report(m: &ReportModel) -> Document {
     let mut d = Document::default();
     d.heading(1, "LMDB Library Performance Analysis");
-    if m.partial() {
-        d.blocks.push(Block::Note("Partial run: interrupted; figures cover the rounds completed.".into()));
+    if let Some(note) = partial_note(m) {
+        d.blocks.push(Block::Note(note));
     }
+    d.blocks.extend(findings_section(m).blocks);
+    d.blocks.push(Block::Contents);
     let newest = m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default();
     d.para(if m.rule.counts {
         format!(
@@ -182,4 +188,209 @@ pub fn report(m: &ReportModel) -> Document {
     d.list(cells::method_lines(m));
     d.environment(m);
     d
+}
+
+/// The findings under their heading, as every report opens with them.
+pub fn findings_section(m: &ReportModel) -> Document {
+    let mut d = Document::default();
+    d.heading(2, "Findings");
+    d.list(findings(m));
+    d
+}
+
+/// What the run established, in sentences: each resolved step, what time left open and
+/// the rounds that would close it, what failed.
+pub fn findings(m: &ReportModel) -> Vec<String> {
+    let f = &m.findings;
+    let mut v = Vec::new();
+    if !f.any() {
+        v.push(nothing_resolved(m));
+    }
+    v.extend(f.steps.iter().map(|s| step_line(m, s)));
+    v.extend(unresolved_line(m, &f.unresolved));
+    v.extend(failures_line(m));
+    v
+}
+
+fn nothing_resolved(m: &ReportModel) -> String {
+    let b = cells::baseline_label(m);
+    let compared = m.sections.iter().any(|s| s.vs_baseline.iter().any(|r| r.vs_baseline.is_some()));
+    match (compared, m.rule.counts, m.has_counts()) {
+        (false, ..) => "Nothing was compared: the run measured one tag.".into(),
+        (_, true, _) => {
+            format!("No instruction count differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
+        }
+        (_, _, true) => format!("No difference against {b} resolved, in time or in instructions."),
+        _ => format!("No difference against {b} resolved in time (no instructions were counted)."),
+    }
+}
+
+/// A section as a finding names it: its workload, and its engine when there are several.
+fn section_name(m: &ReportModel, engine: Engine, workload: Workload) -> String {
+    match m.engines().len() > 1 {
+        true => format!("{workload} ({engine} engine)"),
+        false => workload.to_string(),
+    }
+}
+
+/// "at X", "from X on", "from X to Y".
+fn span(m: &ReportModel, s: &Step) -> String {
+    let (first, last) = (label(m.label(&s.first().tag)), label(m.label(&s.last().tag)));
+    match (s.deltas.len(), s.to_last) {
+        (1, _) => format!("at {first}"),
+        (_, true) => format!("from {first} on"),
+        (_, false) => format!("from {first} to {last}"),
+    }
+}
+
+/// " (0.9.19 and 0.9.20 not measured)": where else the step may lie.
+fn not_measured(s: &Step) -> String {
+    let tags: Vec<&str> = s.not_measured.iter().map(|t| cells::short_tag(t)).collect();
+    match tags.as_slice() {
+        [] => String::new(),
+        [one] => format!(" ({one} not measured)"),
+        [init @ .., last] => format!(" ({} and {last} not measured)", init.join(", ")),
+    }
+}
+
+/// How time judged a step's tags: "slower at all 8 tags", "faster at both tags", "slower
+/// at 5, inconclusive at 3 of the 8 tags".
+fn tally(deltas: &[Delta]) -> String {
+    let all = [Verdict::Slower, Verdict::Faster, Verdict::Same, Verdict::Inconclusive];
+    let counted: Vec<(Verdict, usize)> =
+        all.iter().map(|v| (*v, deltas.iter().filter(|d| d.verdict() == *v).count())).filter(|(_, n)| *n > 0).collect();
+    match (counted.as_slice(), deltas.len()) {
+        ([(v, _)], 2) => format!("{v} at both tags"),
+        ([(v, n)], _) => format!("{v} at all {n} tags"),
+        (several, n) => {
+            let parts: Vec<String> = several.iter().map(|(v, k)| format!("{v} at {k}")).collect();
+            format!("{} of the {n} tags", parts.join(", "))
+        }
+    }
+}
+
+fn step_line(m: &ReportModel, s: &Step) -> String {
+    let name = section_name(m, s.engine, s.workload);
+    let (first, at, elsewhere) = (s.first(), span(m, s), not_measured(s));
+    let first_tag = label(m.label(&first.tag));
+    let time = &first.comparison;
+    let line = match s.by {
+        StepBy::Instructions => {
+            let counts = if m.rule.counts { Some(time) } else { first.instructions.as_ref() };
+            let words = Metric::Instructions.unit_of(s.workload).replace("instr/", "instructions per ");
+            let moved = counts.map(cells::delta).unwrap_or_default();
+            let mut line = format!("{name}: {moved} {words} {at}{elsewhere}");
+            match (m.rule.counts, s.deltas.len()) {
+                (true, _) => {}
+                (false, 1) => line.push_str(&format!("; time {}", cells::delta_line(time))),
+                (false, _) => line.push_str(&format!(
+                    "; time {} {} at {first_tag}, {}",
+                    cells::delta(time),
+                    cells::interval(time),
+                    tally(&s.deltas)
+                )),
+            }
+            line
+        }
+        StepBy::Time => {
+            let figure = format!("{} {}", cells::delta(time), cells::interval(time));
+            let mut line = match s.deltas.len() {
+                1 => format!("{name}: time {figure} {at}{elsewhere}"),
+                _ => format!("{name}: time {figure} at {first_tag}, {} {at}{elsewhere}", tally(&s.deltas)),
+            };
+            if first.time_only {
+                let moved = first.instructions.as_ref().map(cells::delta).unwrap_or_default();
+                line.push_str(&format!("; instructions unchanged ({moved}): time only"));
+            }
+            line
+        }
+    };
+    format!("{line}.")
+}
+
+/// What time left open, where, and how many rounds would resolve ±min-effect.
+fn unresolved_line(m: &ReportModel, open: &[Unresolved]) -> Option<String> {
+    let most = two_digits(open.iter().filter_map(|u| u.rounds_to_resolve).max()?);
+    let (k, n): (usize, usize) = open.iter().fold((0, 0), |(k, n), u| (k + u.inconclusive, n + u.of));
+    let rounds = open.iter().map(|u| u.rounds).max().unwrap_or(0);
+    let each: Vec<String> = open
+        .iter()
+        .map(|u| {
+            let r = u
+                .resolution
+                .map(|r| format!("at {}", cells::within(100.0 * r)))
+                .unwrap_or_else(|| "intervals n/a".into());
+            format!("{} {} of {} {r}", section_name(m, u.engine, u.workload), u.inconclusive, u.of)
+        })
+        .collect();
+    let cost = m
+        .findings
+        .seconds_per_round
+        .map(|s| format!(" (about {} at this run's {} a round)", cells::seconds(s * most as f64), cells::seconds(s)))
+        .unwrap_or_default();
+    Some(format!(
+        "Time did not resolve {k} of {n} deltas against {} after {} ({}); about {most} rounds would resolve \
+         differences of {}{cost}.",
+        cells::baseline_label(m),
+        cells::plural(rounds, "round"),
+        each.join(", "),
+        cells::within(100.0 * m.rule.min_effect)
+    ))
+}
+
+/// A projected count rounded up to two significant digits (419 → 420): a projection is
+/// no more exact than that.
+fn two_digits(n: usize) -> usize {
+    let unit = 10usize.pow((n.max(1).ilog10()).saturating_sub(1));
+    n.div_ceil(unit) * unit
+}
+
+/// What failed, counted, the first few named, and the tags not measured; the Problems
+/// section tells each in full.
+fn failures_line(m: &ReportModel) -> Option<String> {
+    let f = &m.findings;
+    let mut failed = Vec::new();
+    if f.failures > 0 {
+        let mut named: Vec<String> = m
+            .failures
+            .iter()
+            .take(3)
+            .map(|x| {
+                let tag = m.labels.get(&x.tag).map(label).unwrap_or_else(|| x.tag.clone());
+                let what = x.workload.map(|w| w.to_string()).unwrap_or_else(|| x.stage.clone());
+                let round = x.round.map(|r| format!(", round {}", r + 1)).unwrap_or_default();
+                format!("{tag} {what}{round}")
+            })
+            .collect();
+        if f.failures > 3 {
+            named.push(format!("{} more", f.failures - 3));
+        }
+        failed.push(format!("{} ({})", cells::plural(f.failures, "failure"), named.join("; ")));
+    }
+    match f.checksum_mismatches {
+        0 => {}
+        1 => failed.push("1 checksum mismatch".into()),
+        n => failed.push(format!("{n} checksum mismatches")),
+    }
+    if f.failed_checks > 0 {
+        failed.push(cells::plural(f.failed_checks, "failed check"));
+    }
+    let mut said = Vec::new();
+    if !failed.is_empty() {
+        said.push(format!("Failures: {}.", failed.join("; ")));
+    }
+    if !f.not_measured.is_empty() {
+        said.push(format!("Not measured: {}.", f.not_measured.join(", ")));
+    }
+    (!said.is_empty()).then(|| format!("{} Each in full under Problems.", said.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projections_round_up_to_two_digits() {
+        assert_eq!([7, 10, 12, 419, 420, 1017, 99_001].map(two_digits), [7, 10, 12, 420, 420, 1100, 100_000]);
+    }
 }

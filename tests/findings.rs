@@ -1,0 +1,79 @@
+//! Findings, the summary every report opens with: golden in text (80 columns) and Markdown
+//! for three fixed runs (testdata/make-findings-runs.py): a resolved step, a time-only
+//! difference, nothing resolved; the same sentences first in JSON and on the HTML page.
+
+use lmdb_regress::report::{markdown, model, outline, text};
+use lmdb_regress::runner::runfile;
+
+use crate::common::*;
+
+fn model_of(name: &str) -> model::ReportModel {
+    let data = runfile::load(&testdata(&format!("findings-{name}.jsonl"))).unwrap();
+    model::build(&data, None).unwrap()
+}
+
+/// The findings of `name` match their golden files; returns them as values.
+fn golden_findings(name: &str) -> model::Findings {
+    let m = model_of(name);
+    let section = outline::findings_section(&m);
+    golden(&format!("findings-{name}.txt"), &text::render_document(&section));
+    golden(&format!("findings-{name}.md"), &markdown::render_document(&section));
+    // What every format opens with: the same sentences.
+    let lines = outline::findings(&m);
+    let file = testdata(&format!("findings-{name}.jsonl"));
+    let json = json(&run_ok(lmdb_regress().arg("report").arg(&file).args(["--format", "json"])));
+    assert_eq!(json["findings"]["lines"], serde_json::json!(lines), "{name}");
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
+    let opening = md.split("\n\n").nth(1).unwrap_or_default();
+    assert_eq!(opening, "## Findings", "the report opens with its findings:\n{md}");
+    let html = stdout(&run_ok(lmdb_regress().arg("report").arg(&file).args(["--format", "html"])));
+    let (at, nav) = (html.find("id=\"findings\"").unwrap(), html.find("<nav").unwrap());
+    assert!(at < nav && html.find("<h1").unwrap() < at, "findings right under the title, the contents after them");
+    for l in &lines {
+        assert!(html.contains(&format!("<li>{}</li>", html_escape::encode_text(l))), "{l}");
+    }
+    m.findings
+}
+
+#[test]
+fn a_step_shared_by_consecutive_tags_is_one_finding() {
+    let f = golden_findings("step");
+    assert_eq!(f.steps.len(), 1, "{f:#?}");
+    let s = &f.steps[0];
+    assert_eq!((s.workload.name(), s.by), ("write", model::StepBy::Instructions));
+    let tags: Vec<&str> = s.deltas.iter().map(|d| d.tag.as_str()).collect();
+    assert_eq!(tags, ["LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23"]);
+    assert!(s.to_last);
+    assert_eq!(s.not_measured, ["LMDB_0.9.19", "LMDB_0.9.20"]);
+    for d in &s.deltas {
+        let i = d.instructions.unwrap();
+        assert!((i.ratio - 1.233).abs() < 0.001, "{d:?}");
+        assert_eq!(d.verdict(), lmdb_regress::stats::Verdict::Slower);
+    }
+}
+
+#[test]
+fn a_time_only_difference_says_instructions_did_not_move() {
+    let f = golden_findings("time-only");
+    assert_eq!(f.steps.len(), 1, "{f:#?}");
+    let s = &f.steps[0];
+    assert_eq!((s.workload.name(), s.by), ("readSeq", model::StepBy::Time));
+    assert!(s.deltas.iter().all(|d| d.time_only && d.verdict() == lmdb_regress::stats::Verdict::Faster));
+    // 0.9.21 measured between: the step lies after it, nothing unmeasured in between.
+    assert_eq!(s.deltas[0].tag, "LMDB_0.9.22");
+    assert!(s.not_measured.is_empty());
+}
+
+#[test]
+fn nothing_resolved_says_so_and_what_more_rounds_would_resolve() {
+    let f = golden_findings("none");
+    assert!(f.steps.is_empty(), "{f:#?}");
+    assert_eq!(f.unresolved.len(), 2);
+    for u in &f.unresolved {
+        // Intervals narrow as 1/√rounds: the projection reaches ±2% from the resolution.
+        let r = u.resolution.unwrap();
+        let want = (8.0 * (r / 0.02).powi(2)).ceil() as usize;
+        assert_eq!((u.rounds, u.rounds_to_resolve), (8, Some(want)), "{u:?}");
+    }
+    assert_eq!(f.seconds_per_round, Some(10.0));
+}
