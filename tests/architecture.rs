@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 /// The top-level modules by layer, lowest first; a module may import its own layer and
 /// those below it.
 const LAYERS: [(&str, &[&str]); 9] = [
-    ("foundation", &["envvars", "files", "terminal", "progress", "environment", "ffi", "abi", "artifact"]),
+    ("foundation", &["envvars", "files", "terminal", "progress", "environment", "ffi", "abi", "artifact", "children"]),
     ("sources", &["manifest", "tags", "source"]),
-    ("builds", &["compile", "matrix", "layout", "mtest"]),
+    ("builds", &["stage", "compile", "matrix", "layout", "mtest"]),
     ("workloads", &["workload"]),
     ("measurements", &["runner"]),
     ("statistics", &["stats"]),

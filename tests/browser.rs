@@ -1,4 +1,4 @@
-//! The HTML report in a real browser: Debian's chromium (`make deps` installs it), headless,
+//! The HTML report in a real browser: Debian's chromium (`make deps-test` installs it), headless,
 //! driven over the DevTools protocol through its debugging pipe (tests/common/cdp.rs). The
 //! page is the golden one,
 //! testdata/golden/run-fixed.html, which tests/reports.rs keeps equal to what `report
@@ -37,7 +37,7 @@ fn chromium() -> Chromium {
     let path = std::env::var_os("LMDB_REGRESS_CHROMIUM").map(PathBuf::from).unwrap_or("/usr/bin/chromium".into());
     assert!(
         path.exists(),
-        "no chromium at {}: `make deps` (scripts/install-deps.sh) installs Debian's chromium; \
+        "no chromium at {}: `make deps-test` (scripts/install-deps.sh) installs Debian's chromium; \
          LMDB_REGRESS_CHROMIUM names another binary",
         path.display()
     );
@@ -118,7 +118,7 @@ fn expected() -> serde_json::Value {
             Block::Chart(Chart::Section(e, w)) => charts.push(model.section(*e, *w).unwrap().ranked.len()),
             // A preset's whisker charts carry no point tooltips.
             Block::Chart(Chart::Extra(_)) => charts.push(0),
-            Block::Paragraph(_) | Block::Note(_) => {}
+            Block::Paragraph(_) | Block::Note(_) | Block::Contents => {}
         }
     }
     serde_json::json!({ "headings": headings, "tables": tables, "pairs": pairs, "items": items, "charts": charts })

@@ -101,6 +101,33 @@ fn bisect_refuses_what_it_cannot_search_and_says_why() {
 }
 
 #[test]
+fn unclear_inputs_are_named_for_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = testdata("run-fixed.jsonl");
+    let header_only = dir.path().join("header-only.jsonl");
+    let first = std::fs::read_to_string(&fixed).unwrap().lines().next().unwrap().to_string();
+    std::fs::write(&header_only, format!("{first}\n")).unwrap();
+    let merged = dir.path().join("merged.jsonl");
+    run_ok(lmdb_regress().arg("merge").arg(&fixed).arg("--drop-time").arg("--out").arg(&merged));
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let [h, m, f, x] = [&header_only, &merged, &folder, &fixed].map(|p| p.to_str().unwrap());
+    let mut t = String::new();
+    for args in [
+        &["compare", x, h][..],
+        &["site", x],
+        &["run", "--tags", "0.9.33", "--out", f, "--force"],
+        &["run", "--tags", "0.9.33", "--entries", "-5"],
+        &["run", "--resume", m],
+    ] {
+        let o = lmdb_regress().args(args).output().unwrap();
+        t += &format!("$ lmdb-regress {}\n{}", args.join(" "), transcript(&o, &[]));
+    }
+    let t = t.replace(&dir.path().display().to_string(), "<dir>");
+    golden("commands/unclear-inputs.txt", &t.replace(&testdata("").display().to_string(), "<testdata>/"));
+}
+
+#[test]
 fn console_tables_fit_80_columns_piped_and_the_width_columns_gives() {
     // This test's cache holds built tags: rows with sources, matches and build ids.
     for (columns, width) in [(None, 80), (Some("80"), 80), (Some("100"), 100), (Some("60"), 60)] {

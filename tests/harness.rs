@@ -426,7 +426,8 @@ fn the_c_twin_rejects_bad_arguments_with_the_rust_workers_messages() {
         .to_string();
     let rust_worker = |args: &[&str]| {
         let mut c = lmdb_regress();
-        c.args(["worker", "run", "--library", "/nonexistent", "--library-sha256", "0"]).args(args);
+        c.args(["worker", "run", "--library", "/nonexistent", "--library-sha256", "0", "--library-version", "x"]);
+        c.args(args);
         c
     };
     for (args, message) in [

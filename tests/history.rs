@@ -110,7 +110,42 @@ fn history_finds_exactly_the_planted_steps() {
     );
     let from = tmp.path().join("from");
     history(&repo, "LMDB_0.9.33..HEAD", &from, &["--from", merged.to_str().unwrap()]);
-    assert_eq!(write_steps(&from), [first, second]);
+    assert_eq!(write_steps(&from), [first.clone(), second]);
+
+    // A run file is rendered only as the history of the range it measured.
+    let refused = tmp.path().join("refused");
+    let sub_range = format!("{first}..HEAD");
+    for (range, file, says) in [
+        (sub_range.as_str(), merged.clone(), "which the range does not hold"),
+        ("LMDB_0.9.33..HEAD", shards.join("1.jsonl"), "a shard's file? `merge` every shard first"),
+        ("LMDB_0.9.33..HEAD", testdata("run-fixed.jsonl"), "LMDB_0.9.17, LMDB_0.9.18, LMDB_0.9.19, …"),
+    ] {
+        let out = lmdb_regress()
+            .args(["history", "--range", range, "--git"])
+            .arg(&repo)
+            .arg("--out-dir")
+            .arg(&refused)
+            .arg("--from")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let e = stderr(&out);
+        assert!(!out.status.success() && e.contains(&format!("is not a history of {range}")), "{e}");
+        assert!(e.contains(says) && !refused.exists(), "{range}: {e}");
+    }
+    // Nor written over: --from one of the history's own outputs.
+    let e = stderr(
+        &lmdb_regress()
+            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--force", "--git"])
+            .arg(&repo)
+            .arg("--out-dir")
+            .arg(&from)
+            .arg("--from")
+            .arg(from.join("history.json"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("which this command reads"), "{e}");
 }
 
 #[test]
@@ -122,6 +157,14 @@ fn bad_ranges_say_why() {
         let out = lmdb_regress().args(["history", "--range", range, "--git"]).arg(&repo).output().unwrap();
         assert!(!out.status.success() && stderr(&out).contains(says), "{range}: {}", stderr(&out));
     }
-    let out = lmdb_regress().args(["history", "--range", "LMDB_0.9.33..HEAD", "--git"]).arg(&repo).output().unwrap();
-    assert!(stderr(&out).contains("touches liblmdb's library sources"), "{}", stderr(&out));
+    std::fs::write(repo.join("README"), "not a library source\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "docs only"]);
+    for (range, says) in [
+        ("LMDB_0.9.33..HEAD", "touches liblmdb's library sources"),
+        ("HEAD..LMDB_0.9.33", "runs backwards: LMDB_0.9.33 is older than HEAD (give LMDB_0.9.33..HEAD)"),
+        ("HEAD..HEAD", "HEAD and HEAD are the same commit"),
+    ] {
+        let out = lmdb_regress().args(["history", "--range", range, "--git"]).arg(&repo).output().unwrap();
+        assert!(!out.status.success() && stderr(&out).contains(says), "{range}: {}", stderr(&out));
+    }
 }

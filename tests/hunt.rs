@@ -20,20 +20,22 @@ fn commit(repo: &Path, msg: &str) -> String {
     git(repo, &["rev-parse", "HEAD"])
 }
 
-/// `bisect` of the write workload by instruction counts, with only `repo` to build from.
+/// `bisect` of the write workload by instruction counts, with only `repo` to build from
+/// (a cache of its own beside `out_dir`).
+fn bisect_command(repo: &Path, good: &str, bad: &str, out_dir: &Path) -> std::process::Command {
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_CACHE", out_dir.with_extension("cache"))
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["bisect", "--good", good, "--bad", bad, "--workload", "write", "--entries", "2000"])
+        .args(["--metric", "instructions", "--git"])
+        .arg(repo)
+        .arg("--out-dir")
+        .arg(out_dir);
+    c
+}
+
 fn bisect_by_instructions(repo: &Path, good: &str, bad: &str, out_dir: &Path) -> String {
-    let cache = tempfile::tempdir().unwrap();
-    let out = run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_CACHE", cache.path())
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["bisect", "--good", good, "--bad", bad, "--workload", "write", "--entries", "2000"])
-            .args(["--metric", "instructions", "--git"])
-            .arg(repo)
-            .arg("--out-dir")
-            .arg(out_dir),
-    );
-    stdout(&out)
+    stdout(&run_ok(&mut bisect_command(repo, good, bad, out_dir)))
 }
 
 #[test]
@@ -107,30 +109,37 @@ fn printed_figures_are_the_counts_per_entry(text: &str, runs: &Path) {
 }
 
 #[test]
-fn bisect_says_so_when_there_is_no_regression() {
+fn bisect_exits_1_when_it_cannot_confirm_the_slowdown() {
     let src = source_dir("LMDB_0.9.33");
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("openldap");
     let good = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
     edit_mdb(&repo, |t| format!("{t}\n/* neutral */\n"));
     let bad = commit(&repo, "neutral");
-    let text = bisect_by_instructions(&repo, &good, &bad, &tmp.path().join("runs"));
-    assert!(text.contains("is not slower than") && text.contains("nothing to bisect"), "{text}");
+    let runs = tmp.path().join("runs");
+    let o = bisect_command(&repo, &good, &bad, &runs).output().unwrap();
+    let (text, e) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{text}{e}");
+    let said = format!("{bad} against {good} on write: 0.0% exact same: not slower by more than 3%: nothing to bisect");
+    assert!(e.contains(&said), "{e}");
     assert!(!text.contains("probe 1"), "{text}");
+    // What was measured is kept: the confirmation in bisect.json.
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(runs.join("bisect.json")).unwrap()).unwrap();
+    assert_eq!(summary["confirmation"]["verdict"], "same", "{summary}");
+    assert_eq!(summary["phases"], serde_json::json!([]));
+
+    // The ends must be two commits, the older first: refused before anything is built.
+    for (g, b, says) in [(&bad, &good, "it is newer, a descendant of it"), (&good, &good, "are the same commit")] {
+        let o = bisect_command(&repo, g, b, &tmp.path().join("refused")).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says) && !tmp.path().join("refused").exists(), "{}", stderr(&o));
+    }
 }
 
 #[test]
 fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
-    // A cache holding only what the registries carry.
-    let cache = tempfile::tempdir().unwrap();
-    for tag in ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.33"] {
-        let dir = source_dir(tag);
-        let dest = cache.path().join("sources").join(dir.file_name().unwrap());
-        std::fs::create_dir_all(&dest).unwrap();
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            std::fs::copy(e.path(), dest.join(e.file_name())).unwrap();
-        }
-    }
+    // A cache holding only what the registries carry (of the claims' tags), built.
+    let cache = cache_of(&["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.33"]);
     let out_dir = tempfile::tempdir().unwrap();
     let out = run_ok(
         lmdb_regress()

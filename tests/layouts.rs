@@ -207,15 +207,17 @@ fn a_layout_study_ranks_the_layouts_and_gives_their_spread() {
 #[test]
 fn bisect_times_its_runs_on_random_layouts() {
     let runs = tempfile::tempdir().unwrap();
-    let out = run_ok(
-        lmdb_regress()
-            .args(["bisect", "--good", "0.9.18", "--bad", "0.9.33", "--workload", "readSeq", "--metric", "time"])
-            .args(["--threshold", "1000", "--min-rounds", "2", "--max-rounds", "2", "--entries", "1000"])
-            .args(["--layout-seed", "5", "--out-dir"])
-            .arg(runs.path()),
-    );
+    let out = lmdb_regress()
+        .args(["bisect", "--good", "0.9.18", "--bad", "0.9.33", "--workload", "readSeq", "--metric", "time"])
+        .args(["--threshold", "1000", "--min-rounds", "2", "--max-rounds", "2", "--entries", "1000"])
+        .args(["--layout-seed", "5", "--out-dir"])
+        .arg(runs.path())
+        .output()
+        .unwrap();
     let text = stdout(&out);
-    assert!(text.contains("layouts: random (seed 5") && text.contains("nothing to bisect"), "{text}");
+    // Two rounds confirm nothing: bisect says so and exits 1.
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(text.contains("layouts: random (seed 5") && stderr(&out).contains("nothing was bisected"), "{text}");
     let file = std::fs::read_dir(runs.path()).unwrap().flatten().map(|e| e.path()).find(|p| {
         p.file_name().unwrap().to_string_lossy().contains("confirm") && p.extension().is_some_and(|e| e == "jsonl")
     });

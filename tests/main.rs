@@ -10,12 +10,16 @@ mod architecture;
 mod bindings;
 mod browser;
 mod commands;
+mod console;
+mod findings;
 mod harness;
 mod history;
 mod hunt;
 mod layout_coverage;
 mod layouts;
+mod makefile;
 mod mtest;
+mod paired;
 mod presets;
 mod releases;
 mod reports;
@@ -26,6 +30,7 @@ mod site;
 mod sources;
 mod toolchains;
 mod verdicts;
+mod verified;
 
 #[test]
 fn every_test_file_is_a_module_of_this_binary() {

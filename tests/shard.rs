@@ -205,3 +205,41 @@ fn shards_are_checked_before_anything_is_built() {
     let out = lmdb_regress().args(["run", "--shard", "0/2"]).output().unwrap();
     assert!(!out.status.success() && stderr(&out).contains("expected K/N"), "{}", stderr(&out));
 }
+
+/// The shards of a chunk-paired time run each measure the baseline beside their own tags,
+/// so every comparison with it is made inside one process on one machine; `merge` keeps
+/// each shard's rounds apart (a round pairs only what one process measured) and the report
+/// compares every tag with the baseline.
+#[test]
+fn chunk_paired_shards_each_measure_the_baseline_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards: Vec<_> = (1..=2).map(|k| dir.path().join(format!("shard-{k}.jsonl"))).collect();
+    for (k, path) in shards.iter().enumerate() {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", TAGS, "--entries", ENTRIES, "--workloads", "write", "--rounds", "2", "--warmup", "0"]);
+        c.args(["--layouts", "fixed", "--shard", &format!("{}/2", k + 1), "--out"]).arg(path);
+        run_ok(&mut c);
+    }
+    let tags = |p: &Path| -> std::collections::BTreeSet<String> {
+        records(p).into_iter().filter(|r| r["type"] == "sample").map(|r| r["tag"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(tags(&shards[0]).into_iter().collect::<Vec<_>>(), ["LMDB_0.9.18", "LMDB_0.9.33"]);
+    assert_eq!(tags(&shards[1]).into_iter().collect::<Vec<_>>(), ["LMDB_0.9.18", "LMDB_0.9.21"], "the baseline beside its own");
+    let merged = dir.path().join("merged.jsonl");
+    run_ok(lmdb_regress().arg("merge").args(&shards).arg("--out").arg(&merged));
+    let rounds = |tag: &str| -> Vec<u64> {
+        let r = records(&merged);
+        r.iter().filter(|s| s["type"] == "sample" && s["tag"] == tag).map(|s| s["round"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(rounds("LMDB_0.9.18"), [0, 1, 2, 3], "each shard's processes are rounds of their own");
+    assert_eq!((rounds("LMDB_0.9.33"), rounds("LMDB_0.9.21")), (vec![0, 1], vec![2, 3]));
+    let report = lmdb_regress().arg("report").arg(&merged).args(["--format", "json", "--out-dir"]).arg(dir.path()).output().unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
+    let baseline: Vec<&Value> = doc["sections"][0]["comparisons"].as_array().unwrap().iter().filter(|c| c["kind"] == "baseline").collect();
+    let compared: Vec<&str> = baseline.iter().map(|c| c["tag"].as_str().unwrap()).collect();
+    assert_eq!(compared, ["LMDB_0.9.21", "LMDB_0.9.33"], "{baseline:?}");
+    assert!(baseline.iter().all(|c| c["method"] == "paired"), "each against the baseline of its own shard's rounds");
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&merged)));
+    assert!(md.contains("Merged from 2 shards, each of which measured LMDB_0.9.18 beside its own tags"), "{md}");
+}

@@ -83,5 +83,5 @@ fn bad_input_is_a_clear_error() {
     let o = site().arg(tmp.path().join("site")).arg(tmp.path().join("missing.jsonl")).output().unwrap();
     assert!(!o.status.success() && stderr(&o).contains("cannot open run file"), "{}", stderr(&o));
     let o = site().arg(tmp.path().join("site")).output().unwrap();
-    assert!(!o.status.success() && stderr(&o).contains("RUNS"), "{}", stderr(&o));
+    assert!(!o.status.success() && stderr(&o).contains("name the run files"), "{}", stderr(&o));
 }

@@ -1,12 +1,15 @@
 //! Options shared by several commands, defined below `cli.rs` so that `cmd/` never
 //! reaches up to it.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use anyhow::{bail, Result};
 use clap::Args;
 
 use crate::compile::ToolchainSpec;
-use crate::runner::runfile::{Layouts, Metric};
+use crate::runner::runfile::{Engine, Layouts, Metric, Pairing};
+use crate::workload::suite::Suite;
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
 #[derive(Args, Debug, Clone, Default)]
@@ -62,6 +65,43 @@ impl LayoutArgs {
             (Layouts::Random, Some(self.layout_seed.unwrap_or_else(draw_seed)))
         } else {
             (Layouts::Fixed, None)
+        }
+    }
+}
+
+/// How time samples are paired: `--pairing`, `--chunk`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PairingArgs {
+    /// chunks: each round is one process holding every unit, each workload's passes
+    /// alternated between them chunk by chunk (LmdbJava's six, by time); process: one
+    /// worker process per unit and round, its pass whole (the presets, instruction counts
+    /// and runs of the C twin always).
+    #[arg(long, value_enum, default_value_t = Pairing::Chunks)]
+    pub pairing: Pairing,
+    /// Operations per chunk with --pairing chunks.
+    #[arg(long, default_value_t = crate::runner::DEFAULT_CHUNK, value_parser = clap::value_parser!(u32).range(1..))]
+    pub chunk: u32,
+}
+
+impl PairingArgs {
+    /// The design of a run of `suite`'s workloads by `metric` on `engines`, and its chunk
+    /// size: chunks where they can be had, else one process per unit (refused when asked
+    /// for in `given`).
+    pub fn plan(&self, metric: Metric, suite: Suite, engines: &[Engine], given: &BTreeSet<String>) -> Result<(Pairing, Option<u32>)> {
+        let why_not = if metric.is_exact() {
+            Some("instruction counts are exact: each unit is counted in a process of its own")
+        } else if suite != Suite::LmdbJava {
+            Some("a preset's passes are not split into chunks")
+        } else if engines.contains(&Engine::C) {
+            Some("the C twin runs one unit per process")
+        } else {
+            None
+        };
+        match (self.pairing, why_not) {
+            (Pairing::Chunks, None) => Ok((Pairing::Chunks, Some(self.chunk))),
+            (Pairing::Chunks, Some(why)) if given.contains("pairing") => bail!("--pairing chunks: {why}; give --pairing process"),
+            _ if given.contains("chunk") => bail!("--chunk needs --pairing chunks"),
+            _ => Ok((Pairing::Process, None)),
         }
     }
 }

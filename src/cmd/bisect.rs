@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::args::{BuildArgs, LayoutArgs};
+use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
@@ -14,7 +14,9 @@ use crate::matrix::MatrixOptions;
 use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
-use crate::runner::runfile::Metric;
+use crate::runner::runfile::{Engine, Metric};
+use crate::runner::{self, Stage};
+use crate::stats::{self, Comparison};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
@@ -71,6 +73,8 @@ pub struct BisectArgs {
     pub build: BuildArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -83,6 +87,7 @@ impl BisectArgs {
         let suite = Suite::of(&[self.workload])?.preset();
         let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
         cfg.validate(suite)?;
+        super::room::check(&cfg, &[self.workload])?;
         Ok(cfg)
     }
 }
@@ -111,13 +116,25 @@ pub fn run(args: &BisectArgs) -> Result<()> {
         }
     };
     let several = all.toolchains.len() > 1;
+    // A toolchain whose slowdown is not found is said in its part; the others still search.
+    let mut not_found = Vec::new();
     for tc in &all.toolchains {
         let name = tc.toolchain.name();
         if several {
             println!("== bisecting under {name} ==");
         }
         let run_dir = if several { root.join(crate::compile::sanitize(&name)) } else { root.clone() };
-        bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir)?;
+        match bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir) {
+            Err(e) if several && e.is::<NotFound>() => {
+                println!("{e}");
+                not_found.push(name);
+            }
+            other => other?,
+        }
+    }
+    if !not_found.is_empty() {
+        let under = not_found.join(", ");
+        return Err(NotFound(format!("no slowdown was narrowed down under {under} (each part above says why)")).into());
     }
     Ok(())
 }
@@ -145,6 +162,12 @@ fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
     }
 }
 
+/// bisect could not do what it was asked: the slowdown between --good and --bad is not
+/// confirmed, or the search could not narrow it to one tag or commit. The command exits 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotFound(pub String);
+
 fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
     let (gi, bi) = check_range(args, &m, &opts)?;
@@ -157,19 +180,19 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let (good, bad) = (norm(&args.good), norm(&args.bad));
     let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
-    let (slower, _) = match b.confirm(&ug, &ub) {
+    let (slower, confirmation) = match b.confirm(&ug, &ub) {
         Err(e) if e.is::<Interrupted>() => {
-            finish(&b, &[], started)?;
-            bail!("interrupted while confirming {good} → {bad}: nothing decided yet; run the same command again");
+            finish(&b, &[], None, started)?;
+            let stage = Stage::Search(format!("confirming {good} → {bad}"));
+            let then = "nothing decided yet; run the same command again".to_string();
+            return Err(runner::Interrupted { stage, then }.into());
         }
         other => other?,
     };
+    let confirmed = confirmation.as_ref();
     if !slower {
-        println!(
-            "{bad} is not slower than {good} by more than {}% on {} ({:?}): nothing to bisect.",
-            args.threshold, args.workload, args.metric
-        );
-        return Ok(());
+        finish(&b, &[], confirmed, started)?;
+        return Err(NotFound(unconfirmed(args, &b.settings, (&good, &bad), confirmed)).into());
     }
     let mut results = Vec::new();
     let (mut lg, mut fb) = (good.clone(), bad.clone());
@@ -179,10 +202,10 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         cands.push(bad.clone());
         let found = b.search("tags", cands, &ug, &ub)?;
         if found.interrupted || !found.outcome.resolved() {
-            let stopped = found.interrupted.then(|| resume_hint(&b.settings.run_dir, &found));
+            let ended = ended_unresolved(&b, &found);
             results.push(found);
-            finish(&b, &results, started)?;
-            return stopped.map_or(Ok(()), |hint| bail!(hint));
+            finish(&b, &results, confirmed, started)?;
+            return Err(ended);
         }
         lg = found.candidates[found.outcome.last_good].clone();
         fb = found.candidates[found.outcome.first_bad].clone();
@@ -192,32 +215,102 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         let cands = b.commit_candidates(&lg, &fb)?;
         let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
         let found = b.search("commits", cands, &ul, &ubad)?;
-        let stopped = found.interrupted.then(|| resume_hint(&b.settings.run_dir, &found));
+        let ended = (found.interrupted || !found.outcome.resolved()).then(|| ended_unresolved(&b, &found));
         results.push(found);
-        if let Some(hint) = stopped {
-            finish(&b, &results, started)?;
-            bail!(hint);
-        }
-    } else {
-        println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
+        finish(&b, &results, confirmed, started)?;
+        return ended.map_or(Ok(()), Err);
     }
-    finish(&b, &results, started)
+    println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
+    finish(&b, &results, confirmed, started)
+}
+
+/// Why the slowdown from `good` to `bad` is not confirmed, with the interval measured and
+/// what would decide it.
+fn unconfirmed(args: &BisectArgs, s: &Settings, (good, bad): (&str, &str), c: Option<&Comparison>) -> String {
+    let (thr, w) = (args.threshold, args.workload);
+    let Some(c) = c else {
+        return format!(
+            "{bad} could not be compared with {good} on {w}: no sample of one of them (see the run files in {}): \
+             nothing to bisect",
+            s.run_dir.display()
+        );
+    };
+    let measured = format!("{bad} against {good} on {w}: {}", cells::delta_line(c));
+    let more = format!(
+        "More rounds would decide it (the confirmation stopped at --max-rounds {}), or --metric instructions \
+         when the slowdown is in the work done; nothing was bisected",
+        s.max_rounds
+    );
+    match c.ci.map(|i| i.hi < 1.0 + thr / 100.0) {
+        None => format!("{measured}: not confirmed: too few rounds for an interval. {more}"),
+        Some(true) if c.verdict == stats::Verdict::Slower => format!(
+            "{measured}: slower, but by less than the --threshold of {thr}%: nothing to bisect \
+             (a smaller --threshold searches it)"
+        ),
+        Some(true) => format!("{measured}: not slower by more than {thr}%: nothing to bisect"),
+        Some(false) => format!(
+            "{measured}: not confirmed: the interval holds both less and more than the {thr}% threshold. {more}"
+        ),
+    }
+}
+
+/// The error that ends a search phase that Ctrl-C stopped (130), or that could not narrow
+/// its range to one candidate (1), naming the range left and how to go on.
+fn ended_unresolved(b: &Bisector, found: &Found) -> anyhow::Error {
+    if found.interrupted {
+        let stage = Stage::Search(format!("searching the {}", found.phase));
+        return runner::Interrupted { stage, then: resume_hint(&b.settings.run_dir, found) }.into();
+    }
+    let (lg, fb) = (&found.candidates[found.outcome.last_good], &found.candidates[found.outcome.first_bad]);
+    let why = if found.outcome.stopped_undecided {
+        "a probe stayed undecided at --max-rounds (more rounds, or --metric auto with a counter, decide it)"
+    } else {
+        "the probes between them were skipped (they did not build or measure)"
+    };
+    NotFound(format!(
+        "{}: not narrowed to one: the first bad one is after {lg}, at {fb} at the latest; {why}; what was \
+         decided is in {}",
+        found.phase,
+        b.settings.run_dir.join("bisect.json").display()
+    ))
+    .into()
 }
 
 /// The positions of `--good` and `--bad` among the pinned tags (None for a commit), after
-/// checking that each names something buildable and that the range runs forward.
+/// checking that each names something buildable and that the range runs forward: for
+/// commits, that --good is an ancestor of --bad and not the same commit.
 fn check_range(args: &BisectArgs, m: &Manifest, opts: &MatrixOptions) -> Result<(Option<usize>, Option<usize>)> {
-    let git = opts.resolver.git.is_some();
+    let git = opts.resolver.git.as_deref();
     let (gi, bi) = (m.index_of(&args.good), m.index_of(&args.bad));
     for (label, idx) in [(&args.good, gi), (&args.bad, bi)] {
-        if idx.is_none() && !(git && crate::tags::looks_like_commit(label)) {
-            crate::tags::parse_spec(m, label, opts.resolver.git.as_deref())?; // says why, listing known tags
+        if idx.is_none() && !(git.is_some() && crate::tags::looks_like_commit(label)) {
+            crate::tags::parse_spec(m, label, git)?; // says why, listing known tags
         }
     }
     if let (Some(g), Some(b)) = (gi, bi) {
         if g >= b {
             bail!("--good {} must be an older tag than --bad {}", m.tags[g].name, m.tags[b].name);
         }
+        return Ok((gi, bi));
+    }
+    let Some(git) = git else { return Ok((gi, bi)) };
+    let repo = crate::source::GitRepo::open(git)?;
+    let commit = |label: &str, idx: Option<usize>| match idx {
+        Some(i) => repo.resolve(&m.tags[i].name).or_else(|_| repo.resolve(&m.tags[i].commit)),
+        None => repo.resolve(label),
+    };
+    let (g, b) = (commit(&args.good, gi)?, commit(&args.bad, bi)?);
+    if g == b {
+        bail!("--good {} and --bad {} are the same commit ({g}): nothing lies between them", args.good, args.bad);
+    }
+    if !repo.is_ancestor(&g, &b)? {
+        let newer = repo.is_ancestor(&b, &g)?;
+        bail!(
+            "--good {} must be older than --bad {}: it is {} (give the older one as --good)",
+            args.good,
+            args.bad,
+            if newer { "newer, a descendant of it" } else { "not an ancestor of it (they are on different lines)" }
+        );
     }
     Ok((gi, bi))
 }
@@ -256,6 +349,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
+        pairing: args.pairing.plan(metric, args.workload.suite(), &[Engine::Rust], &args.given)?,
         existing: Existing::forced(args.force),
     };
     Ok((settings, layout_seed))
@@ -286,8 +380,14 @@ fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
     )
 }
 
-/// Prints the tally and writes bisect.json and bisect.html; a failure to write them is an error.
-fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Result<()> {
+/// Prints the tally and writes bisect.json and bisect.html (the confirmation of the
+/// slowdown, every phase, the log); a failure to write them is an error.
+fn finish(
+    b: &Bisector,
+    results: &[Found],
+    confirmation: Option<&Comparison>,
+    started: std::time::Instant,
+) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
     println!(
         "{}, {}; runs saved in {}",
@@ -295,8 +395,12 @@ fn finish(b: &Bisector, results: &[Found], started: std::time::Instant) -> Resul
         cells::seconds(started.elapsed().as_secs_f64()),
         b.settings.run_dir.display()
     );
-    let summary =
-        serde_json::json!({ "log": b.log, "phases": results, "wall_seconds": started.elapsed().as_secs_f64() });
+    let summary = serde_json::json!({
+        "log": b.log,
+        "confirmation": confirmation,
+        "phases": results,
+        "wall_seconds": started.elapsed().as_secs_f64()
+    });
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
     let page = crate::report::html::render_document(&summary_document(b, results, started), None)?;

@@ -2,6 +2,7 @@
 //! run (the run pipeline, its run file, resume, shards and merge) whose units are commits;
 //! this command picks the commits and renders the result in commit order.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -36,6 +37,12 @@ fn points(repo: &GitRepo, range: &str) -> Result<Vec<Point>> {
         bail!("--range {range:?} is not A..B (e.g. LMDB_0.9.17..LMDB_0.9.33, or two commit ids)");
     };
     let (start, end) = (repo.resolve(a)?, repo.resolve(b)?);
+    if start == end {
+        bail!("--range {range}: {a} and {b} are the same commit ({start}), so the range holds none");
+    }
+    if repo.is_ancestor(&end, &start)? {
+        bail!("--range {range} runs backwards: {b} is older than {a} (give {b}..{a})");
+    }
     let commits = repo.commits_touching_library(&start, &end)?;
     if commits.is_empty() {
         bail!("no commit after {a} up to {b} on {b}'s first-parent line touches liblmdb's library sources");
@@ -68,12 +75,17 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
     // Said before anything is measured.
-    for name in OUTPUTS.iter().filter(|_| !shard) {
-        crate::files::refuse_existing(&args.out_dir.join(name), existing)?;
+    let outputs: Vec<PathBuf> = OUTPUTS.iter().map(|name| args.out_dir.join(name)).collect();
+    for out in outputs.iter().filter(|_| !shard) {
+        crate::files::refuse_existing(out, existing)?;
+    }
+    if let Some(file) = args.from.as_ref().or(args.run.resume.as_ref()) {
+        crate::files::refuse_inputs(outputs.iter().map(PathBuf::as_path), &[file])?;
+        of_range(&runfile::load(file)?, file, &args.range, &points, args.from.is_none())?;
     }
     let data = match &args.from {
         Some(file) => runfile::load(file)?,
-        None => crate::cmd::run::measure(&history_run(args, &points))?,
+        None => crate::cmd::run::measure(&history_run(args, &git, &points))?,
     };
     if shard {
         eprintln!("a shard's history is partial: `merge` the shards' run files, then `history --from MERGED`");
@@ -83,17 +95,67 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let history = History::of(&args.range, points, &model);
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
-    let write = |name: &str, bytes: &[u8]| crate::files::write_atomic(&args.out_dir.join(name), bytes, existing);
-    write("history.txt", text.as_bytes())?;
-    write("history.json", &serde_json::to_vec_pretty(&history)?)?;
-    write("history.html", history.html().as_bytes())?;
+    let files = [text.clone().into_bytes(), serde_json::to_vec_pretty(&history)?, history.html().into_bytes()];
+    super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
     Ok(())
 }
 
-/// The run a history measures: its commits as tags, by instructions unless told otherwise.
-fn history_run(args: &HistoryArgs, points: &[Point]) -> RunArgs {
+/// Refuses a run file that is no history of `range`: its units must be the range's
+/// commits, every one (another range's file, or a run of tags, is not; nor is a shard's
+/// file, unless `resuming` it: then its plan's list of the whole run's tags counts).
+fn of_range(
+    data: &runfile::RunData,
+    file: &std::path::Path,
+    range: &str,
+    points: &[Point],
+    resuming: bool,
+) -> Result<()> {
+    let measured: BTreeSet<&str> = match &data.header.plan.shard {
+        Some(shard) if resuming => shard.tags.iter().map(String::as_str).collect(),
+        _ => data.header.tags.iter().map(|t| data.labels[&t.tag].base.as_str()).collect(),
+    };
+    let commits: BTreeSet<&str> = points.iter().map(|p| p.label.as_str()).collect();
+    if measured == commits {
+        return Ok(());
+    }
+    let some = |set: Vec<&&str>| {
+        let shown: Vec<&str> = set.iter().take(3).map(|s| **s).collect();
+        format!(
+            "{}{}",
+            shown.join(", "),
+            if set.len() > 3 { format!(", … ({} in all)", set.len()) } else { String::new() }
+        )
+    };
+    let missing: Vec<&&str> = commits.difference(&measured).collect();
+    let extra: Vec<&&str> = measured.difference(&commits).collect();
+    let what = match (missing.is_empty(), extra.is_empty()) {
+        (_, false) if missing.len() == commits.len() => {
+            format!("it measures {}, none of the range's {} commits", some(extra), commits.len())
+        }
+        (_, false) => format!("it measures {}, which the range does not hold", some(extra)),
+        (false, true) => format!(
+            "it lacks {} of the range's {} commits ({}): a shard's file? `merge` every shard first",
+            missing.len(),
+            commits.len(),
+            some(missing)
+        ),
+        (true, true) => unreachable!("the sets differ"),
+    };
+    bail!("{} is not a history of {range}: {what}; give the --range it was measured with", file.display())
+}
+
+/// The run a history measures: its commits as tags, by instructions unless told otherwise;
+/// history's own flags are no run's, and are given again to continue it.
+fn history_run(args: &HistoryArgs, git: &std::path::Path, points: &[Point]) -> RunArgs {
     let mut run = args.run.clone();
+    run.given.retain(|id| !["range", "out_dir", "from"].contains(&id.as_str()));
+    run.resume_with = Some(format!(
+        "history --git {} --range {} --out-dir {} --resume",
+        git.display(),
+        args.range,
+        args.out_dir.display()
+    ));
     run.tags = points.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(",");
     if !run.given.contains("metric") {
         run.metric = Metric::Instructions;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::{BuildArgs, LayoutArgs};
+use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -39,13 +39,47 @@ pub struct ItsArgs {
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
     pub min_effect: f64,
+    /// Continue an interrupted its-10406 run file with its own plan, then write its reports.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub build: BuildArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
+    /// The options given on the command line (set by the CLI, not an option itself).
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
+}
+
+/// The flags of a resumed its-10406 held to its run file, as `run --resume` holds them: the
+/// report's benchmark is the file's, and only where the reports go is free.
+fn resumed_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
+    args.given.iter().filter(|id| !["resume", "out_dir"].contains(&id.as_str())).cloned().collect()
+}
+
+/// Refuses to judge ITS#10406's claims from a run file that is not one of its runs.
+fn refuse_other_run(file: &std::path::Path) -> Result<()> {
+    let data = crate::runner::runfile::load(file)?;
+    let workloads = &data.header.workloads;
+    if workloads.as_slice() != [crate::workload::Workload::Write] {
+        let names: Vec<String> = workloads.iter().map(|w| w.to_string()).collect();
+        anyhow::bail!(
+            "{} is no its-10406 run (it measures {}, not the report's write benchmark alone): \
+             continue it with `lmdb-regress run --resume {}`",
+            file.display(),
+            names.join(", "),
+            file.display()
+        );
+    }
+    Ok(())
 }
 
 pub fn run(args: &ItsArgs) -> Result<()> {
+    if let Some(file) = &args.resume {
+        refuse_other_run(file)?;
+    }
     let stamp = super::stamp();
     let run_args = super::request::RunArgs {
         tags: args.tags.clone(),
@@ -61,8 +95,14 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         env: EnvSettings { entries: Some(args.entries), ..EnvSettings::default() },
         build: args.build.clone(),
         layout: args.layout.clone(),
-        // The report's benchmark as given, whatever the metric.
-        given: ["entries", "rounds", "warmup"].map(String::from).into(),
+        pairing: args.pairing.clone(),
+        // The report's benchmark as given, whatever the metric; a resumed one is the file's.
+        given: match args.resume {
+            Some(_) => resumed_given(args),
+            None => ["entries", "rounds", "warmup"].map(String::from).into(),
+        },
+        resume: args.resume.clone(),
+        resume_with: Some("its-10406 --resume".into()),
         // One warm-up round, every other option as `run` gives it.
         ..super::request::RunArgs::defaults()
     };

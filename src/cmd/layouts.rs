@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::args::BuildArgs;
+use super::args::{BuildArgs, PairingArgs};
 use super::run::{prepare_units, Prepared};
 use crate::layout;
 use crate::runner::runfile::{Engine, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
+use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -49,12 +50,15 @@ pub struct LayoutsArgs {
     pub env: EnvSettings,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
 }
 
 pub fn run(args: &LayoutsArgs) -> Result<()> {
     // LmdbJava's six alone (refused below otherwise), so its defaults.
     let config = args.env.resolve(&args.workload, &Default::default(), None);
     config.validate(None)?;
+    super::room::check(&config, &Workload::parse_list(&args.workloads)?)?;
     ensure!((2..=99).contains(&args.count), "--count {}: a study needs 2 to 99 layouts", args.count);
     if args.tag.contains(',') || args.tag.contains("..") || args.tag == "all" || args.tag == "default" {
         bail!("--tag {}: a layout study measures one tag (e.g. --tag 0.9.20)", args.tag);
@@ -70,7 +74,10 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     };
     let seed = args.layout_seed.unwrap_or_else(super::args::draw_seed);
     let (units, study) = study_units(&units, args.count, seed)?;
+    let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &args.engine, &Default::default())?;
     let plan = Plan {
+        pairing,
+        chunk,
         layouts: Layouts::Random,
         layout_seed: Some(seed),
         layout_study: Some(LayoutStudy { tag, layouts: study }),
@@ -88,8 +95,15 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let data = crate::runner::runfile::load(&out)?;
     let model = crate::report::model::build(&data, None)?;
     print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
-    if outcome.end.reason == crate::runner::runfile::EndReason::Interrupted {
-        bail!("interrupted after {} rounds; everything measured is in {}", outcome.end.rounds, out.display());
+    if let Some(phase) = outcome.stopped {
+        let then = format!(
+            "{} measured; everything measured is in {}; a layout study cannot be resumed, and the report above \
+             (`lmdb-regress report {}`) covers the rounds measured",
+            crate::report::cells::plural(data.completed_rounds() as usize, "round"),
+            out.display(),
+            out.display()
+        );
+        return Err(crate::runner::Interrupted { stage: crate::runner::Stage::Run(phase), then }.into());
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod merge;
 pub mod report;
 pub mod request;
 pub mod resume;
+pub mod room;
 pub mod run;
 pub mod site;
 pub mod tags;
@@ -30,8 +31,10 @@ pub fn harness_c_path() -> Result<PathBuf> {
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/harness/workloads.c"))))
 }
 
+/// How the builds are made; the cache must be writable (said before any build).
 pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixOptions> {
     let resolver = Resolver::from_env(args.git.clone())?;
+    resolver.cache.check_writable()?;
     let toolchains = match &args.toolchain {
         Some(list) => MatrixToolchain::named(list.0.iter().map(Toolchain::of).collect::<Result<_>>()?)?,
         None => {
@@ -64,17 +67,35 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<T
         }
     });
     bar.finish_and_clear();
+    // After Ctrl-C the builds not started are no tags unavailable here: nothing is summed up.
+    if opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
+        let built = out.iter().filter(|r| r.status == Status::Built).count();
+        let then = format!(
+            "{built} of {} built; the builds that finished are in the cache, and nothing half-built is left",
+            out.len()
+        );
+        return Err(crate::runner::Interrupted { stage: crate::runner::Stage::Building, then }.into());
+    }
     let width = crate::terminal::width(crate::terminal::Stream::Stderr);
     for (i, line) in matrix::unavailable_summary(&out).iter().enumerate() {
         let line = if i == 0 { line.clone() } else { format!("  {line}") };
         eprintln!("{}", crate::terminal::wrap(&line, width, "    "));
     }
-    if opts.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
-        anyhow::bail!(
-            "interrupted while building: the builds that finished are in the cache, and nothing half-built is left"
-        );
-    }
     Ok(out)
+}
+
+/// Writes `files` as one set ([`crate::files::stage`]), with Ctrl-C caught from here on: a
+/// Ctrl-C before the set is staged whole places none of it and leaves no temporary file,
+/// and the command ends as interrupted.
+pub fn write_set(files: &[(PathBuf, Vec<u8>)], existing: crate::files::Existing) -> Result<()> {
+    let stop = crate::runner::interrupt_flag();
+    let staged = crate::files::stage(files, existing)?;
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        drop(staged);
+        let then = format!("none of the {} files was written", files.len());
+        return Err(crate::runner::Interrupted { stage: crate::runner::Stage::Writing, then }.into());
+    }
+    staged.commit()
 }
 
 /// The target and toolchain of the build matrix's row `i`: rows come target by target,

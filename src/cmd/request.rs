@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::args::{BuildArgs, LayoutArgs};
+use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::runner::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::Suite;
@@ -89,6 +89,8 @@ pub struct RunArgs {
     pub build: BuildArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -96,6 +98,10 @@ pub struct RunArgs {
     /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
     #[arg(skip)]
     pub default_out: Option<(PathBuf, String)>,
+    /// The command that continues an interrupted run, but its file (set by commands that
+    /// run for the user; not an option itself). Default: `run --resume`.
+    #[arg(skip)]
+    pub resume_with: Option<String>,
 }
 
 impl RunArgs {

@@ -11,7 +11,9 @@ use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
-use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Metric, Plan, Record, RunData, RunWriter, Shard};
+use crate::runner::runfile::{
+    self, Engine, Failure, Header, Layouts, Metric, Phase, Plan, Record, RunData, RunWriter, Shard,
+};
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 
@@ -73,7 +75,6 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
         Layouts::Fixed => None,
     };
     let rows = super::build_with_progress(&wants, &opts)?;
-    let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
     let labels: Vec<Label> = (0..rows.len())
@@ -84,12 +85,10 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
         let label = labels[i].clone();
         debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
-            let (program, library, build) = match (e, r.build(BuildKind::SharedLibrary), r.build(BuildKind::CHarness)) {
-                (Engine::Rust, Some(b), _) => (exe.clone(), Some(b.artifact.clone()), b),
-                (Engine::C, _, Some(b)) => (b.artifact.clone(), None, b),
-                _ => continue,
-            };
-            units.push(Unit::fixed(e, label.clone(), program, library, build.sha256.clone()));
+            let kind = if e == Engine::Rust { BuildKind::SharedLibrary } else { BuildKind::CHarness };
+            if let Some(build) = r.build(kind) {
+                units.push(Unit::of_build(e, label.clone(), build)?);
+            }
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
             eprintln!("not measured: {} on the c engine (its C twin did not build): {}", r.tag, f.reason);
@@ -190,7 +189,6 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     let (spec, header, failures) = new_spec(args)?;
     let mut writer = create_run_file_for(args, &header, failures)?;
-    let out = writer.path.clone();
     if args.metric == Metric::Instructions {
         eprintln!(
             "counting instructions: {} entries, {}, {} at once",
@@ -200,10 +198,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         );
     }
     let outcome = spec.start(&mut writer)?;
-    if outcome.end.reason != runfile::EndReason::Interrupted {
-        spec.count_pass(&mut writer)?;
-    }
-    finish(outcome, &out)
+    finish(&spec, outcome.stopped, &mut writer, &[], args)
 }
 
 /// The specification of the new run `args` ask for, its units built; with its run file's
@@ -211,11 +206,14 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 /// engine only.
 fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let (workloads, config) = selection(args)?;
+    super::room::check(&config, &workloads)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
-    let shard = shard_of(args)?;
-    let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.own().join(","));
+    let suite = crate::workload::suite::Suite::of(&workloads)?;
+    let (pairing, chunk) = args.pairing.plan(args.metric, suite, &args.engine, &args.given)?;
+    let shard = shard_of(args, pairing)?;
+    let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let Prepared { tags, labels, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
@@ -242,6 +240,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         control,
         layouts,
         layout_seed,
+        pairing,
+        chunk,
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
     let counter = runner::instruction_counter(args.metric)?;
@@ -249,17 +249,21 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let target_reached = crate::stats::stop::target_reached;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
     let header = spec.header(tags, &labels);
+    // What every worker is told to load is what the header records.
+    for u in &spec.units {
+        u.check_recorded(&header.tags)?;
+    }
     Ok((spec, header, failures))
 }
 
 /// `--shard K/N` over the tags the spec names.
-fn shard_of(args: &RunArgs) -> Result<Option<Shard>> {
+fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> {
     let Some((k, n)) = args.shard else { return Ok(None) };
     let m = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
     let tags = crate::tags::parse_spec(&m, &args.tags, git.as_deref())?.iter().map(|w| w.label()).collect();
     let shard = Shard::new(k, n, tags)?;
-    eprintln!("shard {shard}: {}", shard.own().join(", "));
+    eprintln!("shard {shard}: {}", shard.measured(pairing).join(", "));
     Ok(Some(shard))
 }
 
@@ -289,22 +293,53 @@ fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
     Ok(of)
 }
 
-fn finish(outcome: runner::Outcome, out: &std::path::Path) -> Result<RunData> {
-    if outcome.end.reason == runfile::EndReason::Interrupted {
-        bail!(
-            "interrupted after {}; everything measured is in {} (continue with --resume)",
-            crate::report::cells::plural(outcome.end.rounds as usize, "round"),
-            out.display()
-        );
+/// After the rounds and their check (unless Ctrl-C `stopped` them): the counting pass the
+/// plan asks for, counting what `prior` (the run file's samples so far) has not; then the
+/// run as saved. Ctrl-C in any phase is an error naming it and the command that goes on.
+fn finish(
+    spec: &RunSpec,
+    stopped: Option<Phase>,
+    writer: &mut RunWriter,
+    prior: &[runfile::Sample],
+    args: &RunArgs,
+) -> Result<RunData> {
+    if let Some(phase) = stopped {
+        return Err(interrupted(phase, &writer.path, args));
     }
-    runfile::load(out)
+    spec.count_pass(writer, prior)?;
+    if runner::interrupted() {
+        return Err(interrupted(Phase::Counting, &writer.path, args));
+    }
+    runfile::load(&writer.path)
+}
+
+/// Ctrl-C stopped `phase` of the run in `path`: what the file holds, and how to go on.
+fn interrupted(phase: Phase, path: &std::path::Path, args: &RunArgs) -> anyhow::Error {
+    let plural = crate::report::cells::plural;
+    let done = match (phase, runfile::load(path)) {
+        (_, Err(e)) => format!("{e:#}"),
+        (Phase::Rounds { .. }, Ok(data)) => format!("{} measured", plural(data.completed_rounds() as usize, "round")),
+        (Phase::Check(_), Ok(_)) => "every round is measured, the check is not recorded".into(),
+        (Phase::Counting, Ok(data)) => {
+            let (taken, of) = runfile::counts_taken(&data.samples);
+            format!("every round is measured; {taken} of {of} counts (tag and workload) taken")
+        }
+    };
+    let resume = args.resume_with.as_deref().unwrap_or("run --resume");
+    let then = format!(
+        "{done}; everything measured is in {path}; continue with `lmdb-regress {resume} {path}`",
+        path = path.display()
+    );
+    runner::Interrupted { stage: runner::Stage::Run(phase), then }.into()
 }
 
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     // The lock first: a second writer fails at once, before anything is read or built.
     let mut writer = RunWriter::reopen(path)?;
     let data = runfile::load(path)?;
-    if let Some(end) = data.finished() {
+    refuse_unresumable(&data, path)?;
+    let left = data.left();
+    if let (Some(end), None) = (data.finished(), left) {
         bail!(
             "{} is finished ({} rounds, ended by {} at {}): nothing to resume, nothing appended; \
              `lmdb-regress report {}` shows it",
@@ -317,6 +352,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     }
     super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
+    super::room::check(&h.config, &h.workloads)?;
     let mut tags: Vec<&str> = h
         .tags
         .iter()
@@ -325,7 +361,9 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .collect();
     tags.dedup();
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, h.plan.layouts)?;
+    // Counting takes the fixed builds: a run left only its counting pass links no layout.
+    let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
+    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, layouts)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());
@@ -335,18 +373,76 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for base in controlled {
         units.extend(control_units(&units, &base)?);
     }
-    let start_round = data.completed_rounds();
-    eprintln!("resuming {} at round {} of {}", path.display(), start_round + 1, h.plan.rounds);
+    // Before anything is appended: the builds are the ones the earlier sessions measured.
+    for u in &units {
+        u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;
+    }
+    eprintln!("resuming {}: {}", path.display(), resumed_from(left, h.plan.rounds));
     writer.cut_torn_line()?;
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
     let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::target_reached)?;
-    let outcome = spec.resume(start_round, data.samples.clone(), &mut writer)?;
-    if outcome.end.reason != runfile::EndReason::Interrupted && !data.samples.iter().any(|s| s.counted) {
-        spec.count_pass(&mut writer)?;
+    let stopped = match left {
+        Some(Phase::Counting) => None,
+        _ => spec.resume(&data, &mut writer)?.stopped,
+    };
+    finish(&spec, stopped, &mut writer, &data.samples, args)
+}
+
+/// Where a resumed run goes on, in words.
+fn resumed_from(left: Option<Phase>, rounds: u32) -> String {
+    match left {
+        Some(Phase::Rounds { from }) if from < rounds => format!("at round {} of {rounds}", from + 1),
+        Some(Phase::Rounds { .. }) => "every round is measured; its end record is left".into(),
+        Some(phase @ Phase::Check(_)) => format!("every round is measured; {phase} is left"),
+        Some(Phase::Counting) | None => "its rounds are complete; the instruction-counting pass is left".into(),
     }
-    finish(outcome, path)
+}
+
+/// Run files that `run --resume` does not continue, with what does: a layout study, which
+/// measures one layout per label (it is measured again with its seed), and a merged file,
+/// whose runs each resume on their own.
+fn refuse_unresumable(data: &RunData, path: &std::path::Path) -> Result<()> {
+    let h = &data.header;
+    if let Some(study) = &h.plan.layout_study {
+        let mut again = format!(
+            "lmdb-regress layouts --tag {} --count {} --rounds {} --warmup {}",
+            study.tag,
+            study.layouts.len(),
+            h.plan.rounds,
+            h.plan.warmup
+        );
+        if let Some(seed) = h.plan.layout_seed {
+            again += &format!(" --layout-seed {seed}");
+        }
+        if h.workloads.len() != crate::workload::Workload::ALL.len() {
+            again +=
+                &format!(" --workloads {}", h.workloads.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","));
+        }
+        if h.engines != [Engine::Rust] {
+            again += &format!(" --engine {}", h.engines.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(","));
+        }
+        bail!(
+            "{} is a layout study (`lmdb-regress layouts`), which cannot be resumed: `lmdb-regress report {}` \
+             renders its {} (marked partial), and `{again}` measures the same layouts anew (with the \
+             study's workload flags, and another --out)",
+            path.display(),
+            path.display(),
+            crate::report::cells::plural(data.completed_rounds() as usize, "round")
+        );
+    }
+    if !h.parts.is_empty() {
+        let files: Vec<&str> = h.parts.iter().map(|p| p.file.as_str()).collect();
+        bail!(
+            "{} was merged from {} ({}): a merged file is not resumed; resume each run it was merged \
+             from that is not finished (`lmdb-regress run --resume RUN`), then merge them again",
+            path.display(),
+            crate::report::cells::plural(files.len(), "run"),
+            files.join(", ")
+        );
+    }
+    Ok(())
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {

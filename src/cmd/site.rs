@@ -13,6 +13,7 @@ use crate::report::{html, model};
 use crate::runner::runfile;
 
 pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
+    check_arguments(dir, runs)?;
     let mut site_runs: Vec<SiteRun> = Vec::new();
     let mut histories: Vec<SiteHistory> = Vec::new();
     let mut taken: Vec<String> = vec!["index.html".into()];
@@ -41,12 +42,35 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
     pages.push((dir.join("index.html"), site::index(&site_runs, &histories)?.into_bytes()));
     // GitHub Pages serves the folder as it is, without Jekyll.
     pages.push((dir.join(".nojekyll"), Vec::new()));
+    let inputs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
+    files::refuse_inputs(pages.iter().map(|(p, _)| p.as_path()), &inputs)?;
     if !force {
         refuse_foreign(&pages)?;
     }
-    files::write_each(&pages, Existing::Replace)?;
+    super::write_set(&pages, Existing::Replace)?;
     for (p, _) in pages {
         println!("{}", p.display());
+    }
+    Ok(())
+}
+
+/// The folder comes first, then the runs: a file given as the folder, or no runs, is said
+/// as such before anything is read.
+fn check_arguments(dir: &Path, runs: &[PathBuf]) -> Result<()> {
+    if dir.is_file() {
+        bail!(
+            "{} is a file, and site's first argument is the folder to write: `lmdb-regress site DIR {}{}`",
+            dir.display(),
+            dir.display(),
+            runs.iter().map(|r| format!(" {}", r.display())).collect::<String>()
+        );
+    }
+    if runs.is_empty() {
+        bail!(
+            "name the run files (and histories) to put in {}: `lmdb-regress site {} RUN...`",
+            dir.display(),
+            dir.display()
+        );
     }
     Ok(())
 }

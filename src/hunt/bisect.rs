@@ -17,7 +17,7 @@ use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Plan, RunWriter, Sample, TagStatus};
+use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -47,6 +47,8 @@ pub struct Settings {
     /// seed derived from this one and the run's name.
     pub layouts: Layouts,
     pub layout_seed: u64,
+    /// How the timed runs pair their samples, and their chunk size.
+    pub pairing: (Pairing, Option<u32>),
     /// Whether run files left in `run_dir` by an earlier search may be replaced (`--force`).
     pub existing: crate::files::Existing,
 }
@@ -145,10 +147,8 @@ impl<'a> Bisector<'a> {
             (Status::Built, Some(b)) => b,
             (status, _) => return Err(format!("{status:?}: {}", st.reason.unwrap_or_default())),
         };
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let lib = build.artifact.clone();
-        let mut unit =
-            Unit::fixed(Engine::Rust, Label::build(label, None), exe, Some(lib.clone()), build.sha256.clone());
+        let mut unit = Unit::of_build(Engine::Rust, Label::build(label, None), build).map_err(|e| format!("{e:#}"))?;
         if let Some(linker) = &self.linker {
             let source = layout::prepare(&want, self.toolchain(), linker, BuildKind::SharedLibrary, &self.opts, &lib)
                 .map_err(|e| format!("no layouts: {e:#}"))?;
@@ -232,6 +232,8 @@ impl<'a> Bisector<'a> {
             min_effect: Some(s.rule.min_effect),
             layouts: if random { Layouts::Random } else { Layouts::Fixed },
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
+            pairing: if pass.metric.is_exact() { Pairing::Process } else { s.pairing.0 },
+            chunk: if pass.metric.is_exact() { None } else { s.pairing.1 },
             ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
         let spec = RunSpec {
@@ -504,9 +506,10 @@ fn position(p: &search::Position) -> String {
     format!("{at:.2}")
 }
 
-/// One tag's values under a metric, one per round.
+/// One tag's values under a metric, one per round, as comparisons pair them (chunk-paired
+/// samples against the run's other units: `stats::chunks`).
 fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
-    family::per_round(samples.iter().filter(|s| s.tag == tag).filter_map(|s| s.value(metric).map(|v| (s.round, v))))
+    stats::chunks::group(samples, |s| s.value(metric)).compared.remove(tag).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ fn short(t: &str) -> &str {
 fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
     let reported_pct = pct(reported(from).unwrap(), reported(to).unwrap());
     let claimed = 1.0 + reported_pct / 100.0;
-    let measured = match (b.values.get(from), b.values.get(to)) {
+    let measured = match (b.compared.get(from), b.compared.get(to)) {
         (Some(x), Some(y)) => family::compare(x, y, CLAIMS.len(), &m.rule),
         _ => None,
     };

@@ -3,7 +3,7 @@
 
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use crate::runner::label::Label;
-use crate::runner::runfile::{Layouts, Metric};
+use crate::runner::runfile::{counts_taken, Layouts, Metric, Pairing, Phase};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
@@ -104,7 +104,39 @@ pub fn within(p: f64) -> String {
     format!("±{p:.1}%")
 }
 
+/// "10,000": an integer with its thousands separated.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// "1 round", "3 rounds".
+/// What a partial run lacks, as the note atop its report says it; None when complete.
+pub fn partial_note(m: &ReportModel) -> Option<String> {
+    let resume = "`lmdb-regress run --resume` on its run file";
+    Some(match m.left? {
+        Phase::Rounds { .. } => "Partial run: interrupted; figures cover the rounds completed.".into(),
+        Phase::Check(_) => {
+            format!("Partial run: every round was measured, but {} was not made ({resume} makes it).", m.left?)
+        }
+        Phase::Counting => {
+            let (taken, of) = counts_taken(&m.samples);
+            format!(
+                "Partial counts: the instruction-counting pass was interrupted after {taken} of {of} counts (tag \
+                 and workload); instruction deltas stand only beside tags that were both counted ({resume} \
+                 counts the rest)."
+            )
+        }
+    })
+}
+
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
@@ -348,9 +380,9 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     let ct = 100.0 * m.rule.count_tolerance;
     let mut v = Vec::new();
     if !m.rule.counts {
+        v.extend(design_lines(m));
         v.push(format!(
-            "Each round runs every tag once in shuffled order, so a round is a block: a delta is the \
-             Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
+            "A round is a block: a delta is the Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
              Wilcoxon's signed-rank test. Intervals are simultaneous at 95% per table \
              (Bonferroni: each at 1 - 0.05/k; the ranked table counts all pairs of tags, because \
              the fastest is chosen after seeing the data). slower/faster: the interval excludes \
@@ -460,10 +492,67 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
     format!("Bursts: {} of {} round values {rule}: {}.", b.found.len(), b.values, at.join(", "))
 }
 
+/// How the time samples were paired, per design the sections used.
+fn design_lines(m: &ReportModel) -> Vec<String> {
+    let used = |p: Pairing| m.sections.iter().any(|s| s.pairing == p);
+    let both = used(Pairing::Chunks) && used(Pairing::Process);
+    let which = |p: Pairing| match both {
+        true => format!(" ({})", sections_of(m, p)),
+        false => String::new(),
+    };
+    let mut v = Vec::new();
+    if used(Pairing::Chunks) {
+        let chunk = m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
+        v.push(format!(
+            "Paired in one process{}: each round is one process holding every tag, each workload's \
+             passes split into {chunk} and alternated between the tags, every round of chunks in a \
+             fresh shuffled order, each chunk timed alone. A tag's value for a round is the median \
+             ratio of its chunks to the same chunk round's chunks of one reference tag, so noise \
+             that moves at the scale of milliseconds cancels; placement and layout vary between \
+             processes, so the process is the unit of replication and intervals are built over \
+             rounds. ms/op is the time of the whole pass (the sum of its chunks).",
+            which(Pairing::Chunks)
+        ));
+    }
+    if used(Pairing::Chunks) && !m.shards.is_empty() {
+        v.push(format!(
+            "Merged from {} shards, each of which measured {} beside its own tags, in processes of \
+             its own on its own machine: a tag is compared with {} inside its shard's processes, \
+             and tags of different shards through their comparisons with it (the two-sample \
+             form of the method), never by their times across machines.",
+            m.shards.len(),
+            baseline_label(m),
+            baseline_label(m)
+        ));
+    }
+    if used(Pairing::Process) {
+        v.push(format!(
+            "One process per tag and round{}: each round runs every tag once in shuffled order, \
+             each in a worker process of its own, its pass whole.",
+            which(Pairing::Process)
+        ));
+    }
+    v
+}
+
+/// The section titles of one design, for a method line.
+fn sections_of(m: &ReportModel, p: Pairing) -> String {
+    let names: Vec<&str> = m.sections.iter().filter(|s| s.pairing == p).map(|s| s.workload.name()).collect();
+    names.join(", ")
+}
+
 /// Per section: the noise the run saw, the resolution it reached, the verdict counts,
 /// and the control.
 pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     let mut v = Vec::new();
+    // Chunk-paired sections: the two levels the intervals are built on.
+    if let (Some(p), Some(c)) = (s.spreads.between_processes, s.spreads.between_chunks) {
+        v.push(format!(
+            "Spread of the ratios to one tag (robust SD of log ratios): between processes {}, between chunks {}.",
+            within(100.0 * p),
+            within(100.0 * c)
+        ));
+    }
     if let Some(n) = &s.noise {
         v.push(format!(
             "Noise: per-sample spread {} (robust CV), round-to-round drift {}.",

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cells::{self, Cells};
 use super::outline::Document;
 use crate::runner::label::Label;
-use crate::runner::runfile::{Engine, Layouts, Metric, RunData};
+use crate::runner::runfile::{Engine, Layouts, Metric, Pairing, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
 use crate::workload::Workload;
@@ -36,6 +36,9 @@ pub struct Comparisons {
     /// Each run's layouts (old, new): random layouts against one fixed build per tag differ
     /// by more than LMDB.
     pub layouts: (Layouts, Layouts),
+    /// Each run's design (old, new): passes alternated chunk by chunk with other units
+    /// meet other caches than whole passes alone.
+    pub pairing: (Pairing, Pairing),
     /// The rows' labels as values.
     #[serde(skip)]
     pub labels: BTreeMap<String, Label>,
@@ -94,7 +97,8 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
         |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), labels[&r.tag].release_key());
     rows.sort_by_key(order);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
-    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, labels })
+    let pairing = (old.header.plan.pairing, new.header.plan.pairing);
+    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, labels })
 }
 
 pub fn outline(c: &Comparisons) -> Document {
@@ -111,6 +115,14 @@ pub fn outline(c: &Comparisons) -> Document {
             "Warning: the runs differ in layouts (old: {old}, new: {new}): one fixed build per tag \
              against a code layout of its own per sample, so a change may be the fixed layout's \
              code placement, not LMDB's."
+        )));
+    }
+    let (old, new) = c.pairing;
+    if old != new && !c.metric.is_exact() {
+        d.blocks.push(super::outline::Block::Note(format!(
+            "Warning: the runs differ in pairing (old: {old}, new: {new}): a pass alternated chunk \
+             by chunk with other units meets other caches than a whole pass alone, so a change may \
+             be the design's, not LMDB's."
         )));
     }
     let mut sections: Vec<((Engine, Workload), Vec<&CompareRow>)> = Vec::new();

@@ -89,10 +89,18 @@ pub fn body(items: &[Item]) -> String {
     let mut open: Vec<u8> = Vec::new();
     let mut ids = Ids::default();
     let mut contents = Vec::new();
+    // Where the contents go: the outline's mark, else after the title.
+    let mut mark = None;
     for item in items {
         let b = match item {
             Item::Markup(s) => {
                 out.push_str(s);
+                continue;
+            }
+            Item::Block(Block::Contents) => {
+                // What comes before the mark is read before the contents: they list what follows.
+                contents.clear();
+                mark = Some(out.len());
                 continue;
             }
             Item::Block(b) => b,
@@ -118,10 +126,13 @@ pub fn body(items: &[Item]) -> String {
         out.push_str("</section>\n");
     }
     let legend = items.iter().any(|i| matches!(i, Item::Block(Block::Table(c)) if c.verdict_col.is_some()));
-    let top = format!("{}{}", nav(contents.get(1..).unwrap_or_default()), if legend { LEGEND } else { "" });
-    match out.find("</h1>") {
-        Some(i) => out.insert_str(i + "</h1>\n".len(), &top),
-        None => out.insert_str(0, &top),
+    // The title is the first entry, unless the mark cleared it with what it heads.
+    let listed = if mark.is_some() { &contents[..] } else { contents.get(1..).unwrap_or_default() };
+    let top = format!("{}{}", nav(listed), if legend { LEGEND } else { "" });
+    match (mark, out.find("</h1>")) {
+        (Some(i), _) => out.insert_str(i, &top),
+        (None, Some(i)) => out.insert_str(i + "</h1>\n".len(), &top),
+        (None, None) => out.insert_str(0, &top),
     }
     out
 }
@@ -168,7 +179,7 @@ impl Ids {
 
 fn block(out: &mut String, b: &Block) {
     match b {
-        Block::Heading(..) | Block::Chart(..) => unreachable!("handled by body()"),
+        Block::Heading(..) | Block::Chart(..) | Block::Contents => unreachable!("handled by body()"),
         Block::Paragraph(t) => {
             let _ = writeln!(out, "<p>{}</p>", text(t));
         }

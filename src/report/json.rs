@@ -1,5 +1,5 @@
 //! A versioned JSON document holding everything: configuration, environment, builds,
-//! every raw sample, failures, summaries and comparisons. Every section carries a flat
+//! every raw sample, failures, summaries and comparisons, and first what the run found. Every section carries a flat
 //! `comparisons` array (the contract scripts and bug-tracker bots read) and `resolution`.
 
 use anyhow::Result;
@@ -75,6 +75,15 @@ struct ToolchainComparison<'a> {
     comparison: ComparisonRecord<'a>,
 }
 
+/// What the run established: the model's values, and the sentences every prose format
+/// opens with.
+#[derive(Serialize)]
+struct FindingsRecord<'a> {
+    lines: Vec<String>,
+    #[serde(flatten)]
+    findings: &'a super::model::Findings,
+}
+
 #[derive(Serialize)]
 struct Document<'a> {
     schema: u32,
@@ -83,6 +92,7 @@ struct Document<'a> {
     partial: bool,
     baseline: &'a str,
     newest: Option<&'a str>,
+    findings: FindingsRecord<'a>,
     rule: &'a crate::stats::family::Rule,
     method: Vec<String>,
     config: &'a crate::workload::WorkloadConfig,
@@ -123,6 +133,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         partial: m.partial(),
         baseline: &m.baseline,
         newest: m.newest.as_deref(),
+        findings: FindingsRecord { lines: super::outline::findings(m), findings: &m.findings },
         rule: &m.rule,
         method: super::cells::method_lines(m),
         config: &m.config,

@@ -62,7 +62,7 @@ pub fn render_document(d: &Document) -> String {
                 o.push('\n');
             }
             Block::Table(c) => table(&mut o, c),
-            Block::Chart(..) => {}
+            Block::Chart(..) | Block::Contents => {}
         }
     }
     o

@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::files::Existing;
 use model::ReportModel;
 pub use summary::{summary_json, SummaryRow};
 
@@ -96,22 +95,25 @@ pub fn render(m: &ReportModel, f: Format) -> Result<Vec<u8>> {
     Ok(outputs.remove(0).bytes)
 }
 
-/// Writes every output of every format as `<dir>/<stem><suffix>`, each atomically, after
-/// all are rendered; an existing file is replaced only when `existing` says so, and then
-/// none is written. Returns the paths.
-pub fn write_all(
-    m: &ReportModel,
-    formats: &[Format],
-    dir: &Path,
-    stem: &str,
-    existing: Existing,
-) -> Result<Vec<PathBuf>> {
+/// Each format once, in the order first named (`--format json,json` is one JSON file).
+pub fn distinct(formats: &[Format]) -> Vec<Format> {
+    let mut out: Vec<Format> = Vec::new();
+    for f in formats {
+        if !out.contains(f) {
+            out.push(*f);
+        }
+    }
+    out
+}
+
+/// Every output of each format (named once, see [`distinct`]), rendered, as the file
+/// `<dir>/<stem><suffix>` it is to be written to.
+pub fn files_of(m: &ReportModel, formats: &[Format], dir: &Path, stem: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut outputs = Vec::new();
-    for &f in formats {
+    for f in distinct(formats) {
         for o in exporter(f).export(m)? {
             outputs.push((dir.join(format!("{stem}{}", o.suffix)), o.bytes));
         }
     }
-    crate::files::write_each(&outputs, existing)?;
-    Ok(outputs.into_iter().map(|(p, _)| p).collect())
+    Ok(outputs)
 }

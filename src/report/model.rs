@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::runner::label::Label;
-use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Plan, RunData, Sample};
+use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
@@ -95,6 +95,12 @@ pub struct Section {
     pub layout_spread: Option<f64>,
     /// Round values far slower than their tag and round predict (time only).
     pub bursts: Option<stats::burst::Bursts>,
+    /// How the section's time samples were paired: chunks inside one process, or a
+    /// process per unit.
+    pub pairing: Pairing,
+    /// The spread between processes and between chunks (time only).
+    #[serde(flatten)]
+    pub spreads: stats::chunks::Spreads,
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
@@ -187,10 +193,15 @@ pub struct ReportModel {
     /// The newest release tag in the run: highlighted in tables.
     pub newest: Option<String>,
     pub sections: Vec<Section>,
+    /// What the run established, in the order every report opens with it.
+    pub findings: Findings,
     pub failures: Vec<Failure>,
     /// What the run checked about itself (instruction counts repeating exactly).
     pub checks: Vec<Check>,
     pub end: Option<End>,
+    /// The first phase of its plan the run lacks (`RunData::left`): None when complete.
+    #[serde(skip)]
+    pub left: Option<Phase>,
     pub instruction_counter: Option<String>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
@@ -208,6 +219,9 @@ pub struct ReportModel {
     /// Every label of the run as its value, by its text.
     #[serde(skip)]
     pub labels: BTreeMap<String, Label>,
+    /// The shards a merged run was made of (`K/N`), none for one run.
+    #[serde(skip)]
+    pub shards: Vec<String>,
 }
 
 impl ReportModel {
@@ -216,8 +230,9 @@ impl ReportModel {
         &self.labels[text]
     }
 
+    /// Whether the run lacks part of its plan: rounds, their closing check, or counts.
     pub fn partial(&self) -> bool {
-        self.end.as_ref().is_none_or(|e| e.reason == crate::runner::runfile::EndReason::Interrupted)
+        self.left.is_some()
     }
 
     pub fn engines(&self) -> Vec<Engine> {
@@ -259,36 +274,37 @@ impl ReportModel {
     }
 }
 
-/// Per-round values of every tag for one (engine, workload), and the counts beside them.
+/// Per-round values of every tag for one (engine, workload), the values comparisons pair
+/// (`stats::chunks`), and the counts beside them.
 #[derive(Debug, Clone, Default)]
 pub struct Blocks {
     pub values: BTreeMap<String, Rounds>,
+    pub compared: BTreeMap<String, Rounds>,
+    pub spreads: stats::chunks::Spreads,
     pub counts: BTreeMap<String, Rounds>,
+    /// The samples carry chunk times.
+    pub chunked: bool,
 }
 
 /// Splits a run's samples into per-(engine, workload) blocks under `metric`.
 pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Blocks> {
     let plan = &data.header.plan;
-    let mut raw: BTreeMap<(Engine, Workload), (BTreeMap<&str, Vec<(u32, f64)>>, BTreeMap<&str, Vec<(u32, f64)>>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
     for s in &data.samples {
-        let g = raw.entry((s.engine, s.workload)).or_default();
-        // Counts beside the values: the counting pass's, or the run's own when it counted.
-        if !s.counted {
-            if let Some(v) = data.per_op(s, metric) {
-                g.0.entry(&s.tag).or_default().push((s.round, v));
-            }
-        }
-        if s.counted || plan.metric == Metric::Instructions {
-            if let Some(v) = data.per_op(s, Metric::Instructions) {
-                g.1.entry(&s.tag).or_default().push((s.round, v));
-            }
-        }
+        groups.entry((s.engine, s.workload)).or_default().push(s);
     }
-    let rounds = |m: BTreeMap<&str, Vec<(u32, f64)>>| -> BTreeMap<String, Rounds> {
-        m.into_iter().map(|(t, v)| (t.to_string(), family::per_round(v))).collect()
-    };
-    raw.into_iter().map(|(k, (v, c))| (k, Blocks { values: rounds(v), counts: rounds(c) })).collect()
+    let timed = |s: &Sample| (!s.counted).then(|| data.per_op(s, metric)).flatten();
+    // Counts beside the values: the counting pass's, or the run's own when it counted.
+    let counted = |s: &Sample| (s.counted || plan.metric == Metric::Instructions).then(|| data.per_op(s, Metric::Instructions)).flatten();
+    groups
+        .into_iter()
+        .map(|(k, samples)| {
+            let g = stats::chunks::group(samples.iter().copied(), timed);
+            let counts = stats::chunks::group(samples.iter().copied(), counted).values;
+            let chunked = samples.iter().any(|s| !s.chunks_ns.is_empty());
+            (k, Blocks { values: g.values, compared: g.compared, spreads: g.spreads, counts, chunked })
+        })
+        .collect()
 }
 
 pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
@@ -329,7 +345,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| data.labels[&t.tag].release_key());
-    Ok(ReportModel {
+    let mut model = ReportModel {
         unit: Unit::of(metric),
         rule,
         config: h.config.clone(),
@@ -341,15 +357,20 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         overhead: engine_overhead(&blocks, &data.labels, &rule),
         toolchains: toolchain_tables(&sections, &blocks, &units, &h.tags, &rule),
         sections,
+        findings: Findings::default(),
         failures: data.failures.clone(),
         checks: data.checks.clone(),
         end: data.end.clone(),
+        left: data.left(),
         instruction_counter: h.instruction_counter.clone(),
         samples: data.samples.clone(),
         blocks,
         extras,
         labels: data.labels.clone(),
-    })
+        shards: h.parts.iter().filter_map(|p| p.shard.clone()).collect(),
+    };
+    model.findings = Findings::of(&model);
+    Ok(model)
 }
 
 /// How much layout alone moved one section's times, where the run's design shows it:
@@ -421,7 +442,7 @@ impl Units<'_> {
 
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.
 fn delta(b: &Blocks, against: &str, tag: &str, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
-    let comparison = family::compare(b.values.get(against)?, b.values.get(tag)?, k, rule)?;
+    let comparison = family::compare(b.compared.get(against)?, b.compared.get(tag)?, k, rule)?;
     let instructions = if rule.counts {
         None
     } else {
@@ -491,6 +512,8 @@ fn section(
         baseline_family,
         noise: if rule.counts { None } else { family::noise(&real) },
         bursts: if rule.counts { None } else { stats::burst::bursts(&real) },
+        pairing: if b.chunked { Pairing::Chunks } else { Pairing::Process },
+        spreads: if rule.counts { Default::default() } else { b.spreads },
         resolution,
         rounds: summaries.values().map(|s| s.n).max().unwrap_or(0),
         rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family),
@@ -504,7 +527,8 @@ fn section(
 /// pair is compared in one family, so the comparison with the fastest (chosen after seeing
 /// the data) keeps its level.
 fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> Vec<RankedRow> {
-    let measured: BTreeMap<String, Rounds> = summaries.keys().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    let measured: BTreeMap<String, Rounds> =
+        summaries.keys().filter_map(|t| Some((t.to_string(), b.compared.get(*t)?.clone()))).collect();
     let ranking = family::ranking(&measured, rule);
     let fastest = ranking.first().map(|r| r.label.clone()).unwrap_or_default();
     let pairs = family::all_pairs(ranking.len());
@@ -674,4 +698,213 @@ fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMis
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
     m.tags.iter().filter(|t| t.status != Status::Built).collect()
+}
+
+/// What the run established, for the summary every report opens with: the resolved
+/// differences against the baseline, what time left open and what would close it, and
+/// what failed. Computed from the sections; formats put it in words.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Findings {
+    /// Resolved differences against the baseline, section by section in release order;
+    /// consecutive tags that share one step are one.
+    pub steps: Vec<Step>,
+    /// Sections where time left differences against the baseline unresolved.
+    pub unresolved: Vec<Unresolved>,
+    /// Seconds a round took in this run, wall time (read databases and warm-up included):
+    /// what more rounds would cost.
+    pub seconds_per_round: Option<f64>,
+    /// Failure records of the run (workers, layouts, read databases, verification).
+    pub failures: usize,
+    pub checksum_mismatches: usize,
+    /// Checks the run made about itself that failed.
+    pub failed_checks: usize,
+    /// Tags asked for and not measured.
+    pub not_measured: Vec<String>,
+}
+
+/// What resolved a step: an instruction count (time beside it), or time alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepBy {
+    Instructions,
+    Time,
+}
+
+/// One difference against the baseline, shared by consecutive tags.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub engine: Engine,
+    pub workload: Workload,
+    pub by: StepBy,
+    /// Each tag that shares it against the baseline, in release order: the first is where
+    /// the run first sees it.
+    pub deltas: Vec<Delta>,
+    /// Whether the last of them is the last tag of its series in the section: the step
+    /// holds from the first on.
+    pub to_last: bool,
+    /// Tags the run asked for and did not measure between the tag before the first and the
+    /// first: the step may lie among them.
+    pub not_measured: Vec<String>,
+}
+
+impl Step {
+    pub fn first(&self) -> &Delta {
+        &self.deltas[0]
+    }
+
+    pub fn last(&self) -> &Delta {
+        &self.deltas[self.deltas.len() - 1]
+    }
+}
+
+/// A section whose time left differences against the baseline unresolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unresolved {
+    pub engine: Engine,
+    pub workload: Workload,
+    /// Inconclusive deltas against the baseline, of how many.
+    pub inconclusive: usize,
+    pub of: usize,
+    /// The section's resolution, after `rounds`.
+    pub resolution: Option<f64>,
+    pub rounds: usize,
+    /// Rounds at which the typical interval would narrow to ±min-effect, so that a
+    /// difference of that size is told from none.
+    pub rounds_to_resolve: Option<usize>,
+}
+
+impl Findings {
+    pub fn of(m: &ReportModel) -> Findings {
+        let mut steps = Vec::new();
+        let mut unresolved = Vec::new();
+        for s in &m.sections {
+            steps.extend(steps_of(m, s));
+            unresolved.extend(unresolved_of(m, s));
+        }
+        Findings {
+            steps,
+            unresolved,
+            seconds_per_round: m.end.as_ref().and_then(|e| {
+                let rounds = e.rounds + m.plan.warmup;
+                e.wall_s.filter(|_| rounds > 0).map(|w| w / rounds as f64)
+            }),
+            failures: m.failures.len(),
+            checksum_mismatches: m.sections.iter().map(|s| s.checksum_mismatches.len()).sum(),
+            failed_checks: m.checks.iter().filter(|c| !c.passed).count(),
+            not_measured: unmeasured(m).into_iter().map(|t| t.tag.clone()).collect(),
+        }
+    }
+
+    /// Whether the run resolved any difference at all.
+    pub fn any(&self) -> bool {
+        !self.steps.is_empty()
+    }
+}
+
+/// What a delta against the baseline resolved, as the key that tells steps apart: the
+/// count's direction and ratio when instructions moved, else time's direction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Resolved {
+    Instructions(Verdict, f64),
+    Time(Verdict, bool),
+}
+
+fn resolved(m: &ReportModel, d: &Delta) -> Option<Resolved> {
+    let counts = if m.rule.counts { Some(&d.comparison) } else { d.instructions.as_ref() };
+    match counts.filter(|c| c.verdict.is_change()) {
+        Some(c) => Some(Resolved::Instructions(c.verdict, c.ratio)),
+        None => d.verdict().is_change().then_some(Resolved::Time(d.verdict(), d.time_only)),
+    }
+}
+
+/// Whether `next` shares the step `first` began: the same direction, and for counts the
+/// same ratio within the count tolerance.
+fn same_step(m: &ReportModel, first: Resolved, next: Resolved) -> bool {
+    match (first, next) {
+        (Resolved::Instructions(v, a), Resolved::Instructions(w, b)) => {
+            v == w && (b / a - 1.0).abs() <= m.rule.count_tolerance
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// Which series a label's steps run along: a release tag's toolchain (release tags of one
+/// toolchain follow each other); None for commits and layouts, whose order says nothing,
+/// so that each of them stands alone.
+fn series(m: &ReportModel, tag: &str) -> Option<Option<String>> {
+    let l = m.label(tag);
+    (l.version().is_some() && l.layout.is_none()).then(|| l.compared_as().1.map(String::from))
+}
+
+/// A section's resolved differences against the baseline, grouped where consecutive tags
+/// of one series share one step.
+fn steps_of(m: &ReportModel, s: &Section) -> Vec<Step> {
+    let rows: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
+    let mut lines: Vec<(Option<Option<String>>, Vec<&Delta>)> = Vec::new();
+    for d in &rows {
+        let key = series(m, &d.tag);
+        match lines.iter_mut().find(|(k, _)| k.is_some() && *k == key) {
+            Some((_, line)) => line.push(d),
+            None => lines.push((key, vec![d])),
+        }
+    }
+    let mut steps = Vec::new();
+    for (_, line) in lines {
+        // (what resolved it, first index, last index) along the line.
+        let mut runs: Vec<(Resolved, usize, usize)> = Vec::new();
+        for (i, d) in line.iter().enumerate() {
+            let Some(key) = resolved(m, d) else { continue };
+            match runs.last_mut() {
+                Some((first, _, last)) if *last + 1 == i && same_step(m, *first, key) => *last = i,
+                _ => runs.push((key, i, i)),
+            }
+        }
+        steps.extend(runs.into_iter().map(|(key, a, b)| Step {
+            engine: s.engine,
+            workload: s.workload,
+            by: if matches!(key, Resolved::Instructions(..)) { StepBy::Instructions } else { StepBy::Time },
+            deltas: line[a..=b].iter().map(|d| (*d).clone()).collect(),
+            to_last: b + 1 == line.len(),
+            not_measured: not_measured_before(m, s, &line[a].tag),
+        }));
+    }
+    steps
+}
+
+/// The tags of `tag`'s series the run asked for and the section lacks, between the
+/// section's tag before `tag` and `tag`.
+fn not_measured_before(m: &ReportModel, s: &Section, tag: &str) -> Vec<String> {
+    let key = series(m, tag);
+    if key.is_none() {
+        return Vec::new();
+    }
+    let order: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).filter(|t| series(m, t) == key).collect();
+    let Some(at) = order.iter().position(|t| *t == tag) else { return Vec::new() };
+    let measured = |t: &str| s.vs_baseline.iter().any(|r| r.tag == t);
+    let after = order[..at].iter().rposition(|t| measured(t)).map_or(0, |i| i + 1);
+    order[after..at].iter().map(|t| t.to_string()).collect()
+}
+
+/// A time section whose deltas against the baseline are not all decided.
+fn unresolved_of(m: &ReportModel, s: &Section) -> Option<Unresolved> {
+    if m.rule.counts {
+        return None;
+    }
+    let deltas: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
+    let inconclusive = deltas.iter().filter(|d| d.verdict() == Verdict::Inconclusive).count();
+    if inconclusive == 0 {
+        return None;
+    }
+    let projected = s.resolution.and_then(|r| stats::project::rounds_to_reach(r, s.rounds, m.rule.min_effect));
+    // Intervals that are n/a need their rounds first, whatever the projection.
+    let needed = s.rounds_needed.all();
+    Some(Unresolved {
+        engine: s.engine,
+        workload: s.workload,
+        inconclusive,
+        of: deltas.len(),
+        resolution: s.resolution,
+        rounds: s.rounds,
+        rounds_to_resolve: Some(projected.unwrap_or(needed).max(needed)),
+    })
 }

@@ -7,33 +7,68 @@ use anyhow::Result;
 use super::counter;
 use super::job::{interrupted, Job};
 use super::prepare::Ready;
-use super::record::append_all;
-use super::runfile::{Check, Record, RunWriter, Sample, COUNT_TOLERANCE};
+use super::record::{append_all, failed_units};
+use super::runfile::{Check, CheckKind, Record, RunWriter, Sample, COUNT_TOLERANCE};
 use super::{pool, scratch, RunSpec, Unit};
 use crate::workload::Workload;
 
 impl RunSpec {
-    /// The instruction-counting pass the plan asks for after the timed rounds (every unit
-    /// once, on every core, its samples marked `counted`), if a counter is at hand.
-    pub fn count_pass(&self, w: &mut RunWriter) -> Result<()> {
+    /// The instruction-counting pass the plan asks for after the timed rounds: every unit
+    /// once, on every core, its samples marked `counted`, then the pass's closing check
+    /// (one unit counted again). `prior` are the run file's samples: a resumed pass counts
+    /// only what is not counted yet. Without a counter, the check records why nothing was.
+    /// After Ctrl-C the check is not made, which leaves the pass to resume.
+    pub fn count_pass(&self, w: &mut RunWriter, prior: &[Sample]) -> Result<()> {
         let Some(entries) = self.plan.count_entries else { return Ok(()) };
         let counter = match counter::detect() {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("no instruction counts beside time: {e:#}");
-                return Ok(());
+                let what = "instruction counts beside time".to_string();
+                let detail = format!("none taken: {e:#}");
+                return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
             }
         };
-        let pass = self.counting(self.workloads.clone(), entries, counter)?;
-        eprintln!("counting instructions: every unit once, {entries} entries");
-        pass.count_every_unit(w)
+        let mut counted: Vec<Sample> = prior.iter().filter(|s| s.counted).cloned().collect();
+        let left = self.uncounted(&counted);
+        let units: usize = left.iter().map(|(_, units)| units.len()).sum();
+        match counted.is_empty() {
+            true => eprintln!("counting instructions: every unit once, {entries} entries"),
+            false => eprintln!("counting instructions: the units not counted yet ({units}), {entries} entries"),
+        }
+        for (workloads, units) in left {
+            let pass = RunSpec { units, ..self.counting(workloads, entries, counter.clone())? };
+            counted.extend(pass.count_every_unit(w)?);
+            if interrupted() {
+                return Ok(());
+            }
+        }
+        self.counting(self.workloads.clone(), entries, counter)?.recount(&counted, w)
+    }
+
+    /// The units with workloads no counted sample covers, grouped by those workloads.
+    fn uncounted(&self, counted: &[Sample]) -> Vec<(Vec<Workload>, Vec<Unit>)> {
+        let mut left: Vec<(Vec<Workload>, Vec<Unit>)> = Vec::new();
+        for u in &self.units {
+            let done = |wl: &Workload| {
+                counted.iter().any(|s| s.engine == u.engine && s.tag == u.label.to_string() && s.workload == *wl)
+            };
+            let missing: Vec<Workload> = self.workloads.iter().copied().filter(|wl| !done(wl)).collect();
+            match left.iter_mut().find(|(w, _)| *w == missing) {
+                _ if missing.is_empty() => {}
+                Some((_, units)) => units.push(u.clone()),
+                None => left.push((missing, vec![u.clone()])),
+            }
+        }
+        left
     }
 
     /// This counting specification's pass: every unit once under the counter, on every
     /// core, its samples marked `counted`, no end record (the timed rounds wrote theirs).
-    fn count_every_unit(&self, w: &mut RunWriter) -> Result<()> {
+    fn count_every_unit(&self, w: &mut RunWriter) -> Result<Vec<Sample>> {
         assert!(self.counter.is_some(), "a counting specification");
         let scratch = scratch::create()?;
+        let log = crate::progress::Log::start("counting instructions", None)?;
         let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();
@@ -44,16 +79,36 @@ impl RunSpec {
             |u| self.measure(u, 0, (false, true), &ready, scratch.path()),
             |_, records| {
                 bar.inc(1);
+                failed_units(&records).for_each(|u| log.failed(u));
                 samples.extend(append_all(w, records)?);
                 Ok(())
             },
         )?;
         bar.finish_and_clear();
-        self.check_determinism(&ready, scratch.path(), &samples, w)
+        Ok(samples)
+    }
+
+    /// The counting pass's closing check over its `counted` samples, in a read database of
+    /// its own: the pass may have counted in several groups, or in an earlier session.
+    fn recount(&self, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
+        let scratch = scratch::create()?;
+        let mut ready = Ready::default();
+        let first = counted.iter().find(|s| s.instructions.is_some());
+        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label.to_string() == s.tag));
+        if let (Some(u), Some(s)) = (unit, first.filter(|s| s.workload.is_read())) {
+            match self.prepare_one(u, scratch.path()) {
+                Ok((dir, _)) => drop(ready.dbs.insert(u.label.clone(), dir)),
+                Err(_) if interrupted() => return Ok(()),
+                Err(e) => return w.append(&Record::Check(repeat_check(s, Err(e)))),
+            }
+        }
+        self.check_determinism(&ready, scratch.path(), counted, w)
     }
 
     /// Counts are taken once per unit, which is only sound if they repeat: count one
     /// unit's workload (the first counted sample's) again and record whether they agree.
+    /// A check with nothing to count again is recorded as not passed, saying why; after
+    /// Ctrl-C nothing is recorded.
     pub(super) fn check_determinism(
         &self,
         ready: &Ready,
@@ -61,18 +116,23 @@ impl RunSpec {
         counted: &[Sample],
         w: &mut RunWriter,
     ) -> Result<()> {
-        let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else { return Ok(()) };
-        let Some(u) = self.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag) else {
+        if interrupted() {
             return Ok(());
+        }
+        let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else {
+            let detail = "nothing was counted (every count failed: see the failures)".to_string();
+            let what = "instruction counts repeat".to_string();
+            return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
+        };
+        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag) {
+            Some(u) => self.count_once(u, first.workload, ready, scratch),
+            None => Err(format!("{} {} is not measured in this session", first.engine, first.tag)),
         };
         if interrupted() {
             return Ok(());
         }
-        let again = self.count_once(u, first.workload, ready, scratch);
-        let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
-        w.append(&Record::Check(counts_agree(what, Ok(first.instructions.unwrap_or_default()), again)))
+        w.append(&Record::Check(repeat_check(first, again)))
     }
-
     /// One workload of `u` counted once more: its count, or why there is none.
     pub(super) fn count_once(
         &self,
@@ -87,18 +147,30 @@ impl RunSpec {
     }
 }
 
+/// The check that `first`'s count repeats, against its count `again`.
+fn repeat_check(first: &Sample, again: Result<u64, String>) -> Check {
+    let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
+    counts_agree(CheckKind::Repeat, what, Ok(first.instructions.unwrap_or_default()), again)
+}
+
 /// Whether two counts of the same work agree. They may differ by a few instructions where
 /// glibc's memcpy takes another path for another buffer alignment; what matters is that this
 /// stays far below the tolerance counts are judged with.
-pub(super) fn counts_agree(what: String, first: Result<u64, String>, second: Result<u64, String>) -> Check {
+pub(super) fn counts_agree(
+    kind: CheckKind,
+    what: String,
+    first: Result<u64, String>,
+    second: Result<u64, String>,
+) -> Check {
     let allowed = COUNT_TOLERANCE / 10.0;
+    let kind = Some(kind);
     match (first, second) {
         (Ok(a), Ok(b)) => {
             let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);
             let detail =
                 format!("{a} then {b} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
-            Check { what, passed: off <= allowed, detail }
+            Check { what, passed: off <= allowed, detail, kind }
         }
-        (Err(e), _) | (_, Err(e)) => Check { what, passed: false, detail: e },
+        (Err(e), _) | (_, Err(e)) => Check { what, passed: false, detail: e, kind },
     }
 }

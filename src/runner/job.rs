@@ -5,13 +5,45 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::runfile::{End, Sample};
+use super::runfile::{End, Phase, Sample};
 use super::Unit;
 use crate::workload::Workload;
 
 /// What a finished (or stopped) schedule says.
 pub struct Outcome {
     pub end: End,
+    /// The phase Ctrl-C stopped, if it did.
+    pub stopped: Option<Phase>,
+}
+
+/// What a command was doing when Ctrl-C stopped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    Building,
+    Run(Phase),
+    /// A bisection's step ("confirming 0.9.18 → 0.9.21", "searching the commits").
+    Search(String),
+    Writing,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Building => f.write_str("while building"),
+            Stage::Run(phase) => write!(f, "during {phase}"),
+            Stage::Search(what) => write!(f, "while {what}"),
+            Stage::Writing => f.write_str("while writing"),
+        }
+    }
+}
+
+/// Ctrl-C ended a stage of the command: what it had done by then, and how to go on. The
+/// command exits with status 130, as a shell reports a process ended by SIGINT.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted {stage}: {then}")]
+pub struct Interrupted {
+    pub stage: Stage,
+    pub then: String,
 }
 
 /// A caller's stop condition, checked after every measured round: true ends the run.
@@ -24,8 +56,8 @@ pub(super) struct Job<'u> {
 }
 
 /// A process-wide Ctrl-C flag: the first Ctrl-C stops the run (or the builds) after
-/// saving; workers die with the signal and their partial round is not recorded as a
-/// failure. A second Ctrl-C ends the process at once.
+/// saving; workers (and compilers) get the signal too and die with it, and their partial
+/// round is not recorded as a failure. A second Ctrl-C ends the process at once.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
@@ -35,6 +67,8 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
             if g.swap(true, Ordering::SeqCst) {
                 std::process::exit(130);
             }
+            // Workers and compilers are outside the terminal's group (`crate::children`).
+            crate::children::interrupt();
         });
         f
     })
@@ -42,6 +76,6 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
 }
 
 /// Whether Ctrl-C has stopped the run.
-pub(super) fn interrupted() -> bool {
+pub fn interrupted() -> bool {
     interrupt_flag().load(Ordering::SeqCst)
 }

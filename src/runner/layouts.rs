@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::count::counts_agree;
 use super::job::interrupted;
 use super::prepare::Ready;
-use super::runfile::{Record, RunWriter, Sample};
+use super::runfile::{CheckKind, Record, RunWriter, Sample};
 use super::{counter, pool, scratch, RunSpec, Unit};
 use crate::layout::{self, Layout};
 use crate::workload::Workload;
@@ -88,7 +88,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
         let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
         if workload.is_read() {
-            ready.dbs.insert(u.label.clone(), spec.prepare_one(&u, scratch.path())?);
+            ready.dbs.insert(u.label.clone(), spec.prepare_one(&u, scratch.path())?.0);
         }
         spec.count_once(&u, workload, &ready, scratch.path())
     };
@@ -102,7 +102,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     }
     let mut take = |seed| counts.remove(&seed).unwrap_or_else(|| Err("not counted".into()));
     let (first, second) = (take(a), take(b));
-    w.append(&Record::Check(counts_agree(what, first, second)))
+    w.append(&Record::Check(counts_agree(CheckKind::Layouts, what, first, second)))
 }
 
 /// Two different layout seeds for the check, from the run's seed.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{Declared, End, EndReason, Header, Part, Plan, RunData, Status, TagStatus, SCHEMA};
+use super::runfile::{Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunData, Sample, Status, TagStatus, SCHEMA};
 use super::Label;
 use crate::environment::Environment;
 
@@ -23,15 +23,19 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
     let named: Vec<(String, RunData)> = runs.into_iter().enumerate().map(|(i, r)| (name(&r, i), r)).collect();
     agree(&named)?;
     check_shards(&named)?;
-    each_tag_once(&named)?;
-    // Inexact figures (time) vary with the machine and the moment: only exact counts merge.
+    // Inexact figures (time) vary with the machine and the moment: only exact counts merge,
+    // and the shards of one chunk-paired run, each of which measured the baseline beside
+    // its own tags: what merges is each shard's comparisons with it, never raw times.
     let time = !named[0].1.header.plan.metric.is_exact();
-    if time && named.len() > 1 && !drop_time {
+    let baseline = paired_shards_baseline(&named).filter(|_| time && !drop_time);
+    each_tag_once(&named, baseline.as_deref())?;
+    if time && named.len() > 1 && !drop_time && baseline.is_none() {
         bail!(
             "these are time runs, and time samples from separate runs cannot be merged: they were not \
              interleaved in one set of rounds and usually come from different machines, so comparing \
              them would measure the machines, not LMDB. Merge their instruction counts only with \
-             --drop-time (runs made with --with-instructions), or report each run on its own"
+             --drop-time (runs made with --with-instructions), or report each run on its own; the \
+             shards of one run merge when it paired its units in chunks (--pairing chunks)"
         );
     }
     let named = if time && drop_time {
@@ -57,10 +61,20 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         instruction_counter: first.instruction_counter.clone(),
         parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
     };
+    let offsets = round_offsets(&named);
+    let shifted = |r: u32, i: usize| r + offsets[i];
     Ok(RunData {
         header,
-        samples: named.iter().flat_map(|(_, r)| r.samples.clone()).collect(),
-        failures: named.iter().flat_map(|(_, r)| r.failures.clone()).collect(),
+        samples: named
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, r))| r.samples.iter().map(move |s| Sample { round: shifted(s.round, i), ..s.clone() }))
+            .collect(),
+        failures: named
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, r))| r.failures.iter().map(move |f| Failure { round: f.round.map(|x| shifted(x, i)), ..f.clone() }))
+            .collect(),
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
         path: None,
@@ -178,13 +192,38 @@ fn counts_only(name: &str, mut r: RunData) -> Result<RunData> {
     Ok(r)
 }
 
-/// A tag (or control) is measured, built or sampled, in one run only.
-fn each_tag_once(runs: &[(String, RunData)]) -> Result<()> {
+/// The baseline every shard measured, when `runs` are the shards of one chunk-paired run.
+fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
+    let plans: Vec<&Plan> = runs.iter().map(|(_, r)| &r.header.plan).collect();
+    let shard = plans[0].shard.as_ref()?;
+    let paired = plans.iter().all(|p| p.pairing == Pairing::Chunks && p.shard.is_some());
+    paired.then(|| shard.baseline().map(str::to_string)).flatten()
+}
+
+/// Each run's first round in the merged file: the shards' rounds follow one another, so a
+/// round (one process, one machine) pairs only what was measured together.
+fn round_offsets(runs: &[(String, RunData)]) -> Vec<u32> {
+    let rounds = |r: &RunData| {
+        let sampled = r.samples.iter().map(|s| s.round).chain(r.failures.iter().filter_map(|f| f.round));
+        sampled.max().map_or(0, |m| m + 1)
+    };
+    runs.iter()
+        .scan(0, |next, (_, r)| {
+            let at = *next;
+            *next += rounds(r);
+            Some(at)
+        })
+        .collect()
+}
+
+/// A tag (or control) is measured, built or sampled, in one run only; `shared`, the
+/// baseline of chunk-paired shards, in every one.
+fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()> {
     let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
     for (n, r) in runs {
         let built = r.header.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone());
         let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.tag.clone()).chain(built).collect();
-        for tag in sampled {
+        for tag in sampled.into_iter().filter(|t| Some(t.as_str()) != shared) {
             if let Some(other) = measured_in.insert(tag.clone(), n) {
                 bail!("{tag} is measured in both {other} and {n}: each tag must come from one run");
             }

@@ -14,6 +14,8 @@ mod job;
 pub mod label;
 mod layouts;
 pub mod merge;
+mod paired;
+pub mod paired_worker;
 pub mod pool;
 mod prepare;
 pub mod protocol;
@@ -28,7 +30,8 @@ mod verify;
 pub mod worker;
 
 pub use crate::compile::sanitize;
-pub use job::{interrupt_flag, Outcome, StopWhen};
+pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen};
 pub use label::Label;
+pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
 pub use unit::Unit;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::job::interrupted;
+use super::protocol::DbShape;
 use super::runfile::{Record, RunWriter};
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
@@ -15,6 +16,8 @@ use super::{pool, sanitize, Label, RunSpec, Unit};
 #[derive(Default)]
 pub(super) struct Ready {
     pub dbs: BTreeMap<Label, PathBuf>,
+    /// Each read database's shape, when its writer reported one.
+    pub shapes: BTreeMap<Label, DbShape>,
     /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
     pub checksums: Checksums,
 }
@@ -40,8 +43,9 @@ impl RunSpec {
             |u, result| {
                 bar.inc(1);
                 match result {
-                    Ok(dir) => {
+                    Ok((dir, shape)) => {
                         ready.dbs.insert(u.label.clone(), dir);
+                        ready.shapes.extend(shape.map(|s| (u.label.clone(), s)));
                         Ok(())
                     }
                     // After Ctrl-C a worker's death is no failure of the tag.
@@ -61,7 +65,9 @@ impl RunSpec {
         Ok(ready)
     }
 
-    pub(super) fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<PathBuf, String> {
+    /// Writes `u`'s read database and flushes it to disk, so that no writeback of it falls
+    /// into a timed region; returns its folder and shape.
+    pub(super) fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<(PathBuf, Option<DbShape>), String> {
         if interrupted() {
             return Err("interrupted".into());
         }
@@ -73,10 +79,22 @@ impl RunSpec {
         cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));
         let (lines, death) = u.run(cmd);
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
-            None if lines.iter().any(|l| l.prepared) => Ok(dir),
+            None if lines.iter().any(|l| l.prepared) => {
+                flush(&dir)?;
+                Ok((dir, lines.iter().find_map(|l| l.db_shape)))
+            }
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
         }
     }
+}
+
+/// Every file of a database folder written to disk.
+fn flush(dir: &Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for path in entries.flatten().map(|e| e.path()).filter(|p| p.is_file()) {
+        std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(|e| format!("cannot flush {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// A label's own folder name: readable, and unique by a hash of the whole label (two labels

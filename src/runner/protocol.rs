@@ -27,7 +27,32 @@ pub struct WorkerLine {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepared: bool,
+    /// From `prepare`: the read database's shape as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_shape: Option<DbShape>,
+    /// A paired worker's slot this line reports (its line in the slots file, from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
+    /// Passes run in chunks: each sample's chunk times in nanoseconds, in pass order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks_ns: Vec<Vec<u64>>,
+    /// A paired worker's last words: the slot whose chunk was running when a fatal signal
+    /// came (printed by its signal handler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crashed: Option<u32>,
     /// A preset's figures beside each sample's time, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figures>,
+}
+
+/// A read database as its writer left it: files of one shape, written by libraries of one
+/// format version, hold the same tree, so any unit of that version may read any of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DbShape {
+    /// The writer's major and minor version: 0.9 and 1.0 cannot read each other's files.
+    pub format: (i32, i32),
+    pub branch: usize,
+    pub leaf: usize,
+    pub overflow: usize,
+    pub entries: usize,
 }

@@ -28,6 +28,9 @@ pub const SCHEMA: u32 = 4;
 /// The first schema whose header declares its units: older files hold labels as text only.
 const DECLARES_UNITS: u32 = 4;
 
+/// The first schema with check records.
+const CHECKS: u32 = 3;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
@@ -147,6 +150,27 @@ impl std::fmt::Display for Layouts {
     }
 }
 
+/// How time samples are paired: the measurement design of a run's time sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Each round is one process holding every unit of an engine, each workload's passes
+    /// alternated between them chunk by chunk; the process is the unit of replication.
+    Chunks,
+    /// One worker process per unit and round, its pass whole (every run before chunks).
+    #[default]
+    Process,
+}
+
+impl std::fmt::Display for Pairing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pairing::Chunks => "chunks",
+            Pairing::Process => "process",
+        })
+    }
+}
+
 /// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +188,12 @@ pub struct Plan {
     pub target_ci: Option<f64>,
     pub iterations: u32,
     pub metric: Metric,
+    /// The design of the time samples; runs from before chunks read as `process`.
+    #[serde(default)]
+    pub pairing: Pairing,
+    /// Operations per chunk with `pairing: chunks`; null otherwise.
+    #[serde(default)]
+    pub chunk: Option<u32>,
     /// `same` needs the whole interval within ±this fraction (default 0.02).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
@@ -208,6 +238,8 @@ impl Plan {
             target_ci: None,
             iterations: 1,
             metric,
+            pairing: Pairing::Process,
+            chunk: None,
             min_effect: None,
             count_entries: None,
             shard: None,
@@ -231,6 +263,8 @@ impl Plan {
             count_entries: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
+            pairing: Pairing::Process,
+            chunk: None,
             ..self.clone()
         }
     }
@@ -269,9 +303,27 @@ impl Shard {
         Ok(shard)
     }
 
-    /// The tags this shard measures.
+    /// The tags this shard measures for the whole run.
     pub fn own(&self) -> Vec<&str> {
         self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).map(String::as_str).collect()
+    }
+
+    /// The tags this shard measures: its own and, in a chunk-paired run, the baseline
+    /// (the oldest) beside them, so every comparison with it is made inside one process
+    /// on one machine.
+    pub fn measured(&self, pairing: Pairing) -> Vec<&str> {
+        let mut tags = self.own();
+        if let (Pairing::Chunks, Some(first)) = (pairing, self.baseline()) {
+            if !tags.contains(&first) {
+                tags.insert(0, first);
+            }
+        }
+        tags
+    }
+
+    /// The tag every shard of a chunk-paired run measures beside its own.
+    pub fn baseline(&self) -> Option<&str> {
+        self.tags.first().map(String::as_str)
     }
 }
 
@@ -425,6 +477,10 @@ pub struct Sample {
     /// fixed build, and in runs from before layouts were randomised.
     #[serde(default)]
     pub layout: Option<u32>,
+    /// With `pairing: chunks`: the pass's chunk times in nanoseconds, in pass order (`ns`
+    /// is their sum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks_ns: Vec<u64>,
 }
 
 impl Sample {
@@ -520,12 +576,63 @@ impl End {
     }
 }
 
+impl End {
+    /// This session's end after `earlier` sessions': the run's wall and timed seconds are
+    /// those of every session that recorded both (a session killed before its end record
+    /// recorded neither).
+    fn after(self, earlier: &End) -> End {
+        let sum = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+        match (sum(earlier.wall_s, self.wall_s), sum(earlier.timed_s, self.timed_s)) {
+            (Some(wall), Some(timed)) => End { wall_s: Some(wall), timed_s: Some(timed), ..self },
+            _ => self,
+        }
+    }
+}
+
 /// Something the run checked about itself, e.g. that instruction counts repeat exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
     pub what: String,
     pub passed: bool,
     pub detail: String,
+    /// Which check it is; older files leave it out (the reader infers it from where the
+    /// check stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CheckKind>,
+}
+
+/// The checks a run makes of its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckKind {
+    /// One unit's workload counted a second time: counts repeat. It closes the counting
+    /// pass (`--with-instructions`) and an instruction run's rounds.
+    Repeat,
+    /// One unit's workload counted under two layouts: layouts change no count. It closes a
+    /// random-layout time run's rounds.
+    Layouts,
+}
+
+/// A phase of a run after its builds, in order: what a resumed run continues with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The measured rounds, from this one (counted from 0).
+    Rounds { from: u32 },
+    /// The check after the rounds, before the end record.
+    Check(CheckKind),
+    /// The instruction-counting pass after the end record (`--with-instructions`).
+    Counting,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Phase::Rounds { from } => write!(f, "the measured rounds (at round {})", from + 1),
+            Phase::Check(CheckKind::Repeat) => f.write_str("the determinism check (one unit counted twice)"),
+            Phase::Check(CheckKind::Layouts) => f.write_str("the layout check (one unit counted under two layouts)"),
+            Phase::Counting => f.write_str("the instruction-counting pass"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -584,22 +691,67 @@ impl RunData {
         s.per_op(metric, self.entries_of(s))
     }
 
-    /// Writes the run as a run file (header, failures, samples, checks, end) in one piece:
-    /// to a temporary file renamed into place, so a failure leaves any old file as it was.
-    pub fn save(&self, path: &Path, existing: Existing) -> Result<()> {
+    /// The run as a run file's text, written in one piece (`merge`): header, failures,
+    /// samples, checks, end.
+    pub fn text(&self) -> Result<String> {
         let records = std::iter::once(Record::Header(Box::new(self.header.clone())))
             .chain(self.failures.iter().cloned().map(Record::Failure))
             .chain(self.samples.iter().cloned().map(Record::Sample))
             .chain(self.checks.iter().cloned().map(Record::Check))
             .chain(self.end.iter().cloned().map(Record::End));
-        let text = records.map(|r| line(&r)).collect::<Result<String>>()?;
-        files::write_atomic(path, text.as_bytes(), existing)
+        records.map(|r| line(&r)).collect::<Result<String>>()
     }
 
-    /// The end record of a run that finished (not one a Ctrl-C ended): nothing is left to resume.
+    /// The end record of a run whose rounds ended (not by Ctrl-C); its counting pass may
+    /// still be left ([`RunData::left`]).
     pub fn finished(&self) -> Option<&End> {
         self.end.as_ref().filter(|e| e.reason != EndReason::Interrupted)
     }
+
+    /// The check that closes this run's rounds, if its plan makes one: an instruction run
+    /// counts one unit twice, a random-layout time run one unit under two layouts.
+    pub fn closing_check(&self) -> Option<CheckKind> {
+        let plan = &self.header.plan;
+        match (plan.metric, plan.layouts) {
+            (Metric::Instructions, _) => Some(CheckKind::Repeat),
+            (Metric::Time, Layouts::Random) => Some(CheckKind::Layouts),
+            (Metric::Time, Layouts::Fixed) => None,
+        }
+    }
+
+    /// The first phase of its plan the run file lacks, None when it is complete: rounds
+    /// left (no end record, or Ctrl-C's); the check after every round, when no end record
+    /// follows it; the counting pass, when its closing check is not recorded and a
+    /// (unit, workload) the rounds measured has no count. (A check skipped for want of a
+    /// counter is written by the end record, or by the counting pass as a check that did
+    /// not pass.) Files from before check records (schema 2 and older) made no checks:
+    /// their counting pass is complete once it counted anything.
+    pub fn left(&self) -> Option<Phase> {
+        let checks = self.header.schema >= CHECKS;
+        let recorded = |kind| !checks || self.checks.iter().any(|c| c.kind == Some(kind));
+        if self.finished().is_none() {
+            let from = self.completed_rounds();
+            if from < self.header.plan.rounds {
+                return Some(Phase::Rounds { from });
+            }
+            return Some(self.closing_check().filter(|k| !recorded(*k)).map_or(Phase::Rounds { from }, Phase::Check));
+        }
+        let counting = self.header.plan.count_entries.is_some() && self.header.plan.metric == Metric::Time;
+        let (taken, measured) = counts_taken(&self.samples);
+        let legacy = !checks && taken > 0;
+        let counted = (checks && recorded(CheckKind::Repeat)) || legacy || (taken >= measured && taken > 0);
+        (counting && !counted).then_some(Phase::Counting)
+    }
+}
+
+/// How far a counting pass got over `samples`: the (engine, unit, workload)s the rounds
+/// measured that it counted, of all those the rounds measured.
+pub fn counts_taken(samples: &[Sample]) -> (usize, usize) {
+    let of = |counted: bool| -> BTreeSet<_> {
+        samples.iter().filter(|s| s.counted == counted).map(|s| (s.engine, &s.tag, s.workload)).collect()
+    };
+    let measured = of(false);
+    (of(true).intersection(&measured).count(), measured.len())
 }
 
 /// A record as one line of a run file.
@@ -665,12 +817,14 @@ impl RunWriter {
             .with_context(|| format!("cannot open run file {}", path.display()))?;
         files::lock_exclusive(&file, path)?;
         let text = files::read_text(path, "run file")?;
-        let header = text.lines().next().map(|first| read_header(path, first)).transpose()?;
+        let header = text.lines().next().map(|first| read_header(path, first, !text.contains('\n'))).transpose()?;
         Ok(RunWriter { file, path: path.to_path_buf(), declared: header.as_ref().and_then(declared) })
     }
 
-    /// Cuts a last line that was never finished (the run was killed, or the disk filled,
-    /// while it was written), and says so: what is appended then starts a line of its own.
+    /// Mends a last line without its newline, and says so: one that is a whole record (the
+    /// run stopped between writing it and its newline) is kept and given its newline; one
+    /// that is not (the run was killed, or the disk filled, while it was written) is cut.
+    /// What is appended then starts a line of its own.
     pub fn cut_torn_line(&mut self) -> Result<()> {
         let text = std::fs::read(&self.path).with_context(|| format!("cannot read {}", self.path.display()))?;
         if text.is_empty() || text.ends_with(b"\n") {
@@ -678,10 +832,15 @@ impl RunWriter {
         }
         let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let line_no = text[..keep].iter().filter(|&&b| b == b'\n').count() + 1;
+        let at = format!("{}:{line_no}", self.path.display());
+        if serde_json::from_slice::<Record>(&text[keep..]).is_ok() {
+            self.file.write_all(b"\n").with_context(|| format!("cannot write {}", self.path.display()))?;
+            eprintln!("{at}: the last line is a whole record without its newline: kept, its newline added");
+            return Ok(());
+        }
         self.file.set_len(keep as u64).with_context(|| format!("cannot cut {}", self.path.display()))?;
         eprintln!(
-            "{}:{line_no}: cut a torn last line ({} bytes, written when the run was stopped) before continuing",
-            self.path.display(),
+            "{at}: cut a torn last line ({} bytes, written when the run was stopped) before continuing",
             text.len() - keep
         );
         Ok(())
@@ -721,7 +880,7 @@ pub fn load(path: &Path) -> Result<RunData> {
     let text = files::read_text(path, "run file")?;
     let mut lines = text.lines().enumerate();
     let Some((_, first)) = lines.next() else { bail!("{} is empty: not a run file", path.display()) };
-    let header = read_header(path, first)?;
+    let header = read_header(path, first, !text.contains('\n'))?;
     let torn = !text.ends_with('\n');
     let last = text.lines().count();
     let at = |line: usize, e: String| anyhow::anyhow!("{}:{line}: {e}", path.display());
@@ -757,13 +916,32 @@ pub fn load(path: &Path) -> Result<RunData> {
         match record {
             Record::Sample(s) => data.samples.push(s),
             Record::Failure(f) => data.failures.push(f),
-            Record::Check(c) => data.checks.push(c),
-            Record::End(e) => data.end = Some(e),
+            Record::Check(c) => {
+                let kind = c.kind.or_else(|| Some(legacy_kind(&data.header, rules.ended.is_some())));
+                data.checks.push(Check { kind, ..c })
+            }
+            Record::End(e) => {
+                data.end = Some(match data.end.take() {
+                    Some(earlier) => e.after(&earlier),
+                    None => e,
+                })
+            }
             Record::Header(_) => unreachable!("refused by the rules"),
         }
     }
     data.labels = units.labels;
     Ok(data)
+}
+
+/// The kind of a check in a file from before checks said it, by where it stands: after the
+/// end of the rounds only the counting pass checks (that counts repeat); before it, an
+/// instruction run checks that counts repeat, a time run that layouts change none.
+fn legacy_kind(h: &Header, after_end: bool) -> CheckKind {
+    if after_end || h.plan.metric == Metric::Instructions {
+        CheckKind::Repeat
+    } else {
+        CheckKind::Layouts
+    }
 }
 
 /// The labels a run file names, as values: declared by its header (schema 4), or in older
@@ -810,9 +988,22 @@ impl Units {
     }
 }
 
-fn read_header(path: &Path, first: &str) -> Result<Header> {
-    let value: serde_json::Value = serde_json::from_str(first)
-        .with_context(|| format!("{} is not a lmdb-regress run file (first line is not JSON)", path.display()))?;
+/// The header on a run file's first line; `only_line` when no newline follows it, so that a
+/// first line that is no JSON was torn while it was written, not some other file's.
+fn read_header(path: &Path, first: &str, only_line: bool) -> Result<Header> {
+    let value: serde_json::Value = match serde_json::from_str(first) {
+        Ok(v) => v,
+        Err(_) if only_line && torn_header(first) => bail!(
+            "{}:1: the header is torn ({} bytes; the run was stopped, or the disk filled, while writing \
+             it): nothing was measured into this file; start the run again",
+            path.display(),
+            first.len()
+        ),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("{} is not a lmdb-regress run file (first line is not JSON)", path.display()))
+        }
+    };
     if value.get("type").and_then(|t| t.as_str()) != Some("header") {
         bail!("{} is not a lmdb-regress run file (no header line)", path.display());
     }
@@ -827,6 +1018,12 @@ fn read_header(path: &Path, first: &str) -> Result<Header> {
         Record::Header(h) => Ok(*h),
         _ => unreachable!("checked the type above"),
     }
+}
+
+/// Whether `line` is the start of a header line as a run writes it.
+fn torn_header(line: &str) -> bool {
+    const START: &str = "{\"type\":\"header\"";
+    line.starts_with(START) || (!line.is_empty() && START.starts_with(line))
 }
 
 /// Why a line is no record, in words for the common case of a time that is no positive
@@ -1032,6 +1229,7 @@ mod tests {
             counted: false,
             figures: Figures::default(),
             layout: None,
+            chunks_ns: Vec::new(),
         }
     }
 
@@ -1120,6 +1318,101 @@ mod tests {
         }
         assert_eq!(std::fs::read(&path).unwrap(), before);
         assert!(load(&path).is_ok());
+    }
+
+    /// The committed run's header as a schema-4 file of `plan`, with `records` after it.
+    fn file_of(dir: &Path, plan: Plan, records: &[Record]) -> PathBuf {
+        let labels = [Label::build("LMDB_0.9.33", None)];
+        let path = dir.join("phases.jsonl");
+        let mut w = RunWriter::create(&path, &Header { plan, ..header_of(&labels) }, Existing::Replace).unwrap();
+        records.iter().for_each(|r| w.append(r).unwrap());
+        path
+    }
+
+    fn end(reason: EndReason, rounds: u32, wall: f64, timed: f64) -> Record {
+        Record::End(End {
+            reason,
+            rounds,
+            finished: "2026-01-01T00:00:00Z".into(),
+            wall_s: Some(wall),
+            timed_s: Some(timed),
+        })
+    }
+
+    fn check(kind: CheckKind) -> Record {
+        Record::Check(Check { what: "a check".into(), passed: true, detail: String::new(), kind: Some(kind) })
+    }
+
+    #[test]
+    fn a_run_lacks_the_first_phase_its_file_does_not_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = |round| Record::Sample(Sample { round, ..time_sample("LMDB_0.9.33") });
+        let random = Plan { layouts: Layouts::Random, layout_seed: Some(1), ..Plan::new(2, 0, Metric::Time) };
+        let counting = Plan { count_entries: Some(1000), ..Plan::new(2, 0, Metric::Time) };
+        let counted = Record::Sample(Sample { counted: true, instructions: Some(9), ..time_sample("LMDB_0.9.33") });
+        let left = |plan: &Plan, records: &[Record]| load(&file_of(dir.path(), plan.clone(), records)).unwrap().left();
+        let interrupted = end(EndReason::Interrupted, 1, 1.0, 0.5);
+        assert_eq!(left(&random, &[sample(0), interrupted.clone()]), Some(Phase::Rounds { from: 1 }));
+        // Every round measured, the check after them not: killed, or Ctrl-C in it.
+        let both = [sample(0), sample(1)];
+        assert_eq!(left(&random, &both), Some(Phase::Check(CheckKind::Layouts)));
+        assert_eq!(left(&random, &[sample(0), sample(1), interrupted]), Some(Phase::Check(CheckKind::Layouts)));
+        let done = [sample(0), sample(1), check(CheckKind::Layouts), end(EndReason::Rounds, 2, 1.0, 0.5)];
+        assert_eq!(left(&random, &done), None);
+        // A run that ended without the check (no counter) lacks nothing.
+        assert_eq!(left(&random, &[sample(0), sample(1), end(EndReason::Rounds, 2, 1.0, 0.5)]), None);
+        let write = Record::Sample(Sample { workload: Workload::Write, ..time_sample("LMDB_0.9.33") });
+        let ended = [sample(0), write, sample(1), end(EndReason::Rounds, 2, 1.0, 0.5), counted.clone()];
+        assert_eq!(left(&counting, &ended), Some(Phase::Counting));
+        // Every count taken, the pass's check not (killed just before it): nothing is missing.
+        let all = [sample(0), sample(1), end(EndReason::Rounds, 2, 1.0, 0.5), counted];
+        assert_eq!(left(&counting, &all), None);
+        let with_check: Vec<Record> = ended.iter().cloned().chain([check(CheckKind::Repeat)]).collect();
+        assert_eq!(left(&counting, &with_check), None);
+        let instructions = Plan::new(1, 0, Metric::Instructions);
+        assert_eq!(left(&instructions, &[sample(0)]), Some(Phase::Check(CheckKind::Repeat)));
+    }
+
+    #[test]
+    fn the_timed_fraction_covers_every_session_and_checks_say_their_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = |round| Record::Sample(Sample { round, ..time_sample("LMDB_0.9.33") });
+        let records =
+            [sample(0), end(EndReason::Interrupted, 1, 10.0, 6.0), sample(1), end(EndReason::Rounds, 2, 30.0, 10.0)];
+        let data = load(&file_of(dir.path(), Plan::new(2, 0, Metric::Time), &records)).unwrap();
+        let e = data.end.unwrap();
+        assert_eq!((e.wall_s, e.timed_s, e.timed_fraction()), (Some(40.0), Some(16.0), Some(0.4)));
+        // Written before checks said their kind: a time run's check before its end is the
+        // layout check, one after it the counting pass's.
+        let path = file_of(dir.path(), Plan { count_entries: Some(10), ..Plan::new(1, 0, Metric::Time) }, &[]);
+        let bare = r#"{"type":"check","what":"w","passed":true,"detail":"d"}"#;
+        let tail =
+            format!("{bare}\n{}\n{bare}\n", serde_json::to_string(&end(EndReason::Rounds, 1, 1.0, 1.0)).unwrap());
+        std::fs::write(&path, std::fs::read_to_string(&path).unwrap() + &tail).unwrap();
+        let kinds: Vec<Option<CheckKind>> = load(&path).unwrap().checks.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [Some(CheckKind::Layouts), Some(CheckKind::Repeat)]);
+    }
+
+    #[test]
+    fn a_whole_last_line_is_mended_and_a_torn_one_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file_of(dir.path(), Plan::new(2, 0, Metric::Time), &[sample("LMDB_0.9.33")]);
+        let whole = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, whole.trim_end()).unwrap();
+        RunWriter::reopen(&path).unwrap().cut_torn_line().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+        std::fs::write(&path, &whole[..whole.len() - 10]).unwrap();
+        RunWriter::reopen(&path).unwrap().cut_torn_line().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1, "the header alone");
+        // A header cut off is torn, whatever the reader.
+        let header = whole.lines().next().unwrap();
+        for cut in [5, 300] {
+            std::fs::write(&path, &header[..cut]).unwrap();
+            let e = format!("{:#}", load(&path).unwrap_err());
+            assert!(e.contains(":1: the header is torn"), "{e}");
+        }
+        std::fs::write(&path, "{\"no\": 1\n").unwrap();
+        assert!(format!("{:#}", load(&path).unwrap_err()).contains("is not a lmdb-regress run file"));
     }
 
     #[test]

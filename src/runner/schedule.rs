@@ -5,40 +5,46 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
 use super::job::{interrupt_flag, Outcome, StopWhen};
 use super::prepare::Ready;
-use super::record::append_all;
-use super::runfile::{self, End, EndReason, Record, RunWriter, Sample};
+use super::paired::{self, Excluded};
+use super::record::{append_all, failed_units};
+use super::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
 use super::{layouts, pool, scratch, RunSpec, Unit};
+use crate::progress::Log;
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
     pub fn start(&self, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(0, Vec::new(), None).execute(w)
+        self.schedule(0, Vec::new(), true, None).execute(w)
     }
 
     /// A new run that `stop` also ends ("decided") when it holds after a measured round.
     pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(0, Vec::new(), Some(stop)).execute(w)
+        self.schedule(0, Vec::new(), true, Some(stop)).execute(w)
     }
 
-    /// Continues a run at `start_round`; `prior` are its samples so far.
-    pub fn resume(&self, start_round: u32, prior: Vec<Sample>, w: &mut RunWriter) -> Result<Outcome> {
-        self.schedule(start_round, prior, None).execute(w)
+    /// Continues the run `data` has so far: its rounds left, then its closing check unless
+    /// recorded (a run stopped in that check resumes into it), then its end record.
+    pub fn resume(&self, data: &RunData, w: &mut RunWriter) -> Result<Outcome> {
+        let checked = data.closing_check().is_some_and(|k| data.checks.iter().any(|c| c.kind == Some(k)));
+        self.schedule(data.completed_rounds(), data.samples.clone(), !checked, None).execute(w)
     }
 
     fn schedule<'a>(
         &'a self,
         start_round: u32,
         prior: Vec<Sample>,
+        close: bool,
         stop_when: Option<&'a StopWhen<'a>>,
     ) -> Schedule<'a> {
-        Schedule { spec: self, start_round, prior, interrupted: interrupt_flag(), stop_when }
+        let excluded = Default::default();
+        Schedule { spec: self, start_round, prior, close, interrupted: interrupt_flag(), stop_when, excluded }
     }
 }
 
@@ -50,9 +56,13 @@ struct Schedule<'a> {
     start_round: u32,
     /// Samples already in the run file (resuming), for the precision target.
     prior: Vec<Sample>,
+    /// Whether the check that closes the rounds is still to make.
+    close: bool,
     interrupted: Arc<AtomicBool>,
     /// Ends the run ("decided") when it holds after a measured round, as bisect does.
     stop_when: Option<&'a StopWhen<'a>>,
+    /// Paired rounds: units that crashed a process, left out of later ones.
+    excluded: Excluded,
 }
 
 impl Schedule<'_> {
@@ -64,23 +74,37 @@ impl Schedule<'_> {
     }
 
     pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
+        // A log's progress lines, from before the clock the budget is kept by.
+        let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
+        let log = Log::start("preparing read databases and verifying reads", budget)?;
         let started = Instant::now();
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
+        if self.spec.paired() {
+            paired::check_memory(self.spec.units.len(), &ready)?;
+        }
         let total_rounds = self.spec.plan.warmup + self.spec.plan.rounds.saturating_sub(self.start_round);
         let bar = crate::progress::bar(total_rounds as u64 * self.spec.units.len() as u64, "measuring");
         let mut samples = self.prior.clone();
         let prior = samples.len();
         let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
-        let mut warm_left = self.spec.plan.warmup;
+        // Warm-up only before rounds: a run resumed after its last round has none left.
+        let mut warm_left = if round < self.spec.plan.rounds { self.spec.plan.warmup } else { 0 };
         loop {
             let warm = warm_left > 0;
             if !warm && round >= self.spec.plan.rounds {
                 break;
             }
             let warm_index = warm.then(|| self.spec.plan.warmup - warm_left);
-            samples.extend(self.round(round, warm_index, &ready, scratch.path(), &bar, w)?);
+            match warm {
+                true => log.phase("warm-up"),
+                false => {
+                    log.phase("measuring");
+                    log.rounds(round, self.spec.plan.rounds);
+                }
+            }
+            samples.extend(self.round(round, warm_index, &ready, scratch.path(), (&bar, &log), w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -96,14 +120,21 @@ impl Schedule<'_> {
             }
         }
         bar.finish_and_clear();
-        if self.spec.counter.is_some() && round > self.start_round {
-            self.spec.check_determinism(&ready, scratch.path(), &samples[prior..], w)?;
+        let mut stopped = (reason == EndReason::Interrupted).then_some(Phase::Rounds { from: round });
+        let close = self.close && stopped.is_none();
+        log.phase("checking the run");
+        if self.spec.counter.is_some() && close {
+            self.spec.check_determinism(&ready, scratch.path(), &samples, w)?;
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
         let wall = started.elapsed();
-        let checked = round > self.start_round && !self.interrupted.load(Ordering::SeqCst);
-        if let Some(seed) = self.layout_seed().filter(|_| checked) {
-            layouts::check_counts(self.spec, seed, &samples[prior..], w)?;
+        if let Some(seed) = self.layout_seed().filter(|_| close) {
+            layouts::check_counts(self.spec, seed, &samples, w)?;
+        }
+        if close && self.interrupted.load(Ordering::SeqCst) {
+            reason = EndReason::Interrupted;
+            let kind = if self.spec.counter.is_some() { CheckKind::Repeat } else { CheckKind::Layouts };
+            stopped = Some(Phase::Check(kind));
         }
         let timed_ns: u64 = samples[prior..].iter().map(|s| s.ns).sum();
         let end = End {
@@ -114,7 +145,7 @@ impl Schedule<'_> {
             timed_s: (self.spec.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
-        Ok(Outcome { end })
+        Ok(Outcome { end, stopped })
     }
 
     /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
@@ -127,7 +158,7 @@ impl Schedule<'_> {
         warm_index: Option<u32>,
         ready: &Ready,
         scratch: &Path,
-        bar: &indicatif::ProgressBar,
+        (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
         let warm = warm_index.is_some();
@@ -140,9 +171,13 @@ impl Schedule<'_> {
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
+                log.failed(format!("{} {}", u.engine, u.label));
                 w.append(&Record::Failure(self.spec.failure(u, None, "layout", error.clone()).in_round(round)))?;
             }
             units = linked;
+        }
+        if self.spec.paired() {
+            return self.paired_round(&units, round, warm, ready, scratch, (bar, log), w);
         }
         let order: Vec<&Unit> = units.iter().collect();
         let jobs = if self.spec.counter.is_some() { self.spec.jobs } else { 1 };
@@ -157,9 +192,35 @@ impl Schedule<'_> {
         };
         pool::for_each(&order, jobs, work, |_, records| {
             bar.inc(1);
+            failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
             Ok(())
         })?;
+        Ok(out)
+    }
+
+    /// A paired round: one process per engine holding all its units.
+    #[allow(clippy::too_many_arguments)]
+    fn paired_round(
+        &self,
+        units: &[Unit],
+        round: u32,
+        warm: bool,
+        ready: &Ready,
+        scratch: &Path,
+        (bar, log): (&indicatif::ProgressBar, &Log),
+        w: &mut RunWriter,
+    ) -> Result<Vec<Sample>> {
+        let mut out = Vec::new();
+        for engine in self.spec.engines.iter() {
+            let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
+            let slot = if warm { "warm-up".to_string() } else { format!("round {}/{}", round + 1, self.spec.plan.rounds) };
+            bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
+            let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded);
+            failed_units(&records).for_each(|u| log.failed(u));
+            out.extend(append_all(w, records)?);
+            bar.inc(of.len() as u64);
+        }
         Ok(out)
     }
 }

@@ -27,9 +27,14 @@ impl Scratch {
     }
 }
 
+/// Where scratch folders are made: `LMDB_REGRESS_SCRATCH`, else the temporary folder.
+pub fn base() -> Result<PathBuf> {
+    Ok(crate::envvars::dir("LMDB_REGRESS_SCRATCH")?.unwrap_or_else(std::env::temp_dir))
+}
+
 /// A new scratch folder, after removing those that dead runs left.
 pub fn create() -> Result<Scratch> {
-    let base = crate::envvars::dir("LMDB_REGRESS_SCRATCH")?.unwrap_or_else(std::env::temp_dir);
+    let base = base()?;
     std::fs::create_dir_all(&base)
         .with_context(|| format!("cannot create {} (LMDB_REGRESS_SCRATCH)", base.display()))?;
     remove_abandoned(&base);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::protocol::WorkerLine;
+use super::protocol::{DbShape, WorkerLine};
 use crate::workload::lmdb::Api;
 use crate::workload::measure::{Outcome, Places};
 use crate::workload::perf::PerfCounter;
@@ -19,9 +19,12 @@ pub struct WorkerArgs {
     pub action: String,
     #[arg(long)]
     pub library: PathBuf,
-    /// The library's SHA-256 from its build record: anything else is not loaded.
+    /// The library's SHA-256 from the run's record of its build: anything else is not loaded.
     #[arg(long, value_name = "HEX")]
     pub library_sha256: String,
+    /// What its `mdb_version()` must say, from the same record: anything else is not measured.
+    #[arg(long, value_name = "TEXT")]
+    pub library_version: String,
     /// The read database's directory.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -36,17 +39,36 @@ pub struct WorkerArgs {
     /// Count instructions in the timed region with perf_event_open.
     #[arg(long)]
     pub count_instructions: bool,
-    /// Resolved with `env` and `preset` before anything runs.
+    #[command(flatten)]
+    pub settings: WorkerSettings,
+    /// The settings resolved (`WorkerSettings::resolve`) before anything runs.
+    #[arg(skip)]
+    pub cfg: WorkloadConfig,
+}
+
+/// A worker's workload settings as the runner passes them: every one explicitly, so the
+/// suite's defaults change nothing.
+#[derive(clap::Args, Debug)]
+pub struct WorkerSettings {
     #[command(flatten)]
     pub cfg: WorkloadConfig,
-    /// The runner gives every setting explicitly, so the suite's defaults change nothing.
     #[command(flatten)]
     pub env: EnvSettings,
     #[command(flatten)]
     pub preset: presets::PresetConfig,
 }
 
-fn emit(line: &WorkerLine) {
+impl WorkerSettings {
+    /// The configuration of a worker of `suite`, refused when bad before anything is
+    /// loaded, as the C twin refuses it.
+    pub fn resolve(&self, suite: Suite) -> Result<WorkloadConfig> {
+        let cfg = self.env.resolve(&self.cfg, &self.preset, suite.preset());
+        cfg.validate(suite.preset())?;
+        Ok(cfg)
+    }
+}
+
+pub(super) fn emit(line: &WorkerLine) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", serde_json::to_string(line).expect("serialisable"));
     let _ = out.flush();
@@ -55,14 +77,19 @@ fn emit(line: &WorkerLine) {
 pub fn main(mut args: WorkerArgs) -> Result<()> {
     let workloads = Workload::parse_list(&args.workloads)?;
     let suite = Suite::of(&workloads)?;
-    args.cfg = args.env.resolve(&args.cfg, &args.preset, suite.preset());
-    // Bad arguments are refused before anything is loaded, as the C twin refuses them.
-    args.cfg.validate(suite.preset())?;
+    args.cfg = args.settings.resolve(suite)?;
     // What is loaded is the open file whose bytes were hashed, not whatever the path
     // names by then.
     let library =
         crate::artifact::open_verified(&args.library, &args.library_sha256).context("refusing to load the library")?;
     let api = Api::load(&library.load_path()).with_context(|| format!("cannot load {}", args.library.display()))?;
+    let (.., reported) = api.version();
+    anyhow::ensure!(
+        reported == args.library_version,
+        "refusing to measure {}: it reports {reported:?}, but the run records {:?} for it",
+        args.library.display(),
+        args.library_version
+    );
     match args.action.as_str() {
         "version" => {
             let (a, b, c, s) = api.version();
@@ -80,11 +107,23 @@ pub fn main(mut args: WorkerArgs) -> Result<()> {
 /// Writes the suite's read database.
 fn prepare(api: &Api, args: &WorkerArgs, suite: Suite) -> Result<()> {
     let dir = args.dir.as_deref().ok_or_else(|| anyhow::anyhow!("prepare needs --dir"))?;
-    match suite.prepare(api, dir, &args.cfg) {
-        Ok(()) => emit(&WorkerLine { prepared: true, ..Default::default() }),
+    match suite.prepare(api, dir, &args.cfg).and_then(|()| shape(api, dir, &args.cfg, suite)) {
+        Ok(db_shape) => emit(&WorkerLine { prepared: true, db_shape, ..Default::default() }),
         Err(e) => emit(&WorkerLine { error: Some(format!("{e:#}")), ..Default::default() }),
     }
     Ok(())
+}
+
+/// The shape of LmdbJava's read database as written: which units may read it in a paired
+/// process (the presets' are never shared).
+fn shape(api: &Api, dir: &std::path::Path, cfg: &WorkloadConfig, suite: Suite) -> Result<Option<DbShape>> {
+    if suite != Suite::LmdbJava {
+        return Ok(None);
+    }
+    let env = crate::workload::lmdb::Env::open(api, dir, &crate::workload::native::env_options(cfg))?;
+    let pages = env.page_counts()?;
+    let (major, minor, _, _) = api.version();
+    Ok(Some(DbShape { format: (major, minor), branch: pages.branch, leaf: pages.leaf, overflow: pages.overflow, entries: pages.entries }))
 }
 
 /// Each read workload's checksum through this library, untimed.
@@ -100,7 +139,7 @@ fn verify(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) ->
 }
 
 /// What a workload measured, or why not, as its line.
-fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
+pub(super) fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
     match r {
         Ok(o) => WorkerLine {
             workload: Some(w),
@@ -109,6 +148,7 @@ fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
             outputs: o.outputs,
             checksum: o.checksum,
             figures: o.figures,
+            chunks_ns: o.chunks_ns,
             ..Default::default()
         },
         Err(error) => WorkerLine { workload: Some(w), error: Some(error), ..Default::default() },

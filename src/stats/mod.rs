@@ -1,14 +1,16 @@
 //! Statistics, kept apart from measurement: summaries with intervals here; the one
 //! comparison method and its verdicts in [`ratio`]; the run's design (rounds as blocks,
 //! families of comparisons, noise) in [`family`]; slow outliers in [`burst`]; how much code layout moves a time in
-//! [`layout`]; the judgement of the runner's `--target-ci` stop rule in [`stop`].
+//! [`layout`]; what more rounds would resolve in [`project`]; the judgement of the runner's `--target-ci` stop rule in [`stop`].
 //! Distributions come from statrs.
 
 pub mod burst;
+pub mod chunks;
 pub mod family;
 pub mod history;
 pub mod latency;
 pub mod layout;
+pub mod project;
 pub mod rank;
 pub mod ratio;
 pub mod stop;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::family;
+use super::{chunks, family};
 use crate::runner::runfile::{Engine, Metric, Sample};
 use crate::runner::Label;
 use crate::workload::Workload;
@@ -19,21 +19,16 @@ pub fn target_reached(
     metric: Metric,
     min_effect: f64,
 ) -> bool {
-    let mut groups: BTreeMap<(Engine, Workload), BTreeMap<String, Vec<(u32, f64)>>> = BTreeMap::new();
-    for s in samples.iter().filter(|s| !s.counted) {
-        if let Some(v) = s.value(metric) {
-            groups.entry((s.engine, s.workload)).or_default().entry(s.tag.clone()).or_default().push((s.round, v));
-        }
+    let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
+    let measured = |s: &&Sample| !s.counted && labels.get(&s.tag).is_some_and(|l| !l.control);
+    for s in samples.iter().filter(measured) {
+        groups.entry((s.engine, s.workload)).or_default().push(s);
     }
     let rule = family::Rule { min_effect, ..Default::default() };
     let rule = rule.for_metric(metric);
     !groups.is_empty()
-        && groups.into_values().all(|by_tag| {
-            let blocks: BTreeMap<String, family::Rounds> = by_tag
-                .into_iter()
-                .filter(|(t, _)| labels.get(t).is_some_and(|l| !l.control))
-                .map(|(t, v)| (t, family::per_round(v)))
-                .collect();
+        && groups.into_values().all(|group| {
+            let blocks = chunks::group(group, |s| s.value(metric)).compared;
             let reference = blocks.keys().min_by_key(|t| labels[*t].release_key()).cloned().unwrap_or_default();
             family::resolved(&blocks, &reference, &rule, target / 100.0)
         })

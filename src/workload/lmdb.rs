@@ -242,7 +242,54 @@ pub const FORWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
 pub const BACKWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
     (sys::MDB_cursor_op_MDB_LAST, sys::MDB_cursor_op_MDB_PREV);
 
-/// Walks the cursor from `start` by `step`, handing each entry to `each` until it fails;
+/// A cursor walk that can stop and go on: each [`Walk::next`] continues where the last
+/// one stopped, so a pass can be split into chunks without changing what it visits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Walk {
+    started: bool,
+    /// The cursor has passed the last entry.
+    pub done: bool,
+    /// Entries visited so far.
+    pub visited: u64,
+}
+
+impl Walk {
+    /// Up to `n` more entries from `start` by `step` ([`FORWARD`], [`BACKWARD`]: every
+    /// call of one walk gives the same), each handed to `each`; a cursor error other than
+    /// the end is `call`'s failure.
+    ///
+    /// # Safety
+    /// `cur` is an open cursor on a live transaction, the one every call of this walk uses.
+    #[inline(always)]
+    pub unsafe fn next(
+        &mut self,
+        get: CursorGet,
+        cur: *mut MDB_cursor,
+        (start, step): (sys::MDB_cursor_op, sys::MDB_cursor_op),
+        n: usize,
+        call: &'static str,
+        mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
+    ) -> Result<(), Failed> {
+        let (mut k, mut v) = (empty_val(), empty_val());
+        for _ in 0..n {
+            let op = if self.started { step } else { start };
+            self.started = true;
+            match get(cur, &mut k, &mut v, op) {
+                0 => {}
+                sys::MDB_NOTFOUND => {
+                    self.done = true;
+                    break;
+                }
+                rc => return Err((call, rc)),
+            }
+            each(&mut k, &mut v)?;
+            self.visited += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Walks the cursor from `start` by `step` to the end, handing each entry to `each`;
 /// returns the entries visited. A cursor error other than the end is `call`'s failure.
 ///
 /// # Safety
@@ -251,23 +298,13 @@ pub const BACKWARD: (sys::MDB_cursor_op, sys::MDB_cursor_op) =
 pub unsafe fn walk(
     get: CursorGet,
     cur: *mut MDB_cursor,
-    (start, step): (sys::MDB_cursor_op, sys::MDB_cursor_op),
+    ops: (sys::MDB_cursor_op, sys::MDB_cursor_op),
     call: &'static str,
-    mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
+    each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
 ) -> Result<u64, Failed> {
-    let (mut k, mut v) = (empty_val(), empty_val());
-    let mut n = 0u64;
-    let mut rc = get(cur, &mut k, &mut v, start);
-    while rc == 0 {
-        each(&mut k, &mut v)?;
-        n += 1;
-        rc = get(cur, &mut k, &mut v, step);
-    }
-    if rc == sys::MDB_NOTFOUND {
-        Ok(n)
-    } else {
-        Err((call, rc))
-    }
+    let mut w = Walk::default();
+    w.next(get, cur, ops, usize::MAX, call, each)?;
+    Ok(w.visited)
 }
 
 /// Reads one byte of every 4 KiB a value spans: values too large for a leaf live on

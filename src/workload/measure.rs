@@ -54,6 +54,8 @@ pub struct Outcome {
     pub instructions: Vec<u64>,
     /// readCrc and readXxh64: what each timed pass computed, one per sample.
     pub outputs: Vec<u64>,
+    /// Passes run in chunks beside other units: each sample's chunk times, in pass order.
+    pub chunks_ns: Vec<Vec<u64>>,
     /// Presets: the checksum every pass produced.
     pub checksum: Option<Checksum>,
     /// Presets: one per sample.
@@ -65,6 +67,15 @@ impl Outcome {
     pub fn push(&mut self, ns: u64, instructions: Option<u64>) {
         self.samples_ns.push(ns);
         self.instructions.extend(instructions);
+    }
+
+    /// Records one pass run in chunks: its time is the sum of its chunks' times.
+    pub fn push_chunks(&mut self, chunks_ns: Vec<u64>, output: u64, w: super::Workload) {
+        self.push(chunks_ns.iter().sum(), None);
+        if w.computes_output() {
+            self.outputs.push(output);
+        }
+        self.chunks_ns.push(chunks_ns);
     }
 
     /// Records one timed pass with its checksum and figures; every pass must produce the

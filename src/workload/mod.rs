@@ -7,6 +7,9 @@ pub mod dataset;
 pub mod lmdb;
 pub mod measure;
 pub mod native;
+pub mod paired;
+pub mod pass;
+pub mod session;
 pub mod perf;
 pub mod presets;
 pub mod settings;
@@ -82,6 +85,12 @@ impl Workload {
             Workload::Preset(p) => p.reads_database(),
             w => w != Workload::Write,
         }
+    }
+
+    /// Its timed pass computes an output of its own (a CRC, an xxHash sum), which must be
+    /// what verification read.
+    pub fn computes_output(self) -> bool {
+        matches!(self, Workload::ReadCrc | Workload::ReadXxh64)
     }
 
     /// The unit its time is shown in.

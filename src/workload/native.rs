@@ -12,10 +12,9 @@ use anyhow::Result;
 use super::dataset::{self, ValueWriter};
 use super::lmdb::{
     self, begin_cursor, bytes, empty_val, end_cursor, touch, val, walk, Api, CursorGet, CursorPut, Database, Env,
-    EnvOptions, Failed, MDB_cursor, MDB_val, BACKWARD, FORWARD,
+    EnvOptions, Failed, MDB_cursor, MDB_txn, MDB_val, Walk, BACKWARD, FORWARD,
 };
-use super::measure::{timed, Outcome, Places, TimedFunctions};
-use super::perf::PerfCounter;
+use super::measure::TimedFunctions;
 use super::{Checksum, Dataset, KeyKind, Order, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 
@@ -65,10 +64,14 @@ fn consume(k: &MDB_val, v: &MDB_val) {
 }
 
 /// Result of the timed region: its own output (CRC, xxHash sum) or the failing call.
-type Timed = Result<u64, Failed>;
+pub type Timed = Result<u64, Failed>;
 
 /// # Safety (all timed functions)
-/// `cur` is an open cursor on a read transaction of the database `data` was written to.
+/// `cur` is an open cursor on a read transaction of the database `data` was written to;
+/// a walk is always continued on the cursor it began on.
+///
+/// Each runs one chunk of a pass (a whole pass is its one chunk): readKey the keys at
+/// write positions `range`, the walks up to `n` more entries.
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_read_key(
@@ -76,8 +79,9 @@ pub unsafe fn lmdbregress_timed_read_key(
     cur: *mut MDB_cursor,
     data: &Dataset,
     key: &mut KeyBuffer,
+    range: std::ops::Range<usize>,
 ) -> Timed {
-    for j in 0..data.len() {
+    for j in range {
         let mut k = key.fill(data, j);
         let mut v = empty_val();
         let rc = get(cur, &mut k, &mut v, SET_KEY);
@@ -91,8 +95,8 @@ pub unsafe fn lmdbregress_timed_read_key(
 
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
+pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
+    walk.next(get, cur, FORWARD, n, "mdb_cursor_get", |k, v| {
         consume(k, v);
         Ok(())
     })?;
@@ -101,8 +105,8 @@ pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor) -
 
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    walk(get, cur, BACKWARD, "mdb_cursor_get", |k, v| {
+pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
+    walk.next(get, cur, BACKWARD, n, "mdb_cursor_get", |k, v| {
         consume(k, v);
         Ok(())
     })?;
@@ -111,34 +115,46 @@ pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor) -
 
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_crc(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    let mut h = crc32fast::Hasher::new();
-    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
+pub unsafe fn lmdbregress_timed_read_crc(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    walk: &mut Walk,
+    n: usize,
+    h: &mut crc32fast::Hasher,
+) -> Timed {
+    walk.next(get, cur, FORWARD, n, "mdb_cursor_get", |k, v| {
         h.update(bytes(k));
         h.update(bytes(v));
         Ok(())
     })?;
-    Ok(h.finalize() as u64)
+    Ok(0)
 }
 
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_read_xxh64(get: CursorGet, cur: *mut MDB_cursor) -> Timed {
-    let mut sum = 0u64;
-    walk(get, cur, FORWARD, "mdb_cursor_get", |k, v| {
-        sum = sum
+pub unsafe fn lmdbregress_timed_read_xxh64(
+    get: CursorGet,
+    cur: *mut MDB_cursor,
+    walk: &mut Walk,
+    n: usize,
+    sum: &mut u64,
+) -> Timed {
+    walk.next(get, cur, FORWARD, n, "mdb_cursor_get", |k, v| {
+        *sum = sum
             .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(k), 0))
             .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(v), 0));
         Ok(())
     })?;
-    Ok(sum)
+    Ok(0)
 }
 
-/// Every entry in write order, each built in the reused key and value buffers as
-/// LmdbJava's writer builds it.
+/// The write positions `range`, each entry built in the reused key and value buffers as
+/// LmdbJava's writer builds it, through `tc`'s cursor: the chunk holding position 0
+/// begins the pass's one transaction, the one holding the last position commits it.
 ///
 /// # Safety
-/// `env` is open; no other transaction is active.
+/// `env` is open; no other write transaction of it is active; `tc` is None before the
+/// first chunk and is only touched by this function.
 #[no_mangle]
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_write(
@@ -147,21 +163,30 @@ pub unsafe fn lmdbregress_timed_write(
     put: CursorPut,
     data: &Dataset,
     buffers: (&mut KeyBuffer, &mut ValueWriter),
-    flags: u32,
+    (tc, flags): (&mut Option<(*mut MDB_txn, *mut MDB_cursor)>, u32),
+    range: std::ops::Range<usize>,
 ) -> Timed {
     let (key, values) = buffers;
-    let tc = begin_cursor(api, env, 0)?;
+    let (first, last) = (range.start == 0, range.end == data.len());
+    if first {
+        *tc = Some(begin_cursor(api, env, 0)?);
+    }
+    let Some(open) = *tc else { return Err(("mdb_cursor_put (no transaction)", libc::EINVAL)) };
     let mut r = Ok(0);
-    for j in 0..data.len() {
+    for j in range {
         let mut k = key.fill(data, j);
         let mut v = val(values.fill(j));
-        let rc = put(tc.1, &mut k, &mut v, flags);
+        let rc = put(open.1, &mut k, &mut v, flags);
         if rc != 0 {
             r = Err(("mdb_cursor_put", rc));
             break;
         }
     }
-    end_cursor(api, tc, true, r)
+    if last || r.is_err() {
+        *tc = None;
+        return end_cursor(api, open, true, r);
+    }
+    r
 }
 
 /// Each workload's timed function in this engine and in the C twin (harness/workloads.c),
@@ -180,7 +205,7 @@ pub fn timed_functions(w: Workload) -> TimedFunctions {
     TimedFunctions::OnePerPass { rust, c }
 }
 
-fn write_flags(cfg: &WorkloadConfig) -> u32 {
+pub(super) fn write_flags(cfg: &WorkloadConfig) -> u32 {
     match cfg.order {
         Order::Seq => sys::MDB_APPEND,
         Order::Random => 0,
@@ -198,8 +223,9 @@ pub fn write_database(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Datase
     std::fs::create_dir_all(dir)?;
     let env = Env::open(api, dir, &env_options(cfg))?;
     let (mut key, mut values) = (KeyBuffer::new(data), data.values());
+    let range = 0..data.len();
     // SAFETY: env is open and idle.
-    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags) }
+    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), (&mut None, flags), range) }
         .map_err(|e| api.failure(e))?;
     Ok(())
 }
@@ -292,117 +318,24 @@ unsafe fn by_key(
     Ok(())
 }
 
-/// Opens the read database and faults its pages in, once per worker.
-fn open_reads<'a>(api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Result<Env<'a>, String> {
-    let dir = dir.ok_or("reads need --dir")?;
-    let env = Env::open(api, dir, &env_options(cfg)).map_err(|e| e.to_string())?;
-    fault_in(&env).map_err(|e| format!("{e:#}"))?;
-    Ok(env)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// One worker's passes of the six: the data generated once, the read database opened
-/// (and faulted in) once, and only if a read is asked for.
-pub struct Session<'a> {
-    api: &'a Api,
-    cfg: &'a WorkloadConfig,
-    places: Places<'a>,
-    data: std::cell::OnceCell<Dataset>,
-    reads_env: Option<Result<Env<'a>, String>>,
-}
-
-impl<'a> Session<'a> {
-    pub fn new(api: &'a Api, cfg: &'a WorkloadConfig, places: Places<'a>) -> Session<'a> {
-        Session { api, cfg, places, data: std::cell::OnceCell::new(), reads_env: None }
+    /// Callgrind names each workload's profile part by its timed function: two functions
+    /// of one body would be folded into one symbol by the optimiser, and one workload's
+    /// count would go missing.
+    #[test]
+    fn the_six_timed_functions_are_six_functions() {
+        let addresses = [
+            lmdbregress_timed_read_key as usize,
+            lmdbregress_timed_read_seq as usize,
+            lmdbregress_timed_read_rev as usize,
+            lmdbregress_timed_read_crc as usize,
+            lmdbregress_timed_read_xxh64 as usize,
+            lmdbregress_timed_write as usize,
+        ];
+        let distinct: std::collections::BTreeSet<usize> = addresses.into_iter().collect();
+        assert_eq!(distinct.len(), 6, "{addresses:x?}");
     }
-
-    /// Times `w` `places.iterations` times: a read on the read database, the write on
-    /// fresh environments.
-    pub fn run(&mut self, w: Workload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
-        let (api, cfg, places) = (self.api, self.cfg, self.places);
-        let data = self.data.get_or_init(|| Dataset::generate(cfg));
-        match w {
-            Workload::Preset(p) => Err(anyhow::anyhow!("{} is not one of LmdbJava's workloads", p.name())),
-            Workload::Write => run_write(api, places.scratch, cfg, data, places.iterations, counter),
-            _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir)) {
-                Ok(env) => run_read(api, env, w, data, places.iterations, counter),
-                Err(e) => Err(anyhow::anyhow!("{e}")),
-            },
-        }
-    }
-}
-
-/// Times read workload `w` `iterations` times on the open read database; readCrc and
-/// readXxh64 also report what each pass computed.
-pub fn run_read(
-    api: &Api,
-    env: &Env,
-    w: Workload,
-    data: &Dataset,
-    iterations: u32,
-    mut counter: Option<&mut PerfCounter>,
-) -> Result<Outcome> {
-    let mut out = Outcome::default();
-    for _ in 0..iterations {
-        let (ns, instructions, output) = time_read(api, env, w, data, counter.as_deref_mut())?;
-        out.push(ns, instructions);
-        if matches!(w, Workload::ReadCrc | Workload::ReadXxh64) {
-            out.outputs.push(output);
-        }
-    }
-    Ok(out)
-}
-
-/// Times one read workload once. The transaction and cursor are opened before the clock
-/// starts and closed after it stops, as LmdbJava's benchmark holds them open.
-fn time_read(
-    api: &Api,
-    env: &Env,
-    w: Workload,
-    data: &Dataset,
-    counter: Option<&mut PerfCounter>,
-) -> Result<(u64, Option<u64>, u64)> {
-    let get = api.mdb_cursor_get;
-    let mut key = KeyBuffer::new(data);
-    // SAFETY: a cursor on a fresh read transaction, closed once, after the timed pass.
-    unsafe {
-        let tc = begin_cursor(api, env, sys::MDB_RDONLY).map_err(|e| api.failure(e))?;
-        let cur = tc.1;
-        let pass = timed(counter, || match w {
-            Workload::ReadKey => lmdbregress_timed_read_key(get, cur, data, &mut key),
-            Workload::ReadSeq => lmdbregress_timed_read_seq(get, cur),
-            Workload::ReadRev => lmdbregress_timed_read_rev(get, cur),
-            Workload::ReadCrc => lmdbregress_timed_read_crc(get, cur),
-            Workload::ReadXxh64 => lmdbregress_timed_read_xxh64(get, cur),
-            Workload::Write | Workload::Preset(_) => unreachable!("not one of the five reads"),
-        });
-        let _ = end_cursor(api, tc, false, Ok(()));
-        let (ns, instructions, r) = pass?;
-        Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
-    }
-}
-
-/// Times the write workload `iterations` times, each on a fresh environment in `scratch`;
-/// creating it is not timed.
-pub fn run_write(
-    api: &Api,
-    scratch: &Path,
-    cfg: &WorkloadConfig,
-    data: &Dataset,
-    iterations: u32,
-    mut counter: Option<&mut PerfCounter>,
-) -> Result<Outcome> {
-    let mut out = Outcome::default();
-    for _ in 0..iterations {
-        let dir = tempfile::tempdir_in(scratch)?;
-        let env = Env::open(api, dir.path(), &env_options(cfg))?;
-        let (mut key, mut values) = (KeyBuffer::new(data), data.values());
-        let flags = write_flags(cfg);
-        // SAFETY: env is open and idle.
-        let (ns, instructions, r) = timed(counter.as_deref_mut(), || unsafe {
-            lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), flags)
-        })?;
-        r.map_err(|e| api.failure(e))?;
-        out.push(ns, instructions);
-    }
-    Ok(out)
 }

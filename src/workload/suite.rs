@@ -15,7 +15,7 @@ use super::measure::{Outcome, Places, TimedFunctions};
 use super::perf::PerfCounter;
 use super::presets::{self, PresetConfig, Preset};
 use super::settings::EnvSettings;
-use super::{dataset, native, Checksum, Dataset, Workload, WorkloadConfig};
+use super::{dataset, native, session, Checksum, Dataset, Workload, WorkloadConfig};
 
 /// A set of workloads that share a dataset, a read database and a way to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -134,7 +134,7 @@ impl Suite {
         mut counter: Option<&mut PerfCounter>,
         mut report: impl FnMut(Workload, Result<Outcome>),
     ) {
-        let mut lmdbjava = native::Session::new(api, cfg, places);
+        let mut lmdbjava = session::Session::new(api, cfg, places);
         for &w in workloads {
             let counter = counter.as_deref_mut();
             let r = match w {

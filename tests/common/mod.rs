@@ -13,10 +13,12 @@ use std::sync::OnceLock;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_lmdb-regress");
 
-/// The tags whose sources the tests read, and those they also measure (built with the C twin
-/// and with the objects random layouts are linked from).
+/// The tags whose sources the tests read, those they also measure (built with the C twin
+/// and with the objects random layouts are linked from), and those measured only by Rust
+/// (`its-10406` on the registry's tags).
 const FIXTURE_SOURCES: &str = "0.9.17,0.9.18,0.9.21,0.9.33";
 const FIXTURE_BUILDS: &str = "0.9.18,0.9.33";
+const FIXTURE_OBJECTS: &str = "0.9.17,0.9.21";
 
 /// The shared fixture cache, filled once per test binary; tests only read it.
 pub fn fixture() -> &'static Path {
@@ -27,7 +29,8 @@ pub fn fixture() -> &'static Path {
             _ => Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixture-cache"),
         };
         let build = ["build", "--c-harness", "--layout-objects", "--tags", FIXTURE_BUILDS];
-        for args in [&["source-dir", FIXTURE_SOURCES][..], &build] {
+        let objects = ["build", "--layout-objects", "--tags", FIXTURE_OBJECTS];
+        for args in [&["source-dir", FIXTURE_SOURCES][..], &build, &objects] {
             run_ok(bare_command().env("LMDB_REGRESS_CACHE", &dir).args(args));
         }
         dir
@@ -48,6 +51,22 @@ pub fn test_cache() -> PathBuf {
     CACHE.with(|d| d.path().to_path_buf())
 }
 
+/// A cache of its own holding only `tags` (full names): their sources copied from the
+/// fixture and their builds hard-linked, for a test that must see no other tag.
+pub fn cache_of(tags: &[&str]) -> tempfile::TempDir {
+    let cache = tempfile::tempdir().expect("a temporary cache");
+    for tag in tags {
+        let dir = source_dir(tag);
+        copy_tree(&dir, &cache.path().join("sources").join(dir.file_name().unwrap()), false);
+        for e in std::fs::read_dir(fixture().join("builds")).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&format!("{tag}-")) {
+                copy_tree(&e.path(), &cache.path().join("builds").join(e.file_name()), true);
+            }
+        }
+    }
+    cache
+}
+
 fn copy_tree(from: &Path, to: &Path, link: bool) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
@@ -60,16 +79,20 @@ fn copy_tree(from: &Path, to: &Path, link: bool) {
     }
 }
 
-/// The binary with the upstream archive pointed at a closed loopback port, so tests never
+/// `program` with the upstream archive pointed at a closed loopback port, so tests never
 /// wait on DNS and never leave this machine.
-fn bare_command() -> Command {
-    let mut c = Command::new(BIN);
+fn bare(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = Command::new(program);
     c.env("LMDB_REGRESS_ARCHIVE_URLS", "http://127.0.0.1:9/{ref}.tar.gz");
     c.env_remove("LMDB_GIT");
     c.env_remove("LMDB_REGRESS_OFFLINE");
     // Output as a pipe gets it: 80 columns, whatever the terminal that runs the tests.
     c.env_remove("COLUMNS");
     c
+}
+
+fn bare_command() -> Command {
+    bare(BIN)
 }
 
 /// The binary on the shared fixture cache itself: for filling it, never for a test's own work.
@@ -81,9 +104,22 @@ pub fn fixture_command() -> Command {
 
 /// The binary, with this test's own cache (a test may still set LMDB_REGRESS_CACHE itself).
 pub fn lmdb_regress() -> Command {
-    let mut c = bare_command();
+    in_test_env(BIN)
+}
+
+/// Any program (a script that runs the binary) in the environment [`lmdb_regress`] gives.
+pub fn in_test_env(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = bare(program);
     c.env("LMDB_REGRESS_CACHE", test_cache());
     c
+}
+
+/// The folder of `tag`'s fixed build in this test's cache, as the binary finds it (a fixture
+/// of an older lmdb-regress may also hold builds made another way).
+pub fn build_folder(tag: &str) -> PathBuf {
+    let o = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", tag, "--json"]));
+    let library = json(&o)[0]["library"].as_str().map(PathBuf::from).expect("a library");
+    library.parent().expect("in its build's folder").to_path_buf()
 }
 
 pub fn run_ok(c: &mut Command) -> Output {

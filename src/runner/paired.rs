@@ -1,0 +1,242 @@
+//! Paired rounds (`pairing: chunks`): every unit of an engine in one worker process, its
+//! workloads alternated between them chunk by chunk, each unit on a read database of its
+//! own file family drawn at random for the process. A unit that crashes the process costs
+//! that process's round; it is named, and left out of later processes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{bail, Context, Result};
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use super::job::Job;
+use super::paired_worker::SlotSpec;
+use super::prepare::Ready;
+use super::protocol::WorkerLine;
+use super::runfile::{Engine, Record};
+use super::{Label, RunSpec, Unit};
+use crate::workload::Workload;
+
+/// Units that crashed a paired process (their failure says so), left out of later ones.
+#[derive(Default)]
+pub(super) struct Excluded(Mutex<BTreeSet<(Engine, Label)>>);
+
+impl Excluded {
+    fn contains(&self, u: &Unit) -> bool {
+        self.0.lock().expect("not poisoned").contains(&(u.engine, u.label.clone()))
+    }
+
+    fn insert(&self, u: &Unit) {
+        self.0.lock().expect("not poisoned").insert((u.engine, u.label.clone()));
+    }
+}
+
+impl RunSpec {
+    /// Whether this run's time rounds are paired processes.
+    pub(super) fn paired(&self) -> bool {
+        self.counter.is_none() && self.plan.pairing == super::runfile::Pairing::Chunks
+    }
+
+    /// One paired process of `units` (one engine's) for `round`: the records to append
+    /// (none when warm).
+    pub(super) fn measure_paired(
+        &self,
+        units: &[Unit],
+        round: u32,
+        warm: bool,
+        ready: &Ready,
+        scratch: &Path,
+        excluded: &Excluded,
+    ) -> Result<Vec<Record>> {
+        let units: Vec<&Unit> = units.iter().filter(|u| !excluded.contains(u)).collect();
+        let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: self.measurable(u, ready) }).collect();
+        let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (lines, death) = self.invoke_paired(&jobs, ready, scratch)?;
+        if super::job::interrupted() {
+            return Ok(Vec::new());
+        }
+        let crashed = lines.iter().find_map(|l| l.crashed).map(|k| k as usize).filter(|k| *k < jobs.len());
+        if let (Some(k), Some(_)) = (crashed, &death) {
+            excluded.insert(jobs[k].unit);
+        }
+        if warm {
+            // A warm-up round records nothing, but a unit it leaves out is said.
+            let crash = crashed.zip(death.as_ref()).map(|(k, d)| {
+                let error = format!("it crashed the paired process of a warm-up round, and is left out of the run: {d}");
+                Record::Failure(self.failure(jobs[k].unit, None, "run", error))
+            });
+            return Ok(crash.into_iter().collect());
+        }
+        let mut by_slot: Vec<Vec<WorkerLine>> = vec![Vec::new(); jobs.len()];
+        for l in lines.into_iter().filter(|l| l.crashed.is_none()) {
+            if let Some(k) = l.slot.map(|k| k as usize).filter(|k| *k < jobs.len()) {
+                by_slot[k].push(l);
+            }
+        }
+        let mut out = Vec::new();
+        for (k, (job, lines)) in jobs.iter().zip(by_slot).enumerate() {
+            let lines: Vec<WorkerLine> = lines.into_iter().filter(|l| l.workload.is_some_and(|w| job.batch.contains(&w))).collect();
+            let why = death.as_ref().map(|d| death_of(d, k, crashed, &jobs));
+            out.extend(self.record(job, round, false, ready, lines, why));
+        }
+        Ok(out)
+    }
+
+    /// The workloads `u` can be measured on: reads need its tag's read database and its
+    /// verified checksum (without them they were already reported).
+    fn measurable(&self, u: &Unit, ready: &Ready) -> Vec<Workload> {
+        let verified = |w: Workload| ready.checksums.contains_key(&(u.engine, u.label.clone(), w));
+        self.workloads.iter().copied().filter(|w| !w.is_read() || (ready.dbs.contains_key(&u.label) && verified(*w))).collect()
+    }
+
+    /// Starts the paired worker on `jobs`' units, the workloads in a fresh shuffled order.
+    fn invoke_paired(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<(Vec<WorkerLine>, Option<String>)> {
+        let mut rng = rand::thread_rng();
+        // Only units whose every read was verified share their files; the others open none.
+        let units: Vec<&Unit> = jobs.iter().map(|j| j.unit).collect();
+        let verified: Vec<bool> = jobs.iter().map(|j| self.reads().iter().all(|w| j.batch.contains(w))).collect();
+        let dbs = assign_databases(&units, &verified, ready, &mut rng);
+        let slots = scratch.join("slots.tsv");
+        let mut text = String::new();
+        for (u, db) in units.iter().zip(dbs) {
+            let library = u.library.clone().context("paired processes load Rust units' libraries")?;
+            text += &SlotSpec { library, sha256: u.sha256.clone(), version: u.version.clone(), dir: db }.line()?;
+        }
+        std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
+        let mut order = self.workloads.clone();
+        order.shuffle(&mut rng);
+        let names: Vec<&str> = order.iter().map(|w| w.name()).collect();
+        let exe = std::env::current_exe().context("cannot find this program's own path")?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg("paired-worker").arg("--slots").arg(&slots).arg("--scratch").arg(scratch);
+        cmd.arg("--workloads").arg(names.join(",")).arg("--chunk").arg(self.chunk().to_string());
+        cmd.arg("--iterations").arg(self.plan.iterations.to_string()).arg("--rotation-seed").arg(rng.gen::<u64>().to_string());
+        cmd.args(self.config.to_args());
+        Ok(super::unit::run_worker(cmd))
+    }
+
+    /// Operations per chunk.
+    pub(super) fn chunk(&self) -> u32 {
+        self.plan.chunk.unwrap_or(DEFAULT_CHUNK)
+    }
+}
+
+/// Operations per chunk unless the plan says otherwise.
+pub const DEFAULT_CHUNK: u32 = 10_000;
+
+/// Why slot `k`'s missing workloads were not measured when the process died.
+fn death_of(death: &str, k: usize, crashed: Option<usize>, jobs: &[Job]) -> String {
+    match crashed {
+        Some(c) if c == k => format!("it crashed the paired process: {death}"),
+        Some(c) => format!("lost with the paired process when {} crashed it: {death}", jobs[c].unit.label),
+        None => format!("the paired process died: {death}"),
+    }
+}
+
+/// Each unit's read database for one process: units whose databases have one shape (one
+/// format version, the same page counts) draw their files at random among themselves, so
+/// that where a file lies in memory does not follow its unit through the run.
+fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut impl Rng) -> Vec<Option<PathBuf>> {
+    let own = |(u, v): (&&Unit, &bool)| ready.dbs.get(&u.label).filter(|_| *v).cloned();
+    let mut out: Vec<Option<PathBuf>> = units.iter().zip(verified).map(own).collect();
+    let mut families: BTreeMap<_, Vec<usize>> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if let (Some(shape), Some(_)) = (ready.shapes.get(&u.label), &out[i]) {
+            families.entry(*shape).or_default().push(i);
+        }
+    }
+    for members in families.values() {
+        let mut files: Vec<Option<PathBuf>> = members.iter().map(|&i| out[i].clone()).collect();
+        files.shuffle(rng);
+        for (&i, f) in members.iter().zip(files) {
+            out[i] = f;
+        }
+    }
+    out
+}
+
+/// Refuses paired processes the machine's memory cannot hold: every unit maps its read
+/// database and writes a database of the same size beside it.
+pub(super) fn check_memory(units: usize, ready: &Ready) -> Result<()> {
+    let db_bytes = ready.dbs.values().map(|d| dir_bytes(d)).max().unwrap_or(0);
+    let need = units as u64 * db_bytes * 2;
+    let Some(available) = available_memory() else { return Ok(()) };
+    if need > available / 10 * 8 {
+        bail!(
+            "a paired process of {units} units needs about {} of memory (each maps a read database of {} \
+             and writes one as large), and this machine has {} available: measure fewer tags at once \
+             (--shard K/N), fewer --entries, or one process per unit (--pairing process)",
+            gib(need),
+            gib(db_bytes),
+            gib(available)
+        );
+    }
+    Ok(())
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map(|es| es.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0)
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::protocol::DbShape;
+
+    fn unit(tag: &str) -> Unit {
+        let (program, library, sha256, version) = ("x".into(), Some("lib".into()), "0".into(), "LMDB".into());
+        Unit { engine: Engine::Rust, label: Label::build(tag, None), program, library, sha256, version, layout: None, relink: None }
+    }
+
+    #[test]
+    fn databases_are_drawn_within_one_family_only() {
+        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_1.0.1"].map(unit).to_vec();
+        let refs: Vec<&Unit> = units.iter().collect();
+        let mut ready = Ready::default();
+        let shape = |format| DbShape { format, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        for (i, u) in units.iter().enumerate() {
+            ready.dbs.insert(u.label.clone(), PathBuf::from(format!("db{i}")));
+            ready.shapes.insert(u.label.clone(), shape(if i == 3 { (1, 0) } else { (0, 9) }));
+        }
+        let mut moved = false;
+        for seed in 0..50 {
+            let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
+            let got = assign_databases(&refs, &[true; 4], &ready, &mut rng);
+            assert_eq!(got[3], Some(PathBuf::from("db3")), "1.0 reads its own format only");
+            let mut first: Vec<_> = got[..3].iter().flatten().cloned().collect();
+            first.sort();
+            assert_eq!(first, ["db0", "db1", "db2"].map(PathBuf::from), "a permutation of the family's files");
+            moved |= got[0] != Some(PathBuf::from("db0"));
+        }
+        assert!(moved, "files move between the units of a family");
+        let unverified = assign_databases(&refs, &[true, false, true, true], &ready, &mut rand::thread_rng());
+        assert_eq!(unverified[1], None, "a unit whose reads were not verified opens no file");
+        assert!(!unverified.contains(&Some(PathBuf::from("db1"))), "nor does its file go to another unit");
+    }
+
+    #[test]
+    fn a_crash_is_named_for_its_unit_and_for_the_others() {
+        let units = [unit("LMDB_0.9.17"), unit("LMDB_0.9.18")];
+        let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: vec![Workload::Write] }).collect();
+        assert!(death_of("killed", 0, Some(0), &jobs).starts_with("it crashed the paired process"));
+        assert!(death_of("killed", 1, Some(0), &jobs).contains("when LMDB_0.9.17 crashed it"));
+        assert!(death_of("killed", 1, None, &jobs).starts_with("the paired process died"));
+    }
+}

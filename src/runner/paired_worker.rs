@@ -1,0 +1,190 @@
+//! The paired worker: a hidden subcommand that loads several libraries into one process
+//! (each from a private copy of its verified bytes, so two slots never share one loaded
+//! object), opens each slot's environment, and runs the workloads side by side in chunks
+//! (`workload::paired`), printing one [`WorkerLine`] per slot and workload.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use rand::SeedableRng;
+
+use super::protocol::WorkerLine;
+use super::worker::{emit, line, WorkerSettings};
+use crate::workload::lmdb::Api;
+use crate::workload::paired::{self, Rotation, Slot};
+use crate::workload::suite::Suite;
+use crate::workload::{Dataset, Workload};
+
+#[derive(clap::Args, Debug)]
+pub struct PairedWorkerArgs {
+    /// One slot per line, tab-separated: the library, its SHA-256, the text its
+    /// mdb_version() must report, the read database's directory (or -).
+    #[arg(long)]
+    pub slots: PathBuf,
+    /// Where write passes create their fresh environments.
+    #[arg(long)]
+    pub scratch: PathBuf,
+    /// Run in this order.
+    #[arg(long)]
+    pub workloads: String,
+    /// Operations per chunk.
+    #[arg(long)]
+    pub chunk: usize,
+    /// Passes of each workload per slot.
+    #[arg(long, default_value_t = 1)]
+    pub iterations: u32,
+    /// Seeds the order of the slots in each round of chunks.
+    #[arg(long)]
+    pub rotation_seed: u64,
+    #[command(flatten)]
+    pub settings: WorkerSettings,
+}
+
+/// One line of the slots file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotSpec {
+    pub library: PathBuf,
+    pub sha256: String,
+    pub version: String,
+    pub dir: Option<PathBuf>,
+}
+
+impl SlotSpec {
+    pub fn line(&self) -> Result<String> {
+        let dir = self.dir.as_deref().map_or("-".into(), |d| d.display().to_string());
+        let fields = [self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir];
+        if fields.iter().any(|f| f.contains(['\t', '\n'])) {
+            bail!("a slot's path holds a tab or a newline: {}", fields.join(" "));
+        }
+        Ok(fields.join("\t") + "\n")
+    }
+
+    pub fn parse(line: &str) -> Result<SlotSpec> {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [library, sha256, version, dir] = f[..] else { bail!("a slot line has 4 tab-separated fields: {line:?}") };
+        let dir = (dir != "-").then(|| PathBuf::from(dir));
+        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir })
+    }
+}
+
+pub fn main(args: PairedWorkerArgs) -> Result<()> {
+    let workloads = Workload::parse_list(&args.workloads)?;
+    let suite = Suite::of(&workloads)?;
+    if suite != Suite::LmdbJava {
+        bail!("{suite} is measured a process per unit (--pairing process): only LmdbJava's six run in chunks");
+    }
+    let cfg = args.settings.resolve(suite)?;
+    let text = std::fs::read_to_string(&args.slots).with_context(|| format!("cannot read {}", args.slots.display()))?;
+    let specs: Vec<SlotSpec> = text.lines().map(SlotSpec::parse).collect::<Result<_>>()?;
+    report_crashes();
+    let mut seen = BTreeSet::new();
+    let loaded: Vec<Result<(File, Api), String>> = specs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| paired::as_slot(k, || load(s, &mut seen)).map_err(|e| format!("{e:#}")))
+        .collect();
+    let data = Dataset::generate(&cfg);
+    let reads = workloads.iter().any(|w| w.is_read());
+    let slots: Vec<Slot> = loaded
+        .iter()
+        .zip(&specs)
+        .enumerate()
+        .filter_map(|(k, (l, s))| Some(Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads))))
+        .collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
+    let rotation = Rotation { chunk: args.chunk, passes: args.iterations };
+    for &w in &workloads {
+        for (k, l) in loaded.iter().enumerate() {
+            if let Err(e) = l {
+                emit(&WorkerLine { slot: Some(k as u32), ..line(w, Err(format!("refusing to load the library: {e}"))) });
+            }
+        }
+        let outcomes = paired::run(&slots, &cfg, &args.scratch, &data, w, rotation, &mut rng);
+        for (slot, o) in slots.iter().zip(outcomes) {
+            emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
+        }
+    }
+    Ok(())
+}
+
+/// Loads the library's verified bytes: the open file that was hashed, or, for a second
+/// slot of a file already loaded (the dynamic loader shares one object per file), a private
+/// copy of its bytes, hashed as they are copied, so every slot has an object of its own.
+fn load(s: &SlotSpec, seen: &mut BTreeSet<(u64, u64)>) -> Result<(File, Api)> {
+    use std::os::unix::fs::MetadataExt;
+    let verified = crate::artifact::open_verified(&s.library, &s.sha256)?;
+    let file = File::open(verified.load_path())?;
+    let meta = file.metadata()?;
+    let file = match seen.insert((meta.dev(), meta.ino())) {
+        true => file,
+        false => private_copy(file, s)?,
+    };
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let api = Api::load(&path).with_context(|| format!("cannot load {}", s.library.display()))?;
+    let (.., reported) = api.version();
+    if reported != s.version {
+        bail!("{}: it reports {reported:?}, but the run records {:?} for it", s.library.display(), s.version);
+    }
+    Ok((file, api))
+}
+
+fn private_copy(mut file: File, s: &SlotSpec) -> Result<File> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let found = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    if found != s.sha256 {
+        bail!("{} changed while it was copied (SHA-256 {found}, recorded {})", s.library.display(), s.sha256);
+    }
+    let mut copy = memfd(&s.library)?;
+    copy.write_all(&bytes).with_context(|| format!("cannot copy {}", s.library.display()))?;
+    Ok(copy)
+}
+
+/// An anonymous in-memory file named after `library`.
+fn memfd(library: &Path) -> Result<File> {
+    let name = std::ffi::CString::new("lmdb-regress-slot").expect("no NUL");
+    // SAFETY: memfd_create with a valid name; the descriptor is owned by the File.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()).with_context(|| format!("cannot copy {}", library.display()));
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// On a fatal signal inside a chunk, prints which slot was running, as a line the runner
+/// reads, then lets the signal take its default course.
+fn report_crashes() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(SigHandler::Handler(on_fatal), SaFlags::SA_RESETHAND, SigSet::empty());
+    for sig in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGILL, Signal::SIGFPE, Signal::SIGABRT] {
+        // SAFETY: the handler only reads an atomic and calls write(2).
+        let _ = unsafe { sigaction(sig, &action) };
+    }
+}
+
+extern "C" fn on_fatal(_: libc::c_int) {
+    let k = paired::RUNNING.load(std::sync::atomic::Ordering::Relaxed);
+    if k == usize::MAX {
+        return;
+    }
+    // No allocation in a signal handler: the digits are written into a stack buffer.
+    let mut digits = [0u8; 20];
+    let (mut n, mut at) = (k, digits.len());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for part in [&b"\n{\"crashed\":"[..], &digits[at..], &b"}\n"[..]] {
+        // SAFETY: write(2) is async-signal-safe; the bytes live on this stack or are static.
+        unsafe { libc::write(1, part.as_ptr().cast(), part.len()) };
+    }
+}

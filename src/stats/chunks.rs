@@ -1,0 +1,208 @@
+//! Chunk-paired samples: units alternated chunk by chunk inside one process. Chunks are
+//! nested in processes, and placement and layout vary between processes, not between
+//! chunks, so the process is the unit of replication: each label's value for a process is
+//! the median, over the process's chunk rounds, of its chunk's ratio to the reference
+//! label's chunk in the same round, and intervals are built over processes (rounds) from
+//! those values, as from any per-round values.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::family::{per_round, robust_sd, Rounds};
+use super::median;
+use crate::runner::runfile::Sample;
+
+/// The spread of a section's log ratios to its reference at both levels (fractions).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct Spreads {
+    /// Between the processes (rounds) of a label: what the intervals are built from.
+    pub between_processes: Option<f64>,
+    /// Between the chunk rounds inside one process (chunk-paired runs only).
+    pub between_chunks: Option<f64>,
+}
+
+/// One (engine, workload)'s samples, grouped for comparison.
+#[derive(Debug, Clone, Default)]
+pub struct Grouped {
+    /// Each label's value per round (the median of its repetitions): what a table shows.
+    pub values: BTreeMap<String, Rounds>,
+    /// Each label's value per round as comparisons pair it: `values` again, or for
+    /// chunk-paired samples the reference's median value times the round's median chunk
+    /// ratio to the reference. Ratios of these are the per-process chunk-paired ratios.
+    pub compared: BTreeMap<String, Rounds>,
+    pub spreads: Spreads,
+}
+
+/// Groups samples of one (engine, workload) by label and round; `value` gives each
+/// sample's figure (None leaves it out).
+pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&Sample) -> Option<f64>) -> Grouped {
+    let mut raw: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
+    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
+    for s in samples {
+        let Some(v) = value(s) else { continue };
+        raw.entry(s.tag.clone()).or_default().push((s.round, v));
+        if !s.chunks_ns.is_empty() {
+            chunks.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
+        }
+    }
+    let values: BTreeMap<String, Rounds> = raw.into_iter().map(|(t, v)| (t, per_round(v))).collect();
+    let Some(reference) = reference(&chunks) else {
+        let spreads = Spreads { between_processes: between_processes(&values), between_chunks: None };
+        return Grouped { compared: values.clone(), values, spreads };
+    };
+    let scale = median(&values[&reference].values().copied().collect::<Vec<f64>>());
+    let mut compared = BTreeMap::new();
+    let mut within = Vec::new();
+    for (label, rounds) in &chunks {
+        let mut per = Rounds::new();
+        let mut centred = Vec::new();
+        for (r, passes) in rounds {
+            let Some(base) = chunks[&reference].get(r) else { continue };
+            // Each pass against the reference's pass of the same position (its repetition,
+            // or its layout slot): the median of its chunk ratios; the round's value is
+            // their mean, so every pass counts alike.
+            let per_pass: Vec<Vec<f64>> = base.iter().zip(passes).filter_map(|(b, p)| log_ratios(b, p)).collect();
+            if per_pass.is_empty() {
+                continue;
+            }
+            let medians: Vec<f64> = per_pass.iter().map(|l| median(l)).collect();
+            per.insert(*r, scale * (medians.iter().sum::<f64>() / medians.len() as f64).exp());
+            for (logs, m) in per_pass.iter().zip(&medians) {
+                centred.extend(logs.iter().map(|x| x - m));
+            }
+        }
+        if *label != reference && !centred.is_empty() {
+            within.push(robust_sd(&centred));
+        }
+        compared.insert(label.clone(), per);
+    }
+    let between_chunks = (!within.is_empty()).then(|| median(&within));
+    let spreads = Spreads { between_processes: between_processes(&compared), between_chunks };
+    Grouped { values, compared, spreads }
+}
+
+/// The label measured in the most processes (ties: the first by name): every other label's
+/// chunks are divided by its chunks of the same round.
+fn reference(chunks: &BTreeMap<String, BTreeMap<u32, Vec<&[u64]>>>) -> Option<String> {
+    let most = chunks.values().map(BTreeMap::len).max()?;
+    chunks.iter().find(|(_, r)| r.len() == most).map(|(t, _)| t.clone())
+}
+
+/// ln(chunk / reference's chunk) for every chunk both passes ran; None when they share
+/// none or a time is not positive.
+fn log_ratios(base: &[u64], pass: &[u64]) -> Option<Vec<f64>> {
+    let logs: Vec<f64> = base.iter().zip(pass).map(|(b, p)| (*p as f64 / *b as f64).ln()).collect();
+    (!logs.is_empty() && logs.iter().all(|x| x.is_finite())).then_some(logs)
+}
+
+/// The robust spread over rounds of each label's log ratio to the first label (by name)
+/// measured in the same rounds, median over labels.
+fn between_processes(rounds: &BTreeMap<String, Rounds>) -> Option<f64> {
+    let (first, base) = rounds.iter().max_by_key(|(t, r)| (r.len(), std::cmp::Reverse(t.as_str())))?;
+    let spreads: Vec<f64> = rounds
+        .iter()
+        .filter(|(t, _)| *t != first)
+        .filter_map(|(_, r)| {
+            let logs: Vec<f64> = r.iter().filter_map(|(k, v)| base.get(k).map(|b| (v / b).ln())).collect();
+            (logs.len() >= 3).then(|| robust_sd(&logs))
+        })
+        .collect();
+    (!spreads.is_empty()).then(|| median(&spreads))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::runfile::Engine;
+    use crate::workload::Workload;
+
+    fn sample(tag: &str, round: u32, chunks: Vec<u64>) -> Sample {
+        Sample {
+            round,
+            engine: Engine::Rust,
+            tag: tag.into(),
+            workload: Workload::Write,
+            ns: chunks.iter().sum(),
+            instructions: None,
+            checksum: None,
+            counted: false,
+            figures: Default::default(),
+            layout: None,
+            chunks_ns: chunks,
+        }
+    }
+
+    #[test]
+    fn a_process_value_is_the_median_chunk_ratio_to_the_reference() {
+        // Round 0: b's chunks are 10% slower than a's in the same chunk rounds, whatever
+        // the machine did to both (the third chunk round is slow for both).
+        let samples = vec![
+            sample("a", 0, vec![100, 100, 300]),
+            sample("b", 0, vec![110, 110, 330]),
+            sample("a", 1, vec![200, 200, 200]),
+            sample("b", 1, vec![210, 210, 210]),
+        ];
+        let g = group(&samples, |s| Some(s.ns as f64));
+        let (a, b) = (&g.compared["a"], &g.compared["b"]);
+        assert!((b[&0] / a[&0] - 1.10).abs() < 1e-9 && (b[&1] / a[&1] - 1.05).abs() < 1e-9, "{g:?}");
+        // The values a table shows stay the passes' own times.
+        assert_eq!(g.values["b"][&0], 550.0);
+        assert_eq!(g.spreads.between_chunks, Some(0.0));
+    }
+
+    #[test]
+    fn samples_without_chunks_are_compared_as_measured() {
+        let samples: Vec<Sample> =
+            [("a", 0, 100), ("b", 0, 120), ("a", 1, 90)].iter().map(|&(t, r, ns)| Sample { chunks_ns: vec![], ..sample(t, r, vec![ns]) }).collect();
+        let g = group(&samples, |s| Some(s.ns as f64));
+        assert_eq!(g.compared, g.values);
+        assert_eq!(g.spreads.between_chunks, None);
+    }
+
+    /// Chunks of three units in `rounds` processes: the reference, an A/A copy and one
+    /// `effect` slower. Each process gives each unit a placement effect of `sd_process`;
+    /// each chunk round a common burst (both units see it); each chunk its own noise.
+    fn simulate(rng: &mut rand_pcg::Pcg64, rounds: u32, effect: f64, sd_process: f64) -> Vec<Sample> {
+        use rand::Rng;
+        // Box-Muller: a normal draw of standard deviation `sd`.
+        let normal = |rng: &mut rand_pcg::Pcg64, sd: f64| {
+            let (u, v): (f64, f64) = (rng.gen(), rng.gen());
+            sd * (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let mut out = Vec::new();
+        for r in 0..rounds {
+            let units = [("ref", 0.0), ("copy", 0.0), ("slow", effect.ln())];
+            let placed: Vec<f64> = units.iter().map(|(_, e)| e + normal(rng, sd_process)).collect();
+            let common: Vec<f64> = (0..100).map(|_| normal(rng, 0.25)).collect();
+            for ((tag, _), p) in units.iter().zip(&placed) {
+                let chunks = common.iter().map(|b| (1e6 * (p + b + normal(rng, 0.03)).exp()) as u64).collect();
+                out.push(sample(tag, r, chunks));
+            }
+        }
+        out
+    }
+
+    /// The intervals over processes cover the true ratio at their level when every process
+    /// carries its own placement effect (±0.2%, as measured), however precise each
+    /// process's chunks are: the nesting is respected.
+    #[test]
+    fn intervals_over_processes_cover_with_per_process_effects() {
+        use rand::SeedableRng;
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let rule = super::super::family::Rule::default();
+        let (mut covered, trials) = ([0, 0], 400);
+        for _ in 0..trials {
+            let g = group(&simulate(&mut rng, 12, 1.05, 0.002), |s| Some(s.ns as f64));
+            for (i, (tag, truth)) in [("copy", 1.0), ("slow", 1.05)].iter().enumerate() {
+                let c = super::super::family::compare(&g.compared["ref"], &g.compared[*tag], 2, &rule).unwrap();
+                let ci = c.ci.expect("12 rounds give an interval at 97.5%");
+                covered[i] += usize::from(ci.lo <= *truth && *truth <= ci.hi);
+            }
+        }
+        for (tag, n) in ["copy", "slow"].iter().zip(covered) {
+            // Each at 97.5% (two comparisons); 400 trials: ≥ 94% allows for the draw.
+            assert!(n as f64 / trials as f64 >= 0.94, "{tag}: covered {n} of {trials}");
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Units side by side in one process: each of the six runs its passes in chunks, every
+//! round of chunks visiting every slot (a loaded library with its environment) once, in a
+//! fresh shuffled order, each chunk timed on its own. Two chunks a millisecond apart see
+//! the same machine, so their ratio cancels what the host's other tenants do to both.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use super::lmdb::{Api, Env};
+use super::measure::Outcome;
+use super::pass::{Chunks, Pass};
+use super::session;
+use super::{Dataset, Workload, WorkloadConfig};
+
+/// The slot whose library is running (usize::MAX when none is), for a crash report.
+pub static RUNNING: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Runs `f` as slot `id`'s: a fatal signal inside it names the slot.
+pub fn as_slot<T>(id: usize, f: impl FnOnce() -> T) -> T {
+    RUNNING.store(id, Ordering::Relaxed);
+    let r = f();
+    RUNNING.store(usize::MAX, Ordering::Relaxed);
+    r
+}
+
+/// One loaded library in the process (`id`: its line of the slots file), and its read
+/// database opened and faulted in (or why not), when reads are measured.
+pub struct Slot<'a> {
+    pub id: usize,
+    pub api: &'a Api,
+    pub reads: Option<Result<Env<'a>, String>>,
+}
+
+impl<'a> Slot<'a> {
+    /// A slot of `api`, its read database in `dir` opened and faulted in once.
+    pub fn new(id: usize, api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Slot<'a> {
+        let reads = as_slot(id, || dir.map(|d| session::open_reads(api, cfg, Some(d))));
+        Slot { id, api, reads }
+    }
+}
+
+/// How each workload is split and repeated in the process.
+#[derive(Debug, Clone, Copy)]
+pub struct Rotation {
+    /// Operations per chunk.
+    pub chunk: usize,
+    /// Passes of each workload per slot.
+    pub passes: u32,
+}
+
+/// Every slot's `passes` of `w`, chunk by chunk, side by side: each slot's outcome (its
+/// pass times, each pass's chunk times, what each pass computed), or why it has none.
+pub fn run(
+    slots: &[Slot],
+    cfg: &WorkloadConfig,
+    scratch: &Path,
+    data: &Dataset,
+    w: Workload,
+    rotation: Rotation,
+    rng: &mut impl Rng,
+) -> Vec<Result<Outcome, String>> {
+    let mut out: Vec<Result<Outcome, String>> = slots.iter().map(|s| ready(s, w)).collect();
+    let chunks = Chunks::of(rotation.chunk, data.len());
+    for _ in 0..rotation.passes {
+        let mut passes: Vec<Option<Pass>> = slots
+            .iter()
+            .zip(out.iter_mut())
+            .map(|(s, o)| o.is_ok().then(|| as_slot(s.id, || open(s, cfg, scratch, data, w))).and_then(|p| keep(p, o)))
+            .collect();
+        let ids: Vec<usize> = slots.iter().map(|s| s.id).collect();
+        let times = rotate(&mut passes, &ids, &chunks, &mut out, rng);
+        for (k, pass) in passes.into_iter().enumerate() {
+            let Some(pass) = pass else { continue };
+            match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
+                (Ok(output), Ok(o)) => o.push_chunks(times[k].clone(), output, w),
+                (Err(e), o) => *o = Err(format!("{e:#}")),
+                (Ok(_), Err(_)) => {}
+            }
+        }
+    }
+    out
+}
+
+/// A slot's empty outcome, or why it cannot run `w`.
+fn ready(s: &Slot, w: Workload) -> Result<Outcome, String> {
+    match (&s.reads, w.is_read()) {
+        (Some(Err(e)), true) => Err(e.clone()),
+        (None, true) => Err("reads need a read database".into()),
+        _ => Ok(Outcome::default()),
+    }
+}
+
+/// A pass of `w` in slot `s` (untimed).
+fn open<'a>(s: &Slot<'a>, cfg: &WorkloadConfig, scratch: &Path, data: &'a Dataset, w: Workload) -> anyhow::Result<Pass<'a>> {
+    match &s.reads {
+        Some(Ok(env)) if w.is_read() => Pass::read(s.api, env, w, data),
+        _ => Pass::write(s.api, scratch, cfg, data),
+    }
+}
+
+/// The pass, or its failure recorded as the slot's outcome.
+fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Option<Pass<'a>> {
+    p.map_err(|e| *o = Err(format!("{e:#}"))).ok()
+}
+
+/// Runs every chunk of every live pass, each round of chunks in a fresh shuffled order of
+/// the slots; returns each slot's chunk times. A chunk that fails ends its slot's pass.
+fn rotate(
+    passes: &mut [Option<Pass>],
+    ids: &[usize],
+    chunks: &Chunks,
+    out: &mut [Result<Outcome, String>],
+    rng: &mut impl Rng,
+) -> Vec<Vec<u64>> {
+    let mut times = vec![vec![0u64; chunks.count()]; passes.len()];
+    let mut order: Vec<usize> = (0..passes.len()).filter(|k| passes[*k].is_some()).collect();
+    for i in 0..chunks.count() {
+        order.shuffle(rng);
+        for &k in &order {
+            let Some(pass) = passes[k].as_mut() else { continue };
+            RUNNING.store(ids[k], Ordering::Relaxed);
+            let start = Instant::now();
+            let r = pass.chunk(chunks, i);
+            times[k][i] = start.elapsed().as_nanos() as u64;
+            if let Err(e) = r {
+                out[k] = Err(pass.failure(e).to_string());
+                passes[k] = None;
+            }
+        }
+    }
+    RUNNING.store(usize::MAX, Ordering::Relaxed);
+    times
+}

@@ -1,0 +1,172 @@
+//! A timed pass of one of the six, whole or in chunks: opened untimed, run chunk by chunk
+//! (a whole pass is its one chunk), ended untimed. Splitting a pass changes nothing it
+//! does: the same keys, values and order, reads inside one read transaction, the write
+//! inside one write transaction through one cursor. Only the calls of [`Pass::chunk`] are
+//! timed.
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+use super::dataset::ValueWriter;
+use super::lmdb::{begin_cursor, end_cursor, Api, Env, MDB_cursor, MDB_txn, Walk};
+use super::native::{self, KeyBuffer, Timed};
+use super::{Dataset, Workload, WorkloadConfig};
+use crate::ffi::bindings as sys;
+
+/// How a pass of `len` operations is split: chunks of `size`, the last one shorter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunks {
+    pub size: usize,
+    pub len: usize,
+}
+
+impl Chunks {
+    /// The whole pass as one chunk.
+    pub fn whole(len: usize) -> Chunks {
+        Chunks { size: len.max(1), len }
+    }
+
+    /// Chunks of `size` operations (at most the pass).
+    pub fn of(size: usize, len: usize) -> Chunks {
+        Chunks { size: size.clamp(1, len.max(1)), len }
+    }
+
+    pub fn count(&self) -> usize {
+        self.len.div_ceil(self.size).max(1)
+    }
+
+    /// Chunk `i`'s write positions.
+    pub fn range(&self, i: usize) -> Range<usize> {
+        (i * self.size).min(self.len)..((i + 1) * self.size).min(self.len)
+    }
+
+    /// Chunk `i`'s walk steps: the last one walks on to the end, where the whole pass ends.
+    pub fn steps(&self, i: usize) -> usize {
+        if i + 1 == self.count() {
+            usize::MAX
+        } else {
+            self.size
+        }
+    }
+}
+
+type TxnCursor = (*mut MDB_txn, *mut MDB_cursor);
+
+/// What a walk computes as it goes.
+enum Hash {
+    Nothing,
+    Crc(crc32fast::Hasher),
+    Xxh64(u64),
+}
+
+enum Kind<'a> {
+    Key { tc: Option<TxnCursor>, key: KeyBuffer },
+    Walk { tc: Option<TxnCursor>, walk: Walk, hash: Hash },
+    // `env` is declared before `dir`: it closes before its folder is removed.
+    Write { env: Env<'a>, _dir: tempfile::TempDir, key: KeyBuffer, values: ValueWriter<'a>, tc: Option<TxnCursor>, flags: u32 },
+}
+
+/// One pass under way.
+pub struct Pass<'a> {
+    api: &'a Api,
+    data: &'a Dataset,
+    workload: Workload,
+    kind: Kind<'a>,
+}
+
+impl<'a> Pass<'a> {
+    /// A pass of read workload `w` on the open read database: its read transaction and
+    /// cursor opened, as LmdbJava holds them open around the timed loop.
+    pub fn read(api: &'a Api, env: &Env, w: Workload, data: &'a Dataset) -> Result<Pass<'a>> {
+        // SAFETY: a fresh read transaction of an open environment; Pass ends it once.
+        let tc = Some(unsafe { begin_cursor(api, env, sys::MDB_RDONLY) }.map_err(|e| api.failure(e))?);
+        let walk = |hash| Kind::Walk { tc, walk: Walk::default(), hash };
+        let kind = match w {
+            Workload::ReadKey => Kind::Key { tc, key: KeyBuffer::new(data) },
+            Workload::ReadSeq | Workload::ReadRev => walk(Hash::Nothing),
+            Workload::ReadCrc => walk(Hash::Crc(crc32fast::Hasher::new())),
+            Workload::ReadXxh64 => walk(Hash::Xxh64(0)),
+            Workload::Write | Workload::Preset(_) => bail!("{w} is not one of the five reads"),
+        };
+        Ok(Pass { api, data, workload: w, kind })
+    }
+
+    /// A write pass on a fresh environment in `scratch` (created untimed).
+    pub fn write(api: &'a Api, scratch: &Path, cfg: &WorkloadConfig, data: &'a Dataset) -> Result<Pass<'a>> {
+        let dir = tempfile::tempdir_in(scratch)?;
+        let env = Env::open(api, dir.path(), &native::env_options(cfg))?;
+        let (key, values, flags) = (KeyBuffer::new(data), data.values(), native::write_flags(cfg));
+        let kind = Kind::Write { env, _dir: dir, key, values, tc: None, flags };
+        Ok(Pass { api, data, workload: Workload::Write, kind })
+    }
+
+    /// Runs chunk `i` of `chunks`: the timed call, and nothing else.
+    #[inline(always)]
+    pub fn chunk(&mut self, chunks: &Chunks, i: usize) -> Timed {
+        let (api, data) = (self.api, self.data);
+        let get = api.mdb_cursor_get;
+        let missing = Err(("a pass that has ended", libc::EINVAL));
+        // SAFETY: each cursor belongs to this pass's live transaction; a walk goes on
+        // on the cursor it began on; the write's transaction is only touched here.
+        unsafe {
+            match &mut self.kind {
+                Kind::Key { tc: Some(tc), key } => native::lmdbregress_timed_read_key(get, tc.1, data, key, chunks.range(i)),
+                Kind::Walk { tc: Some(tc), walk, hash } => {
+                    let n = chunks.steps(i);
+                    match (self.workload, hash) {
+                        (Workload::ReadCrc, Hash::Crc(h)) => native::lmdbregress_timed_read_crc(get, tc.1, walk, n, h),
+                        (Workload::ReadXxh64, Hash::Xxh64(s)) => native::lmdbregress_timed_read_xxh64(get, tc.1, walk, n, s),
+                        (Workload::ReadRev, _) => native::lmdbregress_timed_read_rev(get, tc.1, walk, n),
+                        _ => native::lmdbregress_timed_read_seq(get, tc.1, walk, n),
+                    }
+                }
+                Kind::Write { env, key, values, tc, flags, .. } => {
+                    let put = api.mdb_cursor_put;
+                    native::lmdbregress_timed_write(api, env, put, data, (key, values), (tc, *flags), chunks.range(i))
+                }
+                _ => missing,
+            }
+        }
+    }
+
+    /// Operations in the whole pass.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// A chunk's failure, with `mdb_strerror`'s text.
+    pub fn failure(&self, f: super::lmdb::Failed) -> super::lmdb::LmdbError {
+        self.api.failure(f)
+    }
+
+    /// Ends the pass (untimed): its read transaction closed, and what it computed
+    /// (readCrc, readXxh64; 0 otherwise). A walk that did not visit every entry fails.
+    pub fn finish(mut self) -> Result<u64> {
+        let len = self.data.len() as u64;
+        let out = match &mut self.kind {
+            Kind::Walk { walk, .. } if !walk.done || walk.visited != len => {
+                bail!("{} visited {} of {len} entries", self.workload, walk.visited)
+            }
+            Kind::Walk { hash: Hash::Crc(h), .. } => h.clone().finalize() as u64,
+            Kind::Walk { hash: Hash::Xxh64(s), .. } => *s,
+            Kind::Write { tc: Some(_), .. } => bail!("the write pass ended before its last chunk"),
+            _ => 0,
+        };
+        Ok(out)
+    }
+}
+
+impl Drop for Pass<'_> {
+    /// A pass dropped before its end (a failure) still closes its transaction.
+    fn drop(&mut self) {
+        let tc = match &mut self.kind {
+            Kind::Key { tc, .. } | Kind::Walk { tc, .. } | Kind::Write { tc, .. } => tc.take(),
+        };
+        if let Some(tc) = tc {
+            // SAFETY: the pass's own transaction and cursor, not used again.
+            let _ = unsafe { end_cursor(self.api, tc, false, Ok(())) };
+        }
+    }
+}

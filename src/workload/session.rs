@@ -1,0 +1,82 @@
+//! One worker's whole passes of the six (`--pairing process`, and counting): the data
+//! generated once, the read database opened and faulted in once, each pass timed whole as
+//! its one chunk.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::lmdb::{Api, Env};
+use super::measure::{timed, Outcome, Places};
+use super::native::{env_options, fault_in};
+use super::pass::{Chunks, Pass};
+use super::perf::PerfCounter;
+use super::{Dataset, Workload, WorkloadConfig};
+
+/// Opens the read database and faults its pages in, once per worker.
+pub(super) fn open_reads<'a>(api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Result<Env<'a>, String> {
+    let dir = dir.ok_or("reads need --dir")?;
+    let env = Env::open(api, dir, &env_options(cfg)).map_err(|e| e.to_string())?;
+    fault_in(&env).map_err(|e| format!("{e:#}"))?;
+    Ok(env)
+}
+
+/// One worker's passes of the six: the data generated once, the read database opened
+/// (and faulted in) once, and only if a read is asked for.
+pub struct Session<'a> {
+    api: &'a Api,
+    cfg: &'a WorkloadConfig,
+    places: Places<'a>,
+    data: std::cell::OnceCell<Dataset>,
+    reads_env: Option<Result<Env<'a>, String>>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(api: &'a Api, cfg: &'a WorkloadConfig, places: Places<'a>) -> Session<'a> {
+        Session { api, cfg, places, data: std::cell::OnceCell::new(), reads_env: None }
+    }
+
+    /// Times `w` `places.iterations` times: a read on the read database, the write on
+    /// fresh environments.
+    pub fn run(&mut self, w: Workload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+        let (api, cfg, places) = (self.api, self.cfg, self.places);
+        let data = self.data.get_or_init(|| Dataset::generate(cfg));
+        match w {
+            Workload::Preset(p) => Err(anyhow::anyhow!("{} is not one of LmdbJava's workloads", p.name())),
+            Workload::Write => run_passes(w, places.iterations, counter, || Pass::write(api, places.scratch, cfg, data)),
+            _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir)) {
+                Ok(env) => run_passes(w, places.iterations, counter, || Pass::read(api, env, w, data)),
+                Err(e) => Err(anyhow::anyhow!("{e}")),
+            },
+        }
+    }
+}
+
+/// Times `iterations` passes of `w`, each opened by `open` (a read on the open read
+/// database, the write on a fresh environment; untimed) and timed whole; readCrc and
+/// readXxh64 also report what each pass computed.
+fn run_passes<'a>(
+    w: Workload,
+    iterations: u32,
+    mut counter: Option<&mut PerfCounter>,
+    open: impl Fn() -> Result<Pass<'a>>,
+) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    for _ in 0..iterations {
+        let (ns, instructions, output) = time_whole(open()?, counter.as_deref_mut())?;
+        out.push(ns, instructions);
+        if w.computes_output() {
+            out.outputs.push(output);
+        }
+    }
+    Ok(out)
+}
+
+/// Times `pass` as its one chunk: the pass's time, its instructions when counted, and what
+/// it computed.
+fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, u64)> {
+    let whole = Chunks::whole(pass.len());
+    let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0))?;
+    r.map_err(|e| pass.failure(e))?;
+    Ok((ns, instructions, pass.finish()?))
+}

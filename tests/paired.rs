@@ -1,0 +1,195 @@
+//! Paired measurement: units side by side in one process, their passes alternated chunk by
+//! chunk. Chunked passes compute what whole passes compute, count what whole passes count,
+//! `--pairing process` keeps the design of one worker per unit, and a unit that crashes a
+//! paired process costs that process's round and nothing already written.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use lmdb_regress::workload::{expected_checksum, Workload, WorkloadConfig};
+use serde_json::Value;
+
+const WORKLOADS: [&str; 6] = ["readKey", "readSeq", "readRev", "readCrc", "readXxh64", "write"];
+
+/// A run's summary and its run file's lines.
+fn run(args: &[&str], envs: &[(&str, &str)]) -> (Vec<Value>, Vec<Value>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.args(["run", "--warmup", "0", "--summary-json", "--out"]).arg(&file).args(args);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let rows = json(&run_ok(&mut c)).as_array().unwrap().clone();
+    let lines = std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (rows, lines, dir)
+}
+
+fn samples<'a>(lines: &'a [Value], tag: &'a str, workload: &'a str) -> impl Iterator<Item = &'a Value> {
+    lines.iter().filter(move |l| l["type"] == "sample" && l["tag"] == tag && l["workload"] == workload)
+}
+
+/// Chunks of 777 operations (the last one shorter) over 5,000 entries: every read's
+/// checksum is the data's, every timed readCrc and readXxh64 pass computed what the untimed
+/// whole walk read (the runner refuses a pass that did not), and a pass's time is the sum
+/// of its chunks'.
+#[test]
+fn chunked_passes_compute_what_whole_passes_compute() {
+    let n = 5000u32;
+    let args = ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "777", "--rounds", "2", "--layouts", "fixed"];
+    let (rows, lines, _d) = run(&args, &[]);
+    let plan = &lines[0]["plan"];
+    assert_eq!((&plan["pairing"], &plan["chunk"]), (&Value::from("chunks"), &Value::from(777)), "{plan}");
+    let cfg = WorkloadConfig { entries: n, ..WorkloadConfig::default() };
+    for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        for w in WORKLOADS {
+            let row = rows.iter().find(|r| r["tag"] == tag && r["workload"] == w).unwrap();
+            assert_eq!((&row["n"], &row["failures"]), (&Value::from(2), &Value::from(0)), "{row}");
+            if let Some(c) = expected_checksum(w.parse::<Workload>().unwrap(), &cfg) {
+                assert_eq!(row["checksum"], c.to_string(), "{tag} {w}");
+            }
+            for s in samples(&lines, tag, w) {
+                let chunks: Vec<u64> = s["chunks_ns"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+                assert_eq!(chunks.len(), 7, "5000 entries in chunks of 777: {s}");
+                assert_eq!(chunks.iter().sum::<u64>(), s["ns"].as_u64().unwrap());
+            }
+        }
+    }
+}
+
+/// `--pairing process` is the design of every run before chunks: one worker process per
+/// unit and round, its pass whole, and a plan that says so.
+#[test]
+fn pairing_process_keeps_one_worker_per_unit() {
+    let args = ["--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "2", "--pairing", "process"];
+    let (rows, lines, _d) = run(&args, &[]);
+    let plan = &lines[0]["plan"];
+    assert_eq!((&plan["pairing"], &plan["chunk"]), (&Value::from("process"), &Value::Null), "{plan}");
+    assert!(lines.iter().filter(|l| l["type"] == "sample").all(|s| s.get("chunks_ns").is_none()));
+    assert!(rows.iter().all(|r| r["n"] == 2 && r["failures"] == 0), "{rows:?}");
+    // The presets cannot be chunked, and say so when chunks are asked for.
+    let out = lmdb_regress()
+        .args(["run", "--preset", "open-get", "--pairing", "chunks", "--tags", "0.9.18", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("x.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--pairing chunks: a preset's passes are not split into chunks"), "{}", stderr(&out));
+}
+
+/// The built library of `tag`, its SHA-256 and its version text, from its build record.
+fn built(tag: &str) -> (PathBuf, String, String) {
+    let out = run_ok(lmdb_regress().args(["build", "--tags", tag, "--json"]));
+    let rows = json(&out);
+    let row = rows.as_array().and_then(|r| r.first()).cloned().unwrap_or(rows);
+    let lib = PathBuf::from(row["library"].as_str().unwrap_or_else(|| panic!("no library in {row}")));
+    let version = row["builds"][0]["lmdb_version"].as_str().unwrap().to_string();
+    (lib.clone(), sha256(&lib), version)
+}
+
+fn sha256(p: &Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(p).unwrap()))
+}
+
+/// A read database of 2,000 entries written by `lib` into `dir`.
+fn prepare(lib: &Path, sha: &str, version: &str, dir: &Path) {
+    let mut c = lmdb_regress();
+    c.args(["worker", "prepare", "--library"]).arg(lib).args(["--library-sha256", sha, "--library-version", version, "--dir"]).arg(dir);
+    c.args(["--workloads", "readKey", "--entries", "2000"]);
+    let out = run_ok(&mut c);
+    assert!(stdout(&out).contains("\"prepared\":true"), "{}", stdout(&out));
+}
+
+/// Instructions of the timed readKey region under callgrind, of `args` run by this binary.
+fn counted(args: &[std::ffi::OsString]) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("cg.out");
+    let mut c = Command::new("valgrind");
+    c.args(["--tool=callgrind", "--toggle-collect=lmdbregress_timed_read_key"]);
+    c.arg(format!("--callgrind-out-file={}", profile.display())).arg(BIN).args(args);
+    c.env("LMDB_REGRESS_CACHE", test_cache());
+    run_ok(&mut c);
+    let text = std::fs::read_to_string(&profile).unwrap();
+    let line = text.lines().find(|l| l.starts_with("summary:") || l.starts_with("totals:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Two labels of one library, side by side in one paired process (each its own private
+/// copy), execute exactly the instructions per entry that one whole pass executes in a
+/// process of its own: chunks split the work without adding to it, and the copies do not
+/// touch each other.
+#[test]
+fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
+    let (lib, sha, version) = built("0.9.18");
+    let work = tempfile::tempdir().unwrap();
+    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
+    prepare(&lib, &sha, &version, &db1);
+    prepare(&lib, &sha, &version, &db2);
+    let slots = work.path().join("slots.tsv");
+    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
+    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let common = ["--workloads", "readKey", "--entries", "2000"].map(os);
+    let mut paired = vec![os("paired-worker"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
+    paired.extend([os("--chunk"), os("300"), os("--rotation-seed"), os("1")]);
+    paired.extend(common.clone());
+    let mut alone = vec![os("worker"), os("run"), os("--library"), lib.clone().into(), os("--library-sha256"), os(&sha)];
+    alone.extend([os("--library-version"), os(&version)]);
+    alone.extend([os("--dir"), db1.clone().into(), os("--scratch"), work.path().into()]);
+    alone.extend(common);
+    let (two, one) = (counted(&paired) as f64, counted(&alone) as f64);
+    let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
+    // Each chunk adds its call's few instructions: 7 chunks of 2,000 entries.
+    assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
+}
+
+/// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it
+/// writes anything but a read database (whose folder is `db`), when CRASH_ME is set.
+fn crashing_sources(dir: &Path) -> PathBuf {
+    let src = source_dir("0.9.33");
+    let out = dir.join("crashing");
+    std::fs::create_dir_all(&out).unwrap();
+    for f in FILES {
+        std::fs::copy(src.join(f), out.join(f)).unwrap();
+    }
+    let mdb = std::fs::read_to_string(out.join("mdb.c")).unwrap();
+    let head = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
+    let at = mdb.find(head).expect("mdb_cursor_put's definition") + head.len();
+    let crash = "\tif (getenv(\"CRASH_ME\") && !strstr(mc->mc_txn->mt_env->me_path, \"/db\")) *(volatile int *)0 = 0;\n";
+    std::fs::write(out.join("mdb.c"), format!("{}{crash}{}", &mdb[..at], &mdb[at..])).unwrap();
+    out
+}
+
+/// A unit whose library crashes in the paired process: the process's round is lost for
+/// every unit in it, the failure names the unit that crashed, the samples written before
+/// the crash stay, and the other unit goes on in the next processes without it.
+#[test]
+fn a_crash_costs_its_process_round_and_names_the_unit() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("repo");
+    let ids = make_repo(&repo, &[("good", &source_dir("0.9.33")), ("crashing", &crashing_sources(work.path()))]);
+    let tags = format!("{},{}", &ids[0][..10], &ids[1][..10]);
+    let args = ["--git", repo.to_str().unwrap(), "--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"];
+    let (_, lines, _d) = run(&args, &[("CRASH_ME", "1")]);
+    let label = |id: &str| lines[0]["tags"].as_array().unwrap().iter().find(|t| t["commit"].as_str().is_some_and(|c| c.starts_with(&id[..10]))).map(|t| t["tag"].as_str().unwrap().to_string()).unwrap();
+    let (good, bad) = (label(&ids[0]), label(&ids[1]));
+    let failures: Vec<&Value> = lines.iter().filter(|l| l["type"] == "failure").collect();
+    let crashed = failures.iter().find(|f| f["tag"] == bad.as_str() && f["workload"] == "write").expect("the crash is recorded");
+    assert!(crashed["error"].as_str().unwrap().contains("it crashed the paired process"), "{crashed}");
+    assert_eq!(crashed["round"], 0);
+    let lost: Vec<&&Value> = failures.iter().filter(|f| f["tag"] == good.as_str()).collect();
+    assert!(!lost.is_empty() && lost.iter().all(|f| f["round"] == 0), "{lost:?}");
+    assert!(lost.iter().all(|f| f["error"].as_str().unwrap().contains(&format!("when {bad} crashed it"))), "{lost:?}");
+    // Round 0's samples written before the crash are kept; rounds 1 and 2 measure the good
+    // unit alone, every workload of it.
+    for w in WORKLOADS {
+        let rounds: Vec<u64> = samples(&lines, &good, w).map(|s| s["round"].as_u64().unwrap()).collect();
+        let lost_here = lost.iter().any(|f| f["workload"] == w);
+        assert_eq!(rounds, if lost_here { vec![1, 2] } else { vec![0, 1, 2] }, "{w}");
+        assert!(samples(&lines, &bad, w).all(|s| s["round"] == 0), "{bad} is left out after its crash");
+    }
+}
