@@ -6,7 +6,7 @@ fn main() {
             2 => format!("error: {e:#}"),
             _ => format!("{e:#}"),
         };
-        eprintln!("{}", lmdb_regress::terminal::error_text(&text));
+        eprintln!("{}", lmdb_regress::terminal::stderr_text(&text));
         std::process::exit(status);
     }
 }

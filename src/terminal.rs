@@ -163,14 +163,13 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     textwrap::wrap(text, opts).join("\n")
 }
 
-/// An error as stderr shows it, "error: " first. On a terminal each of its lines is wrapped
-/// between words to the terminal's width (the terminal itself would cut words and paths
-/// anywhere); in a log or a pipe every line stays whole, for grep and for scripts.
-pub fn error_text(message: &str) -> String {
-    let text = format!("error: {message}");
+/// A message as stderr shows it. On a terminal each of its lines is wrapped between words
+/// to the terminal's width (the terminal itself would cut words and paths anywhere); in a
+/// log or a pipe every line stays whole, for grep and for scripts.
+pub fn stderr_text(message: &str) -> String {
     match is_terminal(Stream::Stderr) {
-        true => wrap_lines(&text, width(Stream::Stderr)),
-        false => text,
+        true => wrap_lines(message, width(Stream::Stderr)),
+        false => message.to_string(),
     }
 }
 

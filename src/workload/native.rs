@@ -328,12 +328,12 @@ mod tests {
     #[test]
     fn the_six_timed_functions_are_six_functions() {
         let addresses = [
-            lmdbregress_timed_read_key as usize,
-            lmdbregress_timed_read_seq as usize,
-            lmdbregress_timed_read_rev as usize,
-            lmdbregress_timed_read_crc as usize,
-            lmdbregress_timed_read_xxh64 as usize,
-            lmdbregress_timed_write as usize,
+            lmdbregress_timed_read_key as *const () as usize,
+            lmdbregress_timed_read_seq as *const () as usize,
+            lmdbregress_timed_read_rev as *const () as usize,
+            lmdbregress_timed_read_crc as *const () as usize,
+            lmdbregress_timed_read_xxh64 as *const () as usize,
+            lmdbregress_timed_write as *const () as usize,
         ];
         let distinct: std::collections::BTreeSet<usize> = addresses.into_iter().collect();
         assert_eq!(distinct.len(), 6, "{addresses:x?}");
