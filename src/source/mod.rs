@@ -439,11 +439,9 @@ impl Resolver {
                 base_matches: base_set.matches,
                 hunks,
             };
-            let provenance = Provenance {
-                origin: "patch".into(),
-                detail: format!("{} ({}) + {} (SHA-256 {})", base_set.label, base_set.provenance, patch.name, patch.sha256),
-                cached: false,
-            };
+            // The patch's whole hash and the base's own provenance are in the record.
+            let detail = format!("{} (SHA-256 {}…) on {}", patch.name, &patch.sha256[..12], base_set.label);
+            let provenance = Provenance { origin: "patch".into(), detail, cached: false };
             let set = self.stored(want, scratch.path(), base_set.commit.clone(), provenance)?;
             Ok(SourceSet { patch: Some(record), ..set })
         })

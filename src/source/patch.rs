@@ -108,8 +108,8 @@ pub fn apply(
             None if is_new_file(&parsed) && OPTIONAL_FILES.contains(&name.as_str()) => Vec::new(),
             None => bail!("{}: it changes {name}, which {base} does not have", patch.path.display()),
         };
-        let (patched, placed) = apply_file(&parsed, &image, &name)
-            .map_err(|e| anyhow::anyhow!("{}: {e} of {base}'s {name}", patch.path.display()))?;
+        let (patched, placed) = apply_file(&parsed, &image, &name, &format!("{base}'s {name}"))
+            .map_err(|e| anyhow::anyhow!("{}: {name} {e}; nothing is built", patch.path.display()))?;
         if patched.is_empty() && SOURCE_FILES.contains(&name.as_str()) {
             bail!("{}: it deletes {name}, without which nothing builds", patch.path.display());
         }
@@ -165,14 +165,20 @@ fn is_new_file(part: &diffy::Patch<'_, [u8]>) -> bool {
     part.original().is_some_and(|p| p.trim_ascii() == b"/dev/null")
 }
 
-/// `part`'s hunks applied to `image` in order, each placed exactly; the error names the hunk.
-fn apply_file(part: &diffy::Patch<'_, [u8]>, image: &[u8], name: &str) -> Result<(Vec<u8>, Vec<Placement>)> {
+/// `part`'s hunks applied to `image` (`whose`: "LMDB_0.9.33's mdb.c") in order, each placed
+/// exactly; the error names the hunk.
+fn apply_file(
+    part: &diffy::Patch<'_, [u8]>,
+    image: &[u8],
+    name: &str,
+    whose: &str,
+) -> Result<(Vec<u8>, Vec<Placement>)> {
     let old: Vec<&[u8]> = image.split_inclusive(|&b| b == b'\n').collect();
     let mut new: Vec<&[u8]> = Vec::with_capacity(old.len());
     let (mut copied, mut drift) = (0usize, 0i64);
     let mut placements = Vec::new();
     for (i, hunk) in part.hunks().iter().enumerate() {
-        let at = place(hunk, &old, copied, drift).ok_or_else(|| not_applying(hunk, i + 1))?;
+        let at = place(hunk, &old, copied, drift).ok_or_else(|| not_applying(hunk, i + 1, whose))?;
         new.extend_from_slice(&old[copied..at]);
         new.extend(hunk.lines().iter().filter_map(|l| match l {
             diffy::Line::Context(s) | diffy::Line::Insert(s) => Some(*s),
@@ -186,13 +192,13 @@ fn apply_file(part: &diffy::Patch<'_, [u8]>, image: &[u8], name: &str) -> Result
     Ok((new.concat(), placements))
 }
 
-fn not_applying(hunk: &diffy::Hunk<'_, [u8]>, n: usize) -> anyhow::Error {
+fn not_applying(hunk: &diffy::Hunk<'_, [u8]>, n: usize, whose: &str) -> anyhow::Error {
     let context = hunk.function_context().map(|c| format!(" {}", String::from_utf8_lossy(c).trim_end()));
     let old = old_lines(hunk);
-    let first = old.first().map(|l| format!(", first {:?}", String::from_utf8_lossy(l).trim_end()));
+    let first = old.first().map(|l| format!(" (the first: {:?})", String::from_utf8_lossy(l).trim_end()));
     anyhow::anyhow!(
-        "hunk #{n} (@@ -{} +{} @@{}) does not apply: its {} old line(s){} match no place exactly (patches apply \
-         with no fuzz), so nothing is built",
+        "hunk #{n} (@@ -{} +{} @@{}) does not apply to {whose}: its {} context and removed lines{} match no \
+         place in it exactly, and patches apply with no fuzz",
         hunk.old_range(),
         hunk.new_range(),
         context.unwrap_or_default(),
@@ -287,8 +293,8 @@ mod tests {
     fn a_hunk_that_does_not_match_exactly_is_named() {
         let flat = "--- mdb.c\n+++ mdb.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n@@ -8,3 +8,3 @@ tail\n eight\n-NINE\n+9\n ten\n";
         let e = apply(&patch(flat), &sources(BASE), "LMDB_0.9.33").unwrap_err().to_string();
-        assert!(e.contains("fix.patch: hunk #2 (@@ -8,3 +8,3 @@ tail) does not apply"), "{e}");
-        assert!(e.contains("first \"eight\"") && e.contains("no fuzz") && e.ends_with("of LMDB_0.9.33's mdb.c"), "{e}");
+        assert!(e.starts_with("fix.patch: mdb.c hunk #2 (@@ -8,3 +8,3 @@ tail) does not apply to LMDB_0.9.33's mdb.c"), "{e}");
+        assert!(e.contains("(the first: \"eight\")") && e.ends_with("no fuzz; nothing is built"), "{e}");
         // A near match (one context line off) is no match: no fuzz.
         let fuzzy = "--- mdb.c\n+++ mdb.c\n@@ -4,3 +4,3 @@\n four\n-five\n+FIVE\n SIX\n";
         assert!(apply(&patch(fuzzy), &sources(BASE), "b").unwrap_err().to_string().contains("hunk #1"));
