@@ -135,3 +135,17 @@ fn a_directory_unit_is_rebuilt_when_one_of_its_files_changes() {
     assert_eq!(changed["builds"][0]["files"]["mdb.c"], sha256(&mdb));
     assert!(contains(&std::fs::read(changed["library"].as_str().unwrap()).unwrap(), b"planted at test time"));
 }
+
+#[test]
+fn a_patched_unit_is_checked_with_its_bases_test_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("openldap");
+    crate::mtest::repo_0_9_33_with(&repo, &[("mtest.c", crate::mtest::WRITES_AND_READS)]);
+    let patch = make_patch(dir.path(), "plant.patch", plant);
+    let spec = format!("0.9.33+{}", patch.display());
+    let r = row(&build(&["--tags", &spec, "--git", repo.to_str().unwrap()]), "LMDB_0.9.33 + plant.patch");
+    let mtest = &r["builds"][0]["mtest"];
+    assert_eq!(mtest["status"], "passed", "{r}");
+    assert_eq!(mtest["commit"], git(&repo, &["rev-parse", "LMDB_0.9.33"]), "{r}");
+    assert_eq!(mtest["programs"].as_object().unwrap().keys().collect::<Vec<_>>(), ["mtest.c"]);
+}
