@@ -98,8 +98,11 @@ fn a_patch_that_does_not_apply_names_its_hunk_and_builds_nothing() {
     // The first context line as no 0.9.33 has it: a patch of some other mdb.c.
     let text = std::fs::read_to_string(&patch).unwrap();
     let context = text.lines().position(|l| l.starts_with(' ')).unwrap();
-    let stale: Vec<String> =
-        text.lines().enumerate().map(|(i, l)| if i == context { format!(" {l} /* elsewhere */") } else { l.into() }).collect();
+    let stale: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == context { format!(" {l} /* elsewhere */") } else { l.into() })
+        .collect();
     std::fs::write(&patch, stale.join("\n") + "\n").unwrap();
     let builds = test_cache().join("builds");
     let before: Vec<_> = std::fs::read_dir(&builds).unwrap().flatten().map(|e| e.file_name()).collect();
@@ -148,4 +151,27 @@ fn a_patched_unit_is_checked_with_its_bases_test_programs() {
     assert_eq!(mtest["status"], "passed", "{r}");
     assert_eq!(mtest["commit"], git(&repo, &["rev-parse", "LMDB_0.9.33"]), "{r}");
     assert_eq!(mtest["programs"].as_object().unwrap().keys().collect::<Vec<_>>(), ["mtest.c"]);
+}
+
+#[test]
+fn a_patched_unit_is_measured_under_random_layouts_and_can_be_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = make_patch(dir.path(), "plant.patch", plant);
+    let (label, out) = ("LMDB_0.9.33 + plant.patch", dir.path().join("run.jsonl"));
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--tags", &format!("0.9.33,0.9.33+{}", patch.display())]);
+    c.args(["--workloads", "readSeq", "--entries", "1000", "--rounds", "1", "--warmup", "0", "--out"]).arg(&out);
+    run_ok(&mut c);
+    let records: Vec<Value> =
+        std::fs::read_to_string(&out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let header = records.iter().find(|r| r["type"] == "header").unwrap();
+    assert_eq!(header["plan"]["layouts"], "random");
+    let tag = header["tags"].as_array().unwrap().iter().find(|t| t["tag"] == label).expect("the patched unit");
+    assert_eq!(tag["match"], "patched");
+    assert_eq!(tag["builds"][0]["patch"]["sha256"], sha256(&patch));
+    let samples: Vec<&Value> = records.iter().filter(|r| r["type"] == "sample" && r["tag"] == label).collect();
+    assert!(!samples.is_empty() && samples.iter().all(|s| s["layout"].is_u64()), "{samples:?}");
+
+    let report = run_ok(lmdb_regress().arg("report").arg(&out).args(["--baseline", label]));
+    assert!(stdout(&report).contains("Against LMDB_0.9.33 + plant.patch:"), "{}", stdout(&report));
 }

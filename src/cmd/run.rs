@@ -221,7 +221,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, labels, mut units, failures } = prepare_units(&spec, &args.source, &args.engine, &args.build, layouts)?;
+    let Prepared { tags, labels, mut units, failures } =
+        prepare_units(&spec, &args.source, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }

@@ -31,7 +31,10 @@ pub enum Want<'a> {
     Tag(&'a TagEntry),
     Commit(String),
     /// `BASE+FILE`: a tag or commit with a patch applied to its verified sources.
-    Patched { base: Box<Want<'a>>, patch: PatchFile },
+    Patched {
+        base: Box<Want<'a>>,
+        patch: PatchFile,
+    },
     /// `--source DIR`: whatever the directory holds now, hashed as found.
     Local(PathBuf),
 }
@@ -178,6 +181,20 @@ pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match>
         }
     }
     bail!(msg)
+}
+
+/// The bytes of `set`'s files, each still hashing as it was verified.
+fn read_verified(set: &SourceSet) -> Result<patch::Sources> {
+    let mut files = patch::Sources::new();
+    for (name, verified) in &set.files {
+        let path = set.dir.join(name);
+        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        if hex::encode(Sha256::digest(&bytes)) != *verified {
+            bail!("{} changed after it was verified: delete {} to fetch it again", path.display(), set.dir.display());
+        }
+        files.insert(name.clone(), bytes);
+    }
+    Ok(files)
 }
 
 /// One way of obtaining sources, tried in turn by [`Resolver`].
@@ -416,17 +433,10 @@ impl Resolver {
             unavailable => return unavailable,
         };
         self.made(|| {
-            let scratch = self.cache.scratch_dir()?;
-            let mut files = std::collections::BTreeMap::new();
-            for name in base_set.files.keys() {
-                let bytes = std::fs::read(base_set.dir.join(name))?;
-                if hex::encode(Sha256::digest(&bytes)) != base_set.files[name] {
-                    bail!("{} changed after it was verified", base_set.dir.join(name).display());
-                }
-                files.insert(name.clone(), bytes);
-            }
+            let mut files = read_verified(&base_set)?;
             let (patched, hunks) = patch::apply(patch, &files, &base_set.label)?;
             files.extend(patched);
+            let scratch = self.cache.scratch_dir()?;
             for (name, bytes) in &files {
                 std::fs::write(scratch.path().join(name), bytes)?;
             }
@@ -437,6 +447,7 @@ impl Resolver {
                 base_commit: base_set.commit.clone(),
                 base_files: base_set.files.clone(),
                 base_matches: base_set.matches,
+                base_provenance: Provenance { cached: false, ..base_set.provenance.clone() },
                 hunks,
             };
             // The patch's whole hash and the base's own provenance are in the record.
@@ -451,7 +462,8 @@ impl Resolver {
     fn resolve_local(&self, want: &Want, dir: &Path) -> Resolution {
         self.made(|| {
             let absolute = std::fs::canonicalize(dir).with_context(|| format!("--source {}", dir.display()))?;
-            let provenance = Provenance { origin: "local".into(), detail: absolute.display().to_string(), cached: false };
+            let provenance =
+                Provenance { origin: "local".into(), detail: absolute.display().to_string(), cached: false };
             self.stored(want, &absolute, None, provenance)
         })
     }
@@ -460,7 +472,15 @@ impl Resolver {
     fn stored(&self, want: &Want, dir: &Path, commit: Option<String>, provenance: Provenance) -> Result<SourceSet> {
         let files = hash_dir(dir)?;
         let matches = verify(want, &files, &provenance.to_string())?;
-        let set = SourceSet { label: want.label(), commit, dir: dir.to_path_buf(), files, provenance: provenance.clone(), matches, patch: None };
+        let set = SourceSet {
+            label: want.label(),
+            commit,
+            dir: dir.to_path_buf(),
+            files,
+            provenance: provenance.clone(),
+            matches,
+            patch: None,
+        };
         // The cache keeps the first provenance of identical files; this unit's is its own.
         Ok(SourceSet { provenance, matches, ..self.cache.store(want, set)? })
     }

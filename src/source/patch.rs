@@ -18,6 +18,9 @@ use sha2::{Digest, Sha256};
 
 use crate::manifest::{is_library_file, FileHashes, Match, OPTIONAL_FILES, SOURCE_FILES};
 
+/// Source files' bytes by file name (`mdb.c`).
+pub type Sources = BTreeMap<String, Vec<u8>>;
+
 /// A patch file as named in a tag spec, read once: what is hashed is what is applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchFile {
@@ -62,7 +65,7 @@ impl fmt::Display for Placement {
 }
 
 /// What a patched unit's build record says of its patch: the patch, the base it was applied
-/// to (its verified hashes), and where every hunk went. No fuzz is ever used.
+/// to (its verified hashes, where they came from), and where every hunk went. No fuzz is ever used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PatchRecord {
     /// The patch's file name and SHA-256.
@@ -74,6 +77,8 @@ pub struct PatchRecord {
     pub base_files: FileHashes,
     #[serde(rename = "base_match")]
     pub base_matches: Match,
+    /// Where the base's sources first came from.
+    pub base_provenance: super::Provenance,
     pub hunks: Vec<Placement>,
 }
 
@@ -88,16 +93,12 @@ impl PatchRecord {
 
 /// The patched files (those the patch changes, by name) and where each hunk went. `files`
 /// are the unit's verified sources by name; `base` names them in errors.
-pub fn apply(
-    patch: &PatchFile,
-    files: &BTreeMap<String, Vec<u8>>,
-    base: &str,
-) -> Result<(BTreeMap<String, Vec<u8>>, Vec<Placement>)> {
+pub fn apply(patch: &PatchFile, files: &Sources, base: &str) -> Result<(Sources, Vec<Placement>)> {
     let parts = file_parts(&patch.bytes);
     if parts.is_empty() {
         bail!("{}: no file in it (a unified diff: `--- a/mdb.c`, `+++ b/mdb.c`, then hunks)", patch.path.display());
     }
-    let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut out = Sources::new();
     let mut placements = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         let parsed = diffy::Patch::from_bytes(part)
@@ -124,9 +125,8 @@ pub fn apply(
 /// message, `diff --git`, `index` lines) belongs to no file.
 fn file_parts(bytes: &[u8]) -> Vec<Vec<u8>> {
     let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-    let starts_file = |i: usize| {
-        lines[i].starts_with(b"--- ") && lines.get(i + 1).is_some_and(|next| next.starts_with(b"+++ "))
-    };
+    let starts_file =
+        |i: usize| lines[i].starts_with(b"--- ") && lines.get(i + 1).is_some_and(|next| next.starts_with(b"+++ "));
     let mut parts: Vec<Vec<u8>> = Vec::new();
     let mut current: Option<Vec<u8>> = None;
     for (i, line) in lines.iter().enumerate() {
@@ -145,7 +145,8 @@ fn file_parts(bytes: &[u8]) -> Vec<Vec<u8>> {
 /// The library file a part changes, by the file name of its `+++` path (its `---` path for
 /// a deletion); anything but liblmdb's library sources is refused.
 fn target_name(part: &diffy::Patch<'_, [u8]>, patch: &Path) -> Result<String> {
-    let named = |p: Option<&[u8]>| p.map(|p| String::from_utf8_lossy(p).trim().to_string()).filter(|p| p != "/dev/null");
+    let named =
+        |p: Option<&[u8]>| p.map(|p| String::from_utf8_lossy(p).trim().to_string()).filter(|p| p != "/dev/null");
     let path = named(part.modified()).or_else(|| named(part.original()));
     let path = path.with_context(|| format!("{}: a file's part names no file", patch.display()))?;
     let name = Path::new(&path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -247,7 +248,10 @@ fn place(hunk: &diffy::Hunk<'_, [u8]>, old: &[&[u8]], from: usize, drift: i64) -
             && (trail >= lead || at == last)
     };
     let guess = (expected_index(hunk) as i64 + drift).clamp(0, last as i64) as usize;
-    (0..=old.len()).flat_map(|d| [guess.checked_sub(d), guess.checked_add(d).filter(|_| d > 0)]).flatten().find(|&at| fits(at))
+    (0..=old.len())
+        .flat_map(|d| [guess.checked_sub(d), guess.checked_add(d).filter(|_| d > 0)])
+        .flatten()
+        .find(|&at| fits(at))
 }
 
 #[cfg(test)]
@@ -265,8 +269,8 @@ mod tests {
         }
     }
 
-    fn sources(mdb: &str) -> BTreeMap<String, Vec<u8>> {
-        BTreeMap::from([("mdb.c".to_string(), mdb.as_bytes().to_vec()), ("lmdb.h".to_string(), b"h\n".to_vec())])
+    fn sources(mdb: &str) -> Sources {
+        Sources::from([("mdb.c".to_string(), mdb.as_bytes().to_vec()), ("lmdb.h".to_string(), b"h\n".to_vec())])
     }
 
     const GIT_DIFF: &str = "commit 1a2b\nAuthor: x\n\n    a fix\n\ndiff --git a/libraries/liblmdb/mdb.c b/libraries/liblmdb/mdb.c\n\
@@ -293,7 +297,10 @@ mod tests {
     fn a_hunk_that_does_not_match_exactly_is_named() {
         let flat = "--- mdb.c\n+++ mdb.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n@@ -8,3 +8,3 @@ tail\n eight\n-NINE\n+9\n ten\n";
         let e = apply(&patch(flat), &sources(BASE), "LMDB_0.9.33").unwrap_err().to_string();
-        assert!(e.starts_with("fix.patch: mdb.c hunk #2 (@@ -8,3 +8,3 @@ tail) does not apply to LMDB_0.9.33's mdb.c"), "{e}");
+        assert!(
+            e.starts_with("fix.patch: mdb.c hunk #2 (@@ -8,3 +8,3 @@ tail) does not apply to LMDB_0.9.33's mdb.c"),
+            "{e}"
+        );
         assert!(e.contains("(the first: \"eight\")") && e.ends_with("no fuzz; nothing is built"), "{e}");
         // A near match (one context line off) is no match: no fuzz.
         let fuzzy = "--- mdb.c\n+++ mdb.c\n@@ -4,3 +4,3 @@\n four\n-five\n+FIVE\n SIX\n";
