@@ -131,6 +131,17 @@ fn a_directory_unit_is_rebuilt_when_one_of_its_files_changes() {
     let unchanged = row(&build(&args), &label);
     assert_eq!(inode(&unchanged["library"]), inode(&first["library"]), "an unchanged directory was built again");
 
+    // A directory without one of the four files is refused, naming it.
+    let bare = dir.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    std::fs::copy(work.join("lmdb.h"), bare.join("lmdb.h")).unwrap();
+    let o = build(&["--tags", "0.9.33", "--source", bare.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("holds no mdb.c: a unit's directory holds lmdb.h, mdb.c, midl.c, midl.h"),
+        "{}",
+        stderr(&o)
+    );
+
     let mdb = work.join("mdb.c");
     std::fs::write(&mdb, plant(&std::fs::read_to_string(&mdb).unwrap())).unwrap();
     let changed = row(&build(&args), &label);

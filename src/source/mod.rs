@@ -462,6 +462,13 @@ impl Resolver {
     fn resolve_local(&self, want: &Want, dir: &Path) -> Resolution {
         self.made(|| {
             let absolute = std::fs::canonicalize(dir).with_context(|| format!("--source {}", dir.display()))?;
+            if let Some(missing) = SOURCE_FILES.iter().find(|f| !absolute.join(f).is_file()) {
+                bail!(
+                    "--source {} holds no {missing}: a unit's directory holds {} (and 1.0's module.c)",
+                    dir.display(),
+                    SOURCE_FILES.join(", ")
+                );
+            }
             let provenance =
                 Provenance { origin: "local".into(), detail: absolute.display().to_string(), cached: false };
             self.stored(want, &absolute, None, provenance)
