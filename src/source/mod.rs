@@ -40,9 +40,9 @@ pub enum Want<'a> {
 }
 
 /// What a patched unit's label puts between its base and its patch.
-pub const PATCH_SEPARATOR: &str = " + ";
+const PATCH_SEPARATOR: &str = " + ";
 /// What a local directory's label starts with.
-pub const LOCAL_PREFIX: &str = "local:";
+const LOCAL_PREFIX: &str = "local:";
 
 impl Want<'_> {
     /// `LMDB_0.9.33`, `1a2b3c4d5e`, `LMDB_0.9.33 + revert-8557.patch`, `local:../liblmdb`.
