@@ -33,9 +33,14 @@ pub enum Command {
     },
     /// Fetch, verify and compile tags or commits.
     Build {
-        /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commit ids with --git.
+        /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commit ids with --git;
+        /// BASE+FILE is BASE with the patch FILE applied (0.9.33+revert-8557.patch).
         #[arg(long, default_value = "default")]
         tags: String,
+        /// Also a unit built from this directory's lmdb.h, mdb.c, midl.c, midl.h (and 1.0's
+        /// module.c), as they are now; repeatable.
+        #[arg(long, value_name = "DIR")]
+        source: Vec<PathBuf>,
         #[command(flatten)]
         build: BuildArgs,
         /// Also build the C twin of the harness for each tag.
@@ -163,8 +168,8 @@ pub fn main() -> Result<()> {
     crate::envvars::check_all()?;
     match cli.command {
         Command::Tags { git, json } => cmd::tags::run(git, json),
-        Command::Build { tags, build, c_harness, json, layout_objects } => {
-            cmd::build::run(&tags, &build, c_harness, json, layout_objects)
+        Command::Build { tags, source, build, c_harness, json, layout_objects } => {
+            cmd::build::run(&tags, &source, &build, c_harness, json, layout_objects)
         }
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(mut args) => {

@@ -234,6 +234,9 @@ pub struct BuildRecord {
     /// for the C twin, which is no library.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtest: Option<crate::mtest::MtestVerdict>,
+    /// A patched unit's patch: its SHA-256, its base's hashes, where each hunk went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<crate::source::PatchRecord>,
 }
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
@@ -354,6 +357,7 @@ pub fn build(
         built_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         abi,
         mtest,
+        patch: src.patch.clone(),
     };
     write_record(at, &rec, crate::files::Existing::Refuse)?;
     install(staging, &dir, &rec)?;
@@ -411,6 +415,7 @@ fn already_built(dir: &Path, id: &str, src: &SourceSet) -> Result<Option<BuildRe
     rec.commit = src.commit.clone();
     rec.provenance = src.provenance.clone();
     rec.matches = src.matches;
+    rec.patch = src.patch.clone();
     Ok(Some(rec))
 }
 

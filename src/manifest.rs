@@ -63,6 +63,11 @@ pub enum Match {
     Equivalent,
     /// A commit that is not a pinned tag: its hashes are recorded, not checked.
     Unpinned,
+    /// A tag's or commit's verified sources with a patch applied: the build record keeps
+    /// the patch's SHA-256, the base's hashes and the patched files'.
+    Patched,
+    /// A local directory's sources, hashed as found.
+    Local,
 }
 
 impl fmt::Display for Match {
@@ -71,6 +76,8 @@ impl fmt::Display for Match {
             Match::Identical => "identical",
             Match::Equivalent => "equivalent",
             Match::Unpinned => "unpinned",
+            Match::Patched => "patched",
+            Match::Local => "local",
         })
     }
 }
@@ -182,7 +189,9 @@ impl Manifest {
                         bail!("tag {}: identical copy {} must not pin other files", t.name, c.describe())
                     }
                     (Match::Identical, None) => {}
-                    (Match::Unpinned, _) => bail!("tag {}: a copy cannot be unpinned", t.name),
+                    (m @ (Match::Unpinned | Match::Patched | Match::Local), _) => {
+                        bail!("tag {}: a copy cannot be {m}", t.name)
+                    }
                 }
             }
         }

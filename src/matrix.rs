@@ -156,14 +156,11 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Even
 fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagStatus {
     let pinned = match want {
         Want::Tag(t) => t.files.clone(),
-        Want::Commit(_) => FileHashes::new(),
+        _ => FileHashes::new(),
     };
     TagStatus {
         tag: toolchain.label(&want.label()),
-        commit: match want {
-            Want::Tag(t) => Some(t.commit.clone()),
-            Want::Commit(_) => None,
-        },
+        commit: want.tag().map(|t| t.commit.clone()),
         status: Status::Unavailable,
         library: None,
         provenance: None,
@@ -183,6 +180,11 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
     let label = status.tag.clone();
     let src = match opts.resolver.resolve(want) {
         Resolution::Found(src) => src,
+        Resolution::Failed(error) => {
+            status.status = Status::Failed;
+            status.reason = Some(error);
+            return status;
+        }
         unavailable => {
             status.reason = unavailable.why();
             status.brief = unavailable.brief();
@@ -194,9 +196,10 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
     status.provenance = Some(src.provenance.to_string());
     status.matches = Some(src.matches);
     status.files = src.files.clone();
+    // A patch may change what lmdb.h declares; the build must still report that.
     let expect = match want {
         Want::Tag(t) => t.version(),
-        Want::Commit(_) => None,
+        _ => None,
     };
     let programs = crate::mtest::programs_at(opts.resolver.git.as_deref(), want, src.commit.as_deref());
     for &kind in &opts.kinds {

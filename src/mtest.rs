@@ -74,6 +74,14 @@ pub fn programs_at(git: Option<&Path>, want: &Want, commit: Option<&str>) -> Tes
     let revs: Vec<&str> = match want {
         Want::Tag(t) => vec![t.name.as_str(), t.commit.as_str()],
         Want::Commit(_) => commit.into_iter().collect(),
+        // A patched unit is checked with its base's programs: the patch changes the library.
+        Want::Patched { base, .. } => return programs_at(Some(git), base, commit),
+        Want::Local(dir) => {
+            return missing(format!(
+                "{} is a directory, not a commit: the programs are read at a commit",
+                dir.display()
+            ))
+        }
     };
     let files = GitRepo::open(git).and_then(|repo| {
         let id = revs

@@ -1,13 +1,23 @@
 //! Tag specifications: `0.9.17..0.9.33`, `LMDB_0.9.19`, `0.9.18,0.9.21`, series (`0.9`,
-//! `1.0`), `all`, `default`, and (with a git repository) commit ids and branch or tag
-//! names. Shared with build.rs.
+//! `1.0`), `all`, `default`, (with a git repository) commit ids and branch or tag names,
+//! and any of these with a patch applied (`0.9.33+revert-8557.patch`). Shared with build.rs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::manifest::{normalize_tag, Manifest};
-use crate::source::{ref_label, GitRepo, Want};
+use crate::source::{ref_label, GitRepo, PatchFile, Want};
+
+/// The units a command measures: those `spec` names, then a local directory's for each
+/// of `sources` (`--source DIR`), each once.
+pub fn parse_units<'a>(m: &'a Manifest, spec: &str, sources: &[PathBuf], git: Option<&Path>) -> Result<Vec<Want<'a>>> {
+    let mut out = parse_spec(m, spec, git)?;
+    out.extend(sources.iter().map(|dir| Want::Local(dir.clone())));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|w| seen.insert(w.label()));
+    Ok(out)
+}
 
 /// The tags `spec` names, in its order, each once. `git` is the repository commits and ref
 /// names are resolved in (a ref name becomes a commit labelled `mdb.RE/0.9 @ 1a2b3c4d`).
@@ -17,6 +27,8 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git: Option<&Path>) -> Result
         match item {
             "all" => out.extend(m.tags.iter().map(Want::Tag)),
             "default" => out.extend(parse_spec(m, &m.default.clone(), git)?),
+            // Tags, commits and ref names hold no '+': the first one starts the patch's path.
+            _ if item.contains('+') => out.extend(parse_patched(m, item, git)?),
             _ => out.extend(parse_item(m, item, git)?),
         }
     }
@@ -27,6 +39,18 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git: Option<&Path>) -> Result
     let mut seen = std::collections::HashSet::new();
     out.retain(|w| seen.insert(w.label()));
     Ok(out)
+}
+
+/// `BASE+FILE`: each unit BASE names, with the patch FILE applied (read once, here).
+fn parse_patched<'a>(m: &'a Manifest, item: &str, git: Option<&Path>) -> Result<Vec<Want<'a>>> {
+    let (base, file) = item.split_once('+').expect("the item holds a '+'");
+    let (base, file) = (base.trim(), file.trim());
+    if base.is_empty() || file.is_empty() {
+        bail!("{item:?}: a patched unit is BASE+FILE, e.g. 0.9.33+revert-8557.patch");
+    }
+    let patch = PatchFile::read(Path::new(file)).with_context(|| format!("in the tag spec item {item:?}"))?;
+    let bases = parse_spec(m, base, git)?;
+    Ok(bases.into_iter().map(|b| Want::Patched { base: Box::new(b), patch: patch.clone() }).collect())
 }
 
 /// One item of a specification other than `all` and `default`.
@@ -132,6 +156,24 @@ mod tests {
         assert_eq!(labels("0.9", false).unwrap(), all[..20]);
         assert_eq!(all.last().unwrap(), "LMDB_1.0.1");
         assert_eq!(labels("0.9.36..", false).unwrap(), ["LMDB_0.9.36", "LMDB_1.0.0", "LMDB_1.0.1"]);
+    }
+
+    #[test]
+    fn a_patch_follows_its_base_and_a_directory_comes_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let patch = dir.path().join("revert-8557.patch");
+        std::fs::write(&patch, "--- a/mdb.c\n+++ b/mdb.c\n").unwrap();
+        let m = Manifest::builtin();
+        let spec = format!("0.9.18,0.9.33+{}", patch.display());
+        let wants = parse_units(&m, &spec, &[PathBuf::from("../liblmdb")], None).unwrap();
+        let labels: Vec<String> = wants.iter().map(|w| w.label()).collect();
+        assert_eq!(labels, ["LMDB_0.9.18", "LMDB_0.9.33 + revert-8557.patch", "local:../liblmdb"]);
+        let Want::Patched { base, patch: p } = &wants[1] else { panic!("not patched: {:?}", wants[1]) };
+        assert_eq!((base.label().as_str(), p.sha256.len()), ("LMDB_0.9.33", 64));
+        let e = format!("{:#}", parse_spec(&m, "0.9.33+/nonexistent/x.patch", None).unwrap_err());
+        assert!(e.contains("cannot read the patch /nonexistent/x.patch"), "{e}");
+        let e = parse_spec(&m, "0.9.33+", None).unwrap_err().to_string();
+        assert!(e.contains("BASE+FILE"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod layouts;
 mod makefile;
 mod mtest;
 mod paired;
+mod patched;
 mod presets;
 mod releases;
 mod reports;

@@ -11,7 +11,7 @@ use common::*;
 
 /// Our own stand-in for an mtest (no registry copy of 0.9.33 carries LMDB's): it opens an
 /// environment in ./testdb, which must exist, writes 100 keys and reads them back.
-const WRITES_AND_READS: &str = r#"#include <stdio.h>
+pub const WRITES_AND_READS: &str = r#"#include <stdio.h>
 #include <string.h>
 #include "lmdb.h"
 #define CHECK(x) do { int rc = (x); if (rc) { printf("%s: %s\n", #x, mdb_strerror(rc)); return 1; } } while (0)
@@ -54,7 +54,7 @@ int main(void) {
 "#;
 
 /// A repository with LMDB_0.9.33's sources and `programs` beside them, tagged LMDB_0.9.33.
-fn repo_0_9_33_with(repo: &Path, programs: &[(&str, &str)]) {
+pub fn repo_0_9_33_with(repo: &Path, programs: &[(&str, &str)]) {
     make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
     for (name, text) in programs {
         std::fs::write(repo.join("libraries/liblmdb").join(name), text).unwrap();

@@ -8,14 +8,21 @@ use crate::layout;
 use crate::matrix::{MatrixOptions, Status, TagStatus};
 use crate::source::Want;
 
-pub fn run(spec: &str, args: &BuildArgs, c_harness: bool, json: bool, layout_objects: bool) -> Result<()> {
+pub fn run(
+    spec: &str,
+    sources: &[std::path::PathBuf],
+    args: &BuildArgs,
+    c_harness: bool,
+    json: bool,
+    layout_objects: bool,
+) -> Result<()> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if c_harness {
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(args, kinds)?;
-    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.as_deref())?;
+    let wants = crate::tags::parse_units(&m, spec, sources, opts.resolver.git.as_deref())?;
     let rows = super::build_with_progress(&wants, &opts)?;
     if layout_objects {
         compile_layout_objects(&rows, &wants, &opts)?;

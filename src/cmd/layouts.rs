@@ -68,7 +68,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
     let Prepared { tags, labels, units, failures } =
-        prepare_units(&args.tag, &args.engine, &args.build, Layouts::Random)?;
+        prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random)?;
     let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };

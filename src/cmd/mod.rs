@@ -63,6 +63,10 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<T
             if st.status == Status::Failed {
                 bar.suspend(|| eprintln!("{} failed: {}", st.tag, st.reason.as_deref().unwrap_or("")));
             }
+            // A patch whose hunks moved says where they went (it never takes fuzz).
+            if let Some(moved) = st.builds.first().and_then(|b| b.patch.as_ref()).and_then(|p| p.offsets()) {
+                bar.suspend(|| eprintln!("{}: applied with no fuzz, at offsets: {moved}", st.tag));
+            }
             bar.inc(1)
         }
     });

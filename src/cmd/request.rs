@@ -14,9 +14,14 @@ use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commits with --git.
+    /// Tags: 0.9.17..0.9.33, LMDB_0.9.19, 0.9.18,0.9.21, all, default, or commits with --git;
+    /// BASE+FILE is BASE with the patch FILE applied (0.9.33+revert-8557.patch).
     #[arg(long, default_value = "default")]
     pub tags: String,
+    /// Also a unit built from this directory's lmdb.h, mdb.c, midl.c, midl.h (and 1.0's
+    /// module.c), as they are now; repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub source: Vec<PathBuf>,
     /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write (or of the preset's).
     #[arg(long, default_value = "all")]
     pub workloads: String,

@@ -61,14 +61,20 @@ pub struct Prepared {
 
 /// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
 /// random layouts, each unit also gets the objects its layouts are linked from.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts: Layouts) -> Result<Prepared> {
+pub fn prepare_units(
+    spec: &str,
+    sources: &[PathBuf],
+    engines: &[Engine],
+    build: &BuildArgs,
+    layouts: Layouts,
+) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     if engines.contains(&Engine::C) {
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(build, kinds)?;
-    let wants = crate::tags::parse_spec(&m, spec, opts.resolver.git.as_deref())?;
+    let wants = crate::tags::parse_units(&m, spec, sources, opts.resolver.git.as_deref())?;
     // Before any build: random layouts need lld.
     let linkers: Option<Vec<Linker>> = match layouts {
         Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
@@ -215,7 +221,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, labels, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts)?;
+    let Prepared { tags, labels, mut units, failures } =
+        prepare_units(&spec, &args.source, &args.engine, &args.build, layouts)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -261,8 +268,13 @@ fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> 
     let Some((k, n)) = args.shard else { return Ok(None) };
     let m = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-    let tags = crate::tags::parse_spec(&m, &args.tags, git.as_deref())?.iter().map(|w| w.label()).collect();
-    let shard = Shard::new(k, n, tags)?;
+    let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+    // A shard names its units by label, and a label does not say where a patch or a
+    // directory is.
+    if let Some(w) = wants.iter().find(|w| matches!(w, Want::Patched { .. } | Want::Local(_))) {
+        bail!("--shard: {} is a patched or local unit, which a sharded run cannot hold yet", w.label());
+    }
+    let shard = Shard::new(k, n, wants.iter().map(|w| w.label()).collect())?;
     eprintln!("shard {shard}: {}", shard.measured(pairing).join(", "));
     Ok(Some(shard))
 }
@@ -363,7 +375,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, layouts)?;
+    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &[], &h.engines, &build, layouts)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());

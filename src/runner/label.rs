@@ -17,7 +17,8 @@ const CONTROL: &str = "~control";
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Label {
-    /// A pinned tag (`LMDB_0.9.33`), or a commit as asked for (`1a2b3c4d`, `mdb.RE/0.9 @ 1a2b3c4d`).
+    /// A pinned tag (`LMDB_0.9.33`), a commit as asked for (`1a2b3c4d`, `mdb.RE/0.9 @ 1a2b3c4d`),
+    /// either with a patch (`LMDB_0.9.33 + revert-8557.patch`), or a directory (`local:DIR`).
     pub base: String,
     /// The toolchain's name when not the default (`clang -O2`).
     pub toolchain: Option<String>,
@@ -125,7 +126,7 @@ impl fmt::Display for Label {
 mod tests {
     use super::*;
 
-    const LABELS: [&str; 12] = [
+    const LABELS: [&str; 15] = [
         "LMDB_0.9.33",
         "LMDB_0.9.9",
         "LMDB_1.0.1 (clang -O2)",
@@ -138,6 +139,9 @@ mod tests {
         "LMDB_0.9.20@12~control",
         "LMDB_0.9.20 (clang -O2)@03",
         "abc1234~control",
+        "LMDB_0.9.33 + revert-8557.patch",
+        "LMDB_0.9.33 + revert-8557.patch (clang -O2)~control",
+        "local:../lmdb/libraries/liblmdb",
     ];
 
     #[test]
@@ -145,6 +149,8 @@ mod tests {
         for text in LABELS {
             assert_eq!(Label::parse(text).to_string(), text);
         }
+        let patched = Label::parse("LMDB_0.9.33 + revert-8557.patch (clang -O2)~control");
+        assert_eq!((patched.base.as_str(), patched.version()), ("LMDB_0.9.33 + revert-8557.patch", None));
         let l = Label::parse("LMDB_1.0.1 (clang -O2)~control");
         assert_eq!((l.base.as_str(), l.toolchain.as_deref(), l.control), ("LMDB_1.0.1", Some("clang -O2"), true));
         assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));

@@ -82,6 +82,8 @@ impl SourceCache {
                 Ok(k) => vec![k.trim().to_string()],
                 Err(_) => return Ok(None),
             },
+            // Made from other sources each time (`Resolver::resolve`), then stored by content.
+            Want::Patched { .. } | Want::Local(_) => return Ok(None),
         };
         for key in keys {
             let dir = self.sources_dir().join(&key);

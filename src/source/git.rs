@@ -150,6 +150,9 @@ impl GitRepo {
             // The tag by name first; a repository without tags may still have the commit.
             Want::Tag(t) => self.resolve(&t.name).or_else(|_| self.resolve(&t.commit))?,
             Want::Commit(_) => self.resolve(want.rev())?,
+            Want::Patched { .. } | Want::Local(_) => {
+                bail!("{} is not exported from git: it is made from its base", want.label())
+            }
         };
         let prefix = self.layout(&commit)?;
         let has = |f: &&&str| self.git(&["cat-file", "-e", &format!("{commit}:{prefix}{f}")]).is_ok();

@@ -8,6 +8,7 @@
 mod archive;
 mod cache;
 mod git;
+mod patch;
 mod registry;
 
 use std::fmt;
@@ -21,28 +22,57 @@ use crate::manifest::{FileHashes, Match, TagEntry, OPTIONAL_FILES, SOURCE_FILES}
 
 pub use cache::SourceCache;
 pub use git::{CommitInfo, GitRepo};
+pub use patch::{PatchFile, PatchRecord, Placement};
 
-/// What to fetch: a pinned tag, or (git only) any commit.
+/// What to fetch: a pinned tag, (git only) any commit, either with a patch applied, or the
+/// library sources of a local directory.
 #[derive(Debug, Clone)]
 pub enum Want<'a> {
     Tag(&'a TagEntry),
     Commit(String),
+    /// `BASE+FILE`: a tag or commit with a patch applied to its verified sources.
+    Patched {
+        base: Box<Want<'a>>,
+        patch: PatchFile,
+    },
+    /// `--source DIR`: whatever the directory holds now, hashed as found.
+    Local(PathBuf),
 }
 
+/// What a patched unit's label puts between its base and its patch.
+const PATCH_SEPARATOR: &str = " + ";
+/// What a local directory's label starts with.
+const LOCAL_PREFIX: &str = "local:";
+
 impl Want<'_> {
+    /// `LMDB_0.9.33`, `1a2b3c4d5e`, `LMDB_0.9.33 + revert-8557.patch`, `local:../liblmdb`.
     pub fn label(&self) -> String {
         match self {
             Want::Tag(t) => t.name.clone(),
             Want::Commit(c) => c.clone(),
+            Want::Patched { base, patch } => format!("{}{PATCH_SEPARATOR}{}", base.label(), patch.name),
+            Want::Local(dir) => format!("{LOCAL_PREFIX}{}", dir.display()),
         }
     }
 
     /// The commit a git repository is asked for: a commit's id as given, or the id a ref
-    /// name was resolved to (its label is `mdb.RE/0.9 @ 1a2b3c4d`, see [`ref_label`]).
+    /// name was resolved to (its label is `mdb.RE/0.9 @ 1a2b3c4d`, see [`ref_label`]); a
+    /// patched unit's base's. A local directory has none (empty).
     pub fn rev(&self) -> &str {
         match self {
             Want::Tag(t) => &t.commit,
             Want::Commit(c) => c.rsplit_once(REF_SEPARATOR).map_or(c.as_str(), |(_, id)| id),
+            Want::Patched { base, .. } => base.rev(),
+            Want::Local(_) => "",
+        }
+    }
+
+    /// The pinned tag this unit is, or is a patch of.
+    pub fn tag(&self) -> Option<&TagEntry> {
+        match self {
+            Want::Tag(t) => Some(t),
+            Want::Patched { base, .. } => base.tag(),
+            Want::Commit(_) | Want::Local(_) => None,
         }
     }
 }
@@ -92,6 +122,9 @@ pub struct SourceSet {
     pub provenance: Provenance,
     #[serde(rename = "match")]
     pub matches: Match,
+    /// For a patched unit: the patch, its base and where each hunk went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<PatchRecord>,
 }
 
 impl SourceSet {
@@ -129,6 +162,8 @@ pub fn hash_dir(dir: &Path) -> Result<FileHashes> {
 pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match> {
     let tag = match want {
         Want::Commit(_) => return Ok(Match::Unpinned),
+        Want::Patched { .. } => return Ok(Match::Patched),
+        Want::Local(_) => return Ok(Match::Local),
         Want::Tag(t) => t,
     };
     for (expected, m) in tag.accepted_hashes() {
@@ -148,6 +183,20 @@ pub fn verify(want: &Want, actual: &FileHashes, provider: &str) -> Result<Match>
     bail!(msg)
 }
 
+/// The bytes of `set`'s files, each still hashing as it was verified.
+fn read_verified(set: &SourceSet) -> Result<patch::Sources> {
+    let mut files = patch::Sources::new();
+    for (name, verified) in &set.files {
+        let path = set.dir.join(name);
+        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        if hex::encode(Sha256::digest(&bytes)) != *verified {
+            bail!("{} changed after it was verified: delete {} to fetch it again", path.display(), set.dir.display());
+        }
+        files.insert(name.clone(), bytes);
+    }
+    Ok(files)
+}
+
 /// One way of obtaining sources, tried in turn by [`Resolver`].
 #[derive(Debug)]
 pub struct Attempt {
@@ -165,6 +214,9 @@ pub enum Resolution {
         /// The cache could not be written: the fix is the cache, not another source.
         cache_unwritable: bool,
     },
+    /// The unit could not be made from what was had: a patch that does not apply, a
+    /// directory without liblmdb's files. Nothing is built from it.
+    Failed(String),
 }
 
 impl Resolution {
@@ -172,6 +224,7 @@ impl Resolution {
     pub fn why(&self) -> Option<String> {
         match self {
             Resolution::Found(_) => None,
+            Resolution::Failed(error) => Some(error.clone()),
             Resolution::Unavailable { attempts, hint, .. } => {
                 let tried: Vec<String> = attempts.iter().map(|a| format!("{}: {}", a.provider, a.error)).collect();
                 Some(format!("tried {}; {hint}", tried.join("; ")))
@@ -190,6 +243,9 @@ impl Resolution {
     /// For `Unavailable`, in a few words: each distinct failure once, after the providers
     /// that met it ("archive git.openldap.org, archive github.com: unreachable").
     pub fn brief(&self) -> Option<String> {
+        if let Resolution::Failed(error) = self {
+            return Some(short_cause(error));
+        }
         let Resolution::Unavailable { attempts, .. } = self else { return None };
         let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
         for a in attempts {
@@ -253,6 +309,11 @@ impl Resolver {
     }
 
     pub fn resolve(&self, want: &Want) -> Resolution {
+        match want {
+            Want::Patched { base, patch } => return self.resolve_patched(want, base, patch),
+            Want::Local(dir) => return self.resolve_local(want, dir),
+            Want::Tag(_) | Want::Commit(_) => {}
+        }
         let mut attempts = Vec::new();
         fn note(attempts: &mut Vec<Attempt>, provider: &str, e: anyhow::Error) {
             attempts.push(Attempt { provider: provider.to_string(), error: format!("{e:#}") })
@@ -330,6 +391,7 @@ impl Resolver {
                 t.name
             ),
             Want::Commit(_) => "pass --git PATH (or LMDB_GIT) to a repository that has this commit".into(),
+            Want::Patched { .. } | Want::Local(_) => unreachable!("resolved above"),
         };
         Resolution::Unavailable { attempts, hint, cache_unwritable: false }
     }
@@ -348,7 +410,7 @@ impl Resolver {
         let matches = verify(want, &files, &format!("{origin} ({})", delivered.detail))?;
         let commit = match want {
             Want::Tag(t) => Some(t.commit.clone()),
-            Want::Commit(_) => delivered.commit.clone(),
+            _ => delivered.commit.clone(),
         };
         let set = SourceSet {
             label: want.label(),
@@ -357,8 +419,85 @@ impl Resolver {
             files,
             provenance: Provenance { origin: origin.to_string(), detail: delivered.detail, cached: false },
             matches,
+            patch: None,
         };
         self.cache.store(want, set)
+    }
+
+    /// `base`'s verified sources with `patch` applied, in a fresh folder, stored in the
+    /// cache by the patched content: a hunk that does not apply makes it unavailable, with
+    /// the hunk named.
+    fn resolve_patched(&self, want: &Want, base: &Want, patch: &PatchFile) -> Resolution {
+        let base_set = match self.resolve(base) {
+            Resolution::Found(set) => set,
+            unavailable => return unavailable,
+        };
+        self.made(|| {
+            let mut files = read_verified(&base_set)?;
+            let (patched, hunks) = patch::apply(patch, &files, &base_set.label)?;
+            files.extend(patched);
+            let scratch = self.cache.scratch_dir()?;
+            for (name, bytes) in &files {
+                std::fs::write(scratch.path().join(name), bytes)?;
+            }
+            let record = PatchRecord {
+                file: patch.name.clone(),
+                sha256: patch.sha256.clone(),
+                base: base_set.label.clone(),
+                base_commit: base_set.commit.clone(),
+                base_files: base_set.files.clone(),
+                base_matches: base_set.matches,
+                base_provenance: Provenance { cached: false, ..base_set.provenance.clone() },
+                hunks,
+            };
+            // The patch's whole hash and the base's own provenance are in the record.
+            let detail = format!("{} (SHA-256 {}…) on {}", patch.name, &patch.sha256[..12], base_set.label);
+            let provenance = Provenance { origin: "patch".into(), detail, cached: false };
+            let set = self.stored(want, scratch.path(), base_set.commit.clone(), provenance)?;
+            Ok(SourceSet { patch: Some(record), ..set })
+        })
+    }
+
+    /// The library sources `dir` holds now, copied into the cache by their content.
+    fn resolve_local(&self, want: &Want, dir: &Path) -> Resolution {
+        self.made(|| {
+            let absolute = std::fs::canonicalize(dir).with_context(|| format!("--source {}", dir.display()))?;
+            if let Some(missing) = SOURCE_FILES.iter().find(|f| !absolute.join(f).is_file()) {
+                bail!(
+                    "--source {} holds no {missing}: a unit's directory holds {} (and 1.0's module.c)",
+                    dir.display(),
+                    SOURCE_FILES.join(", ")
+                );
+            }
+            let provenance =
+                Provenance { origin: "local".into(), detail: absolute.display().to_string(), cached: false };
+            self.stored(want, &absolute, None, provenance)
+        })
+    }
+
+    /// The sources in `dir`, hashed and stored in the cache as `want`'s, from `provenance`.
+    fn stored(&self, want: &Want, dir: &Path, commit: Option<String>, provenance: Provenance) -> Result<SourceSet> {
+        let files = hash_dir(dir)?;
+        let matches = verify(want, &files, &provenance.to_string())?;
+        let set = SourceSet {
+            label: want.label(),
+            commit,
+            dir: dir.to_path_buf(),
+            files,
+            provenance: provenance.clone(),
+            matches,
+            patch: None,
+        };
+        // The cache keeps the first provenance of identical files; this unit's is its own.
+        Ok(SourceSet { provenance, matches, ..self.cache.store(want, set)? })
+    }
+
+    /// A unit made here rather than fetched, or why it could not be.
+    fn made(&self, make: impl FnOnce() -> Result<SourceSet>) -> Resolution {
+        match make() {
+            Ok(set) => Resolution::Found(set),
+            Err(e) => Resolution::Failed(format!("{e:#}")),
+        }
     }
 }
 

@@ -1,0 +1,188 @@
+//! Patched and local units (issue #29): `--tags BASE+FILE` and `--source DIR`. Every patch
+//! and directory is made here, at test time, from a tag's verified sources in the fixture.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::common::*;
+
+/// A line planted in mdb.c: it ends up in the library's bytes only if the patch was compiled.
+const PLANTED: &str = "const char lmdb_regress_planted[] = \"planted at test time\";\n";
+
+fn sha256(path: &Path) -> String {
+    hex::encode(Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+/// `mdb.c` of LMDB_0.9.33 with `edit` applied, diffed against the original as OpenLDAP's
+/// repository names it (`a/libraries/liblmdb/mdb.c`), into `dir/NAME`.
+fn make_patch(dir: &Path, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+    let original = source_dir("LMDB_0.9.33").join("mdb.c");
+    let edited = dir.join(format!("{name}.mdb.c"));
+    std::fs::write(&edited, edit(&std::fs::read_to_string(&original).unwrap())).unwrap();
+    let out = Command::new("diff")
+        .args(["-u", "--label", "a/libraries/liblmdb/mdb.c", "--label", "b/libraries/liblmdb/mdb.c"])
+        .arg(&original)
+        .arg(&edited)
+        .output()
+        .expect("diff runs");
+    assert_eq!(out.status.code(), Some(1), "the edit changes mdb.c: {}", String::from_utf8_lossy(&out.stderr));
+    let patch = dir.join(name);
+    std::fs::write(&patch, &out.stdout).unwrap();
+    patch
+}
+
+/// The planted line at the end of mdb.c, outside any `#if`.
+fn plant(text: &str) -> String {
+    format!("{text}{PLANTED}")
+}
+
+fn build(args: &[&str]) -> std::process::Output {
+    lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json"]).args(args).output().unwrap()
+}
+
+/// The one row labelled `label` of `build --json`'s output.
+fn row(o: &std::process::Output, label: &str) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    let rows = json(o);
+    rows.as_array().unwrap().iter().find(|r| r["tag"] == label).cloned().unwrap_or_else(|| panic!("no {label}: {rows}"))
+}
+
+fn inode(path: &Value) -> u64 {
+    std::fs::metadata(path.as_str().unwrap()).unwrap().ino()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn a_patch_that_applies_is_built_labelled_recorded_and_then_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = make_patch(dir.path(), "plant.patch", plant);
+    let spec = format!("0.9.33+{}", patch.display());
+    let label = "LMDB_0.9.33 + plant.patch";
+    let first = row(&build(&["--tags", &spec]), label);
+    assert_eq!(first["status"], "built");
+    assert_eq!(first["match"], "patched");
+    let library = &first["library"];
+    assert!(contains(&std::fs::read(library.as_str().unwrap()).unwrap(), b"planted at test time"), "{first}");
+
+    // The record: the patch's SHA-256, the base's pinned hashes, the patched files' hashes.
+    let record = &first["builds"][0];
+    let base = source_dir("LMDB_0.9.33");
+    assert_eq!(record["patch"]["sha256"], sha256(&patch));
+    assert_eq!(record["patch"]["base"], "LMDB_0.9.33");
+    assert_eq!(record["patch"]["base_match"], "identical");
+    for f in FILES {
+        assert_eq!(record["patch"]["base_files"][f], sha256(&base.join(f)), "{f}");
+    }
+    assert_eq!(record["files"]["mdb.c"], sha256(&dir.path().join("plant.patch.mdb.c")));
+    assert_eq!(record["files"]["lmdb.h"], sha256(&base.join("lmdb.h")));
+    assert_eq!(record["patch"]["hunks"][0]["offset"], 0);
+    assert_eq!(record["match"], "patched");
+
+    // Asked again: the same build, not made again (the library is the same file).
+    let again = row(&build(&["--tags", &spec]), label);
+    assert_eq!(again["builds"][0]["build_id"], record["build_id"]);
+    assert_eq!(inode(&again["library"]), inode(library), "the build was made again");
+}
+
+#[test]
+fn a_patch_that_does_not_apply_names_its_hunk_and_builds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = make_patch(dir.path(), "stale.patch", plant);
+    // The first context line as no 0.9.33 has it: a patch of some other mdb.c.
+    let text = std::fs::read_to_string(&patch).unwrap();
+    let context = text.lines().position(|l| l.starts_with(' ')).unwrap();
+    let stale: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == context { format!(" {l} /* elsewhere */") } else { l.into() })
+        .collect();
+    std::fs::write(&patch, stale.join("\n") + "\n").unwrap();
+    let builds = test_cache().join("builds");
+    let before: Vec<_> = std::fs::read_dir(&builds).unwrap().flatten().map(|e| e.file_name()).collect();
+
+    let o = build(&["--tags", &format!("0.9.33+{}", patch.display())]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    let e = stderr(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(e.contains("stale.patch: mdb.c hunk #1 (@@ -"), "{e}");
+    assert!(e.contains("does not apply to LMDB_0.9.33's mdb.c") && e.contains("no fuzz; nothing is built"), "{e}");
+    let after: Vec<_> = std::fs::read_dir(&builds).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(before.len(), after.len(), "a build was made: {after:?}");
+}
+
+#[test]
+fn a_directory_unit_is_rebuilt_when_one_of_its_files_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("liblmdb");
+    std::fs::create_dir(&work).unwrap();
+    for f in FILES {
+        std::fs::copy(source_dir("LMDB_0.9.33").join(f), work.join(f)).unwrap();
+    }
+    let label = format!("local:{}", work.display());
+    let args = ["--tags", "0.9.33", "--source", work.to_str().unwrap()];
+    let first = row(&build(&args), &label);
+    assert_eq!((first["status"].as_str(), first["match"].as_str()), (Some("built"), Some("local")));
+    let unchanged = row(&build(&args), &label);
+    assert_eq!(inode(&unchanged["library"]), inode(&first["library"]), "an unchanged directory was built again");
+
+    // A directory without one of the four files is refused, naming it.
+    let bare = dir.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    std::fs::copy(work.join("lmdb.h"), bare.join("lmdb.h")).unwrap();
+    let o = build(&["--tags", "0.9.33", "--source", bare.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("holds no mdb.c: a unit's directory holds lmdb.h, mdb.c, midl.c, midl.h"),
+        "{}",
+        stderr(&o)
+    );
+
+    let mdb = work.join("mdb.c");
+    std::fs::write(&mdb, plant(&std::fs::read_to_string(&mdb).unwrap())).unwrap();
+    let changed = row(&build(&args), &label);
+    assert_ne!(changed["builds"][0]["build_id"], first["builds"][0]["build_id"]);
+    assert_eq!(changed["builds"][0]["files"]["mdb.c"], sha256(&mdb));
+    assert!(contains(&std::fs::read(changed["library"].as_str().unwrap()).unwrap(), b"planted at test time"));
+}
+
+#[test]
+fn a_patched_unit_is_checked_with_its_bases_test_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("openldap");
+    crate::mtest::repo_0_9_33_with(&repo, &[("mtest.c", crate::mtest::WRITES_AND_READS)]);
+    let patch = make_patch(dir.path(), "plant.patch", plant);
+    let spec = format!("0.9.33+{}", patch.display());
+    let r = row(&build(&["--tags", &spec, "--git", repo.to_str().unwrap()]), "LMDB_0.9.33 + plant.patch");
+    let mtest = &r["builds"][0]["mtest"];
+    assert_eq!(mtest["status"], "passed", "{r}");
+    assert_eq!(mtest["commit"], git(&repo, &["rev-parse", "LMDB_0.9.33"]), "{r}");
+    assert_eq!(mtest["programs"].as_object().unwrap().keys().collect::<Vec<_>>(), ["mtest.c"]);
+}
+
+#[test]
+fn a_patched_unit_is_measured_under_random_layouts_and_can_be_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = make_patch(dir.path(), "plant.patch", plant);
+    let (label, out) = ("LMDB_0.9.33 + plant.patch", dir.path().join("run.jsonl"));
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--tags", &format!("0.9.33,0.9.33+{}", patch.display())]);
+    c.args(["--workloads", "readSeq", "--entries", "1000", "--rounds", "1", "--warmup", "0", "--out"]).arg(&out);
+    run_ok(&mut c);
+    let records: Vec<Value> =
+        std::fs::read_to_string(&out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let header = records.iter().find(|r| r["type"] == "header").unwrap();
+    assert_eq!(header["plan"]["layouts"], "random");
+    let tag = header["tags"].as_array().unwrap().iter().find(|t| t["tag"] == label).expect("the patched unit");
+    assert_eq!(tag["match"], "patched");
+    assert_eq!(tag["builds"][0]["patch"]["sha256"], sha256(&patch));
+    let samples: Vec<&Value> = records.iter().filter(|r| r["type"] == "sample" && r["tag"] == label).collect();
+    assert!(!samples.is_empty() && samples.iter().all(|s| s["layout"].is_u64()), "{samples:?}");
+
+    let report = run_ok(lmdb_regress().arg("report").arg(&out).args(["--baseline", label]));
+    assert!(stdout(&report).contains("Against LMDB_0.9.33 + plant.patch:"), "{}", stdout(&report));
+}
