@@ -268,8 +268,21 @@ fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
         [(&broken, "build", "this twin does not build"), (&silent, "run", "without reporting this workload")]
     {
         let (rows, out) = summary(
-            // The twin of each tag runs in processes of its own (paired rounds run the C paired worker).
-            &["--tags", "0.9.33", "--entries", "1000", "--rounds", "1", "--workloads", "write", "--engine", "rust,c", "--pairing", "process"],
+            // Each tag's own twin runs in processes of its own (paired rounds run the C paired worker).
+            &[
+                "--tags",
+                "0.9.33",
+                "--entries",
+                "1000",
+                "--rounds",
+                "1",
+                "--workloads",
+                "write",
+                "--engine",
+                "rust,c",
+                "--pairing",
+                "process",
+            ],
             &[("LMDB_REGRESS_HARNESS_C", twin.to_str().unwrap())],
         );
         assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 1, "the Rust unit is measured");

@@ -1,7 +1,8 @@
 //! Paired measurement: units side by side in one process, their passes alternated chunk by
-//! chunk. Chunked passes compute what whole passes compute, count what whole passes count,
-//! `--pairing process` keeps the design of one worker per unit, and a unit that crashes a
-//! paired process costs that process's round and nothing already written.
+//! chunk, in the Rust engine and in the C twin's paired worker. Chunked passes compute what
+//! whole passes compute, count what whole passes count, `--pairing process` keeps the
+//! design of one worker per unit, and a unit that crashes a paired process costs that
+//! process's round and nothing already written.
 
 use crate::common;
 
@@ -57,6 +58,53 @@ fn chunked_passes_compute_what_whole_passes_compute() {
                 assert_eq!(chunks.iter().sum::<u64>(), s["ns"].as_u64().unwrap());
             }
         }
+    }
+}
+
+/// The C twin's paired worker on its own (`--engine c`: it writes the read databases,
+/// verifies them and times the passes): chunks of 777 operations compute what the twin's
+/// whole passes compute in processes of their own, every pass is the sum of its chunks,
+/// and the plan says chunks.
+#[test]
+fn chunked_c_passes_compute_what_whole_c_passes_compute() {
+    let n = 5000u32;
+    let common = ["--engine", "c", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--rounds", "2", "--layouts", "fixed"];
+    let (chunked, lines, _d) = run(&[&common[..], &["--chunk", "777"]].concat(), &[]);
+    let (whole, whole_lines, _e) = run(&[&common[..], &["--pairing", "process"]].concat(), &[]);
+    assert_eq!(lines[0]["plan"]["pairing"], "chunks", "{}", lines[0]["plan"]);
+    assert_eq!(whole_lines[0]["plan"]["pairing"], "process", "{}", whole_lines[0]["plan"]);
+    let cfg = WorkloadConfig { entries: n, ..WorkloadConfig::default() };
+    for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        for w in WORKLOADS {
+            let row = |rows: &[Value]| rows.iter().find(|r| r["tag"] == tag && r["workload"] == w).cloned().unwrap();
+            let (c, p) = (row(&chunked), row(&whole));
+            assert_eq!((&c["engine"], &c["n"], &c["failures"]), (&Value::from("c"), &Value::from(2), &Value::from(0)), "{c}");
+            assert_eq!((&p["n"], &p["failures"]), (&Value::from(2), &Value::from(0)), "{p}");
+            assert_eq!(c["checksum"], p["checksum"], "{tag} {w}: chunked and whole C passes");
+            if let Some(sum) = expected_checksum(w.parse::<Workload>().unwrap(), &cfg) {
+                assert_eq!(c["checksum"], sum.to_string(), "{tag} {w}");
+            }
+            for s in samples(&lines, tag, w) {
+                let chunks: Vec<u64> = s["chunks_ns"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+                assert_eq!(chunks.len(), 7, "5000 entries in chunks of 777: {s}");
+                assert_eq!(chunks.iter().sum::<u64>(), s["ns"].as_u64().unwrap());
+            }
+            assert!(samples(&whole_lines, tag, w).all(|s| s.get("chunks_ns").is_none()));
+        }
+    }
+}
+
+/// Both engines in one paired run: each engine's units share a process of their own, and
+/// every sample of either engine carries its chunks.
+#[test]
+fn rust_and_c_units_each_run_in_paired_rounds() {
+    let args = ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500", "--rounds", "1"];
+    let (rows, lines, _d) = run(&args, &[]);
+    assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
+    for engine in ["rust", "c"] {
+        let of: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
+        assert_eq!(of.len(), 12, "two tags, six workloads on {engine}");
+        assert!(of.iter().all(|s| s["chunks_ns"].as_array().is_some_and(|c| c.len() == 4)), "{engine}: {of:?}");
     }
 }
 
@@ -169,12 +217,25 @@ fn crashing_sources(dir: &Path) -> PathBuf {
 /// the crash stay, and the other unit goes on in the next processes without it.
 #[test]
 fn a_crash_costs_its_process_round_and_names_the_unit() {
+    crash_costs_its_process_round("rust");
+}
+
+/// As above, in the C twin's paired worker: its signal handler names the slot as the Rust
+/// worker's does.
+#[test]
+fn a_crash_in_the_c_paired_worker_costs_its_process_round() {
+    crash_costs_its_process_round("c");
+}
+
+fn crash_costs_its_process_round(engine: &str) {
     let work = tempfile::tempdir().unwrap();
     let repo = work.path().join("repo");
     let ids = make_repo(&repo, &[("good", &source_dir("0.9.33")), ("crashing", &crashing_sources(work.path()))]);
     let tags = format!("{},{}", &ids[0][..10], &ids[1][..10]);
-    let args = ["--git", repo.to_str().unwrap(), "--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"];
+    let git = ["--git", repo.to_str().unwrap(), "--engine", engine];
+    let args = [&git[..], &["--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"]].concat();
     let (_, lines, _d) = run(&args, &[("CRASH_ME", "1")]);
+    assert!(lines.iter().filter(|l| l["type"] == "sample").all(|s| s["engine"] == engine));
     let label = |id: &str| lines[0]["tags"].as_array().unwrap().iter().find(|t| t["commit"].as_str().is_some_and(|c| c.starts_with(&id[..10]))).map(|t| t["tag"].as_str().unwrap().to_string()).unwrap();
     let (good, bad) = (label(&ids[0]), label(&ids[1]));
     let failures: Vec<&Value> = lines.iter().filter(|l| l["type"] == "failure").collect();
