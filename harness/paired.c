@@ -587,19 +587,21 @@ static int measure(struct slot *slots, int n, const struct settings *c, size_t c
 
 /* ---- untimed: the read database and verification, through one library ---- */
 
+/* Writes the read database in c->dir, as the write workload writes (untimed). */
 static int prepare(struct slot *s, const struct settings *c, const struct dataset *d) {
-    struct pass p;
-    memset(&p, 0, sizeof p);
-    p.s = s; p.kind = WRITE; p.d = d; p.call = "";
-    p.rc = open_env(&s->api, c, c->dir, 0, &p.env, &p.call);
-    if (!p.rc) {
-        p.vals.buf = xmalloc(d->vs);
-        p.rc = timed_write(&s->api, &p.env, s->api.mdb_cursor_put, d, p.key, &p.vals, &p.wt,
-                           c->random_order ? 0 : MDB_APPEND, 0, d->n, &p.call);
-        free(p.vals.buf);
-        s->api.mdb_env_close(p.env.env);
+    struct env e;
+    struct write_txn t = {0};
+    unsigned char key[16];
+    struct values vals = { xmalloc(d->vs), 0 };
+    const char *call = "";
+    int rc = open_env(&s->api, c, c->dir, 0, &e, &call);
+    if (!rc) {
+        unsigned flags = c->random_order ? 0 : MDB_APPEND;
+        rc = timed_write(&s->api, &e, s->api.mdb_cursor_put, d, key, &vals, &t, flags, 0, d->n, &call);
+        s->api.mdb_env_close(e.env);
     }
-    if (p.rc) print_failure(NULL, -1, &s->api, p.call, p.rc);
+    free(vals.buf);
+    if (rc) print_failure(NULL, -1, &s->api, call, rc);
     else printf("{\"prepared\":true}\n");
     return 0;
 }
@@ -651,12 +653,12 @@ static int verify(struct slot *s, const struct settings *c, const struct dataset
     char *list = strdup(c->workloads), *save = NULL;
     struct env e;
     const char *call = "";
-    int rc = c->dir ? open_env(&s->api, c, c->dir, MDB_RDONLY, &e, &call) : EINVAL;
+    int rc = open_env(&s->api, c, c->dir, MDB_RDONLY, &e, &call);
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int kind = kind_of(w);
         if (kind == WRITE) continue;
         if (kind < 0) { fprintf(stderr, "unknown workload %s\n", w); free(list); return 2; }
-        if (rc) { print_failure(w, -1, c->dir ? &s->api : NULL, c->dir ? call : "--dir missing", rc); continue; }
+        if (rc) { print_failure(w, -1, &s->api, call, rc); continue; }
         uint64_t entries, digest;
         int vrc = verify_one(&s->api, &e, kind, d, &entries, &digest);
         if (vrc) { print_failure(w, -1, &s->api, "mdb_cursor_get", vrc); continue; }

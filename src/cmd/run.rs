@@ -63,7 +63,13 @@ pub struct Prepared {
 /// random layouts, each unit also gets the objects its layouts are linked from. Paired
 /// rounds (`pairing` chunks) run every C unit in the C paired worker, built once, on the
 /// tag's shared library; a process per unit runs each tag's own C twin.
-pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts: Layouts, pairing: Pairing) -> Result<Prepared> {
+pub fn prepare_units(
+    spec: &str,
+    engines: &[Engine],
+    build: &BuildArgs,
+    layouts: Layouts,
+    pairing: Pairing,
+) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
     let twins = engines.contains(&Engine::C) && pairing == Pairing::Process;
@@ -84,29 +90,23 @@ pub fn prepare_units(spec: &str, engines: &[Engine], build: &BuildArgs, layouts:
         .map(|i| super::row_origin(i, &wants, &opts))
         .map(|(want, toolchain)| Label::build(&want.label(), toolchain.name.as_deref()))
         .collect();
-    let paired_c = engines.contains(&Engine::C) && !twins;
-    let twin = match paired_c {
-        true => paired_twin(&rows, &opts),
-        false => Ok(None),
-    };
+    // Paired rounds run every C unit in the C paired worker: Some when asked for, Err
+    // when it did not build.
+    let twin = (engines.contains(&Engine::C) && !twins).then(|| paired_twin(&rows, &opts));
     for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
         let label = labels[i].clone();
         debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
-            let library = r.build(BuildKind::SharedLibrary);
-            match (e, &twin, library) {
-                (Engine::C, Ok(Some(twin)), Some(lib)) if paired_c => units.push(Unit::paired_twin(label.clone(), lib, twin)),
-                (Engine::C, Err(e), Some(_)) if paired_c => failures.push(Failure {
+            match unit_of(e, label.clone(), r, twin.as_ref())? {
+                Ok(u) => units.extend(u),
+                Err(error) => failures.push(Failure {
                     round: None,
-                    engine: Engine::C,
+                    engine: e,
                     tag: r.tag.clone(),
                     workload: None,
                     stage: "build".into(),
-                    error: format!("{e:#}"),
+                    error,
                 }),
-                (Engine::C, ..) if paired_c => {}
-                (Engine::Rust, ..) => units.extend(library.map(|b| Unit::of_build(e, label.clone(), b)).transpose()?),
-                (Engine::C, ..) => units.extend(r.build(BuildKind::CHarness).map(|b| Unit::of_build(e, label.clone(), b)).transpose()?),
             }
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
@@ -175,11 +175,29 @@ fn layout_sources(
     Ok(out)
 }
 
+/// `engine`'s unit of the built row `r`, if its build is there: the Rust worker on the tag's
+/// library; in paired runs (`twin`) the C paired worker on it, or why there is none; else the
+/// tag's C twin.
+fn unit_of(
+    engine: Engine,
+    label: Label,
+    r: &TagStatus,
+    twin: Option<&Result<crate::paired_twin::PairedTwin>>,
+) -> Result<Result<Option<Unit>, String>> {
+    let library = r.build(BuildKind::SharedLibrary);
+    Ok(Ok(match (engine, twin) {
+        (Engine::Rust, _) => library.map(|b| Unit::of_build(engine, label, b)).transpose()?,
+        (Engine::C, Some(Ok(twin))) => library.map(|b| Unit::paired_twin(label, b, twin)),
+        (Engine::C, Some(Err(e))) => return Ok(Err(format!("{e:#}"))),
+        (Engine::C, None) => r.build(BuildKind::CHarness).map(|b| Unit::of_build(engine, label, b)).transpose()?,
+    }))
+}
+
 /// The C paired worker, built by the first toolchain against the first shared library's
 /// lmdb.h (every build's ABI is the bindings'), when a library was built; Err says why the
 /// C units cannot be measured.
-fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<Option<crate::paired_twin::PairedTwin>> {
-    let Some(library) = rows.iter().find_map(|r| r.build(BuildKind::SharedLibrary)) else { return Ok(None) };
+fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired_twin::PairedTwin> {
+    let library = rows.iter().find_map(|r| r.build(BuildKind::SharedLibrary)).context("no library was built")?;
     let main = super::harness_c_path()?.with_file_name(crate::paired_twin::MAIN);
     let tc = &opts.toolchains.first().context("no toolchain")?.toolchain;
     let twin = crate::paired_twin::build(&main, library, tc, &opts.resolver.cache.builds_dir())
@@ -187,7 +205,7 @@ fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<Option<crate:
     if let Err(e) = &twin {
         eprintln!("not measured: every tag on the c engine: {e:#}");
     }
-    twin.map(Some)
+    twin
 }
 
 /// The build matrix's row as the run file records it.
@@ -247,7 +265,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, labels, mut units, failures } = prepare_units(&spec, &args.engine, &args.build, layouts, pairing)?;
+    let Prepared { tags, labels, mut units, failures } =
+        prepare_units(&spec, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -395,7 +414,8 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &h.engines, &build, layouts, h.plan.pairing)?;
+    let Prepared { mut units, failures, .. } =
+        prepare_units(&tags.join(","), &h.engines, &build, layouts, h.plan.pairing)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());

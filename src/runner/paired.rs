@@ -1,8 +1,8 @@
 //! Paired rounds (`pairing: chunks`): every unit of an engine in one worker process (the
-//! Rust paired worker, or the C twin's, harness/paired.c), its
-//! workloads alternated between them chunk by chunk, each unit on a read database of its
-//! own file family drawn at random for the process. A unit that crashes the process costs
-//! that process's round; it is named, and left out of later processes.
+//! Rust paired worker, or the C twin's, harness/paired.c), its workloads alternated between
+//! them chunk by chunk, each unit on a read database of its own file family drawn at random
+//! for the process. A unit that crashes the process costs that process's round; it is
+//! named, and left out of later processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -100,8 +100,8 @@ impl RunSpec {
                 Ok(()) => kept.push(job),
                 Err(e) if !warm => {
                     let error = format!("refusing to load the library: {e:#}");
-                    let fail = |w: &Workload| Record::Failure(self.failure(job.unit, Some(*w), "run", error.clone()).in_round(round));
-                    refused.extend(job.batch.iter().map(fail));
+                    let fail = |w: &Workload| self.failure(job.unit, Some(*w), "run", error.clone()).in_round(round);
+                    refused.extend(job.batch.iter().map(|w| Record::Failure(fail(w))));
                 }
                 Err(_) => {}
             }
@@ -238,8 +238,8 @@ mod tests {
 
     fn unit(tag: &str) -> Unit {
         let (program, library, sha256, version) = ("x".into(), Some("lib".into()), "0".into(), "LMDB".into());
-        let label = Label::build(tag, None);
-        Unit { engine: Engine::Rust, label, program, program_sha256: None, library, sha256, version, layout: None, relink: None }
+        let (label, program_sha256) = (Label::build(tag, None), None);
+        Unit { engine: Engine::Rust, label, program, program_sha256, library, sha256, version, layout: None, relink: None }
     }
 
     #[test]

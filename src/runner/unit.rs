@@ -46,7 +46,8 @@ impl Unit {
     pub fn of_build(engine: Engine, label: Label, build: &BuildRecord) -> Result<Unit> {
         let (program, program_sha256, library) = match engine {
             Engine::Rust => {
-                (std::env::current_exe().context("cannot find this program's own path")?, None, Some(build.artifact.clone()))
+                let this = std::env::current_exe().context("cannot find this program's own path")?;
+                (this, None, Some(build.artifact.clone()))
             }
             Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
