@@ -244,26 +244,30 @@ mod tests {
 
     #[test]
     fn databases_are_drawn_within_one_family_only() {
-        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_1.0.1"].map(unit).to_vec();
+        let tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_1.0.1", "mdb.master3"];
+        let units: Vec<Unit> = tags.map(unit).to_vec();
         let refs: Vec<&Unit> = units.iter().collect();
         let mut ready = Ready::default();
-        let shape = |format| DbShape { format, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        let shape = |format, data_version| DbShape { format, data_version, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        // mdb.master3 reports 0.9.90 and writes the 1.0 line's files.
+        let shapes = [shape((0, 9), 1), shape((0, 9), 1), shape((0, 9), 1), shape((1, 0), 3), shape((0, 9), 3)];
         for (i, u) in units.iter().enumerate() {
             ready.dbs.insert(u.label.clone(), PathBuf::from(format!("db{i}")));
-            ready.shapes.insert(u.label.clone(), shape(if i == 3 { (1, 0) } else { (0, 9) }));
+            ready.shapes.insert(u.label.clone(), shapes[i]);
         }
         let mut moved = false;
         for seed in 0..50 {
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
-            let got = assign_databases(&refs, &[true; 4], &ready, &mut rng);
+            let got = assign_databases(&refs, &[true; 5], &ready, &mut rng);
             assert_eq!(got[3], Some(PathBuf::from("db3")), "1.0 reads its own format only");
+            assert_eq!(got[4], Some(PathBuf::from("db4")), "a 1.0 file under a 0.9 version number too");
             let mut first: Vec<_> = got[..3].iter().flatten().cloned().collect();
             first.sort();
             assert_eq!(first, ["db0", "db1", "db2"].map(PathBuf::from), "a permutation of the family's files");
             moved |= got[0] != Some(PathBuf::from("db0"));
         }
         assert!(moved, "files move between the units of a family");
-        let unverified = assign_databases(&refs, &[true, false, true, true], &ready, &mut rand::thread_rng());
+        let unverified = assign_databases(&refs, &[true, false, true, true, true], &ready, &mut rand::thread_rng());
         assert_eq!(unverified[1], None, "a unit whose reads were not verified opens no file");
         assert!(!unverified.contains(&Some(PathBuf::from("db1"))), "nor does its file go to another unit");
     }
