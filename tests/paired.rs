@@ -154,11 +154,16 @@ fn prepare(lib: &Path, sha: &str, version: &str, dir: &Path) {
 
 /// Instructions of the timed readKey region under callgrind, of `args` run by this binary.
 fn counted(args: &[std::ffi::OsString]) -> u64 {
+    counted_in(Path::new(BIN), "lmdbregress_timed_read_key", args)
+}
+
+/// Instructions inside `function` under callgrind, of `args` run by `program`.
+fn counted_in(program: &Path, function: &str, args: &[std::ffi::OsString]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("cg.out");
     let mut c = Command::new("valgrind");
-    c.args(["--tool=callgrind", "--toggle-collect=lmdbregress_timed_read_key"]);
-    c.arg(format!("--callgrind-out-file={}", profile.display())).arg(BIN).args(args);
+    c.args(["--tool=callgrind", &format!("--toggle-collect={function}")]);
+    c.arg(format!("--callgrind-out-file={}", profile.display())).arg(program).args(args);
     c.env("LMDB_REGRESS_CACHE", test_cache());
     run_ok(&mut c);
     let text = std::fs::read_to_string(&profile).unwrap();
@@ -192,6 +197,46 @@ fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
     let (two, one) = (counted(&paired) as f64, counted(&alone) as f64);
     let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
     // Each chunk adds its call's few instructions: 7 chunks of 2,000 entries.
+    assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
+}
+
+/// The C paired worker, as a small C run builds it into this test's cache.
+fn c_paired_worker() -> PathBuf {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "100", "--rounds", "1"]);
+    run_ok(c.arg("--out").arg(dir.path().join("run.jsonl")));
+    let builds = std::fs::read_dir(test_cache().join("builds")).unwrap();
+    builds.flatten().map(|e| e.path().join("lmdb-paired-c")).find(|p| p.is_file()).expect("the C paired worker is built")
+}
+
+/// The same in the C paired worker: two labels of one library (the second a private copy)
+/// side by side in chunks execute the instructions per entry of one whole pass of the C
+/// worker alone.
+#[test]
+fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
+    let worker = c_paired_worker();
+    let (lib, sha, version) = built("0.9.18");
+    let work = tempfile::tempdir().unwrap();
+    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
+    prepare(&lib, &sha, &version, &db1);
+    prepare(&lib, &sha, &version, &db2);
+    let slots = work.path().join("slots.tsv");
+    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
+    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let common = ["--workloads", "readKey", "--entries", "2000", "--map-size", "100000000"].map(os);
+    let mut paired = vec![os("paired"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
+    paired.extend([os("--chunk"), os("300"), os("--rotation-seed"), os("1")]);
+    paired.extend(common.clone());
+    let mut alone = vec![os("run"), os("--library"), lib.clone().into(), os("--library-sha256"), os(&sha)];
+    alone.extend([os("--library-version"), os(&version), os("--dir"), db1.clone().into()]);
+    alone.extend([os("--scratch"), work.path().into()]);
+    alone.extend(common);
+    let count = |args: &[std::ffi::OsString]| counted_in(&worker, "timed_read_key", args) as f64;
+    let (two, one) = (count(&paired), count(&alone));
+    let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
+    assert!(one > 0.0, "callgrind counted the whole pass");
     assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
 }
 
