@@ -55,8 +55,10 @@ its-10406: build
 	$(BIN) its-10406
 
 # The Rust harness against its C twin on three tags at the default size; the report's
-# "Harness overhead" table gives Rust / C per workload with its interval. Then the same
-# comparison in instructions retired, which does not wander with the machine's load.
+# "Harness overhead" table gives Rust / C per workload with its interval. In time both
+# engines run paired rounds (the C twin's paired worker, harness/paired.c, on the same
+# shared libraries the Rust worker loads); in instructions retired, which does not wander
+# with the machine's load, a process per unit (the C twin linked statically per tag).
 # Each run replaces the previous run's files (--force).
 bench-overhead: build
 	@./scripts/install-deps.sh c

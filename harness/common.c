@@ -1,4 +1,5 @@
-/* What the C twin's halves share: see common.h. */
+/* What the C twin's halves share: see common.h. Nothing here calls LMDB (lmdb_calls.c
+ * does), so the paired worker, which reaches each library through dlsym, links it too. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -182,26 +183,6 @@ const struct suite *suite_of(const struct suite *const *all, size_t n, const cha
 
 unsigned env_flags(int writemap, int sync) { return (writemap ? MDB_WRITEMAP : 0) | (sync ? 0 : MDB_NOSYNC); }
 
-int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
-             const char **call) {
-    int rc, rdonly = (flags & MDB_RDONLY) != 0;
-    MDB_txn *txn;
-    if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
-    if ((rc = mdb_env_set_mapsize(e->env, map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
-    if (named && (rc = mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; goto fail; }
-    if (named && (rc = mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; goto fail; }
-    if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
-    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
-    if ((rc = mdb_dbi_open(txn, named ? "db" : NULL, (rdonly ? 0 : MDB_CREATE) | db_flags, &e->dbi))) {
-        mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail;
-    }
-    if ((rc = mdb_txn_commit(txn))) { *call = "mdb_txn_commit"; goto fail; }
-    return 0;
-fail:
-    mdb_env_close(e->env);
-    return rc;
-}
-
 void remove_env_dir(const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s/data.mdb", dir); unlink(path);
@@ -210,15 +191,6 @@ void remove_env_dir(const char *dir) {
 }
 
 /* ---- JSON lines ---- */
-
-int print_error(const char *workload, const char *what, int rc) {
-    if (workload) printf("{\"workload\":\"%s\",", workload);
-    else printf("{");
-    if (rc) printf("\"error\":\"%s: %s (%d)\"}\n", what, mdb_strerror(rc), rc);
-    else printf("\"error\":\"%s\"}\n", what);
-    fflush(stdout);
-    return 1;
-}
 
 void print_u64s(const uint64_t *a, uint64_t n) {
     printf("[");

@@ -27,85 +27,11 @@
 #include <xxhash.h>
 
 #include "common.h"
+#include "dataset.h"
 #include "lmdb.h"
 #include "presets.h"
 
-#define POOL_BYTES (1u << 20)
 #define CONSUME(p) __asm__ volatile("" : : "g"(p) : "memory")
-
-/* As src/workload/dataset.rs: keys in write order, their strings, and the value pool. */
-struct dataset {
-    size_t ks, vs, n;
-    int str_keys, random_values;
-    uint32_t *keys;         /* integer keys in write order */
-    unsigned char *strings; /* 16 bytes per key, for string keys */
-    unsigned char *pool;    /* POOL_BYTES, for random values */
-};
-
-/* Distinct non-negative 31-bit keys, as Rust's HashSet draws them: an open-addressing
- * set of key+1 (0 marks a free slot), at most half full. */
-static void distinct_random_keys(uint32_t *keys, size_t n, uint64_t *rng) {
-    size_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    uint32_t *set = xmalloc(cap * sizeof *set);
-    for (size_t found = 0; found < n;) {
-        uint32_t k = (uint32_t)(splitmix64(rng) >> 33);
-        size_t h = ((uint64_t)k * 0x9E3779B97F4A7C15ull) & (cap - 1);
-        while (set[h] && set[h] != k + 1) h = (h + 1) & (cap - 1);
-        if (!set[h]) { set[h] = k + 1; keys[found++] = k; }
-    }
-    free(set);
-}
-
-/* The same data as Dataset::generate: the pool first, then the keys, from one generator. */
-static void generate(const struct settings *c, struct dataset *d) {
-    d->n = c->entries;
-    d->ks = c->str_keys ? 16 : 4;
-    d->vs = c->value_size;
-    d->str_keys = c->str_keys;
-    d->random_values = c->random_values;
-    d->keys = xmalloc(d->n * sizeof *d->keys);
-    d->strings = NULL;
-    d->pool = NULL;
-    uint64_t rng = c->seed;
-    if (c->random_values) {
-        d->pool = xmalloc(POOL_BYTES);
-        for (size_t off = 0; off < POOL_BYTES; off += 8) {
-            uint64_t r = splitmix64(&rng);
-            for (int b = 0; b < 8; b++) d->pool[off + b] = (unsigned char)(r >> (8 * b));
-        }
-    }
-    if (c->random_order) distinct_random_keys(d->keys, d->n, &rng);
-    else for (size_t j = 0; j < d->n; j++) d->keys[j] = (uint32_t)j;
-    if (c->str_keys) {
-        d->strings = xmalloc(d->n * 16 + 1);
-        for (size_t j = 0; j < d->n; j++) snprintf((char *)d->strings + j * 16, 17, "%016" PRIu32, d->keys[j]);
-    }
-}
-
-static const unsigned char *key_bytes(const struct dataset *d, size_t j) {
-    return d->str_keys ? d->strings + j * 16 : (const unsigned char *)&d->keys[j];
-}
-
-/* Key j into the reused key buffer: fixed-size copies, inlined, as KeyBuffer::fill. */
-static inline void fill_key(const struct dataset *d, unsigned char *key, size_t j) {
-    if (d->str_keys) memcpy(key, d->strings + j * 16, 16);
-    else memcpy(key, &d->keys[j], 4);
-}
-
-/* One reused value buffer, filled in write order as LmdbJava's writer fills rwVal. */
-struct values { unsigned char *buf; size_t pool_offset; };
-
-static inline const unsigned char *fill_value(const struct dataset *d, struct values *v, size_t j) {
-    if (d->random_values) {
-        memcpy(v->buf, d->pool + v->pool_offset, d->vs);
-        v->pool_offset += d->vs;
-        if (v->pool_offset >= POOL_BYTES - d->vs) v->pool_offset = 0;
-    } else {
-        memcpy(v->buf, &d->keys[j], 4); /* a fixed-size store: validate() ensures 4 bytes */
-    }
-    return v->buf;
-}
 
 /* LmdbJava's environment: the database "db", MDB_INTEGERKEY for integer keys. */
 static int lmdbjava_open(const struct settings *c, const char *dir, struct env *e, const char **call) {

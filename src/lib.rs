@@ -17,6 +17,7 @@ pub mod layout;
 pub mod manifest;
 pub mod matrix;
 pub mod mtest;
+pub mod paired_twin;
 pub mod progress;
 pub mod report;
 pub mod runner;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: [(&str, &[&str]); 9] = [
     ("foundation", &["envvars", "files", "terminal", "progress", "environment", "ffi", "abi", "artifact", "children"]),
     ("sources", &["manifest", "tags", "source"]),
-    ("builds", &["stage", "compile", "matrix", "layout", "mtest"]),
+    ("builds", &["stage", "compile", "matrix", "layout", "mtest", "paired_twin"]),
     ("workloads", &["workload"]),
     ("measurements", &["runner"]),
     ("statistics", &["stats"]),

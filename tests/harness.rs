@@ -268,7 +268,21 @@ fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
         [(&broken, "build", "this twin does not build"), (&silent, "run", "without reporting this workload")]
     {
         let (rows, out) = summary(
-            &["--tags", "0.9.33", "--entries", "1000", "--rounds", "1", "--workloads", "write", "--engine", "rust,c"],
+            // Each tag's own twin runs in processes of its own (paired rounds run the C paired worker).
+            &[
+                "--tags",
+                "0.9.33",
+                "--entries",
+                "1000",
+                "--rounds",
+                "1",
+                "--workloads",
+                "write",
+                "--engine",
+                "rust,c",
+                "--pairing",
+                "process",
+            ],
             &[("LMDB_REGRESS_HARNESS_C", twin.to_str().unwrap())],
         );
         assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 1, "the Rust unit is measured");
@@ -409,10 +423,11 @@ fn one_opening_and_one_walk_serve_lmdbjavas_database_and_the_presets() {
 
 #[test]
 fn the_c_twin_rejects_bad_arguments_with_the_rust_workers_messages() {
-    // The C twin of LMDB_0.9.33, as a small run records it in its header.
+    // The C twin of LMDB_0.9.33, as a small run of one process per unit records it in its header.
     let dir = tempfile::tempdir().unwrap();
     let mut c = lmdb_regress();
     c.args(["run", "--engine", "c", "--tags", "0.9.33", "--entries", "1000", "--rounds", "1", "--warmup", "0"]);
+    c.args(["--pairing", "process"]);
     run_ok(c.args(["--workloads", "write", "--summary-json", "--out"]).arg(dir.path().join("run.jsonl")));
     let header = run_file(dir.path()).into_iter().find(|r| r["type"] == "header").unwrap();
     let twin = header["tags"][0]["builds"]

@@ -1,7 +1,8 @@
 //! Paired measurement: units side by side in one process, their passes alternated chunk by
-//! chunk. Chunked passes compute what whole passes compute, count what whole passes count,
-//! `--pairing process` keeps the design of one worker per unit, and a unit that crashes a
-//! paired process costs that process's round and nothing already written.
+//! chunk, in the Rust engine and in the C twin's paired worker. Chunked passes compute what
+//! whole passes compute, count what whole passes count, `--pairing process` keeps the
+//! design of one worker per unit, and a unit that crashes a paired process costs that
+//! process's round and nothing already written.
 
 use crate::common;
 
@@ -60,6 +61,53 @@ fn chunked_passes_compute_what_whole_passes_compute() {
     }
 }
 
+/// The C twin's paired worker on its own (`--engine c`: it writes the read databases,
+/// verifies them and times the passes): chunks of 777 operations compute what the twin's
+/// whole passes compute in processes of their own, every pass is the sum of its chunks,
+/// and the plan says chunks.
+#[test]
+fn chunked_c_passes_compute_what_whole_c_passes_compute() {
+    let n = 5000u32;
+    let common = ["--engine", "c", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--rounds", "2", "--layouts", "fixed"];
+    let (chunked, lines, _d) = run(&[&common[..], &["--chunk", "777"]].concat(), &[]);
+    let (whole, whole_lines, _e) = run(&[&common[..], &["--pairing", "process"]].concat(), &[]);
+    assert_eq!(lines[0]["plan"]["pairing"], "chunks", "{}", lines[0]["plan"]);
+    assert_eq!(whole_lines[0]["plan"]["pairing"], "process", "{}", whole_lines[0]["plan"]);
+    let cfg = WorkloadConfig { entries: n, ..WorkloadConfig::default() };
+    for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        for w in WORKLOADS {
+            let row = |rows: &[Value]| rows.iter().find(|r| r["tag"] == tag && r["workload"] == w).cloned().unwrap();
+            let (c, p) = (row(&chunked), row(&whole));
+            assert_eq!((&c["engine"], &c["n"], &c["failures"]), (&Value::from("c"), &Value::from(2), &Value::from(0)), "{c}");
+            assert_eq!((&p["n"], &p["failures"]), (&Value::from(2), &Value::from(0)), "{p}");
+            assert_eq!(c["checksum"], p["checksum"], "{tag} {w}: chunked and whole C passes");
+            if let Some(sum) = expected_checksum(w.parse::<Workload>().unwrap(), &cfg) {
+                assert_eq!(c["checksum"], sum.to_string(), "{tag} {w}");
+            }
+            for s in samples(&lines, tag, w) {
+                let chunks: Vec<u64> = s["chunks_ns"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+                assert_eq!(chunks.len(), 7, "5000 entries in chunks of 777: {s}");
+                assert_eq!(chunks.iter().sum::<u64>(), s["ns"].as_u64().unwrap());
+            }
+            assert!(samples(&whole_lines, tag, w).all(|s| s.get("chunks_ns").is_none()));
+        }
+    }
+}
+
+/// Both engines in one paired run: each engine's units share a process of their own, and
+/// every sample of either engine carries its chunks.
+#[test]
+fn rust_and_c_units_each_run_in_paired_rounds() {
+    let args = ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500", "--rounds", "1"];
+    let (rows, lines, _d) = run(&args, &[]);
+    assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
+    for engine in ["rust", "c"] {
+        let of: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
+        assert_eq!(of.len(), 12, "two tags, six workloads on {engine}");
+        assert!(of.iter().all(|s| s["chunks_ns"].as_array().is_some_and(|c| c.len() == 4)), "{engine}: {of:?}");
+    }
+}
+
 /// `--pairing process` is the design of every run before chunks: one worker process per
 /// unit and round, its pass whole, and a plan that says so.
 #[test]
@@ -106,11 +154,16 @@ fn prepare(lib: &Path, sha: &str, version: &str, dir: &Path) {
 
 /// Instructions of the timed readKey region under callgrind, of `args` run by this binary.
 fn counted(args: &[std::ffi::OsString]) -> u64 {
+    counted_in(Path::new(BIN), "lmdbregress_timed_read_key", args)
+}
+
+/// Instructions inside `function` under callgrind, of `args` run by `program`.
+fn counted_in(program: &Path, function: &str, args: &[std::ffi::OsString]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("cg.out");
     let mut c = Command::new("valgrind");
-    c.args(["--tool=callgrind", "--toggle-collect=lmdbregress_timed_read_key"]);
-    c.arg(format!("--callgrind-out-file={}", profile.display())).arg(BIN).args(args);
+    c.args(["--tool=callgrind", &format!("--toggle-collect={function}")]);
+    c.arg(format!("--callgrind-out-file={}", profile.display())).arg(program).args(args);
     c.env("LMDB_REGRESS_CACHE", test_cache());
     run_ok(&mut c);
     let text = std::fs::read_to_string(&profile).unwrap();
@@ -147,6 +200,46 @@ fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
     assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
 }
 
+/// The C paired worker, as a small C run builds it into this test's cache.
+fn c_paired_worker() -> PathBuf {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "100", "--rounds", "1"]);
+    run_ok(c.arg("--out").arg(dir.path().join("run.jsonl")));
+    let builds = std::fs::read_dir(test_cache().join("builds")).unwrap();
+    builds.flatten().map(|e| e.path().join("lmdb-paired-c")).find(|p| p.is_file()).expect("the C paired worker is built")
+}
+
+/// The same in the C paired worker: two labels of one library (the second a private copy)
+/// side by side in chunks execute the instructions per entry of one whole pass of the C
+/// worker alone.
+#[test]
+fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
+    let worker = c_paired_worker();
+    let (lib, sha, version) = built("0.9.18");
+    let work = tempfile::tempdir().unwrap();
+    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
+    prepare(&lib, &sha, &version, &db1);
+    prepare(&lib, &sha, &version, &db2);
+    let slots = work.path().join("slots.tsv");
+    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
+    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let common = ["--workloads", "readKey", "--entries", "2000", "--map-size", "100000000"].map(os);
+    let mut paired = vec![os("paired"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
+    paired.extend([os("--chunk"), os("300"), os("--rotation-seed"), os("1")]);
+    paired.extend(common.clone());
+    let mut alone = vec![os("run"), os("--library"), lib.clone().into(), os("--library-sha256"), os(&sha)];
+    alone.extend([os("--library-version"), os(&version), os("--dir"), db1.clone().into()]);
+    alone.extend([os("--scratch"), work.path().into()]);
+    alone.extend(common);
+    let count = |args: &[std::ffi::OsString]| counted_in(&worker, "timed_read_key", args) as f64;
+    let (two, one) = (count(&paired), count(&alone));
+    let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
+    assert!(one > 0.0, "callgrind counted the whole pass");
+    assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
+}
+
 /// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it
 /// writes anything but a read database (whose folder is `db`), when CRASH_ME is set.
 fn crashing_sources(dir: &Path) -> PathBuf {
@@ -169,12 +262,25 @@ fn crashing_sources(dir: &Path) -> PathBuf {
 /// the crash stay, and the other unit goes on in the next processes without it.
 #[test]
 fn a_crash_costs_its_process_round_and_names_the_unit() {
+    crash_costs_its_process_round("rust");
+}
+
+/// As above, in the C twin's paired worker: its signal handler names the slot as the Rust
+/// worker's does.
+#[test]
+fn a_crash_in_the_c_paired_worker_costs_its_process_round() {
+    crash_costs_its_process_round("c");
+}
+
+fn crash_costs_its_process_round(engine: &str) {
     let work = tempfile::tempdir().unwrap();
     let repo = work.path().join("repo");
     let ids = make_repo(&repo, &[("good", &source_dir("0.9.33")), ("crashing", &crashing_sources(work.path()))]);
     let tags = format!("{},{}", &ids[0][..10], &ids[1][..10]);
-    let args = ["--git", repo.to_str().unwrap(), "--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"];
+    let git = ["--git", repo.to_str().unwrap(), "--engine", engine];
+    let args = [&git[..], &["--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"]].concat();
     let (_, lines, _d) = run(&args, &[("CRASH_ME", "1")]);
+    assert!(lines.iter().filter(|l| l["type"] == "sample").all(|s| s["engine"] == engine));
     let label = |id: &str| lines[0]["tags"].as_array().unwrap().iter().find(|t| t["commit"].as_str().is_some_and(|c| c.starts_with(&id[..10]))).map(|t| t["tag"].as_str().unwrap().to_string()).unwrap();
     let (good, bad) = (label(&ids[0]), label(&ids[1]));
     let failures: Vec<&Value> = lines.iter().filter(|l| l["type"] == "failure").collect();

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use crate::compile::ToolchainSpec;
-use crate::runner::runfile::{Engine, Layouts, Metric, Pairing};
+use crate::runner::runfile::{Layouts, Metric, Pairing};
 use crate::workload::suite::Suite;
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
@@ -72,10 +72,11 @@ impl LayoutArgs {
 /// How time samples are paired: `--pairing`, `--chunk`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PairingArgs {
-    /// chunks: each round is one process holding every unit, each workload's passes
-    /// alternated between them chunk by chunk (LmdbJava's six, by time); process: one
-    /// worker process per unit and round, its pass whole (the presets, instruction counts
-    /// and runs of the C twin always).
+    /// chunks: each round is one process per engine holding its units, each workload's
+    /// passes alternated between them chunk by chunk (LmdbJava's six, by time; the C twin's
+    /// units in its paired worker, on the tags' shared libraries); process: one worker
+    /// process per unit and round, its pass whole (the presets and instruction counts
+    /// always).
     #[arg(long, value_enum, default_value_t = Pairing::Chunks)]
     pub pairing: Pairing,
     /// Operations per chunk with --pairing chunks.
@@ -84,16 +85,14 @@ pub struct PairingArgs {
 }
 
 impl PairingArgs {
-    /// The design of a run of `suite`'s workloads by `metric` on `engines`, and its chunk
-    /// size: chunks where they can be had, else one process per unit (refused when asked
-    /// for in `given`).
-    pub fn plan(&self, metric: Metric, suite: Suite, engines: &[Engine], given: &BTreeSet<String>) -> Result<(Pairing, Option<u32>)> {
+    /// The design of a run of `suite`'s workloads by `metric`, and its chunk size: chunks
+    /// where they can be had, on every engine, else one process per unit (refused when
+    /// asked for in `given`).
+    pub fn plan(&self, metric: Metric, suite: Suite, given: &BTreeSet<String>) -> Result<(Pairing, Option<u32>)> {
         let why_not = if metric.is_exact() {
             Some("instruction counts are exact: each unit is counted in a process of its own")
         } else if suite != Suite::LmdbJava {
             Some("a preset's passes are not split into chunks")
-        } else if engines.contains(&Engine::C) {
-            Some("the C twin runs one unit per process")
         } else {
             None
         };

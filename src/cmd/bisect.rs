@@ -14,7 +14,7 @@ use crate::matrix::MatrixOptions;
 use crate::report::cells::{self, Cells};
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
-use crate::runner::runfile::{Engine, Metric};
+use crate::runner::runfile::Metric;
 use crate::runner::{self, Stage};
 use crate::stats::{self, Comparison};
 use crate::workload::suite::Suite;
@@ -349,7 +349,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
-        pairing: args.pairing.plan(metric, args.workload.suite(), &[Engine::Rust], &args.given)?,
+        pairing: args.pairing.plan(metric, args.workload.suite(), &args.given)?,
         existing: Existing::forced(args.force),
     };
     Ok((settings, layout_seed))

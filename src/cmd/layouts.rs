@@ -67,14 +67,14 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     if workloads.iter().any(|w| matches!(w, Workload::Preset(_))) {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
+    let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &Default::default())?;
     let Prepared { tags, labels, units, failures } =
-        prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random)?;
+        prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random, pairing)?;
     let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };
     let seed = args.layout_seed.unwrap_or_else(super::args::draw_seed);
     let (units, study) = study_units(&units, args.count, seed)?;
-    let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &args.engine, &Default::default())?;
     let plan = Plan {
         pairing,
         chunk,

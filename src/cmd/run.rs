@@ -12,7 +12,7 @@ use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
 use crate::runner::runfile::{
-    self, Engine, Failure, Header, Layouts, Metric, Phase, Plan, Record, RunData, RunWriter, Shard,
+    self, Engine, Failure, Header, Layouts, Metric, Pairing, Phase, Plan, Record, RunData, RunWriter, Shard,
 };
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
@@ -60,17 +60,21 @@ pub struct Prepared {
 }
 
 /// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
-/// random layouts, each unit also gets the objects its layouts are linked from.
+/// random layouts, each unit also gets the objects its layouts are linked from. Paired
+/// rounds (`pairing` chunks) run every C unit in the C paired worker, built once, on the
+/// tag's shared library; a process per unit runs each tag's own C twin.
 pub fn prepare_units(
     spec: &str,
     sources: &[PathBuf],
     engines: &[Engine],
     build: &BuildArgs,
     layouts: Layouts,
+    pairing: Pairing,
 ) -> Result<Prepared> {
     let m = super::manifest()?;
     let mut kinds = vec![BuildKind::SharedLibrary];
-    if engines.contains(&Engine::C) {
+    let twins = engines.contains(&Engine::C) && pairing == Pairing::Process;
+    if twins {
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(build, kinds)?;
@@ -87,13 +91,23 @@ pub fn prepare_units(
         .map(|i| super::row_origin(i, &wants, &opts))
         .map(|(want, toolchain)| Label::build(&want.label(), toolchain.name.as_deref()))
         .collect();
+    // Paired rounds run every C unit in the C paired worker: Some when asked for, Err
+    // when it did not build.
+    let twin = (engines.contains(&Engine::C) && !twins).then(|| paired_twin(&rows, &opts));
     for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
         let label = labels[i].clone();
         debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
         for &e in engines {
-            let kind = if e == Engine::Rust { BuildKind::SharedLibrary } else { BuildKind::CHarness };
-            if let Some(build) = r.build(kind) {
-                units.push(Unit::of_build(e, label.clone(), build)?);
+            match unit_of(e, label.clone(), r, twin.as_ref())? {
+                Ok(u) => units.extend(u),
+                Err(error) => failures.push(Failure {
+                    round: None,
+                    engine: e,
+                    tag: r.tag.clone(),
+                    workload: None,
+                    stage: "build".into(),
+                    error,
+                }),
             }
         }
         for f in r.failed_builds.iter().filter(|f| f.kind == BuildKind::CHarness) {
@@ -131,10 +145,8 @@ fn layout_sources(
 ) -> Result<Vec<Unit>> {
     let work = |u: &Unit| -> Result<layout::Source> {
         let i = rows.iter().position(|r| r.tag == u.label.to_string()).context("a unit without its build")?;
-        let (kind, fixed) = match u.engine {
-            Engine::Rust => (BuildKind::SharedLibrary, u.library.as_deref().context("a Rust unit without a library")?),
-            Engine::C => (BuildKind::CHarness, u.program.as_path()),
-        };
+        let kind = u.kind();
+        let fixed = u.library.as_deref().unwrap_or(u.program.as_path());
         let (want, toolchain) = super::row_origin(i, wants, opts);
         layout::prepare(want, &toolchain.toolchain, &linkers[i % linkers.len()], kind, opts, fixed)
     };
@@ -162,6 +174,39 @@ fn layout_sources(
     // The order the matrix gave, whatever order the objects finished in.
     out.sort_by_key(|u| units.iter().position(|v| v.engine == u.engine && v.label == u.label));
     Ok(out)
+}
+
+/// `engine`'s unit of the built row `r`, if its build is there: the Rust worker on the tag's
+/// library; in paired runs (`twin`) the C paired worker on it, or why there is none; else the
+/// tag's C twin.
+fn unit_of(
+    engine: Engine,
+    label: Label,
+    r: &TagStatus,
+    twin: Option<&Result<crate::paired_twin::PairedTwin>>,
+) -> Result<Result<Option<Unit>, String>> {
+    let library = r.build(BuildKind::SharedLibrary);
+    Ok(Ok(match (engine, twin) {
+        (Engine::Rust, _) => library.map(|b| Unit::of_build(engine, label, b)).transpose()?,
+        (Engine::C, Some(Ok(twin))) => library.map(|b| Unit::paired_twin(label, b, twin)),
+        (Engine::C, Some(Err(e))) => return Ok(Err(format!("{e:#}"))),
+        (Engine::C, None) => r.build(BuildKind::CHarness).map(|b| Unit::of_build(engine, label, b)).transpose()?,
+    }))
+}
+
+/// The C paired worker, built by the first toolchain against the first shared library's
+/// lmdb.h (every build's ABI is the bindings'), when a library was built; Err says why the
+/// C units cannot be measured.
+fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired_twin::PairedTwin> {
+    let library = rows.iter().find_map(|r| r.build(BuildKind::SharedLibrary)).context("no library was built")?;
+    let main = super::harness_c_path()?.with_file_name(crate::paired_twin::MAIN);
+    let tc = &opts.toolchains.first().context("no toolchain")?.toolchain;
+    let twin = crate::paired_twin::build(&main, library, tc, &opts.resolver.cache.builds_dir())
+        .context("the C paired worker did not build, so no C unit is measured");
+    if let Err(e) = &twin {
+        eprintln!("not measured: every tag on the c engine: {e:#}");
+    }
+    twin
 }
 
 /// The build matrix's row as the run file records it.
@@ -217,12 +262,12 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
     let suite = crate::workload::suite::Suite::of(&workloads)?;
-    let (pairing, chunk) = args.pairing.plan(args.metric, suite, &args.engine, &args.given)?;
+    let (pairing, chunk) = args.pairing.plan(args.metric, suite, &args.given)?;
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let Prepared { tags, labels, mut units, failures } =
-        prepare_units(&spec, &args.source, &args.engine, &args.build, layouts)?;
+        prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
@@ -375,7 +420,8 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
-    let Prepared { mut units, failures, .. } = prepare_units(&tags.join(","), &[], &h.engines, &build, layouts)?;
+    let Prepared { mut units, failures, .. } =
+        prepare_units(&tags.join(","), &[], &h.engines, &build, layouts, h.plan.pairing)?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());

@@ -492,6 +492,20 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
     format!("Bursts: {} of {} round values {rule}: {}.", b.found.len(), b.values, at.join(", "))
 }
 
+/// How the two engines of the overhead table ran: each design compares like with like.
+pub fn overhead_design(m: &ReportModel) -> &'static str {
+    match m.plan.pairing {
+        Pairing::Chunks => {
+            "Both load each tag's shared library and run its passes in chunks, each engine's tags in a paired \
+             process of their own every round (the C twin's paired worker, harness/paired.c)."
+        }
+        Pairing::Process => {
+            "Each runs a process per tag and round, its pass whole: the Rust worker loading the tag's shared \
+             library, the C twin linked statically with the tag's sources."
+        }
+    }
+}
+
 /// How the time samples were paired, per design the sections used.
 fn design_lines(m: &ReportModel) -> Vec<String> {
     let used = |p: Pairing| m.sections.iter().any(|s| s.pairing == p);
@@ -504,7 +518,7 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
     if used(Pairing::Chunks) {
         let chunk = m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
         v.push(format!(
-            "Paired in one process{}: each round is one process holding every tag, each workload's \
+            "Paired in one process{}: each round is one process (per engine) holding every tag, each workload's \
              passes split into {chunk} and alternated between the tags, every round of chunks in a \
              fresh shuffled order, each chunk timed alone. A tag's value for a round is the median \
              ratio of its chunks to the same chunk round's chunks of one reference tag, so noise \

@@ -174,9 +174,10 @@ pub fn report(m: &ReportModel) -> Document {
     }
     if !m.overhead.is_empty() {
         d.heading(1, "Harness overhead (Rust / C)");
-        d.para(
-            "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead.",
-        );
+        d.para(format!(
+            "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead. {}",
+            cells::overhead_design(m)
+        ));
         d.table(cells::overhead_cells(m));
     }
     let problems = cells::problem_lines(m);

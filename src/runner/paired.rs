@@ -1,7 +1,8 @@
-//! Paired rounds (`pairing: chunks`): every unit of an engine in one worker process, its
-//! workloads alternated between them chunk by chunk, each unit on a read database of its
-//! own file family drawn at random for the process. A unit that crashes the process costs
-//! that process's round; it is named, and left out of later processes.
+//! Paired rounds (`pairing: chunks`): every unit of an engine in one worker process (the
+//! Rust paired worker, or the C twin's, harness/paired.c), its workloads alternated between
+//! them chunk by chunk, each unit on a read database of its own file family drawn at random
+//! for the process. A unit that crashes the process costs that process's round; it is
+//! named, and left out of later processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -53,8 +54,10 @@ impl RunSpec {
         let units: Vec<&Unit> = units.iter().filter(|u| !excluded.contains(u)).collect();
         let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: self.measurable(u, ready) }).collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
+        // A C unit whose program or library is not as recorded is refused before the start.
+        let (jobs, refused) = self.checked(jobs, round, warm);
         if jobs.is_empty() {
-            return Ok(Vec::new());
+            return Ok(refused);
         }
         let (lines, death) = self.invoke_paired(&jobs, ready, scratch)?;
         if super::job::interrupted() {
@@ -78,13 +81,32 @@ impl RunSpec {
                 by_slot[k].push(l);
             }
         }
-        let mut out = Vec::new();
+        let mut out = refused;
         for (k, (job, lines)) in jobs.iter().zip(by_slot).enumerate() {
             let lines: Vec<WorkerLine> = lines.into_iter().filter(|l| l.workload.is_some_and(|w| job.batch.contains(&w))).collect();
             let why = death.as_ref().map(|d| death_of(d, k, crashed, &jobs));
             out.extend(self.record(job, round, false, ready, lines, why));
         }
         Ok(out)
+    }
+
+    /// The jobs whose C program and library are as recorded, and the others' failures (none
+    /// when warm: a later round says them).
+    fn checked<'u>(&self, jobs: Vec<Job<'u>>, round: u32, warm: bool) -> (Vec<Job<'u>>, Vec<Record>) {
+        let mut refused = Vec::new();
+        let mut kept = Vec::new();
+        for job in jobs {
+            match job.unit.check_c() {
+                Ok(()) => kept.push(job),
+                Err(e) if !warm => {
+                    let error = format!("refusing to load the library: {e:#}");
+                    let fail = |w: &Workload| self.failure(job.unit, Some(*w), "run", error.clone()).in_round(round);
+                    refused.extend(job.batch.iter().map(|w| Record::Failure(fail(w))));
+                }
+                Err(_) => {}
+            }
+        }
+        (kept, refused)
     }
 
     /// The workloads `u` can be measured on: reads need its tag's read database and its
@@ -104,16 +126,15 @@ impl RunSpec {
         let slots = scratch.join("slots.tsv");
         let mut text = String::new();
         for (u, db) in units.iter().zip(dbs) {
-            let library = u.library.clone().context("paired processes load Rust units' libraries")?;
+            let library = u.library.clone().context("paired processes load units' shared libraries")?;
             text += &SlotSpec { library, sha256: u.sha256.clone(), version: u.version.clone(), dir: db }.line()?;
         }
         std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
         let mut order = self.workloads.clone();
         order.shuffle(&mut rng);
         let names: Vec<&str> = order.iter().map(|w| w.name()).collect();
-        let exe = std::env::current_exe().context("cannot find this program's own path")?;
-        let mut cmd = std::process::Command::new(exe);
-        cmd.arg("paired-worker").arg("--slots").arg(&slots).arg("--scratch").arg(scratch);
+        let mut cmd = paired_worker(&units)?;
+        cmd.arg("--slots").arg(&slots).arg("--scratch").arg(scratch);
         cmd.arg("--workloads").arg(names.join(",")).arg("--chunk").arg(self.chunk().to_string());
         cmd.arg("--iterations").arg(self.plan.iterations.to_string()).arg("--rotation-seed").arg(rng.gen::<u64>().to_string());
         cmd.args(self.config.to_args());
@@ -124,6 +145,21 @@ impl RunSpec {
     pub(super) fn chunk(&self) -> u32 {
         self.plan.chunk.unwrap_or(DEFAULT_CHUNK)
     }
+}
+
+/// The paired worker of `units` (one engine's): this binary's, or the C paired worker
+/// every C unit runs.
+fn paired_worker(units: &[&Unit]) -> Result<std::process::Command> {
+    let first = units.first().context("a paired process of no unit")?;
+    if units.iter().any(|u| u.engine != first.engine || u.program != first.program) {
+        bail!("a paired process holds the units of one engine, run by one program");
+    }
+    let mut cmd = std::process::Command::new(&first.program);
+    cmd.arg(match first.engine {
+        Engine::Rust => "paired-worker",
+        Engine::C => "paired",
+    });
+    Ok(cmd)
 }
 
 /// Operations per chunk unless the plan says otherwise.
@@ -202,31 +238,36 @@ mod tests {
 
     fn unit(tag: &str) -> Unit {
         let (program, library, sha256, version) = ("x".into(), Some("lib".into()), "0".into(), "LMDB".into());
-        Unit { engine: Engine::Rust, label: Label::build(tag, None), program, library, sha256, version, layout: None, relink: None }
+        let (label, program_sha256) = (Label::build(tag, None), None);
+        Unit { engine: Engine::Rust, label, program, program_sha256, library, sha256, version, layout: None, relink: None }
     }
 
     #[test]
     fn databases_are_drawn_within_one_family_only() {
-        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_1.0.1"].map(unit).to_vec();
+        let tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_1.0.1", "mdb.master3"];
+        let units: Vec<Unit> = tags.map(unit).to_vec();
         let refs: Vec<&Unit> = units.iter().collect();
         let mut ready = Ready::default();
-        let shape = |format| DbShape { format, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        let shape = |format, data_version| DbShape { format, data_version, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        // mdb.master3 reports 0.9.90 and writes the 1.0 line's files.
+        let shapes = [shape((0, 9), 1), shape((0, 9), 1), shape((0, 9), 1), shape((1, 0), 3), shape((0, 9), 3)];
         for (i, u) in units.iter().enumerate() {
             ready.dbs.insert(u.label.clone(), PathBuf::from(format!("db{i}")));
-            ready.shapes.insert(u.label.clone(), shape(if i == 3 { (1, 0) } else { (0, 9) }));
+            ready.shapes.insert(u.label.clone(), shapes[i]);
         }
         let mut moved = false;
         for seed in 0..50 {
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
-            let got = assign_databases(&refs, &[true; 4], &ready, &mut rng);
+            let got = assign_databases(&refs, &[true; 5], &ready, &mut rng);
             assert_eq!(got[3], Some(PathBuf::from("db3")), "1.0 reads its own format only");
+            assert_eq!(got[4], Some(PathBuf::from("db4")), "a 1.0 file under a 0.9 version number too");
             let mut first: Vec<_> = got[..3].iter().flatten().cloned().collect();
             first.sort();
             assert_eq!(first, ["db0", "db1", "db2"].map(PathBuf::from), "a permutation of the family's files");
             moved |= got[0] != Some(PathBuf::from("db0"));
         }
         assert!(moved, "files move between the units of a family");
-        let unverified = assign_databases(&refs, &[true, false, true, true], &ready, &mut rand::thread_rng());
+        let unverified = assign_databases(&refs, &[true, false, true, true, true], &ready, &mut rand::thread_rng());
         assert_eq!(unverified[1], None, "a unit whose reads were not verified opens no file");
         assert!(!unverified.contains(&Some(PathBuf::from("db1"))), "nor does its file go to another unit");
     }

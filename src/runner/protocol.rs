@@ -51,6 +51,10 @@ pub struct WorkerLine {
 pub struct DbShape {
     /// The writer's major and minor version: 0.9 and 1.0 cannot read each other's files.
     pub format: (i32, i32),
+    /// The data file's own format number (its meta page's version): a version number does
+    /// not always say it (mdb.master3 reports 0.9.90 and writes the 1.0 line's files).
+    #[serde(default)]
+    pub data_version: u32,
     pub branch: usize,
     pub leaf: usize,
     pub overflow: usize,

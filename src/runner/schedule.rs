@@ -81,7 +81,9 @@ impl Schedule<'_> {
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {
-            paired::check_memory(self.spec.units.len(), &ready)?;
+            // One engine's units share a process at a time.
+            let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
+            paired::check_memory(self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0), &ready)?;
         }
         let total_rounds = self.spec.plan.warmup + self.spec.plan.rounds.saturating_sub(self.start_round);
         let bar = crate::progress::bar(total_rounds as u64 * self.spec.units.len() as u64, "measuring");

@@ -21,9 +21,13 @@ use crate::layout::{self, Layout};
 pub struct Unit {
     pub engine: Engine,
     pub label: Label,
-    /// The Rust worker is this binary; the C twin is the tag's own executable.
+    /// The Rust worker is this binary; the C twin is the tag's own executable, or (paired
+    /// rounds) the C paired worker, which loads the tag's shared library as Rust does.
     pub program: PathBuf,
-    /// The shared library, for the Rust worker.
+    /// What `program` must hash to before each start (the C twin's, the C paired worker's);
+    /// None for this binary.
+    pub program_sha256: Option<String>,
+    /// The shared library, for the Rust worker and the C paired worker.
     pub library: Option<PathBuf>,
     /// The SHA-256 the build record (or the layout's record) gives the artifact this unit
     /// loads (the library) or runs (the C twin): checked before every load and every start.
@@ -40,14 +44,39 @@ impl Unit {
     /// A unit of `build` as built, of one fixed layout (its compiler's): the Rust worker
     /// (this program) loading its library, or its C twin.
     pub fn of_build(engine: Engine, label: Label, build: &BuildRecord) -> Result<Unit> {
-        let (program, library) = match engine {
+        let (program, program_sha256, library) = match engine {
             Engine::Rust => {
-                (std::env::current_exe().context("cannot find this program's own path")?, Some(build.artifact.clone()))
+                let this = std::env::current_exe().context("cannot find this program's own path")?;
+                (this, None, Some(build.artifact.clone()))
             }
-            Engine::C => (build.artifact.clone(), None),
+            Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
         let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
-        Ok(Unit { engine, label, program, library, sha256, version, layout: None, relink: None })
+        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout: None, relink: None })
+    }
+
+    /// A C unit of paired rounds: the C paired worker `twin` loading `library`'s shared
+    /// library, as the Rust unit of the tag loads it.
+    pub fn paired_twin(label: Label, library: &BuildRecord, twin: &crate::paired_twin::PairedTwin) -> Unit {
+        Unit {
+            engine: Engine::C,
+            label,
+            program: twin.program.clone(),
+            program_sha256: Some(twin.sha256.clone()),
+            library: Some(library.artifact.clone()),
+            sha256: library.sha256.clone(),
+            version: library.lmdb_version.clone(),
+            layout: None,
+            relink: None,
+        }
+    }
+
+    /// The kind of build this unit measures: the shared library it loads, or the C twin.
+    pub fn kind(&self) -> BuildKind {
+        match self.library {
+            Some(_) => BuildKind::SharedLibrary,
+            None => BuildKind::CHarness,
+        }
     }
 
     /// That this unit's build is the one `tags` (a run file's header) records for it: the
@@ -55,10 +84,7 @@ impl Unit {
     /// it takes; the error names the unit and both hashes.
     pub fn check_recorded(&self, tags: &[TagStatus]) -> Result<()> {
         let built = Label { layout: None, control: false, ..self.label.clone() }.to_string();
-        let kind = match self.engine {
-            Engine::Rust => BuildKind::SharedLibrary,
-            Engine::C => BuildKind::CHarness,
-        };
+        let kind = self.kind();
         let artifact = self.library.as_ref().unwrap_or(&self.program);
         let Some(rec) = tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == kind) else {
             bail!("{} on the {} engine: the run file's header records no build of it", self.label, self.engine);
@@ -80,33 +106,32 @@ impl Unit {
         Ok(())
     }
 
-    /// The same unit running `layout` instead: its library (Rust) or its C twin.
+    /// The same unit running `layout` instead: its library, or its C twin.
     pub fn with_layout(&self, layout: Layout) -> Unit {
         let mut u = self.clone();
-        match u.engine {
-            Engine::Rust => u.library = Some(layout.path.clone()),
-            Engine::C => u.program = layout.path.clone(),
+        match u.library {
+            Some(_) => u.library = Some(layout.path.clone()),
+            None => {
+                u.program = layout.path.clone();
+                u.program_sha256 = Some(layout.sha256.clone());
+            }
         }
         u.sha256 = layout.sha256.clone();
         u.layout = Some(layout);
         u
     }
 
-    /// The program and the arguments that start its worker for `action`.
+    /// The program and the arguments that start its worker for `action`: the library to
+    /// load, for the Rust worker and the C paired worker.
     pub(super) fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
-        let args = match self.engine {
-            Engine::Rust => vec![
-                "worker".into(),
-                action.into(),
-                "--library".into(),
-                self.library.clone().expect("rust units have a library").into(),
-                "--library-sha256".into(),
-                self.sha256.clone().into(),
-                "--library-version".into(),
-                self.version.clone().into(),
-            ],
+        let mut args: Vec<OsString> = match self.engine {
+            Engine::Rust => vec!["worker".into(), action.into()],
             Engine::C => vec![action.into()],
         };
+        if let Some(library) = &self.library {
+            args.extend(["--library".into(), library.into(), "--library-sha256".into(), self.sha256.clone().into()]);
+            args.extend(["--library-version".into(), self.version.clone().into()]);
+        }
         (self.program.clone(), args)
     }
 
@@ -118,14 +143,27 @@ impl Unit {
     }
 
     /// Runs one of this unit's workers. The Rust worker checks its library itself before
-    /// loading it; the C twin is checked here, before it is started.
+    /// loading it; the C programs are checked here, before they are started.
     pub(super) fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
-        if self.engine == Engine::C {
-            if let Err(e) = crate::artifact::verify(&self.program, &self.sha256) {
-                return (Vec::new(), Some(format!("the C twin was not started: {e:#}")));
-            }
+        match self.check_c() {
+            Ok(()) => run_worker(cmd),
+            Err(e) => (Vec::new(), Some(format!("the C worker was not started: {e:#}"))),
         }
-        run_worker(cmd)
+    }
+
+    /// A C unit's program, and the library the C paired worker will load, as recorded (the
+    /// C programs cannot hash what they run; the Rust worker hashes its library itself).
+    pub(super) fn check_c(&self) -> Result<()> {
+        if self.engine != Engine::C {
+            return Ok(());
+        }
+        if let Some(sha) = &self.program_sha256 {
+            crate::artifact::verify(&self.program, sha)?;
+        }
+        match &self.library {
+            Some(library) => crate::artifact::verify(library, &self.sha256),
+            None => Ok(()),
+        }
     }
 }
 

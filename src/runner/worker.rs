@@ -123,7 +123,18 @@ fn shape(api: &Api, dir: &std::path::Path, cfg: &WorkloadConfig, suite: Suite) -
     let env = crate::workload::lmdb::Env::open(api, dir, &crate::workload::native::env_options(cfg))?;
     let pages = env.page_counts()?;
     let (major, minor, _, _) = api.version();
-    Ok(Some(DbShape { format: (major, minor), branch: pages.branch, leaf: pages.leaf, overflow: pages.overflow, entries: pages.entries }))
+    let data_version = data_version(&std::fs::read(dir.join("data.mdb"))?).context("data.mdb holds no LMDB meta page")?;
+    let (branch, leaf, overflow, entries) = (pages.branch, pages.leaf, pages.overflow, pages.entries);
+    Ok(Some(DbShape { format: (major, minor), data_version, branch, leaf, overflow, entries }))
+}
+
+/// The format number in an LMDB data file's first meta page: the word after its magic,
+/// wherever the page header of the writer's line ends.
+fn data_version(file: &[u8]) -> Option<u32> {
+    const MAGIC: u32 = 0xBEEF_C0DE;
+    let word = |at: usize| Some(u32::from_ne_bytes(file.get(at..at + 4)?.try_into().ok()?));
+    let at = (0..64).step_by(4).find(|&at| word(at) == Some(MAGIC))?;
+    word(at + 4)
 }
 
 /// Each read workload's checksum through this library, untimed.
@@ -164,4 +175,22 @@ fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Re
         emit(&line(w, r.map_err(|e| format!("{e:#}"))))
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_version_is_read_after_the_magic_wherever_the_page_header_ends() {
+        let meta = |header: usize, version: u32| {
+            let mut page = vec![0u8; header];
+            page.extend(0xBEEF_C0DEu32.to_ne_bytes());
+            page.extend(version.to_ne_bytes());
+            page
+        };
+        assert_eq!(data_version(&meta(16, 1)), Some(1), "0.9's 16-byte page header");
+        assert_eq!(data_version(&meta(24, 3)), Some(3), "the 1.0 line's, with its txnid");
+        assert_eq!(data_version(&[0u8; 4096]), None);
+    }
 }
