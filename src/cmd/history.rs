@@ -74,6 +74,12 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let points = points(&repo, &args.range)?;
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
+    if shard && args.run.gate.fail_on.is_some() {
+        bail!(
+            "a shard measures part of a history, whose steps the gate cannot judge: `merge` the shards' run \
+             files, then give --fail-on to `history --from MERGED`"
+        );
+    }
     // Said before anything is measured.
     let outputs: Vec<PathBuf> = OUTPUTS.iter().map(|name| args.out_dir.join(name)).collect();
     for out in outputs.iter().filter(|_| !shard) {
@@ -98,7 +104,10 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let files = [text.clone().into_bytes(), serde_json::to_vec_pretty(&history)?, history.html().into_bytes()];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
-    Ok(())
+    match args.run.gate.fail_on {
+        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |_| true).conclude(),
+        None => Ok(()),
+    }
 }
 
 /// Refuses a run file that is no history of `range`: its units must be the range's

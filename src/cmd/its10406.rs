@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::{BuildArgs, LayoutArgs, PairingArgs};
+use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -48,6 +48,8 @@ pub struct ItsArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -148,5 +150,8 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     for (p, _) in outputs {
         eprintln!("wrote {}", p.display());
     }
-    Ok(())
+    match args.gate.fail_on {
+        Some(fail_on) => report::gate::of_report(&m, fail_on).conclude(),
+        None => Ok(()),
+    }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::files::{self, Existing};
+use crate::report::gate::{self, FailOn};
 use crate::report::{self, Format};
 use crate::runner::runfile;
 
@@ -15,6 +16,7 @@ pub fn run(
     out_dir: Option<&Path>,
     metric: Option<runfile::Metric>,
     existing: Existing,
+    fail_on: Option<FailOn>,
 ) -> Result<()> {
     let formats = report::distinct(formats);
     let data = runfile::load(file)?;
@@ -35,10 +37,13 @@ pub fn run(
             std::io::stdout().lock().write_all(&report::render(&model, format)?)?;
         }
     }
-    Ok(())
+    match fail_on {
+        Some(fail_on) => gate::of_report(&model, fail_on).conclude(),
+        None => Ok(()),
+    }
 }
 
-pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
+pub fn compare(old: &Path, new: &Path, json: bool, fail_on: Option<FailOn>) -> Result<()> {
     let (o, n) = (runfile::load(old)?, runfile::load(new)?);
     for (path, run) in [(old, &o), (new, &n)] {
         if run.samples.is_empty() {
@@ -54,5 +59,8 @@ pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
     } else {
         print!("{}", report::compare::render_text(&c));
     }
-    Ok(())
+    match fail_on {
+        Some(fail_on) => gate::of_compare(&c, fail_on).conclude(),
+        None => Ok(()),
+    }
 }

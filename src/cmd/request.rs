@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::args::{BuildArgs, LayoutArgs, PairingArgs};
+use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::runner::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::Suite;
@@ -91,6 +91,8 @@ pub struct RunArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,

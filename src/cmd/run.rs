@@ -467,5 +467,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         bail!("no sample was measured; every failure is listed above");
     }
-    Ok(())
+    match args.gate.fail_on {
+        Some(fail_on) => crate::report::gate::of_report(&model, fail_on).conclude(),
+        None => Ok(()),
+    }
 }

@@ -7,6 +7,7 @@ pub mod cells;
 pub mod compare;
 pub mod csv;
 pub mod extras;
+pub mod gate;
 pub mod history;
 pub mod html;
 pub mod json;

@@ -1,0 +1,388 @@
+//! The regression gate (`--fail-on slower:2%`): which of a report's comparisons lie beyond
+//! a threshold, judged by their intervals, never by the point estimate. It reads the
+//! comparisons the report models made and computes no statistic of its own: time fails
+//! only when the whole interval lies above the threshold, an exact count when every
+//! repetition rose by more than it. A comparison whose interval straddles the threshold is
+//! a warning, with the rounds that would decide it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::cells;
+use super::compare::Comparisons;
+use super::history::History;
+use super::model::ReportModel;
+use crate::runner::runfile::{Engine, Metric};
+use crate::stats::{project, Comparison, Method};
+use crate::workload::Workload;
+
+/// `--fail-on slower:PCT%`: a slowdown beyond this fraction fails the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FailOn {
+    /// As a fraction: 0.02 is 2%.
+    pub slower_than: f64,
+}
+
+impl FailOn {
+    /// The ratio a comparison's interval must lie wholly above to fail.
+    fn limit(self) -> f64 {
+        1.0 + self.slower_than
+    }
+}
+
+impl fmt::Display for FailOn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // 2% as "2%", 0.5% as "0.5%": the value as it was given.
+        write!(f, "slower:{}%", (self.slower_than * 100.0 * 1e9).round() / 1e9)
+    }
+}
+
+/// Why `--fail-on` refused its value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FailOnError {
+    #[error("{0:?} is not DIRECTION:PCT% (e.g. slower:2%)")]
+    Shape(String),
+    #[error(
+        "{0:?}: the gate fails on regressions only, and a change faster than the baseline is none; give slower:PCT%"
+    )]
+    Faster(String),
+    #[error("{0:?}: unknown direction {1:?}; the gate takes slower:PCT% (e.g. slower:2%)")]
+    Direction(String, String),
+    #[error("{0:?}: the threshold needs its percent sign (slower:{1}%)")]
+    NoPercent(String, String),
+    #[error("{0:?}: {1:?} is not a percentage (e.g. slower:2%)")]
+    NotANumber(String, String),
+    #[error("{0:?}: the threshold must be a finite percentage of 0 or more")]
+    OutOfRange(String),
+}
+
+impl FromStr for FailOn {
+    type Err = FailOnError;
+
+    fn from_str(s: &str) -> Result<FailOn, FailOnError> {
+        let given = || s.to_string();
+        let (direction, threshold) = s.split_once(':').ok_or_else(|| FailOnError::Shape(given()))?;
+        match direction.trim() {
+            "slower" => {}
+            "faster" => return Err(FailOnError::Faster(given())),
+            other => return Err(FailOnError::Direction(given(), other.to_string())),
+        }
+        let threshold = threshold.trim();
+        let Some(number) = threshold.strip_suffix('%') else {
+            return Err(match threshold.parse::<f64>() {
+                Ok(_) => FailOnError::NoPercent(given(), threshold.to_string()),
+                Err(_) => FailOnError::NotANumber(given(), threshold.to_string()),
+            });
+        };
+        let pct: f64 = number.trim().parse().map_err(|_| FailOnError::NotANumber(given(), number.to_string()))?;
+        if !pct.is_finite() || pct < 0.0 {
+            return Err(FailOnError::OutOfRange(given()));
+        }
+        Ok(FailOn { slower_than: pct / 100.0 })
+    }
+}
+
+/// What was compared: one tag (or commit) against another in one section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Subject {
+    pub engine: Engine,
+    pub workload: Workload,
+    pub tag: String,
+    pub against: Against,
+}
+
+/// What a tag was compared with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Against {
+    /// Another tag or commit of the same run: the baseline, or the commit before.
+    Tag(String),
+    /// The same tag in an earlier run (`compare OLD NEW`).
+    OldRun,
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}) {}", self.workload.name(), self.engine, self.tag)?;
+        match &self.against {
+            Against::Tag(t) => write!(f, " against {t}"),
+            Against::OldRun => f.write_str(", new run against old"),
+        }
+    }
+}
+
+/// Where one comparison stands against the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "judgement")]
+pub enum Judgement {
+    /// The whole interval lies above the threshold.
+    Beyond,
+    /// The interval reaches past the threshold and below it: not decided.
+    Undecided {
+        /// Rounds at which the interval, narrowing as 1/√rounds about its estimate, would
+        /// no longer straddle the threshold; None when rounds cannot decide it (counts,
+        /// or an estimate on the threshold itself).
+        rounds: Option<usize>,
+    },
+    /// The whole interval lies at or below the threshold.
+    Within,
+}
+
+/// One comparison, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub subject: Subject,
+    pub metric: Metric,
+    pub comparison: Comparison,
+    pub judgement: Judgement,
+}
+
+/// A report's comparisons against the gate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub fail_on: FailOn,
+    pub checks: Vec<Check>,
+}
+
+/// The gate found a regression beyond its threshold: the exit status is 3.
+#[derive(Debug, thiserror::Error)]
+#[error("regression beyond the gate {fail_on}: {failed} of {checked} comparisons beyond it (listed above)")]
+pub struct GateFailed {
+    pub fail_on: FailOn,
+    pub failed: usize,
+    pub checked: usize,
+}
+
+/// Where `c` stands against `fail_on`.
+pub fn judge(c: &Comparison, fail_on: FailOn) -> Judgement {
+    let limit = fail_on.limit();
+    let Some(ci) = c.ci else {
+        // Too few rounds for an interval at the family's level: nothing is excluded.
+        return Judgement::Undecided { rounds: None };
+    };
+    if ci.lo > limit {
+        Judgement::Beyond
+    } else if ci.hi > limit {
+        Judgement::Undecided { rounds: rounds_to_decide(c, limit) }
+    } else {
+        Judgement::Within
+    }
+}
+
+/// The rounds after which an interval of this width about this estimate would lie wholly on
+/// one side of `limit`. Counts repeat exactly: more of them decide nothing.
+fn rounds_to_decide(c: &Comparison, limit: f64) -> Option<usize> {
+    if c.method == Method::Counts {
+        return None;
+    }
+    let distance = (c.ratio / limit).ln().abs().exp() - 1.0;
+    project::rounds_to_reach(c.half_width()?, c.n, distance)
+}
+
+impl Outcome {
+    fn new(fail_on: FailOn, compared: impl IntoIterator<Item = (Subject, Metric, Comparison)>) -> Outcome {
+        let checks = compared
+            .into_iter()
+            .map(|(subject, metric, comparison)| Check {
+                judgement: judge(&comparison, fail_on),
+                subject,
+                metric,
+                comparison,
+            })
+            .collect();
+        Outcome { fail_on, checks }
+    }
+
+    pub fn failed(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| c.judgement == Judgement::Beyond)
+    }
+
+    pub fn warned(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| matches!(c.judgement, Judgement::Undecided { .. }))
+    }
+
+    /// The gate's verdict first, then a line per failure and per warning.
+    pub fn lines(&self) -> Vec<String> {
+        let of = cells::plural(self.checks.len(), "comparison");
+        let mut head = match self.failed().count() {
+            0 => format!("gate {}: passed, none of {of} beyond it", self.fail_on),
+            n => format!("gate {}: FAILED, {n} of {of} beyond it", self.fail_on),
+        };
+        let undecided = self.warned().count();
+        if undecided > 0 {
+            head += &format!(", {undecided} undecided");
+        }
+        let mut out = vec![head];
+        out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
+        out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
+        out
+    }
+
+    /// "write (rust) LMDB_0.9.21 against LMDB_0.9.17: time +10.0% [+9.1%, +10.9%], wholly above +2%".
+    fn describe(&self, c: &Check) -> String {
+        let limit = cells::percent(100.0 * self.fail_on.slower_than);
+        let figures = format!("{} {} {}", c.metric.name(), cells::delta(&c.comparison), cells::interval(&c.comparison));
+        let why = match c.judgement {
+            Judgement::Beyond if c.metric.is_exact() => format!("every count above {limit}"),
+            Judgement::Beyond => format!("the whole interval above {limit}"),
+            Judgement::Within => format!("within {limit}"),
+            Judgement::Undecided { .. } if c.comparison.ci.is_none() => {
+                format!("undecided against {limit}: too few rounds ({}) for an interval at this level", c.comparison.n)
+            }
+            Judgement::Undecided { .. } if c.metric.is_exact() => {
+                format!("undecided against {limit}: the counts vary across it, so they are not deterministic")
+            }
+            Judgement::Undecided { rounds: Some(r) } => format!(
+                "the interval reaches past {limit}: about {} would decide it (this comparison has {})",
+                cells::plural(r, "round"),
+                c.comparison.n
+            ),
+            Judgement::Undecided { rounds: None } => {
+                format!("the interval reaches past {limit}, its estimate on it: no number of rounds decides it")
+            }
+        };
+        format!("{}: {figures}, {why}", c.subject)
+    }
+
+    /// Ok when nothing lies beyond the gate.
+    pub fn result(&self) -> Result<(), GateFailed> {
+        match self.failed().count() {
+            0 => Ok(()),
+            n => Err(GateFailed { fail_on: self.fail_on, failed: n, checked: self.checks.len() }),
+        }
+    }
+
+    /// Writes the gate's lines to stderr (stdout holds the report), then its result.
+    pub fn conclude(&self) -> anyhow::Result<()> {
+        for line in self.lines() {
+            eprintln!("{line}");
+        }
+        Ok(self.result()?)
+    }
+}
+
+/// Every tag against the baseline, in the report's metric, and its instruction count
+/// beside time when counted: what `run`, `report` and `its-10406` gate on.
+pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
+    let metric = m.unit.metric;
+    let compared = m.sections.iter().flat_map(|s| {
+        s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).flat_map(move |d| {
+            let subject = Subject {
+                engine: s.engine,
+                workload: s.workload,
+                tag: d.tag.clone(),
+                against: Against::Tag(d.against.clone()),
+            };
+            let counts = d.instructions.map(|i| (subject.clone(), Metric::Instructions, i));
+            std::iter::once((subject, metric, d.comparison)).chain(counts)
+        })
+    });
+    Outcome::new(fail_on, compared)
+}
+
+/// Every row of `compare OLD NEW`: the new run's tag against the old run's.
+pub fn of_compare(c: &Comparisons, fail_on: FailOn) -> Outcome {
+    let compared = c.rows.iter().map(|r| {
+        let subject = Subject { engine: r.engine, workload: r.workload, tag: r.tag.clone(), against: Against::OldRun };
+        (subject, c.metric, r.change)
+    });
+    Outcome::new(fail_on, compared)
+}
+
+/// Every measured commit of a history against the one before it, in its metric and in
+/// instructions beside time; `gated` picks the commits judged (`history --extend`: the new
+/// ones).
+pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) -> Outcome {
+    let metric = h.metric;
+    let short = |c: &str| c[..c.len().min(10)].to_string();
+    let compared = h.series.iter().flat_map(|s| {
+        s.changes.iter().filter(|c| gated(&c.commit)).flat_map(move |c| {
+            let subject = Subject {
+                engine: s.engine,
+                workload: s.workload,
+                tag: short(&c.commit),
+                against: Against::Tag(short(&c.after)),
+            };
+            let counts = c.instructions.map(|i| (subject.clone(), Metric::Instructions, i));
+            std::iter::once((subject, metric, c.comparison)).chain(counts)
+        })
+    });
+    Outcome::new(fail_on, compared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Interval;
+
+    fn time(lo: f64, hi: f64, n: usize) -> Comparison {
+        let ci = Some(Interval { lo, hi });
+        let ratio = (lo * hi).sqrt();
+        Comparison {
+            ratio,
+            ci,
+            confidence: 0.95,
+            n,
+            method: Method::Paired,
+            verdict: crate::stats::ratio::judge(ci, 0.02),
+        }
+    }
+
+    fn gate(s: &str) -> FailOn {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn thresholds_parse_and_say_what_is_wrong() {
+        assert_eq!(gate("slower:2%").slower_than, 0.02);
+        assert_eq!(gate("slower:0.5%").to_string(), "slower:0.5%");
+        assert_eq!(gate("slower:2%").to_string(), "slower:2%");
+        assert_eq!(gate("slower:0%").slower_than, 0.0);
+        let err = |s: &str| s.parse::<FailOn>().unwrap_err();
+        assert_eq!(err("slower:abc"), FailOnError::NotANumber("slower:abc".into(), "abc".into()));
+        assert_eq!(err("slower:abc%"), FailOnError::NotANumber("slower:abc%".into(), "abc".into()));
+        assert_eq!(err("slower:2"), FailOnError::NoPercent("slower:2".into(), "2".into()));
+        assert_eq!(err("faster:2%"), FailOnError::Faster("faster:2%".into()));
+        assert_eq!(err("slowr:2%"), FailOnError::Direction("slowr:2%".into(), "slowr".into()));
+        assert_eq!(err("2%"), FailOnError::Shape("2%".into()));
+        assert_eq!(err("slower:-1%"), FailOnError::OutOfRange("slower:-1%".into()));
+        assert_eq!(err("slower:inf%"), FailOnError::OutOfRange("slower:inf%".into()));
+        assert!(err("slower:2").to_string().contains("slower:2%"), "{}", err("slower:2"));
+    }
+
+    #[test]
+    fn the_interval_decides_not_the_estimate() {
+        let g = gate("slower:2%");
+        assert_eq!(judge(&time(1.021, 1.08, 20), g), Judgement::Beyond);
+        // An estimate of +5% whose interval reaches below +2% does not fail.
+        assert!(matches!(judge(&time(1.019, 1.08, 20), g), Judgement::Undecided { rounds: Some(_) }));
+        assert_eq!(judge(&time(1.001, 1.019, 20), g), Judgement::Within);
+        assert_eq!(judge(&time(0.9, 0.95, 20), g), Judgement::Within);
+        let no_interval = Comparison { ci: None, ..time(1.1, 1.2, 3) };
+        assert_eq!(judge(&no_interval, g), Judgement::Undecided { rounds: None });
+    }
+
+    #[test]
+    fn counts_fail_when_every_repetition_rose_beyond_the_threshold() {
+        let g = gate("slower:2%");
+        let counts = |a: &[f64], b: &[f64]| crate::stats::ratio::counts(a, b, 0.005).unwrap();
+        assert_eq!(judge(&counts(&[1000.0], &[1021.0]), g), Judgement::Beyond);
+        assert_eq!(judge(&counts(&[1000.0], &[1019.0]), g), Judgement::Within);
+        assert_eq!(judge(&counts(&[1000.0, 1000.0], &[1010.0, 1030.0]), g), Judgement::Undecided { rounds: None });
+    }
+
+    #[test]
+    fn the_rounds_that_decide_narrow_the_interval_to_the_distance_from_the_threshold() {
+        let g = gate("slower:2%");
+        // Estimate +4% over 20 rounds, about ±3% wide: it must narrow to the 2% between
+        // the estimate and the threshold, (3/2)² × 20 rounds.
+        let c = time(1.04 / 1.03, 1.04 * 1.03, 20);
+        let Judgement::Undecided { rounds: Some(r) } = judge(&c, g) else { panic!("{:?}", judge(&c, g)) };
+        let distance = 1.04 / 1.02 - 1.0;
+        let want = project::rounds_to_reach(c.half_width().unwrap(), 20, distance).unwrap();
+        assert_eq!(r, want);
+        assert!((40..=50).contains(&r), "{r}");
+    }
+}
