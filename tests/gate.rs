@@ -63,7 +63,7 @@ fn an_undecided_comparison_warns_with_the_rounds_that_would_decide_it() {
     assert_eq!(status(&o), Some(0), "{err}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
     assert!(!warnings.is_empty(), "eight noisy rounds leave intervals that reach past +2%:\n{err}");
-    let head = format!("gate slower:2%: passed, none of 16 comparisons beyond it, {} undecided\n", warnings.len());
+    let head = format!("gate slower:2%: passed, none of 16 comparisons beyond it; {} warnings\n", warnings.len());
     assert!(err.starts_with(&head), "{err}");
     for w in &warnings {
         assert!(w.contains(": time ") && w.contains("the interval reaches past +2.0%: about "), "{w}");
@@ -112,4 +112,83 @@ fn a_bad_threshold_is_refused_with_what_to_give() {
         assert_eq!(status(&o), Some(1), "{bad}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{bad}: {}", stderr(&o));
     }
+}
+
+const OPEN: &str = "mdb_env_open(MDB_env *env, const char *path, unsigned int flags, mdb_mode_t mode)\n{\n";
+const PUT: &str = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
+
+/// A commit after LMDB_0.9.33 whose puts spin whenever `toggle` existed as their environment
+/// was opened: a slowdown the test takes away between the two runs of one command.
+fn planted(repo: &std::path::Path, toggle: &std::path::Path) -> String {
+    make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let check = format!("{OPEN}\tplanted = access(\"{}\", F_OK) == 0;\n", toggle.display());
+    let spin = format!("{PUT}\tif (planted) {{ volatile int spin; for (spin = 0; spin < 3000; spin++) ; }}\n");
+    let text = text
+        .replacen("#include <unistd.h>\n", "#include <unistd.h>\nstatic int planted;\n", 1)
+        .replacen(OPEN, &check, 1)
+        .replacen(PUT, &spin, 1);
+    assert!(text.contains("static int planted;") && text.contains("if (planted)"), "the plant took");
+    std::fs::write(&p, text).unwrap();
+    git(repo, &["commit", "-q", "-am", "spin in every put while the toggle exists"]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// `run --fail-on slower:2% --confirm` over LMDB_0.9.33 and the planted commit; when
+/// `take_away`, the toggle is removed as the second run is announced. Its status and stderr.
+fn confirmed_run(
+    repo: &std::path::Path,
+    commit: &str,
+    out: &std::path::Path,
+    toggle: &std::path::Path,
+    take_away: bool,
+) -> (Option<i32>, String) {
+    use std::io::BufRead;
+    std::fs::write(toggle, "").unwrap();
+    let mut child = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["run", "--workloads", "write", "--entries", "2000", "--rounds", "12", "--layouts", "fixed"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--git"])
+        .arg(repo)
+        .arg("--tags")
+        .arg(format!("LMDB_0.9.33,{commit}"))
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut err = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // Said before the second run builds or measures anything.
+        if take_away && line.contains("again in a second run") {
+            std::fs::remove_file(toggle).unwrap();
+        }
+        err += &line;
+        err.push('\n');
+    }
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn confirm_fails_only_what_a_second_run_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
+    let commit = planted(&repo, &toggle);
+    // The slowdown is there in the first run only: not counted.
+    let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("once.jsonl"), &toggle, true);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(err.contains("1 comparison beyond the gate slower:2%: measuring write again in a second run"), "{err}");
+    assert!(
+        err.contains("beyond +2.0% in the first run, but not in the second that measured it again (time "),
+        "{err}"
+    );
+    assert!(err.contains("gate slower:2%: passed, none of 1 comparison beyond it; 1 warning"), "{err}");
+    assert!(tmp.path().join("once-confirm.jsonl").is_file(), "the second run has a file of its own beside the first");
+    // The slowdown stays: both runs fail it.
+    let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("twice.jsonl"), &toggle, false);
+    assert_eq!(status, Some(3), "{err}");
+    assert!(err.contains("beyond +2.0% in both runs (the second: time +"), "{err}");
 }

@@ -74,6 +74,13 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let points = points(&repo, &args.range)?;
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
+    if args.run.confirm {
+        bail!(
+            "history does not take --confirm: its gate judges each commit against the one before, and a failing \
+             commit is measured again beside the one before it by `lmdb-regress run --git PATH --tags A,B \
+             --fail-on slower:PCT% --confirm`"
+        );
+    }
     if shard && args.run.gate.fail_on.is_some() {
         bail!(
             "a shard measures part of a history, whose steps the gate cannot judge: `merge` the shards' run \

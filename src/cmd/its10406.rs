@@ -50,6 +50,10 @@ pub struct ItsArgs {
     pub pairing: PairingArgs,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// With --fail-on: measure what fails again in a second, independent run, and fail only
+    /// what both runs fail.
+    #[arg(long, requires = "fail_on")]
+    pub confirm: bool,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -105,9 +109,11 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         },
         resume: args.resume.clone(),
         resume_with: Some("its-10406 --resume".into()),
+        confirm: args.confirm,
         // One warm-up round, every other option as `run` gives it.
         ..super::request::RunArgs::defaults()
     };
+    super::run::refuse_confirm_with_resume(&run_args)?;
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
     let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
@@ -151,7 +157,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         eprintln!("wrote {}", p.display());
     }
     match args.gate.fail_on {
-        Some(fail_on) => report::gate::of_report(&m, fail_on).conclude(),
+        Some(fail_on) => super::run::gate(&run_args, &data, &m, fail_on)?.conclude(),
         None => Ok(()),
     }
 }

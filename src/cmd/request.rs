@@ -93,6 +93,10 @@ pub struct RunArgs {
     pub pairing: PairingArgs,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// With --fail-on: measure what fails again in a second, independent run (the baseline
+    /// and the failing tags and workloads only), and fail only what both runs fail.
+    #[arg(long, requires = "fail_on")]
+    pub confirm: bool,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,

@@ -128,6 +128,9 @@ pub enum Judgement {
     },
     /// The whole interval lies at or below the threshold.
     Within,
+    /// Beyond the threshold in its run, but not in the second, independent run that
+    /// measured it again (`--confirm`): not counted.
+    Unconfirmed,
 }
 
 /// One comparison, judged.
@@ -137,6 +140,8 @@ pub struct Check {
     pub metric: Metric,
     pub comparison: Comparison,
     pub judgement: Judgement,
+    /// The same comparison in the second run that measured it again (`--confirm`).
+    pub again: Option<Comparison>,
 }
 
 /// A report's comparisons against the gate.
@@ -148,7 +153,7 @@ pub struct Outcome {
 
 /// The gate found a regression beyond its threshold: the exit status is 3.
 #[derive(Debug, thiserror::Error)]
-#[error("regression beyond the gate {fail_on}: {failed} of {checked} comparisons beyond it (listed above)")]
+#[error("regression beyond the gate {fail_on}: {failed} of {} beyond it (listed above)", cells::plural(*.checked, "comparison"))]
 pub struct GateFailed {
     pub fail_on: FailOn,
     pub failed: usize,
@@ -190,9 +195,43 @@ impl Outcome {
                 subject,
                 metric,
                 comparison,
+                again: None,
             })
             .collect();
         Outcome { fail_on, checks }
+    }
+
+    /// This outcome with each failure judged again by `again`, the gate over a second,
+    /// independent run of the failing comparisons: a failure stands only when both runs
+    /// fail it; one the second run does not repeat becomes a warning.
+    pub fn confirmed_by(&self, again: &Outcome) -> Outcome {
+        let checks = self
+            .checks
+            .iter()
+            .map(|c| {
+                if c.judgement != Judgement::Beyond {
+                    return c.clone();
+                }
+                let second = again.checks.iter().find(|a| a.subject == c.subject && a.metric == c.metric);
+                let judgement = match second {
+                    Some(a) if a.judgement == Judgement::Beyond => Judgement::Beyond,
+                    _ => Judgement::Unconfirmed,
+                };
+                Check { judgement, again: second.map(|a| a.comparison), ..c.clone() }
+            })
+            .collect();
+        Outcome { fail_on: self.fail_on, checks }
+    }
+
+    /// The subjects of the failures, each once.
+    pub fn failed_subjects(&self) -> Vec<&Subject> {
+        let mut out: Vec<&Subject> = Vec::new();
+        for c in self.failed() {
+            if !out.contains(&&c.subject) {
+                out.push(&c.subject);
+            }
+        }
+        out
     }
 
     pub fn failed(&self) -> impl Iterator<Item = &Check> {
@@ -200,7 +239,7 @@ impl Outcome {
     }
 
     pub fn warned(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().filter(|c| matches!(c.judgement, Judgement::Undecided { .. }))
+        self.checks.iter().filter(|c| matches!(c.judgement, Judgement::Undecided { .. } | Judgement::Unconfirmed))
     }
 
     /// The gate's verdict first, then a line per failure and per warning.
@@ -210,9 +249,9 @@ impl Outcome {
             0 => format!("gate {}: passed, none of {of} beyond it", self.fail_on),
             n => format!("gate {}: FAILED, {n} of {of} beyond it", self.fail_on),
         };
-        let undecided = self.warned().count();
-        if undecided > 0 {
-            head += &format!(", {undecided} undecided");
+        let warned = self.warned().count();
+        if warned > 0 {
+            head += &format!("; {}", cells::plural(warned, "warning"));
         }
         let mut out = vec![head];
         out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
@@ -223,8 +262,17 @@ impl Outcome {
     /// "write (rust) LMDB_0.9.21 against LMDB_0.9.17: time +10.0% [+9.1%, +10.9%], wholly above +2%".
     fn describe(&self, c: &Check) -> String {
         let limit = cells::percent(100.0 * self.fail_on.slower_than);
-        let figures = format!("{} {} {}", c.metric.name(), cells::delta(&c.comparison), cells::interval(&c.comparison));
+        let figures_of = |x: &Comparison| format!("{} {} {}", c.metric.name(), cells::delta(x), cells::interval(x));
+        let figures = figures_of(&c.comparison);
+        let again = c.again.as_ref().map(figures_of);
         let why = match c.judgement {
+            Judgement::Unconfirmed => format!(
+                "beyond {limit} in the first run, but not in the second that measured it again ({}): not counted",
+                again.as_deref().unwrap_or("not measured there")
+            ),
+            Judgement::Beyond if again.is_some() => {
+                format!("beyond {limit} in both runs (the second: {})", again.as_deref().unwrap_or_default())
+            }
             Judgement::Beyond if c.metric.is_exact() => format!("every count above {limit}"),
             Judgement::Beyond => format!("the whole interval above {limit}"),
             Judgement::Within => format!("within {limit}"),
@@ -371,6 +419,44 @@ mod tests {
         assert_eq!(judge(&counts(&[1000.0], &[1021.0]), g), Judgement::Beyond);
         assert_eq!(judge(&counts(&[1000.0], &[1019.0]), g), Judgement::Within);
         assert_eq!(judge(&counts(&[1000.0, 1000.0], &[1010.0, 1030.0]), g), Judgement::Undecided { rounds: None });
+    }
+
+    #[test]
+    fn a_failure_stands_only_when_the_second_run_repeats_it() {
+        let g = gate("slower:2%");
+        let subject = |tag: &str| Subject {
+            engine: Engine::Rust,
+            workload: Workload::Write,
+            tag: tag.into(),
+            against: Against::Tag("LMDB_0.9.17".into()),
+        };
+        let first = Outcome::new(
+            g,
+            [
+                (subject("LMDB_0.9.21"), Metric::Time, time(1.05, 1.08, 20)),
+                (subject("LMDB_0.9.22"), Metric::Time, time(1.05, 1.08, 20)),
+                (subject("LMDB_0.9.23"), Metric::Time, time(0.99, 1.01, 20)),
+            ],
+        );
+        assert_eq!(first.failed_subjects().len(), 2);
+        // The second run measures only what failed: one repeats, one does not.
+        let again = Outcome::new(
+            g,
+            [
+                (subject("LMDB_0.9.21"), Metric::Time, time(1.04, 1.07, 20)),
+                (subject("LMDB_0.9.22"), Metric::Time, time(0.99, 1.01, 20)),
+            ],
+        );
+        let both = first.confirmed_by(&again);
+        let judged: Vec<Judgement> = both.checks.iter().map(|c| c.judgement).collect();
+        assert_eq!(judged, [Judgement::Beyond, Judgement::Unconfirmed, Judgement::Within]);
+        assert_eq!(both.failed().count(), 1);
+        assert_eq!(both.warned().count(), 1);
+        assert!(both.lines()[2].contains("not in the second that measured it again (time"), "{:?}", both.lines());
+        // A second run that lacks the comparison confirms nothing.
+        let none = first.confirmed_by(&Outcome::new(g, []));
+        assert_eq!(none.failed().count(), 0);
+        assert!(none.result().is_ok());
     }
 
     #[test]
