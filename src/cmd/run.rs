@@ -258,6 +258,28 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     Ok((spec, header, failures))
 }
 
+/// A new run of `tags` with the plan, configuration, workloads, engines and toolchains
+/// that `recorded` (another run) was measured with, into a new file `stem` in `dir`: what
+/// extends a history with its own settings. `args` gives only what changes no sample
+/// (--git, --jobs).
+pub fn measure_recorded(recorded: &RunData, tags: &str, args: &RunArgs, (dir, stem): (PathBuf, String)) -> Result<RunData> {
+    let h = &recorded.header;
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
+    let Prepared { tags, labels, units, failures } = prepare_units(tags, &h.engines, &build, h.plan.layouts)?;
+    if units.is_empty() {
+        bail!("no tag could be built, so nothing can be measured (see the reasons above)");
+    }
+    let plan = Plan { shard: None, control: None, ..h.plan.clone() };
+    let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
+    let header = spec.header(tags, &labels);
+    for u in &spec.units {
+        u.check_recorded(&header.tags)?;
+    }
+    let mut writer = create_run_file(None, Existing::Refuse, (dir, stem), &header, failures)?;
+    let outcome = spec.start(&mut writer)?;
+    finish(&spec, outcome.stopped, &mut writer, &[], args)
+}
+
 /// `--shard K/N` over the tags the spec names.
 fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> {
     let Some((k, n)) = args.shard else { return Ok(None) };

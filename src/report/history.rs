@@ -74,6 +74,14 @@ pub struct History {
     pub tolerance: f64,
     pub points: Vec<Point>,
     pub series: Vec<Series>,
+    /// The run file its values come from, relative to the history's folder when it lies
+    /// there (histories written before `--extend`: none).
+    #[serde(default)]
+    pub run: Option<String>,
+    /// With `--extend`: the index of the first point this extension measured; the points
+    /// before it were the saved history's.
+    #[serde(default)]
+    pub new_from: Option<usize>,
 }
 
 /// `ITS#8557` from a subject such as "ITS#8557 fix ...".
@@ -134,7 +142,15 @@ impl History {
             tolerance,
             points,
             series,
+            run: None,
+            new_from: None,
         }
+    }
+
+    /// Whether `commit` is one this extension added (none is, unless extended).
+    pub fn is_new(&self, commit: &str) -> bool {
+        let Some(from) = self.new_from else { return false };
+        self.points.iter().position(|p| p.commit == commit).is_some_and(|i| i >= from)
     }
 
     /// 80 columns: the range, what was measured and skipped, then every step.
@@ -152,6 +168,17 @@ impl History {
         );
         o.push_str(&crate::terminal::wrap(&intro, width, ""));
         o.push('\n');
+        if let Some(from) = self.new_from {
+            let new_steps = self.series.iter().flat_map(|s| &s.steps).filter(|st| self.is_new(&st.commit)).count();
+            let line = format!(
+                "extended: {} after {}, {} among them (marked new).",
+                super::cells::plural(self.points.len().saturating_sub(from), "new commit"),
+                self.points.get(from.saturating_sub(1)).map_or("the start", |p| short(&p.commit)),
+                super::cells::plural(new_steps, "step")
+            );
+            o.push_str(&crate::terminal::wrap(&line, width, ""));
+            o.push('\n');
+        }
         for p in &skipped {
             let line =
                 format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref().unwrap_or(""));
@@ -162,8 +189,9 @@ impl History {
             let _ = writeln!(o, "\n{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step"));
             for st in &s.steps {
                 let its = st.its.as_deref().map(|i| format!(" {i}")).unwrap_or_default();
+                let new = if self.is_new(&st.commit) { "new " } else { "" };
                 let line = format!(
-                    "{} {:+.1}% ({} -> {}){its}: {}",
+                    "{new}{} {:+.1}% ({} -> {}){its}: {}",
                     short(&st.commit),
                     st.change_percent,
                     super::cells::num(st.before_value),
