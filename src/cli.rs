@@ -54,7 +54,9 @@ pub enum Command {
     Report {
         /// The run file (.jsonl) written by `run`.
         file: PathBuf,
-        /// markdown, text, json, csv, svg, html (several: comma-separated).
+        /// markdown, text, json, csv, svg, html, github (several: comma-separated); github is
+        /// one Markdown document for a pull request's comment, the gate's verdict first, also
+        /// appended to $GITHUB_STEP_SUMMARY when set.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
         format: Vec<crate::report::Format>,
         /// The tag every other is compared with (default: the oldest in the run).

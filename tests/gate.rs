@@ -192,3 +192,41 @@ fn confirm_fails_only_what_a_second_run_repeats() {
     assert_eq!(status, Some(3), "{err}");
     assert!(err.contains("beyond +2.0% in both runs (the second: time +"), "{err}");
 }
+
+#[test]
+fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let github = |file: &str, gate: &[&str]| {
+        lmdb_regress()
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_SERVER_URL", "https://github.example")
+            .env("GITHUB_REPOSITORY", "owner/binding")
+            .env("GITHUB_RUN_ID", "42")
+            .args(["report", file, "--format", "github"])
+            .args(gate)
+            .output()
+            .expect("binary runs")
+    };
+    let o = github(&file("step"), &["--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(3), "{}", stderr(&o));
+    let doc = stdout(&o);
+    assert!(doc.starts_with("### gate slower:2%: FAILED, 6 of 16 comparisons beyond it\n"), "{doc}");
+    assert!(doc.len() <= lmdb_regress::report::github::LIMIT);
+    // What failed in a short table, the whole report collapsed after it.
+    let table = doc.find("| failed | write (rust) LMDB_0.9.21 against LMDB_0.9.17 | time +").unwrap();
+    let details = doc.find("<details>\n<summary>The whole report</summary>").unwrap();
+    assert!(table < details && doc.trim_end().ends_with("</details>"), "{doc}");
+    assert!(doc.contains("Run file: `findings-step.jsonl`, in [this run's artifacts](https://github.example/owner/binding/actions/runs/42#artifacts)."));
+    golden("findings-step-github.md", &doc);
+    // The job's summary gets the same document.
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), doc);
+    // Without a gate, the findings stand first.
+    let o = github(&file("none"), &[]);
+    assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("### lmdb-regress: no gate was given (`--fail-on slower:PCT%`)\n\n- "),
+        "{}",
+        stdout(&o)
+    );
+}

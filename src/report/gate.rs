@@ -160,6 +160,11 @@ pub struct GateFailed {
     pub checked: usize,
 }
 
+/// "time +10.1% [+9.7%, +10.6%]".
+pub fn figures(metric: Metric, c: &Comparison) -> String {
+    format!("{} {} {}", metric.name(), cells::delta(c), cells::interval(c))
+}
+
 /// Where `c` stands against `fail_on`.
 pub fn judge(c: &Comparison, fail_on: FailOn) -> Judgement {
     let limit = fail_on.limit();
@@ -244,6 +249,14 @@ impl Outcome {
 
     /// The gate's verdict first, then a line per failure and per warning.
     pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![self.verdict()];
+        out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
+        out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
+        out
+    }
+
+    /// "gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 warnings".
+    pub fn verdict(&self) -> String {
         let of = cells::plural(self.checks.len(), "comparison");
         let mut head = match self.failed().count() {
             0 => format!("gate {}: passed, none of {of} beyond it", self.fail_on),
@@ -253,19 +266,20 @@ impl Outcome {
         if warned > 0 {
             head += &format!("; {}", cells::plural(warned, "warning"));
         }
-        let mut out = vec![head];
-        out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
-        out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
-        out
+        head
     }
 
-    /// "write (rust) LMDB_0.9.21 against LMDB_0.9.17: time +10.0% [+9.1%, +10.9%], wholly above +2%".
+    /// "write (rust) LMDB_0.9.21 against LMDB_0.9.17: time +10.1% [+9.7%, +10.6%], the whole
+    /// interval above +2.0%".
     fn describe(&self, c: &Check) -> String {
+        format!("{}: {}, {}", c.subject, figures(c.metric, &c.comparison), self.reason(c))
+    }
+
+    /// Why a check stands where it does against the gate, in words.
+    pub fn reason(&self, c: &Check) -> String {
         let limit = cells::percent(100.0 * self.fail_on.slower_than);
-        let figures_of = |x: &Comparison| format!("{} {} {}", c.metric.name(), cells::delta(x), cells::interval(x));
-        let figures = figures_of(&c.comparison);
-        let again = c.again.as_ref().map(figures_of);
-        let why = match c.judgement {
+        let again = c.again.as_ref().map(|x| figures(c.metric, x));
+        match c.judgement {
             Judgement::Unconfirmed => format!(
                 "beyond {limit} in the first run, but not in the second that measured it again ({}): not counted",
                 again.as_deref().unwrap_or("not measured there")
@@ -290,8 +304,7 @@ impl Outcome {
             Judgement::Undecided { rounds: None } => {
                 format!("the interval reaches past {limit}, its estimate on it: no number of rounds decides it")
             }
-        };
-        format!("{}: {figures}, {why}", c.subject)
+        }
     }
 
     /// Ok when nothing lies beyond the gate.
