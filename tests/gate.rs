@@ -230,3 +230,25 @@ fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
         stdout(&o)
     );
 }
+
+#[test]
+fn its_10406_gates_every_tag_against_its_baseline_after_writing_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["its-10406", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "6", "--layouts", "fixed"])
+        .args(["--no-instructions", "--fail-on", "slower:50%", "--out-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("binary runs");
+    let err = stderr(&o);
+    // One comparison: 0.9.33's writes against 0.9.18's (0.9.17 is not measured here).
+    assert!(err.contains("gate slower:50%: passed, none of 1 comparison beyond it"), "{err}");
+    assert_eq!(status(&o), Some(0), "{err}");
+    let written = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .count();
+    assert_eq!(written, 1, "the reports are written before the gate judges");
+}
