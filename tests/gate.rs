@@ -31,7 +31,10 @@ fn a_clear_regression_fails_the_gate_with_status_3() {
         );
         assert!(err.contains(&time) && err.contains(&counts), "{tag}:\n{err}");
     }
-    assert!(err.contains("gate slower:2%: FAILED, 6 of 16 comparisons beyond it"), "{err}");
+    let head = "gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 tags not measured, so not judged\n";
+    assert!(err.starts_with(head), "{err}");
+    // The tags asked for and not built are said, not passed over.
+    assert!(err.contains("not judged: LMDB_0.9.19 (tried registries: no registry package carries this tag"), "{err}");
     assert!(
         err.lines().last().unwrap().starts_with("regression beyond the gate slower:2%: 6 of 16 comparisons beyond it"),
         "{err}"
@@ -49,7 +52,8 @@ fn a_change_just_inside_the_gate_passes_it() {
     let o = gated(&["report", &file("just-inside"), "--fail-on", "slower:2%"]);
     let err = stderr(&o);
     assert_eq!(status(&o), Some(0), "{err}");
-    assert!(err.starts_with("gate slower:2%: passed, none of 16 comparisons beyond it\n"), "{err}");
+    let head = "gate slower:2%: passed, none of 16 comparisons beyond it; 2 tags not measured, so not judged\n";
+    assert!(err.starts_with(head), "{err}");
     assert!(!err.contains("warning:"), "the intervals lie wholly inside the gate:\n{err}");
     // The same change is beyond a gate below it: the file does hold a resolved slowdown.
     let o = gated(&["report", &file("just-inside"), "--fail-on", "slower:0.5%"]);
@@ -63,7 +67,10 @@ fn an_undecided_comparison_warns_with_the_rounds_that_would_decide_it() {
     assert_eq!(status(&o), Some(0), "{err}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
     assert!(!warnings.is_empty(), "eight noisy rounds leave intervals that reach past +2%:\n{err}");
-    let head = format!("gate slower:2%: passed, none of 16 comparisons beyond it; {} warnings\n", warnings.len());
+    let head = format!(
+        "gate slower:2%: passed, none of 16 comparisons beyond it; {} warnings; 2 tags not measured, so not judged\n",
+        warnings.len()
+    );
     assert!(err.starts_with(&head), "{err}");
     for w in &warnings {
         assert!(w.contains(": time ") && w.contains("the interval reaches past +2.0%: about "), "{w}");
@@ -211,7 +218,7 @@ fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
     let o = github(&file("step"), &["--fail-on", "slower:2%"]);
     assert_eq!(status(&o), Some(3), "{}", stderr(&o));
     let doc = stdout(&o);
-    assert!(doc.starts_with("### gate slower:2%: FAILED, 6 of 16 comparisons beyond it\n"), "{doc}");
+    assert!(doc.starts_with("### gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 tags not"), "{doc}");
     assert!(doc.len() <= lmdb_regress::report::github::LIMIT);
     // What failed in a short table, the whole report collapsed after it.
     let table = doc.find("| failed | write (rust) LMDB_0.9.21 against LMDB_0.9.17 | time +").unwrap();
@@ -251,4 +258,18 @@ fn its_10406_gates_every_tag_against_its_baseline_after_writing_its_reports() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
         .count();
     assert_eq!(written, 1, "the reports are written before the gate judges");
+}
+
+#[test]
+fn a_gate_that_judged_nothing_is_no_pass() {
+    // The step run with one tag's samples alone: nothing is compared.
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one-tag.jsonl");
+    let text = std::fs::read_to_string(file("step")).unwrap();
+    let kept: Vec<&str> =
+        text.lines().filter(|l| !l.contains("\"type\":\"sample\"") || l.contains("\"tag\":\"LMDB_0.9.17\"")).collect();
+    std::fs::write(&one, kept.join("\n") + "\n").unwrap();
+    let o = gated(&["report", one.to_str().unwrap(), "--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: the gate slower:2% judged no comparison"), "{}", stderr(&o));
 }

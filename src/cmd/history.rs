@@ -169,11 +169,12 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     let new = new_points(&saved, &points, &args.range, file)?;
     let last = short(&saved.points[saved.points.len() - 1].commit).to_string();
     if new.is_empty() {
-        eprintln!("{}: no commit after {last} up to the end of --range {}: nothing to measure", file.display(), args.range);
-        return match args.run.gate.fail_on {
-            Some(fail_on) => crate::report::gate::of_history(&saved, fail_on, |_| false).conclude(),
-            None => Ok(()),
-        };
+        eprintln!(
+            "{}: no commit after {last} up to the end of --range {}: nothing to measure, and nothing for a gate to judge",
+            file.display(),
+            args.range
+        );
+        return Ok(());
     }
     let merged_run = dir.join(format!("history-through-{}.jsonl", short(&points[points.len() - 1].commit)));
     let existing = crate::files::Existing::forced(args.run.force);

@@ -149,6 +149,8 @@ pub struct Check {
 pub struct Outcome {
     pub fail_on: FailOn,
     pub checks: Vec<Check>,
+    /// What was asked for and not measured, so not judged: each with why.
+    pub not_judged: Vec<String>,
 }
 
 /// The gate found a regression beyond its threshold: the exit status is 3.
@@ -203,7 +205,11 @@ impl Outcome {
                 again: None,
             })
             .collect();
-        Outcome { fail_on, checks }
+        Outcome { fail_on, checks, not_judged: Vec::new() }
+    }
+
+    fn not_judged(self, not_judged: Vec<String>) -> Outcome {
+        Outcome { not_judged, ..self }
     }
 
     /// This outcome with each failure judged again by `again`, the gate over a second,
@@ -225,7 +231,7 @@ impl Outcome {
                 Check { judgement, again: second.map(|a| a.comparison), ..c.clone() }
             })
             .collect();
-        Outcome { fail_on: self.fail_on, checks }
+        Outcome { checks, ..self.clone() }
     }
 
     /// The subjects of the failures, each once.
@@ -252,6 +258,7 @@ impl Outcome {
         let mut out = vec![self.verdict()];
         out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
         out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
+        out.extend(self.not_judged.iter().map(|n| format!("not judged: {n}")));
         out
     }
 
@@ -265,6 +272,9 @@ impl Outcome {
         let warned = self.warned().count();
         if warned > 0 {
             head += &format!("; {}", cells::plural(warned, "warning"));
+        }
+        if !self.not_judged.is_empty() {
+            head += &format!("; {} not measured, so not judged", cells::plural(self.not_judged.len(), "tag"));
         }
         head
     }
@@ -307,11 +317,15 @@ impl Outcome {
         }
     }
 
-    /// Ok when nothing lies beyond the gate.
-    pub fn result(&self) -> Result<(), GateFailed> {
+    /// Ok when nothing lies beyond the gate; an error when it judged nothing at all, which
+    /// is no pass.
+    pub fn result(&self) -> anyhow::Result<()> {
+        if self.checks.is_empty() {
+            anyhow::bail!("the gate {} judged no comparison: the run compared no two tags", self.fail_on);
+        }
         match self.failed().count() {
             0 => Ok(()),
-            n => Err(GateFailed { fail_on: self.fail_on, failed: n, checked: self.checks.len() }),
+            n => Err(GateFailed { fail_on: self.fail_on, failed: n, checked: self.checks.len() }.into()),
         }
     }
 
@@ -320,7 +334,7 @@ impl Outcome {
         for line in self.lines() {
             eprintln!("{line}");
         }
-        Ok(self.result()?)
+        self.result()
     }
 }
 
@@ -340,7 +354,11 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
             std::iter::once((subject, metric, d.comparison)).chain(counts)
         })
     });
-    Outcome::new(fail_on, compared)
+    let not_measured = super::model::unmeasured(m).into_iter().map(|t| {
+        let why = t.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("not built");
+        format!("{} ({why})", t.tag)
+    });
+    Outcome::new(fail_on, compared).not_judged(not_measured.collect())
 }
 
 /// Every row of `compare OLD NEW`: the new run's tag against the old run's.
@@ -370,7 +388,13 @@ pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) ->
             std::iter::once((subject, metric, c.comparison)).chain(counts)
         })
     });
-    Outcome::new(fail_on, compared)
+    let skipped = h
+        .points
+        .iter()
+        .filter(|p| gated(&p.commit))
+        .filter_map(|p| p.skipped.as_ref().map(|why| format!("{} ({why})", short(&p.commit))));
+    let skipped: Vec<String> = skipped.collect();
+    Outcome::new(fail_on, compared).not_judged(skipped)
 }
 
 #[cfg(test)]

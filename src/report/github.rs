@@ -72,6 +72,12 @@ impl Github {
             }
             o.push('\n');
         }
+        for n in &outcome.not_judged {
+            let _ = writeln!(o, "- not judged: {}", escape(n));
+        }
+        if !outcome.not_judged.is_empty() {
+            o.push('\n');
+        }
         o
     }
 
