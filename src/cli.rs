@@ -59,7 +59,9 @@ pub enum Command {
     Report {
         /// The run file (.jsonl) written by `run`.
         file: PathBuf,
-        /// markdown, text, json, csv, svg, html (several: comma-separated).
+        /// markdown, text, json, csv, svg, html, github (several: comma-separated); github is
+        /// one Markdown document for a pull request's comment, the gate's verdict first, also
+        /// appended to $GITHUB_STEP_SUMMARY when set.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
         format: Vec<crate::report::Format>,
         /// The tag every other is compared with (default: the oldest in the run).
@@ -74,6 +76,8 @@ pub enum Command {
         /// Rank by time or by instructions (default: the run's metric).
         #[arg(long, value_enum)]
         metric: Option<crate::runner::runfile::Metric>,
+        #[command(flatten)]
+        gate: cmd::args::GateArgs,
     },
     /// Merge run files (the shards of one run) into one run file, for `report`.
     Merge(cmd::merge::MergeArgs),
@@ -97,6 +101,8 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        gate: cmd::args::GateArgs,
     },
     /// Narrow a slowdown between two tags down to a tag, and with --git to the commit.
     Bisect(Box<cmd::bisect::BisectArgs>),
@@ -137,16 +143,64 @@ fn given(matches: &clap::ArgMatches) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// A failure of the tool in a gated command (`--fail-on`): its exit status is 1, so that
+/// CI tells it from a regression (3).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct GatedFailure(anyhow::Error);
+
 /// The exit status of a command that ended with `e`: 130 when Ctrl-C stopped it (as a shell
-/// reports SIGINT), 1 when bisect could not confirm or narrow the slowdown it was given,
-/// 2 for any other error. Success is 0.
+/// reports SIGINT), 3 when the gate found a regression beyond it, 1 when bisect could not
+/// confirm or narrow the slowdown it was given or a gated command failed, 2 for any other
+/// error. Success is 0.
 pub fn exit_status(e: &anyhow::Error) -> i32 {
     if e.is::<crate::runner::Interrupted>() {
         130
-    } else if e.is::<cmd::bisect::NotFound>() {
+    } else if e.is::<crate::report::gate::GateFailed>() {
+        3
+    } else if e.is::<cmd::bisect::NotFound>() || e.is::<GatedFailure>() {
         1
     } else {
         2
+    }
+}
+
+/// Whether `e` is an error of the tool (said as "error: …"), not a finding or an interruption.
+pub fn is_tool_error(e: &anyhow::Error) -> bool {
+    e.is::<GatedFailure>() || exit_status(e) == 2
+}
+
+impl Command {
+    /// The gate the command was given, if any.
+    fn fail_on(&self) -> Option<crate::report::gate::FailOn> {
+        match self {
+            Command::Run(a) => a.gate.fail_on,
+            Command::History(a) => a.run.gate.fail_on,
+            Command::Its10406(a) => a.gate.fail_on,
+            Command::Report { gate, .. } | Command::Compare { gate, .. } => gate.fail_on,
+            _ => None,
+        }
+    }
+}
+
+/// A command line clap refuses: its usage error, with status 1 under a gate as every other
+/// failure of the tool there (clap's own 2 otherwise); help and version as clap gives them.
+fn refused(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let gated = std::env::args().any(|a| a == "--fail-on" || a.starts_with("--fail-on="));
+    if gated && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        std::process::exit(1);
+    }
+    e.exit()
+}
+
+/// Under a gate, every error but the gate's own and an interruption is the tool's: status 1.
+fn gated(e: anyhow::Error) -> anyhow::Error {
+    if exit_status(&e) == 2 {
+        GatedFailure(e).into()
+    } else {
+        e
     }
 }
 
@@ -162,11 +216,20 @@ pub fn main() -> Result<()> {
     // (`--entries -5`), never taken for an unknown option.
     let negative = |a: clap::Arg| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a };
     let cli = Cli::command().mut_subcommands(|c| c.mut_args(negative));
-    let matches = cli.term_width(width).max_term_width(width).get_matches();
+    let matches = cli.term_width(width).max_term_width(width).try_get_matches().unwrap_or_else(|e| refused(e));
     let given = given(&matches);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let gate = cli.command.fail_on();
+    let result = dispatch(cli.command, given);
+    match gate {
+        Some(_) => result.map_err(gated),
+        None => result,
+    }
+}
+
+fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Result<()> {
     crate::envvars::check_all()?;
-    match cli.command {
+    match command {
         Command::Tags { git, json } => cmd::tags::run(git, json),
         Command::Build { tags, source, build, c_harness, json, layout_objects } => {
             cmd::build::run(&tags, &source, &build, c_harness, json, layout_objects)
@@ -176,17 +239,18 @@ pub fn main() -> Result<()> {
             args.given = given;
             cmd::run::run(&args)
         }
-        Command::Report { file, format, baseline, out_dir, force, metric } => cmd::report::run(
+        Command::Report { file, format, baseline, out_dir, force, metric, gate } => cmd::report::run(
             &file,
             &format,
             baseline.as_deref(),
             out_dir.as_deref(),
             metric,
             crate::files::Existing::forced(force),
+            gate.fail_on,
         ),
         Command::Merge(args) => cmd::merge::run(&args),
         Command::Site { dir, runs, force } => cmd::site::run(&dir, &runs, force),
-        Command::Compare { old, new, json } => cmd::report::compare(&old, &new, json),
+        Command::Compare { old, new, json, gate } => cmd::report::compare(&old, &new, json, gate.fail_on),
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::PairedWorker(args) => crate::runner::paired_worker::main(args),
         Command::Bisect(mut args) => {

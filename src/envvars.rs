@@ -60,6 +60,18 @@ pub fn seconds(name: &str) -> Result<Option<u64>> {
     }
 }
 
+/// GitHub Actions' own variables, set in its jobs: the file a job's summary is appended to.
+pub fn github_step_summary() -> Option<PathBuf> {
+    path("GITHUB_STEP_SUMMARY")
+}
+
+/// The page of the GitHub Actions run this job belongs to, where its artifacts are listed.
+pub fn github_run_url() -> Option<String> {
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    let (server, repository, run) = (var("GITHUB_SERVER_URL")?, var("GITHUB_REPOSITORY")?, var("GITHUB_RUN_ID")?);
+    Some(format!("{server}/{repository}/actions/runs/{run}#artifacts"))
+}
+
 /// `LMDB_REGRESS_PROGRESS_INTERVAL`: seconds between progress lines when stderr is no
 /// terminal (tests shorten it).
 pub const PROGRESS_INTERVAL: &str = "LMDB_REGRESS_PROGRESS_INTERVAL";

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Writes testdata/findings-{step,time-only,none}.jsonl: three small, deterministic run files
-whose findings (the summary every report opens with) are golden (tests/findings.rs):
+whose findings (the summary every report opens with) are golden (tests/findings.rs), and
+testdata/findings-just-inside.jsonl for the gate:
 
 - step: write does 23.3% more instructions from LMDB_0.9.21 on and takes 10% longer;
   0.9.19 and 0.9.20 were asked for and not measured, so the step may lie there too;
 - time-only: readSeq 5% faster from LMDB_0.9.22 on, its instructions unchanged;
-- none: nothing moves, and eight noisy rounds resolve nothing.
+- none: nothing moves, and eight noisy rounds resolve nothing;
+- just-inside: write 1% slower and 1% more instructions from LMDB_0.9.21 on, resolved
+  tightly: a change just inside the gate `--fail-on slower:2%` (tests/gate.rs).
 
 Rerun only to change the fixtures."""
 import json
@@ -91,3 +94,6 @@ run("time-only", 12, 0.01,
 run("none", 8, 0.08,
     {"readSeq": flat(20.0), "write": flat(75.0)},
     {"readSeq": flat(3_100_000), "write": flat(65_000_000)})
+run("just-inside", 12, 0.002,
+    {"readSeq": flat(20.0), "write": stepped(75.0, 75.75, "LMDB_0.9.21")},
+    {"readSeq": flat(3_100_000), "write": stepped(65_000_000, 65_650_000, "LMDB_0.9.21")})

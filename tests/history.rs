@@ -168,3 +168,94 @@ fn bad_ranges_say_why() {
         assert!(!out.status.success() && stderr(&out).contains(says), "{range}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn extend_measures_only_the_new_commits_and_gates_their_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    let saved_last = commit(&repo, "a comment in mdb.c");
+    let out_dir = tmp.path().join("history");
+    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    // Commits land after the saved history: a step among them.
+    set_spins(&repo, 200);
+    let step = commit(&repo, "ITS#1234 spin in every put");
+    let p = repo.join("libraries/liblmdb/midl.h");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    let quiet = commit(&repo, "a comment");
+    let extend = |gate: &str| {
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
+            .args(["--fail-on", gate, "--git"])
+            .arg(&repo)
+            .arg("--extend")
+            .arg(out_dir.join("history.json"))
+            .output()
+            .unwrap()
+    };
+    let o = extend("slower:2%");
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(3), "{out}\n{err}");
+    // Only the new commits were measured, in a run of their own beside the saved one.
+    let added = out_dir.join(format!("history-after-{}.jsonl", &saved_last[..10]));
+    let run: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&added).unwrap().lines().next().unwrap()).unwrap();
+    let tags: Vec<&str> = run["tags"].as_array().unwrap().iter().map(|t| t["tag"].as_str().unwrap()).collect();
+    assert_eq!(tags, [&step[..10], &quiet[..10]], "{run}");
+    // The step is new, and the gate judged the new commits only.
+    assert!(out.contains("extended: 2 new commits after") && out.contains(&format!("new {} +", &step[..10])), "{out}");
+    let failed = format!("failed: write (rust) {} against {}: instructions +", &step[..10], &saved_last[..10]);
+    assert!(err.contains(&failed), "{err}");
+    assert!(err.contains("gate slower:2%: FAILED, 1 of 2 comparisons beyond it"), "{err}");
+    let h: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("history.json")).unwrap()).unwrap();
+    assert_eq!(h["points"].as_array().unwrap().len(), 4, "{h}");
+    assert_ne!(std::fs::read(out_dir.join("history.json")).unwrap(), saved);
+    // Nothing new since: nothing measured, and nothing to fail.
+    let o = extend("slower:2%");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to measure"), "{}", stderr(&o));
+}
+
+#[test]
+fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    commit(&repo, "a comment in mdb.c");
+    let out_dir = tmp.path().join("history");
+    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    // Another line: the saved commit is no longer on HEAD's first-parent line.
+    git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* another */\n").unwrap();
+    commit(&repo, "another comment");
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+        .arg(&repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not the line"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    // A setting that differs from the saved run's is refused, naming it.
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "4000", "--git"])
+        .arg(&repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--entries 4000 (the run file: 2000)"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+}

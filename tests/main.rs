@@ -12,6 +12,7 @@ mod browser;
 mod commands;
 mod console;
 mod findings;
+mod gate;
 mod harness;
 mod history;
 mod hunt;

@@ -43,6 +43,16 @@ impl BuildArgs {
     }
 }
 
+/// The regression gate: shared by every command that reports comparisons.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GateArgs {
+    /// Exit 3 when a comparison is slower beyond PCT (e.g. slower:2%): in time when its whole
+    /// interval lies above +PCT, in instructions when every count rose by more; an interval
+    /// that reaches past it is a warning. With it, a failure of the tool exits 1.
+    #[arg(long, value_name = "slower:PCT%")]
+    pub fail_on: Option<crate::report::gate::FailOn>,
+}
+
 /// How time samples' code is laid out: shared by every command that measures time.
 #[derive(Args, Debug, Clone)]
 pub struct LayoutArgs {

@@ -3,7 +3,7 @@
 //! this command picks the commits and renders the result in commit order.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
@@ -24,6 +24,11 @@ pub struct HistoryArgs {
     /// Render the history from this run file (e.g. shards joined by `merge`) instead of measuring.
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+    /// Extend this saved history (its history.json) with the commits of --range after its
+    /// last one: only those are measured, with the settings of its run file; its files are
+    /// rewritten only once they are.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "out_dir", "resume", "shard"])]
+    pub extend: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -72,8 +77,24 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     }
     let repo = GitRepo::open(&git)?;
     let points = points(&repo, &args.range)?;
+    if let Some(file) = &args.extend {
+        return extend(args, file, points);
+    }
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
+    if args.run.confirm {
+        bail!(
+            "history does not take --confirm: its gate judges each commit against the one before, and a failing \
+             commit is measured again beside the one before it by `lmdb-regress run --git PATH --tags A,B \
+             --fail-on slower:PCT% --confirm`"
+        );
+    }
+    if shard && args.run.gate.fail_on.is_some() {
+        bail!(
+            "a shard measures part of a history, whose steps the gate cannot judge: `merge` the shards' run \
+             files, then give --fail-on to `history --from MERGED`"
+        );
+    }
     // Said before anything is measured.
     let outputs: Vec<PathBuf> = OUTPUTS.iter().map(|name| args.out_dir.join(name)).collect();
     for out in outputs.iter().filter(|_| !shard) {
@@ -92,13 +113,125 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
         return Ok(());
     }
     let model = crate::report::model::build(&data, None)?;
-    let history = History::of(&args.range, points, &model);
+    let mut history = History::of(&args.range, points, &model);
+    history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
     let files = [text.clone().into_bytes(), serde_json::to_vec_pretty(&history)?, history.html().into_bytes()];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
-    Ok(())
+    match args.run.gate.fail_on {
+        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |_| true).conclude(),
+        None => Ok(()),
+    }
+}
+
+/// How a history names its run file: by its name when it lies in the history's folder,
+/// else by its path.
+fn run_name(run: &Path, dir: &Path) -> String {
+    let beside = run.parent().zip(run.file_name()).filter(|(parent, _)| same_dir(parent, dir));
+    match beside {
+        Some((_, name)) => name.to_string_lossy().into_owned(),
+        None => std::path::absolute(run).unwrap_or_else(|_| run.to_path_buf()).display().to_string(),
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(if p.as_os_str().is_empty() { Path::new(".") } else { p }).ok();
+    canonical(a).is_some_and(|a| Some(a) == canonical(b))
+}
+
+/// `history --extend FILE`: the commits of `points` after the saved history's last one,
+/// measured with its run file's settings; then its run joined with theirs (by `merge`, which
+/// checks that every setting agrees) and its files written again, all or none.
+fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
+    let saved: History = serde_json::from_str(&crate::files::read_text(file, "history")?)
+        .with_context(|| format!("{} is not a history.json written by `lmdb-regress history`", file.display()))?;
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let Some(run) = saved.run.as_deref().map(|r| dir.join(r)) else {
+        bail!(
+            "{} names no run file (it was written before histories could be extended): measure its range again \
+             with `history --range {}`",
+            file.display(),
+            saved.range
+        )
+    };
+    let old = runfile::load(&run)?;
+    if !old.header.plan.metric.is_exact() {
+        bail!(
+            "{} is a history by time: its new commits would be compared with the saved ones across two runs, \
+             which measures the moments, not LMDB; extend histories by instructions, or measure the range again",
+            file.display()
+        );
+    }
+    let given = RunArgs { given: extension_flags(&args.run), ..args.run.clone() };
+    super::resume::refuse_contradictions(&given, &old)?;
+    let new = new_points(&saved, &points, &args.range, file)?;
+    let last = short(&saved.points[saved.points.len() - 1].commit).to_string();
+    if new.is_empty() {
+        eprintln!(
+            "{}: no commit after {last} up to the end of --range {}: nothing to measure, and nothing for a gate to judge",
+            file.display(),
+            args.range
+        );
+        return Ok(());
+    }
+    let merged_run = dir.join(format!("history-through-{}.jsonl", short(&points[points.len() - 1].commit)));
+    let existing = crate::files::Existing::forced(args.run.force);
+    crate::files::refuse_existing(&merged_run, existing)?;
+    let tags: Vec<&str> = new.iter().map(|p| p.label.as_str()).collect();
+    eprintln!("extending {}: {} after {last}", file.display(), crate::report::cells::plural(new.len(), "new commit"));
+    let added = crate::cmd::run::measure_recorded(&old, &tags.join(","), &args.run, (dir.clone(), format!("history-after-{last}")))?;
+    let merged = crate::runner::merge::merge(vec![old, added], false)?;
+    let model = crate::report::model::build(&merged, None)?;
+    let mut history = History::of(&args.range, points, &model);
+    history.run = Some(run_name(&merged_run, &dir));
+    history.new_from = Some(saved.points.len());
+    let text = history.text();
+    let files = [
+        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
+        (dir.join(OUTPUTS[1]), serde_json::to_vec_pretty(&history)?),
+        (dir.join(OUTPUTS[2]), history.html().into_bytes()),
+        (merged_run, merged.text()?.into_bytes()),
+    ];
+    // The saved history's own files are what an extension replaces.
+    super::write_set(&files, crate::files::Existing::Replace)?;
+    print!("{text}");
+    match args.run.gate.fail_on {
+        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |c| history.is_new(c)).conclude(),
+        None => Ok(()),
+    }
+}
+
+/// The points of `range` after the saved history's: the saved commits must be where the
+/// range begins, on its first-parent line.
+fn new_points(saved: &History, points: &[Point], range: &str, file: &Path) -> Result<Vec<Point>> {
+    let differs = saved.points.iter().zip(points).position(|(s, p)| s.commit != p.commit);
+    match differs {
+        None if points.len() >= saved.points.len() => Ok(points[saved.points.len()..].to_vec()),
+        None => bail!(
+            "--range {range} ends before {} does ({} commits, the saved history {}): give a range that reaches past its last commit",
+            file.display(),
+            points.len(),
+            saved.points.len()
+        ),
+        Some(i) => bail!(
+            "--range {range} is not the line {} was measured on: its commit {} is {} there, {} in the range; \
+             give its own start ({}) and an end on the same first-parent line",
+            file.display(),
+            i + 1,
+            short(&saved.points[i].commit),
+            short(&points[i].commit),
+            saved.range
+        ),
+    }
+}
+
+/// The flags given to an extension that could change what a sample measures: the
+/// history's own (range, extend) and those of the gate change nothing.
+fn extension_flags(run: &RunArgs) -> BTreeSet<String> {
+    let own = ["range", "extend", "out_dir", "from", "force"];
+    run.given.iter().filter(|id| !own.contains(&id.as_str())).cloned().collect()
 }
 
 /// Refuses a run file that is no history of `range`: its units must be the range's
@@ -170,4 +303,8 @@ fn history_run(args: &HistoryArgs, git: &std::path::Path, points: &[Point]) -> R
     }
     run.default_out = Some((args.out_dir.clone(), "history".into()));
     run
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::{BuildArgs, LayoutArgs, PairingArgs};
+use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
 use crate::report::{self, model};
 use crate::runner::runfile::{Engine, Metric};
@@ -48,6 +48,12 @@ pub struct ItsArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// With --fail-on: measure what fails again in a second, independent run, and fail only
+    /// what both runs fail.
+    #[arg(long, requires = "fail_on")]
+    pub confirm: bool,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
@@ -103,9 +109,11 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         },
         resume: args.resume.clone(),
         resume_with: Some("its-10406 --resume".into()),
+        confirm: args.confirm,
         // One warm-up round, every other option as `run` gives it.
         ..super::request::RunArgs::defaults()
     };
+    super::run::refuse_confirm_with_resume(&run_args)?;
     let data = super::run::measure(&run_args)?;
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
     let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
@@ -148,5 +156,8 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     for (p, _) in outputs {
         eprintln!("wrote {}", p.display());
     }
-    Ok(())
+    match args.gate.fail_on {
+        Some(fail_on) => super::run::gate(&run_args, &data, &m, fail_on)?.conclude(),
+        None => Ok(()),
+    }
 }

@@ -2,9 +2,11 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::files::{self, Existing};
+use crate::report::gate::{self, FailOn};
+use crate::report::github::Github;
 use crate::report::{self, Format};
 use crate::runner::runfile;
 
@@ -15,14 +17,21 @@ pub fn run(
     out_dir: Option<&Path>,
     metric: Option<runfile::Metric>,
     existing: Existing,
+    fail_on: Option<FailOn>,
 ) -> Result<()> {
     let formats = report::distinct(formats);
     let data = runfile::load(file)?;
     let model = report::model::build_with(&data, baseline, metric)?;
+    let outcome = fail_on.map(|f| gate::of_report(&model, f));
+    let github = Github {
+        gate: outcome.clone(),
+        artifacts: crate::envvars::github_run_url(),
+        run_file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
+    };
     match out_dir {
         Some(dir) => {
             let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
-            let outputs = report::files_of(&model, &formats, dir, &stem)?;
+            let outputs = report::files_of_with(&model, &formats, dir, &stem, &github)?;
             files::refuse_inputs(outputs.iter().map(|(p, _)| p.as_path()), &[file])?;
             super::write_set(&outputs, existing)?;
             for (p, _) in outputs {
@@ -32,13 +41,32 @@ pub fn run(
         None => {
             use std::io::Write;
             let format = report::stdout_format(&formats)?;
-            std::io::stdout().lock().write_all(&report::render(&model, format)?)?;
+            std::io::stdout().lock().write_all(&report::render_with(&model, format, &github)?)?;
         }
     }
-    Ok(())
+    if formats.contains(&Format::Github) {
+        job_summary(&github.render(&model))?;
+    }
+    match outcome {
+        Some(outcome) => outcome.conclude(),
+        None => Ok(()),
+    }
 }
 
-pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
+/// Appends `document` to the job's summary in GitHub Actions ($GITHUB_STEP_SUMMARY), when
+/// there is one.
+fn job_summary(document: &str) -> Result<()> {
+    use std::io::Write;
+    let Some(path) = crate::envvars::github_step_summary() else { return Ok(()) };
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {} ($GITHUB_STEP_SUMMARY)", path.display()))?;
+    f.write_all(document.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
+}
+
+pub fn compare(old: &Path, new: &Path, json: bool, fail_on: Option<FailOn>) -> Result<()> {
     let (o, n) = (runfile::load(old)?, runfile::load(new)?);
     for (path, run) in [(old, &o), (new, &n)] {
         if run.samples.is_empty() {
@@ -54,5 +82,8 @@ pub fn compare(old: &Path, new: &Path, json: bool) -> Result<()> {
     } else {
         print!("{}", report::compare::render_text(&c));
     }
-    Ok(())
+    match fail_on {
+        Some(fail_on) => gate::of_compare(&c, fail_on).conclude(),
+        None => Ok(()),
+    }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::args::{BuildArgs, LayoutArgs, PairingArgs};
+use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::runner::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::Suite;
@@ -96,6 +96,12 @@ pub struct RunArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// With --fail-on: measure what fails again in a second, independent run (the baseline
+    /// and the failing tags and workloads only), and fail only what both runs fail.
+    #[arg(long, requires = "fail_on")]
+    pub confirm: bool,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,

@@ -14,6 +14,8 @@ use crate::matrix::{Status, TagStatus};
 use crate::runner::runfile::{
     self, Engine, Failure, Header, Layouts, Metric, Pairing, Phase, Plan, Record, RunData, RunWriter, Shard,
 };
+use crate::report::gate::{self, FailOn};
+use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 
@@ -308,6 +310,28 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     Ok((spec, header, failures))
 }
 
+/// A new run of `tags` with the plan, configuration, workloads, engines and toolchains
+/// that `recorded` (another run) was measured with, into a new file `stem` in `dir`: what
+/// extends a history with its own settings. `args` gives only what changes no sample
+/// (--git, --jobs).
+pub fn measure_recorded(recorded: &RunData, tags: &str, args: &RunArgs, (dir, stem): (PathBuf, String)) -> Result<RunData> {
+    let h = &recorded.header;
+    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
+    let Prepared { tags, labels, units, failures } = prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
+    if units.is_empty() {
+        bail!("no tag could be built, so nothing can be measured (see the reasons above)");
+    }
+    let plan = Plan { shard: None, control: None, ..h.plan.clone() };
+    let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
+    let header = spec.header(tags, &labels);
+    for u in &spec.units {
+        u.check_recorded(&header.tags)?;
+    }
+    let mut writer = create_run_file(None, Existing::Refuse, (dir, stem), &header, failures)?;
+    let outcome = spec.start(&mut writer)?;
+    finish(&spec, outcome.stopped, &mut writer, &[], args)
+}
+
 /// `--shard K/N` over the tags the spec names.
 fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> {
     let Some((k, n)) = args.shard else { return Ok(None) };
@@ -508,6 +532,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", crate::workload::suite::describe_presets());
         return Ok(());
     }
+    refuse_confirm_with_resume(args)?;
     let data = measure(args)?;
     let model = crate::report::model::build(&data, None)?;
     if args.summary_json {
@@ -525,5 +550,80 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         bail!("no sample was measured; every failure is listed above");
     }
+    match args.gate.fail_on {
+        Some(fail_on) => gate(args, &data, &model, fail_on)?.conclude(),
+        None => Ok(()),
+    }
+}
+
+/// `--confirm` measures again with the flags given, which a resumed run does not follow
+/// (its file's plan does): said before anything is measured.
+pub fn refuse_confirm_with_resume(args: &RunArgs) -> Result<()> {
+    if args.confirm && args.resume.is_some() {
+        bail!(
+            "--confirm measures the failing comparisons again with the flags given, and a resumed run keeps \
+             its file's: resume without --confirm, or confirm with a new run"
+        );
+    }
     Ok(())
+}
+
+/// The gate over `model`, the report of `data` as `args` measured it; with `--confirm`, its
+/// failures measured again in a second, independent run, so that only what both runs fail
+/// fails.
+pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn) -> Result<gate::Outcome> {
+    let first = gate::of_report(model, fail_on);
+    if !args.confirm || first.failed().next().is_none() {
+        return Ok(first);
+    }
+    let again = confirming(args, data, model, &first);
+    let tags: Vec<&str> = again.tags.split(',').filter(|t| *t != model.baseline).collect();
+    eprintln!(
+        "{} beyond the gate {fail_on}: measuring {} again in a second run ({} against {})",
+        crate::report::cells::plural(first.failed().count(), "comparison"),
+        again.workloads,
+        tags.join(", "),
+        model.baseline
+    );
+    let second = measure(&again)?;
+    let model = crate::report::model::build(&second, Some(&model.baseline))?;
+    Ok(first.confirmed_by(&gate::of_report(&model, fail_on)))
+}
+
+/// The run that measures `first`'s failures again: the baseline and the failing tags, the
+/// failing workloads and engines, every other flag as given, into a file of its own beside
+/// the first run's.
+fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::Outcome) -> RunArgs {
+    let failed = first.failed_subjects();
+    let mut tags = vec![model.baseline.clone()];
+    let mut workloads: Vec<String> = Vec::new();
+    let mut engine: Vec<Engine> = Vec::new();
+    for s in failed {
+        let base = model.label(&s.tag).base.clone();
+        if !tags.contains(&base) {
+            tags.push(base);
+        }
+        if !workloads.contains(&s.workload.to_string()) {
+            workloads.push(s.workload.to_string());
+        }
+        if !engine.contains(&s.engine) {
+            engine.push(s.engine);
+        }
+    }
+    let beside = data.path.as_deref().and_then(|p| {
+        let stem = p.file_stem()?.to_string_lossy().into_owned();
+        Some((p.parent()?.to_path_buf(), format!("{stem}-confirm")))
+    });
+    RunArgs {
+        tags: tags.join(","),
+        workloads: workloads.join(","),
+        engine,
+        out: None,
+        force: false,
+        resume: None,
+        shard: None,
+        control: None,
+        default_out: Some(beside.unwrap_or_else(|| default_out("confirm"))),
+        ..args.clone()
+    }
 }

@@ -8,8 +8,10 @@ use html_escape::encode_text as esc;
 use serde::{Deserialize, Serialize};
 
 use super::model::ReportModel;
-use crate::runner::runfile::Status;
+use crate::runner::runfile::{Engine, Metric, Status};
 use crate::stats::history::steps;
+use crate::stats::Comparison;
+use crate::workload::Workload;
 
 /// One commit of the history, oldest first; the first is the range's start.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -36,23 +38,50 @@ pub struct StepRow {
     pub change_percent: f64,
 }
 
+/// A commit against the one measured before it, as the report model compared them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Change {
+    pub commit: String,
+    /// The commit measured before it.
+    pub after: String,
+    /// In the history's metric.
+    pub comparison: Comparison,
+    /// Instructions beside time, when counted.
+    pub instructions: Option<Comparison>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
-    pub engine: String,
-    pub workload: String,
+    pub engine: Engine,
+    pub workload: Workload,
     /// One value per point (the median over its samples); None: not measured.
     pub values: Vec<Option<f64>>,
     pub steps: Vec<StepRow>,
+    /// Every measured commit against the one before it (histories written before the gate
+    /// have none).
+    #[serde(default)]
+    pub changes: Vec<Change>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct History {
     pub range: String,
     pub unit: String,
+    /// What its values are (histories written before the gate: time, and no changes).
+    #[serde(default)]
+    pub metric: Metric,
     /// Changes within ± this fraction are no step.
     pub tolerance: f64,
     pub points: Vec<Point>,
     pub series: Vec<Series>,
+    /// The run file its values come from, relative to the history's folder when it lies
+    /// there (histories written before `--extend`: none).
+    #[serde(default)]
+    pub run: Option<String>,
+    /// With `--extend`: the index of the first point this extension measured; the points
+    /// before it were the saved history's.
+    #[serde(default)]
+    pub new_from: Option<usize>,
 }
 
 /// `ITS#8557` from a subject such as "ITS#8557 fix ...".
@@ -90,10 +119,38 @@ impl History {
                         change_percent: (st.ratio - 1.0) * 100.0,
                     })
                     .collect();
-                Series { engine: s.engine.to_string(), workload: s.workload.to_string(), values, steps }
+                let order: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+                let commit = |label: &str| points.iter().find(|p| p.label == label).map(|p| p.commit.clone());
+                let changes = super::model::consecutive(model, s, &order)
+                    .into_iter()
+                    .filter_map(|d| {
+                        Some(Change {
+                            commit: commit(&d.tag)?,
+                            after: commit(&d.against)?,
+                            comparison: d.comparison,
+                            instructions: d.instructions,
+                        })
+                    })
+                    .collect();
+                Series { engine: s.engine, workload: s.workload, values, steps, changes }
             })
             .collect();
-        History { range: range.to_string(), unit: model.unit.label.to_string(), tolerance, points, series }
+        History {
+            range: range.to_string(),
+            unit: model.unit.label.to_string(),
+            metric: model.unit.metric,
+            tolerance,
+            points,
+            series,
+            run: None,
+            new_from: None,
+        }
+    }
+
+    /// Whether `commit` is one this extension added (none is, unless extended).
+    pub fn is_new(&self, commit: &str) -> bool {
+        let Some(from) = self.new_from else { return false };
+        self.points.iter().position(|p| p.commit == commit).is_some_and(|i| i >= from)
     }
 
     /// 80 columns: the range, what was measured and skipped, then every step.
@@ -111,6 +168,17 @@ impl History {
         );
         o.push_str(&crate::terminal::wrap(&intro, width, ""));
         o.push('\n');
+        if let Some(from) = self.new_from {
+            let new_steps = self.series.iter().flat_map(|s| &s.steps).filter(|st| self.is_new(&st.commit)).count();
+            let line = format!(
+                "extended: {} after {}, {} among them (marked new).",
+                super::cells::plural(self.points.len().saturating_sub(from), "new commit"),
+                self.points.get(from.saturating_sub(1)).map_or("the start", |p| short(&p.commit)),
+                super::cells::plural(new_steps, "step")
+            );
+            o.push_str(&crate::terminal::wrap(&line, width, ""));
+            o.push('\n');
+        }
         for p in &skipped {
             let line =
                 format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref().unwrap_or(""));
@@ -121,8 +189,9 @@ impl History {
             let _ = writeln!(o, "\n{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step"));
             for st in &s.steps {
                 let its = st.its.as_deref().map(|i| format!(" {i}")).unwrap_or_default();
+                let new = if self.is_new(&st.commit) { "new " } else { "" };
                 let line = format!(
-                    "{} {:+.1}% ({} -> {}){its}: {}",
+                    "{new}{} {:+.1}% ({} -> {}){its}: {}",
                     short(&st.commit),
                     st.change_percent,
                     super::cells::num(st.before_value),
@@ -145,8 +214,8 @@ impl History {
             let _ = write!(
                 body,
                 "<h2>{} {}</h2>\n{}",
-                esc(&s.engine),
-                esc(&s.workload),
+                esc(&s.engine.to_string()),
+                esc(&s.workload.to_string()),
                 super::html::figure(&self.chart(s))
             );
         }
@@ -191,8 +260,8 @@ impl History {
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" \
              aria-label=\"{} {} in {}\"><text x=\"4\" y=\"14\" font-size=\"12\">{} to {} {}</text>\
              <path d=\"{path}\" fill=\"none\" stroke=\"#246\" stroke-width=\"1.5\"/>",
-            esc(&s.engine),
-            esc(&s.workload),
+            esc(&s.engine.to_string()),
+            esc(&s.workload.to_string()),
             esc(&self.unit),
             super::cells::num(lo),
             super::cells::num(hi),

@@ -7,6 +7,8 @@ pub mod cells;
 pub mod compare;
 pub mod csv;
 pub mod extras;
+pub mod gate;
+pub mod github;
 pub mod history;
 pub mod html;
 pub mod json;
@@ -34,6 +36,8 @@ pub enum Format {
     Csv,
     Svg,
     Html,
+    /// One Markdown document for a pull request's comment or a job's summary.
+    Github,
 }
 
 /// One file an exporter produces: `suffix` is appended to the report's stem.
@@ -54,6 +58,7 @@ pub fn exporter(f: Format) -> Box<dyn Exporter> {
         Format::Csv => Box::new(csv::Csv),
         Format::Svg => Box::new(svg::Svg),
         Format::Html => Box::new(html::Html),
+        Format::Github => Box::new(github::Github::default()),
     }
 }
 
@@ -88,9 +93,22 @@ pub fn stdout_format(formats: &[Format]) -> Result<Format> {
     }
 }
 
+/// `f`'s exporter, `--format github` with what it says beyond the report.
+fn exporter_with(f: Format, github: &github::Github) -> Box<dyn Exporter> {
+    match f {
+        Format::Github => Box::new(github.clone()),
+        f => exporter(f),
+    }
+}
+
 /// A single-document format's output, for stdout.
 pub fn render(m: &ReportModel, f: Format) -> Result<Vec<u8>> {
-    let mut outputs = exporter(f).export(m)?;
+    render_with(m, f, &github::Github::default())
+}
+
+/// [`render`], `--format github` given its gate and links.
+pub fn render_with(m: &ReportModel, f: Format, github: &github::Github) -> Result<Vec<u8>> {
+    let mut outputs = exporter_with(f, github).export(m)?;
     anyhow::ensure!(outputs.len() == 1, "{} gave {} documents where one was expected", f.name(), outputs.len());
     Ok(outputs.remove(0).bytes)
 }
@@ -109,9 +127,20 @@ pub fn distinct(formats: &[Format]) -> Vec<Format> {
 /// Every output of each format (named once, see [`distinct`]), rendered, as the file
 /// `<dir>/<stem><suffix>` it is to be written to.
 pub fn files_of(m: &ReportModel, formats: &[Format], dir: &Path, stem: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    files_of_with(m, formats, dir, stem, &github::Github::default())
+}
+
+/// [`files_of`], `--format github` given its gate and links.
+pub fn files_of_with(
+    m: &ReportModel,
+    formats: &[Format],
+    dir: &Path,
+    stem: &str,
+    github: &github::Github,
+) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut outputs = Vec::new();
     for f in distinct(formats) {
-        for o in exporter(f).export(m)? {
+        for o in exporter_with(f, github).export(m)? {
             outputs.push((dir.join(format!("{stem}{}", o.suffix)), o.bytes));
         }
     }

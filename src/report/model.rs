@@ -23,6 +23,8 @@ pub enum DeltaKind {
     Control,
     /// A tag's build by another toolchain against its build by the reference toolchain.
     Toolchain,
+    /// A commit of a history against the one measured before it.
+    Previous,
 }
 
 /// One tag against another, in the section's metric, with instructions beside time.
@@ -438,6 +440,16 @@ impl Units<'_> {
     fn own_baseline(&self, label: &str) -> String {
         Label::build(self.baseline, self.of(label).compared_as().1).to_string()
     }
+}
+
+/// Each label of `order` (a history's commits, oldest first) against the one measured
+/// before it in section `s`, one family over the section's pairs: the comparisons a
+/// history's steps and its gate read, made here as every other.
+pub fn consecutive(m: &ReportModel, s: &Section, order: &[&str]) -> Vec<Delta> {
+    let Some(b) = m.blocks.get(&(s.engine, s.workload)) else { return Vec::new() };
+    let measured: Vec<&str> = order.iter().copied().filter(|l| b.compared.contains_key(*l)).collect();
+    let k = measured.len().saturating_sub(1);
+    measured.windows(2).filter_map(|w| delta(b, w[0], w[1], DeltaKind::Previous, k, &m.rule)).collect()
 }
 
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.

@@ -62,6 +62,8 @@ pub enum Metric {
 /// What a metric is, as data: adding a metric is a variant of [`Metric`], its row in
 /// [`Metric::info`], and the measurement its samples carry.
 pub struct MetricInfo {
+    /// The metric in a sentence ("time", "instructions").
+    pub name: &'static str,
     /// The column heading of LmdbJava's six workloads ("ms/op", "instr/entry").
     pub unit: &'static str,
     /// Exact: counted, repeating to the last unit, so judged within a tolerance rather than
@@ -86,6 +88,7 @@ impl Metric {
     /// The metric's one row.
     pub fn info(self) -> &'static MetricInfo {
         const TIME: MetricInfo = MetricInfo {
+            name: "time",
             unit: "ms/op",
             exact: false,
             missing: None,
@@ -95,6 +98,7 @@ impl Metric {
             display: 1e6,
         };
         const INSTRUCTIONS: MetricInfo = MetricInfo {
+            name: "instructions",
             unit: "instr/entry",
             exact: true,
             missing: Some(
@@ -112,6 +116,11 @@ impl Metric {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
         }
+    }
+
+    /// The metric in a sentence.
+    pub fn name(self) -> &'static str {
+        self.info().name
     }
 
     /// The column heading of LmdbJava's six workloads.

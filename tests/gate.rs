@@ -1,0 +1,275 @@
+//! The regression gate (`--fail-on`) on crafted run files (testdata/make-findings-runs.py):
+//! exit 3 for a regression beyond it, 0 for one just inside it and for an undecided one
+//! (with a warning naming the rounds that would decide it), 1 when the tool fails.
+
+use std::process::Output;
+
+use crate::common::*;
+
+fn gated(args: &[&str]) -> Output {
+    lmdb_regress().args(args).output().expect("binary runs")
+}
+
+fn file(name: &str) -> String {
+    testdata(&format!("findings-{name}.jsonl")).display().to_string()
+}
+
+fn status(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+#[test]
+fn a_clear_regression_fails_the_gate_with_status_3() {
+    let o = gated(&["report", &file("step"), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(3), "{err}");
+    // write is 10% slower and does 23.3% more instructions from 0.9.21 on: both fail.
+    for tag in ["LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23"] {
+        let time = format!("failed: write (rust) {tag} against LMDB_0.9.17: time +10.");
+        let counts = format!(
+            "failed: write (rust) {tag} against LMDB_0.9.17: instructions +23.3% exact, every count above +2.0%"
+        );
+        assert!(err.contains(&time) && err.contains(&counts), "{tag}:\n{err}");
+    }
+    let head = "gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 tags not measured, so not judged\n";
+    assert!(err.starts_with(head), "{err}");
+    // The tags asked for and not built are said, not passed over.
+    assert!(err.contains("not judged: LMDB_0.9.19 (tried registries: no registry package carries this tag"), "{err}");
+    assert!(
+        err.lines().last().unwrap().starts_with("regression beyond the gate slower:2%: 6 of 16 comparisons beyond it"),
+        "{err}"
+    );
+    assert!(!err.contains("error:"), "a regression is no error of the tool's:\n{err}");
+    // The report itself is on stdout, as without a gate.
+    assert!(stdout(&o).contains("## Findings"));
+    // A gate above the step passes it.
+    let o = gated(&["report", &file("step"), "--fail-on", "slower:25%"]);
+    assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn a_change_just_inside_the_gate_passes_it() {
+    let o = gated(&["report", &file("just-inside"), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(0), "{err}");
+    let head = "gate slower:2%: passed, none of 16 comparisons beyond it; 2 tags not measured, so not judged\n";
+    assert!(err.starts_with(head), "{err}");
+    assert!(!err.contains("warning:"), "the intervals lie wholly inside the gate:\n{err}");
+    // The same change is beyond a gate below it: the file does hold a resolved slowdown.
+    let o = gated(&["report", &file("just-inside"), "--fail-on", "slower:0.5%"]);
+    assert_eq!(status(&o), Some(3), "{}", stderr(&o));
+}
+
+#[test]
+fn an_undecided_comparison_warns_with_the_rounds_that_would_decide_it() {
+    let o = gated(&["report", &file("none"), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(0), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert!(!warnings.is_empty(), "eight noisy rounds leave intervals that reach past +2%:\n{err}");
+    let head = format!(
+        "gate slower:2%: passed, none of 16 comparisons beyond it; {} warnings; 2 tags not measured, so not judged\n",
+        warnings.len()
+    );
+    assert!(err.starts_with(&head), "{err}");
+    for w in &warnings {
+        assert!(w.contains(": time ") && w.contains("the interval reaches past +2.0%: about "), "{w}");
+        assert!(w.ends_with("rounds would decide it (this comparison has 8)"), "{w}");
+    }
+    // Instruction counts are flat: none of them warns.
+    assert!(!warnings.iter().any(|w| w.contains("instructions")), "{err}");
+}
+
+#[test]
+fn compare_gates_the_new_run_against_the_old() {
+    let o = gated(&["compare", &file("none"), &file("step"), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    // Two separate runs, and the old one noisy: the gate names what it judged.
+    assert!(matches!(status(&o), Some(0 | 3)), "{err}");
+    assert!(err.starts_with("gate slower:2%: "), "{err}");
+    assert!(err.contains("write (rust) LMDB_0.9.21, new run against old: time"), "{err}");
+    let o = gated(&["compare", &file("step"), &file("step"), "--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(0), "a run against itself: {}", stderr(&o));
+}
+
+#[test]
+fn a_failure_of_the_tool_under_a_gate_is_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, "{\"type\":\"header\",\"schema\":1,\n").unwrap();
+    let o = gated(&["report", broken.to_str().unwrap(), "--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    // Without a gate the same failure keeps its status 2.
+    let o = gated(&["report", broken.to_str().unwrap()]);
+    assert_eq!(status(&o), Some(2), "{}", stderr(&o));
+    let o = gated(&["compare", broken.to_str().unwrap(), &file("step"), "--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn a_bad_threshold_is_refused_with_what_to_give() {
+    for (bad, says) in [
+        ("slower:abc", "\"abc\" is not a percentage"),
+        ("slower:2", "needs its percent sign (slower:2%)"),
+        ("faster:2%", "the gate fails on regressions only"),
+        ("slower:-2%", "a finite percentage of 0 or more"),
+    ] {
+        let o = gated(&["report", &file("step"), "--fail-on", bad]);
+        assert_eq!(status(&o), Some(1), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{bad}: {}", stderr(&o));
+    }
+}
+
+const OPEN: &str = "mdb_env_open(MDB_env *env, const char *path, unsigned int flags, mdb_mode_t mode)\n{\n";
+const PUT: &str = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
+
+/// A commit after LMDB_0.9.33 whose puts spin whenever `toggle` existed as their environment
+/// was opened: a slowdown the test takes away between the two runs of one command.
+fn planted(repo: &std::path::Path, toggle: &std::path::Path) -> String {
+    make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let check = format!("{OPEN}\tplanted = access(\"{}\", F_OK) == 0;\n", toggle.display());
+    let spin = format!("{PUT}\tif (planted) {{ volatile int spin; for (spin = 0; spin < 3000; spin++) ; }}\n");
+    let text = text
+        .replacen("#include <unistd.h>\n", "#include <unistd.h>\nstatic int planted;\n", 1)
+        .replacen(OPEN, &check, 1)
+        .replacen(PUT, &spin, 1);
+    assert!(text.contains("static int planted;") && text.contains("if (planted)"), "the plant took");
+    std::fs::write(&p, text).unwrap();
+    git(repo, &["commit", "-q", "-am", "spin in every put while the toggle exists"]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// `run --fail-on slower:2% --confirm` over LMDB_0.9.33 and the planted commit; when
+/// `take_away`, the toggle is removed as the second run is announced. Its status and stderr.
+fn confirmed_run(
+    repo: &std::path::Path,
+    commit: &str,
+    out: &std::path::Path,
+    toggle: &std::path::Path,
+    take_away: bool,
+) -> (Option<i32>, String) {
+    use std::io::BufRead;
+    std::fs::write(toggle, "").unwrap();
+    let mut child = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["run", "--workloads", "write", "--entries", "2000", "--rounds", "12", "--layouts", "fixed"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--git"])
+        .arg(repo)
+        .arg("--tags")
+        .arg(format!("LMDB_0.9.33,{commit}"))
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut err = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // Said before the second run builds or measures anything.
+        if take_away && line.contains("again in a second run") {
+            std::fs::remove_file(toggle).unwrap();
+        }
+        err += &line;
+        err.push('\n');
+    }
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn confirm_fails_only_what_a_second_run_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
+    let commit = planted(&repo, &toggle);
+    // The slowdown is there in the first run only: not counted.
+    let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("once.jsonl"), &toggle, true);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(err.contains("1 comparison beyond the gate slower:2%: measuring write again in a second run"), "{err}");
+    assert!(
+        err.contains("beyond +2.0% in the first run, but not in the second that measured it again (time "),
+        "{err}"
+    );
+    assert!(err.contains("gate slower:2%: passed, none of 1 comparison beyond it; 1 warning"), "{err}");
+    assert!(tmp.path().join("once-confirm.jsonl").is_file(), "the second run has a file of its own beside the first");
+    // The slowdown stays: both runs fail it.
+    let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("twice.jsonl"), &toggle, false);
+    assert_eq!(status, Some(3), "{err}");
+    assert!(err.contains("beyond +2.0% in both runs (the second: time +"), "{err}");
+}
+
+#[test]
+fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let github = |file: &str, gate: &[&str]| {
+        lmdb_regress()
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_SERVER_URL", "https://github.example")
+            .env("GITHUB_REPOSITORY", "owner/binding")
+            .env("GITHUB_RUN_ID", "42")
+            .args(["report", file, "--format", "github"])
+            .args(gate)
+            .output()
+            .expect("binary runs")
+    };
+    let o = github(&file("step"), &["--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(3), "{}", stderr(&o));
+    let doc = stdout(&o);
+    assert!(doc.starts_with("### gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 tags not"), "{doc}");
+    assert!(doc.len() <= lmdb_regress::report::github::LIMIT);
+    // What failed in a short table, the whole report collapsed after it.
+    let table = doc.find("| failed | write (rust) LMDB_0.9.21 against LMDB_0.9.17 | time +").unwrap();
+    let details = doc.find("<details>\n<summary>The whole report</summary>").unwrap();
+    assert!(table < details && doc.trim_end().ends_with("</details>"), "{doc}");
+    assert!(doc.contains("Run file: `findings-step.jsonl`, in [this run's artifacts](https://github.example/owner/binding/actions/runs/42#artifacts)."));
+    golden("findings-step-github.md", &doc);
+    // The job's summary gets the same document.
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), doc);
+    // Without a gate, the findings stand first.
+    let o = github(&file("none"), &[]);
+    assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("### lmdb-regress: no gate was given (`--fail-on slower:PCT%`)\n\n- "),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn its_10406_gates_every_tag_against_its_baseline_after_writing_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["its-10406", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "6", "--layouts", "fixed"])
+        .args(["--no-instructions", "--fail-on", "slower:50%", "--out-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("binary runs");
+    let err = stderr(&o);
+    // One comparison: 0.9.33's writes against 0.9.18's (0.9.17 is not measured here).
+    assert!(err.contains("gate slower:50%: passed, none of 1 comparison beyond it"), "{err}");
+    assert_eq!(status(&o), Some(0), "{err}");
+    let written = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .count();
+    assert_eq!(written, 1, "the reports are written before the gate judges");
+}
+
+#[test]
+fn a_gate_that_judged_nothing_is_no_pass() {
+    // The step run with one tag's samples alone: nothing is compared.
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one-tag.jsonl");
+    let text = std::fs::read_to_string(file("step")).unwrap();
+    let kept: Vec<&str> =
+        text.lines().filter(|l| !l.contains("\"type\":\"sample\"") || l.contains("\"tag\":\"LMDB_0.9.17\"")).collect();
+    std::fs::write(&one, kept.join("\n") + "\n").unwrap();
+    let o = gated(&["report", one.to_str().unwrap(), "--fail-on", "slower:2%"]);
+    assert_eq!(status(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: the gate slower:2% judged no comparison"), "{}", stderr(&o));
+}
