@@ -144,7 +144,11 @@ fn reexports(modules: &BTreeMap<Module, PathBuf>) -> BTreeMap<Module, Module> {
 
 /// The file module a path lands in: its longest prefix that is a file, after following
 /// re-exports.
-fn file_of<'a>(path: &Module, modules: &'a BTreeMap<Module, PathBuf>, re: &BTreeMap<Module, Module>) -> Option<&'a Module> {
+fn file_of<'a>(
+    path: &Module,
+    modules: &'a BTreeMap<Module, PathBuf>,
+    re: &BTreeMap<Module, Module>,
+) -> Option<&'a Module> {
     let mut path = path.clone();
     for _ in 0..4 {
         match (1..=path.len()).rev().find_map(|n| re.get(&path[..n]).map(|t| [t.as_slice(), &path[n..]].concat())) {
@@ -183,8 +187,7 @@ fn name(m: &Module) -> String {
 
 #[test]
 fn every_top_level_module_has_a_layer() {
-    let missing: Vec<String> =
-        modules().keys().filter(|m| m.len() == 1 && layer(m).is_none()).map(name).collect();
+    let missing: Vec<String> = modules().keys().filter(|m| m.len() == 1 && layer(m).is_none()).map(name).collect();
     assert!(missing.is_empty(), "modules in no layer of tests/architecture.rs: {missing:?}");
 }
 
@@ -219,10 +222,11 @@ fn no_files_import_each_other_around_a_circle() {
 fn the_import_reader_resolves_groups_and_super() {
     let me: Module = vec!["report".into(), "outline".into()];
     let got = paths(&me, "use super::{cells::plural, presets::{svg, csv::X}};\nuse crate::stats::ratio;\n");
-    let want: Vec<Module> = ["report::cells::plural", "report::presets::svg", "report::presets::csv::X", "stats::ratio"]
-        .iter()
-        .map(|p| p.split("::").map(str::to_string).collect())
-        .collect();
+    let want: Vec<Module> =
+        ["report::cells::plural", "report::presets::svg", "report::presets::csv::X", "stats::ratio"]
+            .iter()
+            .map(|p| p.split("::").map(str::to_string).collect())
+            .collect();
     assert_eq!(got, want);
 }
 

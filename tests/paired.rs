@@ -40,7 +40,8 @@ fn samples<'a>(lines: &'a [Value], tag: &'a str, workload: &'a str) -> impl Iter
 #[test]
 fn chunked_passes_compute_what_whole_passes_compute() {
     let n = 5000u32;
-    let args = ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "777", "--rounds", "2", "--layouts", "fixed"];
+    let args =
+        ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "777", "--rounds", "2", "--layouts", "fixed"];
     let (rows, lines, _d) = run(&args, &[]);
     let plan = &lines[0]["plan"];
     assert_eq!((&plan["pairing"], &plan["chunk"]), (&Value::from("chunks"), &Value::from(777)), "{plan}");
@@ -68,7 +69,8 @@ fn chunked_passes_compute_what_whole_passes_compute() {
 #[test]
 fn chunked_c_passes_compute_what_whole_c_passes_compute() {
     let n = 5000u32;
-    let common = ["--engine", "c", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--rounds", "2", "--layouts", "fixed"];
+    let common =
+        ["--engine", "c", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--rounds", "2", "--layouts", "fixed"];
     let (chunked, lines, _d) = run(&[&common[..], &["--chunk", "777"]].concat(), &[]);
     let (whole, whole_lines, _e) = run(&[&common[..], &["--pairing", "process"]].concat(), &[]);
     assert_eq!(lines[0]["plan"]["pairing"], "chunks", "{}", lines[0]["plan"]);
@@ -78,7 +80,11 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
         for w in WORKLOADS {
             let row = |rows: &[Value]| rows.iter().find(|r| r["tag"] == tag && r["workload"] == w).cloned().unwrap();
             let (c, p) = (row(&chunked), row(&whole));
-            assert_eq!((&c["engine"], &c["n"], &c["failures"]), (&Value::from("c"), &Value::from(2), &Value::from(0)), "{c}");
+            assert_eq!(
+                (&c["engine"], &c["n"], &c["failures"]),
+                (&Value::from("c"), &Value::from(2), &Value::from(0)),
+                "{c}"
+            );
             assert_eq!((&p["n"], &p["failures"]), (&Value::from(2), &Value::from(0)), "{p}");
             assert_eq!(c["checksum"], p["checksum"], "{tag} {w}: chunked and whole C passes");
             if let Some(sum) = expected_checksum(w.parse::<Workload>().unwrap(), &cfg) {
@@ -98,7 +104,8 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
 /// every sample of either engine carries its chunks.
 #[test]
 fn rust_and_c_units_each_run_in_paired_rounds() {
-    let args = ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500", "--rounds", "1"];
+    let args =
+        ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500", "--rounds", "1"];
     let (rows, lines, _d) = run(&args, &[]);
     assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
     for engine in ["rust", "c"] {
@@ -146,7 +153,10 @@ fn sha256(p: &Path) -> String {
 /// A read database of 2,000 entries written by `lib` into `dir`.
 fn prepare(lib: &Path, sha: &str, version: &str, dir: &Path) {
     let mut c = lmdb_regress();
-    c.args(["worker", "prepare", "--library"]).arg(lib).args(["--library-sha256", sha, "--library-version", version, "--dir"]).arg(dir);
+    c.args(["worker", "prepare", "--library"])
+        .arg(lib)
+        .args(["--library-sha256", sha, "--library-version", version, "--dir"])
+        .arg(dir);
     c.args(["--workloads", "readKey", "--entries", "2000"]);
     let out = run_ok(&mut c);
     assert!(stdout(&out).contains("\"prepared\":true"), "{}", stdout(&out));
@@ -187,17 +197,22 @@ fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
     std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
     let os = |s: &str| std::ffi::OsString::from(s);
     let common = ["--workloads", "readKey", "--entries", "2000"].map(os);
-    let mut paired = vec![os("paired-worker"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
+    let mut paired =
+        vec![os("paired-worker"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
     paired.extend([os("--chunk"), os("300"), os("--rotation-seed"), os("1")]);
     paired.extend(common.clone());
-    let mut alone = vec![os("worker"), os("run"), os("--library"), lib.clone().into(), os("--library-sha256"), os(&sha)];
+    let mut alone =
+        vec![os("worker"), os("run"), os("--library"), lib.clone().into(), os("--library-sha256"), os(&sha)];
     alone.extend([os("--library-version"), os(&version)]);
     alone.extend([os("--dir"), db1.clone().into(), os("--scratch"), work.path().into()]);
     alone.extend(common);
     let (two, one) = (counted(&paired) as f64, counted(&alone) as f64);
     let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
     // Each chunk adds its call's few instructions: 7 chunks of 2,000 entries.
-    assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
+    assert!(
+        (per_entry_two / per_entry_one - 1.0).abs() < 0.0005,
+        "{per_entry_two} vs {per_entry_one} instructions per entry"
+    );
 }
 
 /// The C paired worker, as a small C run builds it into this test's cache.
@@ -207,7 +222,11 @@ fn c_paired_worker() -> PathBuf {
     c.args(["run", "--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "100", "--rounds", "1"]);
     run_ok(c.arg("--out").arg(dir.path().join("run.jsonl")));
     let builds = std::fs::read_dir(test_cache().join("builds")).unwrap();
-    builds.flatten().map(|e| e.path().join("lmdb-paired-c")).find(|p| p.is_file()).expect("the C paired worker is built")
+    builds
+        .flatten()
+        .map(|e| e.path().join("lmdb-paired-c"))
+        .find(|p| p.is_file())
+        .expect("the C paired worker is built")
 }
 
 /// The same in the C paired worker: two labels of one library (the second a private copy)
@@ -237,7 +256,10 @@ fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     let (two, one) = (count(&paired), count(&alone));
     let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
     assert!(one > 0.0, "callgrind counted the whole pass");
-    assert!((per_entry_two / per_entry_one - 1.0).abs() < 0.0005, "{per_entry_two} vs {per_entry_one} instructions per entry");
+    assert!(
+        (per_entry_two / per_entry_one - 1.0).abs() < 0.0005,
+        "{per_entry_two} vs {per_entry_one} instructions per entry"
+    );
 }
 
 /// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it
@@ -252,7 +274,8 @@ fn crashing_sources(dir: &Path) -> PathBuf {
     let mdb = std::fs::read_to_string(out.join("mdb.c")).unwrap();
     let head = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    unsigned int flags)\n{\n";
     let at = mdb.find(head).expect("mdb_cursor_put's definition") + head.len();
-    let crash = "\tif (getenv(\"CRASH_ME\") && !strstr(mc->mc_txn->mt_env->me_path, \"/db\")) *(volatile int *)0 = 0;\n";
+    let crash =
+        "\tif (getenv(\"CRASH_ME\") && !strstr(mc->mc_txn->mt_env->me_path, \"/db\")) *(volatile int *)0 = 0;\n";
     std::fs::write(out.join("mdb.c"), format!("{}{crash}{}", &mdb[..at], &mdb[at..])).unwrap();
     out
 }
@@ -281,10 +304,19 @@ fn crash_costs_its_process_round(engine: &str) {
     let args = [&git[..], &["--tags", &tags, "--entries", "3000", "--rounds", "3", "--layouts", "fixed"]].concat();
     let (_, lines, _d) = run(&args, &[("CRASH_ME", "1")]);
     assert!(lines.iter().filter(|l| l["type"] == "sample").all(|s| s["engine"] == engine));
-    let label = |id: &str| lines[0]["tags"].as_array().unwrap().iter().find(|t| t["commit"].as_str().is_some_and(|c| c.starts_with(&id[..10]))).map(|t| t["tag"].as_str().unwrap().to_string()).unwrap();
+    let label = |id: &str| {
+        lines[0]["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["commit"].as_str().is_some_and(|c| c.starts_with(&id[..10])))
+            .map(|t| t["tag"].as_str().unwrap().to_string())
+            .unwrap()
+    };
     let (good, bad) = (label(&ids[0]), label(&ids[1]));
     let failures: Vec<&Value> = lines.iter().filter(|l| l["type"] == "failure").collect();
-    let crashed = failures.iter().find(|f| f["tag"] == bad.as_str() && f["workload"] == "write").expect("the crash is recorded");
+    let crashed =
+        failures.iter().find(|f| f["tag"] == bad.as_str() && f["workload"] == "write").expect("the crash is recorded");
     assert!(crashed["error"].as_str().unwrap().contains("it crashed the paired process"), "{crashed}");
     assert_eq!(crashed["round"], 0);
     let lost: Vec<&&Value> = failures.iter().filter(|f| f["tag"] == good.as_str()).collect();

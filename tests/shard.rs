@@ -221,10 +221,18 @@ fn chunk_paired_shards_each_measure_the_baseline_and_merge() {
         run_ok(&mut c);
     }
     let tags = |p: &Path| -> std::collections::BTreeSet<String> {
-        records(p).into_iter().filter(|r| r["type"] == "sample").map(|r| r["tag"].as_str().unwrap().to_string()).collect()
+        records(p)
+            .into_iter()
+            .filter(|r| r["type"] == "sample")
+            .map(|r| r["tag"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(tags(&shards[0]).into_iter().collect::<Vec<_>>(), ["LMDB_0.9.18", "LMDB_0.9.33"]);
-    assert_eq!(tags(&shards[1]).into_iter().collect::<Vec<_>>(), ["LMDB_0.9.18", "LMDB_0.9.21"], "the baseline beside its own");
+    assert_eq!(
+        tags(&shards[1]).into_iter().collect::<Vec<_>>(),
+        ["LMDB_0.9.18", "LMDB_0.9.21"],
+        "the baseline beside its own"
+    );
     let merged = dir.path().join("merged.jsonl");
     run_ok(lmdb_regress().arg("merge").args(&shards).arg("--out").arg(&merged));
     let rounds = |tag: &str| -> Vec<u64> {
@@ -233,10 +241,17 @@ fn chunk_paired_shards_each_measure_the_baseline_and_merge() {
     };
     assert_eq!(rounds("LMDB_0.9.18"), [0, 1, 2, 3], "each shard's processes are rounds of their own");
     assert_eq!((rounds("LMDB_0.9.33"), rounds("LMDB_0.9.21")), (vec![0, 1], vec![2, 3]));
-    let report = lmdb_regress().arg("report").arg(&merged).args(["--format", "json", "--out-dir"]).arg(dir.path()).output().unwrap();
+    let report = lmdb_regress()
+        .arg("report")
+        .arg(&merged)
+        .args(["--format", "json", "--out-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert!(report.status.success(), "{}", stderr(&report));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
-    let baseline: Vec<&Value> = doc["sections"][0]["comparisons"].as_array().unwrap().iter().filter(|c| c["kind"] == "baseline").collect();
+    let baseline: Vec<&Value> =
+        doc["sections"][0]["comparisons"].as_array().unwrap().iter().filter(|c| c["kind"] == "baseline").collect();
     let compared: Vec<&str> = baseline.iter().map(|c| c["tag"].as_str().unwrap()).collect();
     assert_eq!(compared, ["LMDB_0.9.21", "LMDB_0.9.33"], "{baseline:?}");
     assert!(baseline.iter().all(|c| c["method"] == "paired"), "each against the baseline of its own shard's rounds");

@@ -108,7 +108,9 @@ impl PairingArgs {
         };
         match (self.pairing, why_not) {
             (Pairing::Chunks, None) => Ok((Pairing::Chunks, Some(self.chunk))),
-            (Pairing::Chunks, Some(why)) if given.contains("pairing") => bail!("--pairing chunks: {why}; give --pairing process"),
+            (Pairing::Chunks, Some(why)) if given.contains("pairing") => {
+                bail!("--pairing chunks: {why}; give --pairing process")
+            }
             _ if given.contains("chunk") => bail!("--chunk needs --pairing chunks"),
             _ => Ok((Pairing::Process, None)),
         }

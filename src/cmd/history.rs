@@ -181,7 +181,12 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     crate::files::refuse_existing(&merged_run, existing)?;
     let tags: Vec<&str> = new.iter().map(|p| p.label.as_str()).collect();
     eprintln!("extending {}: {} after {last}", file.display(), crate::report::cells::plural(new.len(), "new commit"));
-    let added = crate::cmd::run::measure_recorded(&old, &tags.join(","), &args.run, (dir.clone(), format!("history-after-{last}")))?;
+    let added = crate::cmd::run::measure_recorded(
+        &old,
+        &tags.join(","),
+        &args.run,
+        (dir.clone(), format!("history-after-{last}")),
+    )?;
     let merged = crate::runner::merge::merge(vec![old, added], false)?;
     let model = crate::report::model::build(&merged, None)?;
     let mut history = History::of(&args.range, points, &model);

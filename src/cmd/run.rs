@@ -11,11 +11,11 @@ use crate::files::{self, Existing};
 use crate::layout::{self, Linker};
 use crate::matrix::MatrixOptions;
 use crate::matrix::{Status, TagStatus};
+use crate::report::gate::{self, FailOn};
+use crate::report::model::ReportModel;
 use crate::runner::runfile::{
     self, Engine, Failure, Header, Layouts, Metric, Pairing, Phase, Plan, Record, RunData, RunWriter, Shard,
 };
-use crate::report::gate::{self, FailOn};
-use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 
@@ -314,15 +314,22 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
 /// that `recorded` (another run) was measured with, into a new file `stem` in `dir`: what
 /// extends a history with its own settings. `args` gives only what changes no sample
 /// (--git, --jobs).
-pub fn measure_recorded(recorded: &RunData, tags: &str, args: &RunArgs, (dir, stem): (PathBuf, String)) -> Result<RunData> {
+pub fn measure_recorded(
+    recorded: &RunData,
+    tags: &str,
+    args: &RunArgs,
+    (dir, stem): (PathBuf, String),
+) -> Result<RunData> {
     let h = &recorded.header;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
-    let Prepared { tags, labels, units, failures } = prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
+    let Prepared { tags, labels, units, failures } =
+        prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
     let plan = Plan { shard: None, control: None, ..h.plan.clone() };
-    let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
+    let spec =
+        RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
     let header = spec.header(tags, &labels);
     for u in &spec.units {
         u.check_recorded(&header.tags)?;

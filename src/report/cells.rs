@@ -516,7 +516,8 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
     };
     let mut v = Vec::new();
     if used(Pairing::Chunks) {
-        let chunk = m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
+        let chunk =
+            m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
         v.push(format!(
             "Paired in one process{}: each round is one process (per engine) holding every tag, each workload's \
              passes split into {chunk} and alternated between the tags, every round of chunks in a \

@@ -297,7 +297,9 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
     }
     let timed = |s: &Sample| (!s.counted).then(|| data.per_op(s, metric)).flatten();
     // Counts beside the values: the counting pass's, or the run's own when it counted.
-    let counted = |s: &Sample| (s.counted || plan.metric == Metric::Instructions).then(|| data.per_op(s, Metric::Instructions)).flatten();
+    let counted = |s: &Sample| {
+        (s.counted || plan.metric == Metric::Instructions).then(|| data.per_op(s, Metric::Instructions)).flatten()
+    };
     groups
         .into_iter()
         .map(|(k, samples)| {

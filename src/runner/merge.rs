@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunData, Sample, Status, TagStatus, SCHEMA};
+use super::runfile::{
+    Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunData, Sample, Status, TagStatus, SCHEMA,
+};
 use super::Label;
 use crate::environment::Environment;
 
@@ -73,7 +75,9 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         failures: named
             .iter()
             .enumerate()
-            .flat_map(|(i, (_, r))| r.failures.iter().map(move |f| Failure { round: f.round.map(|x| shifted(x, i)), ..f.clone() }))
+            .flat_map(|(i, (_, r))| {
+                r.failures.iter().map(move |f| Failure { round: f.round.map(|x| shifted(x, i)), ..f.clone() })
+            })
             .collect(),
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),

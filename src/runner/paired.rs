@@ -70,7 +70,8 @@ impl RunSpec {
         if warm {
             // A warm-up round records nothing, but a unit it leaves out is said.
             let crash = crashed.zip(death.as_ref()).map(|(k, d)| {
-                let error = format!("it crashed the paired process of a warm-up round, and is left out of the run: {d}");
+                let error =
+                    format!("it crashed the paired process of a warm-up round, and is left out of the run: {d}");
                 Record::Failure(self.failure(jobs[k].unit, None, "run", error))
             });
             return Ok(crash.into_iter().collect());
@@ -83,7 +84,8 @@ impl RunSpec {
         }
         let mut out = refused;
         for (k, (job, lines)) in jobs.iter().zip(by_slot).enumerate() {
-            let lines: Vec<WorkerLine> = lines.into_iter().filter(|l| l.workload.is_some_and(|w| job.batch.contains(&w))).collect();
+            let lines: Vec<WorkerLine> =
+                lines.into_iter().filter(|l| l.workload.is_some_and(|w| job.batch.contains(&w))).collect();
             let why = death.as_ref().map(|d| death_of(d, k, crashed, &jobs));
             out.extend(self.record(job, round, false, ready, lines, why));
         }
@@ -113,7 +115,11 @@ impl RunSpec {
     /// verified checksum (without them they were already reported).
     fn measurable(&self, u: &Unit, ready: &Ready) -> Vec<Workload> {
         let verified = |w: Workload| ready.checksums.contains_key(&(u.engine, u.label.clone(), w));
-        self.workloads.iter().copied().filter(|w| !w.is_read() || (ready.dbs.contains_key(&u.label) && verified(*w))).collect()
+        self.workloads
+            .iter()
+            .copied()
+            .filter(|w| !w.is_read() || (ready.dbs.contains_key(&u.label) && verified(*w)))
+            .collect()
     }
 
     /// Starts the paired worker on `jobs`' units, the workloads in a fresh shuffled order.
@@ -136,7 +142,10 @@ impl RunSpec {
         let mut cmd = paired_worker(&units)?;
         cmd.arg("--slots").arg(&slots).arg("--scratch").arg(scratch);
         cmd.arg("--workloads").arg(names.join(",")).arg("--chunk").arg(self.chunk().to_string());
-        cmd.arg("--iterations").arg(self.plan.iterations.to_string()).arg("--rotation-seed").arg(rng.gen::<u64>().to_string());
+        cmd.arg("--iterations")
+            .arg(self.plan.iterations.to_string())
+            .arg("--rotation-seed")
+            .arg(rng.gen::<u64>().to_string());
         cmd.args(self.config.to_args());
         Ok(super::unit::run_worker(cmd))
     }
@@ -239,7 +248,17 @@ mod tests {
     fn unit(tag: &str) -> Unit {
         let (program, library, sha256, version) = ("x".into(), Some("lib".into()), "0".into(), "LMDB".into());
         let (label, program_sha256) = (Label::build(tag, None), None);
-        Unit { engine: Engine::Rust, label, program, program_sha256, library, sha256, version, layout: None, relink: None }
+        Unit {
+            engine: Engine::Rust,
+            label,
+            program,
+            program_sha256,
+            library,
+            sha256,
+            version,
+            layout: None,
+            relink: None,
+        }
     }
 
     #[test]
@@ -248,7 +267,8 @@ mod tests {
         let units: Vec<Unit> = tags.map(unit).to_vec();
         let refs: Vec<&Unit> = units.iter().collect();
         let mut ready = Ready::default();
-        let shape = |format, data_version| DbShape { format, data_version, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        let shape =
+            |format, data_version| DbShape { format, data_version, branch: 1, leaf: 2, overflow: 0, entries: 3 };
         // mdb.master3 reports 0.9.90 and writes the 1.0 line's files.
         let shapes = [shape((0, 9), 1), shape((0, 9), 1), shape((0, 9), 1), shape((1, 0), 3), shape((0, 9), 3)];
         for (i, u) in units.iter().enumerate() {

@@ -100,7 +100,10 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     for &w in &workloads {
         for (k, l) in loaded.iter().enumerate() {
             if let Err(e) = l {
-                emit(&WorkerLine { slot: Some(k as u32), ..line(w, Err(format!("refusing to load the library: {e}"))) });
+                emit(&WorkerLine {
+                    slot: Some(k as u32),
+                    ..line(w, Err(format!("refusing to load the library: {e}")))
+                });
             }
         }
         let outcomes = paired::run(&slots, &cfg, &args.scratch, &data, w, rotation, &mut rng);

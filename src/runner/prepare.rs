@@ -92,7 +92,9 @@ impl RunSpec {
 fn flush(dir: &Path) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for path in entries.flatten().map(|e| e.path()).filter(|p| p.is_file()) {
-        std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(|e| format!("cannot flush {}: {e}", path.display()))?;
+        std::fs::File::open(&path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| format!("cannot flush {}: {e}", path.display()))?;
     }
     Ok(())
 }

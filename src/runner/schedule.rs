@@ -11,8 +11,8 @@ use anyhow::Result;
 use rand::seq::SliceRandom;
 
 use super::job::{interrupt_flag, Outcome, StopWhen};
-use super::prepare::Ready;
 use super::paired::{self, Excluded};
+use super::prepare::Ready;
 use super::record::{append_all, failed_units};
 use super::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
 use super::{layouts, pool, scratch, RunSpec, Unit};
@@ -216,7 +216,8 @@ impl Schedule<'_> {
         let mut out = Vec::new();
         for engine in self.spec.engines.iter() {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
-            let slot = if warm { "warm-up".to_string() } else { format!("round {}/{}", round + 1, self.spec.plan.rounds) };
+            let slot =
+                if warm { "warm-up".to_string() } else { format!("round {}/{}", round + 1, self.spec.plan.rounds) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
             let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded);
             failed_units(&records).for_each(|u| log.failed(u));

@@ -123,7 +123,8 @@ fn shape(api: &Api, dir: &std::path::Path, cfg: &WorkloadConfig, suite: Suite) -
     let env = crate::workload::lmdb::Env::open(api, dir, &crate::workload::native::env_options(cfg))?;
     let pages = env.page_counts()?;
     let (major, minor, _, _) = api.version();
-    let data_version = data_version(&std::fs::read(dir.join("data.mdb"))?).context("data.mdb holds no LMDB meta page")?;
+    let data_version =
+        data_version(&std::fs::read(dir.join("data.mdb"))?).context("data.mdb holds no LMDB meta page")?;
     let (branch, leaf, overflow, entries) = (pages.branch, pages.leaf, pages.overflow, pages.entries);
     Ok(Some(DbShape { format: (major, minor), data_version, branch, leaf, overflow, entries }))
 }

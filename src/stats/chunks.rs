@@ -153,8 +153,10 @@ mod tests {
 
     #[test]
     fn samples_without_chunks_are_compared_as_measured() {
-        let samples: Vec<Sample> =
-            [("a", 0, 100), ("b", 0, 120), ("a", 1, 90)].iter().map(|&(t, r, ns)| Sample { chunks_ns: vec![], ..sample(t, r, vec![ns]) }).collect();
+        let samples: Vec<Sample> = [("a", 0, 100), ("b", 0, 120), ("a", 1, 90)]
+            .iter()
+            .map(|&(t, r, ns)| Sample { chunks_ns: vec![], ..sample(t, r, vec![ns]) })
+            .collect();
         let g = group(&samples, |s| Some(s.ns as f64));
         assert_eq!(g.compared, g.values);
         assert_eq!(g.spreads.between_chunks, None);

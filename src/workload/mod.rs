@@ -9,9 +9,9 @@ pub mod measure;
 pub mod native;
 pub mod paired;
 pub mod pass;
-pub mod session;
 pub mod perf;
 pub mod presets;
+pub mod session;
 pub mod settings;
 pub mod suite;
 

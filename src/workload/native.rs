@@ -225,8 +225,10 @@ pub fn write_database(api: &Api, dir: &Path, cfg: &WorkloadConfig, data: &Datase
     let (mut key, mut values) = (KeyBuffer::new(data), data.values());
     let range = 0..data.len();
     // SAFETY: env is open and idle.
-    unsafe { lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), (&mut None, flags), range) }
-        .map_err(|e| api.failure(e))?;
+    unsafe {
+        lmdbregress_timed_write(api, &env, api.mdb_cursor_put, data, (&mut key, &mut values), (&mut None, flags), range)
+    }
+    .map_err(|e| api.failure(e))?;
     Ok(())
 }
 

@@ -95,7 +95,13 @@ fn ready(s: &Slot, w: Workload) -> Result<Outcome, String> {
 }
 
 /// A pass of `w` in slot `s` (untimed).
-fn open<'a>(s: &Slot<'a>, cfg: &WorkloadConfig, scratch: &Path, data: &'a Dataset, w: Workload) -> anyhow::Result<Pass<'a>> {
+fn open<'a>(
+    s: &Slot<'a>,
+    cfg: &WorkloadConfig,
+    scratch: &Path,
+    data: &'a Dataset,
+    w: Workload,
+) -> anyhow::Result<Pass<'a>> {
     match &s.reads {
         Some(Ok(env)) if w.is_read() => Pass::read(s.api, env, w, data),
         _ => Pass::write(s.api, scratch, cfg, data),

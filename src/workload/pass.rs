@@ -62,10 +62,24 @@ enum Hash {
 }
 
 enum Kind<'a> {
-    Key { tc: Option<TxnCursor>, key: KeyBuffer },
-    Walk { tc: Option<TxnCursor>, walk: Walk, hash: Hash },
+    Key {
+        tc: Option<TxnCursor>,
+        key: KeyBuffer,
+    },
+    Walk {
+        tc: Option<TxnCursor>,
+        walk: Walk,
+        hash: Hash,
+    },
     // `env` is declared before `dir`: it closes before its folder is removed.
-    Write { env: Env<'a>, _dir: tempfile::TempDir, key: KeyBuffer, values: ValueWriter<'a>, tc: Option<TxnCursor>, flags: u32 },
+    Write {
+        env: Env<'a>,
+        _dir: tempfile::TempDir,
+        key: KeyBuffer,
+        values: ValueWriter<'a>,
+        tc: Option<TxnCursor>,
+        flags: u32,
+    },
 }
 
 /// One pass under way.
@@ -112,12 +126,16 @@ impl<'a> Pass<'a> {
         // on the cursor it began on; the write's transaction is only touched here.
         unsafe {
             match &mut self.kind {
-                Kind::Key { tc: Some(tc), key } => native::lmdbregress_timed_read_key(get, tc.1, data, key, chunks.range(i)),
+                Kind::Key { tc: Some(tc), key } => {
+                    native::lmdbregress_timed_read_key(get, tc.1, data, key, chunks.range(i))
+                }
                 Kind::Walk { tc: Some(tc), walk, hash } => {
                     let n = chunks.steps(i);
                     match (self.workload, hash) {
                         (Workload::ReadCrc, Hash::Crc(h)) => native::lmdbregress_timed_read_crc(get, tc.1, walk, n, h),
-                        (Workload::ReadXxh64, Hash::Xxh64(s)) => native::lmdbregress_timed_read_xxh64(get, tc.1, walk, n, s),
+                        (Workload::ReadXxh64, Hash::Xxh64(s)) => {
+                            native::lmdbregress_timed_read_xxh64(get, tc.1, walk, n, s)
+                        }
                         (Workload::ReadRev, _) => native::lmdbregress_timed_read_rev(get, tc.1, walk, n),
                         _ => native::lmdbregress_timed_read_seq(get, tc.1, walk, n),
                     }

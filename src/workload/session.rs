@@ -43,7 +43,9 @@ impl<'a> Session<'a> {
         let data = self.data.get_or_init(|| Dataset::generate(cfg));
         match w {
             Workload::Preset(p) => Err(anyhow::anyhow!("{} is not one of LmdbJava's workloads", p.name())),
-            Workload::Write => run_passes(w, places.iterations, counter, || Pass::write(api, places.scratch, cfg, data)),
+            Workload::Write => {
+                run_passes(w, places.iterations, counter, || Pass::write(api, places.scratch, cfg, data))
+            }
             _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir)) {
                 Ok(env) => run_passes(w, places.iterations, counter, || Pass::read(api, env, w, data)),
                 Err(e) => Err(anyhow::anyhow!("{e}")),

@@ -13,7 +13,7 @@ use anyhow::{bail, Result};
 use super::lmdb::Api;
 use super::measure::{Outcome, Places, TimedFunctions};
 use super::perf::PerfCounter;
-use super::presets::{self, PresetConfig, Preset};
+use super::presets::{self, Preset, PresetConfig};
 use super::settings::EnvSettings;
 use super::{dataset, native, session, Checksum, Dataset, Workload, WorkloadConfig};
 
@@ -221,7 +221,6 @@ pub fn describe_presets() -> String {
     out.push('\n');
     out
 }
-
 
 #[cfg(test)]
 mod tests {
