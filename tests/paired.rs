@@ -331,3 +331,32 @@ fn crash_costs_its_process_round(engine: &str) {
         assert!(samples(&lines, &bad, w).all(|s| s["round"] == 0), "{bad} is left out after its crash");
     }
 }
+
+/// The run file's header names the C paired worker its C units ran in, and a resumed run
+/// refuses to go on in another one, before anything is appended.
+#[test]
+fn the_c_paired_worker_is_recorded_and_a_resume_in_another_is_refused() {
+    let (_, lines, dir) = run(&["--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "200"], &[]);
+    let worker = &lines[0]["c_paired_worker"];
+    assert_eq!(worker["sha256"].as_str(), Some(sha256(&c_paired_worker()).as_str()), "{worker}");
+    let forged: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] != "end")
+        .map(|l| {
+            let mut l = l.clone();
+            if l.get("c_paired_worker").is_some() {
+                l["c_paired_worker"]["sha256"] = Value::from("0".repeat(64));
+            }
+            l.to_string()
+        })
+        .collect();
+    let file = dir.path().join("run.jsonl");
+    std::fs::write(&file, forged.join("\n") + "\n").unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let out = lmdb_regress().args(["run", "--resume"]).arg(&file).output().unwrap();
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("cannot be resumed") && said.contains("C paired worker SHA-256"), "{said}");
+    assert!(said.contains(&"0".repeat(64)), "the recorded hash is named: {said}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing appended");
+}

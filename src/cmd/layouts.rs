@@ -10,7 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::args::{BuildArgs, PairingArgs};
 use super::run::{prepare_units, Prepared};
 use crate::layout;
-use crate::runner::runfile::{Engine, LayoutStudy, Layouts, Metric, Plan};
+use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -68,7 +68,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
     let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &Default::default())?;
-    let Prepared { tags, labels, units, failures } =
+    let Prepared { tags, labels, units, failures, c_paired_worker } =
         prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random, pairing)?;
     let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
@@ -88,8 +88,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, target_reached };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::run::default_out("layouts");
-    let mut writer =
-        super::run::create_run_file(args.out.as_deref(), existing, default, &spec.header(tags, &labels), failures)?;
+    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;

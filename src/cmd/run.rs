@@ -59,6 +59,8 @@ pub struct Prepared {
     pub labels: Vec<Label>,
     pub units: Vec<Unit>,
     pub failures: Vec<Failure>,
+    /// The C paired worker the C units run in, when paired rounds have C units.
+    pub c_paired_worker: Option<runfile::WorkerBuild>,
 }
 
 /// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
@@ -131,7 +133,8 @@ pub fn prepare_units(
     if let Some(linkers) = linkers {
         units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
     }
-    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), labels, units, failures })
+    let c_paired_worker = twin.as_ref().and_then(|t| t.as_ref().ok()).map(worker_build);
+    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), labels, units, failures, c_paired_worker })
 }
 
 /// Each unit with the source of its random layouts: its objects compiled once (on every
@@ -211,6 +214,26 @@ fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired
     twin
 }
 
+/// That the C paired worker a resumed run would start is the one its earlier sessions ran.
+fn same_paired_worker(now: Option<&runfile::WorkerBuild>, recorded: Option<&runfile::WorkerBuild>) -> Result<()> {
+    match (now, recorded) {
+        (Some(now), recorded) if Some(now) != recorded => {
+            let recorded = recorded.map_or("none".to_string(), |r| r.to_string());
+            bail!(
+                "its C units would now run in the C paired worker {now}, but the run file's header records {recorded}"
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The C paired worker as the run file's header records it.
+fn worker_build(twin: &crate::paired_twin::PairedTwin) -> runfile::WorkerBuild {
+    let tc = &twin.toolchain;
+    let toolchain = format!("{} {}", tc.version, tc.cflags.join(" "));
+    runfile::WorkerBuild { sha256: twin.sha256.clone(), build_id: twin.build_id.clone(), toolchain }
+}
+
 /// The build matrix's row as the run file records it.
 fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
     runfile::TagStatus {
@@ -268,7 +291,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, labels, mut units, failures } =
+    let Prepared { tags, labels, mut units, failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
@@ -302,7 +325,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let engines = args.engine.clone();
     let target_reached = crate::stats::stop::target_reached;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
-    let header = spec.header(tags, &labels);
+    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
     // What every worker is told to load is what the header records.
     for u in &spec.units {
         u.check_recorded(&header.tags)?;
@@ -322,7 +345,7 @@ pub fn measure_recorded(
 ) -> Result<RunData> {
     let h = &recorded.header;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
-    let Prepared { tags, labels, units, failures } =
+    let Prepared { tags, labels, units, failures, c_paired_worker } =
         prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
@@ -330,7 +353,7 @@ pub fn measure_recorded(
     let plan = Plan { shard: None, control: None, ..h.plan.clone() };
     let spec =
         RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
-    let header = spec.header(tags, &labels);
+    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
     for u in &spec.units {
         u.check_recorded(&header.tags)?;
     }
@@ -451,8 +474,10 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
-    let Prepared { mut units, failures, .. } =
+    let Prepared { mut units, failures, c_paired_worker, .. } =
         prepare_units(&tags.join(","), &[], &h.engines, &build, layouts, h.plan.pairing)?;
+    same_paired_worker(c_paired_worker.as_ref(), h.c_paired_worker.as_ref())
+        .with_context(|| format!("{} cannot be resumed", path.display()))?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());

@@ -695,6 +695,9 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     if let Some(ic) = &m.instruction_counter {
         v.push(("Instructions counted by".into(), ic.clone()));
     }
+    if let Some(w) = &m.c_paired_worker {
+        v.push(("C paired worker".into(), w.to_string()));
+    }
     for c in &m.checks {
         let outcome = if c.passed { "passed" } else { "FAILED" };
         v.push(("Check".into(), format!("{}: {outcome} ({})", c.what, c.detail)));

@@ -99,6 +99,9 @@ struct Document<'a> {
     plan: &'a crate::runner::runfile::Plan,
     environment: &'a crate::environment::Environment,
     instruction_counter: Option<&'a str>,
+    /// Only in runs whose C units ran in the C paired worker, so other reports keep their shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    c_paired_worker: Option<&'a crate::runner::runfile::WorkerBuild>,
     tags: &'a [crate::runner::runfile::TagStatus],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
@@ -140,6 +143,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         plan: &m.plan,
         environment: &m.environment,
         instruction_counter: m.instruction_counter.as_deref(),
+        c_paired_worker: m.c_paired_worker.as_ref(),
         tags: &m.tags,
         sections,
         overhead: &m.overhead,

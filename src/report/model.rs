@@ -205,6 +205,8 @@ pub struct ReportModel {
     #[serde(skip)]
     pub left: Option<Phase>,
     pub instruction_counter: Option<String>,
+    /// The C paired worker the C units ran in (paired rounds with C units).
+    pub c_paired_worker: Option<crate::runner::runfile::WorkerBuild>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
     /// One per tag built by more than one toolchain (`--toolchain`), in release order.
@@ -367,6 +369,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         end: data.end.clone(),
         left: data.left(),
         instruction_counter: h.instruction_counter.clone(),
+        c_paired_worker: h.c_paired_worker.clone(),
         samples: data.samples.clone(),
         blocks,
         extras,

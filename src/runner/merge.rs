@@ -62,6 +62,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         environment: environment(&named),
         instruction_counter: first.instruction_counter.clone(),
         parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
+        c_paired_worker: one_paired_worker(&named),
     };
     let offsets = round_offsets(&named);
     let shifted = |r: u32, i: usize| r + offsets[i];
@@ -202,6 +203,13 @@ fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
     let shard = plans[0].shard.as_ref()?;
     let paired = plans.iter().all(|p| p.pairing == Pairing::Chunks && p.shard.is_some());
     paired.then(|| shard.baseline().map(str::to_string)).flatten()
+}
+
+/// The C paired worker the merged runs share; none when they ran different ones (shards
+/// built on different machines), whose each run file still names its own.
+fn one_paired_worker(named: &[(String, RunData)]) -> Option<super::runfile::WorkerBuild> {
+    let first = named[0].1.header.c_paired_worker.clone();
+    named.iter().all(|(_, r)| r.header.c_paired_worker == first).then_some(first).flatten()
 }
 
 /// Each run's first round in the merged file: the shards' rounds follow one another, so a

@@ -402,6 +402,24 @@ pub struct Header {
     /// The runs this one was merged from (`merge`), each with its own machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<Part>,
+    /// The C paired worker every C unit of paired rounds ran in (none in other runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_paired_worker: Option<WorkerBuild>,
+}
+
+/// A worker program built for the run rather than for one tag: what it is, and how built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerBuild {
+    pub sha256: String,
+    pub build_id: String,
+    /// The compiler and flags, as the builds table shows a toolchain.
+    pub toolchain: String,
+}
+
+impl std::fmt::Display for WorkerBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SHA-256 {} (build {}), {}", self.sha256, self.build_id, self.toolchain)
+    }
 }
 
 impl Header {
@@ -427,6 +445,7 @@ impl Header {
             environment: Environment::capture(),
             instruction_counter: None,
             parts: Vec::new(),
+            c_paired_worker: None,
         }
     }
 }
