@@ -201,7 +201,8 @@ fn unit_of(
 
 /// The C paired worker, built by the first toolchain against the first shared library's
 /// lmdb.h (every build's ABI is the bindings'), when a library was built; Err says why the
-/// C units cannot be measured.
+/// C units cannot be measured. One worker for every toolchain's C units, so that they share
+/// one process and are paired: each unit's library is still its own toolchain's build.
 fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired_twin::PairedTwin> {
     let library = rows.iter().find_map(|r| r.build(BuildKind::SharedLibrary)).context("no library was built")?;
     let main = super::harness_c_path()?.with_file_name(crate::paired_twin::MAIN);
