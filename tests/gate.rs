@@ -273,3 +273,29 @@ fn a_gate_that_judged_nothing_is_no_pass() {
     assert_eq!(status(&o), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("error: the gate slower:2% judged no comparison"), "{}", stderr(&o));
 }
+
+/// A built tag that lost every sample of a workload (a crash, a checksum refused) has no
+/// comparison to judge: the gate names it in its verdict, never passes over it in silence.
+#[test]
+fn a_built_tag_without_samples_is_named_as_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(file("step")).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !(l.contains(r#""type":"sample""#)
+                && l.contains(r#""tag":"LMDB_0.9.22""#)
+                && l.contains(r#""workload":"write""#))
+        })
+        .collect();
+    assert!(kept.len() < text.lines().count(), "the file holds 0.9.22's write samples");
+    let run = dir.path().join("lost.jsonl");
+    std::fs::write(&run, kept.join("\n") + "\n").unwrap();
+    let o = gated(&["report", run.to_str().unwrap(), "--fail-on", "slower:25%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(0), "{err}");
+    let head = "gate slower:25%: passed, none of 14 comparisons beyond it; 2 tags not measured, so not judged; \
+                1 workload of a built tag without a comparison, so not judged\n";
+    assert!(err.starts_with(head), "{err}");
+    assert!(err.contains("not judged: LMDB_0.9.22 write (rust): no comparison against the baseline"), "{err}");
+}

@@ -151,6 +151,10 @@ pub struct Outcome {
     pub checks: Vec<Check>,
     /// What was asked for and not measured, so not judged: each with why.
     pub not_judged: Vec<String>,
+    /// Built tags a section holds no comparison of (a unit that crashed, failed its checksum
+    /// or lost every sample of a workload): named, never passed over in silence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsampled: Vec<String>,
 }
 
 /// The gate found a regression beyond its threshold: the exit status is 3.
@@ -205,7 +209,7 @@ impl Outcome {
                 again: None,
             })
             .collect();
-        Outcome { fail_on, checks, not_judged: Vec::new() }
+        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new() }
     }
 
     fn not_judged(self, not_judged: Vec<String>) -> Outcome {
@@ -259,6 +263,7 @@ impl Outcome {
         out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
         out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
         out.extend(self.not_judged.iter().map(|n| format!("not judged: {n}")));
+        out.extend(self.unsampled.iter().map(|n| format!("not judged: {n}: no comparison against the baseline")));
         out
     }
 
@@ -275,6 +280,10 @@ impl Outcome {
         }
         if !self.not_judged.is_empty() {
             head += &format!("; {} not measured, so not judged", cells::plural(self.not_judged.len(), "tag"));
+        }
+        if !self.unsampled.is_empty() {
+            let n = cells::plural(self.unsampled.len(), "workload of a built tag");
+            head += &format!("; {n} without a comparison, so not judged");
         }
         head
     }
@@ -358,7 +367,22 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
         let why = t.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("not built");
         format!("{} ({why})", t.tag)
     });
-    Outcome::new(fail_on, compared).not_judged(not_measured.collect())
+    let outcome = Outcome::new(fail_on, compared).not_judged(not_measured.collect());
+    Outcome { unsampled: unsampled(m), ..outcome }
+}
+
+/// Each built tag and section (engine, workload) with no comparison against the baseline.
+fn unsampled(m: &ReportModel) -> Vec<String> {
+    let built = m.tags.iter().filter(|t| t.status == crate::runner::runfile::Status::Built && t.tag != m.baseline);
+    let mut out = Vec::new();
+    for t in built {
+        for s in &m.sections {
+            if !s.vs_baseline.iter().any(|r| r.tag == t.tag && r.vs_baseline.is_some()) {
+                out.push(format!("{} {} ({})", t.tag, s.workload, s.engine));
+            }
+        }
+    }
+    out
 }
 
 /// Every row of `compare OLD NEW`: the new run's tag against the old run's.
