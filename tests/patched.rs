@@ -186,3 +186,22 @@ fn a_patched_unit_is_measured_under_random_layouts_and_can_be_the_baseline() {
     let report = run_ok(lmdb_regress().arg("report").arg(&out).args(["--baseline", label]));
     assert!(stdout(&report).contains("Against LMDB_0.9.33 + plant.patch:"), "{}", stdout(&report));
 }
+
+/// `--confirm` names what it measures again by label, which does not say where a patch is:
+/// refused before anything is built or measured.
+#[test]
+fn confirm_refuses_a_patched_unit_before_anything_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = make_patch(dir.path(), "planted.patch", plant);
+    let tags = format!("0.9.33,0.9.33+{}", patch.display());
+    let out = dir.path().join("run.jsonl");
+    let o = lmdb_regress()
+        .args(["run", "--tags", &tags, "--fail-on", "slower:2%", "--confirm", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--confirm: LMDB_0.9.33 + planted.patch is a patched or local unit"), "{err}");
+    assert!(!out.exists(), "nothing measured");
+}

@@ -566,6 +566,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         return Ok(());
     }
     refuse_confirm_with_resume(args)?;
+    refuse_confirm_of_own_code(args)?;
     let data = measure(args)?;
     let model = crate::report::model::build(&data, None)?;
     if args.summary_json {
@@ -599,6 +600,21 @@ pub fn refuse_confirm_with_resume(args: &RunArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `--confirm` names the units it measures again by their labels, and a label does not say
+/// where a patch or a directory is: refused before anything is measured, as `--shard` is.
+fn refuse_confirm_of_own_code(args: &RunArgs) -> Result<()> {
+    if !args.confirm {
+        return Ok(());
+    }
+    let m = super::manifest()?;
+    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
+    let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+    match wants.iter().find(|w| matches!(w, Want::Patched { .. } | Want::Local(_))) {
+        Some(w) => bail!("--confirm: {} is a patched or local unit, which a confirming run cannot name yet", w.label()),
+        None => Ok(()),
+    }
 }
 
 /// The gate over `model`, the report of `data` as `args` measured it; with `--confirm`, its
