@@ -187,14 +187,7 @@ fn counted_in(program: &Path, function: &str, args: &[std::ffi::OsString]) -> u6
 /// touch each other.
 #[test]
 fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
-    let (lib, sha, version) = built("0.9.18");
-    let work = tempfile::tempdir().unwrap();
-    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
-    prepare(&lib, &sha, &version, &db1);
-    prepare(&lib, &sha, &version, &db2);
-    let slots = work.path().join("slots.tsv");
-    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
-    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let TwoCopies { work, slots, db1, lib, sha, version } = two_copies();
     let os = |s: &str| std::ffi::OsString::from(s);
     let common = ["--workloads", "readKey", "--entries", "2000"].map(os);
     let mut paired =
@@ -207,8 +200,35 @@ fn two_copies_in_one_process_count_as_one_whole_pass_alone() {
     alone.extend([os("--dir"), db1.clone().into(), os("--scratch"), work.path().into()]);
     alone.extend(common);
     let (two, one) = (counted(&paired) as f64, counted(&alone) as f64);
+    same_per_entry(two, one);
+}
+
+/// Two slots of one library (0.9.18), each on a read database of its own.
+struct TwoCopies {
+    work: tempfile::TempDir,
+    slots: PathBuf,
+    db1: PathBuf,
+    lib: PathBuf,
+    sha: String,
+    version: String,
+}
+
+fn two_copies() -> TwoCopies {
+    let (lib, sha, version) = built("0.9.18");
+    let work = tempfile::tempdir().unwrap();
+    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
+    prepare(&lib, &sha, &version, &db1);
+    prepare(&lib, &sha, &version, &db2);
+    let slots = work.path().join("slots.tsv");
+    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
+    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    TwoCopies { work, slots, db1, lib, sha, version }
+}
+
+/// `two` (both copies' count) per entry is `one`'s (a whole pass alone): each chunk adds only
+/// its call's few instructions, 7 chunks of 2,000 entries.
+fn same_per_entry(two: f64, one: f64) {
     let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
-    // Each chunk adds its call's few instructions: 7 chunks of 2,000 entries.
     assert!(
         (per_entry_two / per_entry_one - 1.0).abs() < 0.0005,
         "{per_entry_two} vs {per_entry_one} instructions per entry"
@@ -235,14 +255,7 @@ fn c_paired_worker() -> PathBuf {
 #[test]
 fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     let worker = c_paired_worker();
-    let (lib, sha, version) = built("0.9.18");
-    let work = tempfile::tempdir().unwrap();
-    let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
-    prepare(&lib, &sha, &version, &db1);
-    prepare(&lib, &sha, &version, &db2);
-    let slots = work.path().join("slots.tsv");
-    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
-    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let TwoCopies { work, slots, db1, lib, sha, version } = two_copies();
     let os = |s: &str| std::ffi::OsString::from(s);
     let common = ["--workloads", "readKey", "--entries", "2000", "--map-size", "100000000"].map(os);
     let mut paired = vec![os("paired"), os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
@@ -254,12 +267,8 @@ fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     alone.extend(common);
     let count = |args: &[std::ffi::OsString]| counted_in(&worker, "timed_read_key", args) as f64;
     let (two, one) = (count(&paired), count(&alone));
-    let (per_entry_two, per_entry_one) = (two / 2.0 / 2000.0, one / 2000.0);
     assert!(one > 0.0, "callgrind counted the whole pass");
-    assert!(
-        (per_entry_two / per_entry_one - 1.0).abs() < 0.0005,
-        "{per_entry_two} vs {per_entry_one} instructions per entry"
-    );
+    same_per_entry(two, one);
 }
 
 /// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it
