@@ -46,7 +46,7 @@ fn a_step_shared_by_consecutive_tags_is_one_finding() {
     assert!(s.to_last);
     assert_eq!(s.not_measured, ["LMDB_0.9.19", "LMDB_0.9.20"]);
     for d in &s.deltas {
-        let i = d.instructions.unwrap();
+        let i = d.instructions().unwrap();
         assert!((i.ratio - 1.233).abs() < 0.001, "{d:?}");
         assert_eq!(d.verdict(), lmdb_regress::stats::Verdict::Slower);
     }

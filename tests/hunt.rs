@@ -92,7 +92,7 @@ fn printed_figures_are_the_counts_per_entry(text: &str, runs: &Path) {
     let entries = records[0]["config"]["entries"].as_f64().unwrap();
     let mut per_entry: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for s in records.iter().filter(|r| r["type"] == "sample") {
-        let count = s["instructions"].as_f64().expect("a counted sample");
+        let count = s["counts"]["Ir"].as_f64().expect("a counted sample");
         per_entry.entry(s["tag"].as_str().unwrap().to_string()).or_default().push(count / entries);
     }
     assert_eq!(per_entry.len(), 2, "{}", file.display());

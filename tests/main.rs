@@ -9,6 +9,7 @@ mod common;
 mod architecture;
 mod bindings;
 mod browser;
+mod cache;
 mod commands;
 mod console;
 mod findings;

@@ -120,7 +120,7 @@ fn text_fits_80_columns() {
 #[test]
 fn json_comparisons_match_independent_figures() {
     let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
-    assert_eq!(json["schema"], 2);
+    assert_eq!(json["schema"], 3);
     assert_eq!(json["samples"].as_array().unwrap().len(), 70, "every raw sample, counted ones too");
     // (workload, tag, against, ratio, lo, hi) from `python3 testdata/independent.py`.
     let expected = [
@@ -200,7 +200,7 @@ fn bad_run_files_are_clear_errors() {
     let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
     let newer = dir.path().join("newer.jsonl");
     std::fs::write(&newer, text.replacen("\"schema\":1", "\"schema\":99", 1)).unwrap();
-    assert!(err(&newer).contains("schema 99, newer than this lmdb-regress reads (4)"));
+    assert!(err(&newer).contains("schema 99, newer than this lmdb-regress reads (5)"));
     let mid = dir.path().join("mid.jsonl");
     let mut lines: Vec<&str> = text.lines().collect();
     lines[10] = "{\"type\":\"sample\",\"round\":";

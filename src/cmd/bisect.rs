@@ -20,14 +20,36 @@ use crate::stats::{self, Comparison};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// What a bisect decides its probes by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BisectMetric {
     /// Time; instruction counts for probes time cannot decide (when a counter exists).
     Auto,
-    /// Time alone: a probe undecided at --max-rounds stays undecided.
-    Time,
-    /// Instructions retired alone: each probe counted once, at 100,000 entries unless --entries.
-    Instructions,
+    /// One metric alone: by time, a probe undecided at --max-rounds stays undecided; by a
+    /// count, each probe is counted once, at 100,000 entries unless --entries.
+    Only(Metric),
+}
+
+impl std::fmt::Display for BisectMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BisectMetric::Auto => f.write_str("auto"),
+            BisectMetric::Only(m) => m.fmt(f),
+        }
+    }
+}
+
+/// `auto`, or any metric `run --metric` takes.
+fn bisect_metric(s: &str) -> Result<BisectMetric, String> {
+    if s == "auto" {
+        return Ok(BisectMetric::Auto);
+    }
+    let keys: Vec<&str> = Metric::ALL.iter().map(|m| m.key()).collect();
+    Metric::ALL
+        .into_iter()
+        .find(|m| m.key() == s)
+        .map(BisectMetric::Only)
+        .ok_or_else(|| format!("{s:?} is no metric: give auto or one of {}", keys.join(", ")))
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -46,7 +68,8 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
     pub threshold: f64,
     /// auto: decide by time, and a probe time leaves undecided by instruction counts.
-    #[arg(long, value_enum, default_value_t = BisectMetric::Auto)]
+    /// By a count (instructions, d1-misses, ll-misses, estimated-cycles): each probe counted once.
+    #[arg(long, default_value = "auto", value_parser = bisect_metric)]
     pub metric: BisectMetric,
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
@@ -172,7 +195,8 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let m = super::manifest()?;
     let (gi, bi) = check_range(args, &m, &opts)?;
     let (settings, layout_seed) = settings(args, run_dir)?;
-    let counter = if settings.metric == Metric::Instructions { Some(counter::detect()?) } else { None };
+    let exact = settings.metric.is_exact();
+    let counter = if exact { Some(counter::detect(settings.metric.needs_cache_sim())?) } else { None };
     let started = std::time::Instant::now();
     let mut b = Bisector::new(&m, opts, settings, counter)?;
     announce(&mut b, layout_seed);
@@ -317,13 +341,16 @@ fn check_range(args: &BisectArgs, m: &Manifest, opts: &MatrixOptions) -> Result<
 
 /// The search's settings from the flags, and the layout seed of its timed runs (if random).
 fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64>)> {
-    let instructions = args.metric == BisectMetric::Instructions;
-    let metric = if instructions { Metric::Instructions } else { Metric::Time };
+    let metric = match args.metric {
+        BisectMetric::Auto => Metric::Time,
+        BisectMetric::Only(m) => m,
+    };
+    let exact = metric.is_exact();
     // The search's seed: each timed run's own derives from it and the run's name.
     let (layouts, layout_seed) = args.layout.plan(metric);
     // auto falls back on counts only where a counter works; say which.
     let fallback = match args.metric {
-        BisectMetric::Auto => match counter::detect() {
+        BisectMetric::Auto => match counter::detect(false) {
             Ok(c) => Some(c),
             Err(e) => {
                 println!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided");
@@ -339,9 +366,9 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         metric,
         threshold: args.threshold,
         // Counts are exact (each run checks that they repeat): one round decides.
-        min_rounds: args.min_rounds.unwrap_or(if instructions { 1 } else { 6 }),
-        max_rounds: args.max_rounds.unwrap_or(if instructions { 1 } else { 30 }),
-        warmup: if instructions { 0 } else { 1 },
+        min_rounds: args.min_rounds.unwrap_or(if exact { 1 } else { 6 }),
+        max_rounds: args.max_rounds.unwrap_or(if exact { 1 } else { 30 }),
+        warmup: if exact { 0 } else { 1 },
         run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
@@ -416,7 +443,7 @@ fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant
     let mut d = Document::default();
     d.heading(1, format!("Bisect: {} workload", s.workload));
     d.blocks.push(Block::Pairs(vec![
-        ("Metric".into(), format!("{:?}", s.metric).to_lowercase()),
+        ("Metric".into(), s.metric.key().into()),
         ("Threshold".into(), format!("{}%", s.threshold)),
         ("Runs saved in".into(), s.run_dir.display().to_string()),
         ("Wall time".into(), cells::seconds(started.elapsed().as_secs_f64())),

@@ -55,13 +55,18 @@ pub struct RunArgs {
     /// Entries of the instruction-counting pass (counts are reported per entry).
     #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
+    /// Count under callgrind's cache simulation, so that D1 and LL misses and estimated
+    /// cycles stand beside instructions (implies --with-instructions for a time run).
+    #[arg(long)]
+    pub with_cache: bool,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
     pub control: Option<String>,
     /// Timed repetitions per workload inside each worker.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
-    /// time, or instructions retired in the timed region.
+    /// time, or a count of the timed region: instructions retired, or from callgrind's
+    /// cache simulation d1-misses, ll-misses or estimated-cycles.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
     /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl

@@ -14,7 +14,7 @@ use crate::matrix::{Status, TagStatus};
 use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::runfile::{
-    self, Engine, Failure, Header, Layouts, Metric, Pairing, Phase, Plan, Record, RunData, RunWriter, Shard,
+    self, Engine, Failure, Header, Layouts, Pairing, Phase, Plan, Record, RunData, RunWriter, Shard,
 };
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
@@ -266,9 +266,10 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     }
     let (spec, header, failures) = new_spec(args)?;
     let mut writer = create_run_file_for(args, &header, failures)?;
-    if args.metric == Metric::Instructions {
+    if args.metric.is_exact() {
         eprintln!(
-            "counting instructions: {} entries, {}, {} at once",
+            "counting {}: {} entries, {}, {} at once",
+            args.metric.name(),
             spec.config.entries,
             crate::report::cells::plural(spec.plan.rounds as usize, "round"),
             crate::report::cells::plural(spec.jobs, "job")
@@ -313,7 +314,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         target_ci: args.target_ci,
         iterations: args.iterations,
         min_effect: Some(args.min_effect / 100.0),
-        count_entries: (args.with_instructions && args.metric == Metric::Time).then(|| args.count_entries.min(entries)),
+        count_entries: ((args.with_instructions || args.with_cache) && !args.metric.is_exact())
+            .then(|| args.count_entries.min(entries)),
+        cache_sim: args.with_cache,
         shard,
         control,
         layouts,
@@ -322,7 +325,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         chunk,
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
-    let counter = runner::instruction_counter(args.metric)?;
+    let counter = runner::instruction_counter(&plan)?;
     let engines = args.engine.clone();
     let target_reached = crate::stats::stop::target_reached;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };

@@ -7,8 +7,8 @@ use serde::Serialize;
 use crate::report::cells::{self, Cells};
 use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::Document;
-use crate::runner::runfile::Engine;
 use crate::runner::runfile::Status;
+use crate::runner::runfile::{Engine, Metric};
 use crate::stats::family;
 use crate::stats::{Comparison, Verdict};
 use crate::workload::Workload;
@@ -139,7 +139,8 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
         (Some(x), Some(y)) => family::compare(x, y, CLAIMS.len(), &m.rule),
         _ => None,
     };
-    let instr = match (b.counts.get(from), b.counts.get(to)) {
+    let work = b.counts.get(&Metric::Instructions);
+    let instr = match (work.and_then(|c| c.get(from)), work.and_then(|c| c.get(to))) {
         (Some(x), Some(y)) if !m.rule.counts => family::compare(x, y, 1, &m.rule.for_counts()),
         _ => None,
     };

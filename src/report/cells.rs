@@ -183,9 +183,23 @@ pub fn verdict(d: &Delta) -> String {
     }
 }
 
-/// The instruction delta beside a time delta; "-" when none was counted.
-pub fn instructions(d: &Delta) -> String {
-    d.instructions.as_ref().map(delta).unwrap_or_else(|| "-".into())
+/// A count's delta beside a delta in the section's metric; "-" when none was counted.
+pub fn count_delta(d: &Delta, metric: Metric) -> String {
+    d.counts.get(&metric).map(delta).unwrap_or_else(|| "-".into())
+}
+
+/// A label's count per entry under a metric beside the section's; "-" when not counted.
+fn per_entry(per_entry: &std::collections::BTreeMap<Metric, f64>, metric: Metric) -> String {
+    per_entry.get(&metric).map(|i| count(*i)).unwrap_or_else(|| "-".into())
+}
+
+/// A count per entry to the digits that say something: misses run well below one per entry.
+fn count(v: f64) -> String {
+    match v.abs() {
+        a if a >= 10.0 || a == 0.0 => format!("{v:.1}"),
+        a if a >= 0.01 => format!("{v:.3}"),
+        _ => format!("{v:.1e}"),
+    }
 }
 
 /// "+3.4% [+1.0%, +5.9%] slower": a delta in one line, for sentences.
@@ -215,45 +229,37 @@ pub fn baseline_label(m: &ReportModel) -> String {
 /// Where the verdict sits among the delta columns.
 const VERDICT_OFFSET: usize = 2;
 
-/// The four delta columns: change, interval, verdict, and instructions when counted.
-fn delta_header(counts: bool, against: &str) -> Vec<String> {
+/// The delta columns: change, interval, verdict, and each count beside them.
+fn delta_header(beside: &[Metric], against: &str) -> Vec<String> {
     let mut h = vec![against.to_string(), "interval".into(), "verdict".into()];
-    if counts {
-        h.push("instr".into());
-    }
+    h.extend(beside.iter().map(|m| m.info().short.to_string()));
     h
 }
 
-fn delta_cells(counts: bool, d: Option<&Delta>, own: &str) -> Vec<String> {
+fn delta_cells(beside: &[Metric], d: Option<&Delta>, own: &str) -> Vec<String> {
     let mut v = match d {
         None => vec![own.to_string(), String::new(), String::new()],
         Some(d) => vec![delta(&d.comparison), interval(&d.comparison), verdict(d)],
     };
-    if counts {
-        v.push(d.map(instructions).unwrap_or_default());
-    }
+    v.extend(beside.iter().map(|m| d.map(|d| count_delta(d, *m)).unwrap_or_default()));
     v
 }
 
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
-    let counts = m.has_counts();
+    let beside = &m.beside;
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit_of(s).into(), "±".into(), "min".into()];
     let verdict_col = header.len() + VERDICT_OFFSET;
-    header.extend(delta_header(counts, "vs Fastest"));
+    header.extend(delta_header(beside, "vs Fastest"));
     header.push("n".into());
-    if counts {
-        header.push(Metric::Instructions.unit_of(s.workload).into());
-    }
+    header.extend(beside.iter().map(|c| c.unit_of(s.workload).to_string()));
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     c.verdict_col = Some(verdict_col);
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
-        row.extend(delta_cells(counts, r.vs_fastest.as_ref(), "fastest"));
+        row.extend(delta_cells(beside, r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
-        if counts {
-            row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
-        }
+        row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
         c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_fastest.as_ref().map(Judged::of));
     }
     c
@@ -261,16 +267,15 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
 
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let vs = format!("vs {}", short_tag(&baseline_label(m)));
-    let counts = m.has_counts();
     let mut header = vec!["Tag".to_string(), m.unit_of(s).into(), "±".into()];
     let verdict_col = header.len() + VERDICT_OFFSET;
-    header.extend(delta_header(counts, &vs));
+    header.extend(delta_header(&m.beside, &vs));
     header.push("n".into());
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     c.verdict_col = Some(verdict_col);
     for r in &s.vs_baseline {
         let mut row = vec![label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
-        row.extend(delta_cells(counts, r.vs_baseline.as_ref(), "baseline"));
+        row.extend(delta_cells(&m.beside, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
         c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_baseline.as_ref().map(Judged::of));
     }
@@ -279,25 +284,21 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
 
 /// One tag's builds by several toolchains, workload by workload, against the reference.
 pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
-    let counts = m.has_counts();
+    let beside = &m.beside;
     let several_engines = m.engines().len() > 1;
     // Workload and toolchain in one column: the one a split text table repeats.
     let mut header = vec!["Workload, toolchain".to_string(), m.unit.label.into(), "±".into()];
-    header.extend(delta_header(counts, &format!("vs {}", t.reference)));
+    header.extend(delta_header(beside, &format!("vs {}", t.reference)));
     header.push("n".into());
-    if counts {
-        header.push("instr/entry".into());
-    }
+    header.extend(beside.iter().map(|c| c.unit().to_string()));
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     for r in &t.rows {
         let engine = if several_engines { format!(" ({} engine)", r.engine) } else { String::new() };
         let build = format!("{}{engine}, {}", r.workload, r.toolchain);
         let mut row = vec![build, num(r.summary.median), plus_minus(&r.summary)];
-        row.extend(delta_cells(counts, r.vs_reference.as_ref(), "reference"));
+        row.extend(delta_cells(beside, r.vs_reference.as_ref(), "reference"));
         row.push(r.summary.n.to_string());
-        if counts {
-            row.push(r.instructions_per_entry.map(|i| format!("{i:.1}")).unwrap_or_else(|| "-".into()));
-        }
+        row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
         c.push(row, false);
     }
     c
@@ -397,8 +398,12 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         );
         v.push(layouts_line(m));
     } else {
+        let counts = match m.unit.metric {
+            Metric::Instructions => "Instruction counts".to_string(),
+            other => format!("Counts of {}", other.name()),
+        };
         v.push(format!(
-            "Instruction counts in the timed region are exact: a delta beyond {} is \
+            "{counts} in the timed region are exact: a delta beyond {} is \
              slower or faster, within it same. No test, no p-value.",
             within(ct)
         ));
@@ -434,7 +439,28 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
             within(ct)
         ));
     }
+    if std::iter::once(m.unit.metric).chain(m.beside.iter().copied()).any(Metric::needs_cache_sim) {
+        v.push(cache_line(m));
+    }
     v
+}
+
+/// What the cache metrics are and what their simulation cannot see.
+fn cache_line(m: &ReportModel) -> String {
+    format!(
+        "D1mis, LLmis, cycles: callgrind's cache simulation (--cache-sim=yes) of the timed region, per entry: \
+         D1 misses are data reads and writes missing the first-level data cache; LL misses, instruction \
+         fetches and data missing the last level; estimated cycles are L1 hits + 5 x LL hits + 35 x RAM \
+         hits (Itamar Turner-Trauring's formula, as iai-callgrind computes it). The caches simulated: {}. \
+         The simulation is one core's, inclusive and LRU, and deterministic like instruction counts; it \
+         cannot see hardware prefetching, the TLB, branch prediction, the clock frequency or other \
+         tenants' traffic, so it is a second witness for a time change, not its measure.",
+        m.instruction_counter
+            .as_deref()
+            .and_then(|c| c.split_once("caches: "))
+            .map(|(_, c)| c)
+            .unwrap_or("as callgrind took them from the host CPU (not recorded in this run)")
+    )
 }
 
 /// Whether every sample ran a code layout of its own (random layouts, not a study).

@@ -4,117 +4,107 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::json::ComparisonRecord;
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
+use crate::runner::runfile::Metric;
 
 pub struct Csv;
 
+/// A cell as the csv crate writes it: empty for none, numbers as serde gives them.
 #[derive(Serialize)]
-struct SummaryRow<'a> {
-    engine: String,
-    workload: String,
-    tag: &'a str,
-    rank: usize,
-    n: usize,
-    median: f64,
-    median_lo: Option<f64>,
-    median_hi: Option<f64>,
-    mean: f64,
-    stddev: f64,
-    min: f64,
-    max: f64,
-    instructions_per_entry: Option<f64>,
-    vs_fastest_ratio: Option<f64>,
-    vs_fastest_lo: Option<f64>,
-    vs_fastest_hi: Option<f64>,
-    vs_fastest_verdict: Option<String>,
-    vs_baseline_ratio: Option<f64>,
-    vs_baseline_lo: Option<f64>,
-    vs_baseline_hi: Option<f64>,
-    vs_baseline_verdict: Option<String>,
-    vs_baseline_instructions_ratio: Option<f64>,
-    vs_baseline_time_only: Option<bool>,
-    unit: &'static str,
-    /// The section's: how much layout alone moves the time (None: not measured).
-    layout_spread: Option<f64>,
+#[serde(untagged)]
+enum Cell {
+    Float(Option<f64>),
+    Whole(Option<u64>),
+    Text(Option<String>),
+    Flag(Option<bool>),
+}
+
+/// The metrics a CSV gives a column each: instructions always (so that every file has the
+/// same columns for the same kind of run), then each other metric `counted` holds.
+fn count_columns(counted: impl IntoIterator<Item = Metric>) -> Vec<Metric> {
+    let mut v = vec![Metric::Instructions];
+    v.extend(counted.into_iter().filter(|m| *m != Metric::Instructions && m.is_exact()));
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn key(m: Metric) -> String {
+    m.key().replace('-', "_")
 }
 
 /// A delta's ratio, interval and verdict (with "time only"), as the JSON record has them.
-fn parts(d: Option<&Delta>) -> (Option<f64>, Option<f64>, Option<f64>, Option<String>) {
-    match d.map(|d| (ComparisonRecord::from(d), d)) {
-        None => (None, None, None, None),
-        Some((c, d)) => (Some(c.ratio), c.ci_low, c.ci_high, Some(crate::report::cells::verdict(d))),
+fn parts(d: Option<&Delta>) -> [Cell; 4] {
+    match d {
+        None => [Cell::Float(None), Cell::Float(None), Cell::Float(None), Cell::Text(None)],
+        Some(d) => {
+            let c = &d.comparison;
+            let verdict = Some(crate::report::cells::verdict(d));
+            [
+                Cell::Float(Some(c.ratio)),
+                Cell::Float(c.ci.map(|i| i.lo)),
+                Cell::Float(c.ci.map(|i| i.hi)),
+                Cell::Text(verdict),
+            ]
+        }
     }
 }
 
+fn summary_header(counts: &[Metric]) -> Vec<String> {
+    let mut h: Vec<String> = ["engine", "workload", "tag", "rank", "n", "median", "median_lo", "median_hi", "mean"]
+        .into_iter()
+        .chain(["stddev", "min", "max"])
+        .map(String::from)
+        .collect();
+    h.extend(counts.iter().map(|m| format!("{}_per_entry", key(*m))));
+    for against in ["vs_fastest", "vs_baseline"] {
+        h.extend(["ratio", "lo", "hi", "verdict"].map(|x| format!("{against}_{x}")));
+    }
+    h.extend(counts.iter().map(|m| format!("vs_baseline_{}_ratio", key(*m))));
+    h.extend(["vs_baseline_time_only", "unit", "layout_spread"].map(String::from));
+    h
+}
+
 pub fn summaries(m: &ReportModel) -> Result<String> {
+    let counts = count_columns(m.beside.iter().copied());
     let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(summary_header(&counts))?;
     for s in &m.sections {
         for r in &s.ranked {
             let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
-            let (fr, flo, fhi, fv) = parts(r.vs_fastest.as_ref());
-            let (br, blo, bhi, bv) = parts(b);
             let x = &r.summary;
-            w.serialize(SummaryRow {
-                engine: s.engine.to_string(),
-                workload: s.workload.to_string(),
-                tag: &r.tag,
-                rank: r.rank,
-                n: x.n,
-                median: x.median,
-                median_lo: x.median_ci.map(|c| c.lo),
-                median_hi: x.median_ci.map(|c| c.hi),
-                mean: x.mean,
-                stddev: x.stddev,
-                min: x.min,
-                max: x.max,
-                instructions_per_entry: r.instructions_per_entry,
-                vs_fastest_ratio: fr,
-                vs_fastest_lo: flo,
-                vs_fastest_hi: fhi,
-                vs_fastest_verdict: fv,
-                vs_baseline_ratio: br,
-                vs_baseline_lo: blo,
-                vs_baseline_hi: bhi,
-                vs_baseline_verdict: bv,
-                vs_baseline_instructions_ratio: b.and_then(|d| d.instructions.map(|i| i.ratio)),
-                vs_baseline_time_only: b.map(|d| d.time_only),
-                unit: m.unit_of(s),
-                layout_spread: s.layout_spread,
-            })?;
+            let text = |t: &str| Cell::Text(Some(t.to_string()));
+            let mut row = vec![text(&s.engine.to_string()), text(&s.workload.to_string()), text(&r.tag)];
+            row.extend([Cell::Whole(Some(r.rank as u64)), Cell::Whole(Some(x.n as u64)), Cell::Float(Some(x.median))]);
+            row.extend([Cell::Float(x.median_ci.map(|c| c.lo)), Cell::Float(x.median_ci.map(|c| c.hi))]);
+            row.extend([x.mean, x.stddev, x.min, x.max].map(|v| Cell::Float(Some(v))));
+            row.extend(counts.iter().map(|c| Cell::Float(r.per_entry.get(c).copied())));
+            row.extend(parts(r.vs_fastest.as_ref()));
+            row.extend(parts(b));
+            row.extend(counts.iter().map(|c| Cell::Float(b.and_then(|d| d.counts.get(c)).map(|i| i.ratio))));
+            row.extend([Cell::Flag(b.map(|d| d.time_only)), text(m.unit_of(s)), Cell::Float(s.layout_spread)]);
+            w.serialize(row)?;
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-#[derive(Serialize)]
-struct SampleRow<'a> {
-    round: u32,
-    engine: String,
-    tag: &'a str,
-    workload: String,
-    ns: u64,
-    instructions: Option<u64>,
-    checksum: Option<String>,
-    counted: bool,
-    layout: Option<u32>,
-}
-
 pub fn samples(m: &ReportModel) -> Result<String> {
+    let counts = count_columns(m.samples.iter().flat_map(|s| Metric::counted_in(&s.counts).collect::<Vec<_>>()));
     let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = ["round", "engine", "tag", "workload", "ns"].map(String::from).into();
+    header.extend(counts.iter().map(|m| key(*m)));
+    header.extend(["checksum", "counted", "layout"].map(String::from));
+    w.write_record(header)?;
     for s in &m.samples {
-        w.serialize(SampleRow {
-            round: s.round,
-            engine: s.engine.to_string(),
-            tag: &s.tag,
-            workload: s.workload.to_string(),
-            ns: s.ns,
-            instructions: s.instructions,
-            checksum: s.checksum.map(|c| c.to_string()),
-            counted: s.counted,
-            layout: s.layout,
-        })?;
+        let text = |t: String| Cell::Text(Some(t));
+        let mut row = vec![Cell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.tag.clone())];
+        row.extend([text(s.workload.to_string()), Cell::Whole(Some(s.ns))]);
+        row.extend(counts.iter().map(|c| Cell::Whole(c.of_counts(&s.counts))));
+        row.extend([Cell::Text(s.checksum.map(|c| c.to_string())), Cell::Flag(Some(s.counted))]);
+        row.push(Cell::Whole(s.layout.map(u64::from)));
+        w.serialize(row)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }

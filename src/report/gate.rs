@@ -359,7 +359,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
                 tag: d.tag.clone(),
                 against: Against::Tag(d.against.clone()),
             };
-            let counts = d.instructions.map(|i| (subject.clone(), Metric::Instructions, i));
+            let counts = d.counts.iter().map(|(m, i)| (subject.clone(), *m, *i)).collect::<Vec<_>>();
             std::iter::once((subject, metric, d.comparison)).chain(counts)
         })
     });
@@ -408,7 +408,7 @@ pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) ->
                 tag: short(&c.commit),
                 against: Against::Tag(short(&c.after)),
             };
-            let counts = c.instructions.map(|i| (subject.clone(), Metric::Instructions, i));
+            let counts = c.counts.iter().map(|(m, i)| (subject.clone(), *m, *i)).collect::<Vec<_>>();
             std::iter::once((subject, metric, c.comparison)).chain(counts)
         })
     });

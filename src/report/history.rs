@@ -46,8 +46,10 @@ pub struct Change {
     pub after: String,
     /// In the history's metric.
     pub comparison: Comparison,
-    /// Instructions beside time, when counted.
-    pub instructions: Option<Comparison>,
+    /// The counts beside its metric, by metric (histories saved before counts were values
+    /// held `instructions` here; they are measured again from their run, not read).
+    #[serde(default)]
+    pub counts: std::collections::BTreeMap<crate::runner::runfile::Metric, Comparison>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,7 +130,7 @@ impl History {
                             commit: commit(&d.tag)?,
                             after: commit(&d.against)?,
                             comparison: d.comparison,
-                            instructions: d.instructions,
+                            counts: d.counts,
                         })
                     })
                     .collect();

@@ -5,12 +5,15 @@
 use anyhow::Result;
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
 use super::model::{Delta, DeltaKind, ReportModel, Section, ToolchainTable};
 use super::{Exporter, Output};
+use crate::runner::runfile::Metric;
 use crate::stats::Verdict;
 
 /// Bumped on any change a reader could trip over.
-pub const REPORT_SCHEMA: u32 = 2;
+pub const REPORT_SCHEMA: u32 = 3;
 
 pub struct Json;
 
@@ -26,13 +29,18 @@ pub struct ComparisonRecord<'a> {
     pub confidence: f64,
     pub method: crate::stats::Method,
     pub verdict: Verdict,
-    pub instructions_ratio: Option<f64>,
+    /// `instructions_ratio`, and `d1_misses_ratio` and so on for each metric counted.
+    #[serde(flatten)]
+    pub count_ratios: BTreeMap<String, Option<f64>>,
     pub time_only: bool,
 }
 
-impl<'a> From<&'a Delta> for ComparisonRecord<'a> {
-    fn from(d: &'a Delta) -> Self {
+impl<'a> ComparisonRecord<'a> {
+    /// The record of `d`, with a ratio for instructions and for each metric in `beside`
+    /// (null where `d` has none).
+    pub fn of(d: &'a Delta, beside: &[Metric]) -> Self {
         let c = &d.comparison;
+        let metrics = std::iter::once(Metric::Instructions).chain(beside.iter().copied());
         ComparisonRecord {
             tag: &d.tag,
             against: &d.against,
@@ -43,10 +51,15 @@ impl<'a> From<&'a Delta> for ComparisonRecord<'a> {
             confidence: c.confidence,
             method: c.method,
             verdict: c.verdict,
-            instructions_ratio: d.instructions.map(|i| i.ratio),
+            count_ratios: metrics.map(|m| (ratio_key(m), d.counts.get(&m).map(|i| i.ratio))).collect(),
             time_only: d.time_only,
         }
     }
+}
+
+/// A metric's key in a record of ratios ("d1_misses_ratio").
+pub fn ratio_key(m: Metric) -> String {
+    format!("{}_ratio", m.key().replace('-', "_"))
 }
 
 #[derive(Serialize)]
@@ -126,7 +139,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         .map(|s| SectionRecord {
             section: s,
             unit: Some(m.unit_of(s)).filter(|u| *u != m.unit.label),
-            comparisons: s.deltas().map(ComparisonRecord::from).collect(),
+            comparisons: s.deltas().map(|d| ComparisonRecord::of(d, &m.beside)).collect(),
         })
         .collect();
     let doc = Document {
@@ -156,7 +169,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
                     .rows
                     .iter()
                     .filter_map(|r| {
-                        let comparison = ComparisonRecord::from(r.vs_reference.as_ref()?);
+                        let comparison = ComparisonRecord::of(r.vs_reference.as_ref()?, &m.beside);
                         Some(ToolchainComparison { engine: r.engine, workload: r.workload, comparison })
                     })
                     .collect(),

@@ -27,16 +27,16 @@ pub enum DeltaKind {
     Previous,
 }
 
-/// One tag against another, in the section's metric, with instructions beside time.
+/// One tag against another, in the section's metric, with the counts beside it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Delta {
     pub tag: String,
     pub against: String,
     pub kind: DeltaKind,
     pub comparison: Comparison,
-    /// The same two tags' instruction counts (None when none were counted, or when the
-    /// section's metric is instructions already).
-    pub instructions: Option<Comparison>,
+    /// The same two tags' counts, by each metric the run counted beside the section's own
+    /// ([`ReportModel::beside`]); empty when none were counted.
+    pub counts: BTreeMap<Metric, Comparison>,
     /// A time change while instructions stay within the count tolerance: the cause is
     /// memory or cache behaviour or noise (and, under fixed layouts, possibly code
     /// placement), not more work in LMDB.
@@ -46,6 +46,12 @@ pub struct Delta {
 impl Delta {
     pub fn verdict(&self) -> Verdict {
         self.comparison.verdict
+    }
+
+    /// The instruction count beside the section's metric: the measure of work, by which a
+    /// time change is told from more work.
+    pub fn instructions(&self) -> Option<&Comparison> {
+        self.counts.get(&Metric::Instructions)
     }
 }
 
@@ -57,8 +63,8 @@ pub struct RankedRow {
     pub tag: String,
     /// Over one value per round.
     pub summary: Summary,
-    /// Instructions per entry in the timed region, when counted.
-    pub instructions_per_entry: Option<f64>,
+    /// Per entry in the timed region, by each metric counted beside the section's own.
+    pub per_entry: BTreeMap<Metric, f64>,
     /// Against the fastest; None for the fastest itself.
     pub vs_fastest: Option<Delta>,
 }
@@ -141,7 +147,7 @@ pub struct ToolchainRow {
     pub toolchain: String,
     pub label: String,
     pub summary: Summary,
-    pub instructions_per_entry: Option<f64>,
+    pub per_entry: BTreeMap<Metric, f64>,
     /// Against the reference toolchain's build; None for the reference itself.
     pub vs_reference: Option<Delta>,
 }
@@ -186,6 +192,10 @@ pub fn unit_label(metric: Metric) -> &'static str {
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportModel {
     pub unit: Unit,
+    /// The counted metrics standing beside the section's own, in declaration order: what
+    /// the run's counted samples hold (instructions; with cache simulation the cache
+    /// metrics too), the section's metric left out.
+    pub beside: Vec<Metric>,
     pub rule: Rule,
     pub config: WorkloadConfig,
     pub plan: Plan,
@@ -272,9 +282,9 @@ impl ReportModel {
         self.unit.metric.unit_of(s.workload)
     }
 
-    /// Whether instruction counts stand beside time.
+    /// Whether counts stand beside the section's metric.
     pub fn has_counts(&self) -> bool {
-        !self.unit.metric.is_exact() && self.sections.iter().any(|s| s.deltas().any(|d| d.instructions.is_some()))
+        !self.beside.is_empty()
     }
 }
 
@@ -285,7 +295,8 @@ pub struct Blocks {
     pub values: BTreeMap<String, Rounds>,
     pub compared: BTreeMap<String, Rounds>,
     pub spreads: stats::chunks::Spreads,
-    pub counts: BTreeMap<String, Rounds>,
+    /// Per entry, by each metric counted beside the section's own.
+    pub counts: BTreeMap<Metric, BTreeMap<String, Rounds>>,
     /// The samples carry chunk times.
     pub chunked: bool,
 }
@@ -299,18 +310,31 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
     }
     let timed = |s: &Sample| (!s.counted).then(|| data.per_op(s, metric)).flatten();
     // Counts beside the values: the counting pass's, or the run's own when it counted.
-    let counted = |s: &Sample| {
-        (s.counted || plan.metric == Metric::Instructions).then(|| data.per_op(s, Metric::Instructions)).flatten()
-    };
+    let counted = |s: &&Sample| s.counted || plan.metric.is_exact();
+    let beside = beside(data, metric);
     groups
         .into_iter()
         .map(|(k, samples)| {
             let g = stats::chunks::group(samples.iter().copied(), timed);
-            let counts = stats::chunks::group(samples.iter().copied(), counted).values;
+            let counts = beside
+                .iter()
+                .map(|&m| {
+                    let per_op = |s: &Sample| data.per_op(s, m);
+                    (m, stats::chunks::group(samples.iter().copied().filter(counted), per_op).values)
+                })
+                .filter(|(_, v)| !v.is_empty())
+                .collect();
             let chunked = samples.iter().any(|s| !s.chunks_ns.is_empty());
             (k, Blocks { values: g.values, compared: g.compared, spreads: g.spreads, counts, chunked })
         })
         .collect()
+}
+
+/// The counted metrics of `data` beside `metric`: each that a counted sample holds.
+fn beside(data: &RunData, metric: Metric) -> Vec<Metric> {
+    let counted = data.samples.iter().filter(|s| s.counted || data.header.plan.metric.is_exact());
+    let held: std::collections::BTreeSet<Metric> = counted.flat_map(|s| Metric::counted_in(&s.counts)).collect();
+    held.into_iter().filter(|m| *m != metric).collect()
 }
 
 pub fn build(data: &RunData, baseline: Option<&str>) -> Result<ReportModel> {
@@ -353,6 +377,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     tags.sort_by_key(|t| data.labels[&t.tag].release_key());
     let mut model = ReportModel {
         unit: Unit::of(metric),
+        beside: beside(data, metric),
         rule,
         config: h.config.clone(),
         plan: h.plan.clone(),
@@ -460,16 +485,14 @@ pub fn consecutive(m: &ReportModel, s: &Section, order: &[&str]) -> Vec<Delta> {
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.
 fn delta(b: &Blocks, against: &str, tag: &str, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
     let comparison = family::compare(b.compared.get(against)?, b.compared.get(tag)?, k, rule)?;
-    let instructions = if rule.counts {
-        None
-    } else {
-        match (b.counts.get(against), b.counts.get(tag)) {
-            (Some(x), Some(y)) => family::compare(x, y, 1, &rule.for_counts()),
-            _ => None,
-        }
-    };
-    let time_only = comparison.verdict.is_change() && instructions.is_some_and(|i| i.verdict == Verdict::Same);
-    Some(Delta { tag: tag.into(), against: against.into(), kind, comparison, instructions, time_only })
+    let counts: BTreeMap<Metric, Comparison> = b
+        .counts
+        .iter()
+        .filter_map(|(m, c)| Some((*m, family::compare(c.get(against)?, c.get(tag)?, 1, &rule.for_counts())?)))
+        .collect();
+    let work_same = counts.get(&Metric::Instructions).is_some_and(|i| i.verdict == Verdict::Same);
+    let time_only = !rule.counts && comparison.verdict.is_change() && work_same;
+    Some(Delta { tag: tag.into(), against: against.into(), kind, comparison, counts, time_only })
 }
 
 fn section(
@@ -554,16 +577,17 @@ fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> 
         .map(|r| RankedRow {
             rank: r.rank,
             summary: summaries[r.label.as_str()].clone(),
-            instructions_per_entry: count_median(b, &r.label),
+            per_entry: count_medians(b, &r.label),
             vs_fastest: r.vs_fastest.and_then(|_| delta(b, &fastest, &r.label, DeltaKind::Fastest, pairs, rule)),
             tag: r.label,
         })
         .collect()
 }
 
-/// A label's instructions per entry, when counted.
-fn count_median(b: &Blocks, label: &str) -> Option<f64> {
-    b.counts.get(label).map(|c| stats::median(&c.values().copied().collect::<Vec<_>>()))
+/// A label's counts per entry, by each metric counted.
+fn count_medians(b: &Blocks, label: &str) -> BTreeMap<Metric, f64> {
+    let median = |c: &Rounds| stats::median(&c.values().copied().collect::<Vec<_>>());
+    b.counts.iter().filter_map(|(m, c)| Some((*m, median(c.get(label)?)))).collect()
 }
 
 /// Per tag measured under several toolchains: each section's builds against the
@@ -626,7 +650,7 @@ fn toolchain_table(
                 toolchain: toolchain_name(units.of(l), tags),
                 label: l.to_string(),
                 summary,
-                instructions_per_entry: count_median(b, l),
+                per_entry: count_medians(b, l),
                 vs_reference: (*l != reference)
                     .then(|| delta(b, reference, l, DeltaKind::Toolchain, family, rule))
                     .flatten(),
@@ -827,7 +851,7 @@ enum Resolved {
 }
 
 fn resolved(m: &ReportModel, d: &Delta) -> Option<Resolved> {
-    let counts = if m.rule.counts { Some(&d.comparison) } else { d.instructions.as_ref() };
+    let counts = if m.rule.counts { Some(&d.comparison) } else { d.instructions() };
     match counts.filter(|c| c.verdict.is_change()) {
         Some(c) => Some(Resolved::Instructions(c.verdict, c.ratio)),
         None => d.verdict().is_change().then_some(Resolved::Time(d.verdict(), d.time_only)),

@@ -277,8 +277,10 @@ fn step_line(m: &ReportModel, s: &Step) -> String {
     let time = &first.comparison;
     let line = match s.by {
         StepBy::Instructions => {
-            let counts = if m.rule.counts { Some(time) } else { first.instructions.as_ref() };
-            let words = Metric::Instructions.unit_of(s.workload).replace("instr/", "instructions per ");
+            let counts = if m.rule.counts { Some(time) } else { first.instructions() };
+            let counted = if m.rule.counts { m.unit.metric } else { Metric::Instructions };
+            let per = if counted.unit_of(s.workload).ends_with("/cycle") { "cycle" } else { "entry" };
+            let words = format!("{} per {per}", counted.name());
             let moved = counts.map(cells::delta).unwrap_or_default();
             let mut line = format!("{name}: {moved} {words} {at}{elsewhere}");
             match (m.rule.counts, s.deltas.len()) {
@@ -300,8 +302,11 @@ fn step_line(m: &ReportModel, s: &Step) -> String {
                 _ => format!("{name}: time {figure} at {first_tag}, {} {at}{elsewhere}", tally(&s.deltas)),
             };
             if first.time_only {
-                let moved = first.instructions.as_ref().map(cells::delta).unwrap_or_default();
+                let moved = first.instructions().map(cells::delta).unwrap_or_default();
                 line.push_str(&format!("; instructions unchanged ({moved}): time only"));
+                if let Some(c) = first.counts.get(&Metric::EstimatedCycles) {
+                    line.push_str(&format!("; estimated cycles {} ({})", cells::delta(c), c.verdict));
+                }
             }
             line
         }

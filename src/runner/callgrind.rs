@@ -17,13 +17,13 @@ impl RunSpec {
     pub(super) fn counter_for(&self, u: &Unit) -> Option<Counter> {
         match (&self.counter, u.engine) {
             (None, _) => None,
-            (Some(Counter::Perf), Engine::C) => Some(Counter::Callgrind { version: "valgrind".into() }),
+            (Some(c), Engine::C) => Some(c.for_c()),
             (Some(c), _) => Some(c.clone()),
         }
     }
 
     /// Runs one worker invocation (under callgrind when counting there) and returns its
-    /// lines, with the callgrind total as each line's instruction count.
+    /// lines, with the callgrind totals as each line's counts.
     pub(super) fn invoke(&self, job: &Job, ready: &Ready, scratch: &Path) -> (Vec<WorkerLine>, Option<String>) {
         let u = job.unit;
         let names: Vec<&str> = job.batch.iter().map(|w| w.name()).collect();
@@ -42,7 +42,7 @@ impl RunSpec {
         args.extend(self.config.to_args().into_iter().map(OsString::from));
         let (program, mut full) = u.argv("run");
         full.extend(args);
-        let Some(Counter::Callgrind { .. }) = counter else {
+        let Some(Counter::Callgrind { caches, .. }) = counter else {
             let mut c = Command::new(&program);
             c.args(&full);
             return u.run(c);
@@ -52,7 +52,8 @@ impl RunSpec {
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();
-        let (mut lines, death) = u.run(counter::callgrind_command(&program, &full, &profile, dump_after));
+        let (mut lines, death) =
+            u.run(counter::callgrind_command(&program, &full, &profile, dump_after, caches.as_ref()));
         if death.is_some() {
             return (lines, death);
         }
@@ -60,7 +61,7 @@ impl RunSpec {
             Some(_) => counter::callgrind_parts(&profile).map(|parts| assign_parts(job, &mut lines, parts)),
             // One workload in this process: the profile's total is its count.
             None => counter::callgrind_total(&profile).map(|total| {
-                lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.instructions = vec![total])
+                lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.counts = vec![total.clone()])
             }),
         };
         match counted {
@@ -80,7 +81,7 @@ fn assign_parts(job: &Job, lines: &mut [WorkerLine], parts: Vec<counter::Part>) 
         let part = parts.next_if(|p| p.trigger == function);
         for l in lines.iter_mut().filter(|l| l.workload == Some(*w) && l.error.is_none()) {
             match &part {
-                Some(p) => l.instructions = vec![p.instructions],
+                Some(p) => l.counts = vec![p.counts.clone()],
                 None => l.error = Some(format!("callgrind dumped no count for {function}")),
             }
         }

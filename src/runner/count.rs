@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use super::counter;
 use super::job::{interrupted, Job};
+use super::metric::{Counts, Metric};
 use super::prepare::Ready;
 use super::record::{append_all, failed_units};
 use super::runfile::{Check, CheckKind, Record, RunWriter, Sample, COUNT_TOLERANCE};
@@ -20,7 +21,7 @@ impl RunSpec {
     /// After Ctrl-C the check is not made, which leaves the pass to resume.
     pub fn count_pass(&self, w: &mut RunWriter, prior: &[Sample]) -> Result<()> {
         let Some(entries) = self.plan.count_entries else { return Ok(()) };
-        let counter = match counter::detect() {
+        let counter = match counter::detect(self.plan.simulates_caches()) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("no instruction counts beside time: {e:#}");
@@ -93,7 +94,7 @@ impl RunSpec {
     fn recount(&self, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
         let scratch = scratch::create()?;
         let mut ready = Ready::default();
-        let first = counted.iter().find(|s| s.instructions.is_some());
+        let first = counted.iter().find(|s| !s.counts.is_empty());
         let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label.to_string() == s.tag));
         if let (Some(u), Some(s)) = (unit, first.filter(|s| s.workload.is_read())) {
             match self.prepare_one(u, scratch.path()) {
@@ -119,7 +120,7 @@ impl RunSpec {
         if interrupted() {
             return Ok(());
         }
-        let Some(first) = counted.iter().find(|s| s.instructions.is_some()) else {
+        let Some(first) = counted.iter().find(|s| !s.counts.is_empty()) else {
             let detail = "nothing was counted (every count failed: see the failures)".to_string();
             let what = "instruction counts repeat".to_string();
             return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
@@ -133,24 +134,26 @@ impl RunSpec {
         }
         w.append(&Record::Check(repeat_check(first, again)))
     }
-    /// One workload of `u` counted once more: its count, or why there is none.
+
+    /// One workload of `u` counted once more: its counts, or why there are none.
     pub(super) fn count_once(
         &self,
         u: &Unit,
         workload: Workload,
         ready: &Ready,
         scratch: &Path,
-    ) -> Result<u64, String> {
+    ) -> Result<Counts, String> {
         let (lines, death) = self.invoke(&Job { unit: u, batch: vec![workload] }, ready, scratch);
-        let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.instructions.first().copied());
+        let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.counts_of(0));
         count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.label)))
     }
 }
 
-/// The check that `first`'s count repeats, against its count `again`.
-fn repeat_check(first: &Sample, again: Result<u64, String>) -> Check {
+/// The check that `first`'s counts repeat, every metric they hold, against `again`.
+fn repeat_check(first: &Sample, again: Result<Counts, String>) -> Check {
     let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
-    counts_agree(CheckKind::Repeat, what, Ok(first.instructions.unwrap_or_default()), again)
+    let metrics: Vec<Metric> = Metric::counted_in(&first.counts).collect();
+    counts_agree(CheckKind::Repeat, what, &metrics, Ok(first.counts.clone()), again)
 }
 
 /// Whether two counts of the same work agree. They may differ by a few instructions where
@@ -159,18 +162,31 @@ fn repeat_check(first: &Sample, again: Result<u64, String>) -> Check {
 pub(super) fn counts_agree(
     kind: CheckKind,
     what: String,
-    first: Result<u64, String>,
-    second: Result<u64, String>,
+    metrics: &[Metric],
+    first: Result<Counts, String>,
+    second: Result<Counts, String>,
 ) -> Check {
     let allowed = COUNT_TOLERANCE / 10.0;
     let kind = Some(kind);
-    match (first, second) {
-        (Ok(a), Ok(b)) => {
-            let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);
-            let detail =
-                format!("{a} then {b} instructions, {:.5}% apart (allowed: {:.2}%)", off * 100.0, allowed * 100.0);
-            Check { what, passed: off <= allowed, detail, kind }
-        }
-        (Err(e), _) | (_, Err(e)) => Check { what, passed: false, detail: e, kind },
+    let (first, second) = match (first, second) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return Check { what, passed: false, detail: e, kind },
+    };
+    let mut passed = true;
+    let mut details = Vec::new();
+    for m in metrics {
+        let (Some(a), Some(b)) = (m.of_counts(&first), m.of_counts(&second)) else {
+            passed = false;
+            details.push(format!("{} counted once only", m.name()));
+            continue;
+        };
+        let off = (b as f64 - a as f64).abs() / (a.max(1) as f64);
+        passed &= off <= allowed || a.abs_diff(b) <= m.info().slack;
+        details.push(format!("{a} then {b} {}, {:.5}% apart", m.name(), off * 100.0));
     }
+    let slack: Vec<String> =
+        metrics.iter().filter(|m| m.info().slack > 0).map(|m| format!("{} {}", m.info().slack, m.name())).collect();
+    let slack = if slack.is_empty() { String::new() } else { format!(", or {}", slack.join(", ")) };
+    let detail = format!("{} (allowed: {:.2}%{slack})", details.join("; "), allowed * 100.0);
+    Check { what, passed, detail, kind }
 }

@@ -6,20 +6,56 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
+use super::metric::{Counts, Event};
 use super::runfile::Engine;
 use crate::workload::measure::TimedFunctions;
 use crate::workload::perf::PerfCounter;
 use crate::workload::Workload;
 
-/// How a worker's instructions are counted.
+/// How a worker's instructions (and, simulated, its cache misses) are counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Counter {
-    /// The Rust worker opens a hardware counter itself.
+    /// The Rust worker opens a hardware counter itself: instructions only.
     Perf,
-    /// The worker runs under callgrind; `version` is valgrind's.
-    Callgrind { version: String },
+    /// The worker runs under callgrind; `version` is valgrind's; `caches` when callgrind
+    /// simulates the caches (`--cache-sim=yes`), so that every event of [`Event`] is
+    /// counted: the caches it simulates.
+    Callgrind { version: String, caches: Option<Caches> },
+}
+
+/// The caches callgrind simulates, as it took them from this host's CPU, each as
+/// `(name, size in bytes, line size, associativity)`; given back to callgrind as flags, so
+/// that every count of a run simulates the same caches and callgrind does not warn, on
+/// every worker's stderr, about the host's caches it adjusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caches(Vec<(String, u64, u64, u64)>);
+
+impl Caches {
+    /// "I1 65536 B, 64 B, 16-way associative; D1 …; LL …".
+    pub fn describe(&self) -> String {
+        let one =
+            |(n, size, line, ways): &(String, u64, u64, u64)| format!("{n} {size} B, {line} B, {ways}-way associative");
+        self.0.iter().map(one).collect::<Vec<_>>().join("; ")
+    }
+
+    /// `--I1=65536,16,64` and so on.
+    fn flags(&self) -> impl Iterator<Item = String> + '_ {
+        self.0.iter().map(|(n, size, line, ways)| format!("--{n}={size},{ways},{line}"))
+    }
+
+    /// The caches a profile's `desc:` lines describe ("desc: I1 cache: 65536 B, 64 B, 16-way associative").
+    fn from_profile(text: &str) -> Option<Caches> {
+        let one = |line: &str| {
+            let (name, rest) = line.strip_prefix("desc: ")?.split_once(" cache: ")?;
+            let numbers: Vec<u64> = rest.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
+            let [size, line, ways] = numbers[..] else { return None };
+            Some((name.to_string(), size, line, ways))
+        };
+        let caches: Vec<_> = text.lines().filter_map(one).collect();
+        (caches.len() == 3).then_some(Caches(caches))
+    }
 }
 
 /// The timed functions of both engines, every suite's (src/workload/native.rs and
@@ -30,16 +66,30 @@ impl Counter {
     pub fn describe(&self) -> String {
         match self {
             Counter::Perf => "perf_event_open (PERF_COUNT_HW_INSTRUCTIONS, user space, around the timed call)".into(),
-            Counter::Callgrind { version } => {
-                format!("{version} callgrind, collecting only inside the timed functions (--toggle-collect)")
-            }
+            Counter::Callgrind { version, caches } => format!(
+                "{version} callgrind, collecting only inside the timed functions (--toggle-collect){}",
+                caches
+                    .as_ref()
+                    .map(|c| format!(", simulating the caches (--cache-sim=yes); caches: {}", c.describe()))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The counter a C worker uses where this one is perf (which only the Rust worker opens).
+    pub fn for_c(&self) -> Counter {
+        match self {
+            Counter::Perf => Counter::Callgrind { version: "valgrind".into(), caches: None },
+            c => c.clone(),
         }
     }
 }
 
-/// perf_event_open if a counter opens and counts, else callgrind if valgrind runs.
-pub fn detect() -> Result<Counter> {
-    if crate::envvars::one_of("LMDB_REGRESS_COUNTER", crate::envvars::COUNTERS)? != Some("callgrind") {
+/// perf_event_open if a counter opens and counts, else callgrind if valgrind runs; with
+/// `cache_sim`, callgrind simulating the caches (perf counts no cache metric).
+pub fn detect(cache_sim: bool) -> Result<Counter> {
+    let forced = crate::envvars::one_of("LMDB_REGRESS_COUNTER", crate::envvars::COUNTERS)? == Some("callgrind");
+    if !forced && !cache_sim {
         if let Ok(mut c) = PerfCounter::open() {
             if c.start().is_ok() {
                 std::hint::black_box((0..1000u64).sum::<u64>());
@@ -52,7 +102,25 @@ pub fn detect() -> Result<Counter> {
     let out = Command::new("valgrind").arg("--version").output().context(
         "instructions cannot be counted: perf_event_open is not allowed here and valgrind is not installed (apt-get install valgrind)",
     )?;
-    Ok(Counter::Callgrind { version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let caches = if cache_sim { Some(simulated_caches()?) } else { None };
+    Ok(Counter::Callgrind { version, caches })
+}
+
+/// The caches callgrind simulates on this host (it takes them from the CPU).
+fn simulated_caches() -> Result<Caches> {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("probe.out");
+    let status = Command::new("valgrind")
+        .args(["--tool=callgrind", "--quiet", "--cache-sim=yes"])
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg("true")
+        .stderr(std::process::Stdio::null())
+        .status()
+        .context("cannot run valgrind to learn the caches it simulates")?;
+    let text = std::fs::read_to_string(&out).ok().filter(|_| status.success());
+    let text = text.context("valgrind --cache-sim=yes did not run here: the cache metrics cannot be counted")?;
+    Caches::from_profile(&text).context("callgrind's profile does not describe the I1, D1 and LL caches it simulated")
 }
 
 /// The timed function `engine` calls once per repetition of `w`, as `w`'s suite declares
@@ -70,10 +138,20 @@ pub fn timed_function(engine: Engine, w: Workload) -> Option<&'static str> {
 }
 
 /// Wraps a worker command line in callgrind, collecting only inside the timed functions
-/// and dumping a profile part (`out_file.1`, `.2`, …) each time one of `dump_after` returns.
-pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: &Path, dump_after: &[&str]) -> Command {
+/// and dumping a profile part (`out_file.1`, `.2`, …) each time one of `dump_after` returns;
+/// with `caches`, simulating them.
+pub fn callgrind_command(
+    program: &Path,
+    args: &[std::ffi::OsString],
+    out_file: &Path,
+    dump_after: &[&str],
+    caches: Option<&Caches>,
+) -> Command {
     let mut c = Command::new("valgrind");
     c.arg("--tool=callgrind").arg("--quiet").arg("--collect-atstart=no");
+    if let Some(caches) = caches {
+        c.arg("--cache-sim=yes").args(caches.flags());
+    }
     for p in TOGGLE_PATTERNS {
         c.arg(format!("--toggle-collect={p}"));
     }
@@ -88,12 +166,12 @@ pub fn callgrind_command(program: &Path, args: &[std::ffi::OsString], out_file: 
     c
 }
 
-/// One profile part: the function whose return dumped it, and the instructions counted
-/// since the previous part.
+/// One profile part: the function whose return dumped it, and the events counted since
+/// the previous part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
     pub trigger: String,
-    pub instructions: u64,
+    pub counts: Counts,
 }
 
 fn part_path(out_file: &Path, n: usize) -> std::path::PathBuf {
@@ -120,22 +198,74 @@ pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
             .lines()
             .find_map(|l| l.strip_prefix("desc: Trigger: --dump-after="))
             .with_context(|| format!("{} names no --dump-after trigger", path.display()))?;
-        parts.push(Part { trigger: trigger.trim().to_string(), instructions: total_of(&text, &path)? });
+        parts.push(Part { trigger: trigger.trim().to_string(), counts: totals_of(&text, &path)? });
     }
     Ok(parts)
 }
 
-/// The instruction total of a profile written without parts.
-pub fn callgrind_total(out_file: &Path) -> Result<u64> {
+/// The totals of a profile written without parts.
+pub fn callgrind_total(out_file: &Path) -> Result<Counts> {
     let text =
         std::fs::read_to_string(out_file).with_context(|| format!("no callgrind profile {}", out_file.display()))?;
-    total_of(&text, out_file)
+    totals_of(&text, out_file)
 }
 
-fn total_of(text: &str, path: &Path) -> Result<u64> {
-    text.lines()
+/// A profile's totals, by the names of its `events:` line (the events the tool does not
+/// read left out).
+pub fn totals_of(text: &str, path: &Path) -> Result<Counts> {
+    let events = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))
+        .with_context(|| format!("{} has no events line", path.display()))?;
+    let totals = text
+        .lines()
         .rev()
         .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .with_context(|| format!("{} has no totals line", path.display()))
+        .with_context(|| format!("{} has no totals line", path.display()))?;
+    let values: Vec<u64> = totals
+        .split_whitespace()
+        .map(|v| v.parse())
+        .collect::<std::result::Result<_, _>>()
+        .with_context(|| format!("{}: totals {totals:?} are not counts", path.display()))?;
+    // Callgrind leaves out trailing zeros of a cost line.
+    let value = |i: usize| values.get(i).copied().unwrap_or(0);
+    let counts: Counts = events
+        .split_whitespace()
+        .enumerate()
+        .filter_map(|(i, e)| Some((Event::from_callgrind(e)?, value(i))))
+        .collect();
+    if counts.get(Event::Ir).is_none() {
+        bail!("{}: its events line ({}) counts no instructions (Ir)", path.display(), events.trim());
+    }
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simulated_caches_are_read_from_a_profile_and_given_back_as_flags() {
+        let text =
+            "desc: I1 cache: 65536 B, 64 B, 16-way associative\ndesc: D1 cache: 49152 B, 64 B, 12-way associative\n\
+                    desc: LL cache: 503316480 B, 64 B, 30-way associative\ndesc: Timerange: Basic block 0 - 28938\n";
+        let c = Caches::from_profile(text).unwrap();
+        assert_eq!(c.flags().collect::<Vec<_>>(), ["--I1=65536,16,64", "--D1=49152,12,64", "--LL=503316480,30,64"]);
+        assert!(c.describe().starts_with("I1 65536 B, 64 B, 16-way associative; D1 49152 B"), "{}", c.describe());
+        assert_eq!(Caches::from_profile("desc: I1 cache: 65536 B\n"), None);
+    }
+
+    #[test]
+    fn totals_are_read_by_the_events_line() {
+        let text = "version: 1\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nfn=f\n3 10 4 2 1\ntotals: 10 4 2 1\n";
+        let c = totals_of(text, Path::new("p")).unwrap();
+        assert_eq!(
+            (c.get(Event::Ir), c.get(Event::Dw), c.get(Event::I1mr), c.get(Event::DLmw)),
+            (Some(10), Some(2), Some(1), Some(0))
+        );
+        let plain = totals_of("events: Ir\nsummary: 77\n", Path::new("p")).unwrap();
+        assert_eq!(plain, Counts::instructions(77));
+        let e = totals_of("events: Bc Bcm\ntotals: 1 2\n", Path::new("p")).unwrap_err();
+        assert!(format!("{e}").contains("counts no instructions"), "{e}");
+    }
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::count::counts_agree;
 use super::job::interrupted;
+use super::metric::{Counts, Metric};
 use super::prepare::Ready;
 use super::runfile::{CheckKind, Record, RunWriter, Sample};
 use super::{counter, pool, scratch, RunSpec, Unit};
@@ -65,7 +66,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
         Some((u, wl))
     });
     let Some((unit, workload)) = chosen else { return Ok(()) };
-    let counter = match counter::detect() {
+    let counter = match counter::detect(s.plan.simulates_caches()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("layouts not checked for equal instruction counts: {e:#}");
@@ -83,7 +84,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     let scratch = scratch::create()?;
     let relink = unit.relink.as_ref().expect("chosen for it");
     // Each count in a process of its own, with its own read database and profile file.
-    let count = |&seed: &u32| -> Result<u64, String> {
+    let count = |&seed: &u32| -> Result<Counts, String> {
         let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
         let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
@@ -102,7 +103,32 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     }
     let mut take = |seed| counts.remove(&seed).unwrap_or_else(|| Err("not counted".into()));
     let (first, second) = (take(a), take(b));
-    w.append(&Record::Check(counts_agree(CheckKind::Layouts, what, first, second)))
+    let moved = match (&first, &second) {
+        (Ok(a), Ok(b)) => moved_by_layout(a, b),
+        _ => String::new(),
+    };
+    let mut check = counts_agree(CheckKind::Layouts, what, &[Metric::Instructions], first, second);
+    check.detail.push_str(&moved);
+    w.append(&Record::Check(check))
+}
+
+/// The simulated cache figures of two layouts, shown and not judged: a layout moves code
+/// and so its addresses, which the instruction cache sees; empty without simulation.
+fn moved_by_layout(a: &Counts, b: &Counts) -> String {
+    let i1 = |c: &Counts| c.get(crate::runner::metric::Event::I1mr);
+    let mut shown: Vec<String> = Vec::new();
+    if let (Some(x), Some(y)) = (i1(a), i1(b)) {
+        shown.push(format!("I1 misses {x} then {y}"));
+    }
+    for m in [Metric::D1Misses, Metric::LlMisses, Metric::EstimatedCycles] {
+        if let (Some(x), Some(y)) = (m.of_counts(a), m.of_counts(b)) {
+            shown.push(format!("{} {x} then {y}", m.name()));
+        }
+    }
+    match shown.is_empty() {
+        true => String::new(),
+        false => format!("; not judged, as a layout moves code addresses: {}", shown.join(", ")),
+    }
 }
 
 /// Two different layout seeds for the check, from the run's seed.

@@ -14,6 +14,7 @@ mod job;
 pub mod label;
 mod layouts;
 pub mod merge;
+pub mod metric;
 mod paired;
 pub mod paired_worker;
 pub mod pool;

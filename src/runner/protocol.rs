@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::metric::Counts;
 use crate::workload::presets::Figures;
 use crate::workload::{Checksum, Workload};
 
@@ -16,6 +17,10 @@ pub struct WorkerLine {
     /// Instructions of each repetition, when the worker counted them (perf_event_open).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<u64>,
+    /// The events of each repetition counted around the worker (callgrind): the runner
+    /// fills them in from the profile, no worker prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<Counts>,
     /// What each repetition computed, for readCrc and readXxh64 (held to the checksum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<u64>,
@@ -43,6 +48,14 @@ pub struct WorkerLine {
     /// A preset's figures beside each sample's time, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figures>,
+}
+
+impl WorkerLine {
+    /// The counts of repetition `i`: the runner's from callgrind, else the worker's perf
+    /// count of instructions; None when nothing was counted.
+    pub fn counts_of(&self, i: usize) -> Option<Counts> {
+        self.counts.get(i).cloned().or_else(|| self.instructions.get(i).map(|n| Counts::instructions(*n)))
+    }
 }
 
 /// A read database as its writer left it: files of one shape, written by libraries of one

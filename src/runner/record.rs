@@ -71,7 +71,7 @@ impl RunSpec {
         let u = job.unit;
         let mut out = Vec::new();
         let mut reported = BTreeSet::new();
-        for line in lines {
+        for mut line in lines {
             let Some(wl) = line.workload else { continue };
             reported.insert(wl);
             // As the workload's suite verifies: once, before timing, or by the pass itself.
@@ -80,7 +80,7 @@ impl RunSpec {
                 Verification::EachPass => line.checksum,
             };
             let wrong = line.outputs.iter().find(|&&o| checksum.is_some_and(|c| c.digest != o));
-            let error = line.error.or_else(|| {
+            let error = line.error.take().or_else(|| {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
             });
             if let Some(error) = error {
@@ -94,7 +94,7 @@ impl RunSpec {
                     tag: u.label.to_string(),
                     workload: wl,
                     ns: *ns,
-                    instructions: line.instructions.get(i).copied(),
+                    counts: line.counts_of(i).unwrap_or_default(),
                     checksum,
                     counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),

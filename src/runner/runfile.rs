@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+pub use super::metric::{Counts, Event, Metric};
 use super::Label;
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
@@ -21,9 +22,10 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// of the instruction-counting pass, `counted`, which a reader of 1 would take for times;
 /// 3: `check` records, such as the determinism check of instruction counts; 4: the
 /// header's `units`, each label's value declared field by field, which a reader of 3 would
-/// not know to need). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// not know to need; 5: a sample's `counts`, its events by name, where a reader of 4 looks
+/// for `instructions`). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 4;
+pub const SCHEMA: u32 = 5;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 const DECLARES_UNITS: u32 = 4;
@@ -46,96 +48,6 @@ impl std::fmt::Display for Engine {
             Engine::Rust => "rust",
             Engine::C => "c",
         })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// Wall time of the timed region (CLOCK_MONOTONIC).
-    #[default]
-    Time,
-    /// Instructions retired in the timed region (perf_event_open, else callgrind).
-    Instructions,
-}
-
-/// What a metric is, as data: adding a metric is a variant of [`Metric`], its row in
-/// [`Metric::info`], and the measurement its samples carry.
-pub struct MetricInfo {
-    /// The metric in a sentence ("time", "instructions").
-    pub name: &'static str,
-    /// The column heading of LmdbJava's six workloads ("ms/op", "instr/entry").
-    pub unit: &'static str,
-    /// Exact: counted, repeating to the last unit, so judged within a tolerance rather than
-    /// by intervals (`stats::family::Rule::for_metric`); a sample's time taken under its
-    /// counter is no measurement.
-    pub exact: bool,
-    /// What to do when a run has none of it; None when every sample has it.
-    pub missing: Option<&'static str>,
-    /// The sample's measurement of its whole timed region, in the metric's own unit (ns,
-    /// instructions).
-    total: fn(&Sample) -> Option<u64>,
-    /// The total of one operation, and its unit, for a workload: time in the workload's
-    /// time unit per timed region; counts per operation of the pass.
-    per_op: fn(total: f64, w: Workload, ops: u64) -> f64,
-    unit_of: fn(Workload) -> &'static str,
-    /// How many of the metric's own units make one display unit of a whole region (ms,
-    /// millions of instructions).
-    display: f64,
-}
-
-impl Metric {
-    /// The metric's one row.
-    pub fn info(self) -> &'static MetricInfo {
-        const TIME: MetricInfo = MetricInfo {
-            name: "time",
-            unit: "ms/op",
-            exact: false,
-            missing: None,
-            total: |s| Some(s.ns),
-            per_op: |ns, w, _| ns / w.time_unit().ns,
-            unit_of: |w| w.time_unit().label,
-            display: 1e6,
-        };
-        const INSTRUCTIONS: MetricInfo = MetricInfo {
-            name: "instructions",
-            unit: "instr/entry",
-            exact: true,
-            missing: Some(
-                "this run has no instruction counts: measure with `run --metric instructions` or `--with-instructions`",
-            ),
-            total: |s| s.instructions,
-            per_op: |n, _, ops| n / ops.max(1) as f64,
-            unit_of: |w| match w {
-                Workload::Preset(p) if p.per() == "cycle" => "instr/cycle",
-                _ => "instr/entry",
-            },
-            display: 1e6,
-        };
-        match self {
-            Metric::Time => &TIME,
-            Metric::Instructions => &INSTRUCTIONS,
-        }
-    }
-
-    /// The metric in a sentence.
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    /// The column heading of LmdbJava's six workloads.
-    pub fn unit(self) -> &'static str {
-        self.info().unit
-    }
-
-    /// Whether the figures are exact counts.
-    pub fn is_exact(self) -> bool {
-        self.info().exact
-    }
-
-    /// A workload's unit under the metric: a preset names its own ("s/op", "instr/cycle").
-    pub fn unit_of(self, w: Workload) -> &'static str {
-        (self.info().unit_of)(w)
     }
 }
 
@@ -210,6 +122,10 @@ pub struct Plan {
     /// (`--with-instructions`); None when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_entries: Option<u32>,
+    /// Counts are taken under callgrind's cache simulation (`--with-cache`, or a cache
+    /// metric), so that every sample counted holds the cache metrics' events.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_sim: bool,
     /// Set when this run is one shard of a larger one (`run --shard K/N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -251,6 +167,7 @@ impl Plan {
             chunk: None,
             min_effect: None,
             count_entries: None,
+            cache_sim: false,
             shard: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
@@ -280,6 +197,11 @@ impl Plan {
 
     pub fn min_effect(&self) -> f64 {
         self.min_effect.unwrap_or(MIN_EFFECT)
+    }
+
+    /// Whether its counts need callgrind's cache simulation.
+    pub fn simulates_caches(&self) -> bool {
+        self.cache_sim || self.metric.needs_cache_sim()
     }
 }
 
@@ -490,8 +412,9 @@ pub struct Sample {
     pub tag: String,
     pub workload: Workload,
     pub ns: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<u64>,
+    /// The events counted in the timed region (none when it was only timed).
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub counts: Counts,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<Checksum>,
     /// From the instruction-counting pass: its count is exact, its time (under the
@@ -519,13 +442,16 @@ impl Sample {
     /// The sample's measurement of its whole timed region under a metric, in the metric's
     /// own unit (ns, instructions); None when the sample has none (no count was taken).
     pub fn total(&self, metric: Metric) -> Option<u64> {
-        (metric.info().total)(self)
+        match metric {
+            Metric::Time => Some(self.ns),
+            m => m.of_counts(&self.counts),
+        }
     }
 
     /// The sample's figure under a metric, in display units (ms, or millions of
-    /// instructions); None for instructions when none were counted.
+    /// instructions); None for a count that was not taken.
     pub fn value(&self, metric: Metric) -> Option<f64> {
-        self.total(metric).map(|t| t as f64 / metric.info().display)
+        self.total(metric).map(|t| t as f64 / metric.display())
     }
 
     /// The one "per operation": the sample's figure in its workload's unit under a metric
@@ -534,7 +460,7 @@ impl Sample {
     /// many operations it ran (entries, or open-get's cycles), and that wins.
     pub fn per_op(&self, metric: Metric, entries: u32) -> Option<f64> {
         let ops = self.figures.ops.unwrap_or(u64::from(entries));
-        Some((metric.info().per_op)(self.total(metric)? as f64, self.workload, ops))
+        Some(metric.per_op(self.total(metric)? as f64, self.workload, ops))
     }
 }
 
@@ -741,9 +667,9 @@ impl RunData {
     pub fn closing_check(&self) -> Option<CheckKind> {
         let plan = &self.header.plan;
         match (plan.metric, plan.layouts) {
-            (Metric::Instructions, _) => Some(CheckKind::Repeat),
             (Metric::Time, Layouts::Random) => Some(CheckKind::Layouts),
             (Metric::Time, Layouts::Fixed) => None,
+            (_, _) => Some(CheckKind::Repeat),
         }
     }
 
@@ -925,7 +851,7 @@ pub fn load(path: &Path) -> Result<RunData> {
         labels: BTreeMap::new(),
     };
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
-        let record = match serde_json::from_str::<Record>(line) {
+        let record = match serde_json::from_str::<serde_json::Value>(line).and_then(|v| upgrade(v)) {
             Ok(r) => r,
             Err(_) if torn && i + 1 == last => {
                 eprintln!(
@@ -961,11 +887,23 @@ pub fn load(path: &Path) -> Result<RunData> {
     Ok(data)
 }
 
+/// The one upgrader: a record of any schema read into today's shape. Samples written
+/// before their counts were values by event (schema ≤ 4) held their instruction count as
+/// `instructions`: it is their `Ir`.
+fn upgrade(mut v: serde_json::Value) -> serde_json::Result<Record> {
+    if let Some(sample) = v.as_object_mut().filter(|o| o.get("type").and_then(|t| t.as_str()) == Some("sample")) {
+        if let Some(n) = sample.remove("instructions").filter(|n| !n.is_null()) {
+            sample.entry("counts").or_insert_with(|| serde_json::json!({ "Ir": n }));
+        }
+    }
+    serde_json::from_value(v)
+}
+
 /// The kind of a check in a file from before checks said it, by where it stands: after the
 /// end of the rounds only the counting pass checks (that counts repeat); before it, an
 /// instruction run checks that counts repeat, a time run that layouts change none.
 fn legacy_kind(h: &Header, after_end: bool) -> CheckKind {
-    if after_end || h.plan.metric == Metric::Instructions {
+    if after_end || h.plan.metric.is_exact() {
         CheckKind::Repeat
     } else {
         CheckKind::Layouts
@@ -1252,7 +1190,7 @@ mod tests {
             tag: tag.into(),
             workload: Workload::ReadSeq,
             ns: 5,
-            instructions: None,
+            counts: Counts::default(),
             checksum: None,
             counted: false,
             figures: Figures::default(),
@@ -1289,7 +1227,7 @@ mod tests {
         assert_ne!(Label::parse("deadbeef~control"), labels[9]);
         let first = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
         let header: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
-        assert_eq!(header["schema"], 4);
+        assert_eq!(header["schema"], SCHEMA);
         assert_eq!(
             header["units"][2],
             serde_json::json!({"label": "LMDB_0.9.33 (gcc -O3)~control", "base": "LMDB_0.9.33",
@@ -1328,8 +1266,8 @@ mod tests {
             r[0]["units"].as_array_mut().unwrap().remove(0);
         });
         assert_eq!(e, "F:1: the header lists LMDB_0.9.33 but does not declare it among its units");
-        let e = refusal(|r| r[0]["schema"] = 5.into());
-        assert!(e.contains("schema 5, newer than this lmdb-regress reads (4); upgrade lmdb-regress"), "{e}");
+        let e = refusal(|r| r[0]["schema"] = 6.into());
+        assert!(e.contains("schema 6, newer than this lmdb-regress reads (5); upgrade lmdb-regress"), "{e}");
     }
 
     #[test]
@@ -1372,12 +1310,31 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_of_an_older_schema_reads_its_instruction_count_as_ir() {
+        let old = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "LMDB_0.9.33",
+            "workload": "readSeq", "ns": 5, "instructions": 31000, "counted": true});
+        let Record::Sample(s) = upgrade(old).unwrap() else { panic!("not a sample") };
+        assert_eq!((s.counts.clone(), s.total(Metric::Instructions)), (Counts::instructions(31000), Some(31000)));
+        assert_eq!(s.total(Metric::EstimatedCycles), None);
+        // Written back in today's shape, it reads the same.
+        let again = serde_json::to_value(Record::Sample(s.clone())).unwrap();
+        assert!(again.get("instructions").is_none() && again["counts"]["Ir"] == 31000, "{again}");
+        let Record::Sample(t) = upgrade(again).unwrap() else { panic!("not a sample") };
+        assert_eq!(t, s);
+        let timed = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "x",
+            "workload": "readSeq", "ns": 5, "instructions": null});
+        let Record::Sample(u) = upgrade(timed).unwrap() else { panic!("not a sample") };
+        assert!(u.counts.is_empty());
+    }
+
+    #[test]
     fn a_run_lacks_the_first_phase_its_file_does_not_record() {
         let dir = tempfile::tempdir().unwrap();
         let sample = |round| Record::Sample(Sample { round, ..time_sample("LMDB_0.9.33") });
         let random = Plan { layouts: Layouts::Random, layout_seed: Some(1), ..Plan::new(2, 0, Metric::Time) };
         let counting = Plan { count_entries: Some(1000), ..Plan::new(2, 0, Metric::Time) };
-        let counted = Record::Sample(Sample { counted: true, instructions: Some(9), ..time_sample("LMDB_0.9.33") });
+        let counted =
+            Record::Sample(Sample { counted: true, counts: Counts::instructions(9), ..time_sample("LMDB_0.9.33") });
         let left = |plan: &Plan, records: &[Record]| load(&file_of(dir.path(), plan.clone(), records)).unwrap().left();
         let interrupted = end(EndReason::Interrupted, 1, 1.0, 0.5);
         assert_eq!(left(&random, &[sample(0), interrupted.clone()]), Some(Phase::Rounds { from: 1 }));

@@ -42,7 +42,7 @@ impl RunSpec {
             engines: h.engines.clone(),
             config: h.config.clone(),
             plan: h.plan.clone(),
-            counter: instruction_counter(h.plan.metric)?,
+            counter: instruction_counter(&h.plan)?,
             jobs,
             target_reached,
         })
@@ -101,11 +101,11 @@ impl RunSpec {
     }
 }
 
-/// The instruction counter a metric needs, or None for time.
-pub fn instruction_counter(metric: Metric) -> Result<Option<Counter>> {
-    match metric {
-        Metric::Time => Ok(None),
-        Metric::Instructions => Ok(Some(counter::detect()?)),
+/// The counter a plan's rounds need, or None for time.
+pub fn instruction_counter(plan: &Plan) -> Result<Option<Counter>> {
+    match plan.metric.is_exact() {
+        false => Ok(None),
+        true => Ok(Some(counter::detect(plan.simulates_caches())?)),
     }
 }
 

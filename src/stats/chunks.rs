@@ -124,7 +124,7 @@ mod tests {
             tag: tag.into(),
             workload: Workload::Write,
             ns: chunks.iter().sum(),
-            instructions: None,
+            counts: Default::default(),
             checksum: None,
             counted: false,
             figures: Default::default(),
