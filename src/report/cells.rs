@@ -452,7 +452,10 @@ fn cache_line(m: &ReportModel) -> String {
          D1 misses are data reads and writes missing the first-level data cache; LL misses, instruction \
          fetches and data missing the last level; estimated cycles are L1 hits + 5 x LL hits + 35 x RAM \
          hits (Itamar Turner-Trauring's formula, as iai-callgrind computes it). The caches simulated: {}. \
-         The simulation is one core's, inclusive and LRU, and deterministic like instruction counts; it \
+         The simulated caches run from the process's start, warmed by whatever ran before a workload in \
+         its process (its verification, the workloads before it), as the real ones are; units are counted \
+         in the same order, so comparisons are like with like. The simulation is one core's, inclusive \
+         and LRU, and deterministic like instruction counts (to a miss or two between processes); it \
          cannot see hardware prefetching, the TLB, branch prediction, the clock frequency or other \
          tenants' traffic, so it is a second witness for a time change, not its measure.",
         m.instruction_counter
