@@ -258,4 +258,23 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--entries 4000 (the run file: 2000)"), "{}", stderr(&o));
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    // A folder in the way of a file the extension rewrites: refused before anything is
+    // measured, and the saved history still names a run file that loads.
+    std::fs::remove_file(out_dir.join("history.html")).unwrap();
+    std::fs::create_dir(out_dir.join("history.html")).unwrap();
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+        .arg(&repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("history.html is a folder"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("extending"), "nothing measured: {}", stderr(&o));
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    let h: serde_json::Value = serde_json::from_slice(&saved).unwrap();
+    let run = out_dir.join(h["run"].as_str().unwrap());
+    run_ok(lmdb_regress().arg("report").arg(&run).args(["--format", "text"]));
 }

@@ -33,8 +33,9 @@ pub struct HistoryArgs {
     pub run: RunArgs,
 }
 
-/// What a history writes into --out-dir beside its run file.
-const OUTPUTS: [&str; 3] = ["history.txt", "history.json", "history.html"];
+/// What a history writes into --out-dir beside its run file, in the order they are placed:
+/// history.json, which names the run file, last.
+const OUTPUTS: [&str; 3] = ["history.txt", "history.html", "history.json"];
 
 /// The range's start and its commits, each as a point labelled by its first 10 digits.
 fn points(repo: &GitRepo, range: &str) -> Result<Vec<Point>> {
@@ -117,7 +118,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
-    let files = [text.clone().into_bytes(), serde_json::to_vec_pretty(&history)?, history.html().into_bytes()];
+    let files = [text.clone().into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
     match args.run.gate.fail_on {
@@ -157,6 +158,10 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
         )
     };
     let old = runfile::load(&run)?;
+    // Said before anything is measured: a folder in the way of a file to be rewritten.
+    for out in OUTPUTS {
+        crate::files::refuse_existing(&dir.join(out), crate::files::Existing::Replace)?;
+    }
     if !old.header.plan.metric.is_exact() {
         bail!(
             "{} is a history by time: its new commits would be compared with the saved ones across two runs, \
@@ -193,11 +198,13 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     history.run = Some(run_name(&merged_run, &dir));
     history.new_from = Some(saved.points.len());
     let text = history.text();
+    // Placed in this order, and taken back whole should one not go: history.json, which
+    // names the run file, goes after it, so that it never names a file not yet in place.
     let files = [
-        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
-        (dir.join(OUTPUTS[1]), serde_json::to_vec_pretty(&history)?),
-        (dir.join(OUTPUTS[2]), history.html().into_bytes()),
         (merged_run, merged.text()?.into_bytes()),
+        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
+        (dir.join(OUTPUTS[1]), history.html().into_bytes()),
+        (dir.join(OUTPUTS[2]), serde_json::to_vec_pretty(&history)?),
     ];
     // The saved history's own files are what an extension replaces.
     super::write_set(&files, crate::files::Existing::Replace)?;
