@@ -29,6 +29,10 @@ pub struct HistoryArgs {
     /// rewritten only once they are.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "out_dir", "resume", "shard"])]
     pub extend: Option<PathBuf>,
+    /// Extend a history measured on another CPU model than this machine's (refused without
+    /// it: libc picks its routines by CPU, so counts of the two may differ by that alone).
+    #[arg(long, requires = "extend")]
+    pub allow_other_cpu: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -169,6 +173,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
             file.display()
         );
     }
+    same_cpu(&old, &run, args.allow_other_cpu)?;
     let given = RunArgs { given: extension_flags(&args.run), ..args.run.clone() };
     super::resume::refuse_contradictions(&given, &old)?;
     let new = new_points(&saved, &points, &args.range, file)?;
@@ -215,6 +220,39 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     }
 }
 
+/// Refuses to extend a history measured on another CPU model than this machine's, unless
+/// `allowed`: the new commits are compared with the saved ones across the two machines, and
+/// libc picks its string routines by CPU, so their counts may differ by that alone.
+fn same_cpu(saved: &runfile::RunData, run: &Path, allowed: bool) -> Result<()> {
+    let here = crate::environment::Environment::capture().cpu_model;
+    let mut models: Vec<&str> = saved.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
+    if models.is_empty() {
+        models.push(&saved.header.environment.cpu_model);
+    }
+    models.sort_unstable();
+    models.dedup();
+    let others: Vec<&str> = models.into_iter().filter(|m| *m != here).collect();
+    match (others.is_empty(), allowed) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            eprintln!(
+                "note: {} was measured on {}, this machine is {here}: extending it anyway (--allow-other-cpu); \
+                 its new commits' counts may differ from the saved ones' by the CPU too",
+                run.display(),
+                others.join("; ")
+            );
+            Ok(())
+        }
+        (false, false) => bail!(
+            "{} was measured on {}, and this machine is {here}: the new commits would be compared with the \
+             saved ones across two CPU models, whose counts may differ by the CPU alone (libc picks its string \
+             routines by CPU); extend it on a machine of that model, or give --allow-other-cpu to extend it anyway",
+            run.display(),
+            others.join("; ")
+        ),
+    }
+}
+
 /// The points of `range` after the saved history's: the saved commits must be where the
 /// range begins, on its first-parent line.
 fn new_points(saved: &History, points: &[Point], range: &str, file: &Path) -> Result<Vec<Point>> {
@@ -242,7 +280,7 @@ fn new_points(saved: &History, points: &[Point], range: &str, file: &Path) -> Re
 /// The flags given to an extension that could change what a sample measures: the
 /// history's own (range, extend) and those of the gate change nothing.
 fn extension_flags(run: &RunArgs) -> BTreeSet<String> {
-    let own = ["range", "extend", "out_dir", "from", "force"];
+    let own = ["range", "extend", "allow_other_cpu", "out_dir", "from", "force"];
     run.given.iter().filter(|id| !own.contains(&id.as_str())).cloned().collect()
 }
 
