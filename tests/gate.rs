@@ -93,6 +93,31 @@ fn compare_gates_the_new_run_against_the_old() {
 }
 
 #[test]
+fn compare_refuses_a_gate_over_runs_measured_differently_and_warns_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.jsonl");
+    let text = std::fs::read_to_string(file("step")).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    assert!(header.contains("\"entries\":1000000,") && header.contains("\"metric\":\"time\","), "{header}");
+    let header = header
+        .replace("\"entries\":1000000,", "\"entries\":2000000,")
+        .replace("\"metric\":\"time\",", "\"metric\":\"time\",\"pairing\":\"chunks\",\"chunk\":10000,");
+    std::fs::write(&other, format!("{header}\n{rest}")).unwrap();
+    let o = gated(&["compare", &file("step"), other.to_str().unwrap(), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("were measured differently ("), "{err}");
+    assert!(err.contains("entries: 1000000 → 2000000") && err.contains("pairing: process → chunks"), "{err}");
+    assert!(stdout(&o).is_empty(), "no report for a refused gate: {}", stdout(&o));
+    // Without a gate: the comparison, with the warnings.
+    let o = gated(&["compare", &file("step"), other.to_str().unwrap()]);
+    assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+    let out = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("Warning: the runs used different workload settings (entries: 1000000 → 2000000)"), "{out}");
+    assert!(out.contains("Warning: the runs differ in pairing (old: process, new: chunks)"), "{out}");
+}
+
+#[test]
 fn a_failure_of_the_tool_under_a_gate_is_status_1() {
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.jsonl");
