@@ -225,6 +225,62 @@ fn confirm_fails_only_what_a_second_run_repeats() {
     assert!(err.contains("beyond +2.0% in both runs (the second: time +"), "{err}");
 }
 
+/// `history --fail-on slower:2% --confirm` from LMDB_0.9.33 to the planted commit, into
+/// `out_dir`; when `take_away`, the toggle is removed as the second run is announced.
+fn confirmed_history(
+    repo: &std::path::Path,
+    out_dir: &std::path::Path,
+    toggle: &std::path::Path,
+    take_away: bool,
+) -> (Option<i32>, String) {
+    use std::io::BufRead;
+    std::fs::write(toggle, "").unwrap();
+    let mut child = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--git"])
+        .arg(repo)
+        .arg("--out-dir")
+        .arg(out_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut err = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if take_away && line.contains("again in a second run") {
+            std::fs::remove_file(toggle).unwrap();
+        }
+        err += &line;
+        err.push('\n');
+    }
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn history_confirm_fails_only_the_steps_a_second_run_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
+    let commit = planted(&repo, &toggle);
+    let step = &commit[..10];
+    // The step is there in the first run only: not counted.
+    let (status, err) = confirmed_history(&repo, &tmp.path().join("once"), &toggle, true);
+    assert_eq!(status, Some(0), "{err}");
+    let again = format!(
+        "beyond the gate slower:2%: measuring write again in a second run ({step} against the commit before it)"
+    );
+    assert!(err.contains(&again), "{err}");
+    assert!(err.contains(&format!("write (rust) {step} against ")), "{err}");
+    assert!(err.contains("in the first run, but not in the second that measured it again (instructions "), "{err}");
+    assert!(err.contains("gate slower:2%: passed, none of "), "{err}");
+    assert!(tmp.path().join("once/history-confirm.jsonl").is_file(), "the second run has a file of its own");
+    // The step stays: both runs fail it.
+    let (status, err) = confirmed_history(&repo, &tmp.path().join("twice"), &toggle, false);
+    assert_eq!(status, Some(3), "{err}");
+    assert!(err.contains("in both runs (the second: instructions +"), "{err}");
+}
+
 #[test]
 fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
     let dir = tempfile::tempdir().unwrap();

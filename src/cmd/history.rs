@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::request::RunArgs;
+use crate::report::gate::{Against, FailOn, Outcome};
 use crate::report::history::{its_of, History, Point};
-use crate::runner::runfile::{self, Metric};
+use crate::runner::runfile::{self, Engine, Metric};
 use crate::source::GitRepo;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -87,12 +88,9 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     }
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
-    if args.run.confirm {
-        bail!(
-            "history does not take --confirm: its gate judges each commit against the one before, and a failing \
-             commit is measured again beside the one before it by `lmdb-regress run --git PATH --tags A,B \
-             --fail-on slower:PCT% --confirm`"
-        );
+    super::run::refuse_confirm_with_resume(&args.run)?;
+    if args.run.confirm && shard {
+        bail!("--confirm measures a history's failing steps again, and a shard's history has no steps to judge");
     }
     if shard && args.run.gate.fail_on.is_some() {
         bail!(
@@ -125,10 +123,67 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let files = [text.clone().into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
-    match args.run.gate.fail_on {
-        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |_| true).conclude(),
-        None => Ok(()),
+    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
+    let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
+        let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
+        let run =
+            RunArgs { resume_with: None, default_out: Some((args.out_dir.clone(), "history-confirm".into())), ..run };
+        crate::cmd::run::measure(&run)
+    };
+    gate(&history, fail_on, |_| true, args.run.confirm, again)?.conclude()
+}
+
+/// The gate over `history`, judging the commits `gated` names. With `confirm`, its failing
+/// steps (each a commit against the one before it) are measured again by `measure`, in a
+/// second, independent run of those commits and the failing workloads and engines alone,
+/// so that a step fails only when both runs fail it.
+fn gate(
+    history: &History,
+    fail_on: FailOn,
+    gated: impl Fn(&str) -> bool,
+    confirm: bool,
+    measure: impl FnOnce(&[Point], (String, Vec<Engine>)) -> Result<runfile::RunData>,
+) -> Result<Outcome> {
+    let first = crate::report::gate::of_history(history, fail_on, &gated);
+    if !confirm || first.failed().next().is_none() {
+        return Ok(first);
     }
+    let failed = first.failed_subjects();
+    // Each failing commit with the one before it, in the history's order: consecutive in the
+    // second run too, so that each is compared with the same commit as in the first.
+    let mut wanted: BTreeSet<&str> = BTreeSet::new();
+    let (mut workloads, mut engines): (Vec<String>, Vec<Engine>) = (Vec::new(), Vec::new());
+    for s in &failed {
+        wanted.insert(&s.tag);
+        if let Against::Tag(before) = &s.against {
+            wanted.insert(before);
+        }
+        if !workloads.contains(&s.workload.to_string()) {
+            workloads.push(s.workload.to_string());
+        }
+        if !engines.contains(&s.engine) {
+            engines.push(s.engine);
+        }
+    }
+    let points: Vec<Point> = history
+        .points
+        .iter()
+        .filter(|p| wanted.contains(short(&p.commit)))
+        .map(|p| Point { skipped: None, ..p.clone() })
+        .collect();
+    let steps: Vec<String> = failed.iter().map(|s| s.tag.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    eprintln!(
+        "{} beyond the gate {fail_on}: measuring {} again in a second run ({} against the commit before {})",
+        crate::report::cells::plural(first.failed().count(), "comparison"),
+        workloads.join(","),
+        steps.join(", "),
+        if steps.len() == 1 { "it" } else { "each" }
+    );
+    let data = measure(&points, (workloads.join(","), engines))?;
+    let model = crate::report::model::build(&data, None)?;
+    let second = History::of(&history.range, points, &model);
+    let again = crate::report::gate::of_history(&second, fail_on, |c| steps.iter().any(|s| s == short(c)));
+    Ok(first.confirmed_by(&again))
 }
 
 /// How a history names its run file: by its name when it lies in the history's folder,
@@ -214,10 +269,19 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     // The saved history's own files are what an extension replaces.
     super::write_set(&files, crate::files::Existing::Replace)?;
     print!("{text}");
-    match args.run.gate.fail_on {
-        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |c| history.is_new(c)).conclude(),
-        None => Ok(()),
-    }
+    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
+    let again = |points: &[Point], _: (String, Vec<Engine>)| {
+        // With the saved run's settings, as the extension was measured; every workload of it.
+        let tags: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+        let recorded = runfile::load(&run)?;
+        crate::cmd::run::measure_recorded(
+            &recorded,
+            &tags.join(","),
+            &args.run,
+            (dir.clone(), "history-confirm".into()),
+        )
+    };
+    gate(&history, fail_on, |c| history.is_new(c), args.run.confirm, again)?.conclude()
 }
 
 /// Refuses to extend a history measured on another CPU model than this machine's, unless
@@ -280,7 +344,7 @@ fn new_points(saved: &History, points: &[Point], range: &str, file: &Path) -> Re
 /// The flags given to an extension that could change what a sample measures: the
 /// history's own (range, extend) and those of the gate change nothing.
 fn extension_flags(run: &RunArgs) -> BTreeSet<String> {
-    let own = ["range", "extend", "allow_other_cpu", "out_dir", "from", "force"];
+    let own = ["range", "extend", "allow_other_cpu", "out_dir", "from", "force", "confirm"];
     run.given.iter().filter(|id| !own.contains(&id.as_str())).cloned().collect()
 }
 
