@@ -140,7 +140,7 @@ impl Staged {
         let mut placed: Vec<(PathBuf, Option<tempfile::TempPath>)> = Vec::new();
         for (path, tmp) in self.files {
             let old = match self.existing {
-                Existing::Replace => keep_old(&path)?,
+                Existing::Replace => keep_old(&path),
                 Existing::Refuse => None,
             };
             let persisted = match fault(&path) {
@@ -179,16 +179,16 @@ impl Staged {
 
 /// The file at `path` kept under a temporary name beside it (a hard link, or a copy where
 /// links are not to be had), to be put back should the set it is replaced in not be placed
-/// whole; None when there is none. Dropped, the temporary name goes.
-fn keep_old(path: &Path) -> Result<Option<tempfile::TempPath>> {
+/// whole; None when there is none, or it cannot be kept (then it is replaced as before,
+/// with nothing to put back). Dropped, the temporary name goes.
+fn keep_old(path: &Path) -> Option<tempfile::TempPath> {
     if !path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
-        return Ok(None);
+        return None;
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let keep = |p: &Path| std::fs::hard_link(path, p).or_else(|_| std::fs::copy(path, p).map(drop));
-    let kept = tempfile::Builder::new().prefix(".lmdb-regress-").suffix(".old").make_in(dir, keep);
-    let kept = kept.with_context(|| format!("cannot keep {} until its replacement is placed", path.display()))?;
-    Ok(Some(kept.into_temp_path()))
+    let kept = tempfile::Builder::new().prefix(".lmdb-regress-").suffix(".old").make_in(dir, keep).ok()?;
+    Some(kept.into_temp_path())
 }
 
 /// `dir/stem.ext`, or the first of `stem-2.ext`, `stem-3.ext`, … that `create` makes anew
