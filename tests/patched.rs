@@ -55,6 +55,13 @@ fn inode(path: &Value) -> u64 {
     std::fs::metadata(path.as_str().unwrap()).unwrap().ino()
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -180,6 +187,15 @@ fn a_directory_unit_records_what_it_read_each_time_and_lends_no_tag_its_provenan
     let rows = json(&o);
     let tag = rows.as_array().unwrap().iter().find(|r| r["tag"] == "LMDB_0.9.33").cloned().unwrap();
     assert_ne!(tag["status"], "built", "0.9.33 took the directory's copy: {tag}");
+    // Nor from a copy a cache made before such copies were kept apart (in sources/ itself).
+    let made = cache.path().join("sources/made");
+    let key = std::fs::read_dir(&made).unwrap().flatten().map(|e| e.file_name()).find(|n| n.len() == 64).unwrap();
+    let legacy = cache.path().join("sources").join(&key);
+    copy_dir(&made.join(&key), &legacy);
+    let tag = json(&build(&["--tags", "0.9.33"]));
+    let tag = tag.as_array().unwrap().iter().find(|r| r["tag"] == "LMDB_0.9.33").cloned().unwrap();
+    assert_ne!(tag["status"], "built", "0.9.33 took an older cache's copy of the directory: {tag}");
+    std::fs::remove_dir_all(&legacy).unwrap();
 
     // Changed: rebuilt, and the record names the file as read now.
     let mdb = work.join("mdb.c");
