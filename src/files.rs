@@ -124,18 +124,33 @@ pub fn stage(files: &[(PathBuf, Vec<u8>)], existing: Existing) -> Result<Staged>
 }
 
 impl Staged {
-    /// Moves every file into its place. Should one not go (a name taken meanwhile), those
-    /// already moved that replaced nothing are taken back, and the rest removed.
+    /// Moves every file into its place, in the order given (so a file that names the others,
+    /// such as a history's history.json, goes last and never names one not yet placed).
+    /// Should one not go, those already moved are taken back: a file that replaced nothing
+    /// is removed, one that replaced an old file gives its place back to the old one (kept
+    /// beside it, as a hard link or a copy, until the whole set is placed), and every other
+    /// file of the set is as it was.
     pub fn commit(self) -> Result<()> {
-        let mut placed: Vec<PathBuf> = Vec::new();
+        self.commit_with(|_| Ok(()))
+    }
+
+    /// [`Staged::commit`], with `fault` asked before each move (tests make one fail).
+    fn commit_with(self, mut fault: impl FnMut(&Path) -> std::io::Result<()>) -> Result<()> {
+        // Each placed file, with the old file it replaced (kept under a temporary name).
+        let mut placed: Vec<(PathBuf, Option<tempfile::TempPath>)> = Vec::new();
         for (path, tmp) in self.files {
-            let persisted = match self.existing {
-                Existing::Refuse => tmp.persist_noclobber(&path),
-                Existing::Replace => tmp.persist(&path),
+            let old = match self.existing {
+                Existing::Replace => keep_old(&path),
+                Existing::Refuse => None,
+            };
+            let persisted = match fault(&path) {
+                Err(error) => Err(tempfile::PersistError { error, file: tmp }),
+                Ok(()) if self.existing == Existing::Refuse => tmp.persist_noclobber(&path),
+                Ok(()) => tmp.persist(&path),
             };
             let error = match persisted {
                 Ok(_) => {
-                    placed.push(path);
+                    placed.push((path, old));
                     continue;
                 }
                 Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => exists_error(&path),
@@ -143,13 +158,37 @@ impl Staged {
                     anyhow::Error::new(e.error).context(format!("cannot move the new {} into place", path.display()))
                 }
             };
-            if self.existing == Existing::Refuse {
-                placed.iter().for_each(|p| drop(std::fs::remove_file(p)));
+            let mut lost = Vec::new();
+            for (p, old) in placed.into_iter().rev() {
+                let back = match old {
+                    Some(old) => old.persist(&p).map_err(|e| e.error),
+                    None => std::fs::remove_file(&p),
+                };
+                if back.is_err() {
+                    lost.push(p.display().to_string());
+                }
+            }
+            if !lost.is_empty() {
+                return Err(error.context(format!("and the new {} could not be taken back", lost.join(", "))));
             }
             return Err(error);
         }
         Ok(())
     }
+}
+
+/// The file at `path` kept under a temporary name beside it (a hard link, or a copy where
+/// links are not to be had), to be put back should the set it is replaced in not be placed
+/// whole; None when there is none, or it cannot be kept (then it is replaced as before,
+/// with nothing to put back). Dropped, the temporary name goes.
+fn keep_old(path: &Path) -> Option<tempfile::TempPath> {
+    if !path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        return None;
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let keep = |p: &Path| std::fs::hard_link(path, p).or_else(|_| std::fs::copy(path, p).map(drop));
+    let kept = tempfile::Builder::new().prefix(".lmdb-regress-").suffix(".old").make_in(dir, keep).ok()?;
+    Some(kept.into_temp_path())
 }
 
 /// `dir/stem.ext`, or the first of `stem-2.ext`, `stem-3.ext`, … that `create` makes anew
@@ -274,6 +313,44 @@ mod tests {
         stage(&set, Existing::Replace).unwrap().commit().unwrap();
         assert_eq!((std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap()), (b"new a".to_vec(), b"new b".to_vec()));
         assert_eq!(names(), ["a.md", "b.json"]);
+    }
+
+    #[test]
+    fn a_set_whose_last_move_fails_is_taken_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (run, txt, json) = (dir.path().join("new-run.jsonl"), dir.path().join("h.txt"), dir.path().join("h.json"));
+        std::fs::write(&txt, "old text").unwrap();
+        std::fs::write(&json, "old json").unwrap();
+        let set =
+            [(run.clone(), b"run".to_vec()), (txt.clone(), b"new text".to_vec()), (json.clone(), b"new".to_vec())];
+        let mut order = Vec::new();
+        let e = stage(&set, Existing::Replace)
+            .unwrap()
+            .commit_with(|p| {
+                order.push(p.file_name().unwrap().to_string_lossy().into_owned());
+                match p == json {
+                    true => Err(std::io::Error::other("planted fault")),
+                    false => Ok(()),
+                }
+            })
+            .unwrap_err();
+        assert_eq!(order, ["new-run.jsonl", "h.txt", "h.json"], "placed in the order given");
+        assert!(
+            format!("{e:#}").contains("cannot move the new") && format!("{e:#}").contains("planted fault"),
+            "{e:#}"
+        );
+        // The new run file is gone, the old files are back, no temporary file is left.
+        assert!(!run.exists());
+        assert_eq!(std::fs::read(&txt).unwrap(), b"old text");
+        assert_eq!(std::fs::read(&json).unwrap(), b"old json");
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, ["h.json", "h.txt"]);
+        // Without a fault the same set goes whole, and leaves no kept old file behind.
+        stage(&set, Existing::Replace).unwrap().commit().unwrap();
+        assert_eq!(std::fs::read(&json).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]

@@ -35,10 +35,37 @@ pub fn parse_spec<'a>(m: &'a Manifest, spec: &str, git: Option<&Path>) -> Result
     if out.is_empty() {
         bail!("the tag specification {spec:?} names no tag");
     }
+    refuse_patch_collisions(&out)?;
     // A tag named twice is measured once.
     let mut seen = std::collections::HashSet::new();
     out.retain(|w| seen.insert(w.label()));
     Ok(out)
+}
+
+/// Refuses two different patches of one file name on one base (`a/fix.patch` and
+/// `b/fix.patch`): a unit's label names its patch by the file name alone, so the two would
+/// be one unit, and the second would be dropped as named twice. The same patch named twice
+/// (by any path) is one unit, measured once.
+fn refuse_patch_collisions(wants: &[Want<'_>]) -> Result<()> {
+    let mut first: std::collections::HashMap<String, &PatchFile> = std::collections::HashMap::new();
+    for w in wants {
+        let Want::Patched { patch, .. } = w else { continue };
+        let label = w.label();
+        match first.get(&label) {
+            Some(earlier) if earlier.sha256 != patch.sha256 => bail!(
+                "{} and {} are two different patches named {}: both would be the unit `{label}` (a label names \
+                 its patch by the file name alone); rename one of them",
+                earlier.path.display(),
+                patch.path.display(),
+                patch.name
+            ),
+            Some(_) => {}
+            None => {
+                first.insert(label, patch);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `BASE+FILE`: each unit BASE names, with the patch FILE applied (read once, here).
@@ -174,6 +201,26 @@ mod tests {
         assert!(e.contains("cannot read the patch /nonexistent/x.patch"), "{e}");
         let e = parse_spec(&m, "0.9.33+", None).unwrap_err().to_string();
         assert!(e.contains("BASE+FILE"), "{e}");
+    }
+
+    #[test]
+    fn two_patches_of_one_name_on_one_base_are_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a/fix.patch"), dir.path().join("b/fix.patch"));
+        for (p, text) in [(&a, "--- a/mdb.c\n+++ b/mdb.c\n"), (&b, "--- a/midl.c\n+++ b/midl.c\n")] {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let m = Manifest::builtin();
+        let e = parse_spec(&m, &format!("0.9.33+{},0.9.33+{}", a.display(), b.display()), None).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains(&format!("{} and {}", a.display(), b.display())), "{e}");
+        assert!(e.contains("`LMDB_0.9.33 + fix.patch`") && e.contains("rename one"), "{e}");
+        // On two bases they are two units; the same patch twice is one.
+        let spec = format!("0.9.18+{},0.9.33+{}", a.display(), b.display());
+        assert_eq!(parse_spec(&m, &spec, None).unwrap().len(), 2);
+        let spec = format!("0.9.33+{},0.9.33+{}/../a/fix.patch", a.display(), dir.path().join("b").display());
+        assert_eq!(parse_spec(&m, &spec, None).unwrap().len(), 1);
     }
 
     #[test]

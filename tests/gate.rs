@@ -93,6 +93,31 @@ fn compare_gates_the_new_run_against_the_old() {
 }
 
 #[test]
+fn compare_refuses_a_gate_over_runs_measured_differently_and_warns_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.jsonl");
+    let text = std::fs::read_to_string(file("step")).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    assert!(header.contains("\"entries\":1000000,") && header.contains("\"metric\":\"time\","), "{header}");
+    let header = header
+        .replace("\"entries\":1000000,", "\"entries\":2000000,")
+        .replace("\"metric\":\"time\",", "\"metric\":\"time\",\"pairing\":\"chunks\",\"chunk\":10000,");
+    std::fs::write(&other, format!("{header}\n{rest}")).unwrap();
+    let o = gated(&["compare", &file("step"), other.to_str().unwrap(), "--fail-on", "slower:2%"]);
+    let err = stderr(&o);
+    assert_eq!(status(&o), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("were measured differently ("), "{err}");
+    assert!(err.contains("entries: 1000000 → 2000000") && err.contains("pairing: process → chunks"), "{err}");
+    assert!(stdout(&o).is_empty(), "no report for a refused gate: {}", stdout(&o));
+    // Without a gate: the comparison, with the warnings.
+    let o = gated(&["compare", &file("step"), other.to_str().unwrap()]);
+    assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+    let out = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.contains("Warning: the runs used different workload settings (entries: 1000000 → 2000000)"), "{out}");
+    assert!(out.contains("Warning: the runs differ in pairing (old: process, new: chunks)"), "{out}");
+}
+
+#[test]
 fn a_failure_of_the_tool_under_a_gate_is_status_1() {
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.jsonl");
@@ -128,6 +153,11 @@ const PUT: &str = "mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n
 /// was opened: a slowdown the test takes away between the two runs of one command.
 fn planted(repo: &std::path::Path, toggle: &std::path::Path) -> String {
     make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    plant(repo, toggle)
+}
+
+/// That spin, committed on top of `repo`'s HEAD.
+fn plant(repo: &std::path::Path, toggle: &std::path::Path) -> String {
     let p = repo.join("libraries/liblmdb/mdb.c");
     let text = std::fs::read_to_string(&p).unwrap();
     let check = format!("{OPEN}\tplanted = access(\"{}\", F_OK) == 0;\n", toggle.display());
@@ -151,17 +181,24 @@ fn confirmed_run(
     toggle: &std::path::Path,
     take_away: bool,
 ) -> (Option<i32>, String) {
-    use std::io::BufRead;
-    std::fs::write(toggle, "").unwrap();
-    let mut child = lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["run", "--workloads", "write", "--entries", "2000", "--rounds", "12", "--layouts", "fixed"])
+    let mut cmd = lmdb_regress();
+    cmd.args(["run", "--workloads", "write", "--entries", "2000", "--rounds", "12", "--layouts", "fixed"])
         .args(["--fail-on", "slower:2%", "--confirm", "--git"])
         .arg(repo)
         .arg("--tags")
         .arg(format!("LMDB_0.9.33,{commit}"))
         .arg("--out")
-        .arg(out)
+        .arg(out);
+    toggled(cmd, toggle, take_away)
+}
+
+/// `cmd` (offline) run with `toggle` in place; when `take_away`, the toggle is removed as the
+/// second run is announced, before it builds or measures anything. Its status and stderr.
+fn toggled(mut cmd: std::process::Command, toggle: &std::path::Path, take_away: bool) -> (Option<i32>, String) {
+    use std::io::BufRead;
+    std::fs::write(toggle, "").unwrap();
+    let mut child = cmd
+        .env("LMDB_REGRESS_OFFLINE", "1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -169,7 +206,6 @@ fn confirmed_run(
     let mut err = String::new();
     for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
-        // Said before the second run builds or measures anything.
         if take_away && line.contains("again in a second run") {
             std::fs::remove_file(toggle).unwrap();
         }
@@ -198,6 +234,77 @@ fn confirm_fails_only_what_a_second_run_repeats() {
     let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("twice.jsonl"), &toggle, false);
     assert_eq!(status, Some(3), "{err}");
     assert!(err.contains("beyond +2.0% in both runs (the second: time +"), "{err}");
+}
+
+/// `history --fail-on slower:2% --confirm` from LMDB_0.9.33 to HEAD (with `extra`), into
+/// `out_dir`; when `take_away`, the toggle is removed as the second run is announced.
+fn confirmed_history(
+    repo: &std::path::Path,
+    out_dir: &std::path::Path,
+    toggle: &std::path::Path,
+    take_away: bool,
+    extra: &[&std::ffi::OsStr],
+) -> (Option<i32>, String) {
+    let mut cmd = lmdb_regress();
+    cmd.args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--git"])
+        .arg(repo)
+        .args(extra);
+    if extra.is_empty() {
+        cmd.arg("--out-dir").arg(out_dir);
+    }
+    toggled(cmd, toggle, take_away)
+}
+
+#[test]
+fn history_confirm_fails_only_the_steps_a_second_run_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
+    let commit = planted(&repo, &toggle);
+    let step = &commit[..10];
+    // The step is there in the first run only: not counted.
+    let (status, err) = confirmed_history(&repo, &tmp.path().join("once"), &toggle, true, &[]);
+    assert_eq!(status, Some(0), "{err}");
+    let again = format!(
+        "beyond the gate slower:2%: measuring write again in a second run ({step} against the commit before it)"
+    );
+    assert!(err.contains(&again), "{err}");
+    assert!(err.contains(&format!("write (rust) {step} against ")), "{err}");
+    assert!(err.contains("in the first run, but not in the second that measured it again (instructions "), "{err}");
+    assert!(err.contains("gate slower:2%: passed, none of "), "{err}");
+    assert!(tmp.path().join("once/history-confirm.jsonl").is_file(), "the second run has a file of its own");
+    // The step stays: both runs fail it.
+    let (status, err) = confirmed_history(&repo, &tmp.path().join("twice"), &toggle, false, &[]);
+    assert_eq!(status, Some(3), "{err}");
+    assert!(err.contains("in both runs (the second: instructions +"), "{err}");
+}
+
+#[test]
+fn history_extend_confirm_measures_a_new_failing_step_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "a comment in mdb.c"]);
+    let out_dir = tmp.path().join("history");
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+            .arg(&repo)
+            .arg("--out-dir")
+            .arg(&out_dir),
+    );
+    // A step lands after the saved history: there in the extension's run only.
+    let step = plant(&repo, &toggle);
+    let saved = out_dir.join("history.json");
+    let (status, err) = confirmed_history(&repo, &out_dir, &toggle, true, &["--extend".as_ref(), saved.as_os_str()]);
+    assert_eq!(status, Some(0), "{err}");
+    let again = format!("measuring write again in a second run ({} against the commit before it)", &step[..10]);
+    assert!(err.contains(&again), "{err}");
+    assert!(err.contains("in the first run, but not in the second that measured it again (instructions "), "{err}");
+    assert!(out_dir.join("history-confirm.jsonl").is_file(), "the second run has a file of its own");
 }
 
 #[test]

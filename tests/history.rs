@@ -258,4 +258,52 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--entries 4000 (the run file: 2000)"), "{}", stderr(&o));
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    // A history measured on another CPU model: refused naming both, unless allowed (then the
+    // next check, of the line, speaks).
+    let h: serde_json::Value = serde_json::from_slice(&saved).unwrap();
+    let run = out_dir.join(h["run"].as_str().unwrap());
+    let text = std::fs::read_to_string(&run).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(first).unwrap();
+    let here = header["environment"]["cpu_model"].as_str().unwrap().to_string();
+    header["environment"]["cpu_model"] = "Planted CPU @ 1.00GHz".into();
+    std::fs::write(&run, format!("{header}\n{rest}")).unwrap();
+    let extend = |extra: &[&str]| {
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+            .arg(&repo)
+            .arg("--extend")
+            .arg(out_dir.join("history.json"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = extend(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let says = format!("was measured on Planted CPU @ 1.00GHz, and this machine is {here}");
+    assert!(stderr(&o).contains(&says) && stderr(&o).contains("--allow-other-cpu"), "{}", stderr(&o));
+    let o = extend(&["--allow-other-cpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("extending it anyway (--allow-other-cpu)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not the line"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    std::fs::write(&run, text).unwrap();
+    // A folder in the way of a file the extension rewrites: refused before anything is
+    // measured, and the saved history still names a run file that loads.
+    std::fs::remove_file(out_dir.join("history.html")).unwrap();
+    std::fs::create_dir(out_dir.join("history.html")).unwrap();
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+        .arg(&repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("history.html is a folder"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("extending"), "nothing measured: {}", stderr(&o));
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
+    run_ok(lmdb_regress().arg("report").arg(&run).args(["--format", "text"]));
 }

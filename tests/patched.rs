@@ -55,6 +55,13 @@ fn inode(path: &Value) -> u64 {
     std::fs::metadata(path.as_str().unwrap()).unwrap().ino()
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -148,6 +155,64 @@ fn a_directory_unit_is_rebuilt_when_one_of_its_files_changes() {
     assert_ne!(changed["builds"][0]["build_id"], first["builds"][0]["build_id"]);
     assert_eq!(changed["builds"][0]["files"]["mdb.c"], sha256(&mdb));
     assert!(contains(&std::fs::read(changed["library"].as_str().unwrap()).unwrap(), b"planted at test time"));
+}
+
+#[test]
+fn a_directory_unit_records_what_it_read_each_time_and_lends_no_tag_its_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("liblmdb");
+    std::fs::create_dir(&work).unwrap();
+    for f in FILES {
+        std::fs::copy(source_dir("LMDB_0.9.33").join(f), work.join(f)).unwrap();
+    }
+    // A cache of its own, empty: the directory's copy of 0.9.33's files is the first it holds.
+    let cache = cache_of(&[]);
+    let build = |args: &[&str]| {
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .env("LMDB_REGRESS_CACHE", cache.path())
+            .args(["build", "--json"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let label = format!("local:{}", work.display());
+    let source = ["--source", work.to_str().unwrap()];
+    let first = row(&build(&source), &label);
+    let record = &first["builds"][0];
+    assert_eq!((first["status"].as_str(), record["provenance"]["origin"].as_str()), (Some("built"), Some("local")));
+    // A plain tag of the same files is not served from the directory's copy, as if it had
+    // come from there: offline and with no other copy, it is unavailable.
+    let o = build(&["--tags", "0.9.33"]);
+    let rows = json(&o);
+    let tag = rows.as_array().unwrap().iter().find(|r| r["tag"] == "LMDB_0.9.33").cloned().unwrap();
+    assert_ne!(tag["status"], "built", "0.9.33 took the directory's copy: {tag}");
+    // Nor from a copy a cache made before such copies were kept apart (in sources/ itself).
+    let made = cache.path().join("sources/made");
+    let key = std::fs::read_dir(&made).unwrap().flatten().map(|e| e.file_name()).find(|n| n.len() == 64).unwrap();
+    let legacy = cache.path().join("sources").join(&key);
+    copy_dir(&made.join(&key), &legacy);
+    let tag = json(&build(&["--tags", "0.9.33"]));
+    let tag = tag.as_array().unwrap().iter().find(|r| r["tag"] == "LMDB_0.9.33").cloned().unwrap();
+    assert_ne!(tag["status"], "built", "0.9.33 took an older cache's copy of the directory: {tag}");
+    std::fs::remove_dir_all(&legacy).unwrap();
+
+    // Changed: rebuilt, and the record names the file as read now.
+    let mdb = work.join("mdb.c");
+    let original = std::fs::read_to_string(&mdb).unwrap();
+    std::fs::write(&mdb, plant(&original)).unwrap();
+    let changed = row(&build(&source), &label);
+    assert_ne!(changed["builds"][0]["build_id"], record["build_id"]);
+    assert_eq!(changed["builds"][0]["files"]["mdb.c"], sha256(&mdb));
+    assert_eq!(changed["builds"][0]["provenance"]["origin"], "local");
+    // Changed back: the first build again (not made anew), naming the original file's hash,
+    // not the planted copy's that was cached in between.
+    std::fs::write(&mdb, &original).unwrap();
+    let back = row(&build(&source), &label);
+    assert_eq!(back["builds"][0]["build_id"], record["build_id"]);
+    assert_eq!(inode(&back["library"]), inode(&first["library"]), "an unchanged directory was built again");
+    assert_eq!(back["builds"][0]["files"]["mdb.c"], sha256(&mdb));
+    assert_ne!(back["builds"][0]["files"]["mdb.c"], changed["builds"][0]["files"]["mdb.c"]);
 }
 
 #[test]

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::request::RunArgs;
+use crate::report::gate::{Against, FailOn, Outcome};
 use crate::report::history::{its_of, History, Point};
-use crate::runner::runfile::{self, Metric};
+use crate::runner::runfile::{self, Engine, Metric};
 use crate::source::GitRepo;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -29,12 +30,17 @@ pub struct HistoryArgs {
     /// rewritten only once they are.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "out_dir", "resume", "shard"])]
     pub extend: Option<PathBuf>,
+    /// Extend a history measured on another CPU model than this machine's (refused without
+    /// it: libc picks its routines by CPU, so counts of the two may differ by that alone).
+    #[arg(long, requires = "extend")]
+    pub allow_other_cpu: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
-/// What a history writes into --out-dir beside its run file.
-const OUTPUTS: [&str; 3] = ["history.txt", "history.json", "history.html"];
+/// What a history writes into --out-dir beside its run file, in the order they are placed:
+/// history.json, which names the run file, last.
+const OUTPUTS: [&str; 3] = ["history.txt", "history.html", "history.json"];
 
 /// The range's start and its commits, each as a point labelled by its first 10 digits.
 fn points(repo: &GitRepo, range: &str) -> Result<Vec<Point>> {
@@ -82,12 +88,9 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     }
     let existing = crate::files::Existing::forced(args.run.force);
     let shard = args.run.shard.is_some() && args.from.is_none();
-    if args.run.confirm {
-        bail!(
-            "history does not take --confirm: its gate judges each commit against the one before, and a failing \
-             commit is measured again beside the one before it by `lmdb-regress run --git PATH --tags A,B \
-             --fail-on slower:PCT% --confirm`"
-        );
+    super::run::refuse_confirm_with_resume(&args.run)?;
+    if args.run.confirm && shard {
+        bail!("--confirm measures a history's failing steps again, and a shard's history has no steps to judge");
     }
     if shard && args.run.gate.fail_on.is_some() {
         bail!(
@@ -117,13 +120,70 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
-    let files = [text.clone().into_bytes(), serde_json::to_vec_pretty(&history)?, history.html().into_bytes()];
+    let files = [text.clone().into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     print!("{text}");
-    match args.run.gate.fail_on {
-        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |_| true).conclude(),
-        None => Ok(()),
+    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
+    let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
+        let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
+        let run =
+            RunArgs { resume_with: None, default_out: Some((args.out_dir.clone(), "history-confirm".into())), ..run };
+        crate::cmd::run::measure(&run)
+    };
+    gate(&history, fail_on, |_| true, args.run.confirm, again)?.conclude()
+}
+
+/// The gate over `history`, judging the commits `gated` names. With `confirm`, its failing
+/// steps (each a commit against the one before it) are measured again by `measure`, in a
+/// second, independent run of those commits and the failing workloads and engines alone,
+/// so that a step fails only when both runs fail it.
+fn gate(
+    history: &History,
+    fail_on: FailOn,
+    gated: impl Fn(&str) -> bool,
+    confirm: bool,
+    measure: impl FnOnce(&[Point], (String, Vec<Engine>)) -> Result<runfile::RunData>,
+) -> Result<Outcome> {
+    let first = crate::report::gate::of_history(history, fail_on, &gated);
+    if !confirm || first.failed().next().is_none() {
+        return Ok(first);
     }
+    let failed = first.failed_subjects();
+    // Each failing commit with the one before it, in the history's order: consecutive in the
+    // second run too, so that each is compared with the same commit as in the first.
+    let mut wanted: BTreeSet<&str> = BTreeSet::new();
+    let (mut workloads, mut engines): (Vec<String>, Vec<Engine>) = (Vec::new(), Vec::new());
+    for s in &failed {
+        wanted.insert(&s.tag);
+        if let Against::Tag(before) = &s.against {
+            wanted.insert(before);
+        }
+        if !workloads.contains(&s.workload.to_string()) {
+            workloads.push(s.workload.to_string());
+        }
+        if !engines.contains(&s.engine) {
+            engines.push(s.engine);
+        }
+    }
+    let points: Vec<Point> = history
+        .points
+        .iter()
+        .filter(|p| wanted.contains(short(&p.commit)))
+        .map(|p| Point { skipped: None, ..p.clone() })
+        .collect();
+    let steps: Vec<String> = failed.iter().map(|s| s.tag.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    eprintln!(
+        "{} beyond the gate {fail_on}: measuring {} again in a second run ({} against the commit before {})",
+        crate::report::cells::plural(first.failed().count(), "comparison"),
+        workloads.join(","),
+        steps.join(", "),
+        if steps.len() == 1 { "it" } else { "each" }
+    );
+    let data = measure(&points, (workloads.join(","), engines))?;
+    let model = crate::report::model::build(&data, None)?;
+    let second = History::of(&history.range, points, &model);
+    let again = crate::report::gate::of_history(&second, fail_on, |c| steps.iter().any(|s| s == short(c)));
+    Ok(first.confirmed_by(&again))
 }
 
 /// How a history names its run file: by its name when it lies in the history's folder,
@@ -157,6 +217,10 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
         )
     };
     let old = runfile::load(&run)?;
+    // Said before anything is measured: a folder in the way of a file to be rewritten.
+    for out in OUTPUTS {
+        crate::files::refuse_existing(&dir.join(out), crate::files::Existing::Replace)?;
+    }
     if !old.header.plan.metric.is_exact() {
         bail!(
             "{} is a history by time: its new commits would be compared with the saved ones across two runs, \
@@ -164,6 +228,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
             file.display()
         );
     }
+    same_cpu(&old, &run, args.allow_other_cpu)?;
     let given = RunArgs { given: extension_flags(&args.run), ..args.run.clone() };
     super::resume::refuse_contradictions(&given, &old)?;
     let new = new_points(&saved, &points, &args.range, file)?;
@@ -193,18 +258,62 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     history.run = Some(run_name(&merged_run, &dir));
     history.new_from = Some(saved.points.len());
     let text = history.text();
+    // Placed in this order, and taken back whole should one not go: history.json, which
+    // names the run file, goes after it, so that it never names a file not yet in place.
     let files = [
-        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
-        (dir.join(OUTPUTS[1]), serde_json::to_vec_pretty(&history)?),
-        (dir.join(OUTPUTS[2]), history.html().into_bytes()),
         (merged_run, merged.text()?.into_bytes()),
+        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
+        (dir.join(OUTPUTS[1]), history.html().into_bytes()),
+        (dir.join(OUTPUTS[2]), serde_json::to_vec_pretty(&history)?),
     ];
     // The saved history's own files are what an extension replaces.
     super::write_set(&files, crate::files::Existing::Replace)?;
     print!("{text}");
-    match args.run.gate.fail_on {
-        Some(fail_on) => crate::report::gate::of_history(&history, fail_on, |c| history.is_new(c)).conclude(),
-        None => Ok(()),
+    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
+    let again = |points: &[Point], _: (String, Vec<Engine>)| {
+        // With the saved run's settings, as the extension was measured; every workload of it.
+        let tags: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+        let recorded = runfile::load(&run)?;
+        crate::cmd::run::measure_recorded(
+            &recorded,
+            &tags.join(","),
+            &args.run,
+            (dir.clone(), "history-confirm".into()),
+        )
+    };
+    gate(&history, fail_on, |c| history.is_new(c), args.run.confirm, again)?.conclude()
+}
+
+/// Refuses to extend a history measured on another CPU model than this machine's, unless
+/// `allowed`: the new commits are compared with the saved ones across the two machines, and
+/// libc picks its string routines by CPU, so their counts may differ by that alone.
+fn same_cpu(saved: &runfile::RunData, run: &Path, allowed: bool) -> Result<()> {
+    let here = crate::environment::Environment::capture().cpu_model;
+    let mut models: Vec<&str> = saved.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
+    if models.is_empty() {
+        models.push(&saved.header.environment.cpu_model);
+    }
+    models.sort_unstable();
+    models.dedup();
+    let others: Vec<&str> = models.into_iter().filter(|m| *m != here).collect();
+    match (others.is_empty(), allowed) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            eprintln!(
+                "note: {} was measured on {}, this machine is {here}: extending it anyway (--allow-other-cpu); \
+                 its new commits' counts may differ from the saved ones' by the CPU too",
+                run.display(),
+                others.join("; ")
+            );
+            Ok(())
+        }
+        (false, false) => bail!(
+            "{} was measured on {}, and this machine is {here}: the new commits would be compared with the \
+             saved ones across two CPU models, whose counts may differ by the CPU alone (libc picks its string \
+             routines by CPU); extend it on a machine of that model, or give --allow-other-cpu to extend it anyway",
+            run.display(),
+            others.join("; ")
+        ),
     }
 }
 
@@ -235,7 +344,7 @@ fn new_points(saved: &History, points: &[Point], range: &str, file: &Path) -> Re
 /// The flags given to an extension that could change what a sample measures: the
 /// history's own (range, extend) and those of the gate change nothing.
 fn extension_flags(run: &RunArgs) -> BTreeSet<String> {
-    let own = ["range", "extend", "out_dir", "from", "force"];
+    let own = ["range", "extend", "allow_other_cpu", "out_dir", "from", "force", "confirm"];
     run.given.iter().filter(|id| !own.contains(&id.as_str())).cloned().collect()
 }
 

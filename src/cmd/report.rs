@@ -77,6 +77,16 @@ pub fn compare(old: &Path, new: &Path, json: bool, fail_on: Option<FailOn>) -> R
         }
     }
     let c = report::compare::build(&o, &n)?;
+    let differs = c.incomparable();
+    if fail_on.is_some() && !differs.is_empty() {
+        anyhow::bail!(
+            "{} and {} were measured differently ({}): a gate over their comparisons would judge the difference \
+             of configuration, not of LMDB; measure both alike, or compare them without --fail-on (which warns)",
+            old.display(),
+            new.display(),
+            differs.join("; ")
+        );
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

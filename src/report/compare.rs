@@ -101,6 +101,26 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, labels })
 }
 
+impl Comparisons {
+    /// What makes the two runs' figures incomparable, each said briefly (`entries: 2000 →
+    /// 4000`, `pairing: process → chunks`): their workload settings, and for time their code
+    /// layouts and their design (pairing, chunk size). Empty when they measured alike. A
+    /// gate over such runs is refused; without one, the report warns.
+    pub fn incomparable(&self) -> Vec<String> {
+        let mut out = self.config_differences.clone();
+        if !self.metric.is_exact() {
+            let ((lo, ln), (po, pn)) = (self.layouts, self.pairing);
+            if lo != ln {
+                out.push(format!("layouts: {lo} → {ln}"));
+            }
+            if po != pn {
+                out.push(format!("pairing: {po} → {pn}"));
+            }
+        }
+        out
+    }
+}
+
 pub fn outline(c: &Comparisons) -> Document {
     let mut d = Document::default();
     if !c.config_differences.is_empty() {

@@ -93,6 +93,10 @@ impl SourceCache {
             }
             let mut set: SourceSet = serde_json::from_slice(&std::fs::read(&record)?)
                 .with_context(|| format!("corrupt cache record {}", record.display()))?;
+            if set.provenance.is_made() {
+                // Stored by a unit made here before such units were kept apart: not this tag's.
+                continue;
+            }
             let files = hash_dir(&dir)?;
             let matches = verify(want, &files, &format!("cache {}", dir.display()))?;
             if let Want::Commit(_) = want {
@@ -111,16 +115,32 @@ impl SourceCache {
     }
 
     /// Copies verified files into the cache and returns the set as it now lives there.
+    /// Units made here (a patch applied, a directory's files) are kept apart, under
+    /// `sources/made/`, which no tag or commit is looked up in: a copy of a tag's own files
+    /// made from a directory never stands for the tag, with the directory as its provenance.
     pub fn store(&self, want: &Want, mut set: SourceSet) -> Result<SourceSet> {
         let key = set.key();
-        let dest = self.sources_dir().join(&key);
-        let sources = self.sources_dir();
+        let sources = match want {
+            Want::Patched { .. } | Want::Local(_) => self.sources_dir().join("made"),
+            Want::Tag(_) | Want::Commit(_) => self.sources_dir(),
+        };
+        let dest = sources.join(&key);
         let writable = || format!("cannot write in {} (is the cache writable? LMDB_REGRESS_CACHE)", sources.display());
         std::fs::create_dir_all(&sources).with_context(writable)?;
         let staging = tempfile::tempdir_in(&sources).with_context(writable)?;
         for f in set.files.keys() {
             std::fs::copy(set.dir.join(f), staging.path().join(f))
                 .with_context(|| format!("cannot copy {f} into the cache"))?;
+        }
+        // What is stored is what was hashed: a file changed in between (a directory being
+        // edited) is said, not stored under the hashes of what it was.
+        let copied = hash_dir(staging.path())?;
+        if let Some((f, _)) = set.files.iter().find(|(f, h)| copied.get(*f) != Some(*h)) {
+            anyhow::bail!(
+                "{} changed while it was copied into the cache (it no longer has the SHA-256 it was read with): \
+                 nothing is built from it; try again once it is no longer being written",
+                set.dir.join(f).display()
+            );
         }
         set.dir = dest.clone();
         let record = staging.path().join("source.json");
@@ -129,7 +149,12 @@ impl SourceCache {
         // they came from stands (a commit with a tag's files must not rename the tag's source).
         // An entry whose files no longer hash as its name says (edited on disk) is replaced.
         let staged = staging.keep();
-        let intact = dest.join("source.json").is_file() && hash_dir(&dest).is_ok_and(|h| h == set.files);
+        let made_here = || {
+            let stored = std::fs::read(dest.join("source.json")).ok();
+            stored.and_then(|b| serde_json::from_slice::<SourceSet>(&b).ok()).is_some_and(|s| s.provenance.is_made())
+        };
+        let lent = matches!(want, Want::Tag(_) | Want::Commit(_)) && made_here();
+        let intact = !lent && dest.join("source.json").is_file() && hash_dir(&dest).is_ok_and(|h| h == set.files);
         if !intact && dest.exists() {
             std::fs::remove_dir_all(&dest).with_context(|| format!("cannot replace {}", dest.display()))?;
         }

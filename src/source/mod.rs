@@ -97,6 +97,14 @@ pub struct Provenance {
     pub cached: bool,
 }
 
+impl Provenance {
+    /// Files made here (`patch`: a patch applied; `local`: a `--source` directory's), not
+    /// delivered by a provider: such a copy is no tag's or commit's source.
+    pub fn is_made(&self) -> bool {
+        matches!(self.origin.as_str(), "patch" | "local")
+    }
+}
+
 impl fmt::Display for Provenance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.detail.to_lowercase().starts_with(&self.origin.to_lowercase()) {

@@ -105,6 +105,12 @@ pub fn apply(patch: &PatchFile, files: &Sources, base: &str) -> Result<(Sources,
             .map_err(|e| anyhow::anyhow!("{}: file {} of the patch: {e}", patch.path.display(), i + 1))?;
         let name = target_name(&parsed, &patch.path)?;
         let image = match out.get(&name).or_else(|| files.get(&name)) {
+            Some(_) if is_new_file(&parsed) => bail!(
+                "{}: its part for {name} creates the file (its original side is /dev/null), and {base} has {name} \
+                 already: applied, it would be put before the file's own lines; take the diff against {base}'s \
+                 {name} (`diff -u`, `git diff`); nothing is built",
+                patch.path.display()
+            ),
             Some(bytes) => bytes.clone(),
             None if is_new_file(&parsed) && OPTIONAL_FILES.contains(&name.as_str()) => Vec::new(),
             None => bail!("{}: it changes {name}, which {base} does not have", patch.path.display()),
@@ -314,6 +320,20 @@ mod tests {
         assert!(e.contains("changes b/CHANGES, which is not one of liblmdb's library sources"), "{e}");
         let e = apply(&patch("just words\n"), &sources(BASE), "b").unwrap_err().to_string();
         assert!(e.contains("no file in it"), "{e}");
+    }
+
+    #[test]
+    fn a_new_file_part_for_a_file_the_base_has_is_refused() {
+        let new_mdb = "--- /dev/null\n+++ b/libraries/liblmdb/mdb.c\n@@ -0,0 +1,2 @@\n+new\n+file\n";
+        let e = apply(&patch(new_mdb), &sources(BASE), "LMDB_0.9.33").unwrap_err().to_string();
+        assert!(
+            e.starts_with("fix.patch: its part for mdb.c creates the file (its original side is /dev/null)"),
+            "{e}"
+        );
+        assert!(e.contains("LMDB_0.9.33 has mdb.c already") && e.ends_with("nothing is built"), "{e}");
+        // A file the base lacks is created.
+        let (out, _) = apply(&patch(&new_mdb.replace("mdb.c", "module.c")), &sources(BASE), "b").unwrap();
+        assert_eq!(out["module.c"], b"new\nfile\n");
     }
 
     #[test]
