@@ -43,6 +43,19 @@ fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
     stdout(&out)
 }
 
+/// `history --extend` of the saved history in `out_dir`, by write at `entries`, with `extra`.
+fn extend_saved(repo: &Path, out_dir: &Path, entries: &str, extra: &[&str]) -> std::process::Output {
+    lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", entries, "--git"])
+        .arg(repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 fn write_steps(out_dir: &Path) -> Vec<String> {
     let h: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("history.json")).unwrap()).unwrap();
     let series = h["series"].as_array().unwrap();
@@ -186,17 +199,7 @@ fn extend_measures_only_the_new_commits_and_gates_their_steps() {
     let p = repo.join("libraries/liblmdb/midl.h");
     std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
     let quiet = commit(&repo, "a comment");
-    let extend = |gate: &str| {
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
-            .args(["--fail-on", gate, "--git"])
-            .arg(&repo)
-            .arg("--extend")
-            .arg(out_dir.join("history.json"))
-            .output()
-            .unwrap()
-    };
+    let extend = |gate: &str| extend_saved(&repo, &out_dir, "2000", &["--fail-on", gate]);
     let o = extend("slower:2%");
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(3), "{out}\n{err}");
@@ -235,26 +238,12 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
     std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* another */\n").unwrap();
     commit(&repo, "another comment");
-    let o = lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
-        .arg(&repo)
-        .arg("--extend")
-        .arg(out_dir.join("history.json"))
-        .output()
-        .unwrap();
+    let o = extend_saved(&repo, &out_dir, "2000", &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("is not the line"), "{}", stderr(&o));
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
     // A setting that differs from the saved run's is refused, naming it.
-    let o = lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "4000", "--git"])
-        .arg(&repo)
-        .arg("--extend")
-        .arg(out_dir.join("history.json"))
-        .output()
-        .unwrap();
+    let o = extend_saved(&repo, &out_dir, "4000", &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--entries 4000 (the run file: 2000)"), "{}", stderr(&o));
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
@@ -268,17 +257,7 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     let here = header["environment"]["cpu_model"].as_str().unwrap().to_string();
     header["environment"]["cpu_model"] = "Planted CPU @ 1.00GHz".into();
     std::fs::write(&run, format!("{header}\n{rest}")).unwrap();
-    let extend = |extra: &[&str]| {
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
-            .arg(&repo)
-            .arg("--extend")
-            .arg(out_dir.join("history.json"))
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let extend = |extra: &[&str]| extend_saved(&repo, &out_dir, "2000", extra);
     let o = extend(&[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let says = format!("was measured on Planted CPU @ 1.00GHz, and this machine is {here}");
@@ -293,14 +272,7 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     // measured, and the saved history still names a run file that loads.
     std::fs::remove_file(out_dir.join("history.html")).unwrap();
     std::fs::create_dir(out_dir.join("history.html")).unwrap();
-    let o = lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
-        .arg(&repo)
-        .arg("--extend")
-        .arg(out_dir.join("history.json"))
-        .output()
-        .unwrap();
+    let o = extend_saved(&repo, &out_dir, "2000", &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("history.html is a folder"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("extending"), "nothing measured: {}", stderr(&o));
