@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod explain;
 pub mod extras;
 pub mod gate;
 pub mod github;
