@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::report::flame::{self, Folded};
 use crate::runner::profile::{FunctionCost, Profile};
 use crate::runner::profiling::WorkloadProfile;
 
@@ -48,6 +49,9 @@ pub struct WorkloadExplanation {
     /// The top functions' source lines.
     #[serde(skip)]
     pub listings: Vec<Listing>,
+    /// Both builds' stacks, for the differential flame graph.
+    #[serde(skip)]
+    pub flame: Option<(Folded, Folded)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,6 +140,7 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
             per_entry: Pair { a: total(&pa.profile, ia), b: total(&pb.profile, ib) },
             functions,
             listings,
+            flame: ia.zip(ib).map(|(ia, ib)| (flame::folded(&pa.profile, ia), flame::folded(&pb.profile, ib))),
         });
     }
     Explanation { a: a.label.clone(), b: b.label.clone(), metric: "instructions", workloads, entries, top }
@@ -177,6 +182,10 @@ fn listing(
     };
     let (ca, la) = side(pa, ia, sa);
     let (cb, lb) = side(pb, ib, sb);
+    // Only where a build's sources are at hand (not for this program's own functions).
+    if la.iter().chain(&lb).all(|(_, t)| t.is_empty()) {
+        return None;
+    }
     let mut lines: Vec<ListedLine> = align(&la, &lb)
         .into_iter()
         .map(|(x, y)| {
@@ -194,9 +203,9 @@ fn listing(
     // The lines that moved most (and every changed line, up to the limit), in source order.
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by(|&x, &y| {
-        let key = |l: &ListedLine| (l.marker() != ' ', l.cost.diff().abs());
+        let key = |l: &ListedLine| (l.cost.diff().abs(), l.marker() != ' ');
         let (kx, ky) = (key(&lines[x]), key(&lines[y]));
-        ky.0.cmp(&kx.0).then(ky.1.total_cmp(&kx.1))
+        ky.0.total_cmp(&kx.0).then(ky.1.cmp(&kx.1))
     });
     let keep: BTreeSet<usize> = order.into_iter().take(LISTED_LINES).collect();
     let hidden = lines.len() - keep.len();
@@ -285,12 +294,23 @@ fn cut(s: &str, width: usize) -> String {
     }
 }
 
+/// A function's name in at most `width` characters: a Rust path keeps its end
+/// (`~worker::timed_read_key`), a C name its start.
+fn cut_name(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    match n > width && s.contains("::") {
+        true => format!("~{}", s.chars().skip(n + 1 - width).collect::<String>()),
+        false => cut(s, width),
+    }
+}
+
 const NAME: usize = 25;
 
 impl Explanation {
     fn heading(&self) -> Vec<String> {
         vec![
-            format!("explain: A = {}, B = {}", self.a, self.b),
+            cut(&format!("explain: A = {}", self.a), 80),
+            cut(&format!("         B = {}", self.b), 80),
             format!("Instructions per entry ({} entries), in the timed function only.", self.entries),
             "Functions by |self B - self A|; share: of the workload's whole B - A.".to_string(),
         ]
@@ -317,7 +337,7 @@ impl Explanation {
             for f in w.functions.iter().take(self.top) {
                 out.push(format!(
                     "  {:<NAME$} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8}",
-                    cut(&f.name, NAME),
+                    cut_name(&f.name, NAME),
                     fig(f.self_cost.a),
                     fig(f.self_cost.b),
                     signed(f.self_cost.diff()),
@@ -426,6 +446,15 @@ impl Explanation {
                 );
             }
             body += "</table>\n";
+            if let Some((fa, fb)) = &w.flame {
+                body += &format!(
+                    "<p>Differential flame graph: each frame as wide as its cost in B, red where its own \
+                     (self) cost grew from A to B, blue where it shrank. Stacks are approximated from \
+                     callgrind's caller → callee edges: a function with several callers splits its cost \
+                     between them as their calls cost.</p>\n{}",
+                    flame::svg(&w.workload, fa, fb, self.entries.max(1) as f64)
+                );
+            }
             if let Some(rest) = self.rest(w) {
                 body += &format!("<p>{}</p>\n", esc(&rest));
             }
@@ -486,5 +515,7 @@ mod tests {
         assert_eq!(signed(3.0), "+3.0");
         assert_eq!(signed(-0.01), "0.0");
         assert_eq!(cut("abcdef", 4), "abc~");
+        assert_eq!(cut_name("lmdb_regress::runner::worker::timed", 12), "~rker::timed");
+        assert_eq!(cut_name("mdb_cursor_set", 12), "mdb_cursor_~");
     }
 }

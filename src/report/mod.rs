@@ -8,6 +8,7 @@ pub mod compare;
 pub mod csv;
 pub mod explain;
 pub mod extras;
+pub mod flame;
 pub mod gate;
 pub mod github;
 pub mod history;
