@@ -44,7 +44,7 @@ pub struct Explanation {
 pub struct WorkloadExplanation {
     pub workload: String,
     pub per_entry: Pair,
-    /// By |self.b − self.a|, largest first (then by name).
+    /// By |self.b − self.a|, largest first (then by |inclusive.b − inclusive.a|, then by name).
     pub functions: Vec<FunctionRow>,
     /// The top functions' source lines.
     #[serde(skip)]
@@ -124,7 +124,9 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
             })
             .collect();
         functions.sort_by(|x, y| {
-            y.self_cost.diff().abs().total_cmp(&x.self_cost.diff().abs()).then_with(|| x.name.cmp(&y.name))
+            let key = |f: &FunctionRow| (f.self_cost.diff().abs(), f.inclusive.diff().abs());
+            let (kx, ky) = (key(x), key(y));
+            ky.0.total_cmp(&kx.0).then(ky.1.total_cmp(&kx.1)).then_with(|| x.name.cmp(&y.name))
         });
         let total = |p: &Profile, i: Option<usize>| per(i.and_then(|i| p.totals.get(i).copied()).unwrap_or(0));
         let listings = functions
