@@ -3,7 +3,8 @@
 //! Callgrind records calls as caller → callee edges with their inclusive cost, not whole
 //! call paths, so the stacks are an approximation from the edges: a function reached from
 //! several callers splits its cost between them in proportion to what each call cost (as
-//! gprof does). The shape is B's profile (a frame's width: its cost in B); a frame's
+//! gprof does); a call around a cycle is left out, its cost counted where the cycle
+//! starts. The shape is B's profile (a frame's width: its cost in B); a frame's
 //! colour is the difference of its own (self) cost, B − A: red where B spends more, blue
 //! where it spends less, white where they agree.
 
@@ -52,9 +53,14 @@ fn expand<'a>(
     for &(callee, cost) in callees.get(name).map(Vec::as_slice).unwrap_or_default() {
         let part = cost * share;
         let incl = p.functions.get(callee).map_or(0.0, |g| g.inclusive[i] as f64);
-        let recursive = stack.iter().any(|s| s == callee);
-        // Cycles, depth and crumbs (a ten-thousandth of the whole) stay in this frame.
-        if recursive || stack.len() >= MAX_DEPTH || incl == 0.0 || part < total * 1e-4 {
+        // Around a cycle (f → g → f, or two functions of one name, such as callgrind's two
+        // "(below main)") the callee's cost is already counted where it first appears, and a
+        // callee the profile holds nothing of has no cost to show: both are left out.
+        if incl == 0.0 || stack.iter().any(|s| s == callee) {
+            continue;
+        }
+        // Depth and crumbs (a ten-thousandth of the whole) stay in this frame.
+        if stack.len() >= MAX_DEPTH || part < total * 1e-4 {
             own += part;
         } else {
             expand(p, i, callees, callee, (part / incl).min(1.0), stack, total, out);
@@ -114,7 +120,7 @@ pub fn svg(title: &str, a: &Folded, b: &Folded, per: f64) -> String {
     let scale = if root.b > 0.0 { WIDTH / root.b } else { 0.0 };
     draw(&root, 0.0, 0, scale, height, max_delta, per, &mut body);
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\" width=\"{WIDTH}\" height=\"{height}\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\" width=\"100%\" \
          viewBox=\"0 0 {WIDTH} {height}\" font-family=\"monospace\" font-size=\"11\">\n\
          <text x=\"0\" y=\"14\">{}</text>\n{body}</svg>\n",
         esc(title)
@@ -147,7 +153,7 @@ fn draw(n: &Node, x: f64, level: usize, scale: f64, height: f64, max: f64, per: 
             );
             out.push_str(&format!(
                 "<g><title>{}</title><rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{:.1}\" fill=\"{}\" \
-                 stroke=\"#fff\" stroke-width=\"0.3\"/>",
+                 stroke=\"#888\" stroke-width=\"0.5\"/>",
                 esc(&tip),
                 ROW - 1.0,
                 colour(delta / max)
@@ -158,7 +164,13 @@ fn draw(n: &Node, x: f64, level: usize, scale: f64, height: f64, max: f64, per: 
                     true => name.clone(),
                     false => name.chars().take(chars - 2).collect::<String>() + "..",
                 };
-                out.push_str(&format!("<text x=\"{:.2}\" y=\"{:.2}\">{}</text>", x + 2.0, y + 11.0, esc(&label)));
+                let ink = if (delta / max).abs() > 0.6 { "#fff" } else { "#000" };
+                out.push_str(&format!(
+                    "<text x=\"{:.2}\" y=\"{:.2}\" fill=\"{ink}\">{}</text>",
+                    x + 2.0,
+                    y + 11.0,
+                    esc(&label)
+                ));
             }
             out.push_str("</g>\n");
             draw(c, x, level + 1, scale, height, max, per, out);
