@@ -93,14 +93,16 @@ fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with
         let nop = text.lines().find(|l| l.contains("__asm__ volatile")).unwrap_or_else(|| panic!("{text}"));
         assert!(nop.contains(" + ") && nop.contains("1000.0"), "{nop}");
     }
-    // The totals are `run --metric instructions`'s counts per entry, workload by workload.
+    // The totals are `run --metric instructions`'s counts per entry, workload by workload;
+    // with the caches simulated, so are the cache metrics (within the slack the runner
+    // allows two processes: a miss or so moves with where a buffer lands).
     let runs = tmp.path().join("run.jsonl");
     let mut c = lmdb_regress();
-    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--metric", "instructions", "--workloads", "readKey,write"]);
-    c.args(entries).args(["--tags", &format!("{base},{in_static}"), "--git"]).arg(&repo).arg("--out").arg(&runs);
-    run_ok(&mut c);
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--metric", "instructions", "--with-cache"]);
+    c.args(["--workloads", "readKey,write"]).args(entries).args(["--tags", &format!("{base},{in_static}"), "--git"]);
+    run_ok(c.arg(&repo).arg("--out").arg(&runs));
     let out_dir = tmp.path().join("explained");
-    let args = [&entries[..], &["--workloads", "readKey,write", "--format", "json,text"]].concat();
+    let args = [&entries[..], &["--workloads", "readKey,write", "--format", "json,text", "--cache"]].concat();
     let o = explain(&repo, &base, &in_static, &[&args[..], &["--out-dir", out_dir.to_str().unwrap()]].concat());
     assert!(stdout(&o).is_empty(), "with --out-dir nothing is printed");
     let e: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("explain.json")).unwrap()).unwrap();
@@ -110,16 +112,45 @@ fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|r| r["type"] == "sample")
         .collect();
-    let count = |tag: &serde_json::Value, workload: &str| -> f64 {
+    let counts = |tag: &serde_json::Value, workload: &str| -> serde_json::Value {
         let s = samples.iter().find(|s| s["workload"] == workload && s["tag"] == *tag);
-        s.unwrap_or_else(|| panic!("no sample of {tag} {workload}"))["instructions"].as_f64().unwrap() / 1000.0
+        s.unwrap_or_else(|| panic!("no sample of {tag} {workload}"))["counts"].clone()
+    };
+    let per_entry = |c: &serde_json::Value, events: &[&str]| -> f64 {
+        events.iter().map(|e| c[*e].as_u64().unwrap_or_else(|| panic!("no {e} in {c}"))).sum::<u64>() as f64 / 1000.0
     };
     for w in e["workloads"].as_array().unwrap() {
         let name = w["workload"].as_str().unwrap();
-        let (a, b) = figure(&w["per_entry"]);
-        assert_eq!((a, b), (count(&e["a"], name), count(&e["b"], name)), "{name}");
+        let (ca, cb) = (counts(&e["a"], name), counts(&e["b"], name));
+        assert_eq!(figure(&w["per_entry"]), (per_entry(&ca, &["Ir"]), per_entry(&cb, &["Ir"])), "{name}");
+        let cycles = |c: &serde_json::Value| {
+            let ram = per_entry(c, &["ILmr", "DLmr", "DLmw"]);
+            let l1_misses = per_entry(c, &["I1mr", "D1mr", "D1mw"]);
+            per_entry(c, &["Ir", "Dr", "Dw"]) - l1_misses + 5.0 * (l1_misses - ram) + 35.0 * ram
+        };
+        let near = |got: (f64, f64), want: (f64, f64), slack: f64, what: &str| {
+            let off = (got.0 - want.0).abs().max((got.1 - want.1).abs()) * 1000.0;
+            assert!(off <= slack + 1e-6, "{name} {what}: explain {got:?}, run {want:?}");
+        };
+        let cache = &w["cache"];
+        near(
+            figure(&cache["d1-misses"]),
+            (per_entry(&ca, &["D1mr", "D1mw"]), per_entry(&cb, &["D1mr", "D1mw"])),
+            4.0,
+            "D1",
+        );
+        let ll = ["ILmr", "DLmr", "DLmw"];
+        near(figure(&cache["ll-misses"]), (per_entry(&ca, &ll), per_entry(&cb, &ll)), 4.0, "LL");
+        near(figure(&cache["estimated-cycles"]), (cycles(&ca), cycles(&cb)), 4.0 * 35.0, "estimated cycles");
+        // The functions' own cycles sum to the workload's.
+        let functions = w["functions"].as_array().unwrap();
+        let sum: f64 = functions.iter().map(|f| figure(&f["cache"]["estimated-cycles"]).1).sum();
+        assert!((sum - figure(&cache["estimated-cycles"]).1).abs() < 1e-6, "{name}: {sum}");
     }
     assert_eq!(e["workloads"].as_array().unwrap().len(), 2);
+    let text = std::fs::read_to_string(out_dir.join("explain.txt")).unwrap();
+    assert!(text.contains("Caches simulated: I1 ") && text.contains("function (by cycles)"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     // Each workload's profile of each build is kept beside the report.
     let profiles = std::fs::read_dir(out_dir.join("profiles")).unwrap().count();
     assert_eq!(profiles, 4);

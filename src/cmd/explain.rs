@@ -45,6 +45,10 @@ pub struct ExplainArgs {
     /// aligned with B's.
     #[arg(long, default_value_t = 3)]
     pub listed: usize,
+    /// Also simulate the caches (callgrind's --cache-sim=yes, the host's caches, as `run
+    /// --with-cache`) and show per function the estimated cycles, D1 and LL misses per entry.
+    #[arg(long)]
+    pub cache: bool,
     #[command(flatten)]
     pub workload: WorkloadConfig,
     /// Entries (default here: 100000), map size, MDB_WRITEMAP and sync.
@@ -109,7 +113,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     for out in &outputs {
         crate::files::refuse_existing(out, Existing::forced(args.force))?;
     }
-    let counter = profiling::callgrind()?;
+    let counter = profiling::callgrind(args.cache)?;
     let prepared = super::run::prepare_units(
         &spec,
         &[],
@@ -139,7 +143,6 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         jobs: args.build.jobs(),
         target_reached: crate::stats::stop::target_reached,
     };
-    let scratch = crate::runner::scratch::create()?;
     eprintln!(
         "explain: profiling {} workload(s) of {} and {} under callgrind, {} entries",
         workloads.len(),
@@ -148,7 +151,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         config.entries
     );
     let mut profiles: Vec<Vec<WorkloadProfile>> = Vec::new();
-    for (u, result) in units.iter().zip(rs.profile_units(scratch.path())?) {
+    for (u, result) in units.iter().zip(rs.profile_units()?) {
         match result {
             Ok(p) => profiles.push(p),
             Err(e) => bail!("{} could not be profiled: {e}", u.label),
@@ -156,7 +159,10 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     }
     let side =
         |i: usize| Side { label: units[i].label.to_string(), profiles: &profiles[i], sources: sources[i].clone() };
-    let model = explain::build(&side(0), &side(1), config.entries, args.top, args.listed);
+    let mut model = explain::build(&side(0), &side(1), config.entries, args.top, args.listed);
+    if let Some(crate::runner::counter::Counter::Callgrind { caches: Some(c), .. }) = &rs.counter {
+        model.caches = Some(c.describe());
+    }
     let rendered: Vec<(ExplainFormat, String)> = args
         .format
         .iter()
@@ -181,8 +187,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     for (u, ps) in units.iter().zip(&profiles) {
         for p in ps {
             let name = format!("{}.{}.callgrind.out", sanitize(&u.label.to_string()), p.workload.name());
-            let bytes = std::fs::read(&p.part).with_context(|| format!("cannot read {}", p.part.display()))?;
-            files.push((dir.join("profiles").join(name), bytes));
+            files.push((dir.join("profiles").join(name), p.part.clone()));
         }
     }
     std::fs::create_dir_all(dir.join("profiles")).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::report::flame::{self, Folded};
+use crate::runner::metric::{Counts, Event, Metric};
 use crate::runner::profile::{FunctionCost, Profile};
 use crate::runner::profiling::WorkloadProfile;
 
@@ -38,12 +39,42 @@ pub struct Explanation {
     /// Rows shown by text, Markdown and HTML per workload.
     #[serde(skip)]
     pub top: usize,
+    /// The caches callgrind simulated, when it did (`--cache`).
+    #[serde(skip)]
+    pub caches: Option<String>,
+}
+
+/// The cache metrics `--cache` adds, in their order, from the runner's declarations.
+pub const CACHE_METRICS: [Metric; 3] = [Metric::EstimatedCycles, Metric::D1Misses, Metric::LlMisses];
+
+/// A cost vector over `p`'s events as the runner's counts, for its metric formulas.
+fn counts_of(p: &Profile, v: &[u64]) -> Counts {
+    p.events.iter().zip(v).filter_map(|(e, n)| Some((Event::from_callgrind(e)?, *n))).collect()
+}
+
+/// The cache metrics of a cost vector of each build, per entry (by metric key); empty when
+/// a profile simulated no caches.
+fn cache_pairs(
+    pa: &Profile,
+    va: &[u64],
+    pb: &Profile,
+    vb: &[u64],
+    per: &dyn Fn(u64) -> f64,
+) -> BTreeMap<&'static str, Pair> {
+    let (ca, cb) = (counts_of(pa, va), counts_of(pb, vb));
+    CACHE_METRICS
+        .iter()
+        .filter_map(|m| Some((m.key(), Pair { a: per(m.of_counts(&ca)?), b: per(m.of_counts(&cb)?) })))
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadExplanation {
     pub workload: String,
     pub per_entry: Pair,
+    /// With `--cache`: the workload's estimated cycles, D1 and LL misses per entry.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cache: BTreeMap<&'static str, Pair>,
     /// By |self.b − self.a|, largest first (then by |inclusive.b − inclusive.a|, then by name).
     pub functions: Vec<FunctionRow>,
     /// The top functions' source lines.
@@ -60,6 +91,9 @@ pub struct FunctionRow {
     #[serde(rename = "self")]
     pub self_cost: Pair,
     pub inclusive: Pair,
+    /// With `--cache`: its own (self) estimated cycles, D1 and LL misses per entry.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cache: BTreeMap<&'static str, Pair>,
     #[serde(skip)]
     pub file: Option<String>,
 }
@@ -114,12 +148,16 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
             let v = f.zip(i).map(|(f, i)| if inclusive { f.inclusive[i] } else { f.self_cost[i] });
             per(v.unwrap_or(0))
         };
+        let own = |p: &Profile, name: &str| -> Vec<u64> {
+            p.functions.get(name).map_or(vec![0; p.events.len()], |f| f.self_cost.clone())
+        };
         let mut functions: Vec<FunctionRow> = names
             .into_iter()
             .map(|name| FunctionRow {
                 name: name.clone(),
                 self_cost: Pair { a: cost(&pa.profile, name, false, ia), b: cost(&pb.profile, name, false, ib) },
                 inclusive: Pair { a: cost(&pa.profile, name, true, ia), b: cost(&pb.profile, name, true, ib) },
+                cache: cache_pairs(&pa.profile, &own(&pa.profile, name), &pb.profile, &own(&pb.profile, name), &per),
                 file: file_of(&pa.profile, name).or_else(|| file_of(&pb.profile, name)),
             })
             .collect();
@@ -140,12 +178,21 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
         workloads.push(WorkloadExplanation {
             workload: pa.workload.name().to_string(),
             per_entry: Pair { a: total(&pa.profile, ia), b: total(&pb.profile, ib) },
+            cache: cache_pairs(&pa.profile, &pa.profile.totals, &pb.profile, &pb.profile.totals, &per),
             functions,
             listings,
             flame: ia.zip(ib).map(|(ia, ib)| (flame::folded(&pa.profile, ia), flame::folded(&pb.profile, ib))),
         });
     }
-    Explanation { a: a.label.clone(), b: b.label.clone(), metric: "instructions", workloads, entries, top }
+    Explanation {
+        a: a.label.clone(),
+        b: b.label.clone(),
+        metric: "instructions",
+        workloads,
+        entries,
+        top,
+        caches: None,
+    }
 }
 
 fn ir(p: &Profile) -> Option<usize> {
@@ -307,6 +354,7 @@ fn cut_name(s: &str, width: usize) -> String {
 }
 
 const NAME: usize = 25;
+const CACHE_NAME: usize = 22;
 
 impl Explanation {
     fn heading(&self) -> Vec<String> {
@@ -316,6 +364,12 @@ impl Explanation {
             format!("Instructions per entry ({} entries), in the timed function only.", self.entries),
             "Functions by |self B - self A|; share: of the workload's whole B - A.".to_string(),
         ]
+        .into_iter()
+        .chain(self.caches.iter().flat_map(|c| {
+            let line = format!("Caches simulated: {c}.");
+            textwrap::wrap(&line, 80).into_iter().map(|l| l.to_string()).collect::<Vec<_>>()
+        }))
+        .collect()
     }
 
     /// 80 columns at most, plain text: for a Bugzilla comment.
@@ -351,6 +405,7 @@ impl Explanation {
             if let Some(rest) = self.rest(w) {
                 out.push(format!("  {rest}"));
             }
+            self.cache_text(w, &mut out);
             for l in &w.listings {
                 out.push(String::new());
                 out.extend(listing_text(l, &w.workload));
@@ -367,6 +422,87 @@ impl Explanation {
             let d: f64 = rest.iter().map(|f| f.self_cost.diff()).sum();
             format!("{} more functions ({moved} with a difference): B - A {} together", rest.len(), signed(d))
         })
+    }
+
+    /// The functions by |estimated cycles B − A|, at most `top` (with `--cache`).
+    fn by_cycles<'w>(&self, w: &'w WorkloadExplanation) -> Vec<&'w FunctionRow> {
+        let key = Metric::EstimatedCycles.key();
+        let d = |f: &FunctionRow| f.cache.get(key).map_or(0.0, |p| p.diff().abs());
+        let mut rows: Vec<&FunctionRow> = w.functions.iter().filter(|f| f.cache.contains_key(key)).collect();
+        rows.sort_by(|x, y| d(y).total_cmp(&d(x)).then_with(|| x.name.cmp(&y.name)));
+        rows.truncate(self.top);
+        rows
+    }
+
+    /// The workload's cache figures in a sentence.
+    fn cache_sentence(w: &WorkloadExplanation) -> Option<String> {
+        let get = |m: Metric| w.cache.get(m.key());
+        let cycles = get(Metric::EstimatedCycles)?;
+        let (d1, ll) = (get(Metric::D1Misses)?, get(Metric::LlMisses)?);
+        Some(format!(
+            "Simulated caches, per entry: estimated cycles A {}, B {}, B - A {} ({}); D1 misses A {:.2}, B {:.2}; \
+             LL misses A {:.2}, B {:.2}.",
+            fig(cycles.a),
+            fig(cycles.b),
+            signed(cycles.diff()),
+            percent(cycles),
+            d1.a,
+            d1.b,
+            ll.a,
+            ll.b
+        ))
+    }
+
+    /// A function's cache cells: cycles A, B, B − A, D1 A, B, LL A, B.
+    fn cache_cells(f: &FunctionRow) -> [String; 7] {
+        let get = |m: Metric| f.cache.get(m.key()).copied().unwrap_or(Pair { a: 0.0, b: 0.0 });
+        let (c, d1, ll) = (get(Metric::EstimatedCycles), get(Metric::D1Misses), get(Metric::LlMisses));
+        let m = |v: f64| format!("{v:.2}");
+        [fig(c.a), fig(c.b), signed(c.diff()), m(d1.a), m(d1.b), m(ll.a), m(ll.b)]
+    }
+
+    fn cache_text(&self, w: &WorkloadExplanation, out: &mut Vec<String>) {
+        let Some(sentence) = Self::cache_sentence(w) else { return };
+        out.push(String::new());
+        out.extend(textwrap::wrap(&sentence, 78).into_iter().map(|l| format!("  {l}")));
+        out.push(format!(
+            "  {:<CACHE_NAME$} {:>8} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}",
+            "function (by cycles)", "cycles A", "cycles B", "B - A", "D1 A", "D1 B", "LL A", "LL B"
+        ));
+        for f in self.by_cycles(w) {
+            let [ca, cb, cd, da, db, la, lb] = Self::cache_cells(f);
+            out.push(format!(
+                "  {:<CACHE_NAME$} {ca:>8} {cb:>8} {cd:>8} {da:>6} {db:>6} {la:>6} {lb:>6}",
+                cut_name(&f.name, CACHE_NAME)
+            ));
+        }
+    }
+
+    fn cache_markdown(&self, w: &WorkloadExplanation) -> String {
+        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
+        let mut out = format!("\n{sentence}\n\n");
+        out += "| function | est. cycles A | est. cycles B | B − A | D1 misses A | D1 misses B | LL misses A | LL misses B |\n";
+        out += "|---|--:|--:|--:|--:|--:|--:|--:|\n";
+        for f in self.by_cycles(w) {
+            out += &format!("| `{}` | {} |\n", f.name.replace('|', "\\|"), Self::cache_cells(f).join(" | "));
+        }
+        out
+    }
+
+    fn cache_html(&self, w: &WorkloadExplanation) -> String {
+        use html_escape::encode_text as esc;
+        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
+        let mut out = format!(
+            "<p>{}</p>\n<table>\n<tr><th>function</th><th>est. cycles A</th><th>est. cycles B</th>\
+                               <th>B − A</th><th>D1 misses A</th><th>D1 misses B</th><th>LL misses A</th>\
+                               <th>LL misses B</th></tr>\n",
+            esc(&sentence)
+        );
+        for f in self.by_cycles(w) {
+            let cells: String = Self::cache_cells(f).iter().map(|c| format!("<td>{c}</td>")).collect();
+            out += &format!("<tr><td><code>{}</code></td>{cells}</tr>\n", esc(&f.name));
+        }
+        out + "</table>\n"
     }
 
     pub fn markdown(&self) -> String {
@@ -404,6 +540,7 @@ impl Explanation {
             if let Some(rest) = self.rest(w) {
                 out += &format!("\n{rest}\n");
             }
+            out += &self.cache_markdown(w);
             for l in &w.listings {
                 out += &format!("\n```diff\n{}```\n", listing_text(l, &w.workload).join("\n") + "\n");
             }
@@ -460,6 +597,7 @@ impl Explanation {
             if let Some(rest) = self.rest(w) {
                 body += &format!("<p>{}</p>\n", esc(&rest));
             }
+            body += &self.cache_html(w);
             for l in &w.listings {
                 body += &format!("<pre>{}</pre>\n", esc(&listing_text(l, &w.workload).join("\n")));
             }
