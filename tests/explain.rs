@@ -92,6 +92,9 @@ fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with
         assert!(row.contains("+1000.0") && row.contains("100%"), "{row}\n{text}");
         let nop = text.lines().find(|l| l.contains("__asm__ volatile")).unwrap_or_else(|| panic!("{text}"));
         assert!(nop.contains(" + ") && nop.contains("1000.0"), "{nop}");
+        // And the function's diff between the two commits: the planted line, added.
+        assert!(text.contains(&format!("{function} (mdb.c): its lines, A's source to B's")), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("+  __asm__ volatile")), "{text}");
     }
     // The totals are `run --metric instructions`'s counts per entry, workload by workload;
     // with the caches simulated, so are the cache metrics (within the slack the runner

@@ -107,7 +107,16 @@ pub struct Listing {
     pub lines: Vec<ListedLine>,
     /// Lines with a cost left out to keep the listing short.
     pub hidden: usize,
+    /// The diff of the function's lines (the span of its costed lines) from A's source to
+    /// B's, with two lines of context: `@@ A n, B m @@` heads, ` `, `-`, `+` lines. Empty
+    /// when the span is the same in both, or one build lacks the function.
+    pub diff: Vec<String>,
+    /// Diff lines left out past [`DIFF_LINES`].
+    pub diff_hidden: usize,
 }
+
+/// Lines of a function's diff at most.
+pub const DIFF_LINES: usize = 40;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedLine {
@@ -235,7 +244,12 @@ fn listing(
     if la.iter().chain(&lb).all(|(_, t)| t.is_empty()) {
         return None;
     }
-    let mut lines: Vec<ListedLine> = align(&la, &lb)
+    let aligned = align(&la, &lb);
+    let (diff, diff_hidden) = match la.is_empty() || lb.is_empty() {
+        true => (Vec::new(), 0),
+        false => diff_of(&aligned, &la, &lb),
+    };
+    let mut lines: Vec<ListedLine> = aligned
         .into_iter()
         .map(|(x, y)| {
             let a = x.map(|k| la[k].0);
@@ -263,7 +277,39 @@ fn listing(
         i += 1;
         keep.contains(&(i - 1))
     });
-    Some(Listing { function: name.to_string(), file, lines, hidden })
+    Some(Listing { function: name.to_string(), file, lines, hidden, diff, diff_hidden })
+}
+
+/// A unified diff of two aligned runs of lines, two lines of context about each change;
+/// at most [`DIFF_LINES`] lines, and how many more there were.
+fn diff_of(
+    aligned: &[(Option<usize>, Option<usize>)],
+    a: &[(u32, String)],
+    b: &[(u32, String)],
+) -> (Vec<String>, usize) {
+    let changed: Vec<bool> = aligned.iter().map(|(x, y)| x.is_none() || y.is_none()).collect();
+    let near = |i: usize| (i.saturating_sub(2)..=(i + 2).min(aligned.len() - 1)).any(|j| changed[j]);
+    let mut out = Vec::new();
+    let mut last: Option<usize> = None;
+    for (i, (x, y)) in aligned.iter().enumerate().filter(|(i, _)| near(*i)) {
+        if last.map_or(true, |l| l + 1 != i) {
+            // The hunk's first line in each build: the next line of A and of B from here.
+            let first = |side: &[(u32, String)], pick: fn(&(Option<usize>, Option<usize>)) -> Option<usize>| {
+                aligned[i..].iter().find_map(pick).map_or(String::from("-"), |k| side[k].0.to_string())
+            };
+            out.push(format!("@@ A {}, B {} @@", first(a, |p| p.0), first(b, |p| p.1)));
+        }
+        last = Some(i);
+        out.push(match (x, y) {
+            (Some(k), Some(_)) => format!(" {}", a[*k].1),
+            (Some(k), None) => format!("-{}", a[*k].1),
+            (None, Some(k)) => format!("+{}", b[*k].1),
+            (None, None) => unreachable!("an aligned pair holds a line"),
+        });
+    }
+    let hidden = out.len().saturating_sub(DIFF_LINES);
+    out.truncate(DIFF_LINES);
+    (out, hidden)
 }
 
 /// A function's self cost per line of `file` (event `i`), per entry.
@@ -629,6 +675,14 @@ fn listing_text(l: &Listing, workload: &str) -> Vec<String> {
     if l.hidden > 0 {
         out.push(format!("({} more lines with a cost, with smaller differences)", l.hidden));
     }
+    if !l.diff.is_empty() {
+        out.push(String::new());
+        out.push(cut(&format!("{} ({}): its lines, A's source to B's", l.function, l.file), 80));
+        out.extend(l.diff.iter().map(|d| cut(&d.replace('\t', "  "), 80)));
+        if l.diff_hidden > 0 {
+            out.push(format!("({} more lines of the diff)", l.diff_hidden));
+        }
+    }
     out.into_iter().map(|s| s.trim_end().to_string()).collect()
 }
 
@@ -646,6 +700,19 @@ mod tests {
         let b = side(&["x", "new", "y", "z2"]);
         let got = align(&a, &b);
         assert_eq!(got, [(Some(0), Some(0)), (None, Some(1)), (Some(1), Some(2)), (Some(2), None), (None, Some(3))]);
+    }
+
+    #[test]
+    fn a_function_diff_has_context_and_hunk_heads() {
+        let a = side(&["a", "b", "c", "d", "e", "f", "g", "h"]);
+        let mut b = side(&["a", "b", "c", "d", "e", "f", "g", "h2"]);
+        b.insert(1, (0, "new".into()));
+        for (i, l) in b.iter_mut().enumerate() {
+            l.0 = i as u32 + 1;
+        }
+        let (diff, hidden) = diff_of(&align(&a, &b), &a, &b);
+        assert_eq!(hidden, 0);
+        assert_eq!(diff, ["@@ A 1, B 1 @@", " a", "+new", " b", " c", "@@ A 6, B 7 @@", " f", " g", "-h", "+h2"]);
     }
 
     #[test]
