@@ -280,6 +280,9 @@ fn listing(
     Some(Listing { function: name.to_string(), file, lines, hidden, diff, diff_hidden })
 }
 
+/// Which side of an aligned pair of lines.
+type Pick = fn(&(Option<usize>, Option<usize>)) -> Option<usize>;
+
 /// A unified diff of two aligned runs of lines, two lines of context about each change;
 /// at most [`DIFF_LINES`] lines, and how many more there were.
 fn diff_of(
@@ -292,9 +295,9 @@ fn diff_of(
     let mut out = Vec::new();
     let mut last: Option<usize> = None;
     for (i, (x, y)) in aligned.iter().enumerate().filter(|(i, _)| near(*i)) {
-        if last.map_or(true, |l| l + 1 != i) {
+        if last.is_none_or(|l| l + 1 != i) {
             // The hunk's first line in each build: the next line of A and of B from here.
-            let first = |side: &[(u32, String)], pick: fn(&(Option<usize>, Option<usize>)) -> Option<usize>| {
+            let first = |side: &[(u32, String)], pick: Pick| {
                 aligned[i..].iter().find_map(pick).map_or(String::from("-"), |k| side[k].0.to_string())
             };
             out.push(format!("@@ A {}, B {} @@", first(a, |p| p.0), first(b, |p| p.1)));

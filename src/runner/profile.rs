@@ -139,15 +139,15 @@ pub fn parse(text: &str) -> Result<Profile> {
         if first.is_ascii_digit() || first == b'+' || first == b'-' || first == b'*' {
             let mut tokens = l.split_whitespace();
             let mut line_no = None;
-            for k in 0..positions {
+            for (k, previous) in last.iter_mut().enumerate() {
                 let t = tokens.next().with_context(|| format!("line {n}: {positions} positions expected: {l:?}"))?;
                 let v = match t.as_bytes()[0] {
-                    b'*' => last[k],
-                    b'+' => last[k] + number(&t[1..], n)? as i64,
-                    b'-' => last[k] - number(&t[1..], n)? as i64,
+                    b'*' => *previous,
+                    b'+' => *previous + number(&t[1..], n)? as i64,
+                    b'-' => *previous - number(&t[1..], n)? as i64,
                     _ => number(t, n)? as i64,
                 };
-                last[k] = v;
+                *previous = v;
                 if Some(k) == line_index {
                     line_no = Some(v.max(0) as u32);
                 }
