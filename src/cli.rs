@@ -111,6 +111,9 @@ pub enum Command {
     Its10406(Box<cmd::its10406::ItsArgs>),
     /// How much code layout alone moves each workload: one tag under N layouts, interleaved.
     Layouts(Box<cmd::layouts::LayoutsArgs>),
+    /// Where two builds' instructions differ, function by function: both profiled under
+    /// callgrind (the timed function only), per entry, with the top functions' source lines.
+    Explain(Box<cmd::explain::ExplainArgs>),
     /// The performance history of a range of commits: every commit touching liblmdb's library
     /// sources, measured (instructions per entry by default), its steps listed and charted.
     History(Box<cmd::history::HistoryArgs>),
@@ -266,6 +269,7 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
             cmd::history::run(&args)
         }
         Command::Layouts(args) => cmd::layouts::run(&args),
+        Command::Explain(args) => cmd::explain::run(&args),
     }
 }
 

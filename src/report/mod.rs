@@ -6,7 +6,9 @@
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod explain;
 pub mod extras;
+pub mod flame;
 pub mod gate;
 pub mod github;
 pub mod history;

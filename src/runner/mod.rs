@@ -19,6 +19,8 @@ mod paired;
 pub mod paired_worker;
 pub mod pool;
 mod prepare;
+pub mod profile;
+pub mod profiling;
 pub mod protocol;
 mod record;
 pub mod runfile;

@@ -1,0 +1,199 @@
+//! `lmdb-regress explain A B`: where two builds' instructions differ, function by function.
+//! Both builds are profiled under callgrind exactly as `run --metric instructions` counts
+//! them (the timed function only), so each workload's total is the count `run` reports.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use super::args::BuildArgs;
+use crate::files::Existing;
+use crate::report::explain::{self, Side};
+use crate::runner::profiling::{self, WorkloadProfile};
+use crate::runner::runfile::{Engine, Metric, Plan};
+use crate::runner::{sanitize, RunSpec};
+use crate::workload::presets::PresetConfig;
+use crate::workload::{EnvSettings, Workload, WorkloadConfig};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExplainArgs {
+    /// Build A: a tag (0.9.33, LMDB_0.9.33), a commit with --git, or BASE+FILE.patch.
+    pub a: String,
+    /// Build B, as A; leave it out to compare A built by the two toolchains of --toolchain.
+    pub b: Option<String>,
+    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    #[arg(long, default_value = "all")]
+    pub workloads: String,
+    /// The engine both builds run on: rust (this program loading each library) or c (each
+    /// build's C twin).
+    #[arg(long, default_value = "rust")]
+    pub engine: Engine,
+    /// text (80 columns), markdown, json, html (several: comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "text")]
+    pub format: Vec<ExplainFormat>,
+    /// Write explain.<ext> for every format here, and each workload's callgrind profiles
+    /// under profiles/, instead of printing.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// Replace existing files in --out-dir.
+    #[arg(long)]
+    pub force: bool,
+    /// Functions shown per workload in text, Markdown and HTML (JSON lists every function).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Of the functions that differ most, this many are shown line by line, A's source
+    /// aligned with B's.
+    #[arg(long, default_value_t = 3)]
+    pub listed: usize,
+    /// Also simulate the caches (callgrind's --cache-sim=yes, the host's caches, as `run
+    /// --with-cache`) and show per function the estimated cycles, D1 and LL misses per entry.
+    #[arg(long)]
+    pub cache: bool,
+    #[command(flatten)]
+    pub workload: WorkloadConfig,
+    /// Entries (default here: 100000), map size, MDB_WRITEMAP and sync.
+    #[command(flatten)]
+    pub env: EnvSettings,
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Markdown,
+    Json,
+    Html,
+}
+
+impl ExplainFormat {
+    fn ext(self) -> &'static str {
+        match self {
+            ExplainFormat::Text => "txt",
+            ExplainFormat::Markdown => "md",
+            ExplainFormat::Json => "json",
+            ExplainFormat::Html => "html",
+        }
+    }
+}
+
+/// The tag spec of the two builds, refused unless it names exactly two.
+fn spec_of(args: &ExplainArgs) -> Result<String> {
+    let toolchains = args.build.toolchain.as_ref().map_or(1, |t| t.0.len());
+    let items = |s: &str| s.contains(',') || s.contains("..") || ["all", "default"].contains(&s.trim());
+    for s in std::iter::once(&args.a).chain(&args.b) {
+        if items(s) {
+            bail!("explain compares two builds: {s:?} names several (give one tag, commit or BASE+FILE.patch each)");
+        }
+    }
+    match (&args.b, toolchains) {
+        (Some(b), 1) => Ok(format!("{},{b}", args.a)),
+        (None, 2) => Ok(args.a.clone()),
+        (Some(_), n) => bail!(
+            "explain compares two builds: A and B with one toolchain, or A alone with two in --toolchain (not {n})"
+        ),
+        (None, n) => bail!("explain needs B, or A alone with two toolchains in --toolchain (it has {n})"),
+    }
+}
+
+pub fn run(args: &ExplainArgs) -> Result<()> {
+    let spec = spec_of(args)?;
+    let workloads = Workload::parse_list(&args.workloads)?;
+    if workloads.iter().any(|w| w.suite().preset().is_some()) {
+        bail!("explain profiles LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
+    }
+    let env = EnvSettings { entries: Some(args.env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..args.env.clone() };
+    let config = env.resolve(&args.workload, &PresetConfig::default(), None);
+    config.validate(None)?;
+    super::room::check(&config, &workloads)?;
+    let outputs: Vec<PathBuf> = match &args.out_dir {
+        Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
+        None => Vec::new(),
+    };
+    for out in &outputs {
+        crate::files::refuse_existing(out, Existing::forced(args.force))?;
+    }
+    let counter = profiling::callgrind(args.cache)?;
+    let prepared = super::run::prepare_units(
+        &spec,
+        &[],
+        &[args.engine],
+        &args.build,
+        crate::runner::runfile::Layouts::Fixed,
+        crate::runner::runfile::Pairing::Process,
+    )?;
+    if prepared.labels.len() != 2 {
+        bail!("explain compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());
+    }
+    if prepared.units.len() != 2 {
+        bail!("explain needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());
+    }
+    let units = prepared.units;
+    let sources: Vec<Option<PathBuf>> = units
+        .iter()
+        .map(|u| u.library.as_ref().or(Some(&u.program)).and_then(|p| p.parent()).map(|d| d.join("src")))
+        .collect();
+    let rs = RunSpec {
+        units: units.clone(),
+        workloads: workloads.clone(),
+        engines: vec![args.engine],
+        config: config.clone(),
+        plan: Plan::new(1, 0, Metric::Instructions).counting(),
+        counter: Some(counter),
+        jobs: args.build.jobs(),
+        target_reached: crate::stats::stop::target_reached,
+    };
+    eprintln!(
+        "explain: profiling {} workload(s) of {} and {} under callgrind, {} entries",
+        workloads.len(),
+        units[0].label,
+        units[1].label,
+        config.entries
+    );
+    let mut profiles: Vec<Vec<WorkloadProfile>> = Vec::new();
+    for (u, result) in units.iter().zip(rs.profile_units()?) {
+        match result {
+            Ok(p) => profiles.push(p),
+            Err(e) => bail!("{} could not be profiled: {e}", u.label),
+        }
+    }
+    let side =
+        |i: usize| Side { label: units[i].label.to_string(), profiles: &profiles[i], sources: sources[i].clone() };
+    let mut model = explain::build(&side(0), &side(1), config.entries, args.top, args.listed);
+    if let Some(crate::runner::counter::Counter::Callgrind { caches: Some(c), .. }) = &rs.counter {
+        model.caches = Some(c.describe());
+    }
+    let rendered: Vec<(ExplainFormat, String)> = args
+        .format
+        .iter()
+        .map(|f| {
+            let text = match f {
+                ExplainFormat::Text => model.text(),
+                ExplainFormat::Markdown => model.markdown(),
+                ExplainFormat::Json => model.json(),
+                ExplainFormat::Html => model.html(),
+            };
+            (*f, text)
+        })
+        .collect();
+    let Some(dir) = &args.out_dir else {
+        for (_, text) in &rendered {
+            print!("{text}");
+        }
+        return Ok(());
+    };
+    let mut files: Vec<(PathBuf, Vec<u8>)> =
+        outputs.iter().zip(&rendered).map(|(p, (_, text))| (p.clone(), text.clone().into_bytes())).collect();
+    for (u, ps) in units.iter().zip(&profiles) {
+        for p in ps {
+            let name = format!("{}.{}.callgrind.out", sanitize(&u.label.to_string()), p.workload.name());
+            files.push((dir.join("profiles").join(name), p.part.clone()));
+        }
+    }
+    std::fs::create_dir_all(dir.join("profiles")).with_context(|| format!("cannot create {}", dir.display()))?;
+    super::write_set(&files, Existing::forced(args.force))?;
+    for p in &outputs {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}

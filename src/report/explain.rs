@@ -1,0 +1,731 @@
+//! `explain A B`: where two builds' instructions differ, function by function. The model
+//! (its JSON is the contract of `explain --format json`) is made from each build's callgrind
+//! profiles; text (80 columns, for a Bugzilla comment), Markdown and HTML lay it out, with
+//! the top functions' source lines and their costs in both builds.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::report::flame::{self, Folded};
+use crate::runner::metric::{Counts, Event, Metric};
+use crate::runner::profile::{FunctionCost, Profile};
+use crate::runner::profiling::WorkloadProfile;
+
+/// One figure in build A and in build B.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pair {
+    pub a: f64,
+    pub b: f64,
+}
+
+impl Pair {
+    pub fn diff(&self) -> f64 {
+        self.b - self.a
+    }
+}
+
+/// The whole explanation: `explain --format json` prints exactly this.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub a: String,
+    pub b: String,
+    pub metric: &'static str,
+    pub workloads: Vec<WorkloadExplanation>,
+    /// Entries of every workload's pass (figures are per entry).
+    #[serde(skip)]
+    pub entries: u32,
+    /// Rows shown by text, Markdown and HTML per workload.
+    #[serde(skip)]
+    pub top: usize,
+    /// The caches callgrind simulated, when it did (`--cache`).
+    #[serde(skip)]
+    pub caches: Option<String>,
+}
+
+/// The cache metrics `--cache` adds, in their order, from the runner's declarations.
+pub const CACHE_METRICS: [Metric; 3] = [Metric::EstimatedCycles, Metric::D1Misses, Metric::LlMisses];
+
+/// A cost vector over `p`'s events as the runner's counts, for its metric formulas.
+fn counts_of(p: &Profile, v: &[u64]) -> Counts {
+    p.events.iter().zip(v).filter_map(|(e, n)| Some((Event::from_callgrind(e)?, *n))).collect()
+}
+
+/// The cache metrics of a cost vector of each build, per entry (by metric key); empty when
+/// a profile simulated no caches.
+fn cache_pairs(
+    pa: &Profile,
+    va: &[u64],
+    pb: &Profile,
+    vb: &[u64],
+    per: &dyn Fn(u64) -> f64,
+) -> BTreeMap<&'static str, Pair> {
+    let (ca, cb) = (counts_of(pa, va), counts_of(pb, vb));
+    CACHE_METRICS
+        .iter()
+        .filter_map(|m| Some((m.key(), Pair { a: per(m.of_counts(&ca)?), b: per(m.of_counts(&cb)?) })))
+        .collect()
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadExplanation {
+    pub workload: String,
+    pub per_entry: Pair,
+    /// With `--cache`: the workload's estimated cycles, D1 and LL misses per entry.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cache: BTreeMap<&'static str, Pair>,
+    /// By |self.b − self.a|, largest first (then by |inclusive.b − inclusive.a|, then by name).
+    pub functions: Vec<FunctionRow>,
+    /// The top functions' source lines.
+    #[serde(skip)]
+    pub listings: Vec<Listing>,
+    /// Both builds' stacks, for the differential flame graph.
+    #[serde(skip)]
+    pub flame: Option<(Folded, Folded)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionRow {
+    pub name: String,
+    #[serde(rename = "self")]
+    pub self_cost: Pair,
+    pub inclusive: Pair,
+    /// With `--cache`: its own (self) estimated cycles, D1 and LL misses per entry.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cache: BTreeMap<&'static str, Pair>,
+    #[serde(skip)]
+    pub file: Option<String>,
+}
+
+/// A function's source lines with their costs in both builds, A's lines aligned with B's
+/// (a line only in one build is marked as in a diff, `-` A's, `+` B's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    pub function: String,
+    pub file: String,
+    pub lines: Vec<ListedLine>,
+    /// Lines with a cost left out to keep the listing short.
+    pub hidden: usize,
+    /// The diff of the function's lines (the span of its costed lines) from A's source to
+    /// B's, with two lines of context: `@@ A n, B m @@` heads, ` `, `-`, `+` lines. Empty
+    /// when the span is the same in both, or one build lacks the function.
+    pub diff: Vec<String>,
+    /// Diff lines left out past [`DIFF_LINES`].
+    pub diff_hidden: usize,
+}
+
+/// Lines of a function's diff at most.
+pub const DIFF_LINES: usize = 40;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedLine {
+    pub a: Option<u32>,
+    pub b: Option<u32>,
+    pub cost: Pair,
+    pub text: String,
+}
+
+impl ListedLine {
+    pub fn marker(&self) -> char {
+        match (self.a, self.b) {
+            (Some(_), None) => '-',
+            (None, Some(_)) => '+',
+            _ => ' ',
+        }
+    }
+}
+
+/// One build's side: its label, its profiles and the folder of its staged sources.
+pub struct Side<'a> {
+    pub label: String,
+    pub profiles: &'a [WorkloadProfile],
+    pub sources: Option<PathBuf>,
+}
+
+/// The explanation of `a` against `b`: every workload both profiled, per entry of
+/// `entries`, with the source listings of the `listed` top functions.
+pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Explanation {
+    let per = |v: u64| v as f64 / entries.max(1) as f64;
+    let mut workloads = Vec::new();
+    for pa in a.profiles {
+        let Some(pb) = b.profiles.iter().find(|p| p.workload == pa.workload) else { continue };
+        let (ia, ib) = (ir(&pa.profile), ir(&pb.profile));
+        let names: BTreeSet<&String> = pa.profile.functions.keys().chain(pb.profile.functions.keys()).collect();
+        let cost = |p: &Profile, name: &str, inclusive: bool, i: Option<usize>| -> f64 {
+            let f = p.functions.get(name);
+            let v = f.zip(i).map(|(f, i)| if inclusive { f.inclusive[i] } else { f.self_cost[i] });
+            per(v.unwrap_or(0))
+        };
+        let own = |p: &Profile, name: &str| -> Vec<u64> {
+            p.functions.get(name).map_or(vec![0; p.events.len()], |f| f.self_cost.clone())
+        };
+        let mut functions: Vec<FunctionRow> = names
+            .into_iter()
+            .map(|name| FunctionRow {
+                name: name.clone(),
+                self_cost: Pair { a: cost(&pa.profile, name, false, ia), b: cost(&pb.profile, name, false, ib) },
+                inclusive: Pair { a: cost(&pa.profile, name, true, ia), b: cost(&pb.profile, name, true, ib) },
+                cache: cache_pairs(&pa.profile, &own(&pa.profile, name), &pb.profile, &own(&pb.profile, name), &per),
+                file: file_of(&pa.profile, name).or_else(|| file_of(&pb.profile, name)),
+            })
+            .collect();
+        functions.sort_by(|x, y| {
+            let key = |f: &FunctionRow| (f.self_cost.diff().abs(), f.inclusive.diff().abs());
+            let (kx, ky) = (key(x), key(y));
+            ky.0.total_cmp(&kx.0).then(ky.1.total_cmp(&kx.1)).then_with(|| x.name.cmp(&y.name))
+        });
+        let total = |p: &Profile, i: Option<usize>| per(i.and_then(|i| p.totals.get(i).copied()).unwrap_or(0));
+        let listings = functions
+            .iter()
+            .filter(|f| f.self_cost.diff() != 0.0)
+            .take(listed)
+            .filter_map(|f| {
+                listing(&f.name, (&pa.profile, ia, a.sources.as_deref()), (&pb.profile, ib, b.sources.as_deref()), &per)
+            })
+            .collect();
+        workloads.push(WorkloadExplanation {
+            workload: pa.workload.name().to_string(),
+            per_entry: Pair { a: total(&pa.profile, ia), b: total(&pb.profile, ib) },
+            cache: cache_pairs(&pa.profile, &pa.profile.totals, &pb.profile, &pb.profile.totals, &per),
+            functions,
+            listings,
+            flame: ia.zip(ib).map(|(ia, ib)| (flame::folded(&pa.profile, ia), flame::folded(&pb.profile, ib))),
+        });
+    }
+    Explanation {
+        a: a.label.clone(),
+        b: b.label.clone(),
+        metric: "instructions",
+        workloads,
+        entries,
+        top,
+        caches: None,
+    }
+}
+
+fn ir(p: &Profile) -> Option<usize> {
+    p.event("Ir")
+}
+
+fn file_of(p: &Profile, name: &str) -> Option<String> {
+    p.functions.get(name).and_then(|f| f.file.clone())
+}
+
+/// Rows of a listing at most; the rest (the smallest differences) are counted as hidden.
+const LISTED_LINES: usize = 24;
+
+/// `name`'s source lines in its file, A's aligned with B's, with each line's cost per entry.
+fn listing(
+    name: &str,
+    (pa, ia, sa): (&Profile, Option<usize>, Option<&Path>),
+    (pb, ib, sb): (&Profile, Option<usize>, Option<&Path>),
+    per: &dyn Fn(u64) -> f64,
+) -> Option<Listing> {
+    let file = file_of(pa, name).or_else(|| file_of(pb, name))?;
+    let side = |p: &Profile, i: Option<usize>, src: Option<&Path>| -> (BTreeMap<u32, f64>, Vec<(u32, String)>) {
+        let costs: BTreeMap<u32, f64> = match (p.functions.get(name), i) {
+            (Some(f), Some(i)) => costs_in(f, &file, i, per),
+            _ => BTreeMap::new(),
+        };
+        let text = src.and_then(|s| std::fs::read_to_string(s.join(&file)).ok()).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        let span = match (costs.keys().next(), costs.keys().next_back()) {
+            (Some(&lo), Some(&hi)) => {
+                (lo..=hi).map(|n| (n, all.get(n as usize - 1).map_or(String::new(), |t| t.to_string()))).collect()
+            }
+            _ => Vec::new(),
+        };
+        (costs, span)
+    };
+    let (ca, la) = side(pa, ia, sa);
+    let (cb, lb) = side(pb, ib, sb);
+    // Only where a build's sources are at hand (not for this program's own functions).
+    if la.iter().chain(&lb).all(|(_, t)| t.is_empty()) {
+        return None;
+    }
+    let aligned = align(&la, &lb);
+    let (diff, diff_hidden) = match la.is_empty() || lb.is_empty() {
+        true => (Vec::new(), 0),
+        false => diff_of(&aligned, &la, &lb),
+    };
+    let mut lines: Vec<ListedLine> = aligned
+        .into_iter()
+        .map(|(x, y)| {
+            let a = x.map(|k| la[k].0);
+            let b = y.map(|k| lb[k].0);
+            let text = x.map(|k| la[k].1.clone()).or_else(|| y.map(|k| lb[k].1.clone())).unwrap_or_default();
+            let cost = Pair {
+                a: a.and_then(|n| ca.get(&n).copied()).unwrap_or(0.0),
+                b: b.and_then(|n| cb.get(&n).copied()).unwrap_or(0.0),
+            };
+            ListedLine { a, b, cost, text }
+        })
+        .filter(|l| l.cost.a != 0.0 || l.cost.b != 0.0 || l.marker() != ' ')
+        .collect();
+    // The lines that moved most (and every changed line, up to the limit), in source order.
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&x, &y| {
+        let key = |l: &ListedLine| (l.cost.diff().abs(), l.marker() != ' ');
+        let (kx, ky) = (key(&lines[x]), key(&lines[y]));
+        ky.0.total_cmp(&kx.0).then(ky.1.cmp(&kx.1))
+    });
+    let keep: BTreeSet<usize> = order.into_iter().take(LISTED_LINES).collect();
+    let hidden = lines.len() - keep.len();
+    let mut i = 0;
+    lines.retain(|_| {
+        i += 1;
+        keep.contains(&(i - 1))
+    });
+    Some(Listing { function: name.to_string(), file, lines, hidden, diff, diff_hidden })
+}
+
+/// Which side of an aligned pair of lines.
+type Pick = fn(&(Option<usize>, Option<usize>)) -> Option<usize>;
+
+/// A unified diff of two aligned runs of lines, two lines of context about each change;
+/// at most [`DIFF_LINES`] lines, and how many more there were.
+fn diff_of(
+    aligned: &[(Option<usize>, Option<usize>)],
+    a: &[(u32, String)],
+    b: &[(u32, String)],
+) -> (Vec<String>, usize) {
+    let changed: Vec<bool> = aligned.iter().map(|(x, y)| x.is_none() || y.is_none()).collect();
+    let near = |i: usize| (i.saturating_sub(2)..=(i + 2).min(aligned.len() - 1)).any(|j| changed[j]);
+    let mut out = Vec::new();
+    let mut last: Option<usize> = None;
+    for (i, (x, y)) in aligned.iter().enumerate().filter(|(i, _)| near(*i)) {
+        if last.is_none_or(|l| l + 1 != i) {
+            // The hunk's first line in each build: the next line of A and of B from here.
+            let first = |side: &[(u32, String)], pick: Pick| {
+                aligned[i..].iter().find_map(pick).map_or(String::from("-"), |k| side[k].0.to_string())
+            };
+            out.push(format!("@@ A {}, B {} @@", first(a, |p| p.0), first(b, |p| p.1)));
+        }
+        last = Some(i);
+        out.push(match (x, y) {
+            (Some(k), Some(_)) => format!(" {}", a[*k].1),
+            (Some(k), None) => format!("-{}", a[*k].1),
+            (None, Some(k)) => format!("+{}", b[*k].1),
+            (None, None) => unreachable!("an aligned pair holds a line"),
+        });
+    }
+    let hidden = out.len().saturating_sub(DIFF_LINES);
+    out.truncate(DIFF_LINES);
+    (out, hidden)
+}
+
+/// A function's self cost per line of `file` (event `i`), per entry.
+fn costs_in(f: &FunctionCost, file: &str, i: usize, per: &dyn Fn(u64) -> f64) -> BTreeMap<u32, f64> {
+    f.lines.iter().filter(|((fl, n), c)| fl == file && *n > 0 && c[i] > 0).map(|((_, n), c)| (*n, per(c[i]))).collect()
+}
+
+/// The longest common subsequence of two runs of source lines (by text), as aligned pairs
+/// of indices: both for a line in both, one for a line only in one.
+fn align(a: &[(u32, String)], b: &[(u32, String)]) -> Vec<(Option<usize>, Option<usize>)> {
+    let (n, m) = (a.len(), b.len());
+    let mut t = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            t[i][j] = if a[i].1 == b[j].1 { t[i + 1][j + 1] + 1 } else { t[i + 1][j].max(t[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && a[i].1 == b[j].1 {
+            out.push((Some(i), Some(j)));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && t[i + 1][j] >= t[i][j + 1]) {
+            out.push((Some(i), None));
+            i += 1;
+        } else {
+            out.push((None, Some(j)));
+            j += 1;
+        }
+    }
+    out
+}
+
+/// A per-entry figure in at most 8 characters.
+fn fig(v: f64) -> String {
+    let s = format!("{v:.1}");
+    if s.len() <= 8 {
+        s
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn signed(v: f64) -> String {
+    let s = fig(v);
+    match v > 0.0 && !s.starts_with('-') {
+        true => format!("+{s}"),
+        false if s == "-0.0" => "0.0".into(),
+        false => s,
+    }
+}
+
+/// A function's share of the workload's whole difference.
+fn share(f: &FunctionRow, total: f64) -> String {
+    if total == 0.0 {
+        return "-".into();
+    }
+    let s = format!("{:.0}%", 100.0 * f.self_cost.diff() / total);
+    match s.as_str() {
+        "-0%" => "0%".into(),
+        _ => s,
+    }
+}
+
+fn percent(p: &Pair) -> String {
+    if p.a == 0.0 {
+        return "-".into();
+    }
+    format!("{:+.1}%", 100.0 * p.diff() / p.a)
+}
+
+/// At most `width` characters of `s` (a cut one ends in `~`).
+fn cut(s: &str, width: usize) -> String {
+    match s.chars().count() <= width {
+        true => s.to_string(),
+        false => format!("{}~", s.chars().take(width.saturating_sub(1)).collect::<String>()),
+    }
+}
+
+/// A function's name in at most `width` characters: a Rust path keeps its end
+/// (`~worker::timed_read_key`), a C name its start.
+fn cut_name(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    match n > width && s.contains("::") {
+        true => format!("~{}", s.chars().skip(n + 1 - width).collect::<String>()),
+        false => cut(s, width),
+    }
+}
+
+const NAME: usize = 25;
+const CACHE_NAME: usize = 22;
+
+impl Explanation {
+    fn heading(&self) -> Vec<String> {
+        vec![
+            cut(&format!("explain: A = {}", self.a), 80),
+            cut(&format!("         B = {}", self.b), 80),
+            format!("Instructions per entry ({} entries), in the timed function only.", self.entries),
+            "Functions by |self B - self A|; share: of the workload's whole B - A.".to_string(),
+        ]
+        .into_iter()
+        .chain(self.caches.iter().flat_map(|c| {
+            let line = format!("Caches simulated: {c}.");
+            textwrap::wrap(&line, 80).into_iter().map(|l| l.to_string()).collect::<Vec<_>>()
+        }))
+        .collect()
+    }
+
+    /// 80 columns at most, plain text: for a Bugzilla comment.
+    pub fn text(&self) -> String {
+        let mut out: Vec<String> = self.heading();
+        for w in &self.workloads {
+            out.push(String::new());
+            let d = w.per_entry.diff();
+            out.push(format!(
+                "{}: A {}, B {}, B - A {} ({})",
+                w.workload,
+                fig(w.per_entry.a),
+                fig(w.per_entry.b),
+                signed(d),
+                percent(&w.per_entry)
+            ));
+            out.push(format!(
+                "  {:<NAME$} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8}",
+                "function", "self A", "self B", "B - A", "share", "incl A", "incl B"
+            ));
+            for f in w.functions.iter().take(self.top) {
+                out.push(format!(
+                    "  {:<NAME$} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8}",
+                    cut_name(&f.name, NAME),
+                    fig(f.self_cost.a),
+                    fig(f.self_cost.b),
+                    signed(f.self_cost.diff()),
+                    share(f, d),
+                    fig(f.inclusive.a),
+                    fig(f.inclusive.b)
+                ));
+            }
+            if let Some(rest) = self.rest(w) {
+                out.push(format!("  {rest}"));
+            }
+            self.cache_text(w, &mut out);
+            for l in &w.listings {
+                out.push(String::new());
+                out.extend(listing_text(l, &w.workload));
+            }
+        }
+        out.into_iter().map(|l| l.trim_end().to_string() + "\n").collect()
+    }
+
+    /// The functions past the shown rows, and their difference together.
+    fn rest(&self, w: &WorkloadExplanation) -> Option<String> {
+        let rest = &w.functions[self.top.min(w.functions.len())..];
+        let moved = rest.iter().filter(|f| f.self_cost.diff() != 0.0).count();
+        (!rest.is_empty()).then(|| {
+            let d: f64 = rest.iter().map(|f| f.self_cost.diff()).sum();
+            format!("{} more functions ({moved} with a difference): B - A {} together", rest.len(), signed(d))
+        })
+    }
+
+    /// The functions by |estimated cycles B − A|, at most `top` (with `--cache`).
+    fn by_cycles<'w>(&self, w: &'w WorkloadExplanation) -> Vec<&'w FunctionRow> {
+        let key = Metric::EstimatedCycles.key();
+        let d = |f: &FunctionRow| f.cache.get(key).map_or(0.0, |p| p.diff().abs());
+        let mut rows: Vec<&FunctionRow> = w.functions.iter().filter(|f| f.cache.contains_key(key)).collect();
+        rows.sort_by(|x, y| d(y).total_cmp(&d(x)).then_with(|| x.name.cmp(&y.name)));
+        rows.truncate(self.top);
+        rows
+    }
+
+    /// The workload's cache figures in a sentence.
+    fn cache_sentence(w: &WorkloadExplanation) -> Option<String> {
+        let get = |m: Metric| w.cache.get(m.key());
+        let cycles = get(Metric::EstimatedCycles)?;
+        let (d1, ll) = (get(Metric::D1Misses)?, get(Metric::LlMisses)?);
+        Some(format!(
+            "Simulated caches, per entry: estimated cycles A {}, B {}, B - A {} ({}); D1 misses A {:.2}, B {:.2}; \
+             LL misses A {:.2}, B {:.2}.",
+            fig(cycles.a),
+            fig(cycles.b),
+            signed(cycles.diff()),
+            percent(cycles),
+            d1.a,
+            d1.b,
+            ll.a,
+            ll.b
+        ))
+    }
+
+    /// A function's cache cells: cycles A, B, B − A, D1 A, B, LL A, B.
+    fn cache_cells(f: &FunctionRow) -> [String; 7] {
+        let get = |m: Metric| f.cache.get(m.key()).copied().unwrap_or(Pair { a: 0.0, b: 0.0 });
+        let (c, d1, ll) = (get(Metric::EstimatedCycles), get(Metric::D1Misses), get(Metric::LlMisses));
+        let m = |v: f64| format!("{v:.2}");
+        [fig(c.a), fig(c.b), signed(c.diff()), m(d1.a), m(d1.b), m(ll.a), m(ll.b)]
+    }
+
+    fn cache_text(&self, w: &WorkloadExplanation, out: &mut Vec<String>) {
+        let Some(sentence) = Self::cache_sentence(w) else { return };
+        out.push(String::new());
+        out.extend(textwrap::wrap(&sentence, 78).into_iter().map(|l| format!("  {l}")));
+        out.push(format!(
+            "  {:<CACHE_NAME$} {:>8} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}",
+            "function (by cycles)", "cycles A", "cycles B", "B - A", "D1 A", "D1 B", "LL A", "LL B"
+        ));
+        for f in self.by_cycles(w) {
+            let [ca, cb, cd, da, db, la, lb] = Self::cache_cells(f);
+            out.push(format!(
+                "  {:<CACHE_NAME$} {ca:>8} {cb:>8} {cd:>8} {da:>6} {db:>6} {la:>6} {lb:>6}",
+                cut_name(&f.name, CACHE_NAME)
+            ));
+        }
+    }
+
+    fn cache_markdown(&self, w: &WorkloadExplanation) -> String {
+        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
+        let mut out = format!("\n{sentence}\n\n");
+        out += "| function | est. cycles A | est. cycles B | B − A | D1 misses A | D1 misses B | LL misses A | LL misses B |\n";
+        out += "|---|--:|--:|--:|--:|--:|--:|--:|\n";
+        for f in self.by_cycles(w) {
+            out += &format!("| `{}` | {} |\n", f.name.replace('|', "\\|"), Self::cache_cells(f).join(" | "));
+        }
+        out
+    }
+
+    fn cache_html(&self, w: &WorkloadExplanation) -> String {
+        use html_escape::encode_text as esc;
+        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
+        let mut out = format!(
+            "<p>{}</p>\n<table>\n<tr><th>function</th><th>est. cycles A</th><th>est. cycles B</th>\
+                               <th>B − A</th><th>D1 misses A</th><th>D1 misses B</th><th>LL misses A</th>\
+                               <th>LL misses B</th></tr>\n",
+            esc(&sentence)
+        );
+        for f in self.by_cycles(w) {
+            let cells: String = Self::cache_cells(f).iter().map(|c| format!("<td>{c}</td>")).collect();
+            out += &format!("<tr><td><code>{}</code></td>{cells}</tr>\n", esc(&f.name));
+        }
+        out + "</table>\n"
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = format!("# explain: {} (A) and {} (B)\n\n", self.a, self.b);
+        out += &format!(
+            "Instructions per entry ({} entries), counted in the timed function only, as `run --metric \
+             instructions` counts them. Functions by \\|self B − self A\\|; *share* is each one's part of the \
+             workload's whole difference.\n",
+            self.entries
+        );
+        for w in &self.workloads {
+            let d = w.per_entry.diff();
+            out += &format!(
+                "\n## {}\n\nA {}, B {}, B − A {} ({})\n\n",
+                w.workload,
+                fig(w.per_entry.a),
+                fig(w.per_entry.b),
+                signed(d),
+                percent(&w.per_entry)
+            );
+            out += "| function | self A | self B | B − A | share | inclusive A | inclusive B |\n";
+            out += "|---|--:|--:|--:|--:|--:|--:|\n";
+            for f in w.functions.iter().take(self.top) {
+                out += &format!(
+                    "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                    f.name.replace('|', "\\|"),
+                    fig(f.self_cost.a),
+                    fig(f.self_cost.b),
+                    signed(f.self_cost.diff()),
+                    share(f, d),
+                    fig(f.inclusive.a),
+                    fig(f.inclusive.b)
+                );
+            }
+            if let Some(rest) = self.rest(w) {
+                out += &format!("\n{rest}\n");
+            }
+            out += &self.cache_markdown(w);
+            for l in &w.listings {
+                out += &format!("\n```diff\n{}```\n", listing_text(l, &w.workload).join("\n") + "\n");
+            }
+        }
+        out
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("an explanation serialises") + "\n"
+    }
+
+    pub fn html(&self) -> String {
+        use html_escape::encode_text as esc;
+        let mut body = format!("<h1>explain: {} (A) and {} (B)</h1>\n", esc(&self.a), esc(&self.b));
+        body += &format!(
+            "<p>Instructions per entry ({} entries), counted in the timed function only. Functions by \
+             |self B − self A|; <em>share</em> is each one's part of the workload's whole difference.</p>\n",
+            self.entries
+        );
+        for w in &self.workloads {
+            let d = w.per_entry.diff();
+            body += &format!(
+                "<h2>{}</h2>\n<p>A {}, B {}, B − A {} ({})</p>\n",
+                esc(&w.workload),
+                fig(w.per_entry.a),
+                fig(w.per_entry.b),
+                signed(d),
+                percent(&w.per_entry)
+            );
+            body += "<table>\n<tr><th>function</th><th>self A</th><th>self B</th><th>B − A</th><th>share</th>\
+                     <th>inclusive A</th><th>inclusive B</th></tr>\n";
+            for f in w.functions.iter().take(self.top) {
+                body += &format!(
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    esc(&f.name),
+                    fig(f.self_cost.a),
+                    fig(f.self_cost.b),
+                    signed(f.self_cost.diff()),
+                    share(f, d),
+                    fig(f.inclusive.a),
+                    fig(f.inclusive.b)
+                );
+            }
+            body += "</table>\n";
+            if let Some((fa, fb)) = &w.flame {
+                body += &format!(
+                    "<p>Differential flame graph: each frame as wide as its cost in B, red where its own \
+                     (self) cost grew from A to B, blue where it shrank. Stacks are approximated from \
+                     callgrind's caller → callee edges: a function with several callers splits its cost \
+                     between them as their calls cost.</p>\n{}",
+                    flame::svg(&w.workload, fa, fb, self.entries.max(1) as f64)
+                );
+            }
+            if let Some(rest) = self.rest(w) {
+                body += &format!("<p>{}</p>\n", esc(&rest));
+            }
+            body += &self.cache_html(w);
+            for l in &w.listings {
+                body += &format!("<pre>{}</pre>\n", esc(&listing_text(l, &w.workload).join("\n")));
+            }
+        }
+        crate::report::html::page(&format!("explain {} {}", self.a, self.b), &body)
+    }
+}
+
+/// A listing in 80 columns: A's and B's line numbers, each line's cost per entry in both,
+/// a diff's marker, and the line (tabs as two spaces, cut at the margin).
+fn listing_text(l: &Listing, workload: &str) -> Vec<String> {
+    let mut out = vec![
+        cut(&format!("{} ({}), {workload}: instructions per entry by line", l.function, l.file), 80),
+        format!("{:>5} {:>5} {:>8} {:>8}   source", "A", "B", "A", "B"),
+    ];
+    let num = |n: Option<u32>| n.map_or("-".to_string(), |n| n.to_string());
+    for line in &l.lines {
+        let text = line.text.replace('\t', "  ");
+        out.push(format!(
+            "{:>5} {:>5} {:>8} {:>8} {} {}",
+            num(line.a),
+            num(line.b),
+            fig(line.cost.a),
+            fig(line.cost.b),
+            line.marker(),
+            cut(text.trim_end(), 80 - 32)
+        ));
+    }
+    if l.hidden > 0 {
+        out.push(format!("({} more lines with a cost, with smaller differences)", l.hidden));
+    }
+    if !l.diff.is_empty() {
+        out.push(String::new());
+        out.push(cut(&format!("{} ({}): its lines, A's source to B's", l.function, l.file), 80));
+        out.extend(l.diff.iter().map(|d| cut(&d.replace('\t', "  "), 80)));
+        if l.diff_hidden > 0 {
+            out.push(format!("({} more lines of the diff)", l.diff_hidden));
+        }
+    }
+    out.into_iter().map(|s| s.trim_end().to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(a: &[&str]) -> Vec<(u32, String)> {
+        a.iter().enumerate().map(|(i, t)| (i as u32 + 1, t.to_string())).collect()
+    }
+
+    #[test]
+    fn source_lines_align_as_a_diff() {
+        let a = side(&["x", "y", "z"]);
+        let b = side(&["x", "new", "y", "z2"]);
+        let got = align(&a, &b);
+        assert_eq!(got, [(Some(0), Some(0)), (None, Some(1)), (Some(1), Some(2)), (Some(2), None), (None, Some(3))]);
+    }
+
+    #[test]
+    fn a_function_diff_has_context_and_hunk_heads() {
+        let a = side(&["a", "b", "c", "d", "e", "f", "g", "h"]);
+        let mut b = side(&["a", "b", "c", "d", "e", "f", "g", "h2"]);
+        b.insert(1, (0, "new".into()));
+        for (i, l) in b.iter_mut().enumerate() {
+            l.0 = i as u32 + 1;
+        }
+        let (diff, hidden) = diff_of(&align(&a, &b), &a, &b);
+        assert_eq!(hidden, 0);
+        assert_eq!(diff, ["@@ A 1, B 1 @@", " a", "+new", " b", " c", "@@ A 6, B 7 @@", " f", " g", "-h", "+h2"]);
+    }
+
+    #[test]
+    fn figures_fit_their_columns() {
+        assert_eq!(fig(1234.56), "1234.6");
+        assert_eq!(fig(12345678.9), "12345679");
+        assert_eq!(signed(3.0), "+3.0");
+        assert_eq!(signed(-0.01), "0.0");
+        assert_eq!(cut("abcdef", 4), "abc~");
+        assert_eq!(cut_name("lmdb_regress::runner::worker::timed", 12), "~rker::timed");
+        assert_eq!(cut_name("mdb_cursor_set", 12), "mdb_cursor_~");
+    }
+}

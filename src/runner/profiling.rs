@@ -1,0 +1,144 @@
+//! Profiling units for `explain`: each unit's workloads run once under callgrind, exactly
+//! as the counting pass counts them (one worker process for the unit's workloads, the same
+//! toggles and `--dump-after`), and each workload's dumped part read as a profile.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::counter::{self, Counter};
+use super::job::{interrupted, Job};
+use super::metric::Event;
+use super::prepare::Ready;
+use super::profile::{self, Profile};
+use super::{pool, RunSpec, Unit};
+use crate::workload::Workload;
+
+/// One workload of one unit profiled: its profile, the part file's text it was read from,
+/// and the instructions the worker's line was given (the part's total, as the counting
+/// pass gives it).
+#[derive(Debug, Clone)]
+pub struct WorkloadProfile {
+    pub workload: Workload,
+    pub profile: Profile,
+    pub part: Vec<u8>,
+    pub instructions: u64,
+}
+
+/// The valgrind a profile needs: callgrind, whatever counter `run` would choose; with
+/// `cache`, simulating the caches as `run --with-cache` does.
+pub fn callgrind(cache: bool) -> Result<Counter> {
+    if cache {
+        return counter::detect(true);
+    }
+    let out = std::process::Command::new("valgrind").arg("--version").output().context(
+        "explain profiles under valgrind's callgrind, and valgrind is not installed (apt-get install valgrind)",
+    )?;
+    Ok(Counter::Callgrind { version: String::from_utf8_lossy(&out.stdout).trim().to_string(), caches: None })
+}
+
+impl RunSpec {
+    /// Every unit's workloads profiled, `self.jobs` units at once; per unit, its profiles in
+    /// the order of `self.workloads`, or why it has none.
+    pub fn profile_units(&self) -> Result<Vec<Result<Vec<WorkloadProfile>, String>>> {
+        for w in &self.workloads {
+            if self.engines.iter().any(|e| counter::timed_function(*e, *w).is_none()) {
+                bail!("{w} makes many timed calls per pass: explain profiles LmdbJava's six workloads only");
+            }
+        }
+        let items: Vec<(usize, &Unit)> = self.units.iter().enumerate().collect();
+        let bar = crate::progress::bar(items.len() as u64, "profiling under callgrind");
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        let mut out: Vec<Option<Result<Vec<WorkloadProfile>, String>>> = vec![None; items.len()];
+        pool::for_each(
+            &items,
+            self.jobs,
+            |(_, u)| self.profile_one(u),
+            |(i, u), result| {
+                bar.inc(1);
+                if let Err(e) = &result {
+                    bar.suspend(|| eprintln!("{} on the {} engine: not profiled: {e}", u.label, u.engine));
+                }
+                out[*i] = Some(result);
+                Ok(())
+            },
+        )?;
+        bar.finish_and_clear();
+        if interrupted() {
+            let then = "nothing was written".to_string();
+            return Err(super::Interrupted { stage: super::Stage::Search("profiling".into()), then }.into());
+        }
+        Ok(out.into_iter().map(|r| r.unwrap_or_else(|| Err("not profiled".into()))).collect())
+    }
+
+    /// One unit: its read database written (not profiled), then one worker under callgrind
+    /// running every workload once, a part dumped after each timed call. Each unit has a
+    /// scratch folder of its own, laid out as the counting pass lays out its one: the
+    /// worker's arguments (its folders' paths) are then as long as there, and so is what it
+    /// allocates before the timed calls, which moves where buffers land and what memcpy
+    /// counts.
+    fn profile_one(&self, u: &Unit) -> Result<Vec<WorkloadProfile>, String> {
+        let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
+        let scratch = own.path();
+        let mut ready = Ready::default();
+        if !self.reads().is_empty() {
+            let (db, _) = self.prepare_one(u, scratch)?;
+            ready.dbs.insert(u.label.clone(), db);
+        }
+        let job = Job { unit: u, batch: self.workloads.clone() };
+        let (lines, death) = self.invoke(&job, &ready, scratch);
+        if let Some(d) = death {
+            return Err(d);
+        }
+        if let Some(e) = lines.iter().find_map(|l| l.error.clone()) {
+            return Err(e);
+        }
+        let parts = parts_in(scratch)?;
+        if parts.len() != self.workloads.len() {
+            return Err(format!("callgrind dumped {} parts for {} workloads", parts.len(), self.workloads.len()));
+        }
+        let mut out = Vec::new();
+        for (w, part) in self.workloads.iter().zip(parts) {
+            let profile = profile::read(&part).map_err(|e| format!("{e:#}"))?;
+            let raw = std::fs::read(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))?;
+            let function = counter::timed_function(u.engine, *w).unwrap_or_default();
+            if profile.trigger.as_deref() != Some(function) {
+                return Err(format!("{} was dumped by {:?}, not by {function} ({w})", part.display(), profile.trigger));
+            }
+            let line = lines.iter().find(|l| l.workload == Some(*w));
+            let Some(counts) = line.and_then(|l| l.counts.first()) else {
+                return Err(format!("{w}: the worker reported no count"));
+            };
+            // Every event the runner counted is the sum of the profile's cost lines.
+            for (event, count) in counts.iter() {
+                let total = profile.event(event.name()).and_then(|i| profile.totals.get(i)).copied();
+                if total != Some(count) {
+                    return Err(format!(
+                        "{w}: the profile's {} total {total:?} is not the count {count}",
+                        event.name()
+                    ));
+                }
+            }
+            let instructions = counts.get(Event::Ir).unwrap_or_default();
+            out.push(WorkloadProfile { workload: *w, profile, part: raw, instructions });
+        }
+        Ok(out)
+    }
+}
+
+/// The parts one callgrind run dumped in `dir` (`NAME.1`, `NAME.2`, …), in order.
+fn parts_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut parts: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            let (stem, n) = name.rsplit_once('.')?;
+            (stem.starts_with("callgrind-") && stem.ends_with(".out")).then_some(())?;
+            Some((n.parse().ok()?, p))
+        })
+        .collect();
+    parts.sort();
+    Ok(parts.into_iter().map(|(_, p)| p).collect())
+}

@@ -1,0 +1,175 @@
+//! `explain A B` over a repository made here: extra work planted in one function is named
+//! first, with its count per entry, and the totals are the counts `run --metric
+//! instructions` reports for the same builds.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Exactly this many instructions, wherever the assembler puts them.
+const PLANTED: u32 = 1000;
+const NOPS: &str = "\t__asm__ volatile(\".rept 1000\\n\\tnop\\n\\t.endr\");\n";
+
+/// A static helper readKey calls once per entry (`mdb_cursor_get(MDB_SET_KEY)` calls it),
+/// and the exported function readKey calls.
+const SET: &str =
+    "mdb_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    MDB_cursor_op op, int *exactp)\n{\n";
+const GET: &str = "mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data,\n    MDB_cursor_op op)\n{\n";
+
+/// `text` with the nops after the declarations of the function that opens with `opening`.
+fn plant(text: &str, opening: &str) -> String {
+    let start = text.find(opening).unwrap_or_else(|| panic!("mdb.c has no {opening:?}"));
+    let body = start + opening.len();
+    let declarations = body + text[body..].find("\n\n").expect("a blank line after the declarations") + 1;
+    format!("{}{NOPS}{}", &text[..declarations], &text[declarations..])
+}
+
+fn commit_mdb(repo: &Path, text: &str, msg: &str) -> String {
+    std::fs::write(repo.join("libraries/liblmdb/mdb.c"), text).unwrap();
+    git(repo, &["commit", "-q", "-am", msg]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+fn explain(repo: &Path, a: &str, b: &str, args: &[&str]) -> std::process::Output {
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["explain", a, b, "--git"]).arg(repo).args(args);
+    run_ok(&mut c)
+}
+
+fn figure(v: &serde_json::Value) -> (f64, f64) {
+    (v["a"].as_f64().unwrap(), v["b"].as_f64().unwrap())
+}
+
+#[test]
+fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with_run() {
+    let src = source_dir("LMDB_0.9.33");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let base = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
+    let original = std::fs::read_to_string(repo.join("libraries/liblmdb/mdb.c")).unwrap();
+    let in_static = commit_mdb(&repo, &plant(&original, SET), "nops in mdb_cursor_set");
+    let in_exported = commit_mdb(&repo, &plant(&original, GET), "nops in mdb_cursor_get");
+    let entries = ["--entries", "1000"];
+    for (planted, function) in [(&in_static, "mdb_cursor_set"), (&in_exported, "mdb_cursor_get")] {
+        let o = explain(
+            &repo,
+            &base,
+            planted,
+            &[&entries[..], &["--workloads", "readKey", "--format", "json,text"]].concat(),
+        );
+        let out = stdout(&o);
+        let (json, text) = out.split_at(out.find("\nexplain: ").expect("the text after the JSON") + 1);
+        let e: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(e["metric"], "instructions");
+        assert!(e["a"].as_str().unwrap().contains(&base[..8]), "{e}");
+        assert!(e["b"].as_str().unwrap().contains(&planted[..8]), "{e}");
+        let w = &e["workloads"][0];
+        assert_eq!(w["workload"], "readKey");
+        let top = &w["functions"][0];
+        assert_eq!(top["name"], function, "{w:#}");
+        let (a, b) = figure(&top["self"]);
+        assert_eq!(b - a, PLANTED as f64, "{function}: self per entry {a} then {b}");
+        let (ta, tb) = figure(&w["per_entry"]);
+        assert_eq!(tb - ta, PLANTED as f64, "the whole difference is the planted work");
+        // Every other function's self cost is as it was.
+        for f in w["functions"].as_array().unwrap().iter().skip(1) {
+            let (x, y) = figure(&f["self"]);
+            assert_eq!(x, y, "{f}");
+        }
+        // The self costs sum to the workload's figure, in each build.
+        let sums = w["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| figure(&f["self"]))
+            .fold((0.0, 0.0), |s, f| (s.0 + f.0, s.1 + f.1));
+        assert!((sums.0 - ta).abs() < 1e-6 && (sums.1 - tb).abs() < 1e-6, "{sums:?} against {ta}, {tb}");
+        // The text: 80 columns, the function first with its share, and its planted lines.
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let row = text.lines().find(|l| l.trim_start().starts_with(function)).unwrap();
+        assert!(row.contains("+1000.0") && row.contains("100%"), "{row}\n{text}");
+        let nop = text.lines().find(|l| l.contains("__asm__ volatile")).unwrap_or_else(|| panic!("{text}"));
+        assert!(nop.contains(" + ") && nop.contains("1000.0"), "{nop}");
+        // And the function's diff between the two commits: the planted line, added.
+        assert!(text.contains(&format!("{function} (mdb.c): its lines, A's source to B's")), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("+  __asm__ volatile")), "{text}");
+    }
+    // The totals are `run --metric instructions`'s counts per entry, workload by workload;
+    // with the caches simulated, so are the cache metrics (within the slack the runner
+    // allows two processes: a miss or so moves with where a buffer lands).
+    let runs = tmp.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--metric", "instructions", "--with-cache"]);
+    c.args(["--workloads", "readKey,write"]).args(entries).args(["--tags", &format!("{base},{in_static}"), "--git"]);
+    run_ok(c.arg(&repo).arg("--out").arg(&runs));
+    let out_dir = tmp.path().join("explained");
+    let args = [&entries[..], &["--workloads", "readKey,write", "--format", "json,text", "--cache"]].concat();
+    let o = explain(&repo, &base, &in_static, &[&args[..], &["--out-dir", out_dir.to_str().unwrap()]].concat());
+    assert!(stdout(&o).is_empty(), "with --out-dir nothing is printed");
+    let e: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("explain.json")).unwrap()).unwrap();
+    let samples: Vec<serde_json::Value> = std::fs::read_to_string(&runs)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "sample")
+        .collect();
+    let counts = |tag: &serde_json::Value, workload: &str| -> serde_json::Value {
+        let s = samples.iter().find(|s| s["workload"] == workload && s["tag"] == *tag);
+        s.unwrap_or_else(|| panic!("no sample of {tag} {workload}"))["counts"].clone()
+    };
+    let per_entry = |c: &serde_json::Value, events: &[&str]| -> f64 {
+        events.iter().map(|e| c[*e].as_u64().unwrap_or_else(|| panic!("no {e} in {c}"))).sum::<u64>() as f64 / 1000.0
+    };
+    for w in e["workloads"].as_array().unwrap() {
+        let name = w["workload"].as_str().unwrap();
+        let (ca, cb) = (counts(&e["a"], name), counts(&e["b"], name));
+        assert_eq!(figure(&w["per_entry"]), (per_entry(&ca, &["Ir"]), per_entry(&cb, &["Ir"])), "{name}");
+        let cycles = |c: &serde_json::Value| {
+            let ram = per_entry(c, &["ILmr", "DLmr", "DLmw"]);
+            let l1_misses = per_entry(c, &["I1mr", "D1mr", "D1mw"]);
+            per_entry(c, &["Ir", "Dr", "Dw"]) - l1_misses + 5.0 * (l1_misses - ram) + 35.0 * ram
+        };
+        let near = |got: (f64, f64), want: (f64, f64), slack: f64, what: &str| {
+            let off = (got.0 - want.0).abs().max((got.1 - want.1).abs()) * 1000.0;
+            assert!(off <= slack + 1e-6, "{name} {what}: explain {got:?}, run {want:?}");
+        };
+        let cache = &w["cache"];
+        near(
+            figure(&cache["d1-misses"]),
+            (per_entry(&ca, &["D1mr", "D1mw"]), per_entry(&cb, &["D1mr", "D1mw"])),
+            4.0,
+            "D1",
+        );
+        let ll = ["ILmr", "DLmr", "DLmw"];
+        near(figure(&cache["ll-misses"]), (per_entry(&ca, &ll), per_entry(&cb, &ll)), 4.0, "LL");
+        near(figure(&cache["estimated-cycles"]), (cycles(&ca), cycles(&cb)), 4.0 * 35.0, "estimated cycles");
+        // The functions' own cycles sum to the workload's.
+        let functions = w["functions"].as_array().unwrap();
+        let sum: f64 = functions.iter().map(|f| figure(&f["cache"]["estimated-cycles"]).1).sum();
+        assert!((sum - figure(&cache["estimated-cycles"]).1).abs() < 1e-6, "{name}: {sum}");
+    }
+    assert_eq!(e["workloads"].as_array().unwrap().len(), 2);
+    let text = std::fs::read_to_string(out_dir.join("explain.txt")).unwrap();
+    assert!(text.contains("Caches simulated: I1 ") && text.contains("function (by cycles)"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // Each workload's profile of each build is kept beside the report.
+    let profiles = std::fs::read_dir(out_dir.join("profiles")).unwrap().count();
+    assert_eq!(profiles, 4);
+}
+
+#[test]
+fn explain_refuses_anything_but_two_builds() {
+    for (args, says) in [
+        (&["explain", "0.9.33"][..], "explain needs B"),
+        (&["explain", "0.9.17..0.9.33", "0.9.18"][..], "names several"),
+        (&["explain", "0.9.33", "0.9.18,0.9.21"][..], "names several"),
+        (&["explain", "0.9.33", "0.9.18", "--toolchain", "gcc:-O2,gcc:-O1"][..], "A and B with one toolchain"),
+        (&["explain", "0.9.33", "0.9.18", "--workloads", "nope"][..], "nope"),
+    ] {
+        let o = lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
