@@ -76,6 +76,16 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     assert_eq!(summary["phases"][0]["phase"], "commits");
     let page = std::fs::read_to_string(tmp.path().join("runs/bisect.html")).unwrap();
     assert!(page.contains("Phase: commits") && page.contains(&format!("First bad: {slow}")), "{page}");
+    // The step attributed: the function the spin went into first, with its commit's subject.
+    let a = &summary["attribution"];
+    assert_eq!(a["bad"], slow.as_str(), "{a}");
+    assert!(a["subject"].as_str().unwrap().contains("slow down every put"), "{a}");
+    let top = &a["workloads"][0]["functions"][0];
+    assert_eq!(top["name"], "_mdb_cursor_put", "{a}");
+    let grew = top["self"]["b"].as_f64().unwrap() - top["self"]["a"].as_f64().unwrap();
+    assert!(grew >= 300.0, "a spin of 300 rounds adds at least 300 instructions per put: {top}");
+    assert!(text.contains("Where the instructions of the step went") && text.contains("_mdb_cursor_put"), "{text}");
+    assert!(page.contains("Where the instructions went"), "{page}");
 }
 
 /// The figures `confirm:` prints are each tag's instructions per entry, read here from the

@@ -12,9 +12,10 @@ use crate::hunt::search::Verdict;
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::report::cells::{self, Cells};
+use crate::report::explain::Attribution;
 use crate::report::outline::{Block, Document};
 use crate::runner::counter;
-use crate::runner::runfile::Metric;
+use crate::runner::runfile::{Engine, Metric};
 use crate::runner::{self, Stage};
 use crate::stats::{self, Comparison};
 use crate::workload::suite::Suite;
@@ -141,13 +142,16 @@ pub fn run(args: &BisectArgs) -> Result<()> {
     let several = all.toolchains.len() > 1;
     // A toolchain whose slowdown is not found is said in its part; the others still search.
     let mut not_found = Vec::new();
-    for tc in &all.toolchains {
+    for (i, tc) in all.toolchains.iter().enumerate() {
         let name = tc.toolchain.name();
+        let one =
+            args.build.toolchain.as_ref().and_then(|l| l.0.get(i)).map(|t| super::args::ToolchainList(vec![t.clone()]));
+        let build = BuildArgs { toolchain: one.or_else(|| args.build.toolchain.clone()), ..args.build.clone() };
         if several {
             println!("== bisecting under {name} ==");
         }
         let run_dir = if several { root.join(crate::compile::sanitize(&name)) } else { root.clone() };
-        match bisect_under(args, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir) {
+        match bisect_under(args, &build, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir) {
             Err(e) if several && e.is::<NotFound>() => {
                 println!("{e}");
                 not_found.push(name);
@@ -191,7 +195,7 @@ fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
 #[error("{0}")]
 pub struct NotFound(pub String);
 
-fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
+fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
     let m = super::manifest()?;
     let (gi, bi) = check_range(args, &m, &opts)?;
     let (settings, layout_seed) = settings(args, run_dir)?;
@@ -206,7 +210,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
     let (slower, confirmation) = match b.confirm(&ug, &ub) {
         Err(e) if e.is::<Interrupted>() => {
-            finish(&b, &[], None, started)?;
+            finish(&b, &[], None, None, started)?;
             let stage = Stage::Search(format!("confirming {good} → {bad}"));
             let then = "nothing decided yet; run the same command again".to_string();
             return Err(runner::Interrupted { stage, then }.into());
@@ -215,7 +219,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
     };
     let confirmed = confirmation.as_ref();
     if !slower {
-        finish(&b, &[], confirmed, started)?;
+        finish(&b, &[], confirmed, None, started)?;
         return Err(NotFound(unconfirmed(args, &b.settings, (&good, &bad), confirmed)).into());
     }
     let mut results = Vec::new();
@@ -228,7 +232,7 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         if found.interrupted || !found.outcome.resolved() {
             let ended = ended_unresolved(&b, &found);
             results.push(found);
-            finish(&b, &results, confirmed, started)?;
+            finish(&b, &results, confirmed, None, started)?;
             return Err(ended);
         }
         lg = found.candidates[found.outcome.last_good].clone();
@@ -240,13 +244,52 @@ fn bisect_under(args: &BisectArgs, opts: MatrixOptions, run_dir: PathBuf) -> Res
         let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
         let found = b.search("commits", cands, &ul, &ubad)?;
         let ended = (found.interrupted || !found.outcome.resolved()).then(|| ended_unresolved(&b, &found));
+        let attributed = ended.is_none().then(|| attribute(args, build, &b, &found)).flatten();
         results.push(found);
-        finish(&b, &results, confirmed, started)?;
+        finish(&b, &results, confirmed, attributed.as_ref(), started)?;
         return ended.map_or(Ok(()), Err);
     }
     println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
-    finish(&b, &results, confirmed, started)
+    let attributed = results.last().and_then(|f| attribute(args, build, &b, f));
+    finish(&b, &results, confirmed, attributed.as_ref(), started)
 }
+
+/// The functions that carry the step a search found (its last good build against its first
+/// bad one, by instructions, as `explain` gives them), printed; None, said why, when the
+/// builds cannot be profiled (bisect's answer stands without it).
+fn attribute(args: &BisectArgs, build: &BuildArgs, b: &Bisector, found: &Found) -> Option<Attribution> {
+    let (lg, fb) = (&found.candidates[found.outcome.last_good], &found.candidates[found.outcome.first_bad]);
+    let made = || -> Result<Attribution> {
+        let workloads = [args.workload];
+        let config = super::explain::config_of(&args.env, &args.workload_cfg, &workloads)?;
+        let ask = super::explain::Ask {
+            workloads: &workloads,
+            config: &config,
+            build,
+            engine: Engine::Rust,
+            cache: false,
+            top: ATTRIBUTED,
+            listed: 0,
+        };
+        let explained = super::explain::explain_builds(&format!("{lg},{fb}"), &ask)?;
+        let subject = Some(b.describe(fb)).filter(|s| !s.is_empty());
+        Ok(Attribution { good: lg.clone(), bad: fb.clone(), subject, explanation: explained.model })
+    };
+    match made() {
+        Ok(a) => {
+            println!("Where the instructions of the step went (explain {lg} {fb}):");
+            a.lines(ATTRIBUTED).iter().for_each(|l| println!("  {l}"));
+            Some(a)
+        }
+        Err(e) => {
+            println!("(no per-function attribution of {fb}: {e:#})");
+            None
+        }
+    }
+}
+
+/// Functions an attribution names per workload.
+const ATTRIBUTED: usize = 5;
 
 /// Why the slowdown from `good` to `bad` is not confirmed, with the interval measured and
 /// what would decide it.
@@ -413,6 +456,7 @@ fn finish(
     b: &Bisector,
     results: &[Found],
     confirmation: Option<&Comparison>,
+    attribution: Option<&Attribution>,
     started: std::time::Instant,
 ) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
@@ -426,11 +470,12 @@ fn finish(
         "log": b.log,
         "confirmation": confirmation,
         "phases": results,
+        "attribution": attribution,
         "wall_seconds": started.elapsed().as_secs_f64()
     });
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
-    let page = crate::report::html::render_document(&summary_document(b, results, started), None)?;
+    let page = crate::report::html::render_document(&summary_document(b, results, attribution, started), None)?;
     let dir = &b.settings.run_dir;
     let outputs = [(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
     files::write_each(&outputs, b.settings.existing)
@@ -438,7 +483,12 @@ fn finish(
 
 /// The search as a page: every phase's probes with their verdicts, what each found, and
 /// every line printed.
-fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant) -> Document {
+fn summary_document(
+    b: &Bisector,
+    results: &[Found],
+    attribution: Option<&Attribution>,
+    started: std::time::Instant,
+) -> Document {
     let s = &b.settings;
     let mut d = Document::default();
     d.heading(1, format!("Bisect: {} workload", s.workload));
@@ -469,6 +519,10 @@ fn summary_document(b: &Bisector, results: &[Found], started: std::time::Instant
             ),
             (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
         });
+    }
+    if let Some(a) = attribution {
+        d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));
+        d.list(a.lines(ATTRIBUTED));
     }
     d.heading(2, "Log");
     d.list(b.log.clone());

@@ -96,29 +96,34 @@ fn spec_of(args: &ExplainArgs) -> Result<String> {
     }
 }
 
-pub fn run(args: &ExplainArgs) -> Result<()> {
-    let spec = spec_of(args)?;
-    let workloads = Workload::parse_list(&args.workloads)?;
-    if workloads.iter().any(|w| w.suite().preset().is_some()) {
-        bail!("explain profiles LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
-    }
-    let env = EnvSettings { entries: Some(args.env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..args.env.clone() };
-    let config = env.resolve(&args.workload, &PresetConfig::default(), None);
-    config.validate(None)?;
-    super::room::check(&config, &workloads)?;
-    let outputs: Vec<PathBuf> = match &args.out_dir {
-        Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
-        None => Vec::new(),
-    };
-    for out in &outputs {
-        crate::files::refuse_existing(out, Existing::forced(args.force))?;
-    }
-    let counter = profiling::callgrind(args.cache)?;
+/// What an explanation of two builds is asked for beyond the builds themselves.
+pub struct Ask<'a> {
+    pub workloads: &'a [Workload],
+    pub config: &'a WorkloadConfig,
+    pub build: &'a BuildArgs,
+    pub engine: Engine,
+    pub cache: bool,
+    /// Functions shown per workload, and of them listed line by line.
+    pub top: usize,
+    pub listed: usize,
+}
+
+/// Two builds explained, with each build's label and profiles (one per workload).
+pub struct Explained {
+    pub model: explain::Explanation,
+    pub profiles: Vec<(String, Vec<WorkloadProfile>)>,
+}
+
+/// The two builds `spec` names (as `run --tags` takes them) profiled under callgrind as
+/// the counting pass counts them, and their difference function by function: what
+/// `explain` prints, and what bisect and history say of a step they name.
+pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
+    let counter = profiling::callgrind(ask.cache)?;
     let prepared = super::run::prepare_units(
-        &spec,
+        spec,
         &[],
-        &[args.engine],
-        &args.build,
+        &[ask.engine],
+        ask.build,
         crate::runner::runfile::Layouts::Fixed,
         crate::runner::runfile::Pairing::Process,
     )?;
@@ -135,20 +140,20 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         .collect();
     let rs = RunSpec {
         units: units.clone(),
-        workloads: workloads.clone(),
-        engines: vec![args.engine],
-        config: config.clone(),
+        workloads: ask.workloads.to_vec(),
+        engines: vec![ask.engine],
+        config: ask.config.clone(),
         plan: Plan::new(1, 0, Metric::Instructions).counting(),
         counter: Some(counter),
-        jobs: args.build.jobs(),
+        jobs: ask.build.jobs(),
         target_reached: crate::stats::stop::target_reached,
     };
     eprintln!(
         "explain: profiling {} workload(s) of {} and {} under callgrind, {} entries",
-        workloads.len(),
+        ask.workloads.len(),
         units[0].label,
         units[1].label,
-        config.entries
+        ask.config.entries
     );
     let mut profiles: Vec<Vec<WorkloadProfile>> = Vec::new();
     for (u, result) in units.iter().zip(rs.profile_units()?) {
@@ -159,10 +164,47 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     }
     let side =
         |i: usize| Side { label: units[i].label.to_string(), profiles: &profiles[i], sources: sources[i].clone() };
-    let mut model = explain::build(&side(0), &side(1), config.entries, args.top, args.listed);
+    let mut model = explain::build(&side(0), &side(1), ask.config.entries, ask.top, ask.listed);
     if let Some(crate::runner::counter::Counter::Callgrind { caches: Some(c), .. }) = &rs.counter {
         model.caches = Some(c.describe());
     }
+    let profiles = units.iter().map(|u| u.label.to_string()).zip(profiles).collect();
+    Ok(Explained { model, profiles })
+}
+
+/// The configuration an explanation runs: `env`'s, at 100,000 entries unless it says.
+pub fn config_of(env: &EnvSettings, workload: &WorkloadConfig, workloads: &[Workload]) -> Result<WorkloadConfig> {
+    let env = EnvSettings { entries: Some(env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..env.clone() };
+    let config = env.resolve(workload, &PresetConfig::default(), None);
+    config.validate(None)?;
+    super::room::check(&config, workloads)?;
+    Ok(config)
+}
+
+pub fn run(args: &ExplainArgs) -> Result<()> {
+    let spec = spec_of(args)?;
+    let workloads = Workload::parse_list(&args.workloads)?;
+    if workloads.iter().any(|w| w.suite().preset().is_some()) {
+        bail!("explain profiles LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
+    }
+    let config = config_of(&args.env, &args.workload, &workloads)?;
+    let outputs: Vec<PathBuf> = match &args.out_dir {
+        Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
+        None => Vec::new(),
+    };
+    for out in &outputs {
+        crate::files::refuse_existing(out, Existing::forced(args.force))?;
+    }
+    let ask = Ask {
+        workloads: &workloads,
+        config: &config,
+        build: &args.build,
+        engine: args.engine,
+        cache: args.cache,
+        top: args.top,
+        listed: args.listed,
+    };
+    let Explained { model, profiles } = explain_builds(&spec, &ask)?;
     let rendered: Vec<(ExplainFormat, String)> = args
         .format
         .iter()
@@ -184,9 +226,9 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     };
     let mut files: Vec<(PathBuf, Vec<u8>)> =
         outputs.iter().zip(&rendered).map(|(p, (_, text))| (p.clone(), text.clone().into_bytes())).collect();
-    for (u, ps) in units.iter().zip(&profiles) {
+    for (label, ps) in &profiles {
         for p in ps {
-            let name = format!("{}.{}.callgrind.out", sanitize(&u.label.to_string()), p.workload.name());
+            let name = format!("{}.{}.callgrind.out", sanitize(label), p.workload.name());
             files.push((dir.join("profiles").join(name), p.part.clone()));
         }
     }

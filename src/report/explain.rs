@@ -68,6 +68,55 @@ fn cache_pairs(
         .collect()
 }
 
+/// A step a hunt named (bisect's first bad commit, a history's step) with its top
+/// functions by difference: the builds' explanation, and the commit's subject.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attribution {
+    /// The build before the step and the step's own.
+    pub good: String,
+    pub bad: String,
+    /// The step's commit as git describes it ("commit …, \"subject\", date"), when known.
+    pub subject: Option<String>,
+    #[serde(flatten)]
+    pub explanation: Explanation,
+}
+
+impl Attribution {
+    /// The top `n` functions of each workload by self difference, a line each, for a
+    /// report's text: "+151.3 instr/entry  mdb_cursor_put  (97% of the change)".
+    pub fn lines(&self, n: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for w in &self.explanation.workloads {
+            let total = w.per_entry.diff();
+            out.push(format!(
+                "{}: {:.1} -> {:.1} instructions per entry ({:+.1}), {} against {}{}",
+                w.workload,
+                w.per_entry.a,
+                w.per_entry.b,
+                total,
+                self.bad,
+                self.good,
+                self.subject.as_deref().map(|s| format!(" ({s})")).unwrap_or_default()
+            ));
+            for f in w.functions.iter().take(n).filter(|f| f.self_cost.diff() != 0.0) {
+                let share = if total != 0.0 {
+                    format!(", {:.0}% of the change", 100.0 * f.self_cost.diff() / total)
+                } else {
+                    String::new()
+                };
+                out.push(format!(
+                    "  {:+.1} {}  (self {:.1} -> {:.1}{share})",
+                    f.self_cost.diff(),
+                    f.name,
+                    f.self_cost.a,
+                    f.self_cost.b
+                ));
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadExplanation {
     pub workload: String,
