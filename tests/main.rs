@@ -14,6 +14,7 @@ mod commands;
 mod console;
 mod findings;
 mod gate;
+mod github;
 mod harness;
 mod history;
 mod hunt;
