@@ -98,9 +98,13 @@ pub enum Command {
         old: PathBuf,
         /// The later run file (.jsonl), compared with OLD tag by tag and workload by workload.
         new: PathBuf,
-        /// Print JSON instead of text.
-        #[arg(long)]
+        /// Print JSON instead of text (as --format json).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// text (default), markdown, html, json or github: one Markdown document for a pull
+        /// request's comment, the gate's verdict first, also appended to $GITHUB_STEP_SUMMARY.
+        #[arg(long, value_enum)]
+        format: Option<crate::report::Format>,
         #[command(flatten)]
         gate: cmd::args::GateArgs,
     },
@@ -253,7 +257,10 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
         ),
         Command::Merge(args) => cmd::merge::run(&args),
         Command::Site { dir, runs, force } => cmd::site::run(&dir, &runs, force),
-        Command::Compare { old, new, json, gate } => cmd::report::compare(&old, &new, json, gate.fail_on),
+        Command::Compare { old, new, json, format, gate } => {
+            let format = if json { crate::report::Format::Json } else { format.unwrap_or(crate::report::Format::Text) };
+            cmd::report::compare(&old, &new, format, gate.fail_on)
+        }
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::PairedWorker(args) => crate::runner::paired_worker::main(args),
         Command::Bisect(mut args) => {

@@ -348,17 +348,18 @@ fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
 #[test]
 fn its_10406_gates_every_tag_against_its_baseline_after_writing_its_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let o = lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
+    let summary = tempfile::tempdir().unwrap();
+    let mut cmd = lmdb_regress();
+    cmd.env("LMDB_REGRESS_OFFLINE", "1")
         .args(["its-10406", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "6", "--layouts", "fixed"])
-        .args(["--no-instructions", "--fail-on", "slower:50%", "--out-dir"])
-        .arg(dir.path())
-        .output()
-        .expect("binary runs");
-    let err = stderr(&o);
+        .args(["--no-instructions", "--fail-on", "slower:50%", "--format", "github", "--out-dir"])
+        .arg(dir.path());
+    // Printed as a pull request's document, the gate's verdict first (tests/github.rs checks it).
+    let (code, doc) = crate::github::github_document(&mut cmd, summary.path());
     // One comparison: 0.9.33's writes against 0.9.18's (0.9.17 is not measured here).
-    assert!(err.contains("gate slower:50%: passed, none of 1 comparison beyond it"), "{err}");
-    assert_eq!(status(&o), Some(0), "{err}");
+    assert!(doc.starts_with("### gate slower:50%: passed, none of 1 comparison beyond it"), "{doc}");
+    assert!(doc.contains("# ITS#10406") && doc.contains("Run file: `its-10406-"), "{doc}");
+    assert_eq!(code, Some(0), "{doc}");
     let written = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())

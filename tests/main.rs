@@ -15,6 +15,7 @@ mod console;
 mod explain;
 mod findings;
 mod gate;
+mod github;
 mod harness;
 mod history;
 mod hunt;

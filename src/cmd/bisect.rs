@@ -99,12 +99,25 @@ pub struct BisectArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    /// Also print the search as one document at the end: markdown, html, or github (one
+    /// Markdown document for a pull request, what the search decided first, also appended to
+    /// $GITHUB_STEP_SUMMARY when set); its progress then goes to stderr.
+    #[arg(long, value_enum)]
+    pub format: Option<crate::report::Format>,
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
 }
 
 impl BisectArgs {
+    /// A line of progress: on stdout, unless a document is to be printed there.
+    fn say(&self, line: impl std::fmt::Display) {
+        match self.format {
+            Some(_) => eprintln!("{line}"),
+            None => println!("{line}"),
+        }
+    }
+
     /// The configuration every run of the search uses: the workload's suite's defaults for
     /// what the flags leave out.
     fn config(&self) -> Result<WorkloadConfig> {
@@ -127,6 +140,11 @@ fn one_workload(s: &str) -> Result<Workload> {
 /// One search per toolchain (`--toolchain`), each in a folder of its own when there are
 /// several.
 pub fn run(args: &BisectArgs) -> Result<()> {
+    if let Some(f) = args.format {
+        // Refused before anything is built.
+        crate::report::render_document(&Document::default(), f, &Default::default(), None)
+            .map_err(|_| anyhow::anyhow!("--format {}: bisect prints markdown, text, html or github", f.name()))?;
+    }
     args.config()?;
     let all = super::matrix_options(&args.build, vec![BuildKind::SharedLibrary])?;
     let root = match &args.out_dir {
@@ -142,23 +160,38 @@ pub fn run(args: &BisectArgs) -> Result<()> {
     let several = all.toolchains.len() > 1;
     // A toolchain whose slowdown is not found is said in its part; the others still search.
     let mut not_found = Vec::new();
+    let mut searches = Vec::new();
+    let mut ended = Ok(());
     for (i, tc) in all.toolchains.iter().enumerate() {
         let name = tc.toolchain.name();
         let one =
             args.build.toolchain.as_ref().and_then(|l| l.0.get(i)).map(|t| super::args::ToolchainList(vec![t.clone()]));
         let build = BuildArgs { toolchain: one.or_else(|| args.build.toolchain.clone()), ..args.build.clone() };
         if several {
-            println!("== bisecting under {name} ==");
+            args.say(format!("== bisecting under {name} =="));
         }
         let run_dir = if several { root.join(crate::compile::sanitize(&name)) } else { root.clone() };
-        match bisect_under(args, &build, MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() }, run_dir) {
+        let opts = MatrixOptions { toolchains: vec![tc.clone()], ..all.clone() };
+        let result = bisect_under(args, &build, opts, run_dir, &mut searches);
+        if let (Err(e), Some(last)) = (&result, searches.last_mut()) {
+            last.findings.push(e.to_string());
+        }
+        match result {
             Err(e) if several && e.is::<NotFound>() => {
-                println!("{e}");
+                args.say(&e);
                 not_found.push(name);
             }
-            other => other?,
+            Err(e) => {
+                ended = Err(e);
+                break;
+            }
+            Ok(()) => {}
         }
     }
+    if let Some(format) = args.format {
+        print_searches(args, searches, format, ended.is_ok() && not_found.is_empty(), &root)?;
+    }
+    ended?;
     if !not_found.is_empty() {
         let under = not_found.join(", ");
         return Err(NotFound(format!("no slowdown was narrowed down under {under} (each part above says why)")).into());
@@ -195,7 +228,40 @@ fn refuse_earlier_search(dir: &Path, existing: Existing) -> Result<()> {
 #[error("{0}")]
 pub struct NotFound(pub String);
 
-fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_dir: PathBuf) -> Result<()> {
+/// The searches' documents as one, printed in `format`: what they decided first.
+fn print_searches(
+    args: &BisectArgs,
+    searches: Vec<Document>,
+    format: crate::report::Format,
+    found: bool,
+    root: &Path,
+) -> Result<()> {
+    let mut d = Document {
+        machine: Some(crate::report::outline::machine(&crate::environment::Environment::capture())),
+        ..Document::default()
+    };
+    for s in searches {
+        d.blocks.extend(s.blocks);
+        d.findings.extend(s.findings);
+    }
+    let headline = match found {
+        true => format!("lmdb-regress bisect: the slowdown on {} narrowed down", args.workload),
+        false => format!("lmdb-regress bisect: the slowdown on {} not narrowed down", args.workload),
+    };
+    let github = crate::report::github::Github {
+        headline: Some(headline),
+        ..crate::report::github::Github::of_job(None, &[root])
+    };
+    super::print_document(&d, format, &github, None)
+}
+
+fn bisect_under(
+    args: &BisectArgs,
+    build: &BuildArgs,
+    opts: MatrixOptions,
+    run_dir: PathBuf,
+    searches: &mut Vec<Document>,
+) -> Result<()> {
     let m = super::manifest()?;
     let (gi, bi) = check_range(args, &m, &opts)?;
     let (settings, layout_seed) = settings(args, run_dir)?;
@@ -210,7 +276,7 @@ fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_d
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
     let (slower, confirmation) = match b.confirm(&ug, &ub) {
         Err(e) if e.is::<Interrupted>() => {
-            finish(&b, &[], None, None, started)?;
+            finish(&b, &[], None, None, started, searches)?;
             let stage = Stage::Search(format!("confirming {good} → {bad}"));
             let then = "nothing decided yet; run the same command again".to_string();
             return Err(runner::Interrupted { stage, then }.into());
@@ -219,7 +285,7 @@ fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_d
     };
     let confirmed = confirmation.as_ref();
     if !slower {
-        finish(&b, &[], confirmed, None, started)?;
+        finish(&b, &[], confirmed, None, started, searches)?;
         return Err(NotFound(unconfirmed(args, &b.settings, (&good, &bad), confirmed)).into());
     }
     let mut results = Vec::new();
@@ -232,7 +298,7 @@ fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_d
         if found.interrupted || !found.outcome.resolved() {
             let ended = ended_unresolved(&b, &found);
             results.push(found);
-            finish(&b, &results, confirmed, None, started)?;
+            finish(&b, &results, confirmed, None, started, searches)?;
             return Err(ended);
         }
         lg = found.candidates[found.outcome.last_good].clone();
@@ -246,12 +312,12 @@ fn bisect_under(args: &BisectArgs, build: &BuildArgs, opts: MatrixOptions, run_d
         let ended = (found.interrupted || !found.outcome.resolved()).then(|| ended_unresolved(&b, &found));
         let attributed = ended.is_none().then(|| attribute(args, build, &b, &found)).flatten();
         results.push(found);
-        finish(&b, &results, confirmed, attributed.as_ref(), started)?;
+        finish(&b, &results, confirmed, attributed.as_ref(), started, searches)?;
         return ended.map_or(Ok(()), Err);
     }
-    println!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)");
+    args.say(format!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)"));
     let attributed = results.last().and_then(|f| attribute(args, build, &b, f));
-    finish(&b, &results, confirmed, attributed.as_ref(), started)
+    finish(&b, &results, confirmed, attributed.as_ref(), started, searches)
 }
 
 /// The functions that carry the step a search found (its last good build against its first
@@ -277,12 +343,12 @@ fn attribute(args: &BisectArgs, build: &BuildArgs, b: &Bisector, found: &Found) 
     };
     match made() {
         Ok(a) => {
-            println!("Where the instructions of the step went (explain {lg} {fb}):");
-            a.lines(ATTRIBUTED).iter().for_each(|l| println!("  {l}"));
+            args.say(format!("Where the instructions of the step went (explain {lg} {fb}):"));
+            a.lines(ATTRIBUTED).iter().for_each(|l| args.say(format!("  {l}")));
             Some(a)
         }
         Err(e) => {
-            println!("(no per-function attribution of {fb}: {e:#})");
+            args.say(format!("(no per-function attribution of {fb}: {e:#})"));
             None
         }
     }
@@ -396,7 +462,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         BisectMetric::Auto => match counter::detect(false) {
             Ok(c) => Some(c),
             Err(e) => {
-                println!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided");
+                args.say(format!("metric auto: no instruction counter ({e:#}); undecided probes stay undecided"));
                 None
             }
         },
@@ -404,6 +470,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
     };
     let cfg = args.config()?;
     let settings = Settings {
+        progress_to_stderr: args.format.is_some(),
         workload: args.workload,
         cfg: cfg.clone(),
         metric,
@@ -436,7 +503,10 @@ fn announce(b: &mut Bisector, layout_seed: Option<u64>) {
         lines.push(format!("instructions counted by {}", c.describe()));
     }
     for line in lines {
-        println!("{line}");
+        match b.settings.progress_to_stderr {
+            true => eprintln!("{line}"),
+            false => println!("{line}"),
+        }
         b.log.push(line);
     }
 }
@@ -458,14 +528,19 @@ fn finish(
     confirmation: Option<&Comparison>,
     attribution: Option<&Attribution>,
     started: std::time::Instant,
+    searches: &mut Vec<Document>,
 ) -> Result<()> {
     let probes: usize = results.iter().map(|f| f.outcome.steps.len()).sum();
-    println!(
+    let tally = format!(
         "{}, {}; runs saved in {}",
         cells::plural(probes, "probe"),
         cells::seconds(started.elapsed().as_secs_f64()),
         b.settings.run_dir.display()
     );
+    match b.settings.progress_to_stderr {
+        true => eprintln!("{tally}"),
+        false => println!("{tally}"),
+    }
     let summary = serde_json::json!({
         "log": b.log,
         "confirmation": confirmation,
@@ -475,10 +550,13 @@ fn finish(
     });
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
-    let page = crate::report::html::render_document(&summary_document(b, results, attribution, started), None)?;
+    let d = summary_document(b, results, attribution, started);
+    let page = crate::report::html::render_document(&d, None)?;
     let dir = &b.settings.run_dir;
     let outputs = [(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
-    files::write_each(&outputs, b.settings.existing)
+    files::write_each(&outputs, b.settings.existing)?;
+    searches.push(d);
+    Ok(())
 }
 
 /// The search as a page: every phase's probes with their verdicts, what each found, and
@@ -512,13 +590,15 @@ fn summary_document(
         }
         d.table(t);
         let (lg, fb) = (&f.candidates[f.outcome.last_good], &f.candidates[f.outcome.first_bad]);
-        d.para(match (&f.first_bad_info, &f.step) {
+        let found = match (&f.first_bad_info, &f.step) {
             (Some(info), step) => format!(
                 "First bad: {fb} ({info}); the step from {lg}: {}.",
                 step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
             ),
             (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
-        });
+        };
+        d.findings.push(format!("{}: {found}", f.phase));
+        d.para(found);
     }
     if let Some(a) = attribution {
         d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));

@@ -81,6 +81,9 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     if args.run.given.contains("tags") {
         bail!("history measures the commits of --range; --tags is run's option, not history's");
     }
+    if let Some(f @ (crate::report::Format::Csv | crate::report::Format::Svg)) = args.run.format {
+        bail!("--format {}: history prints text, markdown, html, json or github", f.name());
+    }
     let repo = GitRepo::open(&git)?;
     let points = points(&repo, &args.range)?;
     if let Some(file) = &args.extend {
@@ -120,17 +123,45 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
-    let files = [text.clone().into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
+    let files = [text.into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
-    print!("{text}");
-    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
     let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
         let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
         let run =
             RunArgs { resume_with: None, default_out: Some((args.out_dir.clone(), "history-confirm".into())), ..run };
         crate::cmd::run::measure(&run)
     };
-    gate(&history, fail_on, |_| true, args.run.confirm, again)?.conclude()
+    let outcome = match args.run.gate.fail_on {
+        Some(fail_on) => Some(gate(&history, fail_on, |_| true, args.run.confirm, again)?),
+        None => None,
+    };
+    conclude(&history, &model, data.path.as_slice(), args.run.format, outcome)
+}
+
+/// `history` printed as `--format` says (its own 80-column text by default, its page for
+/// html, the document every command shares for markdown and github), then the gate's exit.
+fn conclude(
+    history: &History,
+    model: &crate::report::model::ReportModel,
+    run_files: &[PathBuf],
+    format: Option<crate::report::Format>,
+    outcome: Option<Outcome>,
+) -> Result<()> {
+    use crate::report::Format;
+    match format.unwrap_or(Format::Text) {
+        Format::Text => print!("{}", history.text()),
+        Format::Html => print!("{}", history.html()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(history)?),
+        format => {
+            let machine = Some(crate::report::outline::machine(&model.environment));
+            let github = crate::report::github::Github::of_job(outcome.clone(), run_files);
+            super::print_document(&history.outline(machine), format, &github, None)?
+        }
+    }
+    match outcome {
+        Some(outcome) => outcome.conclude(),
+        None => Ok(()),
+    }
 }
 
 /// The gate over `history`, judging the commits `gated` names. With `confirm`, its failing
@@ -261,15 +292,13 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     // Placed in this order, and taken back whole should one not go: history.json, which
     // names the run file, goes after it, so that it never names a file not yet in place.
     let files = [
-        (merged_run, merged.text()?.into_bytes()),
-        (dir.join(OUTPUTS[0]), text.clone().into_bytes()),
+        (merged_run.clone(), merged.text()?.into_bytes()),
+        (dir.join(OUTPUTS[0]), text.into_bytes()),
         (dir.join(OUTPUTS[1]), history.html().into_bytes()),
         (dir.join(OUTPUTS[2]), serde_json::to_vec_pretty(&history)?),
     ];
     // The saved history's own files are what an extension replaces.
     super::write_set(&files, crate::files::Existing::Replace)?;
-    print!("{text}");
-    let Some(fail_on) = args.run.gate.fail_on else { return Ok(()) };
     let again = |points: &[Point], _: (String, Vec<Engine>)| {
         // With the saved run's settings, as the extension was measured; every workload of it.
         let tags: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
@@ -281,7 +310,11 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
             (dir.clone(), "history-confirm".into()),
         )
     };
-    gate(&history, fail_on, |c| history.is_new(c), args.run.confirm, again)?.conclude()
+    let outcome = match args.run.gate.fail_on {
+        Some(fail_on) => Some(gate(&history, fail_on, |c| history.is_new(c), args.run.confirm, again)?),
+        None => None,
+    };
+    conclude(&history, &model, &[merged_run], args.run.format, outcome)
 }
 
 /// Refuses to extend a history measured on another CPU model than this machine's, unless

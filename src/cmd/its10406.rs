@@ -33,6 +33,11 @@ pub struct ItsArgs {
     /// Entries per write, as the report's benchmark (1,000,000).
     #[arg(long, default_value_t = 1_000_000)]
     pub entries: u32,
+    /// What is printed: text (default), markdown, html, or github (one Markdown document for a
+    /// pull request, the gate's verdict first, also appended to $GITHUB_STEP_SUMMARY when set);
+    /// the files in --out-dir are written whichever.
+    #[arg(long, value_enum)]
+    pub format: Option<crate::report::Format>,
     /// Skip the instruction-counting pass that puts instruction deltas beside time.
     #[arg(long)]
     pub no_instructions: bool,
@@ -118,8 +123,11 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
     let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
     let r = its10406::build(&m);
-    let md = its10406::render(&r, &m, true);
-    print!("{}", its10406::render(&r, &m, false));
+    let format = args.format.unwrap_or(report::Format::Text);
+    // Refused before anything is written.
+    report::render_document(&Default::default(), format, &Default::default(), None)?;
+    let d = its10406::outline(&r, &m);
+    let md = report::markdown::render_document(&d);
     // The reports take the run file's name (its-10406-<date>, or -2, … when taken).
     let stem = data.path.as_deref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
     let base = args.out_dir.join(stem.unwrap_or_else(|| format!("its-10406-{stamp}")));
@@ -142,22 +150,26 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     });
     let mut outputs = vec![
         (base.with_extension("md"), md.into_bytes()),
-        (base.with_extension("txt"), its10406::render(&r, &m, false).into_bytes()),
+        (base.with_extension("txt"), report::text::render_document(&d).into_bytes()),
         (base.with_extension("json"), (serde_json::to_string_pretty(&doc)? + "\n").into_bytes()),
-        (
-            base.with_extension("html"),
-            report::html::render_document(&its10406::outline(&r, &m), Some(&m))?.into_bytes(),
-        ),
+        (base.with_extension("html"), report::html::render_document(&d, Some(&m))?.into_bytes()),
     ];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
         outputs.push((base.with_extension("svg"), report::svg::chart(&m, s)?.into_bytes()));
     }
     crate::files::write_each(&outputs, crate::files::Existing::Refuse)?;
-    for (p, _) in outputs {
+    for (p, _) in &outputs {
         eprintln!("wrote {}", p.display());
     }
-    match args.gate.fail_on {
-        Some(fail_on) => super::run::gate(&run_args, &data, &m, fail_on)?.conclude(),
+    // The reports are written before the gate judges; what is printed opens with its verdict.
+    let outcome = match args.gate.fail_on {
+        Some(fail_on) => Some(super::run::gate(&run_args, &data, &m, fail_on)?),
+        None => None,
+    };
+    let github = report::github::Github::of_job(outcome.clone(), data.path.as_slice());
+    super::print_document(&d, format, &github, Some(&m))?;
+    match outcome {
+        Some(outcome) => outcome.conclude(),
         None => Ok(()),
     }
 }

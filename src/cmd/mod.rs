@@ -122,3 +122,33 @@ pub fn stamp() -> String {
 pub fn manifest() -> Result<Manifest> {
     Manifest::from_env_or_builtin()
 }
+
+/// Appends `document` to the job's summary in GitHub Actions ($GITHUB_STEP_SUMMARY), when
+/// there is one.
+pub fn job_summary(document: &str) -> Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let Some(path) = crate::envvars::github_step_summary() else { return Ok(()) };
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {} ($GITHUB_STEP_SUMMARY)", path.display()))?;
+    f.write_all(document.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
+}
+
+/// `d` on stdout in `format`; the github format's also appended to the job's summary.
+pub fn print_document(
+    d: &crate::report::outline::Document,
+    format: crate::report::Format,
+    github: &crate::report::github::Github,
+    m: Option<&crate::report::model::ReportModel>,
+) -> Result<()> {
+    use std::io::Write;
+    let text = crate::report::render_document(d, format, github, m)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if format == crate::report::Format::Github {
+        job_summary(&text)?;
+    }
+    Ok(())
+}

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::files::{self, Existing};
 use crate::report::gate::{self, FailOn};
@@ -23,11 +23,7 @@ pub fn run(
     let data = runfile::load(file)?;
     let model = report::model::build_with(&data, baseline, metric)?;
     let outcome = fail_on.map(|f| gate::of_report(&model, f));
-    let github = Github {
-        gate: outcome.clone(),
-        artifacts: crate::envvars::github_run_url(),
-        run_file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
-    };
+    let github = Github::of_job(outcome.clone(), &[file]);
     match out_dir {
         Some(dir) => {
             let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
@@ -45,7 +41,7 @@ pub fn run(
         }
     }
     if formats.contains(&Format::Github) {
-        job_summary(&github.render(&model))?;
+        super::job_summary(&github.render(&model))?;
     }
     match outcome {
         Some(outcome) => outcome.conclude(),
@@ -53,20 +49,7 @@ pub fn run(
     }
 }
 
-/// Appends `document` to the job's summary in GitHub Actions ($GITHUB_STEP_SUMMARY), when
-/// there is one.
-fn job_summary(document: &str) -> Result<()> {
-    use std::io::Write;
-    let Some(path) = crate::envvars::github_step_summary() else { return Ok(()) };
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {} ($GITHUB_STEP_SUMMARY)", path.display()))?;
-    f.write_all(document.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
-}
-
-pub fn compare(old: &Path, new: &Path, json: bool, fail_on: Option<FailOn>) -> Result<()> {
+pub fn compare(old: &Path, new: &Path, format: Format, fail_on: Option<FailOn>) -> Result<()> {
     let (o, n) = (runfile::load(old)?, runfile::load(new)?);
     for (path, run) in [(old, &o), (new, &n)] {
         if run.samples.is_empty() {
@@ -87,13 +70,17 @@ pub fn compare(old: &Path, new: &Path, json: bool, fail_on: Option<FailOn>) -> R
             differs.join("; ")
         );
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        print!("{}", report::compare::render_text(&c));
+    let outcome = fail_on.map(|f| gate::of_compare(&c, f));
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        format => {
+            let mut d = report::compare::outline(&c);
+            d.machine = Some(report::compare::machine(&o.header.environment, &n.header.environment));
+            super::print_document(&d, format, &Github::of_job(outcome.clone(), &[old, new]), None)?
+        }
     }
-    match fail_on {
-        Some(fail_on) => gate::of_compare(&c, fail_on).conclude(),
+    match outcome {
+        Some(outcome) => outcome.conclude(),
         None => Ok(()),
     }
 }

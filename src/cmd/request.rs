@@ -81,8 +81,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Print one JSON array of summaries instead of the report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub summary_json: bool,
+    /// The report printed: markdown (run's default), text, html, json, or github (one Markdown
+    /// document for a pull request, the gate's verdict first, also appended to
+    /// $GITHUB_STEP_SUMMARY when set); history's default is text.
+    #[arg(long, value_enum)]
+    pub format: Option<crate::report::Format>,
     /// Measure only shard K of N (e.g. 2/4): the tags in release order, every N-th from
     /// the K-th; `merge` joins the shards' run files.
     #[arg(long, value_name = "K/N", value_parser = |s: &str| runfile::parse_shard(s))]

@@ -570,12 +570,24 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     refuse_confirm_with_resume(args)?;
     refuse_confirm_of_own_code(args)?;
+    let format = args.format.unwrap_or(crate::report::Format::Markdown);
+    crate::report::stdout_format(&[format])?;
     let data = measure(args)?;
     let model = crate::report::model::build(&data, None)?;
+    // The gate before the report, which a pull request's document opens with.
+    let outcome = match args.gate.fail_on {
+        Some(fail_on) if !data.samples.is_empty() => Some(gate(args, &data, &model, fail_on)?),
+        _ => None,
+    };
     if args.summary_json {
         println!("{}", serde_json::to_string_pretty(&crate::report::summary_json(&data))?);
     } else {
-        print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
+        let github = crate::report::github::Github::of_job(outcome.clone(), data.path.as_slice());
+        let text = crate::report::render_with(&model, format, &github)?;
+        std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
+        if format == crate::report::Format::Github {
+            super::job_summary(&String::from_utf8_lossy(&text))?;
+        }
     }
     if data.samples.is_empty() {
         let problems = crate::report::cells::problem_lines(&model);
@@ -587,8 +599,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         bail!("no sample was measured; every failure is listed above");
     }
-    match args.gate.fail_on {
-        Some(fail_on) => gate(args, &data, &model, fail_on)?.conclude(),
+    match outcome {
+        Some(outcome) => outcome.conclude(),
         None => Ok(()),
     }
 }

@@ -25,6 +25,8 @@ use crate::stats::{self, Comparison};
 use crate::workload::{Workload, WorkloadConfig};
 
 pub struct Settings {
+    /// Progress lines to stderr, leaving stdout to the one document printed at the end.
+    pub progress_to_stderr: bool,
     pub workload: Workload,
     pub cfg: WorkloadConfig,
     pub metric: Metric,
@@ -127,7 +129,10 @@ impl<'a> Bisector<'a> {
     }
 
     fn say(&mut self, line: String) {
-        println!("{line}");
+        match self.settings.progress_to_stderr {
+            true => eprintln!("{line}"),
+            false => println!("{line}"),
+        }
         self.log.push(line);
     }
 

@@ -246,7 +246,9 @@ pub fn title(r: &ItsReport) -> String {
 
 /// The page: the report's table with ours beside it, the verdicts, what is missing.
 pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
-    let mut d = Document::default();
+    let findings = r.engines.iter().flat_map(|e| e.claims.iter().map(|c| c.sentence.clone())).collect();
+    let machine = Some(crate::report::outline::machine(&m.environment));
+    let mut d = Document { findings, machine, ..Document::default() };
     d.heading(1, title(r));
     d.para(format!(
         "{} entries, 4-byte integer keys (MDB_INTEGERKEY), {}-byte values, one cursor with \

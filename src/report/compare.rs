@@ -9,10 +9,11 @@ use serde::Serialize;
 
 use super::cells::{self, Cells};
 use super::outline::Document;
+use crate::environment::Environment;
 use crate::runner::label::Label;
 use crate::runner::runfile::{Engine, Layouts, Metric, Pairing, RunData};
 use crate::stats::family::{self, Rounds, Rule};
-use crate::stats::{self, Comparison, Summary};
+use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, Serialize)]
@@ -121,8 +122,54 @@ impl Comparisons {
     }
 }
 
+/// The machine both runs were measured on, or each one's when they differ.
+pub fn machine(old: &Environment, new: &Environment) -> String {
+    let (o, n) = (super::outline::machine(old), super::outline::machine(new));
+    match o == n {
+        true => n,
+        false => format!("The new run: {n} The old run: {o}"),
+    }
+}
+
+/// What the comparison found, in sentences: each row time (or a count) resolved as slower
+/// or faster, the first few named, or that none was.
+pub fn findings(c: &Comparisons) -> Vec<String> {
+    let moved: Vec<&CompareRow> =
+        c.rows.iter().filter(|r| matches!(r.change.verdict, Verdict::Slower | Verdict::Faster)).collect();
+    let open = c.rows.iter().filter(|r| r.change.verdict == Verdict::Inconclusive).count();
+    let mut v: Vec<String> = moved
+        .iter()
+        .take(SHOWN)
+        .map(|r| {
+            format!(
+                "{} ({}) {}: {} {} {}, {}.",
+                r.workload,
+                r.engine,
+                cells::label(&c.labels[&r.tag]),
+                c.metric.name(),
+                cells::delta(&r.change),
+                cells::interval(&r.change),
+                r.change.verdict
+            )
+        })
+        .collect();
+    if moved.len() > SHOWN {
+        v.push(format!("{} more under the tables below.", cells::plural(moved.len() - SHOWN, "change")));
+    }
+    if moved.is_empty() {
+        v.push(format!("No change resolved between the two runs, over {}.", cells::plural(c.rows.len(), "comparison")));
+    }
+    if open > 0 {
+        v.push(format!("{} of {} inconclusive.", open, cells::plural(c.rows.len(), "comparison")));
+    }
+    v
+}
+
+/// The most changes [`findings`] names.
+const SHOWN: usize = 10;
+
 pub fn outline(c: &Comparisons) -> Document {
-    let mut d = Document::default();
+    let mut d = Document { findings: findings(c), ..Document::default() };
     if !c.config_differences.is_empty() {
         d.blocks.push(super::outline::Block::Note(format!(
             "Warning: the runs used different workload settings ({}); their figures measure different things.",

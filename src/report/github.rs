@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use super::gate::{self, Outcome};
 use super::model::ReportModel;
-use super::{cells, Exporter, Output};
+use super::outline::Document;
+use super::{Exporter, Output};
 
 /// The most characters a pull request's comment holds.
 pub const LIMIT: usize = 65_536;
@@ -15,14 +16,17 @@ pub const LIMIT: usize = 65_536;
 /// The most failures and warnings the table lists: a short table, the rest in the log.
 const ROWS: usize = 20;
 
-/// What the document says beyond the report: the gate's outcome (when `--fail-on` was
+/// What the document says beyond the command's own: the gate's outcome (when `--fail-on` was
 /// given) and where the run's files are (a CI run's artifacts page).
 #[derive(Debug, Clone, Default)]
 pub struct Github {
     pub gate: Option<Outcome>,
     pub artifacts: Option<String>,
-    /// The run file's name, as the artifacts hold it.
-    pub run_file: Option<String>,
+    /// The run files' names, as the artifacts hold them.
+    pub run_files: Vec<String>,
+    /// Without a gate, the document's first line (default: that no gate was given); for a
+    /// command that takes none (bisect), what it decided.
+    pub headline: Option<String>,
 }
 
 impl Exporter for Github {
@@ -32,22 +36,46 @@ impl Exporter for Github {
 }
 
 impl Github {
+    /// The gate and links of a CI job: the artifacts page of this run when GitHub Actions
+    /// names one, the run files by name.
+    pub fn of_job<P: AsRef<std::path::Path>>(gate: Option<Outcome>, run_files: &[P]) -> Github {
+        let name = |p: &P| p.as_ref().file_name().map(|n| n.to_string_lossy().into_owned());
+        Github {
+            gate,
+            artifacts: crate::envvars::github_run_url(),
+            run_files: run_files.iter().filter_map(name).collect(),
+            headline: None,
+        }
+    }
+
     pub fn render(&self, m: &ReportModel) -> String {
-        let mut head = self.verdict(m);
-        head += &machine(m);
+        self.render_document(&super::outline::report(m))
+    }
+
+    /// Any command's document: the verdict (or its findings) first, the machine, the run
+    /// files, then the whole document collapsed, at most [`LIMIT`] characters.
+    pub fn render_document(&self, d: &Document) -> String {
+        let mut head = self.verdict(d);
+        if let Some(machine) = &d.machine {
+            head += &format!("{machine}\n\n");
+        }
         head += &self.files();
-        let report = super::markdown::render(m);
+        let report = super::markdown::render_document(d);
         let open = "<details>\n<summary>The whole report</summary>\n\n";
         let close = "\n</details>\n";
+        // A verdict of many findings gives way to the document before it takes it all.
+        let head = cut(&head, LIMIT / 2);
         let room = LIMIT.saturating_sub(head.len() + open.len() + close.len());
         format!("{head}{open}{}{close}", cut(&report, room))
     }
 
     /// The verdict, and a table of what failed or warned; without a gate, the findings.
-    fn verdict(&self, m: &ReportModel) -> String {
+    fn verdict(&self, d: &Document) -> String {
         let Some(outcome) = &self.gate else {
-            let mut o = "### lmdb-regress: no gate was given (`--fail-on slower:PCT%`)\n\n".to_string();
-            for line in super::outline::findings(m) {
+            let headline =
+                self.headline.as_deref().unwrap_or("lmdb-regress: no gate was given (`--fail-on slower:PCT%`)");
+            let mut o = format!("### {headline}\n\n");
+            for line in &d.findings {
                 let _ = writeln!(o, "- {line}");
             }
             o.push('\n');
@@ -83,26 +111,18 @@ impl Github {
 
     /// Where the run's files are.
     fn files(&self) -> String {
-        match (&self.run_file, &self.artifacts) {
-            (Some(f), Some(url)) => format!("Run file: `{f}`, in [this run's artifacts]({url}).\n\n"),
-            (Some(f), None) => format!("Run file: `{f}`.\n\n"),
-            (None, Some(url)) => format!("The run's files: [artifacts]({url}).\n\n"),
-            (None, None) => String::new(),
+        let names: Vec<String> = self.run_files.iter().map(|f| format!("`{f}`")).collect();
+        let (what, names) = match names.len() {
+            1 => ("Run file", names[0].clone()),
+            _ => ("Run files", names.join(", ")),
+        };
+        match (names.is_empty(), &self.artifacts) {
+            (false, Some(url)) => format!("{what}: {names}, in [this run's artifacts]({url}).\n\n"),
+            (false, None) => format!("{what}: {names}.\n\n"),
+            (true, Some(url)) => format!("The run's files: [artifacts]({url}).\n\n"),
+            (true, None) => String::new(),
         }
     }
-}
-
-/// "Measured on Fixture CPU (2 cores), Debian GNU/Linux 12 (bookworm), kernel 6.0.0."
-fn machine(m: &ReportModel) -> String {
-    let e = &m.environment;
-    format!(
-        "Measured on {} ({}), {}, kernel {}; lmdb-regress {}.\n\n",
-        e.cpu_model,
-        cells::plural(e.cores, "core"),
-        e.os,
-        e.kernel,
-        e.harness_version
-    )
 }
 
 fn escape(s: &str) -> String {
@@ -115,7 +135,7 @@ fn cut(text: &str, room: usize) -> String {
     if text.len() <= room {
         return text.to_string();
     }
-    let note = "\n… cut here to fit a comment: the whole report is `lmdb-regress report RUN` of the run file.\n";
+    let note = "\n… cut here to fit a comment: the whole report is in the command's files (`lmdb-regress report RUN` renders a run file).\n";
     let budget = room.saturating_sub(note.len());
     let mut budget = budget.min(text.len());
     while !text.is_char_boundary(budget) {
@@ -135,6 +155,6 @@ mod tests {
         assert_eq!(cut(&text, 1000), text);
         let short = cut(&text, 200);
         assert!(short.len() <= 200, "{}", short.len());
-        assert!(short.ends_with("of the run file.\n") && short.starts_with("a line\na line\n"), "{short}");
+        assert!(short.ends_with("renders a run file).\n") && short.starts_with("a line\na line\n"), "{short}");
     }
 }

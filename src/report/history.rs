@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use html_escape::encode_text as esc;
 use serde::{Deserialize, Serialize};
 
+use super::cells::Cells;
 use super::model::ReportModel;
+use super::outline::Document;
 use crate::runner::runfile::{Engine, Metric, Status};
 use crate::stats::history::steps;
 use crate::stats::Comparison;
@@ -170,14 +172,7 @@ impl History {
         );
         o.push_str(&crate::terminal::wrap(&intro, width, ""));
         o.push('\n');
-        if let Some(from) = self.new_from {
-            let new_steps = self.series.iter().flat_map(|s| &s.steps).filter(|st| self.is_new(&st.commit)).count();
-            let line = format!(
-                "extended: {} after {}, {} among them (marked new).",
-                super::cells::plural(self.points.len().saturating_sub(from), "new commit"),
-                self.points.get(from.saturating_sub(1)).map_or("the start", |p| short(&p.commit)),
-                super::cells::plural(new_steps, "step")
-            );
+        if let Some(line) = self.extended() {
             o.push_str(&crate::terminal::wrap(&line, width, ""));
             o.push('\n');
         }
@@ -205,6 +200,98 @@ impl History {
             }
         }
         o
+    }
+
+    /// The history as the document every command's formats lay out (Markdown, github): its
+    /// range, what was not measured, then each series' steps in a table.
+    pub fn outline(&self, machine: Option<String>) -> Document {
+        let mut d = Document { findings: self.findings(), machine, ..Document::default() };
+        d.heading(1, format!("History {}", self.range));
+        d.para(format!(
+            "{} from the start, {} not measured; steps are changes beyond {} in {}.",
+            super::cells::plural(self.points.len().saturating_sub(1), "commit"),
+            self.skipped(),
+            super::cells::within(self.tolerance * 100.0),
+            self.unit
+        ));
+        if let Some(line) = self.extended() {
+            d.para(line);
+        }
+        d.list(
+            self.points
+                .iter()
+                .filter_map(|p| {
+                    Some(format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref()?))
+                })
+                .collect(),
+        );
+        for s in &self.series {
+            d.heading(2, format!("{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step")));
+            if s.steps.is_empty() {
+                continue;
+            }
+            let mut t = Cells::new(&["commit", "change", "before", "after", "ITS", "subject"], 0, 2);
+            for st in &s.steps {
+                let new = if self.is_new(&st.commit) { " (new)" } else { "" };
+                t.push(
+                    vec![
+                        format!("{}{new}", short(&st.commit)),
+                        format!("{:+.1}%", st.change_percent),
+                        super::cells::num(st.before_value),
+                        super::cells::num(st.value),
+                        st.its.clone().unwrap_or_default(),
+                        st.subject.clone(),
+                    ],
+                    self.is_new(&st.commit),
+                );
+            }
+            d.table(t);
+        }
+        d
+    }
+
+    /// Every step in a sentence (the new ones marked), or that there is none.
+    fn findings(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .series
+            .iter()
+            .flat_map(|s| s.steps.iter().map(move |st| (s, st)))
+            .map(|(s, st)| {
+                let its = st.its.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
+                let new = if self.is_new(&st.commit) { "new step: " } else { "" };
+                format!(
+                    "{new}{} {}: {:+.1}% {} at {}{its}, {}.",
+                    s.engine,
+                    s.workload,
+                    st.change_percent,
+                    self.unit,
+                    short(&st.commit),
+                    st.subject
+                )
+            })
+            .collect();
+        if v.is_empty() {
+            v.push(format!(
+                "No step beyond {} in {} over {}.",
+                super::cells::within(self.tolerance * 100.0),
+                self.unit,
+                super::cells::plural(self.points.len().saturating_sub(1), "commit")
+            ));
+        }
+        v.extend(self.extended());
+        v
+    }
+
+    /// With `--extend`: how many commits and steps it added.
+    fn extended(&self) -> Option<String> {
+        let from = self.new_from?;
+        let new_steps = self.series.iter().flat_map(|s| &s.steps).filter(|st| self.is_new(&st.commit)).count();
+        Some(format!(
+            "extended: {} after {}, {} among them (marked new).",
+            super::cells::plural(self.points.len().saturating_sub(from), "new commit"),
+            self.points.get(from.saturating_sub(1)).map_or("the start", |p| short(&p.commit)),
+            super::cells::plural(new_steps, "step")
+        ))
     }
 
     /// A page in the reports' style (so `site` can hold it): the text, then per engine and

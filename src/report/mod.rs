@@ -148,3 +148,24 @@ pub fn files_of_with(
     }
     Ok(outputs)
 }
+
+/// Any command's document in a single-document human format: Markdown, text, HTML (its
+/// charts drawn from `m`, when the document has any) and github are each written once, for
+/// every command. JSON, CSV and SVG render a model, not a document: refused here, each
+/// command that has them renders them itself.
+pub fn render_document(
+    d: &outline::Document,
+    f: Format,
+    github: &github::Github,
+    m: Option<&ReportModel>,
+) -> Result<String> {
+    match f {
+        Format::Markdown => Ok(markdown::render_document(d)),
+        Format::Text => Ok(text::render_document(d)),
+        Format::Html => html::render_document(d, m),
+        Format::Github => Ok(github.render_document(d)),
+        Format::Json | Format::Csv | Format::Svg => {
+            anyhow::bail!("--format {} is not one of this command's: give markdown, text, html or github", f.name())
+        }
+    }
+}

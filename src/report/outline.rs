@@ -5,6 +5,7 @@
 use super::cells::{self, label, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
+use crate::environment::Environment;
 use crate::runner::runfile::{Engine, Metric};
 use crate::stats::Verdict;
 use crate::workload::Workload;
@@ -37,9 +38,17 @@ pub enum Chart {
     Extra(usize),
 }
 
+/// What a command reports, in one shape for every human format: its blocks, which
+/// Markdown, text and HTML lay out, and what the github format puts before them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Document {
     pub blocks: Vec<Block>,
+    /// What the command found, in sentences: what the github format puts first when no gate
+    /// judged it.
+    pub findings: Vec<String>,
+    /// The machine it was measured on, in a sentence ("Measured on …."), which the github
+    /// format names.
+    pub machine: Option<String>,
 }
 
 impl Document {
@@ -104,9 +113,22 @@ fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
     c
 }
 
+/// "Measured on Fixture CPU (2 cores), Debian GNU/Linux 12 (bookworm), kernel 6.0.0;
+/// lmdb-regress 0.1.0."
+pub fn machine(e: &Environment) -> String {
+    format!(
+        "Measured on {} ({}), {}, kernel {}; lmdb-regress {}.",
+        e.cpu_model,
+        cells::plural(e.cores, "core"),
+        e.os,
+        e.kernel,
+        e.harness_version
+    )
+}
+
 /// The report: ranked tables, baseline tables, overhead, problems, method, environment.
 pub fn report(m: &ReportModel) -> Document {
-    let mut d = Document::default();
+    let mut d = Document { findings: findings(m), machine: Some(machine(&m.environment)), ..Document::default() };
     d.heading(1, "LMDB Library Performance Analysis");
     if let Some(note) = partial_note(m) {
         d.blocks.push(Block::Note(note));
