@@ -19,6 +19,7 @@ mod paired;
 pub mod paired_worker;
 pub mod pool;
 mod prepare;
+pub mod program;
 pub mod protocol;
 mod record;
 pub mod runfile;
@@ -35,4 +36,4 @@ pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen
 pub use label::Label;
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
-pub use unit::Unit;
+pub use unit::{CompiledProgram, Unit};

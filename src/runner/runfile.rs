@@ -142,6 +142,22 @@ pub struct Plan {
     /// measures it; older run files leave it out (their samples say it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<String>,
+    /// The programs this run measures as workloads (`--program`), each by its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramRecord>,
+}
+
+/// A program measured as a workload (`run --program FILE.c`): its workload's name (the
+/// file's stem), the file, its source's SHA-256 when the run began (a resumed run must
+/// find the same), the arguments every run of it gets, and how long one run may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramRecord {
+    pub name: String,
+    pub source: PathBuf,
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    pub timeout_s: f64,
 }
 
 /// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
@@ -173,6 +189,7 @@ impl Plan {
             layout_seed: None,
             layout_study: None,
             control: None,
+            programs: Vec::new(),
         }
     }
 
