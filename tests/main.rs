@@ -24,6 +24,7 @@ mod mtest;
 mod paired;
 mod patched;
 mod presets;
+mod program;
 mod releases;
 mod reports;
 mod resolution_study;
