@@ -229,3 +229,23 @@ fn a_program_named_like_a_built_in_workload_or_another_program_is_refused() {
     let o = c.arg("--out").arg(dir.path().join("b.jsonl")).output().unwrap();
     assert!(stderr(&o).contains("would both be the workload twice"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_printed_figure_is_taken_in_place_of_the_wall_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        COMMITS.replace("    mdb_env_close(env);\n", "    mdb_env_close(env);\n    printf(\"put in 0.25 sec\\n\");\n");
+    let program = write(dir.path(), "prints.c", &text);
+    let out = dir.path().join("run.jsonl");
+    let figure = ["--program-figure", "in ([0-9.]+) sec", "--program-figure-unit", "ms"];
+    let o = run_program("0.9.33", &program, "1", &out, &figure);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = records(&out);
+    assert_eq!(
+        all[0]["plan"]["programs"][0]["figure"],
+        serde_json::json!({"pattern": "in ([0-9.]+) sec", "unit": "ms"})
+    );
+    let samples = of_type(&all, "sample");
+    assert_eq!(samples.len(), 1);
+    assert_eq!(samples[0]["ns"], 250_000, "0.25 ms, as printed");
+}

@@ -39,6 +39,14 @@ pub struct RunArgs {
     /// a recorded failure.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::program::DEFAULT_TIMEOUT_S)]
     pub program_timeout: f64,
+    /// Each sample takes this figure from the program's output instead of its wall time: the
+    /// regular expression's first group, in the last line of standard output that matches
+    /// (e.g. 'in ([0-9.]+) ?sec'), in --program-figure-unit.
+    #[arg(long, value_name = "REGEX", requires = "program")]
+    pub program_figure: Option<String>,
+    /// The unit of --program-figure's figure: s, ms, us or ns.
+    #[arg(long, value_enum, default_value_t = runfile::FigureUnit::S, requires = "program_figure")]
+    pub program_figure_unit: runfile::FigureUnit,
     /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
@@ -223,7 +231,9 @@ pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
     };
     let mut out: Vec<runfile::ProgramRecord> = Vec::new();
     for path in &args.program {
-        let p = crate::runner::program::record(path, words.clone(), args.program_timeout)?;
+        let figure =
+            args.program_figure.clone().map(|pattern| runfile::Figure { pattern, unit: args.program_figure_unit });
+        let p = crate::runner::program::record(path, words.clone(), args.program_timeout, figure)?;
         if let Some(other) = out.iter().find(|o| o.name.eq_ignore_ascii_case(&p.name)) {
             bail!(
                 "--program {} and --program {} would both be the workload {}: rename one",

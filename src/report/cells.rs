@@ -754,11 +754,16 @@ fn workload_line(m: &ReportModel) -> String {
                 true => "no arguments".to_string(),
                 false => format!("arguments {}", p.args.join(" ")),
             };
-            format!("{} ({file}, SHA-256 {}, {args}, limit {} s)", p.name, p.sha256, p.timeout_s)
+            let figure = match &p.figure {
+                None => String::new(),
+                Some(f) => format!(", its samples the figure /{}/ printed, in {}", f.pattern, f.unit.name()),
+            };
+            format!("{} ({file}, SHA-256 {}, {args}, limit {} s{figure})", p.name, p.sha256, p.timeout_s)
         };
         let programs: Vec<String> = m.plan.programs.iter().map(one).collect();
         return format!(
-            "programs {}; each sample runs one whole in a fresh empty folder, timed from its start to its exit",
+            "programs {}; each sample runs one whole in a fresh empty folder, timed from its start to its exit \
+             unless a figure it prints is taken",
             programs.join("; ")
         );
     }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
-use super::runfile::{ProgramRecord, Record, Sample};
+use super::runfile::{Figure, ProgramRecord, Record, Sample};
 use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
 use crate::compile::BuildRecord;
@@ -25,8 +25,16 @@ const RECIPE: &str = "program 1: cc CFLAGS-without--shared -I build/src -o NAME 
 /// The default limit of one run of a program (`--program-timeout`).
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;
 
-/// A program's record for a run: its workload's name from the file, its source's SHA-256.
-pub fn record(source: &Path, args: Vec<String>, timeout_s: f64) -> Result<ProgramRecord> {
+/// A program's record for a run: its workload's name from the file, its source's SHA-256;
+/// `figure`, when the samples take a figure it prints, its pattern checked.
+pub fn record(source: &Path, args: Vec<String>, timeout_s: f64, figure: Option<Figure>) -> Result<ProgramRecord> {
+    if let Some(f) = &figure {
+        let re = regex::Regex::new(&f.pattern)
+            .with_context(|| format!("--program-figure {:?} is not a regular expression", f.pattern))?;
+        if re.captures_len() < 2 {
+            bail!("--program-figure {:?}: give the figure as a group, as in 'in ([0-9.]+) s'", f.pattern);
+        }
+    }
     let name = ProgramName::of_file(source)?;
     if Workload::built_in(&name).is_some() {
         bail!(
@@ -36,7 +44,7 @@ pub fn record(source: &Path, args: Vec<String>, timeout_s: f64) -> Result<Progra
     }
     let sha256 = source_sha256(source)?;
     let source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
-    Ok(ProgramRecord { name, source, sha256, args, timeout_s })
+    Ok(ProgramRecord { name, source, sha256, args, timeout_s, figure })
 }
 
 /// The SHA-256 of a program's source as it is now.
@@ -145,20 +153,33 @@ impl RunSpec {
             Ok((Ended::Exited(status, _), output)) if !status.success() => {
                 Some(failure(format!("it {}{}", how_it_ended(status), tail(&output))))
             }
-            Ok((Ended::Exited(_, took), _)) => Some(Record::Sample(Sample {
-                round,
-                engine: u.engine,
-                tag: u.label.to_string(),
-                workload: w,
-                ns: took.as_nanos() as u64,
-                counts: Default::default(),
-                checksum: None,
-                counted: false,
-                figures: Default::default(),
-                layout: u.layout.as_ref().map(|l| l.seed),
-                chunks_ns: Vec::new(),
-            })),
+            Ok((Ended::Exited(_, took), output)) => {
+                let ns = match &p.figure {
+                    None => took.as_nanos() as u64,
+                    Some(f) => match printed(f, &output) {
+                        Ok(ns) => ns,
+                        Err(e) => return Some(failure(e)),
+                    },
+                };
+                Some(self.program_sample(u, w, round, ns))
+            }
         }
+    }
+
+    fn program_sample(&self, u: &Unit, w: Workload, round: u32, ns: u64) -> Record {
+        Record::Sample(Sample {
+            round,
+            engine: u.engine,
+            tag: u.label.to_string(),
+            workload: w,
+            ns,
+            counts: Default::default(),
+            checksum: None,
+            counted: false,
+            figures: Default::default(),
+            layout: u.layout.as_ref().map(|l| l.seed),
+            chunks_ns: Vec::new(),
+        })
     }
 
     /// Runs the program once in a fresh folder of its own, loading `u`'s library (its
@@ -170,7 +191,7 @@ impl RunSpec {
         compiled: &CompiledProgram,
         p: &ProgramRecord,
         scratch: &Path,
-    ) -> Result<(Ended, String)> {
+    ) -> Result<(Ended, Output)> {
         let library = u.library.as_deref().context("a program needs a unit that loads a shared library")?;
         let sample = tempfile::Builder::new()
             .prefix(&format!("program-{}-", sanitize(&p.name)))
@@ -180,22 +201,17 @@ impl RunSpec {
         std::fs::create_dir(&lib)?;
         std::fs::create_dir(&work)?;
         std::os::unix::fs::symlink(library, lib.join("liblmdb.so"))?;
-        let log_path = sample.path().join("output");
-        let log = std::fs::File::create(&log_path)?;
+        let (out_path, err_path) = (sample.path().join("stdout"), sample.path().join("stderr"));
+        let (out, err) = (std::fs::File::create(&out_path)?, std::fs::File::create(&err_path)?);
         // What runs and what it loads are what the run records.
         crate::artifact::verify(&compiled.exe, &compiled.sha256).context("refusing to start the program")?;
         crate::artifact::verify(library, &u.sha256).context("refusing to load the library")?;
         let mut cmd = Command::new(&compiled.exe);
-        cmd.args(&p.args)
-            .current_dir(&work)
-            .env("LD_LIBRARY_PATH", &lib)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
+        cmd.args(&p.args).current_dir(&work).env("LD_LIBRARY_PATH", &lib).stdin(Stdio::null()).stdout(out).stderr(err);
         let ended = timed(&mut cmd, Duration::from_secs_f64(p.timeout_s))
             .with_context(|| format!("cannot start {}", compiled.exe.display()))?;
-        let output = std::fs::read_to_string(&log_path).unwrap_or_default();
-        Ok((ended, output))
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        Ok((ended, Output { stdout: read(&out_path), stderr: read(&err_path) }))
     }
 }
 
@@ -245,9 +261,32 @@ fn how_it_ended(status: ExitStatus) -> String {
     }
 }
 
-/// The last lines a program printed, as a failure quotes them.
-fn tail(output: &str) -> String {
-    let lines: Vec<&str> = output.lines().rev().take(3).collect();
+/// What a program printed.
+struct Output {
+    stdout: String,
+    stderr: String,
+}
+
+/// The figure `f` takes from a program's standard output, in nanoseconds: its pattern's
+/// first group in the last line that matches.
+fn printed(f: &Figure, output: &Output) -> Result<u64, String> {
+    let re = regex::Regex::new(&f.pattern).map_err(|e| format!("{e}"))?;
+    let what = format!("--program-figure {:?}", f.pattern);
+    let Some(caps) = output.stdout.lines().rev().find_map(|l| re.captures(l)) else {
+        return Err(format!("no line of its output matches {what}{}", tail(output)));
+    };
+    let text = caps.get(1).map_or("", |m| m.as_str());
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok((v * f.unit.ns()).round() as u64),
+        _ => Err(format!("{what} took {text:?} from its output, which is no number of {}", f.unit.name())),
+    }
+}
+
+/// The last lines a program printed (its standard error's, else its output's), as a
+/// failure quotes them.
+fn tail(output: &Output) -> String {
+    let text = if output.stderr.trim().is_empty() { &output.stdout } else { &output.stderr };
+    let lines: Vec<&str> = text.lines().rev().take(3).collect();
     match lines.is_empty() {
         true => String::new(),
         false => format!(": {}", lines.into_iter().rev().collect::<Vec<_>>().join(" | ")),
@@ -262,6 +301,17 @@ pub fn cache_dir(builds_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::runfile::FigureUnit;
+
+    #[test]
+    fn a_printed_figure_is_the_last_match_in_its_unit() {
+        let f = Figure { pattern: r"in ([0-9.]+) ?sec".into(), unit: FigureUnit::Ms };
+        let out = |s: &str| Output { stdout: s.into(), stderr: String::new() };
+        assert_eq!(printed(&f, &out("warm-up in 9 sec\nput 10 in 1.5 sec\n")), Ok(1_500_000));
+        assert!(printed(&f, &out("done\n")).unwrap_err().contains("no line of its output matches"));
+        let dots = Figure { pattern: r"in ([0-9.]+)".into(), unit: FigureUnit::S };
+        assert!(printed(&dots, &out("in 1.2.3\n")).unwrap_err().contains("no number of s"));
+    }
 
     #[test]
     fn a_hang_is_killed_at_its_limit_and_an_exit_is_timed() {
@@ -278,7 +328,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("write.c");
         std::fs::write(&file, "int main(void){return 0;}\n").unwrap();
-        let err = record(&file, Vec::new(), 1.0).unwrap_err().to_string();
+        let err = record(&file, Vec::new(), 1.0, None).unwrap_err().to_string();
         assert!(err.contains("built-in workload"), "{err}");
     }
 }
