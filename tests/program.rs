@@ -63,24 +63,28 @@ fn run_program(tags: &str, program: &Path, rounds: &str, out: &Path, extra: &[&s
     c.output().unwrap()
 }
 
-#[test]
-fn a_planted_slow_commit_is_ranked_slower_by_the_append_program() {
-    let dir = tempfile::tempdir().unwrap();
-    // LMDB_0.9.33 with 20 ms more in every commit: a directory unit.
-    let slow = dir.path().join("slow");
+/// LMDB_0.9.33's sources in `dir/slow`, `code` planted at the start of every commit: a
+/// directory unit.
+fn planted(dir: &Path, code: &str) -> PathBuf {
+    let slow = dir.join("slow");
     std::fs::create_dir(&slow).unwrap();
     let base = source_dir("LMDB_0.9.33");
     for f in FILES {
         std::fs::copy(base.join(f), slow.join(f)).unwrap();
     }
     let mdb = std::fs::read_to_string(slow.join("mdb.c")).unwrap();
-    let planted = mdb.replacen(
-        "mdb_txn_commit(MDB_txn *txn)\n{\n",
-        "mdb_txn_commit(MDB_txn *txn)\n{\n\tusleep(20000); /* planted */\n",
-        1,
-    );
+    let with = format!("mdb_txn_commit(MDB_txn *txn)\n{{\n\t{code} /* planted */\n");
+    let planted = mdb.replacen("mdb_txn_commit(MDB_txn *txn)\n{\n", &with, 1);
     assert_ne!(planted, mdb, "the commit is where the test expects it");
     std::fs::write(slow.join("mdb.c"), planted).unwrap();
+    slow
+}
+
+#[test]
+fn a_planted_slow_commit_is_ranked_slower_by_the_append_program() {
+    let dir = tempfile::tempdir().unwrap();
+    // LMDB_0.9.33 with 20 ms more in every commit: a directory unit.
+    let slow = planted(dir.path(), "usleep(20000);");
     let append = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/append.c");
     let out = dir.path().join("run.jsonl");
     // 10,000 appends: ten commits, 200 ms planted in each sample of the slow unit.
@@ -248,4 +252,39 @@ fn a_printed_figure_is_taken_in_place_of_the_wall_time() {
     let samples = of_type(&all, "sample");
     assert_eq!(samples.len(), 1);
     assert_eq!(samples[0]["ns"], 250_000, "0.25 ms, as printed");
+}
+
+#[test]
+fn a_planted_busy_commit_is_counted_slower_in_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    // 100,000 iterations more in every commit: some 0.5 million instructions each.
+    let slow = planted(dir.path(), "for (volatile int planted = 0; planted < 100000; planted++) ;");
+    let program = write(dir.path(), "commits.c", COMMITS);
+    let out = dir.path().join("run.jsonl");
+    let args = ["--source", slow.to_str().unwrap(), "--program-args", "10", "--metric", "instructions"];
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").env("LMDB_REGRESS_COUNTER", "callgrind");
+    c.args(["run", "--tags", "0.9.33", "--program"]).arg(&program).args(args).arg("--out").arg(&out);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = records(&out);
+    let samples = of_type(&records, "sample");
+    assert_eq!(samples.len(), 2, "one count a unit: {records:?}");
+    let ir = |fast: bool| {
+        let s = samples.iter().find(|s| (s["tag"] == "LMDB_0.9.33") == fast).unwrap();
+        s["counts"]["Ir"].as_u64().unwrap_or_else(|| panic!("{s}"))
+    };
+    assert!(
+        ir(false) > ir(true) + 10 * 400_000,
+        "ten commits, each 100,000 iterations more: {} {}",
+        ir(false),
+        ir(true)
+    );
+    let check = of_type(&records, "check");
+    assert!(check.iter().all(|c| c["passed"] == true), "the counts repeat: {check:?}");
+    let report = json_of(&run_ok(lmdb_regress().args(["report", "--format", "json"]).arg(&out)));
+    let rows = report["sections"][0]["vs_baseline"].as_array().unwrap().clone();
+    let row = rows.iter().find(|r| !r["vs_baseline"].is_null()).unwrap_or_else(|| panic!("{rows:?}"));
+    let local = row["tag"] != "LMDB_0.9.33";
+    assert_eq!(row["vs_baseline"]["comparison"]["verdict"], if local { "slower" } else { "faster" }, "{row}");
 }

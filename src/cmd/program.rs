@@ -24,7 +24,7 @@ pub fn compile_all(
     if programs.is_empty() {
         return Ok(units);
     }
-    let dir = program::cache_dir(&crate::source::Resolver::from_env(git.map(Path::to_path_buf))?.cache.builds_dir());
+    let dir = program::cache_dir(&crate::source::Resolver::from_env(git.map(Path::to_path_buf))?.cache.root);
     let pairs: Vec<(usize, &ProgramRecord)> =
         (0..units.len()).flat_map(|i| programs.iter().map(move |p| (i, p))).collect();
     let bar = crate::progress::bar(pairs.len() as u64, "compiling the programs");

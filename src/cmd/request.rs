@@ -219,9 +219,6 @@ pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
     if args.engine != [Engine::Rust] {
         refuse("a program loads each unit's shared library, as the rust engine does: leave out --engine")?;
     }
-    if args.metric.is_exact() || args.with_instructions || args.with_cache {
-        refuse("a program is measured by its wall time; counting its instructions is not supported yet")?;
-    }
     if !(args.program_timeout > 0.0 && args.program_timeout.is_finite()) {
         refuse(&format!("--program-timeout {} is not a number of seconds above 0", args.program_timeout))?;
     }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
+use super::counter::{self, Counter};
+use super::metric::Counts;
 use super::runfile::{Figure, ProgramRecord, Record, Sample};
 use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
@@ -134,7 +136,13 @@ impl RunSpec {
     /// One sample of the program `w` on `u` in `round`: its sample, or its failure naming
     /// the unit and the sample. None for a program that did not compile against `u` (its
     /// failure is recorded already) or after Ctrl-C.
-    pub(super) fn run_program(&self, u: &Unit, w: Workload, round: u32, scratch: &Path) -> Option<Record> {
+    pub(super) fn run_program(
+        &self,
+        u: &Unit,
+        w: Workload,
+        (round, counted): (u32, bool),
+        scratch: &Path,
+    ) -> Option<Record> {
         let (compiled, p) = (u.programs.get(&w)?, self.program_record(w)?);
         let sample = format!("the sample of round {}", round + 1);
         let failure = |error: String| {
@@ -155,28 +163,43 @@ impl RunSpec {
             }
             Ok((Ended::Exited(_, took), output)) => {
                 let ns = match &p.figure {
-                    None => took.as_nanos() as u64,
-                    Some(f) => match printed(f, &output) {
+                    Some(f) if output.counts.is_none() => match printed(f, &output) {
                         Ok(ns) => ns,
                         Err(e) => return Some(failure(e)),
                     },
+                    _ => took.as_nanos() as u64,
                 };
-                Some(self.program_sample(u, w, round, ns))
+                let counts = match output.counts {
+                    None => Default::default(),
+                    Some(Ok(c)) => c,
+                    Some(Err(e)) => return Some(failure(e)),
+                };
+                Some(self.program_sample(u, w, (round, counted), ns, counts))
             }
         }
     }
 
-    fn program_sample(&self, u: &Unit, w: Workload, round: u32, ns: u64) -> Record {
+    /// The counts of one more run of the program `w` on `u` (the determinism check).
+    pub(super) fn count_program(&self, u: &Unit, w: Workload, scratch: &Path) -> Result<Counts, String> {
+        match self.run_program(u, w, (0, true), scratch) {
+            Some(Record::Sample(s)) => Ok(s.counts),
+            Some(Record::Failure(f)) => Err(f.error),
+            _ => Err(format!("{w} on {} was not counted", u.label)),
+        }
+    }
+
+    fn program_sample(&self, u: &Unit, w: Workload, (round, counted): (u32, bool), ns: u64, counts: Counts) -> Record {
         Record::Sample(Sample {
             round,
             engine: u.engine,
             tag: u.label.to_string(),
             workload: w,
             ns,
-            counts: Default::default(),
+            counts,
             checksum: None,
-            counted: false,
-            figures: Default::default(),
+            counted,
+            // A run is one operation: its counts are per run.
+            figures: crate::workload::measure::Figures { ops: Some(1), ..Default::default() },
             layout: u.layout.as_ref().map(|l| l.seed),
             chunks_ns: Vec::new(),
         })
@@ -206,12 +229,24 @@ impl RunSpec {
         // What runs and what it loads are what the run records.
         crate::artifact::verify(&compiled.exe, &compiled.sha256).context("refusing to start the program")?;
         crate::artifact::verify(library, &u.sha256).context("refusing to load the library")?;
-        let mut cmd = Command::new(&compiled.exe);
-        cmd.args(&p.args).current_dir(&work).env("LD_LIBRARY_PATH", &lib).stdin(Stdio::null()).stdout(out).stderr(err);
+        // Counted: under callgrind, the whole process (perf counts only inside the Rust worker).
+        let counter = self.counter.as_ref().map(|c| c.for_c());
+        let profile = sample.path().join("callgrind.out");
+        let mut cmd = match &counter {
+            Some(Counter::Callgrind { caches, .. }) => {
+                counter::whole_process_command(&compiled.exe, &p.args, &profile, caches.as_ref())
+            }
+            _ => Command::new(&compiled.exe),
+        };
+        if counter.is_none() {
+            cmd.args(&p.args);
+        }
+        cmd.current_dir(&work).env("LD_LIBRARY_PATH", &lib).stdin(Stdio::null()).stdout(out).stderr(err);
         let ended = timed(&mut cmd, Duration::from_secs_f64(p.timeout_s))
             .with_context(|| format!("cannot start {}", compiled.exe.display()))?;
         let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-        Ok((ended, Output { stdout: read(&out_path), stderr: read(&err_path) }))
+        let counts = counter.map(|_| counter::callgrind_total(&profile).map_err(|e| format!("{e:#}")));
+        Ok((ended, Output { stdout: read(&out_path), stderr: read(&err_path), counts }))
     }
 }
 
@@ -265,6 +300,8 @@ fn how_it_ended(status: ExitStatus) -> String {
 struct Output {
     stdout: String,
     stderr: String,
+    /// Under callgrind: the whole process's counts, or why there are none.
+    counts: Option<Result<Counts, String>>,
 }
 
 /// The figure `f` takes from a program's standard output, in nanoseconds: its pattern's
@@ -293,9 +330,10 @@ fn tail(output: &Output) -> String {
     }
 }
 
-/// Where a cache's compiled programs are kept.
-pub fn cache_dir(builds_dir: &Path) -> PathBuf {
-    builds_dir.join("programs")
+/// Where a cache's compiled programs are kept: `programs/` beside its `builds/` (whose every
+/// folder is a build or a build's objects).
+pub fn cache_dir(cache_root: &Path) -> PathBuf {
+    cache_root.join("programs")
 }
 
 #[cfg(test)]
@@ -306,7 +344,7 @@ mod tests {
     #[test]
     fn a_printed_figure_is_the_last_match_in_its_unit() {
         let f = Figure { pattern: r"in ([0-9.]+) ?sec".into(), unit: FigureUnit::Ms };
-        let out = |s: &str| Output { stdout: s.into(), stderr: String::new() };
+        let out = |s: &str| Output { stdout: s.into(), stderr: String::new(), counts: None };
         assert_eq!(printed(&f, &out("warm-up in 9 sec\nput 10 in 1.5 sec\n")), Ok(1_500_000));
         assert!(printed(&f, &out("done\n")).unwrap_err().contains("no line of its output matches"));
         let dots = Figure { pattern: r"in ([0-9.]+)".into(), unit: FigureUnit::S };

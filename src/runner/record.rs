@@ -34,7 +34,7 @@ impl RunSpec {
             if interrupted() {
                 return Ok(out);
             }
-            let record = self.run_program(u, w, round, scratch);
+            let record = self.run_program(u, w, (round, counted), scratch);
             out.extend(record.filter(|_| !warm));
         }
         let workloads: Vec<Workload> = self
