@@ -267,10 +267,14 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let (spec, header, failures) = new_spec(args)?;
     let mut writer = create_run_file_for(args, &header, failures)?;
     if args.metric.is_exact() {
+        // A program's data is its own.
+        let data = match spec.plan.programs.is_empty() {
+            true => format!("{} entries", spec.config.entries),
+            false => "each program's whole process".to_string(),
+        };
         eprintln!(
-            "counting {}: {} entries, {}, {} at once",
+            "counting {}: {data}, {}, {} at once",
             args.metric.name(),
-            spec.config.entries,
             crate::report::cells::plural(spec.plan.rounds as usize, "round"),
             crate::report::cells::plural(spec.jobs, "job")
         );
