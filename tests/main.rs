@@ -26,6 +26,7 @@ mod mtest;
 mod paired;
 mod patched;
 mod presets;
+mod program;
 mod releases;
 mod reports;
 mod resolution_study;

@@ -101,6 +101,8 @@ impl PairingArgs {
     pub fn plan(&self, metric: Metric, suite: Suite, given: &BTreeSet<String>) -> Result<(Pairing, Option<u32>)> {
         let why_not = if metric.is_exact() {
             Some("instruction counts are exact: each unit is counted in a process of its own")
+        } else if suite == Suite::Programs {
+            Some("a program runs whole, in a process of its own")
         } else if suite != Suite::LmdbJava {
             Some("a preset's passes are not split into chunks")
         } else {

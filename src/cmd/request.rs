@@ -25,6 +25,28 @@ pub struct RunArgs {
     /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write (or of the preset's).
     #[arg(long, default_value = "all")]
     pub workloads: String,
+    /// A C program to measure as a workload, named after its file (append1000.c:
+    /// append1000): compiled against each unit's lmdb.h and library with its compiler and
+    /// flags, and run whole in a fresh empty folder per sample, timed from its start to
+    /// its exit; repeatable. A run of programs holds programs only.
+    #[arg(long, value_name = "FILE.c")]
+    pub program: Vec<PathBuf>,
+    /// The arguments every run of every program gets, split into words as a shell splits
+    /// them (quotes kept together); no shell runs.
+    #[arg(long, value_name = "ARGS", requires = "program", allow_hyphen_values = true)]
+    pub program_args: Option<String>,
+    /// Seconds one run of a program may take: beyond it, it is killed and that sample is
+    /// a recorded failure.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::program::DEFAULT_TIMEOUT_S)]
+    pub program_timeout: f64,
+    /// Each sample takes this figure from the program's output instead of its wall time: the
+    /// regular expression's first group, in the last line of standard output that matches
+    /// (e.g. 'in ([0-9.]+) ?sec'), in --program-figure-unit.
+    #[arg(long, value_name = "REGEX", requires = "program")]
+    pub program_figure: Option<String>,
+    /// The unit of --program-figure's figure: s, ms, us or ns.
+    #[arg(long, value_enum, default_value_t = runfile::FigureUnit::S, requires = "program_figure")]
+    pub program_figure_unit: runfile::FigureUnit,
     /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
@@ -188,9 +210,53 @@ pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
     BuildArgs { toolchain: Some(super::args::ToolchainList(specs)), ..BuildArgs::default() }
 }
 
+/// The programs `--program` names, as the run file records them: each named after its
+/// file, no two alike, none a built-in workload's name; refused with what a run of
+/// programs does not do yet.
+pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
+    if args.program.is_empty() {
+        return Ok(Vec::new());
+    }
+    let refuse = |what: &str| bail!("--program: {what}");
+    if args.given.contains("workloads") || args.preset.is_some() {
+        refuse("a run of programs holds programs only; leave out --workloads and --preset")?;
+    }
+    if args.engine != [Engine::Rust] {
+        refuse("a program loads each unit's shared library, as the rust engine does: leave out --engine")?;
+    }
+    if !(args.program_timeout > 0.0 && args.program_timeout.is_finite()) {
+        refuse(&format!("--program-timeout {} is not a number of seconds above 0", args.program_timeout))?;
+    }
+    let words = match &args.program_args {
+        None => Vec::new(),
+        Some(a) => shlex::split(a).ok_or_else(|| anyhow::anyhow!("--program-args {a:?}: an unclosed quote"))?,
+    };
+    let mut out: Vec<runfile::ProgramRecord> = Vec::new();
+    for path in &args.program {
+        let figure =
+            args.program_figure.clone().map(|pattern| runfile::Figure { pattern, unit: args.program_figure_unit });
+        let p = crate::runner::program::record(path, words.clone(), args.program_timeout, figure)?;
+        if let Some(other) = out.iter().find(|o| o.name.eq_ignore_ascii_case(&p.name)) {
+            bail!(
+                "--program {} and --program {} would both be the workload {}: rename one",
+                other.source.display(),
+                path.display(),
+                p.name
+            );
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
 /// The workloads to run and their configuration: LmdbJava's six, or a preset's (the
-/// suite's defaults made explicit, so the run file records them), checked.
+/// suite's defaults made explicit, so the run file records them), or the programs; checked.
 pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig)> {
+    let programs = programs(args)?;
+    if !programs.is_empty() {
+        let config = args.env.resolve(&args.workload, &args.preset_cfg, None);
+        return Ok((programs.iter().map(crate::runner::program::workload_of).collect(), config));
+    }
     let (workloads, suite) = suite(args)?;
     let config = args.env.resolve(&args.workload, &args.preset_cfg, suite);
     config.validate(suite)?;

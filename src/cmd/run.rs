@@ -267,10 +267,14 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     let (spec, header, failures) = new_spec(args)?;
     let mut writer = create_run_file_for(args, &header, failures)?;
     if args.metric.is_exact() {
+        // A program's data is its own.
+        let data = match spec.plan.programs.is_empty() {
+            true => format!("{} entries", spec.config.entries),
+            false => "each program's whole process".to_string(),
+        };
         eprintln!(
-            "counting {}: {} entries, {}, {} at once",
+            "counting {}: {data}, {}, {} at once",
             args.metric.name(),
-            spec.config.entries,
             crate::report::cells::plural(spec.plan.rounds as usize, "round"),
             crate::report::cells::plural(spec.jobs, "job")
         );
@@ -293,11 +297,14 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let Prepared { tags, labels, mut units, failures, c_paired_worker } =
+    let Prepared { tags, labels, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
+    let programs = super::request::programs(args)?;
+    let git = args.build.git.as_deref();
+    let mut units = super::program::compile_all(&programs, units, &tags, git, args.jobs(), &mut failures)?;
     let control = args.control.as_deref().map(control_tag).transpose()?;
     if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
@@ -323,6 +330,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         layout_seed,
         pairing,
         chunk,
+        programs,
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
     let counter = runner::instruction_counter(&plan)?;
@@ -349,11 +357,15 @@ pub fn measure_recorded(
 ) -> Result<RunData> {
     let h = &recorded.header;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
-    let Prepared { tags, labels, units, failures, c_paired_worker } =
+    let Prepared { tags, labels, units, mut failures, c_paired_worker } =
         prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
+    let from = recorded.path.as_deref().unwrap_or(std::path::Path::new("the run file"));
+    super::program::check_unchanged(&h.plan.programs, from)?;
+    let units =
+        super::program::compile_all(&h.plan.programs, units, &tags, build.git.as_deref(), args.jobs(), &mut failures)?;
     let plan = Plan { shard: None, control: None, ..h.plan.clone() };
     let spec =
         RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
@@ -478,8 +490,11 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
-    let Prepared { mut units, failures, c_paired_worker, .. } =
+    super::program::check_unchanged(&h.plan.programs, path)?;
+    let Prepared { tags: built, units, mut failures, c_paired_worker, .. } =
         prepare_units(&tags.join(","), &[], &h.engines, &build, layouts, h.plan.pairing)?;
+    let git = build.git.as_deref();
+    let mut units = super::program::compile_all(&h.plan.programs, units, &built, git, args.jobs(), &mut failures)?;
     same_paired_worker(c_paired_worker.as_ref(), h.c_paired_worker.as_ref())
         .with_context(|| format!("{} cannot be resumed", path.display()))?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).

@@ -750,6 +750,26 @@ fn workload_line(m: &ReportModel) -> String {
     if let Some(p) = &m.extras.preset {
         return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
     }
+    if !m.plan.programs.is_empty() {
+        let one = |p: &crate::runner::runfile::ProgramRecord| {
+            let file = p.source.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            let args = match p.args.is_empty() {
+                true => "no arguments".to_string(),
+                false => format!("arguments {}", p.args.join(" ")),
+            };
+            let figure = match &p.figure {
+                None => String::new(),
+                Some(f) => format!(", its samples the figure /{}/ printed, in {}", f.pattern, f.unit.name()),
+            };
+            format!("{} ({file}, SHA-256 {}, {args}, limit {} s{figure})", p.name, p.sha256, p.timeout_s)
+        };
+        let programs: Vec<String> = m.plan.programs.iter().map(one).collect();
+        return format!(
+            "programs {}; each sample runs one whole in a fresh empty folder, timed from its start to its exit \
+             unless a figure it prints is taken",
+            programs.join("; ")
+        );
+    }
     format!(
         "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",
         cfg.entries,

@@ -143,6 +143,9 @@ impl RunSpec {
         ready: &Ready,
         scratch: &Path,
     ) -> Result<Counts, String> {
+        if workload.is_program() {
+            return self.count_program(u, workload, scratch);
+        }
         let (lines, death) = self.invoke(&Job { unit: u, batch: vec![workload] }, ready, scratch);
         let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.counts_of(0));
         count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.label)))

@@ -166,6 +166,20 @@ pub fn callgrind_command(
     c
 }
 
+/// A program (`run --program`) under callgrind: the whole process counted, from its first
+/// instruction to its exit (the dynamic loader's and libc's start-up included), one
+/// profile in `out_file`; with `caches`, simulating them.
+pub fn whole_process_command(program: &Path, args: &[String], out_file: &Path, caches: Option<&Caches>) -> Command {
+    let mut c = Command::new("valgrind");
+    c.arg("--tool=callgrind").arg("--quiet");
+    if let Some(caches) = caches {
+        c.arg("--cache-sim=yes").args(caches.flags());
+    }
+    c.arg(format!("--callgrind-out-file={}", out_file.display()));
+    c.arg(program).args(args);
+    c
+}
+
 /// One profile part: the function whose return dumped it, and the events counted since
 /// the previous part.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,7 @@ pub mod pool;
 mod prepare;
 pub mod profile;
 pub mod profiling;
+pub mod program;
 pub mod protocol;
 mod record;
 pub mod runfile;
@@ -37,4 +38,4 @@ pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen
 pub use label::Label;
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
-pub use unit::Unit;
+pub use unit::{CompiledProgram, Unit};

@@ -258,6 +258,7 @@ mod tests {
             version,
             layout: None,
             relink: None,
+            programs: Default::default(),
         }
     }
 

@@ -28,10 +28,20 @@ impl RunSpec {
     ) -> Result<Vec<Record>> {
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
+        let mut out = Vec::new();
+        // Programs: each a process of its own, run by the runner itself.
+        for &w in self.workloads.iter().filter(|w| w.is_program()) {
+            if interrupted() {
+                return Ok(out);
+            }
+            let record = self.run_program(u, w, (round, counted), scratch);
+            out.extend(record.filter(|_| !warm));
+        }
         let workloads: Vec<Workload> = self
             .workloads
             .iter()
             .copied()
+            .filter(|w| !w.is_program())
             .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),
@@ -43,7 +53,6 @@ impl RunSpec {
         let (shared, alone): (Vec<Workload>, Vec<Workload>) =
             workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
         let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
-        let mut out = Vec::new();
         for job in jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }) {
             if interrupted() {
                 break;

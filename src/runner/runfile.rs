@@ -142,6 +142,66 @@ pub struct Plan {
     /// measures it; older run files leave it out (their samples say it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<String>,
+    /// The programs this run measures as workloads (`--program`), each by its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramRecord>,
+}
+
+/// A program measured as a workload (`run --program FILE.c`): its workload's name (the
+/// file's stem), the file, its source's SHA-256 when the run began (a resumed run must
+/// find the same), the arguments every run of it gets, and how long one run may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramRecord {
+    pub name: String,
+    pub source: PathBuf,
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    pub timeout_s: f64,
+    /// The figure a sample takes from the program's output instead of its wall time
+    /// (`--program-figure`); None: the wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
+}
+
+/// A figure a program prints (`--program-figure 'in ([0-9.]+) s'`): the pattern's first
+/// group, in the last line of its standard output that matches, read in `unit`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figure {
+    pub pattern: String,
+    pub unit: FigureUnit,
+}
+
+/// The unit a program's printed figure is in (`--program-figure-unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FigureUnit {
+    #[default]
+    S,
+    Ms,
+    Us,
+    Ns,
+}
+
+impl FigureUnit {
+    /// Nanoseconds in one of this unit.
+    pub fn ns(self) -> f64 {
+        match self {
+            FigureUnit::S => 1e9,
+            FigureUnit::Ms => 1e6,
+            FigureUnit::Us => 1e3,
+            FigureUnit::Ns => 1.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureUnit::S => "s",
+            FigureUnit::Ms => "ms",
+            FigureUnit::Us => "us",
+            FigureUnit::Ns => "ns",
+        }
+    }
 }
 
 /// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
@@ -173,6 +233,7 @@ impl Plan {
             layout_seed: None,
             layout_study: None,
             control: None,
+            programs: Vec::new(),
         }
     }
 

@@ -38,6 +38,17 @@ pub struct Unit {
     pub layout: Option<Layout>,
     /// With random layouts: what every round links this unit's own layout from.
     pub relink: Option<Arc<layout::Source>>,
+    /// The run's programs (`--program`) as compiled against this unit's build; a program
+    /// missing here did not compile against it (recorded as a failure) and is not run.
+    pub programs: std::collections::BTreeMap<crate::workload::Workload, CompiledProgram>,
+}
+
+/// A program compiled against one build (`super::program`): the executable and its
+/// SHA-256, checked before every start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledProgram {
+    pub exe: PathBuf,
+    pub sha256: String,
 }
 
 impl Unit {
@@ -52,7 +63,8 @@ impl Unit {
             Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
         let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
-        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout: None, relink: None })
+        let (layout, relink, programs) = (None, None, Default::default());
+        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, programs })
     }
 
     /// A C unit of paired rounds: the C paired worker `twin` loading `library`'s shared
@@ -68,6 +80,7 @@ impl Unit {
             version: library.lmdb_version.clone(),
             layout: None,
             relink: None,
+            programs: Default::default(),
         }
     }
 

@@ -179,7 +179,7 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
             Workload::ReadKey => Box::new(0..n),
             Workload::ReadSeq | Workload::ReadCrc | Workload::ReadXxh64 => Box::new(sorted.iter().map(|&j| j as usize)),
             Workload::ReadRev => Box::new(sorted.iter().rev().map(|&j| j as usize)),
-            Workload::Write | Workload::Preset(_) => continue,
+            Workload::Write | Workload::Preset(_) | Workload::Program(_) => continue,
         };
         let digest = match w {
             Workload::ReadCrc => {

@@ -11,6 +11,7 @@ pub mod paired;
 pub mod pass;
 pub mod perf;
 pub mod presets;
+pub mod program;
 pub mod session;
 pub mod settings;
 pub mod suite;
@@ -42,6 +43,10 @@ pub enum Workload {
     /// Written by its own name ("tcRandomWrite").
     #[serde(untagged)]
     Preset(presets::PresetWorkload),
+    /// A program of the user's (`run --program FILE.c`), by its file's stem; any name no
+    /// other workload has reads as one.
+    #[serde(untagged)]
+    Program(program::ProgramName),
 }
 
 impl Workload {
@@ -63,6 +68,7 @@ impl Workload {
             Workload::ReadXxh64 => "readXxh64",
             Workload::Write => "write",
             Workload::Preset(p) => p.name(),
+            Workload::Program(p) => p.as_str(),
         }
     }
 
@@ -76,6 +82,7 @@ impl Workload {
             Workload::ReadXxh64 => "Calculate xxHash64",
             Workload::Write => "Write Entry",
             Workload::Preset(p) => p.title(),
+            Workload::Program(p) => p.as_str(),
         }
     }
 
@@ -83,6 +90,7 @@ impl Workload {
     pub fn is_read(self) -> bool {
         match self {
             Workload::Preset(p) => p.reads_database(),
+            Workload::Program(_) => false,
             w => w != Workload::Write,
         }
     }
@@ -93,10 +101,22 @@ impl Workload {
         matches!(self, Workload::ReadCrc | Workload::ReadXxh64)
     }
 
+    /// A program of the user's, run whole by the runner rather than by a worker.
+    pub fn is_program(self) -> bool {
+        matches!(self, Workload::Program(_))
+    }
+
+    /// The built-in workload named `name` (the six's, the presets'), if there is one.
+    pub fn built_in(name: &str) -> Option<Workload> {
+        let presets = presets::PresetWorkload::ALL.into_iter().map(Workload::Preset);
+        Workload::ALL.into_iter().chain(presets).find(|w| w.name().eq_ignore_ascii_case(name))
+    }
+
     /// The unit its time is shown in.
     pub fn time_unit(self) -> presets::TimeUnit {
         match self {
             Workload::Preset(p) => p.time_unit(),
+            Workload::Program(_) => presets::MS_PER_RUN,
             _ => presets::MS_PER_OP,
         }
     }
@@ -127,11 +147,11 @@ impl fmt::Display for Workload {
 impl FromStr for Workload {
     type Err = anyhow::Error;
     fn from_str(s: &str) -> anyhow::Result<Workload> {
-        let presets = presets::PresetWorkload::ALL.into_iter().map(Workload::Preset);
-        Workload::ALL.into_iter().chain(presets).find(|w| w.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+        let program = || program::ProgramName::known(s).map(Workload::Program);
+        Workload::built_in(s).or_else(program).ok_or_else(|| {
             anyhow::anyhow!(
                 "unknown workload {s}; known: readKey, readSeq, readRev, readCrc, readXxh64, write, \
-                 and the presets' (run --preset list)"
+                 the presets' (run --preset list), and a run's programs (--program)"
             )
         })
     }

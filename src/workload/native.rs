@@ -200,7 +200,7 @@ pub fn timed_functions(w: Workload) -> TimedFunctions {
         Workload::ReadXxh64 => ("lmdbregress_timed_read_xxh64", "timed_read_xxh64"),
         Workload::Write => ("lmdbregress_timed_write", "timed_write"),
         // Not one of the six: its own suite declares its functions.
-        Workload::Preset(_) => return TimedFunctions::ManyPerPass,
+        Workload::Preset(_) | Workload::Program(_) => return TimedFunctions::ManyPerPass,
     };
     TimedFunctions::OnePerPass { rust, c }
 }

@@ -102,7 +102,7 @@ impl<'a> Pass<'a> {
             Workload::ReadSeq | Workload::ReadRev => walk(Hash::Nothing),
             Workload::ReadCrc => walk(Hash::Crc(crc32fast::Hasher::new())),
             Workload::ReadXxh64 => walk(Hash::Xxh64(0)),
-            Workload::Write | Workload::Preset(_) => bail!("{w} is not one of the five reads"),
+            Workload::Write | Workload::Preset(_) | Workload::Program(_) => bail!("{w} is not one of the five reads"),
         };
         Ok(Pass { api, data, workload: w, kind })
     }

@@ -42,7 +42,9 @@ impl<'a> Session<'a> {
         let (api, cfg, places) = (self.api, self.cfg, self.places);
         let data = self.data.get_or_init(|| Dataset::generate(cfg));
         match w {
-            Workload::Preset(p) => Err(anyhow::anyhow!("{} is not one of LmdbJava's workloads", p.name())),
+            Workload::Preset(_) | Workload::Program(_) => {
+                Err(anyhow::anyhow!("{w} is not one of LmdbJava's workloads"))
+            }
             Workload::Write => {
                 run_passes(w, places.iterations, counter, || Pass::write(api, places.scratch, cfg, data))
             }

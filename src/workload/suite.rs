@@ -26,6 +26,9 @@ pub enum Suite {
     TokyoCabinet,
     OpenGet,
     Migrate,
+    /// Programs of the user's (`run --program`): each run whole by the runner, in a
+    /// process of its own; no read database, nothing to verify, no worker.
+    Programs,
 }
 
 /// When a suite's read checksums are checked.
@@ -46,7 +49,7 @@ impl Suite {
     /// The preset this suite is, None for LmdbJava's.
     pub fn preset(self) -> Option<Preset> {
         match self {
-            Suite::LmdbJava => None,
+            Suite::LmdbJava | Suite::Programs => None,
             Suite::TokyoCabinet => Some(Preset::TokyoCabinet),
             Suite::OpenGet => Some(Preset::OpenGet),
             Suite::Migrate => Some(Preset::Migrate),
@@ -54,14 +57,18 @@ impl Suite {
     }
 
     pub fn name(self) -> &'static str {
-        self.preset().map_or("LmdbJava", Preset::name)
+        match self {
+            Suite::Programs => "programs",
+            _ => self.preset().map_or("LmdbJava", Preset::name),
+        }
     }
 
-    /// Its workloads, in the order their sections are shown.
+    /// Its workloads, in the order their sections are shown (a run names its programs).
     pub fn workloads(self) -> Vec<Workload> {
-        match self.preset() {
-            None => Workload::ALL.to_vec(),
-            Some(p) => p.workloads(),
+        match (self, self.preset()) {
+            (Suite::Programs, _) => Vec::new(),
+            (_, None) => Workload::ALL.to_vec(),
+            (_, Some(p)) => p.workloads(),
         }
     }
 
@@ -70,6 +77,9 @@ impl Suite {
     pub fn of(workloads: &[Workload]) -> Result<Suite> {
         let Some(first) = workloads.first() else { bail!("no workloads: a suite needs at least one") };
         if let Some(other) = workloads.iter().find(|w| w.suite() != first.suite()) {
+            if first.is_program() || other.is_program() {
+                bail!("a run of programs (--program) holds programs only: {first} and {other} cannot share it yet");
+            }
             bail!(
                 "workloads of different presets (or of a preset and LmdbJava's) cannot share a run: \
                  {first} is {}'s, {other} is {}'s",
@@ -83,7 +93,7 @@ impl Suite {
     pub fn verification(self) -> Verification {
         match self {
             Suite::LmdbJava => Verification::Once,
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => Verification::EachPass,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => Verification::EachPass,
         }
     }
 
@@ -93,15 +103,16 @@ impl Suite {
             Suite::LmdbJava => native::timed_functions(w),
             // open-get times a call per cycle, a thousand to a sample; tokyo-cabinet's
             // writes share one function, migrate's passes another pair.
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => TimedFunctions::ManyPerPass,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => TimedFunctions::ManyPerPass,
         }
     }
 
     /// Writes the suite's read database into `dir`, untimed, once per run and tag.
     pub fn prepare(self, api: &Api, dir: &Path, cfg: &WorkloadConfig) -> Result<()> {
-        match self.preset() {
-            None => native::prepare(api, dir, cfg, &Dataset::generate(cfg)),
-            Some(p) => presets::prepare(api, dir, cfg, p),
+        match (self, self.preset()) {
+            (Suite::Programs, _) => bail!("programs read no database: there is nothing to prepare"),
+            (_, None) => native::prepare(api, dir, cfg, &Dataset::generate(cfg)),
+            (_, Some(p)) => presets::prepare(api, dir, cfg, p),
         }
     }
 
@@ -117,7 +128,7 @@ impl Suite {
     ) -> Result<()> {
         match self {
             Suite::LmdbJava => native::verify_all(api, dir, cfg, reads, report),
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate => {
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => {
                 bail!("{self} checks its checksums in each timed pass: it has no verify step")
             }
         }
@@ -140,6 +151,7 @@ impl Suite {
             let r = match w {
                 _ if w.suite() != self => Err(anyhow::anyhow!("{w} is not one of {self}'s workloads")),
                 Workload::Preset(p) => presets::run(api, p, cfg, places, counter),
+                Workload::Program(p) => Err(anyhow::anyhow!("{p} is a program: the runner runs it, not a worker")),
                 _ => lmdbjava.run(w, counter),
             };
             report(w, r);
@@ -150,6 +162,7 @@ impl Suite {
     /// without LMDB; LmdbJava's write reads nothing back and has none.
     pub fn expected_checksums(self, workloads: &[Workload], cfg: &WorkloadConfig) -> Vec<(Workload, Checksum)> {
         match self.preset() {
+            None if self == Suite::Programs => Vec::new(),
             None => dataset::expected_checksums(workloads, &Dataset::generate(cfg)),
             Some(_) => workloads
                 .iter()
@@ -176,6 +189,7 @@ impl Workload {
             Workload::Preset(p) => {
                 Suite::ALL.into_iter().find(|s| s.preset() == Some(p.preset())).expect("every preset is a suite")
             }
+            Workload::Program(_) => Suite::Programs,
             _ => Suite::LmdbJava,
         }
     }

@@ -61,6 +61,8 @@ pub struct TimeUnit {
 }
 
 pub const MS_PER_OP: TimeUnit = TimeUnit { label: "ms/op", ns: 1e6 };
+/// A program's: one run of it, exec to exit.
+pub const MS_PER_RUN: TimeUnit = TimeUnit { label: "ms/run", ns: 1e6 };
 const S_PER_OP: TimeUnit = TimeUnit { label: "s/op", ns: 1e9 };
 const US_PER_CYCLE: TimeUnit = TimeUnit { label: "us/cycle", ns: 1e3 };
 
