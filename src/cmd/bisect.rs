@@ -343,7 +343,7 @@ fn attribute(args: &BisectArgs, build: &BuildArgs, b: &Bisector, found: &Found) 
     };
     match made() {
         Ok(a) => {
-            args.say(format!("Where the instructions of the step went (explain {lg} {fb}):"));
+            args.say("Where the instructions of the step went (lmdb-regress explain A B gives every function):");
             a.lines(ATTRIBUTED).iter().for_each(|l| args.say(format!("  {l}")));
             Some(a)
         }

@@ -85,18 +85,18 @@ impl Attribution {
     /// The top `n` functions of each workload by self difference, a line each, for a
     /// report's text: "+151.3 instr/entry  mdb_cursor_put  (97% of the change)".
     pub fn lines(&self, n: usize) -> Vec<String> {
-        let mut out = Vec::new();
+        // Commit ids cut to 12 digits, as git shows them, so that a line fits a Bugzilla comment.
+        let short = |l: &str| match l.len() > 12 && l.chars().all(|c| c.is_ascii_hexdigit()) {
+            true => l[..12].to_string(),
+            false => l.to_string(),
+        };
+        let mut out = vec![format!("{} against {}", short(&self.bad), short(&self.good))];
+        out.extend(self.subject.clone());
         for w in &self.explanation.workloads {
             let total = w.per_entry.diff();
             out.push(format!(
-                "{}: {:.1} -> {:.1} instructions per entry ({:+.1}), {} against {}{}",
-                w.workload,
-                w.per_entry.a,
-                w.per_entry.b,
-                total,
-                self.bad,
-                self.good,
-                self.subject.as_deref().map(|s| format!(" ({s})")).unwrap_or_default()
+                "{}: {:.1} -> {:.1} instructions per entry ({:+.1})",
+                w.workload, w.per_entry.a, w.per_entry.b, total
             ));
             for f in w.functions.iter().take(n).filter(|f| f.self_cost.diff() != 0.0) {
                 let share = if total != 0.0 {
