@@ -118,7 +118,7 @@ fn expected() -> serde_json::Value {
             Block::Chart(Chart::Section(e, w)) => charts.push(model.section(*e, *w).unwrap().ranked.len()),
             // A preset's whisker charts carry no point tooltips.
             Block::Chart(Chart::Extra(_)) => charts.push(0),
-            Block::Paragraph(_) | Block::Note(_) | Block::Contents => {}
+            Block::Paragraph(_) | Block::Note(_) | Block::Code(_) | Block::Contents => {}
         }
     }
     serde_json::json!({ "headings": headings, "tables": tables, "pairs": pairs, "items": items, "charts": charts })

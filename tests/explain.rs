@@ -60,7 +60,7 @@ fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with
             &[&entries[..], &["--workloads", "readKey", "--format", "json,text"]].concat(),
         );
         let out = stdout(&o);
-        let (json, text) = out.split_at(out.find("\nexplain: ").expect("the text after the JSON") + 1);
+        let (json, text) = out.split_at(out.find("\n}\n").expect("the text after the JSON") + 3);
         let e: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(e["metric"], "instructions");
         assert!(e["a"].as_str().unwrap().contains(&base[..8]), "{e}");

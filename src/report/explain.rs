@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::report::cells::Cells;
 use crate::report::flame::{self, Folded};
+use crate::report::outline::Document;
 use crate::runner::metric::{Counts, Event, Metric};
 use crate::runner::profile::{FunctionCost, Profile};
 use crate::runner::profiling::WorkloadProfile;
@@ -455,61 +457,50 @@ const NAME: usize = 25;
 const CACHE_NAME: usize = 22;
 
 impl Explanation {
-    fn heading(&self) -> Vec<String> {
-        vec![
-            cut(&format!("explain: A = {}", self.a), 80),
-            cut(&format!("         B = {}", self.b), 80),
-            format!("Instructions per entry ({} entries), in the timed function only.", self.entries),
-            "Functions by |self B - self A|; share: of the workload's whole B - A.".to_string(),
-        ]
-        .into_iter()
-        .chain(self.caches.iter().flat_map(|c| {
-            let line = format!("Caches simulated: {c}.");
-            textwrap::wrap(&line, 80).into_iter().map(|l| l.to_string()).collect::<Vec<_>>()
-        }))
-        .collect()
-    }
-
     /// 80 columns at most, plain text: for a Bugzilla comment.
-    pub fn text(&self) -> String {
-        let mut out: Vec<String> = self.heading();
+    /// The explanation as an outline, which text and Markdown lay out: each workload's
+    /// totals, its functions, its cache figures and its top functions' listings.
+    pub fn document(&self) -> Document {
+        let mut d = Document::default();
+        d.heading(1, format!("explain: {} (A) and {} (B)", self.a, self.b));
+        d.para(format!(
+            "Instructions per entry ({} entries), counted in the timed function only, as `run --metric \
+             instructions` counts them. Functions by |self B - self A|; share: each one's part of the \
+             workload's whole B - A.",
+            self.entries
+        ));
+        if let Some(c) = &self.caches {
+            d.para(format!("Caches simulated: {c}."));
+        }
         for w in &self.workloads {
-            out.push(String::new());
-            let d = w.per_entry.diff();
-            out.push(format!(
-                "{}: A {}, B {}, B - A {} ({})",
-                w.workload,
-                fig(w.per_entry.a),
-                fig(w.per_entry.b),
-                signed(d),
-                percent(&w.per_entry)
-            ));
-            out.push(format!(
-                "  {:<NAME$} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8}",
-                "function", "self A", "self B", "B - A", "share", "incl A", "incl B"
-            ));
+            let diff = w.per_entry.diff();
+            let (a, b) = (fig(w.per_entry.a), fig(w.per_entry.b));
+            d.heading(2, format!("{}: A {a}, B {b}, B - A {} ({})", w.workload, signed(diff), percent(&w.per_entry)));
+            let mut t = Cells::new(&["function", "self A", "self B", "B - A", "share", "incl A", "incl B"], 0, 1);
             for f in w.functions.iter().take(self.top) {
-                out.push(format!(
-                    "  {:<NAME$} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8}",
-                    cut_name(&f.name, NAME),
-                    fig(f.self_cost.a),
-                    fig(f.self_cost.b),
-                    signed(f.self_cost.diff()),
-                    share(f, d),
-                    fig(f.inclusive.a),
-                    fig(f.inclusive.b)
-                ));
+                let (s, i) = (&f.self_cost, &f.inclusive);
+                let row =
+                    [cut_name(&f.name, NAME), fig(s.a), fig(s.b), signed(s.diff()), share(f, diff), fig(i.a), fig(i.b)];
+                t.push(row.to_vec(), false);
             }
+            d.table(t);
             if let Some(rest) = self.rest(w) {
-                out.push(format!("  {rest}"));
+                d.para(rest);
             }
-            self.cache_text(w, &mut out);
+            self.cache_blocks(w, &mut d);
             for l in &w.listings {
-                out.push(String::new());
-                out.extend(listing_text(l, &w.workload));
+                d.code(listing_text(l, &w.workload));
             }
         }
-        out.into_iter().map(|l| l.trim_end().to_string() + "\n").collect()
+        d
+    }
+
+    pub fn text(&self) -> String {
+        super::text::render_document(&self.document())
+    }
+
+    pub fn markdown(&self) -> String {
+        super::markdown::render_document(&self.document())
     }
 
     /// The functions past the shown rows, and their difference together.
@@ -559,32 +550,17 @@ impl Explanation {
         [fig(c.a), fig(c.b), signed(c.diff()), m(d1.a), m(d1.b), m(ll.a), m(ll.b)]
     }
 
-    fn cache_text(&self, w: &WorkloadExplanation, out: &mut Vec<String>) {
+    fn cache_blocks(&self, w: &WorkloadExplanation, d: &mut Document) {
         let Some(sentence) = Self::cache_sentence(w) else { return };
-        out.push(String::new());
-        out.extend(textwrap::wrap(&sentence, 78).into_iter().map(|l| format!("  {l}")));
-        out.push(format!(
-            "  {:<CACHE_NAME$} {:>8} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}",
-            "function (by cycles)", "cycles A", "cycles B", "B - A", "D1 A", "D1 B", "LL A", "LL B"
-        ));
+        d.para(sentence);
+        let header = ["function (by cycles)", "cycles A", "cycles B", "B - A", "D1 A", "D1 B", "LL A", "LL B"];
+        let mut t = Cells::new(&header, 0, 1);
         for f in self.by_cycles(w) {
-            let [ca, cb, cd, da, db, la, lb] = Self::cache_cells(f);
-            out.push(format!(
-                "  {:<CACHE_NAME$} {ca:>8} {cb:>8} {cd:>8} {da:>6} {db:>6} {la:>6} {lb:>6}",
-                cut_name(&f.name, CACHE_NAME)
-            ));
+            let mut row = vec![cut_name(&f.name, CACHE_NAME)];
+            row.extend(Self::cache_cells(f));
+            t.push(row, false);
         }
-    }
-
-    fn cache_markdown(&self, w: &WorkloadExplanation) -> String {
-        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
-        let mut out = format!("\n{sentence}\n\n");
-        out += "| function | est. cycles A | est. cycles B | B − A | D1 misses A | D1 misses B | LL misses A | LL misses B |\n";
-        out += "|---|--:|--:|--:|--:|--:|--:|--:|\n";
-        for f in self.by_cycles(w) {
-            out += &format!("| `{}` | {} |\n", f.name.replace('|', "\\|"), Self::cache_cells(f).join(" | "));
-        }
-        out
+        d.table(t);
     }
 
     fn cache_html(&self, w: &WorkloadExplanation) -> String {
@@ -601,49 +577,6 @@ impl Explanation {
             out += &format!("<tr><td><code>{}</code></td>{cells}</tr>\n", esc(&f.name));
         }
         out + "</table>\n"
-    }
-
-    pub fn markdown(&self) -> String {
-        let mut out = format!("# explain: {} (A) and {} (B)\n\n", self.a, self.b);
-        out += &format!(
-            "Instructions per entry ({} entries), counted in the timed function only, as `run --metric \
-             instructions` counts them. Functions by \\|self B − self A\\|; *share* is each one's part of the \
-             workload's whole difference.\n",
-            self.entries
-        );
-        for w in &self.workloads {
-            let d = w.per_entry.diff();
-            out += &format!(
-                "\n## {}\n\nA {}, B {}, B − A {} ({})\n\n",
-                w.workload,
-                fig(w.per_entry.a),
-                fig(w.per_entry.b),
-                signed(d),
-                percent(&w.per_entry)
-            );
-            out += "| function | self A | self B | B − A | share | inclusive A | inclusive B |\n";
-            out += "|---|--:|--:|--:|--:|--:|--:|\n";
-            for f in w.functions.iter().take(self.top) {
-                out += &format!(
-                    "| `{}` | {} | {} | {} | {} | {} | {} |\n",
-                    f.name.replace('|', "\\|"),
-                    fig(f.self_cost.a),
-                    fig(f.self_cost.b),
-                    signed(f.self_cost.diff()),
-                    share(f, d),
-                    fig(f.inclusive.a),
-                    fig(f.inclusive.b)
-                );
-            }
-            if let Some(rest) = self.rest(w) {
-                out += &format!("\n{rest}\n");
-            }
-            out += &self.cache_markdown(w);
-            for l in &w.listings {
-                out += &format!("\n```diff\n{}```\n", listing_text(l, &w.workload).join("\n") + "\n");
-            }
-        }
-        out
     }
 
     pub fn json(&self) -> String {

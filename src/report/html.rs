@@ -201,6 +201,9 @@ fn block(out: &mut String, b: &Block) {
             out.push_str("</dl>\n");
         }
         Block::Table(c) => out.push_str(&table(c, &[], "")),
+        Block::Code(lines) => {
+            let _ = writeln!(out, "<pre>{}</pre>", html_escape::encode_text(&lines.join("\n")));
+        }
     }
 }
 

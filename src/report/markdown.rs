@@ -62,6 +62,9 @@ pub fn render_document(d: &Document) -> String {
                 o.push('\n');
             }
             Block::Table(c) => table(&mut o, c),
+            Block::Code(lines) => {
+                let _ = writeln!(o, "```\n{}\n```\n", lines.join("\n"));
+            }
             Block::Chart(..) | Block::Contents => {}
         }
     }

@@ -21,6 +21,8 @@ pub enum Block {
     /// Key: value lines.
     Pairs(Vec<(String, String)>),
     Table(Cells),
+    /// Lines shown as they are, in a fixed-width font (a source listing, a diff).
+    Code(Vec<String>),
     /// A chart of the model, drawn where a format can draw (HTML); Markdown and text
     /// leave it out.
     Chart(Chart),
@@ -54,6 +56,10 @@ pub struct Document {
 impl Document {
     pub fn heading(&mut self, level: u8, t: impl Into<String>) {
         self.blocks.push(Block::Heading(level, t.into()));
+    }
+
+    pub fn code(&mut self, lines: Vec<String>) {
+        self.blocks.push(Block::Code(lines));
     }
 
     pub fn para(&mut self, t: impl Into<String>) {

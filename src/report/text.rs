@@ -142,6 +142,12 @@ pub fn render_document(d: &Document) -> String {
                 o.push('\n');
             }
             Block::Table(c) => table(&mut o, c),
+            Block::Code(lines) => {
+                for l in lines {
+                    let _ = writeln!(o, "{}", l.trim_end());
+                }
+                o.push('\n');
+            }
             Block::Chart(..) | Block::Contents => {}
         }
     }
