@@ -91,6 +91,15 @@ fn history_finds_exactly_the_planted_steps() {
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let page = std::fs::read_to_string(out_dir.join("history.html")).unwrap();
     assert!(page.contains("<svg") && page.contains(&first[..10]) && page.contains("ITS#1234"), "{page}");
+    // Each step attributed: the spin went into the put, and nothing else moved much.
+    let json: serde_json::Value = serde_json::from_str(&h).unwrap();
+    let write = json["series"].as_array().unwrap().iter().find(|s| s["workload"] == "write").unwrap();
+    for step in write["steps"].as_array().unwrap() {
+        let top = &step["functions"][0];
+        assert_eq!(top["name"], "_mdb_cursor_put", "{step}");
+        assert!(top["self"]["b"].as_f64() > top["self"]["a"].as_f64(), "{step}");
+    }
+    assert!(text.contains("_mdb_cursor_put (self "), "{text}");
 
     // A site holds the history: its page beside the runs, a row in the index.
     let site = tmp.path().join("site");

@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use super::args::BuildArgs;
 use super::request::RunArgs;
 use crate::report::gate::{Against, FailOn, Outcome};
 use crate::report::history::{its_of, History, Point};
 use crate::runner::runfile::{self, Engine, Metric};
 use crate::source::GitRepo;
+use crate::workload::WorkloadConfig;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct HistoryArgs {
@@ -121,6 +123,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     let model = crate::report::model::build(&data, None)?;
     let mut history = History::of(&args.range, points, &model);
     history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
+    attribute_steps(&mut history, &args.run.build, &data.header.config, |_| true);
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
     let files = [text.into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
@@ -288,6 +291,8 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     let mut history = History::of(&args.range, points, &model);
     history.run = Some(run_name(&merged_run, &dir));
     history.new_from = Some(saved.points.len());
+    let new: Vec<String> = history.points[saved.points.len()..].iter().map(|p| p.commit.clone()).collect();
+    attribute_steps(&mut history, &args.run.build, &merged.header.config, |c| new.iter().any(|n| n == c));
     let text = history.text();
     // Placed in this order, and taken back whole should one not go: history.json, which
     // names the run file, goes after it, so that it never names a file not yet in place.
@@ -315,6 +320,43 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
         None => None,
     };
     conclude(&history, &model, &[merged_run], args.run.format, outcome)
+}
+
+/// Functions a history names for each step it attributes.
+const ATTRIBUTED: usize = 5;
+
+/// Each step of a history by a count (the commits `wanted` names) with the functions that
+/// carry it: the commit before and the step's own, profiled as `explain` profiles them on
+/// the history's own configuration, so that the totals are the history's counts. A step
+/// whose builds cannot be profiled is said and left without them.
+fn attribute_steps(history: &mut History, build: &BuildArgs, config: &WorkloadConfig, wanted: impl Fn(&str) -> bool) {
+    if !history.metric.is_exact() {
+        return;
+    }
+    let label = |points: &[Point], commit: &str| points.iter().find(|p| p.commit == commit).map(|p| p.label.clone());
+    let points = history.points.clone();
+    for s in &mut history.series {
+        for st in s.steps.iter_mut().filter(|st| wanted(&st.commit)) {
+            let (Some(before), Some(after)) = (label(&points, &st.after), label(&points, &st.commit)) else { continue };
+            let workloads = [s.workload];
+            let ask = crate::cmd::explain::Ask {
+                workloads: &workloads,
+                config,
+                build,
+                engine: s.engine,
+                cache: false,
+                top: ATTRIBUTED,
+                listed: 0,
+            };
+            match crate::cmd::explain::explain_builds(&format!("{before},{after}"), &ask) {
+                Ok(e) => {
+                    let functions = e.model.workloads.into_iter().next().map(|w| w.functions).unwrap_or_default();
+                    st.functions = functions.into_iter().take(ATTRIBUTED).collect();
+                }
+                Err(e) => eprintln!("note: step {after} of {} not attributed to functions: {e:#}", s.workload),
+            }
+        }
+    }
 }
 
 /// Refuses to extend a history measured on another CPU model than this machine's, unless

@@ -16,7 +16,7 @@ use crate::runner::profile::{FunctionCost, Profile};
 use crate::runner::profiling::WorkloadProfile;
 
 /// One figure in build A and in build B.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Pair {
     pub a: f64,
     pub b: f64,
@@ -136,14 +136,14 @@ pub struct WorkloadExplanation {
     pub flame: Option<(Folded, Folded)>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FunctionRow {
     pub name: String,
     #[serde(rename = "self")]
     pub self_cost: Pair,
     pub inclusive: Pair,
     /// With `--cache`: its own (self) estimated cycles, D1 and LL misses per entry.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", skip_deserializing)]
     pub cache: BTreeMap<&'static str, Pair>,
     #[serde(skip)]
     pub file: Option<String>,

@@ -38,6 +38,10 @@ pub struct StepRow {
     pub before_value: f64,
     pub value: f64,
     pub change_percent: f64,
+    /// The functions that carry it, by |self difference| (as `explain` gives them), when
+    /// the history attributed its steps (by a count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<super::explain::FunctionRow>,
 }
 
 /// A commit against the one measured before it, as the report model compared them.
@@ -121,6 +125,7 @@ impl History {
                         before_value: values[st.from].unwrap_or_default(),
                         value: values[st.to].unwrap_or_default(),
                         change_percent: (st.ratio - 1.0) * 100.0,
+                        functions: Vec::new(),
                     })
                     .collect();
                 let order: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
@@ -197,6 +202,10 @@ impl History {
                 );
                 o.push_str(&crate::terminal::wrap(&line, width, "    "));
                 o.push('\n');
+                for f in st.functions.iter().filter(|f| f.self_cost.diff() != 0.0) {
+                    let (a, b) = (f.self_cost.a, f.self_cost.b);
+                    let _ = writeln!(o, "      {:+.1} {} (self {a:.1} -> {b:.1})", f.self_cost.diff(), f.name);
+                }
             }
         }
         o
