@@ -228,3 +228,30 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
     assert!(page.contains("The report's claims"), "{page}");
     assert!(page.contains("<figure class=\"chart\">\n<svg"), "the write chart is inline");
 }
+
+#[test]
+fn its_10406_attributes_a_claim_that_reproduces_to_the_functions_that_carry_it() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        lmdb_regress()
+            .args(["its-10406", "--metric", "instructions", "--tags", "0.9.17,0.9.33", "--entries", "2000"])
+            .arg("--out-dir")
+            .arg(out_dir.path()),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Where the instructions went: LMDB_0.9.33 against LMDB_0.9.17"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let doc = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap();
+    let a = &doc["attributions"][0];
+    assert_eq!((a["good"].as_str(), a["bad"].as_str()), (Some("LMDB_0.9.17"), Some("LMDB_0.9.33")), "{a}");
+    let names: Vec<&str> =
+        a["workloads"][0]["functions"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    // ITS#8557's search on every append, among the functions that moved most.
+    assert!(names[..5].contains(&"mdb_page_search_root"), "{names:?}");
+}
