@@ -172,13 +172,7 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
     // The title says what was found: two of the three claims need tags no registry has.
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("OF 3 CLAIMS") && flat.contains("2 NOT MEASURED"), "{text}");
-    let doc = std::fs::read_dir(out_dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap();
+    let doc = its_json(out_dir.path());
     let claim = |from: &str, to: &str| -> serde_json::Value {
         doc["claims"].as_array().unwrap().iter().find(|c| c["from"] == from && c["to"] == to).unwrap().clone()
     };
@@ -241,17 +235,22 @@ fn its_10406_attributes_a_claim_that_reproduces_to_the_functions_that_carry_it()
     let text = stdout(&out);
     assert!(text.contains("Where the instructions went: LMDB_0.9.33 against LMDB_0.9.17"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
-    let doc = std::fs::read_dir(out_dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap();
+    let doc = its_json(out_dir.path());
     let a = &doc["attributions"][0];
     assert_eq!((a["good"].as_str(), a["bad"].as_str()), (Some("LMDB_0.9.17"), Some("LMDB_0.9.33")), "{a}");
     let names: Vec<&str> =
         a["workloads"][0]["functions"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
     // ITS#8557's search on every append, among the functions that moved most.
     assert!(names[..5].contains(&"mdb_page_search_root"), "{names:?}");
+}
+
+/// The JSON document its-10406 wrote into `dir`.
+fn its_json(dir: &Path) -> serde_json::Value {
+    let doc = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap()
 }
