@@ -229,7 +229,9 @@ fn wait_with_limit(child: &mut std::process::Child) -> Result<Option<ExitStatus>
     }
 }
 
-fn how_it_ended(status: ExitStatus) -> String {
+/// How a child process ended, in words: "exited with status 1", "was killed by signal 6
+/// (SIGABRT)" (also the runner's, for `--program` runs).
+pub fn how_it_ended(status: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with status {code}"),

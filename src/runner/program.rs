@@ -159,7 +159,7 @@ impl RunSpec {
                 Some(failure(format!("it ran beyond {} s and was killed{}", p.timeout_s, tail(&output))))
             }
             Ok((Ended::Exited(status, _), output)) if !status.success() => {
-                Some(failure(format!("it {}{}", how_it_ended(status), tail(&output))))
+                Some(failure(format!("it {}{}", crate::mtest::how_it_ended(status), tail(&output))))
             }
             Ok((Ended::Exited(_, took), output)) => {
                 let ns = match &p.figure {
@@ -282,18 +282,6 @@ fn timed(cmd: &mut Command, limit: Duration) -> std::io::Result<Ended> {
     let killed = watchdog.join().unwrap_or(false);
     let status = status?;
     Ok(if killed { Ended::TimedOut } else { Ended::Exited(status, took) })
-}
-
-fn how_it_ended(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(sig)) => {
-            let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal");
-            format!("was killed by signal {sig} ({name})")
-        }
-        (None, None) => format!("ended with {status}"),
-    }
 }
 
 /// What a program printed.
