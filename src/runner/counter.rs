@@ -45,17 +45,49 @@ impl Caches {
         self.0.iter().map(|(n, size, line, ways)| format!("--{n}={size},{ways},{line}"))
     }
 
-    /// The caches a profile's `desc:` lines describe ("desc: I1 cache: 65536 B, 64 B, 16-way associative").
-    fn from_profile(text: &str) -> Option<Caches> {
-        let one = |line: &str| {
-            let (name, rest) = line.strip_prefix("desc: ")?.split_once(" cache: ")?;
-            let numbers: Vec<u64> = rest.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
-            let [size, line, ways] = numbers[..] else { return None };
-            Some((name.to_string(), size, line, ways))
-        };
-        let caches: Vec<_> = text.lines().filter_map(one).collect();
-        (caches.len() == 3).then_some(Caches(caches))
+    /// The caches a profile's `desc:` lines describe: "desc: I1 cache: 65536 B, 64 B,
+    /// 16-way associative" (Intel hosts), "desc: LL cache: 268435456 B, 64 B, direct-mapped"
+    /// (valgrind's word for one way, seen on AMD EPYC hosts), or "fully associative".
+    fn from_profile(text: &str) -> Result<Caches> {
+        fn described(line: &str) -> Option<(&str, &str)> {
+            line.strip_prefix("desc: ")?.split_once(" cache: ")
+        }
+        let caches = text
+            .lines()
+            .filter_map(|line| described(line).map(|(name, rest)| (line, name, rest)))
+            .map(|(line, name, rest)| {
+                let (size, line_size, ways) =
+                    cache_shape(rest).with_context(|| format!("callgrind described a cache as {line:?}"))?;
+                Ok((name.to_string(), size, line_size, ways))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let names: Vec<&str> = caches.iter().map(|c| c.0.as_str()).collect();
+        if names != ["I1", "D1", "LL"] {
+            bail!("callgrind's profile describes the caches {names:?}, not the I1, D1 and LL caches it simulates");
+        }
+        Ok(Caches(caches))
     }
+}
+
+/// "65536 B, 64 B, 16-way associative" as (size, line size, ways).
+fn cache_shape(rest: &str) -> Result<(u64, u64, u64)> {
+    let bytes = |part: &str| part.trim().strip_suffix(" B").and_then(|n| n.trim().parse::<u64>().ok());
+    let parts: Vec<&str> = rest.split(',').collect();
+    let [size, line, ways] = parts[..] else { bail!("not three parts (size, line size, associativity)") };
+    let (size, line) = (bytes(size).context("no size in bytes")?, bytes(line).context("no line size in bytes")?);
+    if size == 0 || line == 0 || size % line != 0 {
+        bail!("a size of {size} B is not a whole number of {line}-byte lines");
+    }
+    let ways = match ways.trim() {
+        "direct-mapped" => 1,
+        "fully associative" => size / line,
+        other => other
+            .strip_suffix("-way associative")
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|&n| n > 0)
+            .with_context(|| format!("an associativity of {other:?}"))?,
+    };
+    Ok((size, line, ways))
 }
 
 /// The timed functions of both engines, every suite's (src/workload/native.rs and
@@ -120,7 +152,7 @@ fn simulated_caches() -> Result<Caches> {
         .context("cannot run valgrind to learn the caches it simulates")?;
     let text = std::fs::read_to_string(&out).ok().filter(|_| status.success());
     let text = text.context("valgrind --cache-sim=yes did not run here: the cache metrics cannot be counted")?;
-    Caches::from_profile(&text).context("callgrind's profile does not describe the I1, D1 and LL caches it simulated")
+    Caches::from_profile(&text).context("callgrind's profile does not say which I1, D1 and LL caches it simulated")
 }
 
 /// The timed function `engine` calls once per repetition of `w`, as `w`'s suite declares
@@ -266,7 +298,31 @@ mod tests {
         let c = Caches::from_profile(text).unwrap();
         assert_eq!(c.flags().collect::<Vec<_>>(), ["--I1=65536,16,64", "--D1=49152,12,64", "--LL=503316480,30,64"]);
         assert!(c.describe().starts_with("I1 65536 B, 64 B, 16-way associative; D1 49152 B"), "{}", c.describe());
-        assert_eq!(Caches::from_profile("desc: I1 cache: 65536 B\n"), None);
+        let e = Caches::from_profile("desc: I1 cache: 65536 B\n").unwrap_err();
+        assert!(format!("{e:#}").contains("\"desc: I1 cache: 65536 B\""), "{e:#}");
+    }
+
+    /// valgrind 3.19 on an AMD EPYC host (lines as it wrote them there).
+    #[test]
+    fn an_amd_hosts_direct_mapped_and_other_shapes_are_read() {
+        let text = "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
+                    desc: LL cache: 268435456 B, 64 B, direct-mapped\ndesc: Timerange: Basic block 0 - 29602\n";
+        let c = Caches::from_profile(text).unwrap();
+        assert_eq!(c.flags().collect::<Vec<_>>(), ["--I1=65536,4,64", "--D1=32768,8,64", "--LL=268435456,1,64"]);
+        let full = "desc: I1 cache: 4096 B, 64 B, fully associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
+                    desc: LL cache: 268435456 B, 64 B, 2-way associative\n";
+        assert_eq!(Caches::from_profile(full).unwrap().flags().next().unwrap(), "--I1=4096,64,64");
+        for (shape, says) in [
+            ("64 B, 8-way associative", "not three parts"),
+            ("65536 B, 64 B, eight-way", "an associativity of \"eight-way\""),
+            ("65536 B, 60 B, 8-way associative", "not a whole number"),
+        ] {
+            let text = format!("desc: I1 cache: {shape}\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n");
+            let e = format!("{:#}", Caches::from_profile(&text).unwrap_err());
+            assert!(e.contains(says) && e.contains(shape), "{e}");
+        }
+        let two = "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: LL cache: 268435456 B, 64 B, direct-mapped\n";
+        assert!(format!("{:#}", Caches::from_profile(two).unwrap_err()).contains("[\"I1\", \"LL\"]"));
     }
 
     #[test]
