@@ -64,7 +64,8 @@ pub enum Command {
         /// appended to $GITHUB_STEP_SUMMARY when set.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "markdown")]
         format: Vec<crate::report::Format>,
-        /// The tag every other is compared with (default: the oldest in the run).
+        /// The tag every other is compared with (default: the run's own, `run --baseline` or
+        /// its first unit as given; in files from before runs recorded it, the oldest).
         #[arg(long)]
         baseline: Option<String>,
         /// Write every format here (as <run name>.<ext>) instead of printing.

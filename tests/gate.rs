@@ -407,3 +407,58 @@ fn a_built_tag_without_samples_is_named_as_not_judged() {
     assert!(err.starts_with(head), "{err}");
     assert!(err.contains("not judged: LMDB_0.9.22 write (rust): no comparison against the baseline"), "{err}");
 }
+
+/// A head commit on top of `repo`'s base whose every put does more work, its message made
+/// with `nonce` so that its id sorts before the base's or after it, as `before` asks.
+fn slower_head(repo: &std::path::Path, base: &str, before: bool) -> String {
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    for nonce in 0..64 {
+        git(repo, &["checkout", "-q", base]);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let spin = format!("{PUT}\t{{ volatile int spin; for (spin = 0; spin < 300; spin++) ; }}\n");
+        std::fs::write(&p, text.replacen(PUT, &spin, 1)).unwrap();
+        git(repo, &["commit", "-q", "-am", &format!("more work in every put ({nonce})")]);
+        let head = git(repo, &["rev-parse", "HEAD"]);
+        if (head < base.to_string()) == before {
+            return head;
+        }
+    }
+    panic!("no commit id in 64 sorted {} {base}", if before { "before" } else { "after" });
+}
+
+/// The bump gate of ci/examples/lmdb-bump-gate.yml: the merge base, then the head.
+fn bump_gate(repo: &std::path::Path, base: &str, head: &str, extra: &[&str]) -> Output {
+    let mut cmd = lmdb_regress();
+    cmd.args(["run", "--workloads", "write", "--entries", "2000", "--metric", "instructions"])
+        .args(["--fail-on", "slower:1%", "--git"])
+        .arg(repo)
+        .arg("--tags")
+        .arg(format!("{},{}", &base[..12], &head[..12]))
+        .args(extra)
+        .arg("--out")
+        .arg(repo.with_extension(format!("{}-{}.jsonl", &head[..12], extra.len())));
+    cmd.env("LMDB_REGRESS_OFFLINE", "1").output().expect("binary runs")
+}
+
+#[test]
+fn the_bump_gate_judges_the_head_against_the_base_whichever_id_sorts_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let base = make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]).remove(0);
+    let mut head = String::new();
+    for before in [true, false] {
+        head = slower_head(&repo, &base, before);
+        let o = bump_gate(&repo, &base, &head, &[]);
+        let err = stderr(&o);
+        assert_eq!(status(&o), Some(3), "head {head} sorting before the base: {before}\n{err}");
+        assert!(err.contains(&format!("baseline: {}, which every comparison", &base[..12])), "{err}");
+        assert!(err.contains(&format!("failed: write (rust) {} against {}", &head[..12], &base[..12])), "{err}");
+        // Named the other way round, the head is the baseline and the base is faster.
+        let o = bump_gate(&repo, &base, &head, &["--baseline", &head[..12]]);
+        assert_eq!(status(&o), Some(0), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("baseline: {}", &head[..12])), "{}", stderr(&o));
+    }
+    let o = bump_gate(&repo, &base, &head, &["--baseline", "LMDB_0.9.18", "--force"]);
+    assert_eq!(status(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--baseline LMDB_0.9.18 names no unit of this run"), "{}", stderr(&o));
+}

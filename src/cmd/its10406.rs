@@ -24,6 +24,10 @@ pub struct ItsArgs {
     /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
     #[arg(long, default_value = "0.9.17..0.9.33")]
     pub tags: String,
+    /// The tag every claim is judged against (default: the report's, LMDB_0.9.17, where
+    /// --tags holds it; else the first tag given).
+    #[arg(long, value_name = "TAG")]
+    pub baseline: Option<String>,
     /// time, or instructions retired in the timed region.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
@@ -87,6 +91,15 @@ fn refuse_other_run(file: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// The report's own baseline where the tags asked for hold it; a resumed run keeps its file's.
+fn report_baseline(args: &ItsArgs) -> Option<String> {
+    let holds = |m: &crate::manifest::Manifest| {
+        let wants = crate::tags::parse_spec(m, &args.tags, args.build.git.as_deref()).ok()?;
+        wants.iter().any(|w| w.label() == its10406::BASELINE).then(|| its10406::BASELINE.to_string())
+    };
+    args.resume.is_none().then(|| super::manifest().ok().as_ref().and_then(holds)).flatten()
+}
+
 pub fn run(args: &ItsArgs) -> Result<()> {
     if let Some(file) = &args.resume {
         refuse_other_run(file)?;
@@ -113,6 +126,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
             None => ["entries", "rounds", "warmup"].map(String::from).into(),
         },
         resume: args.resume.clone(),
+        baseline: args.baseline.clone().or_else(|| report_baseline(args)),
         resume_with: Some("its-10406 --resume".into()),
         confirm: args.confirm,
         // One warm-up round, every other option as `run` gives it.
@@ -120,8 +134,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     };
     super::run::refuse_confirm_with_resume(&run_args)?;
     let data = super::run::measure(&run_args)?;
-    let has_baseline = data.samples.iter().any(|s| s.tag == its10406::BASELINE);
-    let m = model::build(&data, has_baseline.then_some(its10406::BASELINE))?;
+    let m = model::build(&data, None)?;
     let r = its10406::build(&m);
     let format = args.format.unwrap_or(report::Format::Text);
     // Refused before anything is written.

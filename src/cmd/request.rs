@@ -81,6 +81,11 @@ pub struct RunArgs {
     /// cycles stand beside instructions (implies --with-instructions for a time run).
     #[arg(long)]
     pub with_cache: bool,
+    /// The tag or commit every other unit is compared with, and the gate judges against
+    /// (default: the first unit as given, whatever its id; a pull request's gate names its
+    /// merge base here).
+    #[arg(long, value_name = "TAG")]
+    pub baseline: Option<String>,
     /// Measure this tag a second time under the label TAG~control: the run's own A/A.
     #[arg(long, value_name = "TAG")]
     pub control: Option<String>,

@@ -302,6 +302,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
+    let baseline = baseline_of(args.baseline.as_deref(), shard.as_ref(), &tags, &labels)?;
     let programs = super::request::programs(args)?;
     let git = args.build.git.as_deref();
     let mut units = super::program::compile_all(&programs, units, &tags, git, args.jobs(), &mut failures)?;
@@ -331,6 +332,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         pairing,
         chunk,
         programs,
+        baseline: Some(baseline),
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
     let counter = runner::instruction_counter(&plan)?;
@@ -343,6 +345,41 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         u.check_recorded(&header.tags)?;
     }
     Ok((spec, header, failures))
+}
+
+/// The unit the run compares every other with: a shard's (the whole run's), `--baseline`,
+/// else the first unit as given that built; never the first as sorted,
+/// which for commit ids is whichever id sorts first.
+fn baseline_of(
+    asked: Option<&str>,
+    shard: Option<&Shard>,
+    tags: &[runfile::TagStatus],
+    labels: &[Label],
+) -> Result<String> {
+    // A shard's was found among the whole run's units; a shard that does not measure it
+    // (a process per unit) records it for the merged run.
+    if let Some(b) = shard.and_then(Shard::baseline) {
+        return Ok(b.to_string());
+    }
+    let mut given: Vec<String> = labels.iter().map(|l| l.compared_as().0).collect();
+    given.dedup();
+    let built = |b: &String| {
+        tags.iter().zip(labels).any(|(t, l)| t.status == runfile::Status::Built && l.compared_as().0 == *b)
+    };
+    let Some(asked) = asked else {
+        return given.iter().find(|b| built(b)).cloned().context("no unit of this run built");
+    };
+    let baseline = named_baseline(asked, &given)?;
+    if !built(&baseline) {
+        bail!("the baseline {baseline} did not build (see the reasons above), so nothing can be compared with it");
+    }
+    Ok(baseline)
+}
+
+/// The unit `--baseline` names among `given`, or an error listing them.
+fn named_baseline(asked: &str, given: &[String]) -> Result<String> {
+    crate::runner::label::find_base(asked, given)
+        .with_context(|| format!("--baseline {asked} names no unit of this run; its units: {}", given.join(", ")))
 }
 
 /// A new run of `tags` with the plan, configuration, workloads, engines and toolchains
@@ -366,7 +403,8 @@ pub fn measure_recorded(
     super::program::check_unchanged(&h.plan.programs, from)?;
     let units =
         super::program::compile_all(&h.plan.programs, units, &tags, build.git.as_deref(), args.jobs(), &mut failures)?;
-    let plan = Plan { shard: None, control: None, ..h.plan.clone() };
+    let baseline = Some(baseline_of(None, None, &tags, &labels)?);
+    let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
     let spec =
         RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
     let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
@@ -389,7 +427,12 @@ fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> 
     if let Some(w) = wants.iter().find(|w| matches!(w, Want::Patched { .. } | Want::Local(_))) {
         bail!("--shard: {} is a patched or local unit, which a sharded run cannot hold yet", w.label());
     }
-    let shard = Shard::new(k, n, wants.iter().map(|w| w.label()).collect())?;
+    let labels: Vec<String> = wants.iter().map(|w| w.label()).collect();
+    let baseline = match args.baseline.as_deref() {
+        Some(asked) => Some(named_baseline(asked, &labels)?),
+        None => labels.first().cloned(),
+    };
+    let shard = Shard::new(k, n, labels, baseline)?;
     eprintln!("shard {shard}: {}", shard.measured(pairing).join(", "));
     Ok(Some(shard))
 }
@@ -702,6 +745,7 @@ fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate:
         resume: None,
         shard: None,
         control: None,
+        baseline: Some(model.baseline.clone()),
         default_out: Some(beside.unwrap_or_else(|| default_out("confirm"))),
         ..args.clone()
     }

@@ -155,6 +155,9 @@ pub struct Outcome {
     /// or lost every sample of a workload): named, never passed over in silence.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsampled: Vec<String>,
+    /// The baseline every comparison is made against, where there is one (a run's report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against: Option<String>,
 }
 
 /// The gate found a regression beyond its threshold: the exit status is 3.
@@ -209,7 +212,7 @@ impl Outcome {
                 again: None,
             })
             .collect();
-        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new() }
+        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new(), against: None }
     }
 
     fn not_judged(self, not_judged: Vec<String>) -> Outcome {
@@ -260,6 +263,7 @@ impl Outcome {
     /// The gate's verdict first, then a line per failure and per warning.
     pub fn lines(&self) -> Vec<String> {
         let mut out = vec![self.verdict()];
+        out.extend(self.against.iter().map(|b| format!("baseline: {b}, which every comparison is made against")));
         out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
         out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
         out.extend(self.not_judged.iter().map(|n| format!("not judged: {n}")));
@@ -368,7 +372,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
         format!("{} ({why})", t.tag)
     });
     let outcome = Outcome::new(fail_on, compared).not_judged(not_measured.collect());
-    Outcome { unsampled: unsampled(m), ..outcome }
+    Outcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
 }
 
 /// Each built tag and section (engine, workload) with no comparison against the baseline.

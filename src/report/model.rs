@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
@@ -350,7 +350,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
-    let baseline = pick_baseline(&measured, &data.labels, baseline)?;
+    let baseline = pick_baseline(&measured, &data.labels, baseline, h.plan.baseline.as_deref())?;
     let units = Units { labels: &data.labels, baseline: &baseline };
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
@@ -437,22 +437,25 @@ fn measured_tags(data: &RunData) -> Vec<String> {
 }
 
 /// The baseline tag (or commit): every label is compared with its build by the same
-/// toolchain.
-fn pick_baseline(measured: &[String], labels: &BTreeMap<String, Label>, asked: Option<&str>) -> Result<String> {
+/// toolchain. The one `asked` for, else the one the run `recorded` (its `--baseline`, or
+/// its first unit as given), else (files from before runs recorded it) the oldest measured.
+fn pick_baseline(
+    measured: &[String],
+    labels: &BTreeMap<String, Label>,
+    asked: Option<&str>,
+    recorded: Option<&str>,
+) -> Result<String> {
     let mut bases: Vec<String> = measured.iter().map(|t| labels[t].compared_as().0).collect();
     bases.dedup();
-    let Some(b) = asked else { return Ok(bases.first().cloned().unwrap_or_default()) };
-    // The one label not read from the run file: the one asked for on the command line.
-    let b = Label::parse(b).compared_as().0;
-    let full = if crate::manifest::parse_version(&b).is_none() && !bases.contains(&b) {
-        crate::manifest::normalize_tag(&b)
-    } else {
-        b
+    let Some(b) = asked else {
+        return Ok(recorded.map(str::to_string).or_else(|| bases.first().cloned()).unwrap_or_default());
     };
-    if !bases.contains(&full) {
-        bail!("baseline {full} is not in this run; measured tags: {}", bases.join(", "));
-    }
-    Ok(full)
+    // The one label not read from the run file: the one asked for on the command line.
+    crate::runner::label::find_base(b, &bases).with_context(|| {
+        let b = Label::parse(b).compared_as().0;
+        let b = if crate::manifest::parse_version(&b).is_none() { crate::manifest::normalize_tag(&b) } else { b };
+        format!("baseline {b} is not in this run; measured tags: {}", bases.join(", "))
+    })
 }
 
 /// The run's labels as values, and the baseline every label is compared with.

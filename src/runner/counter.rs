@@ -305,11 +305,13 @@ mod tests {
     /// valgrind 3.19 on an AMD EPYC host (lines as it wrote them there).
     #[test]
     fn an_amd_hosts_direct_mapped_and_other_shapes_are_read() {
-        let text = "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
+        let text =
+            "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
                     desc: LL cache: 268435456 B, 64 B, direct-mapped\ndesc: Timerange: Basic block 0 - 29602\n";
         let c = Caches::from_profile(text).unwrap();
         assert_eq!(c.flags().collect::<Vec<_>>(), ["--I1=65536,4,64", "--D1=32768,8,64", "--LL=268435456,1,64"]);
-        let full = "desc: I1 cache: 4096 B, 64 B, fully associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
+        let full =
+            "desc: I1 cache: 4096 B, 64 B, fully associative\ndesc: D1 cache: 32768 B, 64 B, 8-way associative\n\
                     desc: LL cache: 268435456 B, 64 B, 2-way associative\n";
         assert_eq!(Caches::from_profile(full).unwrap().flags().next().unwrap(), "--I1=4096,64,64");
         for (shape, says) in [
@@ -321,7 +323,8 @@ mod tests {
             let e = format!("{:#}", Caches::from_profile(&text).unwrap_err());
             assert!(e.contains(says) && e.contains(shape), "{e}");
         }
-        let two = "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: LL cache: 268435456 B, 64 B, direct-mapped\n";
+        let two =
+            "desc: I1 cache: 65536 B, 64 B, 4-way associative\ndesc: LL cache: 268435456 B, 64 B, direct-mapped\n";
         assert!(format!("{:#}", Caches::from_profile(two).unwrap_err()).contains("[\"I1\", \"LL\"]"));
     }
 

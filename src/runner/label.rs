@@ -122,6 +122,17 @@ impl fmt::Display for Label {
     }
 }
 
+/// The base (tag or commit, as [`Label::compared_as`] gives it) that `asked` names among
+/// `bases`: a label as written, or a pinned tag by its short name (`0.9.33`).
+pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
+    let b = Label::parse(asked).compared_as().0;
+    let full = match crate::manifest::parse_version(&b).is_none() && !bases.contains(&b) {
+        true => crate::manifest::normalize_tag(&b),
+        false => b,
+    };
+    bases.contains(&full).then_some(full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

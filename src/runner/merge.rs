@@ -95,15 +95,18 @@ fn name(r: &RunData, i: usize) -> String {
 }
 
 /// Everything that changes what a sample measures, in the order differences are named.
-/// The shard's own index (and, with random layouts, the layout seed) is what shards differ in.
+/// The shard's own index (and, with random layouts, the layout seed) is what shards differ
+/// in; the baseline changes no sample.
 fn fingerprint(h: &Header) -> [(&'static str, Value); 7] {
     let mut plan = serde_json::to_value(&h.plan).expect("a plan serializes");
     if let Some(shard) = plan.get_mut("shard").and_then(Value::as_object_mut) {
         shard.remove("index");
     }
-    // Each run draws its own layouts; whether they were random is what matters.
+    // Each run draws its own layouts; whether they were random is what matters. Which
+    // unit a report compares with changes no sample: the merged run takes the first's.
     if let Some(plan) = plan.as_object_mut() {
         plan.remove("layout_seed");
+        plan.remove("baseline");
     }
     let toolchains: BTreeSet<String> = h
         .tags

@@ -145,6 +145,10 @@ pub struct Plan {
     /// The programs this run measures as workloads (`--program`), each by its name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramRecord>,
+    /// The tag or commit every other unit is compared with: `--baseline`, or the first unit
+    /// as given that built. Older files leave it out: their baseline is the oldest measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// A program measured as a workload (`run --program FILE.c`): its workload's name (the
@@ -234,6 +238,7 @@ impl Plan {
             layout_study: None,
             control: None,
             programs: Vec::new(),
+            baseline: None,
         }
     }
 
@@ -275,16 +280,21 @@ pub struct Shard {
     pub count: u32,
     /// Every tag of the whole (unsharded) run, in release order.
     pub tags: Vec<String>,
+    /// The tag every shard of a chunk-paired run measures beside its own: the run's
+    /// baseline. Older files leave it out: theirs is the oldest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 impl Shard {
-    /// Shard `index`/`count` of `tags`; an error when it would hold no tag.
-    pub fn new(index: u32, count: u32, mut tags: Vec<String>) -> Result<Shard> {
+    /// Shard `index`/`count` of `tags`, compared with `baseline` (the oldest when None); an
+    /// error when it would hold no tag.
+    pub fn new(index: u32, count: u32, mut tags: Vec<String>, baseline: Option<String>) -> Result<Shard> {
         if !(1..=count).contains(&index) {
             bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
         }
         tags.sort_by_key(|t| Label::build(t, None).release_key());
-        let shard = Shard { index, count, tags };
+        let shard = Shard { index, count, tags, baseline };
         if shard.own().is_empty() {
             bail!(
                 "shard {index}/{count} holds no tag: the run has {} tag(s), so use at most {} shard(s)",
@@ -301,7 +311,7 @@ impl Shard {
     }
 
     /// The tags this shard measures: its own and, in a chunk-paired run, the baseline
-    /// (the oldest) beside them, so every comparison with it is made inside one process
+    /// beside them, so every comparison with it is made inside one process
     /// on one machine.
     pub fn measured(&self, pairing: Pairing) -> Vec<&str> {
         let mut tags = self.own();
@@ -315,7 +325,7 @@ impl Shard {
 
     /// The tag every shard of a chunk-paired run measures beside its own.
     pub fn baseline(&self) -> Option<&str> {
-        self.tags.first().map(String::as_str)
+        self.baseline.as_deref().or(self.tags.first().map(String::as_str))
     }
 }
 
@@ -1159,7 +1169,7 @@ mod tests {
     fn shards_partition_the_tags_round_robin_in_release_order() {
         let tags: Vec<String> =
             ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(String::from).to_vec();
-        let own = |k| Shard::new(k, 2, tags.clone()).unwrap().own().join(",");
+        let own = |k| Shard::new(k, 2, tags.clone(), None).unwrap().own().join(",");
         assert_eq!(own(1), "LMDB_0.9.9,LMDB_0.9.21,abc1234");
         assert_eq!(own(2), "LMDB_0.9.18,LMDB_0.9.33");
         // The same whatever order the tags were asked in; every tag in exactly one shard.
@@ -1168,7 +1178,12 @@ mod tests {
         for n in 1..=5 {
             let mut union: Vec<String> = (1..=n)
                 .flat_map(|k| {
-                    Shard::new(k, n, reversed.clone()).unwrap().own().iter().map(|t| t.to_string()).collect::<Vec<_>>()
+                    Shard::new(k, n, reversed.clone(), None)
+                        .unwrap()
+                        .own()
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             union.sort();
@@ -1176,7 +1191,7 @@ mod tests {
             all.sort();
             assert_eq!(union, all, "{n} shards");
         }
-        let e = Shard::new(6, 6, tags.clone()).unwrap_err().to_string();
+        let e = Shard::new(6, 6, tags.clone(), None).unwrap_err().to_string();
         assert!(e.contains("holds no tag") && e.contains("at most 5"), "{e}");
     }
 

@@ -15,7 +15,7 @@ use crate::workload::{Workload, WorkloadConfig};
 /// (`stats::stop::target_reached`): whether `samples` (their tags rendered from `labels`'
 /// values) resolve every comparison to within ±`target` percent, judged by `metric` and
 /// `min_effect`.
-pub type TargetReached = fn(&[Sample], &BTreeMap<String, &Label>, f64, Metric, f64) -> bool;
+pub type TargetReached = fn(&[Sample], &BTreeMap<String, &Label>, Option<&str>, f64, Metric, f64) -> bool;
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
 /// once for untimed and counted work (timed rounds: always one); with the judgement its

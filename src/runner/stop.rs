@@ -28,6 +28,7 @@ impl RunSpec {
         let target = self.plan.target_ci?;
         let labels = self.units.iter().map(|u| (u.label.to_string(), &u.label)).collect();
         let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
-        (self.target_reached)(samples, &labels, target, metric, min_effect).then_some(EndReason::TargetCi)
+        let baseline = self.plan.baseline.as_deref();
+        (self.target_reached)(samples, &labels, baseline, target, metric, min_effect).then_some(EndReason::TargetCi)
     }
 }

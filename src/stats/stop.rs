@@ -9,12 +9,13 @@ use crate::runner::runfile::{Engine, Metric, Sample};
 use crate::runner::Label;
 use crate::workload::Workload;
 
-/// True when, in every (engine, workload), every tag's comparison with the oldest tag is
-/// decided or resolved to within ±`target` percent: more rounds would not change the table.
-/// `labels` are the values the samples' labels were rendered from.
+/// True when, in every (engine, workload), every tag's comparison with the `baseline` (the
+/// oldest tag when None) is decided or resolved to within ±`target` percent: more rounds
+/// would not change the table. `labels` are the values the samples' labels were rendered from.
 pub fn target_reached(
     samples: &[Sample],
     labels: &BTreeMap<String, &Label>,
+    baseline: Option<&str>,
     target: f64,
     metric: Metric,
     min_effect: f64,
@@ -29,7 +30,11 @@ pub fn target_reached(
     !groups.is_empty()
         && groups.into_values().all(|group| {
             let blocks = chunks::group(group, |s| s.value(metric)).compared;
-            let reference = blocks.keys().min_by_key(|t| labels[*t].release_key()).cloned().unwrap_or_default();
+            let is_baseline = |t: &&String| baseline.is_none_or(|b| labels[*t].compared_as().0 == b);
+            let oldest =
+                |keys: &mut dyn Iterator<Item = &String>| keys.min_by_key(|t| labels[*t].release_key()).cloned();
+            let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
+            let reference = reference.unwrap_or_default();
             family::resolved(&blocks, &reference, &rule, target / 100.0)
         })
 }
