@@ -339,7 +339,11 @@ fn a_timeout_beyond_any_duration_is_refused_before_anything_runs() {
         let extra = [&["--program-timeout", "1e20"][..], gate].concat();
         let o = run_program("0.9.33", &program, "1", &out, &extra);
         assert_eq!(o.status.code(), Some(code), "{gate:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains("--program-timeout 100000000000000000000 is not a number of seconds"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--program-timeout 100000000000000000000 is not a number of seconds"),
+            "{}",
+            stderr(&o)
+        );
         assert!(!out.exists(), "nothing measured");
     }
 }

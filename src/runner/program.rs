@@ -51,7 +51,9 @@ const MARKER: &str = "LMDB_REGRESS_SAMPLE";
 pub fn timeout(seconds: f64) -> Result<Duration> {
     match Duration::try_from_secs_f64(seconds) {
         Ok(d) if !d.is_zero() && seconds <= MAX_TIMEOUT_S => Ok(d),
-        _ => bail!("--program-timeout {seconds} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S} (a week)"),
+        _ => {
+            bail!("--program-timeout {seconds} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S} (a week)")
+        }
     }
 }
 
