@@ -453,11 +453,7 @@ impl Printed {
         let mut r = BufReader::with_capacity(LINE_BYTES, r);
         let mut line: Vec<u8> = Vec::new();
         let mut cut = false;
-        loop {
-            let Ok(buf) = r.fill_buf() else { break };
-            if buf.is_empty() {
-                break;
-            }
+        while let Some(buf) = r.fill_buf().ok().filter(|b| !b.is_empty()) {
             let newline = buf.iter().position(|&b| b == b'\n');
             let chunk = &buf[..newline.unwrap_or(buf.len())];
             let room = LINE_BYTES.saturating_sub(line.len());
@@ -515,7 +511,7 @@ fn printed(f: &Figure, output: &Output) -> Result<u64, String> {
 /// finite, and below MAX_FIGURE_NS; else why not, after `what` ("its run took").
 fn whole_ns(ns: f64, what: &str) -> Result<u64, String> {
     match ns.round() {
-        n if n >= 1.0 && n <= MAX_FIGURE_NS => Ok(n as u64),
+        n if (1.0..=MAX_FIGURE_NS).contains(&n) => Ok(n as u64),
         n if n.is_finite() && n > MAX_FIGURE_NS => {
             Err(format!("{what} is {ns} ns, more than 30 days: no time a sample can take"))
         }
