@@ -50,6 +50,23 @@ pub fn spawn(cmd: &mut Command) -> io::Result<Child> {
     dies_with_us(cmd).spawn()
 }
 
+/// [`Command::spawn`] of a child that leads a process group of its own, so that it and
+/// what it starts can be killed together by its id (`killpg`). It still dies with this
+/// process (PR_SET_PDEATHSIG), but what it starts does not when this process is killed
+/// outright, and Ctrl-C does not reach it: whoever starts it kills its group.
+pub fn spawn_group_leader(cmd: &mut Command) -> io::Result<Child> {
+    dies_with_us(cmd);
+    // SAFETY: between fork and exec only setpgid, async-signal-safe; it runs after the
+    // guardian's setpgid above, and takes the child out of that group into its own.
+    unsafe {
+        cmd.pre_exec(|| match libc::setpgid(0, 0) {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        })
+    };
+    cmd.spawn()
+}
+
 /// Passes Ctrl-C on to every child (the guardian ignores it), as the terminal would have
 /// if they were in its foreground group.
 pub fn interrupt() {

@@ -254,13 +254,36 @@ pub fn lock_holder(file: &File) -> Option<u32> {
     })
 }
 
-/// The text of `path`, which must be a UTF-8 file; `what` names it in errors ("run file").
+/// `path` opened for reading if it is a regular file (or a link to one); a directory, FIFO,
+/// socket or device is refused before anything is read from it, so that a read can never
+/// block on a pipe. `what` names it in errors ("run file").
+pub fn open_regular(path: &Path, what: &str) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |meta: &std::fs::Metadata| -> Result<()> {
+        let kind = meta.file_type();
+        match () {
+            _ if kind.is_file() => Ok(()),
+            _ if kind.is_dir() => bail!("{} is a directory, not a {what}", path.display()),
+            _ => bail!("{} is not a regular file (a pipe, socket or device), not a {what}", path.display()),
+        }
+    };
+    refuse(&std::fs::metadata(path).with_context(|| format!("cannot open {what} {}", path.display()))?)?;
+    // Non-blocking: should the name become a FIFO after the check, opening it does not wait
+    // for a writer, and the check of what was opened refuses it.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("cannot open {what} {}", path.display()))?;
+    refuse(&file.metadata().with_context(|| format!("cannot read {what} {}", path.display()))?)?;
+    Ok(file)
+}
+
+/// The text of `path`, which must be a regular UTF-8 file; `what` names it in errors ("run file").
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot open {what} {}", path.display()))?;
-    if meta.is_dir() {
-        bail!("{} is a directory, not a {what}", path.display());
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_regular(path, what)?, &mut bytes)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;

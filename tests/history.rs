@@ -287,4 +287,44 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     assert!(!stderr(&o).contains("extending"), "nothing measured: {}", stderr(&o));
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "nothing rewritten");
     run_ok(lmdb_regress().arg("report").arg(&run).args(["--format", "text"]));
+    std::fs::remove_dir(out_dir.join("history.html")).unwrap();
+    std::fs::write(out_dir.join("history.html"), "").unwrap();
+
+    // A history whose `run` names a run of tags, not of its commits: refused, nothing measured.
+    let tags = out_dir.join("tags.jsonl");
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["run", "--tags", "LMDB_0.9.33", "--workloads", "write", "--entries", "2000", "--rounds", "1"])
+            .args(["--metric", "instructions", "--git"])
+            .arg(&repo)
+            .arg("--out")
+            .arg(&tags),
+    );
+    let mut other = h.clone();
+    other["run"] = "tags.jsonl".into();
+    std::fs::write(out_dir.join("history.json"), serde_json::to_vec_pretty(&other).unwrap()).unwrap();
+    let o = extend_saved(&repo, &out_dir, "2000", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let says = format!("its `run` names {}, which is not this history's own run file", tags.display());
+    assert!(stderr(&o).contains(&says) && stderr(&o).contains("it measures LMDB_0.9.33"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("extending"), "nothing measured: {}", stderr(&o));
+    std::fs::write(out_dir.join("history.json"), &saved).unwrap();
+
+    // `--from` a pipe: refused before it is opened for reading (nothing writes it).
+    let fifo = tmp.path().join("run.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a path of our own temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let o = lmdb_regress()
+        .env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--git"])
+        .arg(&repo)
+        .arg("--out-dir")
+        .arg(tmp.path().join("from"))
+        .arg("--from")
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains(&format!("{} is not a regular file", fifo.display())), "{}", stderr(&o));
 }

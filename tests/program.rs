@@ -288,3 +288,106 @@ fn a_planted_busy_commit_is_counted_slower_in_instructions() {
     let local = row["tag"] != "LMDB_0.9.33";
     assert_eq!(row["vs_baseline"]["comparison"]["verdict"], if local { "slower" } else { "faster" }, "{row}");
 }
+
+/// Prints `took 0.5 s` on every unit but 0.9.18, where its first sample prints `took 0 s`
+/// and its second bytes that are not UTF-8 and no figure (`argv[1]` counts its samples).
+const FIGURES: &str = r#"#include <stdio.h>
+#include "lmdb.h"
+int main(int argc, char **argv) {
+    int major, minor, patch;
+    mdb_version(&major, &minor, &patch);
+    if (patch != 18) { printf("took 0.5 s\n"); return 0; }
+    FILE *f = fopen(argv[1], "a");
+    long before = ftell(f);
+    fputc('x', f);
+    fclose(f);
+    if (before == 0) printf("took 0 s\n");
+    else printf("\xff\xfe planted bytes\n");
+    return 0;
+}
+"#;
+
+#[test]
+fn a_figure_of_no_time_fails_its_sample_alone_and_output_that_is_no_utf8_is_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = write(dir.path(), "figures.c", FIGURES);
+    let (out, count) = (dir.path().join("run.jsonl"), dir.path().join("count"));
+    let count = count.to_str().unwrap();
+    let figure = ["--program-figure", "took ([0-9.]+) s", "--program-args", count];
+    let o = run_program("0.9.18,0.9.33", &program, "2", &out, &figure);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = records(&out);
+    let samples = of_type(&records, "sample");
+    assert!(samples.iter().all(|s| s["tag"] == "LMDB_0.9.33" && s["ns"] == 500_000_000), "{samples:?}");
+    assert_eq!(samples.len(), 2);
+    let errors: Vec<&str> = of_type(&records, "failure").iter().map(|f| f["error"].as_str().unwrap()).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].contains("figures on LMDB_0.9.18 failed in the sample of round 1"), "{}", errors[0]);
+    assert!(errors[0].contains("took \"0\" from its output, which is 0 ns: a sample takes some time"), "{}", errors[0]);
+    assert!(errors[1].contains("round 2: no line of its output matches"), "{}", errors[1]);
+    assert!(errors[1].contains("\u{fffd}\u{fffd} planted bytes"), "what it printed, quoted: {}", errors[1]);
+    // The file holds nothing its own reader refuses.
+    run_ok(lmdb_regress().arg("report").arg(&out));
+}
+
+#[test]
+fn a_timeout_beyond_any_duration_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = write(dir.path(), "commits.c", COMMITS);
+    let out = dir.path().join("run.jsonl");
+    for (gate, code) in [(&[][..], 2), (&["--fail-on", "slower:1%"][..], 1)] {
+        let extra = [&["--program-timeout", "1e20"][..], gate].concat();
+        let o = run_program("0.9.33", &program, "1", &out, &extra);
+        assert_eq!(o.status.code(), Some(code), "{gate:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--program-timeout 100000000000000000000 is not a number of seconds"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "nothing measured");
+    }
+}
+
+#[test]
+fn the_compiled_programs_hash_is_recorded_and_a_forged_one_is_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // A source of this test's own: its compiled folder in the cache is no other test's.
+    let program = write(dir.path(), "forged.c", &format!("{COMMITS}/* the forged test's */\n"));
+    let out = dir.path().join("run.jsonl");
+    let o = run_program("0.9.33", &program, "2", &out, &["--program-args", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recorded = records(&out)[0]["plan"]["programs"][0]["compiled"]["LMDB_0.9.33"].as_str().unwrap().to_string();
+    let folders: Vec<PathBuf> = std::fs::read_dir(test_cache().join("programs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("forged-"))
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let exe = folders[0].join("forged");
+    assert_eq!(hex::encode(Sha256::digest(std::fs::read(&exe).unwrap())), recorded);
+
+    // Cut after its first round, as Ctrl-C leaves it; then the cached program and its
+    // SHA-256 file replaced by another program, which would leave a mark if it ran.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let kept: Vec<&str> =
+        text.lines().filter(|l| !l.contains("\"type\":\"end\"") && !l.contains("\"round\":1,")).collect();
+    std::fs::write(&out, kept.join("\n") + "\n").unwrap();
+    let mark = dir.path().join("forged-ran");
+    let forged = format!("#!/bin/sh\ntouch {}\n", mark.display());
+    std::fs::write(&exe, &forged).unwrap();
+    std::fs::write(folders[0].join("sha256"), hex::encode(Sha256::digest(forged.as_bytes())) + "\n").unwrap();
+    let o = lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--resume"]).arg(&out).output().unwrap();
+    assert!(!mark.exists(), "the forged program ran: {}", stderr(&o));
+    // Compiled again; the same bytes as recorded (then measured), or refused, naming both.
+    let now = hex::encode(Sha256::digest(std::fs::read(&exe).unwrap()));
+    let all = records(&out);
+    match now == recorded {
+        true => assert_eq!(of_type(&all, "sample").len(), 2, "{}", stderr(&o)),
+        false => {
+            let failures = of_type(&all, "failure");
+            let error = failures.last().map_or("", |f| f["error"].as_str().unwrap());
+            assert!(error.contains("not the program that was measured") && error.contains(&recorded), "{error}");
+        }
+    }
+}

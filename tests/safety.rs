@@ -496,6 +496,14 @@ fn every_run_file_defect_is_named_by_file_and_line() {
         ),
         ("second-header", Box::new(|l| l.insert(2, l[0].clone())), "3: a second header".into()),
         (
+            // One iteration a pass: a second line of one unit, workload and round is a copy.
+            "duplicated-sample",
+            Box::new(|l| l.insert(3, l[1].clone())),
+            "4: one sample too many of rust LMDB_0.9.17 readSeq in round 1: the run takes 1 per pass \
+             (one per iteration), and line(s) 2 hold them"
+                .into(),
+        ),
+        (
             "unknown-workload",
             Box::new(|l| l.insert(1, sample("LMDB_0.9.33", "5").replace("readSeq", "readKey"))),
             "2: workload readKey is not among the header's workloads".into(),
@@ -532,6 +540,31 @@ fn every_run_file_defect_is_named_by_file_and_line() {
     // A corrupt line that is not the last (or ends in a newline) is no torn write.
     let corrupt = defective(dir.path(), "corrupt.jsonl", |l| l[last - 1].truncate(20));
     assert!(fails(lmdb_regress().arg("report").arg(&corrupt)).contains(&format!("corrupt.jsonl:{last}: corrupt line")));
+}
+
+#[test]
+fn what_is_read_as_a_file_must_be_a_regular_file_never_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("run.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a path of our own temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let good = testdata("run-fixed.jsonl");
+    let site = dir.path().join("site");
+    let history = dir.path().join("history.json");
+    std::os::unix::fs::symlink(&fifo, &history).unwrap();
+    // Nothing writes the pipe: a command that opened it for reading would wait forever.
+    let commands: Vec<(Vec<std::ffi::OsString>, &Path)> = vec![
+        (vec!["report".into(), fifo.clone().into()], &fifo),
+        (vec!["merge".into(), good.clone().into(), fifo.clone().into(), "--out".into(), site.join("m").into()], &fifo),
+        (vec!["compare".into(), good.clone().into(), fifo.clone().into()], &fifo),
+        (vec!["site".into(), site.clone().into(), fifo.clone().into()], &fifo),
+        (vec!["site".into(), site.clone().into(), history.clone().into()], &history),
+    ];
+    for (args, named) in commands {
+        let e = fails(lmdb_regress().args(&args));
+        assert!(e.contains(&format!("{} is not a regular file", named.display())), "{args:?}: {e}");
+    }
 }
 
 #[test]

@@ -251,6 +251,16 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
         )
     };
     let old = runfile::load(&run)?;
+    // Its run must be its own: the saved points' commits, each measured there.
+    of_range(&old, &run, &saved.range, &saved.points, false).map_err(|e| {
+        anyhow::anyhow!(
+            "{} cannot be extended: its `run` names {}, which is not this history's own run file ({e}); \
+             restore the run file it was written with, or measure the range again with `history --range {}`",
+            file.display(),
+            run.display(),
+            saved.range
+        )
+    })?;
     // Said before anything is measured: a folder in the way of a file to be rewritten.
     for out in OUTPUTS {
         crate::files::refuse_existing(&dir.join(out), crate::files::Existing::Replace)?;

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use crate::compile::BuildKind;
 use crate::runner::program;
 use crate::runner::runfile::{self, Failure, ProgramRecord};
-use crate::runner::{Label, Unit};
+use crate::runner::Unit;
 
 /// Each unit with `programs` compiled against its build (on every core, each from the
 /// cache when compiled before); a program that does not compile against a unit is that
@@ -30,11 +30,11 @@ pub fn compile_all(
     let bar = crate::progress::bar(pairs.len() as u64, "compiling the programs");
     let work = |&(i, p): &(usize, &ProgramRecord)| -> Result<crate::runner::CompiledProgram> {
         let u = &units[i];
-        let built = Label { layout: None, control: false, ..u.label.clone() }.to_string();
+        let built = program::build_label(u);
         let build =
             tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == BuildKind::SharedLibrary);
         match build {
-            Some(b) => program::compile(p, b, &dir),
+            Some(b) => program::compile(p, (&built, b), &dir),
             None => bail!("{} has no shared library to compile {}.c against", u.label, p.name),
         }
     };
@@ -52,7 +52,7 @@ pub fn compile_all(
                 u.programs.insert(program::workload_of(p), c);
             }
             Err(e) => {
-                eprintln!("not measured: {} on {} ({}.c does not compile against it): {e:#}", p.name, u.label, p.name);
+                eprintln!("not measured: {} on {}: {e:#}", p.name, u.label);
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,

@@ -229,9 +229,7 @@ pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
     if args.engine != [Engine::Rust] {
         refuse("a program loads each unit's shared library, as the rust engine does: leave out --engine")?;
     }
-    if !(args.program_timeout > 0.0 && args.program_timeout.is_finite()) {
-        refuse(&format!("--program-timeout {} is not a number of seconds above 0", args.program_timeout))?;
-    }
+    crate::runner::program::timeout(args.program_timeout)?;
     let words = match &args.program_args {
         None => Vec::new(),
         Some(a) => shlex::split(a).ok_or_else(|| anyhow::anyhow!("--program-args {a:?}: an unclosed quote"))?,

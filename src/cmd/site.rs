@@ -86,8 +86,8 @@ fn claim(taken: &mut Vec<String>, page: &str, path: &Path) -> Result<()> {
 
 /// A history's `history.json`, as `history` wrote it.
 fn load_history(path: &Path) -> Result<History> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| {
+    let text = files::read_text(path, "history")?;
+    serde_json::from_str(&text).with_context(|| {
         format!("{} is not a history.json (a site takes run files, .jsonl, and histories, .json)", path.display())
     })
 }

@@ -56,7 +56,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         config: first.config.clone(),
         workloads: first.workloads.clone(),
         engines: first.engines.clone(),
-        plan: Plan { shard: None, ..first.plan.clone() },
+        plan: Plan { shard: None, programs: programs(&named), ..first.plan.clone() },
         tags,
         units: Declared::each(units),
         environment: environment(&named),
@@ -87,6 +87,17 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
     })
 }
 
+/// The runs' programs (the same in each, as `agree` checked), each with what every run
+/// compiled of it.
+fn programs(runs: &[(String, RunData)]) -> Vec<crate::runner::runfile::ProgramRecord> {
+    let mut programs = runs[0].1.header.plan.programs.clone();
+    for p in &mut programs {
+        let each = runs.iter().flat_map(|(_, r)| &r.header.plan.programs).filter(|o| o.name == p.name);
+        p.compiled = each.flat_map(|o| o.compiled.clone()).collect();
+    }
+    programs
+}
+
 fn name(r: &RunData, i: usize) -> String {
     match r.path.as_deref().and_then(|p| p.file_name()) {
         Some(f) => f.to_string_lossy().into_owned(),
@@ -102,11 +113,14 @@ fn fingerprint(h: &Header) -> [(&'static str, Value); 7] {
     if let Some(shard) = plan.get_mut("shard").and_then(Value::as_object_mut) {
         shard.remove("index");
     }
-    // Each run draws its own layouts; whether they were random is what matters. Which
-    // unit a report compares with changes no sample: the merged run takes the first's.
+    // Each run draws its own layouts; whether they were random is what matters. Each
+    // compiles its programs for its own units. Which unit a report compares with changes
+    // no sample: the merged run takes the first's.
     if let Some(plan) = plan.as_object_mut() {
         plan.remove("layout_seed");
         plan.remove("baseline");
+        let programs = plan.get_mut("programs").and_then(Value::as_array_mut).into_iter().flatten();
+        programs.filter_map(Value::as_object_mut).for_each(|p| drop(p.remove("compiled")));
     }
     let toolchains: BTreeSet<String> = h
         .tags

@@ -166,6 +166,10 @@ pub struct ProgramRecord {
     /// (`--program-figure`); None: the wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<Figure>,
+    /// The SHA-256 of the program as compiled against each build, by the build's label:
+    /// what every start checks, and what a resumed run must compile again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub compiled: BTreeMap<String, String>,
 }
 
 /// A figure a program prints (`--program-figure 'in ([0-9.]+) s'`): the pattern's first
@@ -1081,14 +1085,23 @@ struct Rules {
     workloads: Vec<Workload>,
     /// The line of the end record that finished the run (an interrupted run may go on).
     ended: Option<usize>,
+    /// Samples one pass writes per unit, workload and round: one per iteration.
+    iterations: u32,
+    /// The lines of the samples read so far, by what one pass samples once per iteration.
+    sampled: BTreeMap<SampleKey, Vec<usize>>,
 }
+
+/// What names a sample but its iteration, which a line does not hold: a pass of one unit
+/// (engine, label, layout) on one workload in one round, timed or counted.
+type SampleKey = (Engine, String, Workload, u32, bool, Option<u32>);
 
 impl Rules {
     fn of(h: &Header) -> Rules {
         // A layout study's labels (TAG@01, …) are its tag's layouts, listed in its plan.
         let study = h.plan.layout_study.iter().flat_map(|s| s.layouts.iter().map(|(label, _)| label.clone()));
         let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.tag.clone()).chain(study).collect());
-        Rules { tags, engines: h.engines.clone(), workloads: h.workloads.clone(), ended: None }
+        let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
+        Rules { tags, engines, workloads, ended: None, iterations, sampled: BTreeMap::new() }
     }
 
     fn check(&mut self, r: &Record, labels: &BTreeMap<String, Label>, line: usize) -> std::result::Result<(), String> {
@@ -1109,6 +1122,7 @@ impl Rules {
                     }
                     _ => {}
                 }
+                self.once_per_iteration(s, line)?;
             }
             Record::Failure(f) => self.listed(f.engine, &f.tag, &labels[&f.tag], f.workload)?,
             Record::Check(_) => {}
@@ -1121,6 +1135,24 @@ impl Rules {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A pass writes one sample per iteration: a further one of the same unit, workload and
+    /// round is a line written twice (or forged), and would weigh twice in every statistic.
+    fn once_per_iteration(&mut self, s: &Sample, line: usize) -> std::result::Result<(), String> {
+        let key = (s.engine, s.tag.clone(), s.workload, s.round, s.counted, s.layout);
+        let lines = self.sampled.entry(key).or_default();
+        if lines.len() as u32 >= self.iterations {
+            let pass = if s.counted { "the counting pass".to_string() } else { format!("round {}", s.round + 1) };
+            let earlier = lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+            return Err(format!(
+                "one sample too many of {} {} {} in {pass}: the run takes {} per pass (one per iteration), \
+                 and line(s) {earlier} hold them: a duplicated line",
+                s.engine, s.tag, s.workload, self.iterations
+            ));
+        }
+        lines.push(line);
         Ok(())
     }
 
