@@ -256,7 +256,7 @@ pub struct Walk {
 impl Walk {
     /// Up to `n` more entries from `start` by `step` ([`FORWARD`], [`BACKWARD`]: every
     /// call of one walk gives the same), each handed to `each`; a cursor error other than
-    /// the end is `call`'s failure.
+    /// the end is `call`'s failure. `n` of `usize::MAX` walks to the end.
     ///
     /// # Safety
     /// `cur` is an open cursor on a live transaction, the one every call of this walk uses.
@@ -270,22 +270,37 @@ impl Walk {
         call: &'static str,
         mut each: impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
     ) -> Result<(), Failed> {
-        let (mut k, mut v) = (empty_val(), empty_val());
-        for _ in 0..n {
-            let op = if self.started { step } else { start };
-            self.started = true;
-            match get(cur, &mut k, &mut v, op) {
-                0 => {}
-                sys::MDB_NOTFOUND => {
-                    self.done = true;
-                    break;
-                }
-                rc => return Err((call, rc)),
-            }
-            each(&mut k, &mut v)?;
-            self.visited += 1;
+        if n == 0 {
+            return Ok(());
         }
-        Ok(())
+        let (mut k, mut v) = (empty_val(), empty_val());
+        let mut rc = get(cur, &mut k, &mut v, if self.started { step } else { start });
+        self.started = true;
+        // In the C twin's shape: the first call before the loop, the step at its end, the
+        // count in a register. A walk to the end checks no steps left (the condition is
+        // the loop's own, so the compiler makes two loops of it, the body inlined once).
+        let (bounded, mut visited, mut failed) = (n != usize::MAX, 0u64, None);
+        while rc == 0 {
+            if let Err(e) = each(&mut k, &mut v) {
+                failed = Some(e);
+                break;
+            }
+            visited += 1;
+            if bounded && visited == n as u64 {
+                break;
+            }
+            rc = get(cur, &mut k, &mut v, step);
+        }
+        self.visited += visited;
+        match (failed, rc) {
+            (Some(e), _) => Err(e),
+            (None, 0) => Ok(()),
+            (None, sys::MDB_NOTFOUND) => {
+                self.done = true;
+                Ok(())
+            }
+            (None, rc) => Err((call, rc)),
+        }
     }
 }
 
