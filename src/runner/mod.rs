@@ -31,6 +31,7 @@ mod spec;
 mod stop;
 mod unit;
 mod verify;
+pub mod watchdog;
 pub mod worker;
 
 pub use crate::compile::sanitize;

@@ -78,6 +78,7 @@ impl Schedule<'_> {
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
         let log = Log::start("preparing read databases and verifying reads", budget)?;
         let started = Instant::now();
+        super::watchdog::set_budget(budget);
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {
@@ -181,7 +182,8 @@ impl Schedule<'_> {
         if self.spec.paired() {
             return self.paired_round(&units, round, warm, ready, scratch, (bar, log), w);
         }
-        let order: Vec<&Unit> = units.iter().collect();
+        // A unit whose worker stalled is left out, as paired rounds leave out their culprits.
+        let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u)).collect();
         let jobs = if self.spec.counter.is_some() { self.spec.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {
