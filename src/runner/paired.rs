@@ -75,8 +75,12 @@ impl RunSpec {
         if super::job::interrupted() {
             return Ok(Vec::new());
         }
-        if let Some((k, _)) = blame {
+        if let Some((k, b)) = blame {
             excluded.insert(jobs[k].unit);
+            // Nor is a stalled unit counted after the rounds.
+            if b == Blame::Stalled {
+                watchdog::mark_hung(jobs[k].unit);
+            }
         }
         let death = ran.death.or_else(|| blame.map(|_| "it exited with status 0 without its report".to_string()));
         if warm {
@@ -105,8 +109,8 @@ impl RunSpec {
 
     /// The unit among `jobs` whose paired process ends without its report (it dies, stalls
     /// outside a chunk, or exits early) though no slot was named: halves of the units run
-    /// in processes of their own until one unit is left. None when no half fails alone (the
-    /// units fail only together) or when one unit was all there was to split.
+    /// in processes of their own until one unit is left. None unless exactly one half fails
+    /// at each step (the units fail only together, or every one fails alone).
     fn split(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<Option<usize>> {
         let mut set: Vec<usize> = (0..jobs.len()).collect();
         if set.len() == 1 {
@@ -114,9 +118,10 @@ impl RunSpec {
         }
         while set.len() > 1 {
             let (a, b) = set.split_at(set.len() / 2);
-            set = match (self.fails(jobs, a, ready, scratch)?, a, b) {
-                (true, a, _) => a.to_vec(),
-                (false, _, b) if self.fails(jobs, b, ready, scratch)? => b.to_vec(),
+            // Both halves failing is no one unit's doing (or more than one's): none is named.
+            set = match (self.fails(jobs, a, ready, scratch)?, self.fails(jobs, b, ready, scratch)?) {
+                (true, false) => a.to_vec(),
+                (false, true) => b.to_vec(),
                 _ => return Ok(None),
             };
         }

@@ -56,8 +56,8 @@ impl std::fmt::Display for Killed {
         match self {
             Killed::Stalled(d) => write!(
                 f,
-                "killed by the watchdog: no progress for {} (the limit: the floor --watchdog, or {FACTOR} times \
-                 the slowest earlier stretch)",
+                "killed by the watchdog: no progress for {} (the limit: --watchdog, or {FACTOR} times the slowest \
+                 earlier stretch; raise --watchdog if the unit is only slow)",
                 seconds(*d)
             ),
             Killed::PastBudget(d) => {
