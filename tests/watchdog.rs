@@ -103,34 +103,18 @@ fn failures_of<'a>(lines: &'a [Value], tag: &str) -> Vec<&'a Value> {
 const BOUND: Duration = Duration::from_secs(300);
 
 /// The looping unit, in paired rounds of `engine` or with `--pairing process`: killed once
-/// past its limit (the 5 s floor, unless earlier stretches raise it), named in a failure of round 0, never measured again; the good unit
-/// measured in every later round, every workload of it.
+/// past its limit (the 5 s floor, unless earlier stretches raise it), named in a failure of
+/// round 0, never measured again; the good unit measured in every later round, every
+/// workload of it, until the time budget ends the run.
 fn a_loop_is_killed_named_and_left_out(engine: &str, pairing: &str) {
     let work = tempfile::tempdir().unwrap();
     let (repo, tags, ids) = two_units(work.path(), &hanging_sources(work.path()));
     let git = repo.to_str().unwrap();
-    let args = [
-        "--git",
-        git,
-        "--engine",
-        engine,
-        "--pairing",
-        pairing,
-        "--tags",
-        &tags,
-        "--entries",
-        ENTRIES,
-        "--rounds",
-        "3",
-        "--iterations",
-        "5",
-        "--workloads",
-        "readSeq,write",
-        "--watchdog",
-        "5",
-        "--time-budget",
-        "10m",
-    ];
+    let flags = format!(
+        "--engine {engine} --pairing {pairing} --tags {tags} --entries {ENTRIES} --rounds 1000 --iterations 5 \
+         --workloads readSeq,write --watchdog 5 --time-budget 40s"
+    );
+    let args: Vec<&str> = ["--git", git].into_iter().chain(flags.split_whitespace()).collect();
     let (_, lines) = run_guarded(&args, &[("HANG_AFTER", "9000")], BOUND);
     let (good, bad) = (label(&lines, &ids[0]), label(&lines, &ids[1]));
     let named = failures_of(&lines, &bad);
@@ -147,6 +131,8 @@ fn a_loop_is_killed_named_and_left_out(engine: &str, pairing: &str) {
         let kept = rounds_of(&lines, &good, w);
         assert!(kept.contains(&1) && kept.contains(&2), "{good} {w}: {kept:?}");
     }
+    let end = lines.last().unwrap();
+    assert_eq!((&end["type"], &end["reason"]), (&Value::from("end"), &Value::from("time-budget")), "{end}");
 }
 
 #[test]
@@ -172,18 +158,8 @@ fn a_unit_looping_in_its_own_worker_is_killed_and_left_out() {
 fn a_unit_exiting_in_mdb_cursor_put_is_found_by_splitting() {
     let work = tempfile::tempdir().unwrap();
     let (repo, tags, ids) = two_units(work.path(), &exiting_sources(work.path()));
-    let args = [
-        "--git",
-        repo.to_str().unwrap(),
-        "--tags",
-        &tags,
-        "--entries",
-        ENTRIES,
-        "--rounds",
-        "3",
-        "--workloads",
-        "readSeq,write",
-    ];
+    let flags = format!("--tags {tags} --entries {ENTRIES} --rounds 3 --workloads readSeq,write");
+    let args: Vec<&str> = ["--git", repo.to_str().unwrap()].into_iter().chain(flags.split_whitespace()).collect();
     let (_, lines) = run_guarded(&args, &[("EXIT_ME", "1")], BOUND);
     let (good, bad) = (label(&lines, &ids[0]), label(&lines, &ids[1]));
     let named = failures_of(&lines, &bad);

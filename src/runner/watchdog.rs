@@ -283,4 +283,15 @@ mod tests {
         assert_eq!(ran.lines.len(), 1, "what it said before is kept");
         assert!(ran.death.unwrap().contains("no progress for 1.5 s"));
     }
+
+    #[test]
+    fn no_worker_outlives_the_budget_by_more_than_the_floor() {
+        let dog = Watchdog::new();
+        dog.state().floor = Duration::from_secs(30);
+        dog.state().deadline = Some(Instant::now() + Duration::from_secs(2));
+        let mut talking = Command::new("sh");
+        talking.args(["-c", "while :; do echo '{\"progress\":true}'; sleep 0.2; done"]);
+        let ran = dog.run(talking, Watched::Paired(Engine::Rust));
+        assert_eq!(ran.killed, Some(Killed::PastBudget(Duration::from_secs(30))), "{:?}", ran.death);
+    }
 }
