@@ -78,7 +78,7 @@ impl Schedule<'_> {
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
         let log = Log::start("preparing read databases and verifying reads", budget)?;
         let started = Instant::now();
-        super::watchdog::set_budget(budget);
+        let budget_kept = super::watchdog::budget(budget);
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {
@@ -123,6 +123,7 @@ impl Schedule<'_> {
             }
         }
         bar.finish_and_clear();
+        drop(budget_kept);
         let mut stopped = (reason == EndReason::Interrupted).then_some(Phase::Rounds { from: round });
         let close = self.close && stopped.is_none();
         log.phase("checking the run");

@@ -134,10 +134,21 @@ pub fn set_floor(floor: Duration) {
     GLOBAL.state().floor = floor;
 }
 
-/// From now on no worker outlives `budget` by more than one floor (None: no budget).
-pub(super) fn set_budget(budget: Option<Duration>) {
+/// Until the guard is dropped, no worker outlives `budget` from now by more than one floor
+/// (None: no budget). The rounds hold it; the checks and counts after them do not.
+pub(super) fn budget(budget: Option<Duration>) -> BudgetKept {
     let mut s = GLOBAL.state();
     s.deadline = budget.map(|b| Instant::now() + b + s.floor);
+    BudgetKept
+}
+
+/// The time budget's hold on workers, released when dropped.
+pub(super) struct BudgetKept;
+
+impl Drop for BudgetKept {
+    fn drop(&mut self) {
+        GLOBAL.state().deadline = None;
+    }
 }
 
 /// Whether a worker of `u` alone stalled earlier in this process: it is left out.
