@@ -51,7 +51,7 @@ impl RunSpec {
     fn uncounted(&self, counted: &[Sample]) -> Vec<(Vec<Workload>, Vec<Unit>)> {
         let mut left: Vec<(Vec<Workload>, Vec<Unit>)> = Vec::new();
         // A unit whose worker stalled is left out here too.
-        for u in self.units.iter().filter(|u| !super::watchdog::hung(u)) {
+        for u in self.units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)) {
             let done = |wl: &Workload| {
                 counted.iter().any(|s| s.engine == u.engine && s.tag == u.label.to_string() && s.workload == *wl)
             };

@@ -52,7 +52,8 @@ impl RunSpec {
         scratch: &Path,
         excluded: &Excluded,
     ) -> Result<Vec<Record>> {
-        let units: Vec<&Unit> = units.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u)).collect();
+        let units: Vec<&Unit> =
+            units.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
         let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: self.measurable(u, ready) }).collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
         // A C unit whose program or library is not as recorded is refused before the start.
@@ -79,7 +80,7 @@ impl RunSpec {
             excluded.insert(jobs[k].unit);
             // Nor is a stalled unit counted after the rounds.
             if b == Blame::Stalled {
-                watchdog::mark_hung(jobs[k].unit);
+                watchdog::mark_hung(jobs[k].unit.engine, &jobs[k].unit.label);
             }
         }
         let death = ran.death.or_else(|| blame.map(|_| "it exited with status 0 without its report".to_string()));

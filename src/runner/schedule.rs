@@ -184,7 +184,7 @@ impl Schedule<'_> {
             return self.paired_round(&units, round, warm, ready, scratch, (bar, log), w);
         }
         // A unit whose worker stalled is left out, as paired rounds leave out their culprits.
-        let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u)).collect();
+        let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)).collect();
         let jobs = if self.spec.counter.is_some() { self.spec.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {

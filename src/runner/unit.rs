@@ -1,6 +1,6 @@
 //! A unit (an engine on a tag) and the worker processes it starts: their command lines,
-//! the check of its build against the run's record, the check of the C twin before it
-//! starts, and how a worker's death is told.
+//! the check of its build against the run's record, and the check of the C twin before
+//! it starts (each worker then runs under `watchdog.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -163,10 +163,10 @@ impl Unit {
         if let Err(e) = self.check_c() {
             return (Vec::new(), Some(format!("the C worker was not started: {e:#}")));
         }
-        let key = Watched::unit(self, &cmd);
+        let key = Watched::Unit(self.engine, self.label.clone(), PathBuf::from(cmd.get_program()));
         let ran = watchdog::run(cmd, key);
         if matches!(ran.killed, Some(Killed::Stalled(_))) {
-            watchdog::mark_hung(self);
+            watchdog::mark_hung(self.engine, &self.label);
         }
         (ran.lines, ran.death)
     }
@@ -184,37 +184,5 @@ impl Unit {
             Some(library) => crate::artifact::verify(library, &self.sha256),
             None => Ok(()),
         }
-    }
-}
-
-pub(super) fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    let tail = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
-    let what = match status.signal() {
-        Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
-        None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
-    };
-    if tail.is_empty() {
-        what
-    } else {
-        format!("{what}: {tail}")
-    }
-}
-
-/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
-fn signal_name(sig: i32) -> &'static str {
-    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signals_are_named_by_nix() {
-        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
-        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
-        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
-        assert_eq!(signal_name(999), "signal");
     }
 }

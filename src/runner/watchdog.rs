@@ -4,7 +4,8 @@
 //! stretch between two lines that workers of the same unit (or paired processes of the same
 //! engine) took earlier, and never less than the floor (`--watchdog`, 60 s by default).
 //! With `--time-budget`, no worker outlives the budget by more than one floor. Nothing runs
-//! inside the worker's timed chunks: the watching is this process's.
+//! inside the worker's timed chunks: the watching is this process's. Also how a worker's
+//! death is told.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::WorkerLine;
 use super::runfile::Engine;
-use super::{Label, Unit};
+use super::Label;
 
 /// The least limit unless `--watchdog` says otherwise, in seconds.
 pub const DEFAULT_FLOOR_S: f64 = 60.0;
@@ -34,12 +35,6 @@ const MAX_FLOOR_S: f64 = 7.0 * 86_400.0;
 pub(super) enum Watched {
     Unit(Engine, Label, PathBuf),
     Paired(Engine),
-}
-
-impl Watched {
-    pub(super) fn unit(u: &Unit, cmd: &Command) -> Watched {
-        Watched::Unit(u.engine, u.label.clone(), PathBuf::from(cmd.get_program()))
-    }
 }
 
 /// Why the watchdog killed a worker.
@@ -151,13 +146,13 @@ impl Drop for BudgetKept {
     }
 }
 
-/// Whether a worker of `u` alone stalled earlier in this process: it is left out.
-pub(super) fn hung(u: &Unit) -> bool {
-    GLOBAL.state().hung.contains(&(u.engine, u.label.clone()))
+/// Whether a worker of this unit stalled earlier in this process: it is left out.
+pub(super) fn hung(engine: Engine, label: &Label) -> bool {
+    GLOBAL.state().hung.contains(&(engine, label.clone()))
 }
 
-pub(super) fn mark_hung(u: &Unit) {
-    GLOBAL.state().hung.insert((u.engine, u.label.clone()));
+pub(super) fn mark_hung(engine: Engine, label: &Label) {
+    GLOBAL.state().hung.insert((engine, label.clone()));
 }
 
 /// `--watchdog`'s value: seconds, positive, finite, at most a week.
@@ -196,7 +191,7 @@ impl Watchdog {
         let stderr = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
         let death = match (killed, status) {
             (Some(k), _) => Some(k.to_string()),
-            (None, Ok(status)) => (!status.success()).then(|| super::unit::describe_exit(status, &stderr)),
+            (None, Ok(status)) => (!status.success()).then(|| describe_exit(status, &stderr)),
             (None, Err(e)) => Some(format!("cannot wait for the worker: {e}")),
         };
         Ran { lines, death, killed }
@@ -264,9 +259,36 @@ fn signal(child: &Child, sig: libc::c_int) {
     unsafe { libc::kill(child.id() as libc::pid_t, sig) };
 }
 
+fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let tail = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+    let what = match status.signal() {
+        Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
+        None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
+    };
+    if tail.is_empty() {
+        what
+    } else {
+        format!("{what}: {tail}")
+    }
+}
+
+/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
+fn signal_name(sig: i32) -> &'static str {
+    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signals_are_named_by_nix() {
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
+        assert_eq!(signal_name(999), "signal");
+    }
 
     #[test]
     fn the_floor_is_positive_finite_seconds() {
