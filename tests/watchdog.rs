@@ -111,8 +111,8 @@ fn a_loop_is_killed_named_and_left_out(engine: &str, pairing: &str) {
     let (repo, tags, ids) = two_units(work.path(), &hanging_sources(work.path()));
     let git = repo.to_str().unwrap();
     let flags = format!(
-        "--engine {engine} --pairing {pairing} --tags {tags} --entries {ENTRIES} --rounds 1000 --iterations 5 \
-         --workloads readSeq,write --watchdog 5 --time-budget 40s"
+        "--engine {engine} --pairing {pairing} --tags {tags} --entries {ENTRIES} --rounds 100000 --iterations 5 \
+         --workloads readSeq,write --watchdog 5 --time-budget 25s"
     );
     let args: Vec<&str> = ["--git", git].into_iter().chain(flags.split_whitespace()).collect();
     let (_, lines) = run_guarded(&args, &[("HANG_AFTER", "9000")], BOUND);
