@@ -59,22 +59,24 @@ struct api {
 /* The slot whose library is running, for the crash report (-1: none). */
 static volatile sig_atomic_t running = -1;
 
-/* On a fatal signal, names the running slot on stdout as the Rust worker does, then lets
- * the signal take its default course (SA_RESETHAND). */
+/* On a fatal signal (or the watchdog's SIGTERM), names the running slot on stdout as the
+ * Rust worker does, then raises the signal again: reset by SA_RESETHAND, it then takes its
+ * default course (SIGTERM would otherwise return into the stalled chunk). */
 static void on_fatal(int sig) {
-    (void)sig;
     long k = running;
-    if (k < 0) return;
-    char buf[40], digits[20];
-    int n = 0, at = 0;
-    do { digits[n++] = (char)('0' + k % 10); k /= 10; } while (k);
-    memcpy(buf, "\n{\"crashed\":", 12);
-    at = 12;
-    while (n) buf[at++] = digits[--n];
-    buf[at++] = '}';
-    buf[at++] = '\n';
-    ssize_t ignored = write(1, buf, (size_t)at);
-    (void)ignored;
+    if (k >= 0) {
+        char buf[40], digits[20];
+        int n = 0, at = 0;
+        do { digits[n++] = (char)('0' + k % 10); k /= 10; } while (k);
+        memcpy(buf, "\n{\"crashed\":", 12);
+        at = 12;
+        while (n) buf[at++] = digits[--n];
+        buf[at++] = '}';
+        buf[at++] = '\n';
+        ssize_t ignored = write(1, buf, (size_t)at);
+        (void)ignored;
+    }
+    raise(sig);
 }
 
 static void report_crashes(void) {
@@ -83,7 +85,7 @@ static void report_crashes(void) {
     sa.sa_handler = on_fatal;
     sa.sa_flags = SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
-    int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM};
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaction(fatal[i], &sa, NULL);
 }
 
@@ -460,6 +462,10 @@ static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64
             times[(size_t)order[o] * count + i] = now_ns() - t0;
             if (rc) { p->live = 0; p->rc = rc; }
         }
+        running = -1;
+        /* The watchdog's sign of life, between timed chunks. */
+        fputs("{\"progress\":true}\n", stdout);
+        fflush(stdout);
     }
     running = -1;
 }

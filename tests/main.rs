@@ -37,6 +37,7 @@ mod sources;
 mod toolchains;
 mod verdicts;
 mod verified;
+mod watchdog;
 
 #[test]
 fn every_test_file_is_a_module_of_this_binary() {

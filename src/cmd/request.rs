@@ -63,6 +63,12 @@ pub struct RunArgs {
     /// of the schedule (read databases and their verification included), not the builds.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
+    /// A worker printing nothing for longer than this (in seconds) is killed, and its unit
+    /// named and left out: the least limit, raised to ten times the slowest earlier stretch
+    /// between a worker's lines (a paired worker prints one after every round of chunks).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::watchdog::DEFAULT_FLOOR_S,
+          value_parser = |s: &str| crate::runner::watchdog::parse_floor(s).map(|d| d.as_secs_f64()))]
+    pub watchdog: f64,
     /// Resolution target in percent (0 to 100): stop once every comparison with the oldest
     /// tag is decided (slower, faster or same) or resolved to within ± this percent.
     #[arg(long, value_parser = super::args::ci_percent)]

@@ -13,7 +13,7 @@ use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
 
 /// Flags that change nothing a sample measures: free to give when resuming.
-const FREE: [&str; 5] = ["resume", "jobs", "git", "summary_json", "fail_on"];
+const FREE: [&str; 6] = ["resume", "jobs", "git", "summary_json", "fail_on", "watchdog"];
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {

@@ -256,6 +256,7 @@ fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
 
 /// Runs a new run into `out` or continues `resume`; returns the run as saved.
 pub fn measure(args: &RunArgs) -> Result<RunData> {
+    crate::runner::watchdog::set_floor(std::time::Duration::from_secs_f64(args.watchdog));
     if let Some(path) = &args.resume {
         return resume(path, args);
     }

@@ -50,7 +50,8 @@ impl RunSpec {
     /// The units with workloads no counted sample covers, grouped by those workloads.
     fn uncounted(&self, counted: &[Sample]) -> Vec<(Vec<Workload>, Vec<Unit>)> {
         let mut left: Vec<(Vec<Workload>, Vec<Unit>)> = Vec::new();
-        for u in &self.units {
+        // A unit whose worker stalled is left out here too.
+        for u in self.units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)) {
             let done = |wl: &Workload| {
                 counted.iter().any(|s| s.engine == u.engine && s.tag == u.label.to_string() && s.workload == *wl)
             };

@@ -50,6 +50,7 @@ pub struct Interrupted {
 pub type StopWhen<'a> = dyn Fn(&[Sample]) -> bool + Sync + 'a;
 
 /// One worker invocation: a unit and the workloads it runs in that process.
+#[derive(Clone)]
 pub(super) struct Job<'u> {
     pub unit: &'u Unit,
     pub batch: Vec<Workload>,

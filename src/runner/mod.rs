@@ -1,11 +1,12 @@
 //! Measuring: one run specification (`spec.rs`) scheduled (`schedule.rs`, the only file
 //! that knows the stages below it) into worker processes of units (`unit.rs`, each
-//! invocation a `job.rs` `Job`): each tag's read database prepared (`prepare.rs`) and its
-//! reads verified (`verify.rs`), workers started under callgrind when counting there
-//! (`callgrind.rs`), their lines made into run-file records (`record.rs`), the counting
-//! pass (`count.rs`), the layout check (`layouts.rs`) and the stop rule (`stop.rs`), whose
-//! `--target-ci` judgement the statistics pass in ([`TargetReached`]). The stages are
-//! methods of [`RunSpec`]; none of them knows the schedule.
+//! invocation a `job.rs` `Job`, every worker watched by `watchdog.rs`): each tag's read
+//! database prepared (`prepare.rs`) and its reads verified (`verify.rs`), workers
+//! started under callgrind when counting there (`callgrind.rs`), their lines made into
+//! run-file records (`record.rs`), the counting pass (`count.rs`), the layout check
+//! (`layouts.rs`) and the stop rule (`stop.rs`), whose `--target-ci` judgement the
+//! statistics pass in ([`TargetReached`]). The stages are methods of [`RunSpec`]; none
+//! of them knows the schedule.
 
 mod callgrind;
 mod count;
@@ -31,6 +32,7 @@ mod spec;
 mod stop;
 mod unit;
 mod verify;
+pub mod watchdog;
 pub mod worker;
 
 pub use crate::compile::sanitize;

@@ -17,10 +17,11 @@ use super::paired_worker::SlotSpec;
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::runfile::{Engine, Record};
+use super::watchdog::{self, Killed, Ran, Watched};
 use super::{Label, RunSpec, Unit};
 use crate::workload::Workload;
 
-/// Units that crashed a paired process (their failure says so), left out of later ones.
+/// Units blamed for a paired process's failure (their failure says so), left out of later ones.
 #[derive(Default)]
 pub(super) struct Excluded(Mutex<BTreeSet<(Engine, Label)>>);
 
@@ -51,7 +52,8 @@ impl RunSpec {
         scratch: &Path,
         excluded: &Excluded,
     ) -> Result<Vec<Record>> {
-        let units: Vec<&Unit> = units.iter().filter(|u| !excluded.contains(u)).collect();
+        let units: Vec<&Unit> =
+            units.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
         let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: self.measurable(u, ready) }).collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
         // A C unit whose program or library is not as recorded is refused before the start.
@@ -59,25 +61,39 @@ impl RunSpec {
         if jobs.is_empty() {
             return Ok(refused);
         }
-        let (lines, death) = self.invoke_paired(&jobs, ready, scratch)?;
+        let ran = self.invoke_paired(&jobs, ready, scratch)?;
         if super::job::interrupted() {
             return Ok(Vec::new());
         }
-        let crashed = lines.iter().find_map(|l| l.crashed).map(|k| k as usize).filter(|k| *k < jobs.len());
-        if let (Some(k), Some(_)) = (crashed, &death) {
-            excluded.insert(jobs[k].unit);
+        let blame = match named_slot(&ran, jobs.len()) {
+            Some(k) if matches!(ran.killed, Some(Killed::Stalled(_))) => Some((k, Blame::Stalled)),
+            Some(k) => Some((k, Blame::Crashed)),
+            None if unreported(&jobs, &ran) && !matches!(ran.killed, Some(Killed::PastBudget(_))) => {
+                self.split(&jobs, ready, scratch)?.map(|k| (k, Blame::Split))
+            }
+            None => None,
+        };
+        if super::job::interrupted() {
+            return Ok(Vec::new());
         }
+        if let Some((k, b)) = blame {
+            excluded.insert(jobs[k].unit);
+            // Nor is a stalled unit counted after the rounds.
+            if b == Blame::Stalled {
+                watchdog::mark_hung(jobs[k].unit.engine, &jobs[k].unit.label);
+            }
+        }
+        let death = ran.death.or_else(|| blame.map(|_| "it exited with status 0 without its report".to_string()));
         if warm {
             // A warm-up round records nothing, but a unit it leaves out is said.
-            let crash = crashed.zip(death.as_ref()).map(|(k, d)| {
-                let error =
-                    format!("it crashed the paired process of a warm-up round, and is left out of the run: {d}");
+            let left_out = blame.zip(death.as_ref()).map(|((k, b), d)| {
+                let error = format!("{} in a warm-up round, and is left out of the run: {d}", b.verb(true));
                 Record::Failure(self.failure(jobs[k].unit, None, "run", error))
             });
-            return Ok(crash.into_iter().collect());
+            return Ok(left_out.into_iter().collect());
         }
         let mut by_slot: Vec<Vec<WorkerLine>> = vec![Vec::new(); jobs.len()];
-        for l in lines.into_iter().filter(|l| l.crashed.is_none()) {
+        for l in ran.lines.into_iter().filter(|l| l.crashed.is_none()) {
             if let Some(k) = l.slot.map(|k| k as usize).filter(|k| *k < jobs.len()) {
                 by_slot[k].push(l);
             }
@@ -86,10 +102,42 @@ impl RunSpec {
         for (k, (job, lines)) in jobs.iter().zip(by_slot).enumerate() {
             let lines: Vec<WorkerLine> =
                 lines.into_iter().filter(|l| l.workload.is_some_and(|w| job.batch.contains(&w))).collect();
-            let why = death.as_ref().map(|d| death_of(d, k, crashed, &jobs));
+            let why = death.as_ref().map(|d| death_of(d, k, blame, &jobs));
             out.extend(self.record(job, round, false, ready, lines, why));
         }
         Ok(out)
+    }
+
+    /// The unit among `jobs` whose paired process ends without its report (it dies, stalls
+    /// outside a chunk, or exits early) though no slot was named: halves of the units run
+    /// in processes of their own until one unit is left. None unless exactly one half fails
+    /// at each step (the units fail only together, or every one fails alone).
+    fn split(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<Option<usize>> {
+        let mut set: Vec<usize> = (0..jobs.len()).collect();
+        if set.len() == 1 {
+            return Ok(Some(0));
+        }
+        while set.len() > 1 {
+            let (a, b) = set.split_at(set.len() / 2);
+            // Both halves failing is no one unit's doing (or more than one's): none is named.
+            set = match (self.fails(jobs, a, ready, scratch)?, self.fails(jobs, b, ready, scratch)?) {
+                (true, false) => a.to_vec(),
+                (false, true) => b.to_vec(),
+                _ => return Ok(None),
+            };
+        }
+        Ok(set.first().copied())
+    }
+
+    /// Whether a paired process of `jobs`' units `subset` ends without its report (a
+    /// process to find a culprit by: nothing it measures is recorded).
+    fn fails(&self, jobs: &[Job], subset: &[usize], ready: &Ready, scratch: &Path) -> Result<bool> {
+        if super::job::interrupted() {
+            return Ok(false);
+        }
+        let sub: Vec<Job> = subset.iter().map(|&k| jobs[k].clone()).collect();
+        let ran = self.invoke_paired(&sub, ready, scratch)?;
+        Ok(unreported(&sub, &ran))
     }
 
     /// The jobs whose C program and library are as recorded, and the others' failures (none
@@ -122,8 +170,9 @@ impl RunSpec {
             .collect()
     }
 
-    /// Starts the paired worker on `jobs`' units, the workloads in a fresh shuffled order.
-    fn invoke_paired(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<(Vec<WorkerLine>, Option<String>)> {
+    /// Runs the paired worker, under the watchdog, on `jobs`' units, the workloads in a
+    /// fresh shuffled order.
+    fn invoke_paired(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<Ran> {
         let mut rng = rand::thread_rng();
         // Only units whose every read was verified share their files; the others open none.
         let units: Vec<&Unit> = jobs.iter().map(|j| j.unit).collect();
@@ -147,7 +196,7 @@ impl RunSpec {
             .arg("--rotation-seed")
             .arg(rng.gen::<u64>().to_string());
         cmd.args(self.config.to_args());
-        Ok(super::unit::run_worker(cmd))
+        Ok(watchdog::run(cmd, Watched::Paired(units[0].engine)))
     }
 
     /// Operations per chunk.
@@ -174,11 +223,50 @@ fn paired_worker(units: &[&Unit]) -> Result<std::process::Command> {
 /// Operations per chunk unless the plan says otherwise.
 pub const DEFAULT_CHUNK: u32 = 10_000;
 
-/// Why slot `k`'s missing workloads were not measured when the process died.
-fn death_of(death: &str, k: usize, crashed: Option<usize>, jobs: &[Job]) -> String {
-    match crashed {
-        Some(c) if c == k => format!("it crashed the paired process: {death}"),
-        Some(c) => format!("lost with the paired process when {} crashed it: {death}", jobs[c].unit.label),
+/// Which unit a failed paired process is blamed on, and how it was found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Blame {
+    /// Its slot was running when a fatal signal came.
+    Crashed,
+    /// Its slot was running when the watchdog killed the stalled process.
+    Stalled,
+    /// No slot was named: splitting the units found it.
+    Split,
+}
+
+impl Blame {
+    /// What the unit did to the process, as its own failure says it (`own`) or another's.
+    fn verb(self, own: bool) -> &'static str {
+        match (self, own) {
+            (Blame::Crashed, true) => "it crashed the paired process",
+            (Blame::Crashed, false) => "crashed it",
+            (Blame::Stalled, true) => "it stalled the paired process",
+            (Blame::Stalled, false) => "stalled it",
+            (Blame::Split, true) => {
+                "it ends a paired process without its report (found by running halves of the units apart)"
+            }
+            (Blame::Split, false) => "ended it without its report",
+        }
+    }
+}
+
+/// The slot a dead paired process named (its signal handler's line), if it died.
+fn named_slot(ran: &Ran, slots: usize) -> Option<usize> {
+    ran.death.as_ref()?;
+    ran.lines.iter().find_map(|l| l.crashed).map(|k| k as usize).filter(|k| *k < slots)
+}
+
+/// Whether a paired process died, or left a workload of a unit unreported.
+fn unreported(jobs: &[Job], ran: &Ran) -> bool {
+    let told = |k: usize, w: Workload| ran.lines.iter().any(|l| l.slot == Some(k as u32) && l.workload == Some(w));
+    ran.death.is_some() || jobs.iter().enumerate().any(|(k, j)| j.batch.iter().any(|w| !told(k, *w)))
+}
+
+/// Why slot `k`'s missing workloads were not measured when the process failed.
+fn death_of(death: &str, k: usize, blame: Option<(usize, Blame)>, jobs: &[Job]) -> String {
+    match blame {
+        Some((c, b)) if c == k => format!("{}: {death}", b.verb(true)),
+        Some((c, b)) => format!("lost with the paired process when {} {}: {death}", jobs[c].unit.label, b.verb(false)),
         None => format!("the paired process died: {death}"),
     }
 }
@@ -297,8 +385,10 @@ mod tests {
     fn a_crash_is_named_for_its_unit_and_for_the_others() {
         let units = [unit("LMDB_0.9.17"), unit("LMDB_0.9.18")];
         let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: vec![Workload::Write] }).collect();
-        assert!(death_of("killed", 0, Some(0), &jobs).starts_with("it crashed the paired process"));
-        assert!(death_of("killed", 1, Some(0), &jobs).contains("when LMDB_0.9.17 crashed it"));
+        let crashed = Some((0, Blame::Crashed));
+        assert!(death_of("killed", 0, crashed, &jobs).starts_with("it crashed the paired process"));
+        assert!(death_of("killed", 1, crashed, &jobs).contains("when LMDB_0.9.17 crashed it"));
+        assert!(death_of("killed", 1, Some((0, Blame::Stalled)), &jobs).contains("when LMDB_0.9.17 stalled it"));
         assert!(death_of("killed", 1, None, &jobs).starts_with("the paired process died"));
     }
 }

@@ -96,7 +96,8 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .filter_map(|(k, (l, s))| Some(Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads))))
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
-    let rotation = Rotation { chunk: args.chunk, passes: args.iterations };
+    let after_round = || emit(&WorkerLine { progress: true, ..Default::default() });
+    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, after_round };
     for &w in &workloads {
         for (k, l) in loaded.iter().enumerate() {
             if let Err(e) = l {
@@ -159,22 +160,31 @@ fn memfd(library: &Path) -> Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-/// On a fatal signal inside a chunk, prints which slot was running, as a line the runner
-/// reads, then lets the signal take its default course.
+/// On a fatal signal (or the watchdog's SIGTERM) inside a chunk, prints which slot was
+/// running, as a line the runner reads, then lets the signal take its default course.
 fn report_crashes() {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
     let action = SigAction::new(SigHandler::Handler(on_fatal), SaFlags::SA_RESETHAND, SigSet::empty());
-    for sig in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGILL, Signal::SIGFPE, Signal::SIGABRT] {
+    // SIGTERM is the watchdog's: a stalled slot is named as a crashed one is.
+    for sig in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGILL, Signal::SIGFPE, Signal::SIGABRT, Signal::SIGTERM] {
         // SAFETY: the handler only reads an atomic and calls write(2).
         let _ = unsafe { sigaction(sig, &action) };
     }
 }
 
-extern "C" fn on_fatal(_: libc::c_int) {
+extern "C" fn on_fatal(sig: libc::c_int) {
     let k = paired::RUNNING.load(std::sync::atomic::Ordering::Relaxed);
-    if k == usize::MAX {
-        return;
+    if k != usize::MAX {
+        name_slot(k);
     }
+    // The handler is reset: raised again, the signal kills the process once this returns
+    // (SIGTERM would otherwise return into the stalled chunk).
+    // SAFETY: raise(3) is async-signal-safe.
+    unsafe { libc::raise(sig) };
+}
+
+/// Prints `{"crashed":k}` without allocating.
+fn name_slot(k: usize) {
     // No allocation in a signal handler: the digits are written into a stack buffer.
     let mut digits = [0u8; 20];
     let (mut n, mut at) = (k, digits.len());

@@ -45,6 +45,10 @@ pub struct WorkerLine {
     /// came (printed by its signal handler).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crashed: Option<u32>,
+    /// A paired worker's progress, printed after every round of chunks: the watchdog's
+    /// sign of life, read by it alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub progress: bool,
     /// A preset's figures beside each sample's time, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figures>,

@@ -78,6 +78,7 @@ impl Schedule<'_> {
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
         let log = Log::start("preparing read databases and verifying reads", budget)?;
         let started = Instant::now();
+        let budget_kept = super::watchdog::budget(budget);
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {
@@ -122,6 +123,7 @@ impl Schedule<'_> {
             }
         }
         bar.finish_and_clear();
+        drop(budget_kept);
         let mut stopped = (reason == EndReason::Interrupted).then_some(Phase::Rounds { from: round });
         let close = self.close && stopped.is_none();
         log.phase("checking the run");
@@ -181,7 +183,8 @@ impl Schedule<'_> {
         if self.spec.paired() {
             return self.paired_round(&units, round, warm, ready, scratch, (bar, log), w);
         }
-        let order: Vec<&Unit> = units.iter().collect();
+        // A unit whose worker stalled is left out, as paired rounds leave out their culprits.
+        let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)).collect();
         let jobs = if self.spec.counter.is_some() { self.spec.jobs } else { 1 };
         let mut out = Vec::new();
         let work = |u: &&Unit| {

@@ -1,16 +1,17 @@
 //! A unit (an engine on a tag) and the worker processes it starts: their command lines,
-//! the check of its build against the run's record, the check of the C twin before it
-//! starts, and how a worker's death is told.
+//! the check of its build against the run's record, and the check of the C twin before
+//! it starts (each worker then runs under `watchdog.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
 use super::protocol::WorkerLine;
 use super::runfile::{Engine, TagStatus};
+use super::watchdog::{self, Killed, Watched};
 use super::Label;
 use crate::compile::{BuildKind, BuildRecord};
 use crate::layout::{self, Layout};
@@ -155,13 +156,19 @@ impl Unit {
         c
     }
 
-    /// Runs one of this unit's workers. The Rust worker checks its library itself before
-    /// loading it; the C programs are checked here, before they are started.
+    /// Runs one of this unit's workers under the watchdog: one that stalls is killed, and
+    /// the unit left out of later processes. The Rust worker checks its library itself
+    /// before loading it; the C programs are checked here, before they are started.
     pub(super) fn run(&self, cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
-        match self.check_c() {
-            Ok(()) => run_worker(cmd),
-            Err(e) => (Vec::new(), Some(format!("the C worker was not started: {e:#}"))),
+        if let Err(e) = self.check_c() {
+            return (Vec::new(), Some(format!("the C worker was not started: {e:#}")));
         }
+        let key = Watched::Unit(self.engine, self.label.clone(), PathBuf::from(cmd.get_program()));
+        let ran = watchdog::run(cmd, key);
+        if matches!(ran.killed, Some(Killed::Stalled(_))) {
+            watchdog::mark_hung(self.engine, &self.label);
+        }
+        (ran.lines, ran.death)
     }
 
     /// A C unit's program, and the library the C paired worker will load, as recorded (the
@@ -177,49 +184,5 @@ impl Unit {
             Some(library) => crate::artifact::verify(library, &self.sha256),
             None => Ok(()),
         }
-    }
-}
-
-fn describe_exit(status: std::process::ExitStatus, stderr: &str) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    let tail = stderr.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
-    let what = match status.signal() {
-        Some(sig) => format!("worker killed by signal {sig} ({})", signal_name(sig)),
-        None => format!("worker exited with status {}", status.code().unwrap_or(-1)),
-    };
-    if tail.is_empty() {
-        what
-    } else {
-        format!("{what}: {tail}")
-    }
-}
-
-/// The signal's name (`SIGABRT`), or `signal` for a number this platform does not name.
-fn signal_name(sig: i32) -> &'static str {
-    nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal")
-}
-
-/// Runs one worker and returns its lines, or why it died.
-pub(super) fn run_worker(mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
-    let out = match crate::children::output(cmd.stdin(Stdio::null())) {
-        Ok(o) => o,
-        Err(e) => return (Vec::new(), Some(format!("cannot start worker: {e}"))),
-    };
-    let lines: Vec<WorkerLine> =
-        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    let death = (!out.status.success()).then(|| describe_exit(out.status, &String::from_utf8_lossy(&out.stderr)));
-    (lines, death)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signals_are_named_by_nix() {
-        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
-        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
-        assert_eq!(signal_name(libc::SIGUSR1), "SIGUSR1");
-        assert_eq!(signal_name(999), "signal");
     }
 }

@@ -50,6 +50,8 @@ pub struct Rotation {
     pub chunk: usize,
     /// Passes of each workload per slot.
     pub passes: u32,
+    /// Called after every round of chunks, between timed chunks (the worker's sign of life).
+    pub after_round: fn(),
 }
 
 /// Every slot's `passes` of `w`, chunk by chunk, side by side: each slot's outcome (its
@@ -72,7 +74,7 @@ pub fn run(
             .map(|(s, o)| o.is_ok().then(|| as_slot(s.id, || open(s, cfg, scratch, data, w))).and_then(|p| keep(p, o)))
             .collect();
         let ids: Vec<usize> = slots.iter().map(|s| s.id).collect();
-        let times = rotate(&mut passes, &ids, &chunks, &mut out, rng);
+        let times = rotate(&mut passes, (&ids, rotation.after_round), &chunks, &mut out, rng);
         for (k, pass) in passes.into_iter().enumerate() {
             let Some(pass) = pass else { continue };
             match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
@@ -117,7 +119,7 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 /// the slots; returns each slot's chunk times. A chunk that fails ends its slot's pass.
 fn rotate(
     passes: &mut [Option<Pass>],
-    ids: &[usize],
+    (ids, after_round): (&[usize], fn()),
     chunks: &Chunks,
     out: &mut [Result<Outcome, String>],
     rng: &mut impl Rng,
@@ -137,7 +139,8 @@ fn rotate(
                 passes[k] = None;
             }
         }
+        RUNNING.store(usize::MAX, Ordering::Relaxed);
+        after_round();
     }
-    RUNNING.store(usize::MAX, Ordering::Relaxed);
     times
 }
