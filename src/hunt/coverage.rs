@@ -135,7 +135,8 @@ pub fn build(a: &Side, b: &Side, workloads: &[Workload]) -> Result<Coverage> {
             *missed.entry(f).or_default() += n;
         }
     }
-    let mut missed: Vec<Missed> = missed.into_iter().map(|(function, changed_lines)| Missed { function, changed_lines }).collect();
+    let mut missed: Vec<Missed> =
+        missed.into_iter().map(|(function, changed_lines)| Missed { function, changed_lines }).collect();
     missed.sort_by(|x, y| y.changed_lines.cmp(&x.changed_lines).then_with(|| x.function.cmp(&y.function)));
     Ok(Coverage {
         schema: SCHEMA,
