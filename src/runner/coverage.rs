@@ -1,6 +1,6 @@
 //! Line coverage of units built for it (gcc `--coverage`): each unit's workloads run once
 //! by its worker, as the counting pass runs them (its read database prepared by the worker
-//! first), and gcov's account of the lines that ran read back.
+//! first, uncounted), and gcov's account of the lines that ran read back.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -72,14 +72,16 @@ impl RunSpec {
     }
 
     /// `u`'s read database prepared, then its workloads run once, their counts in `counts`.
+    /// What the preparation ran is no workload's: its counts go to the scratch folder.
     fn cover_one(&self, u: &Unit, counts: &Path) -> Result<(), String> {
         let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
-        let _counts = CountsGoTo::set(counts);
         let mut ready = Ready::default();
         if !self.reads().is_empty() {
+            let _uncounted = CountsGoTo::set(&own.path().join("preparation counts"));
             let (db, _) = self.prepare_one(u, own.path())?;
             ready.dbs.insert(u.label.clone(), db);
         }
+        let _counts = CountsGoTo::set(counts);
         let job = Job { unit: u, batch: self.workloads.clone() };
         let (lines, death) = self.invoke(&job, &ready, own.path());
         match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
