@@ -16,6 +16,9 @@ use crate::workload::Workload;
 /// The library's sources whose lines are counted.
 pub const FILES: [&str; 2] = ["mdb.c", "midl.c"];
 
+/// The text format's width.
+const TEXT_WIDTH: usize = 80;
+
 /// Which version of [`Coverage`]'s JSON this is.
 const SCHEMA: u32 = 1;
 
@@ -171,15 +174,17 @@ impl Coverage {
         format!("Coverage of {} → {} by {}", self.a, self.b, self.workloads.join(", "))
     }
 
+    /// 80 columns, as a Bugzilla comment takes them.
     pub fn text(&self) -> String {
+        let wrap = |s: &str| crate::terminal::wrap(s, TEXT_WIDTH, "");
         let width = FILES.iter().map(|f| f.len()).max().unwrap_or(0) + 2;
         let cell = |s: &str| format!("{s:<28}");
-        let mut out = format!("{}\n\n{:width$}{}{}\n", self.heading(), "lines", cell(&self.a), self.b);
+        let mut out = format!("{}\n\n{:width$}{}{}\n", wrap(&self.heading()), "lines", cell(&self.a), self.b);
         for name in FILES {
             let (a, b) = (self.files_a[name].words(), self.files[name].words());
             out += &format!("{name:width$}{}{b}\n", cell(&a));
         }
-        out += &format!("\n{}\n", self.changed_sentence());
+        out += &format!("\n{}\n", wrap(&self.changed_sentence()));
         out += &self.missed_lines(|m| format!("  {:<32}{:>6}\n", m.function, m.changed_lines));
         out
     }
@@ -237,5 +242,45 @@ mod tests {
         assert_eq!(lines, Lines { executable: 5, executed: 1 });
         assert_eq!(missed, BTreeMap::from([("never".to_string(), 2)]));
         assert_eq!(Lines { executable: 4275, executed: 1254 }.words(), "1,254 of 4,275 (29.3%)");
+    }
+
+    /// A folder of sources: `mdb` as mdb.c, one line as midl.c.
+    fn sources(dir: &std::path::Path, name: &str, mdb: &str) -> PathBuf {
+        let at = dir.join(name);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("mdb.c"), mdb).unwrap();
+        std::fs::write(at.join("midl.c"), "x\n").unwrap();
+        at
+    }
+
+    /// gcov's account: mdb.c's `lines` and `functions`, midl.c's one line, which ran.
+    fn account(lines: &[(u32, bool)], functions: Vec<FunctionCoverage>) -> BTreeMap<String, FileCoverage> {
+        BTreeMap::from([
+            ("mdb.c".to_string(), FileCoverage { lines: lines.iter().copied().collect(), functions }),
+            ("midl.c".to_string(), FileCoverage { lines: BTreeMap::from([(1, true)]), functions: Vec::new() }),
+        ])
+    }
+
+    #[test]
+    fn a_pair_gives_bs_lines_its_changed_lines_and_the_largest_misses_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let a_files = account(&[(1, true), (2, false)], Vec::new());
+        let a = Side { label: "A".into(), files: &a_files, sources: sources(dir.path(), "a", "a\nb\nc\nd\ne\n") };
+        let fs = vec![function("put", 1, 2, true), function("copy", 3, 4, false), function("drop", 5, 7, false)];
+        let b_files = account(&[(1, true), (2, true), (3, false), (5, false), (6, false), (7, false)], fs);
+        let b = Side { label: "B".into(), files: &b_files, sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n") };
+        let c = build(&a, &b, &[Workload::Write]).unwrap();
+        assert_eq!(c.files["mdb.c"], Lines { executable: 6, executed: 2 });
+        assert_eq!(c.files_a["mdb.c"], Lines { executable: 2, executed: 1 });
+        assert_eq!(c.changed, Lines { executable: 5, executed: 1 });
+        let missed: Vec<(&str, usize)> = c.missed.iter().map(|m| (m.function.as_str(), m.changed_lines)).collect();
+        assert_eq!(missed, [("drop", 3), ("copy", 1)]);
+        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        assert_eq!(json["missed"][0], serde_json::json!({"function": "drop", "changed_lines": 3}));
+        assert_eq!(json["files"]["midl.c"], serde_json::json!({"executable": 1, "executed": 1}));
+        let text = c.text();
+        assert!(text.replace('\n', " ").contains("executed 1 of 5 (20.0%).") && text.contains("  drop"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= TEXT_WIDTH), "{text}");
+        assert!(c.markdown().contains("| drop | 3 |"), "{}", c.markdown());
     }
 }
