@@ -119,6 +119,9 @@ pub enum Command {
     /// Where two builds' instructions differ, function by function: both profiled under
     /// callgrind (the timed function only), per entry, with the top functions' source lines.
     Explain(Box<cmd::explain::ExplainArgs>),
+    /// How much of what changed from A to B the workloads execute: both built with gcc
+    /// --coverage, run once, the executed lines of mdb.c and midl.c and of B's changed lines.
+    Coverage(Box<cmd::coverage::CoverageArgs>),
     /// The performance history of a range of commits: every commit touching liblmdb's library
     /// sources, measured (instructions per entry by default), its steps listed and charted.
     History(Box<cmd::history::HistoryArgs>),
@@ -278,6 +281,7 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
         }
         Command::Layouts(args) => cmd::layouts::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
+        Command::Coverage(args) => cmd::coverage::run(&args),
     }
 }
 

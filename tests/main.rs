@@ -12,6 +12,7 @@ mod browser;
 mod cache;
 mod commands;
 mod console;
+mod coverage;
 mod explain;
 mod findings;
 mod gate;

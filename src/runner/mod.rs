@@ -11,6 +11,8 @@
 mod callgrind;
 mod count;
 pub mod counter;
+pub mod coverage;
+pub mod gcov;
 mod job;
 pub mod label;
 mod layouts;

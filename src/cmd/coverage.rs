@@ -1,0 +1,110 @@
+//! `lmdb-regress coverage A B`: how much of what changed from A to B the workloads execute.
+//! Both builds are made for it (gcc -O0 --coverage, a toolchain of their own, so cached
+//! apart and never timed), each unit's workloads run once by its worker, and gcov's
+//! account of B is laid on the lines that differ from A.
+
+use anyhow::{bail, Context, Result};
+
+use super::args::{BuildArgs, ToolchainList};
+use crate::compile::ToolchainSpec;
+use crate::hunt::coverage::{self, Side, FILES};
+use crate::runner::runfile::{Engine, Layouts, Metric, Pairing, Plan};
+use crate::runner::RunSpec;
+use crate::workload::{EnvSettings, Workload, WorkloadConfig};
+
+/// The flags of coverage builds: -O0, so that every line gcov counts is one of the source's
+/// (4,275 executable lines of 0.9.33's mdb.c, as optimised builds merge and drop lines).
+pub const COVERAGE_FLAGS: [&str; 2] = ["-O0", "--coverage"];
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CoverageArgs {
+    /// Build A: a tag (0.9.17, LMDB_0.9.17), a commit with --git, or BASE+FILE.patch.
+    pub a: String,
+    /// Build B, as A: its changed lines are those that differ from A's.
+    pub b: String,
+    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    #[arg(long, default_value = "all")]
+    pub workloads: String,
+    /// text, markdown or json.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CoverageFormat,
+    #[command(flatten)]
+    pub workload: WorkloadConfig,
+    /// Entries (default here: 100000), map size, MDB_WRITEMAP and sync.
+    #[command(flatten)]
+    pub env: EnvSettings,
+    /// --git, --cc (a gcc: its gcov reads the counts) and --jobs; coverage builds have
+    /// their own flags.
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoverageFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+/// The build options of coverage builds: the user's sources and jobs, gcc (or `--cc`) with
+/// [`COVERAGE_FLAGS`]; and the gcov of that gcc.
+fn coverage_build(build: &BuildArgs) -> Result<(BuildArgs, String)> {
+    if build.toolchain.is_some() || build.cflags.is_some() {
+        bail!("coverage builds with gcc {}: it takes no --toolchain or --cflags", COVERAGE_FLAGS.join(" "));
+    }
+    let compiler = build.cc.clone().unwrap_or_else(|| "gcc".into());
+    let gcov = crate::runner::gcov::gcov_of(std::path::Path::new(&compiler))?;
+    let spec = ToolchainSpec { compiler, flags: COVERAGE_FLAGS.iter().map(|f| f.to_string()).collect() };
+    Ok((BuildArgs { toolchain: Some(ToolchainList(vec![spec])), cc: None, ..build.clone() }, gcov))
+}
+
+pub fn run(args: &CoverageArgs) -> Result<()> {
+    let workloads = Workload::parse_list(&args.workloads)?;
+    if workloads.iter().any(|w| w.suite().preset().is_some()) {
+        bail!("coverage runs LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
+    }
+    let config = super::explain::config_of(&args.env, &args.workload, &workloads)?;
+    let (build, gcov) = coverage_build(&args.build)?;
+    let spec = format!("{},{}", args.a, args.b);
+    let prepared = super::run::prepare_units(&spec, &[], &[Engine::Rust], &build, Layouts::Fixed, Pairing::Process)?;
+    if prepared.labels.len() != 2 {
+        bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());
+    }
+    if prepared.units.len() != 2 {
+        bail!("coverage needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());
+    }
+    let rs = RunSpec {
+        units: prepared.units,
+        workloads: workloads.clone(),
+        engines: vec![Engine::Rust],
+        config: config.clone(),
+        plan: Plan::new(1, 0, Metric::Instructions).counting(),
+        counter: None,
+        jobs: 1,
+        target_reached: crate::stats::stop::target_reached,
+    };
+    eprintln!(
+        "coverage: running {} workload(s) of {} and {} once, {} entries",
+        workloads.len(),
+        prepared.labels[0].base,
+        prepared.labels[1].base,
+        config.entries
+    );
+    let counts = tempfile::tempdir().context("cannot create a temporary folder for the counts")?;
+    let files = rs.cover_units(counts.path(), &gcov, &FILES)?;
+    let side = |i: usize| -> Result<Side> {
+        let library = rs.units[i].library.as_ref().context("a coverage unit loads its library")?;
+        let sources = library.parent().context("a library has a folder")?.join(crate::stage::SRC);
+        Ok(Side { label: prepared.labels[i].base.clone(), files: &files[i], sources })
+    };
+    let model = coverage::build(&side(0)?, &side(1)?, &workloads)?;
+    print!(
+        "{}",
+        match args.format {
+            CoverageFormat::Text => model.text(),
+            CoverageFormat::Markdown => model.markdown(),
+            CoverageFormat::Json => model.json(),
+        }
+    );
+    Ok(())
+}

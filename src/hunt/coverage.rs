@@ -1,0 +1,286 @@
+//! What a pair's workloads reach of what changed between A and B: the lines of mdb.c and
+//! midl.c they execute, the executable lines of B that differ from A (a line diff of the
+//! two verified sources, laid on the lines gcov marks executable in B) and how many of
+//! them ran, and the changed functions that never ran, largest change first.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::report::cells::thousands;
+use crate::runner::gcov::FileCoverage;
+use crate::workload::Workload;
+
+/// The library's sources whose lines are counted.
+pub const FILES: [&str; 2] = ["mdb.c", "midl.c"];
+
+/// The text format's width.
+const TEXT_WIDTH: usize = 80;
+
+/// Which version of [`Coverage`]'s JSON this is.
+const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Lines {
+    pub executable: usize,
+    pub executed: usize,
+}
+
+impl Lines {
+    fn of(file: &FileCoverage) -> Lines {
+        Lines { executable: file.executable(), executed: file.executed() }
+    }
+
+    /// "1,254 of 4,275 (29.3%)".
+    fn words(self) -> String {
+        let share = match self.executable {
+            0 => "-".to_string(),
+            n => format!("{:.1}%", 100.0 * self.executed as f64 / n as f64),
+        };
+        format!("{} of {} ({share})", thousands(self.executed as u64), thousands(self.executable as u64))
+    }
+}
+
+/// A function of B with changed lines that no workload executed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Missed {
+    pub function: String,
+    pub changed_lines: usize,
+}
+
+/// `coverage`'s answer; its JSON is a script interface (issue 37's names).
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    pub schema: u32,
+    pub kind: &'static str,
+    pub a: String,
+    pub b: String,
+    pub suite: &'static str,
+    pub workloads: Vec<String>,
+    /// B's lines, per file of [`FILES`].
+    pub files: BTreeMap<String, Lines>,
+    /// The executable lines of B that differ from A.
+    pub changed: Lines,
+    pub missed: Vec<Missed>,
+    /// A's lines, shown beside B's in text and Markdown.
+    #[serde(skip)]
+    pub files_a: BTreeMap<String, Lines>,
+}
+
+/// One build of the pair: its label, gcov's account of its run, its verified sources.
+pub struct Side<'a> {
+    pub label: String,
+    pub files: &'a BTreeMap<String, FileCoverage>,
+    pub sources: PathBuf,
+}
+
+impl Side<'_> {
+    fn file(&self, name: &str) -> Result<&FileCoverage> {
+        self.files.get(name).with_context(|| format!("gcov gave no account of {name} for {}", self.label))
+    }
+
+    fn source(&self, name: &str) -> Result<String> {
+        let path = self.sources.join(name);
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+    }
+}
+
+/// The numbers (from 1) of `b`'s lines that are not `a`'s: inserted or changed.
+pub fn changed_lines(a: &str, b: &str) -> BTreeSet<u32> {
+    let patch = diffy::DiffOptions::new().set_context_len(0).create_patch(a, b);
+    let mut out = BTreeSet::new();
+    for hunk in patch.hunks() {
+        let mut line = hunk.new_range().start() as u32;
+        for l in hunk.lines() {
+            match l {
+                diffy::Line::Insert(_) => {
+                    out.insert(line);
+                    line += 1;
+                }
+                diffy::Line::Context(_) => line += 1,
+                diffy::Line::Delete(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// The changed lines of one file of B laid on its executable lines: how many ran, and per
+/// function that never ran, how many of its executable lines changed.
+fn changed_in(file: &FileCoverage, changed: &BTreeSet<u32>) -> (Lines, BTreeMap<String, usize>) {
+    let mut lines = Lines::default();
+    let mut missed: BTreeMap<String, usize> = BTreeMap::new();
+    for (line, ran) in file.lines.iter().filter(|(n, _)| changed.contains(n)) {
+        lines.executable += 1;
+        lines.executed += usize::from(*ran);
+        if let Some(f) = file.function_at(*line).filter(|f| !f.executed) {
+            *missed.entry(f.name.clone()).or_default() += 1;
+        }
+    }
+    (lines, missed)
+}
+
+/// The coverage of `b`'s run over what changed from `a`.
+pub fn build(a: &Side, b: &Side, workloads: &[Workload]) -> Result<Coverage> {
+    let (mut files, mut files_a) = (BTreeMap::new(), BTreeMap::new());
+    let mut changed = Lines::default();
+    let mut missed: BTreeMap<String, usize> = BTreeMap::new();
+    for name in FILES {
+        let file = b.file(name)?;
+        files.insert(name.to_string(), Lines::of(file));
+        files_a.insert(name.to_string(), Lines::of(a.file(name)?));
+        let (lines, never) = changed_in(file, &changed_lines(&a.source(name)?, &b.source(name)?));
+        changed.executable += lines.executable;
+        changed.executed += lines.executed;
+        for (f, n) in never {
+            *missed.entry(f).or_default() += n;
+        }
+    }
+    let mut missed: Vec<Missed> =
+        missed.into_iter().map(|(function, changed_lines)| Missed { function, changed_lines }).collect();
+    missed.sort_by(|x, y| y.changed_lines.cmp(&x.changed_lines).then_with(|| x.function.cmp(&y.function)));
+    Ok(Coverage {
+        schema: SCHEMA,
+        kind: "coverage",
+        a: a.label.clone(),
+        b: b.label.clone(),
+        suite: "lmdbjava",
+        workloads: workloads.iter().map(|w| w.name().to_string()).collect(),
+        files,
+        changed,
+        missed,
+        files_a,
+    })
+}
+
+impl Coverage {
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("coverage serializes") + "\n"
+    }
+
+    /// The sentence every format says first.
+    fn changed_sentence(&self) -> String {
+        format!(
+            "Of the executable lines of {} that changed from {}, the workloads executed {}.",
+            self.b,
+            self.a,
+            self.changed.words()
+        )
+    }
+
+    fn heading(&self) -> String {
+        format!("Coverage of {} → {} by {}", self.a, self.b, self.workloads.join(", "))
+    }
+
+    /// 80 columns, as a Bugzilla comment takes them.
+    pub fn text(&self) -> String {
+        let wrap = |s: &str| crate::terminal::wrap(s, TEXT_WIDTH, "");
+        let width = FILES.iter().map(|f| f.len()).max().unwrap_or(0) + 2;
+        let cell = |s: &str| format!("{s:<28}");
+        let mut out = format!("{}\n\n{:width$}{}{}\n", wrap(&self.heading()), "lines", cell(&self.a), self.b);
+        for name in FILES {
+            let (a, b) = (self.files_a[name].words(), self.files[name].words());
+            out += &format!("{name:width$}{}{b}\n", cell(&a));
+        }
+        out += &format!("\n{}\n", wrap(&self.changed_sentence()));
+        out += &self.missed_lines(|m| format!("  {:<32}{:>6}\n", m.function, m.changed_lines));
+        out
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = format!("## {}\n\n| lines | {} | {} |\n|---|---|---|\n", self.heading(), self.a, self.b);
+        for name in FILES {
+            out += &format!("| {name} | {} | {} |\n", self.files_a[name].words(), self.files[name].words());
+        }
+        out += &format!("\n{}\n", self.changed_sentence());
+        if !self.missed.is_empty() {
+            out += "\n| function | changed lines |\n|---|---:|\n";
+        }
+        out += &self.missed_lines(|m| format!("| {} | {} |\n", m.function, m.changed_lines));
+        out
+    }
+
+    /// The missed functions, each by `row`, under a line that says what they are.
+    fn missed_lines(&self, row: impl Fn(&Missed) -> String) -> String {
+        if self.missed.is_empty() {
+            return "Every changed function was executed.\n".to_string();
+        }
+        let head = format!("\nChanged functions never executed ({}), by changed lines:\n", self.missed.len());
+        head + &self.missed.iter().map(row).collect::<String>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::gcov::FunctionCoverage;
+
+    #[test]
+    fn changed_lines_are_bs_inserted_and_replaced_lines() {
+        let a = "one\ntwo\nthree\nfour\nfive\n";
+        let b = "one\nTWO\nthree\nnew\nfour\n";
+        assert_eq!(changed_lines(a, b), BTreeSet::from([2, 4]));
+        assert_eq!(changed_lines(a, a), BTreeSet::new());
+        assert_eq!(changed_lines("", "x\ny\n"), BTreeSet::from([1, 2]));
+        assert_eq!(changed_lines(a, "one\nfive\n"), BTreeSet::new());
+    }
+
+    fn function(name: &str, start: u32, end: u32, executed: bool) -> FunctionCoverage {
+        FunctionCoverage { name: name.into(), start, end, executed }
+    }
+
+    #[test]
+    fn changed_lines_count_where_gcov_marks_b_executable() {
+        let file = FileCoverage {
+            lines: BTreeMap::from([(2, true), (3, false), (5, false), (6, false), (9, false)]),
+            functions: vec![function("run", 1, 4, true), function("never", 5, 7, false)],
+        };
+        // Line 4 changed but is not executable; 9 is in no function.
+        let (lines, missed) = changed_in(&file, &BTreeSet::from([2, 3, 4, 5, 6, 9]));
+        assert_eq!(lines, Lines { executable: 5, executed: 1 });
+        assert_eq!(missed, BTreeMap::from([("never".to_string(), 2)]));
+        assert_eq!(Lines { executable: 4275, executed: 1254 }.words(), "1,254 of 4,275 (29.3%)");
+    }
+
+    /// A folder of sources: `mdb` as mdb.c, one line as midl.c.
+    fn sources(dir: &std::path::Path, name: &str, mdb: &str) -> PathBuf {
+        let at = dir.join(name);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("mdb.c"), mdb).unwrap();
+        std::fs::write(at.join("midl.c"), "x\n").unwrap();
+        at
+    }
+
+    /// gcov's account: mdb.c's `lines` and `functions`, midl.c's one line, which ran.
+    fn account(lines: &[(u32, bool)], functions: Vec<FunctionCoverage>) -> BTreeMap<String, FileCoverage> {
+        BTreeMap::from([
+            ("mdb.c".to_string(), FileCoverage { lines: lines.iter().copied().collect(), functions }),
+            ("midl.c".to_string(), FileCoverage { lines: BTreeMap::from([(1, true)]), functions: Vec::new() }),
+        ])
+    }
+
+    #[test]
+    fn a_pair_gives_bs_lines_its_changed_lines_and_the_largest_misses_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let a_files = account(&[(1, true), (2, false)], Vec::new());
+        let a = Side { label: "A".into(), files: &a_files, sources: sources(dir.path(), "a", "a\nb\nc\nd\ne\n") };
+        let fs = vec![function("put", 1, 2, true), function("copy", 3, 4, false), function("drop", 5, 7, false)];
+        let b_files = account(&[(1, true), (2, true), (3, false), (5, false), (6, false), (7, false)], fs);
+        let b = Side { label: "B".into(), files: &b_files, sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n") };
+        let c = build(&a, &b, &[Workload::Write]).unwrap();
+        assert_eq!(c.files["mdb.c"], Lines { executable: 6, executed: 2 });
+        assert_eq!(c.files_a["mdb.c"], Lines { executable: 2, executed: 1 });
+        assert_eq!(c.changed, Lines { executable: 5, executed: 1 });
+        let missed: Vec<(&str, usize)> = c.missed.iter().map(|m| (m.function.as_str(), m.changed_lines)).collect();
+        assert_eq!(missed, [("drop", 3), ("copy", 1)]);
+        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        assert_eq!(json["missed"][0], serde_json::json!({"function": "drop", "changed_lines": 3}));
+        assert_eq!(json["files"]["midl.c"], serde_json::json!({"executable": 1, "executed": 1}));
+        let text = c.text();
+        assert!(text.replace('\n', " ").contains("executed 1 of 5 (20.0%).") && text.contains("  drop"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= TEXT_WIDTH), "{text}");
+        assert!(c.markdown().contains("| drop | 3 |"), "{}", c.markdown());
+    }
+}

@@ -1,0 +1,112 @@
+//! Line coverage of units built for it (gcc `--coverage`): each unit's workloads run once
+//! by its worker, as the counting pass runs them (its read database prepared by the worker
+//! first, uncounted), and gcov's account of the lines that ran read back.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::gcov::{self, FileCoverage};
+use super::job::Job;
+use super::prepare::Ready;
+use super::{RunSpec, Unit};
+
+/// libgcov writes each object's counts where its build was compiled, unless these say
+/// where: in `GCOV_PREFIX`, with that many leading folders of the build's path left out.
+const PREFIX: &str = "GCOV_PREFIX";
+const STRIP: &str = "GCOV_PREFIX_STRIP";
+/// More folders than any build's path has: every count file lands in `GCOV_PREFIX` itself.
+const STRIP_ALL: &str = "1000";
+
+/// This process's `GCOV_PREFIX`, which every worker it starts inherits, while it lives.
+/// Set from the one thread that starts workers, between their runs: each unit's counts go
+/// to a folder of its own, and no build or check writes counts while it is set.
+struct CountsGoTo {
+    before: Vec<(&'static str, Option<OsString>)>,
+}
+
+impl CountsGoTo {
+    fn set(dir: &Path) -> CountsGoTo {
+        let before = [PREFIX, STRIP].iter().map(|k| (*k, std::env::var_os(k))).collect();
+        std::env::set_var(PREFIX, dir);
+        std::env::set_var(STRIP, STRIP_ALL);
+        CountsGoTo { before }
+    }
+}
+
+impl Drop for CountsGoTo {
+    fn drop(&mut self) {
+        for (k, v) in &self.before {
+            match v {
+                Some(v) => std::env::set_var(k, v),
+                None => std::env::remove_var(k),
+            }
+        }
+    }
+}
+
+impl RunSpec {
+    /// Every unit's workloads run once, one unit after another, each unit's counts left in
+    /// a folder of its own under `into`; per unit, gcov's account of `sources` (`mdb.c`).
+    /// `gcov` must be the gcov of the compiler that built the units.
+    pub fn cover_units(
+        &self,
+        into: &Path,
+        gcov: &str,
+        sources: &[&str],
+    ) -> Result<Vec<BTreeMap<String, FileCoverage>>> {
+        let mut out = Vec::new();
+        for (i, u) in self.units.iter().enumerate() {
+            let counts = into.join(i.to_string());
+            std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
+            if let Err(e) = self.cover_one(u, &counts) {
+                bail!("{}: its workloads did not run: {e}", u.label);
+            }
+            let objects = notes_beside(u, &counts, sources)?;
+            let files = gcov::run(gcov, &counts, &objects).with_context(|| format!("{}'s coverage", u.label))?;
+            out.push(files);
+        }
+        Ok(out)
+    }
+
+    /// `u`'s read database prepared, then its workloads run once, their counts in `counts`.
+    /// What the preparation ran is no workload's: its counts go to the scratch folder.
+    fn cover_one(&self, u: &Unit, counts: &Path) -> Result<(), String> {
+        let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
+        let mut ready = Ready::default();
+        if !self.reads().is_empty() {
+            let _uncounted = CountsGoTo::set(&own.path().join("preparation counts"));
+            let (db, _) = self.prepare_one(u, own.path())?;
+            ready.dbs.insert(u.label.clone(), db);
+        }
+        let _counts = CountsGoTo::set(counts);
+        let job = Job { unit: u, batch: self.workloads.clone() };
+        let (lines, death) = self.invoke(&job, &ready, own.path());
+        match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The build's notes (`liblmdb.so-mdb.gcno`, written beside its library by the compiler)
+/// copied beside the counts, where gcov reads both: the object names of `sources`.
+fn notes_beside(u: &Unit, counts: &Path, sources: &[&str]) -> Result<Vec<String>> {
+    let library: &PathBuf = u.library.as_ref().context("a coverage unit loads its library")?;
+    let build = library.parent().context("a library has a folder")?;
+    let artifact = library.file_name().context("a library has a name")?.to_string_lossy();
+    let mut objects = Vec::new();
+    for source in sources {
+        let stem = source.strip_suffix(".c").unwrap_or(source);
+        let notes = format!("{artifact}-{stem}.gcno");
+        let from = build.join(&notes);
+        if !from.is_file() {
+            bail!("{} has no {notes}: it is not a coverage build (gcc --coverage)", build.display());
+        }
+        std::fs::copy(&from, counts.join(&notes)).with_context(|| format!("cannot copy {}", from.display()))?;
+        objects.push(notes);
+    }
+    Ok(objects)
+}
