@@ -49,7 +49,8 @@ fn planted_lines_count_as_executed_where_the_workload_runs_them() {
 
 #[test]
 fn coverage_builds_take_no_other_flags_and_need_gcc() {
-    for (extra, says) in [(["--cflags", "-O2"], "takes no --toolchain or --cflags"), (["--cc", "clang"], "is not gcc")] {
+    for (extra, says) in [(["--cflags", "-O2"], "takes no --toolchain or --cflags"), (["--cc", "clang"], "is not gcc")]
+    {
         let out = lmdb_regress().args(["coverage", "LMDB_0.9.33", "LMDB_0.9.18"]).args(extra).output().unwrap();
         assert!(!out.status.success() && stderr(&out).contains(says), "{extra:?}: {}", stderr(&out));
     }

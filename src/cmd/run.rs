@@ -340,7 +340,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let engines = args.engine.clone();
     let target_reached = crate::stats::stop::target_reached;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
-    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    // The programs as compiled for these units: what every start checks.
+    header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     // What every worker is told to load is what the header records.
     for u in &spec.units {
         u.check_recorded(&header.tags)?;
@@ -408,7 +410,9 @@ pub fn measure_recorded(
     let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
     let spec =
         RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
-    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    // The programs as compiled for these units: what every start checks.
+    header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     for u in &spec.units {
         u.check_recorded(&header.tags)?;
     }

@@ -59,10 +59,7 @@ impl RunSpec {
         );
         let units: Vec<Label> = labels.iter().chain(self.units.iter().map(|u| &u.label)).cloned().collect();
         let (config, workloads, engines) = (self.config.clone(), self.workloads.clone(), self.engines.clone());
-        // The programs as compiled for these units: what every start checks.
-        let plan =
-            Plan { programs: super::program::with_compiled(&self.plan.programs, &self.units), ..self.plan.clone() };
-        let header = Header::new(config, workloads, engines, plan, tags, &units);
+        let header = Header::new(config, workloads, engines, self.plan.clone(), tags, &units);
         let counter = self.counter.as_ref().map(|c| describe_counters(c, &self.engines));
         Header { instruction_counter: counter, ..header }
     }
