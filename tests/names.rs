@@ -78,3 +78,19 @@ fn outside_code(md: &str) -> String {
     }
     out
 }
+
+/// A patch's name the label grammar would misread (` (`, `~control`) is refused before any
+/// build, naming the label, so two units never share one label.
+#[test]
+fn a_name_the_label_grammar_would_misread_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["x~control", "x.patch (gcc -O3)", "x@01"] {
+        let patch = dir.path().join(name);
+        std::fs::write(&patch, "--- a/mdb.c\n+++ b/mdb.c\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+        let tags = format!("0.9.33,0.9.33+{}", patch.display());
+        let o = lmdb_regress().args(["run", "--tags", &tags, "--rounds", "1"]).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(&format!("\"LMDB_0.9.33 + {name}\" cannot name a unit")) && err.contains("rename it"), "{err}");
+    }
+}
