@@ -27,6 +27,12 @@ mod source;
 mod stage;
 #[path = "src/tags.rs"]
 mod tags;
+/// The label grammar, which tags.rs checks each unit's name against.
+#[path = "src/runner/label.rs"]
+mod label;
+mod runner {
+    pub(crate) use super::label;
+}
 
 fn main() {
     for p in [
@@ -42,6 +48,7 @@ fn main() {
         "src/source",
         "src/stage.rs",
         "src/tags.rs",
+        "src/runner/label.rs",
     ] {
         println!("cargo:rerun-if-changed={p}");
     }

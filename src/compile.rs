@@ -543,10 +543,21 @@ fn install(staging: tempfile::TempDir, dir: &Path, rec: &BuildRecord) -> Result<
     Ok(())
 }
 
+/// The most characters of a label a file name keeps: with what callers add around it
+/// (a build's kind and id, a workload), well inside NAME_MAX (255 bytes).
+const NAME_KEPT: usize = 64;
+
 /// A tag or commit label made safe as a file name: anything but letters, digits, `.` and
-/// `_` becomes `-`.
+/// `_` becomes `-`; a label longer than [`NAME_KEPT`] is cut and the SHA-256 of the whole
+/// label appended, so that long labels stay apart.
 pub fn sanitize(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect()
+    let safe: String =
+        label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' }).collect();
+    if safe.len() <= NAME_KEPT {
+        return safe;
+    }
+    let hash = hex::encode(Sha256::digest(label.as_bytes()));
+    format!("{}-{}", &safe[..NAME_KEPT - 17], &hash[..16])
 }
 
 type Version = ((i32, i32, i32), String);
@@ -583,6 +594,16 @@ pub fn harness_version(exe: &Path) -> Result<Version> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_label_becomes_a_short_file_name_of_its_own() {
+        assert_eq!(sanitize("LMDB_0.9.33 + x.patch (clang -O2)"), "LMDB_0.9.33---x.patch--clang--O2-");
+        let long = |c: &str| sanitize(&format!("LMDB_0.9.33 + {}.patch", c.repeat(300)));
+        let (a, b) = (long("a"), long("b"));
+        assert!(a.len() <= NAME_KEPT && b.len() <= NAME_KEPT && a != b, "{a} {b}");
+        let alike = |end: &str| sanitize(&format!("{}{end}", "x".repeat(100)));
+        assert_ne!(alike("1"), alike("2"), "labels alike in their first characters stay apart");
+    }
 
     fn spec(compiler: &str, flags: &str) -> ToolchainSpec {
         ToolchainSpec { compiler: compiler.into(), flags: flags.split_whitespace().map(str::to_string).collect() }

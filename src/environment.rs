@@ -48,27 +48,89 @@ impl Environment {
     }
 }
 
-/// The command line without local paths of repositories and files: reports get pasted
-/// into public trackers.
+/// Flags whose value is a local path, hidden whole.
+const PATH_FLAGS: [&str; 5] = ["--git", "--out", "--resume", "--out-dir", "--source"];
+/// Flags whose value is a local file whose name the report uses (a program's workload is
+/// named after it): its folder hidden, its name kept.
+const FILE_FLAGS: [&str; 1] = ["--program"];
+
+/// The command line without local paths of repositories, sources, patches, programs and
+/// files: reports get pasted into public trackers.
 pub fn scrub_command_line(args: impl Iterator<Item = String>) -> Vec<String> {
     let mut out = Vec::new();
-    let mut hide_next = false;
+    let mut value_of: Option<String> = None;
     for (i, a) in args.enumerate() {
         if i == 0 {
             out.push("lmdb-regress".into());
-        } else if hide_next {
-            out.push("<path>".into());
-            hide_next = false;
-        } else if a == "--git" || a == "--out" || a == "--resume" || a == "--out-dir" {
+        } else if let Some(flag) = value_of.take() {
+            out.push(scrub_value(&flag, &a));
+        } else if PATH_FLAGS.contains(&a.as_str()) || FILE_FLAGS.contains(&a.as_str()) || a == "--tags" {
+            value_of = Some(a.clone());
             out.push(a);
-            hide_next = true;
-        } else if let Some((flag, _)) =
-            a.split_once('=').filter(|(f, _)| matches!(*f, "--git" | "--out" | "--resume" | "--out-dir"))
-        {
-            out.push(format!("{flag}=<path>"));
+        } else if let Some((flag, value)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            out.push(format!("{flag}={}", scrub_value(flag, value)));
         } else {
             out.push(a);
         }
     }
     out
+}
+
+/// One flag's value with its local paths hidden.
+fn scrub_value(flag: &str, value: &str) -> String {
+    if PATH_FLAGS.contains(&flag) {
+        "<path>".into()
+    } else if FILE_FLAGS.contains(&flag) {
+        file_name_only(value)
+    } else if flag == "--tags" {
+        // BASE+FILE: a patch's folder hidden, its name (the label's) kept.
+        let each = value.split(',').map(|t| match t.split_once('+') {
+            Some((base, patch)) => format!("{base}+{}", file_name_only(patch)),
+            None => t.to_string(),
+        });
+        each.collect::<Vec<_>>().join(",")
+    } else {
+        value.to_string()
+    }
+}
+
+/// `dir/name` as `<path>/name`; a bare name as it is.
+fn file_name_only(path: &str) -> String {
+    match path.rsplit_once('/') {
+        Some((_, name)) => format!("<path>/{name}"),
+        None => path.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_paths_of_sources_patches_programs_and_files_are_scrubbed() {
+        let args = [
+            "/usr/bin/lmdb-regress",
+            "run",
+            "--git",
+            "/home/me/openldap",
+            "--source",
+            "/home/me/lmdb/libraries/liblmdb",
+            "--source=../mine",
+            "--tags",
+            "0.9.17,0.9.33+/home/me/fix.patch,0.9.33+plain.patch",
+            "--program=/home/me/progs/append1000.c",
+            "--out",
+            "/home/me/run.jsonl",
+            "--workloads",
+            "write",
+        ];
+        let scrubbed = scrub_command_line(args.iter().map(|a| a.to_string())).join(" ");
+        assert_eq!(
+            scrubbed,
+            "lmdb-regress run --git <path> --source <path> --source=<path> --tags \
+             0.9.17,0.9.33+<path>/fix.patch,0.9.33+plain.patch --program=<path>/append1000.c --out <path> \
+             --workloads write"
+        );
+        assert!(!scrubbed.contains("/home/me"));
+    }
 }

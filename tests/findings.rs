@@ -2,7 +2,7 @@
 //! for three fixed runs (testdata/make-findings-runs.py): a resolved step, a time-only
 //! difference, nothing resolved; the same sentences first in JSON and on the HTML page.
 
-use lmdb_regress::report::{markdown, model, outline, text};
+use lmdb_regress::report::{markdown, model, names, outline, text};
 use lmdb_regress::runner::runfile;
 
 use crate::common::*;
@@ -19,7 +19,7 @@ fn golden_findings(name: &str) -> model::Findings {
     golden(&format!("findings-{name}.txt"), &text::render_document(&section));
     golden(&format!("findings-{name}.md"), &markdown::render_document(&section));
     // What every format opens with: the same sentences.
-    let lines = outline::findings(&m);
+    let lines: Vec<String> = outline::findings(&m).iter().map(|l| names::plain(l)).collect();
     let file = testdata(&format!("findings-{name}.jsonl"));
     let json = json(&run_ok(lmdb_regress().arg("report").arg(&file).args(["--format", "json"])));
     assert_eq!(json["findings"]["lines"], serde_json::json!(lines), "{name}");

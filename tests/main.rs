@@ -24,6 +24,7 @@ mod layout_coverage;
 mod layouts;
 mod makefile;
 mod mtest;
+mod names;
 mod paired;
 mod patched;
 mod presets;

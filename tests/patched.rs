@@ -249,7 +249,7 @@ fn a_patched_unit_is_measured_under_random_layouts_and_can_be_the_baseline() {
     assert!(!samples.is_empty() && samples.iter().all(|s| s["layout"].is_u64()), "{samples:?}");
 
     let report = run_ok(lmdb_regress().arg("report").arg(&out).args(["--baseline", label]));
-    assert!(stdout(&report).contains("Against LMDB_0.9.33 + plant.patch:"), "{}", stdout(&report));
+    assert!(stdout(&report).contains("Against `LMDB_0.9.33 + plant.patch`:"), "{}", stdout(&report));
 }
 
 /// `--confirm` names what it measures again by label, which does not say where a patch is:

@@ -71,17 +71,17 @@ fn the_report_says_what_matters() {
         "## Write Entry",
         "| Rank | LMDB Tag | ms/op |",
         "**`LMDB_0.9.33`**",
-        "# Against LMDB_0.9.17",
+        "# Against `LMDB_0.9.17`",
         "faster, time only",
-        "Control (A/A): LMDB_0.9.33~control against LMDB_0.9.33",
+        "Control (A/A): `LMDB_0.9.33~control` against `LMDB_0.9.33`",
         "Noise: per-sample spread",
         "Resolution: ±",
         "Bonferroni",
     ] {
         assert!(md.contains(s), "markdown lacks {s:?}");
     }
-    assert!(md.contains("CHECKSUM MISMATCH: LMDB_0.9.33 readSeq"), "a disagreeing tag is named");
-    assert!(md.contains("LMDB_0.9.19 not measured"));
+    assert!(md.contains("CHECKSUM MISMATCH: `LMDB_0.9.33` readSeq"), "a disagreeing tag is named");
+    assert!(md.contains("`LMDB_0.9.19` not measured"));
     assert!(md.contains("signal 6 (SIGABRT)"));
     assert!(md.contains("PyPI sdist lmdb 0.88 | equivalent"));
     let txt = report("text");
@@ -293,10 +293,10 @@ fn bursts_are_counted_and_placed_on_a_crafted_run_file() {
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
     assert!(md.contains("- Bursts: 2 of 24 round values more than 4 robust SDs"), "{md}");
     assert!(
-        md.contains("LMDB_0.9.33 round 2 +3") && md.contains("LMDB_0.9.33 round 5 +3"),
+        md.contains("`LMDB_0.9.33` round 2 +3") && md.contains("`LMDB_0.9.33` round 5 +3"),
         "about 40% less the round effect: {md}"
     );
-    assert!(md.contains("- Bursts: 1 of 24 round values") && md.contains("LMDB_0.9.18 round 6 +150.7%"), "{md}");
+    assert!(md.contains("- Bursts: 1 of 24 round values") && md.contains("`LMDB_0.9.18` round 6 +150.7%"), "{md}");
     let untouched = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl"))));
     assert!(untouched.contains("- Bursts: none of 24 round values"), "{untouched}");
 }

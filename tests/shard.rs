@@ -256,5 +256,5 @@ fn chunk_paired_shards_each_measure_the_baseline_and_merge() {
     assert_eq!(compared, ["LMDB_0.9.21", "LMDB_0.9.33"], "{baseline:?}");
     assert!(baseline.iter().all(|c| c["method"] == "paired"), "each against the baseline of its own shard's rounds");
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&merged)));
-    assert!(md.contains("Merged from 2 shards, each of which measured LMDB_0.9.18 beside its own tags"), "{md}");
+    assert!(md.contains("Merged from 2 shards, each of which measured `LMDB_0.9.18` beside its own tags"), "{md}");
 }

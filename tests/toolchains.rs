@@ -247,7 +247,7 @@ fn toolchain_tables_judge_builds_like_tags() {
     assert_eq!(doc["baseline"], "LMDB_0.9.18");
 
     let md = report(&file, &[]);
-    assert!(md.contains("# Toolchains") && md.contains("## LMDB_0.9.33 (reference: gcc -O2)"), "{md}");
+    assert!(md.contains("# Toolchains") && md.contains("## `LMDB_0.9.33` (reference: `gcc -O2`)"), "{md}");
     assert!(md.contains("| `write, clang -O2` | "), "{md}");
     let text = report(&file, &["--format", "text"]);
     assert!(text.contains("TOOLCHAINS"), "{text}");

@@ -655,7 +655,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if data.samples.is_empty() {
         let problems = crate::report::cells::problem_lines(&model);
         for line in &problems {
-            eprintln!("{line}");
+            eprintln!("{}", crate::report::names::plain(line));
         }
         if problems.is_empty() {
             bail!("no sample was measured, and no failure was recorded");

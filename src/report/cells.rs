@@ -1,6 +1,7 @@
 //! Cell contents, computed once for every human format: numbers, deltas with their
 //! intervals and verdicts, and the tables of a report as plain cells.
 
+use super::names::name;
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use crate::runner::label::Label;
 use crate::runner::runfile::{counts_taken, Layouts, Metric, Pairing, Phase};
@@ -211,19 +212,30 @@ pub fn short_tag(t: &str) -> &str {
     t.strip_prefix("LMDB_").unwrap_or(t)
 }
 
-/// A label as tables show it: tags in full, commit ids cut to 12 digits (as git does).
+/// A label as tables show it: tags in full, commit ids cut to 12 digits (as git does),
+/// control characters shown (`\n`), never written.
 pub fn label(l: &Label) -> String {
     let commit = l.base.len() > 12 && l.base.chars().all(|c| c.is_ascii_hexdigit());
     if commit && l.layout.is_none() {
-        Label { base: l.base[..12].to_string(), ..l.clone() }.to_string()
+        super::names::visible(&Label { base: l.base[..12].to_string(), ..l.clone() }.to_string())
     } else {
-        l.to_string()
+        super::names::visible(&l.to_string())
     }
+}
+
+/// A label as prose names it: [`label`], marked as a name for each format to render.
+pub fn named(l: &Label) -> String {
+    name(&label(l))
 }
 
 /// The baseline as tables show it: a tag or commit, built by the default toolchain.
 pub fn baseline_label(m: &ReportModel) -> String {
     label(&Label::build(&m.baseline, None))
+}
+
+/// The baseline as prose names it.
+pub fn baseline_named(m: &ReportModel) -> String {
+    name(&baseline_label(m))
 }
 
 /// Where the verdict sits among the delta columns.
@@ -317,7 +329,7 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
     for t in &m.tags {
         let b = t.builds.first();
         let mut row = vec![
-            t.tag.clone(),
+            super::names::visible(&t.tag),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             // Why a tag is missing is told under Problems, in full.
             t.provenance.clone().unwrap_or_else(|| "-".into()),
@@ -326,7 +338,7 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
         if toolchains {
-            row[0] = m.label(&t.tag).compared_as().0;
+            row[0] = super::names::visible(&m.label(&t.tag).compared_as().0);
             row.insert(1, super::model::toolchain_name(m.label(&t.tag), &m.tags));
         }
         c.push(row, false);
@@ -408,16 +420,16 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
             within(ct)
         ));
     }
-    let named = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
-    if let Some(example) = named.clone().find(|l| m.label(l).compared_as().1.is_some()) {
+    let built = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
+    if let Some(example) = built.clone().find(|l| m.label(l).compared_as().1.is_some()) {
         v.push(format!(
             "Toolchains: a build by any toolchain but the default carries its name after the tag \
              (\"{}\"). The tables against {} compare each build with {}'s build by the same \
              toolchain. A toolchain table compares one tag's builds with its reference \
              toolchain's, by the same method and verdicts, the table one family.",
-            label(m.label(example)),
-            baseline_label(m),
-            baseline_label(m)
+            named(m.label(example)),
+            baseline_named(m),
+            baseline_named(m)
         ));
     }
     if m.has_counts() {
@@ -478,7 +490,7 @@ fn layouts_line(m: &ReportModel) -> String {
             "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
              functions), each a label of its own measured in every round with the same layout; \
              layout spread: how much their times differ beyond the per-sample noise.",
-            label(m.label(&study.tag)),
+            named(m.label(&study.tag)),
             study.layouts.len()
         );
     }
@@ -513,7 +525,7 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
         .found
         .iter()
         .take(3)
-        .map(|x| format!("{} round {} {}", label(m.label(&x.label)), x.round + 1, percent(100.0 * x.excess)))
+        .map(|x| format!("{} round {} {}", named(m.label(&x.label)), x.round + 1, percent(100.0 * x.excess)))
         .collect();
     if b.found.len() > 3 {
         at.push(format!("{} more", b.found.len() - 3));
@@ -565,8 +577,8 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
              and tags of different shards through their comparisons with it (the two-sample \
              form of the method), never by their times across machines.",
             m.shards.len(),
-            baseline_label(m),
-            baseline_label(m)
+            baseline_named(m),
+            baseline_named(m)
         ));
     }
     if used(Pairing::Process) {
@@ -630,7 +642,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     };
     if !s.vs_baseline.is_empty() {
         let ds: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
-        v.push(format!("Against {}: {}.", baseline_label(m), counts(ds)));
+        v.push(format!("Against {}: {}.", baseline_named(m), counts(ds)));
     }
     for c in &s.controls {
         let warn = if c.verdict().is_change() {
@@ -640,8 +652,8 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         };
         v.push(format!(
             "Control (A/A): {} against {}: {}.{warn}",
-            label(m.label(&c.tag)),
-            label(m.label(&c.against)),
+            named(m.label(&c.tag)),
+            named(m.label(&c.against)),
             delta_line(&c.comparison)
         ));
     }
@@ -705,7 +717,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         ("OS".into(), e.os.clone()),
         ("Harness".into(), format!("lmdb-regress {}", e.harness_version)),
         ("Date".into(), e.date.clone()),
-        ("Command".into(), e.command_line.join(" ")),
+        ("Command".into(), name(&e.command_line.join(" "))),
         ("Workload".into(), workload_line(m)),
         (
             "Plan".into(),
@@ -792,7 +804,11 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
         for x in &s.checksum_mismatches {
             out.push(format!(
                 "CHECKSUM MISMATCH: {} {} ({} engine) read {} but the others read {}",
-                x.tag, s.workload, x.engine, x.got, x.expected
+                name(&x.tag),
+                s.workload,
+                x.engine,
+                x.got,
+                x.expected
             ));
         }
         for c in s.controls.iter().filter(|c| c.verdict().is_change()) {
@@ -800,7 +816,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
                 "CONTROL {}: {} {} against itself ({}); this run's verdicts are not to be trusted",
                 c.verdict(),
                 s.workload,
-                c.against,
+                name(&c.against),
                 delta_line(&c.comparison)
             ));
         }
@@ -811,7 +827,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
     for f in &m.failures {
         out.push(format!(
             "{} {} {}{}: {}",
-            f.tag,
+            name(&f.tag),
             f.engine,
             f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.clone()),
             f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
@@ -838,11 +854,11 @@ fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
         .map(|(_, tags)| {
             let why = tags[0].reason.as_deref().unwrap_or("unknown");
             match tags.as_slice() {
-                [one] => format!("{} not measured: {why}", one.tag),
+                [one] => format!("{} not measured: {why}", name(&one.tag)),
                 several => format!(
                     "{} not measured, for the same reason (as said of {}): {why}",
-                    several.iter().map(|t| t.tag.as_str()).collect::<Vec<_>>().join(", "),
-                    several[0].tag
+                    several.iter().map(|t| name(&t.tag)).collect::<Vec<_>>().join(", "),
+                    name(&several[0].tag)
                 ),
             }
         })

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::gate::{self, Outcome};
 use super::model::ReportModel;
+use super::names::{self, code_span, Place};
 use super::outline::Document;
 use super::{Exporter, Output};
 
@@ -76,7 +77,7 @@ impl Github {
                 self.headline.as_deref().unwrap_or("lmdb-regress: no gate was given (`--fail-on slower:PCT%`)");
             let mut o = format!("### {headline}\n\n");
             for line in &d.findings {
-                let _ = writeln!(o, "- {line}");
+                let _ = writeln!(o, "- {}", names::markdown(line, Place::Prose));
             }
             o.push('\n');
             return o;
@@ -101,7 +102,7 @@ impl Github {
             o.push('\n');
         }
         for n in &outcome.not_judged {
-            let _ = writeln!(o, "- not judged: {}", escape(n));
+            let _ = writeln!(o, "- not judged: {}", names::markdown(n, Place::Prose));
         }
         if !outcome.not_judged.is_empty() {
             o.push('\n');
@@ -111,7 +112,7 @@ impl Github {
 
     /// Where the run's files are.
     fn files(&self) -> String {
-        let names: Vec<String> = self.run_files.iter().map(|f| format!("`{f}`")).collect();
+        let names: Vec<String> = self.run_files.iter().map(|f| code_span(f, Place::Prose)).collect();
         let (what, names) = match names.len() {
             1 => ("Run file", names[0].clone()),
             _ => ("Run files", names.join(", ")),
@@ -125,8 +126,9 @@ impl Github {
     }
 }
 
+/// A cell of the gate's table: our words, names among them as code.
 fn escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    names::markdown(s, Place::Cell)
 }
 
 /// `text` whole when it fits in `room` characters, else cut at the last line that does,

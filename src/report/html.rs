@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::cells::{Cells, Judged};
 use super::model::ReportModel;
+use super::names::plain;
 use super::outline::{self, Block, Document};
 use super::{Exporter, Output};
 
@@ -52,7 +53,7 @@ pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> 
         Block::Heading(_, t) => Some(t.as_str()),
         _ => None,
     });
-    Ok(page(title.unwrap_or("lmdb-regress"), &body(&items)))
+    Ok(page(&plain(title.unwrap_or("lmdb-regress")), &body(&items)))
 }
 
 /// An inline SVG chart.
@@ -106,6 +107,7 @@ pub fn body(items: &[Item]) -> String {
             Item::Block(b) => b,
         };
         if let Block::Heading(level, t) = b {
+            let t = &plain(t);
             while open.last().is_some_and(|l| l >= level) {
                 open.pop();
                 out.push_str("</section>\n");
@@ -181,22 +183,22 @@ fn block(out: &mut String, b: &Block) {
     match b {
         Block::Heading(..) | Block::Chart(..) | Block::Contents => unreachable!("handled by body()"),
         Block::Paragraph(t) => {
-            let _ = writeln!(out, "<p>{}</p>", text(t));
+            let _ = writeln!(out, "<p>{}</p>", text(&plain(t)));
         }
         Block::Note(t) => {
-            let _ = writeln!(out, "<p class=\"note\" role=\"note\"><strong>{}</strong></p>", text(t));
+            let _ = writeln!(out, "<p class=\"note\" role=\"note\"><strong>{}</strong></p>", text(&plain(t)));
         }
         Block::List(items) => {
             out.push_str("<ul>\n");
             for i in items {
-                let _ = writeln!(out, "<li>{}</li>", text(i));
+                let _ = writeln!(out, "<li>{}</li>", text(&plain(i)));
             }
             out.push_str("</ul>\n");
         }
         Block::Pairs(pairs) => {
             out.push_str("<dl class=\"pairs\">\n");
             for (k, v) in pairs {
-                let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(k), text(v));
+                let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(&plain(k)), text(&plain(v)));
             }
             out.push_str("</dl>\n");
         }
@@ -228,7 +230,7 @@ pub fn table(c: &Cells, links: &[Option<String>], class: &str) -> String {
             (false, true) => " class=\"num\"",
             (false, false) => "",
         };
-        let _ = write!(o, "<th scope=\"col\"{class}>{}</th>", text(h));
+        let _ = write!(o, "<th scope=\"col\"{class}>{}</th>", text(&plain(h)));
     }
     o.push_str("</tr>\n</thead>\n<tbody>\n");
     for (r, row) in c.rows.iter().enumerate() {
@@ -250,8 +252,8 @@ pub fn table(c: &Cells, links: &[Option<String>], class: &str) -> String {
             }
             let class = if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
             let content = match links.get(r).cloned().flatten().filter(|_| i == c.tag_col) {
-                Some(href) => format!("<a href=\"{}\">{}</a>", attr(&href), text(v)),
-                None => text(v).into_owned(),
+                Some(href) => format!("<a href=\"{}\">{}</a>", attr(&href), text(&plain(v))),
+                None => text(&plain(v)).into_owned(),
             };
             let _ = write!(o, "<td{class}>{content}</td>");
         }

@@ -6,18 +6,25 @@ use anyhow::Result;
 
 use super::cells::Cells;
 use super::model::ReportModel;
+use super::names::{self, code_span, Place};
 use super::outline::{self, Block, Document};
 use super::{Exporter, Output};
 
 pub struct Markdown;
 
-fn escape(s: &str) -> String {
-    s.replace('|', "\\|")
+/// Our words and the names among them, in a table's cell.
+fn cell(s: &str) -> String {
+    names::markdown(s, Place::Cell)
+}
+
+/// Our words and the names among them, in prose.
+fn prose(s: &str) -> String {
+    names::markdown(s, Place::Prose)
 }
 
 pub fn table(out: &mut String, c: &Cells) {
     let tag_col = c.tag_col;
-    let _ = writeln!(out, "| {} |", c.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "| {} |", c.header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
     let align: Vec<&str> = (0..c.header.len()).map(|i| if i < c.text_cols { ":---" } else { "---:" }).collect();
     let _ = writeln!(out, "|{}|", align.join("|"));
     for (row, hl) in c.rows.iter().zip(&c.highlight) {
@@ -25,9 +32,9 @@ pub fn table(out: &mut String, c: &Cells) {
             .iter()
             .enumerate()
             .map(|(i, v)| match (i == tag_col, hl) {
-                (true, true) => format!("**`{}`**", escape(v)),
-                (true, false) => format!("`{}`", escape(v)),
-                _ => escape(v),
+                (true, true) => format!("**{}**", code_span(v, Place::Cell)),
+                (true, false) => code_span(v, Place::Cell),
+                _ => cell(v),
             })
             .collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -40,24 +47,24 @@ pub fn render_document(d: &Document) -> String {
     for b in &d.blocks {
         match b {
             Block::Heading(level, t) => {
-                let _ = writeln!(o, "{} {t}\n", "#".repeat(*level as usize));
+                let _ = writeln!(o, "{} {}\n", "#".repeat(*level as usize), prose(t));
             }
             Block::Paragraph(t) => {
-                let _ = writeln!(o, "{}\n", escape(t));
+                let _ = writeln!(o, "{}\n", prose(t));
             }
             Block::Note(t) => {
-                let _ = writeln!(o, "> **{}**\n", escape(t));
+                let _ = writeln!(o, "> **{}**\n", prose(t));
             }
             Block::List(items) => {
                 for i in items {
-                    let _ = writeln!(o, "- {}", escape(i));
+                    let _ = writeln!(o, "- {}", prose(i));
                 }
                 o.push('\n');
             }
             Block::Pairs(pairs) => {
                 let _ = writeln!(o, "| | |\n|:---|:---|");
                 for (k, v) in pairs {
-                    let _ = writeln!(o, "| {} | {} |", escape(k), escape(v));
+                    let _ = writeln!(o, "| {} | {} |", cell(k), cell(v));
                 }
                 o.push('\n');
             }

@@ -16,6 +16,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod names;
 pub mod outline;
 pub mod presets;
 pub mod site;

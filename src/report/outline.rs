@@ -2,7 +2,7 @@
 //! paragraphs, lists and tables. Markdown and text lay out the same blocks; the report
 //! and the ITS#10406 page are both built as outlines.
 
-use super::cells::{self, label, num, partial_note, Cells};
+use super::cells::{self, label, named, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
 use crate::environment::Environment;
@@ -92,7 +92,7 @@ impl Document {
                 self.blocks.push(Block::Chart(Chart::Extra(i)));
             }
         }
-        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", label(m.label(tag)))).collect());
+        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", named(m.label(tag)))).collect());
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -141,7 +141,7 @@ pub fn report(m: &ReportModel) -> Document {
     }
     d.blocks.extend(findings_section(m).blocks);
     d.blocks.push(Block::Contents);
-    let newest = m.newest.as_deref().map(|n| format!(" The newest tag ({n}) is marked.")).unwrap_or_default();
+    let newest = m.newest.as_deref().map(|n| format!(" The newest tag ({}) is marked.", super::names::name(n))).unwrap_or_default();
     d.para(if m.rule.counts {
         format!(
             "Each workload's tags ranked by {} (exact counts; smaller is less work): \"vs Fastest\" \
@@ -168,7 +168,7 @@ pub fn report(m: &ReportModel) -> Document {
              measured in every round with the same layout. Layout spread: how much identical code \
              moves between layouts on this machine, beyond the per-sample noise; the tables below \
              rank the layouts.",
-            label(m.label(&study.tag)),
+            named(m.label(&study.tag)),
             study.layouts.len()
         ));
         d.table(cells::layout_study_cells(m));
@@ -180,7 +180,7 @@ pub fn report(m: &ReportModel) -> Document {
         d.list(cells::section_notes(m, s));
     }
     if m.sections.iter().any(|s| !s.vs_baseline.is_empty()) {
-        d.heading(1, format!("Against {}", m.baseline));
+        d.heading(1, format!("Against {}", cells::baseline_named(m)));
     }
     for s in m.sections.iter().filter(|s| !s.vs_baseline.is_empty()) {
         d.heading(2, m.section_title(s));
@@ -197,7 +197,7 @@ pub fn report(m: &ReportModel) -> Document {
         );
     }
     for t in &m.toolchains {
-        d.heading(2, format!("{} (reference: {})", label(m.label(&t.tag)), t.reference));
+        d.heading(2, format!("{} (reference: {})", named(m.label(&t.tag)), super::names::name(&t.reference)));
         d.table(cells::toolchain_cells(m, t));
     }
     if !m.overhead.is_empty() {
@@ -242,7 +242,7 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
 }
 
 fn nothing_resolved(m: &ReportModel) -> String {
-    let b = cells::baseline_label(m);
+    let b = cells::baseline_named(m);
     let compared = m.sections.iter().any(|s| s.vs_baseline.iter().any(|r| r.vs_baseline.is_some()));
     match (compared, m.rule.counts, m.has_counts()) {
         (false, ..) => "Nothing was compared: the run measured one tag.".into(),
@@ -264,7 +264,7 @@ fn section_name(m: &ReportModel, engine: Engine, workload: Workload) -> String {
 
 /// "at X", "from X on", "from X to Y".
 fn span(m: &ReportModel, s: &Step) -> String {
-    let (first, last) = (label(m.label(&s.first().tag)), label(m.label(&s.last().tag)));
+    let (first, last) = (named(m.label(&s.first().tag)), named(m.label(&s.last().tag)));
     match (s.deltas.len(), s.to_last) {
         (1, _) => format!("at {first}"),
         (_, true) => format!("from {first} on"),
@@ -274,7 +274,7 @@ fn span(m: &ReportModel, s: &Step) -> String {
 
 /// " (0.9.19 and 0.9.20 not measured)": where else the step may lie.
 fn not_measured(s: &Step) -> String {
-    let tags: Vec<&str> = s.not_measured.iter().map(|t| cells::short_tag(t)).collect();
+    let tags: Vec<String> = s.not_measured.iter().map(|t| super::names::name(cells::short_tag(t))).collect();
     match tags.as_slice() {
         [] => String::new(),
         [one] => format!(" ({one} not measured)"),
@@ -301,7 +301,7 @@ fn tally(deltas: &[Delta]) -> String {
 fn step_line(m: &ReportModel, s: &Step) -> String {
     let name = section_name(m, s.engine, s.workload);
     let (first, at, elsewhere) = (s.first(), span(m, s), not_measured(s));
-    let first_tag = label(m.label(&first.tag));
+    let first_tag = named(m.label(&first.tag));
     let time = &first.comparison;
     let line = match s.by {
         StepBy::Instructions => {
@@ -365,7 +365,7 @@ fn unresolved_line(m: &ReportModel, open: &[Unresolved]) -> Option<String> {
     Some(format!(
         "Time did not resolve {k} of {n} deltas against {} after {} ({}); about {most} rounds would resolve \
          differences of {}{cost}.",
-        cells::baseline_label(m),
+        cells::baseline_named(m),
         cells::plural(rounds, "round"),
         each.join(", "),
         cells::within(100.0 * m.rule.min_effect)
@@ -390,7 +390,7 @@ fn failures_line(m: &ReportModel) -> Option<String> {
             .iter()
             .take(3)
             .map(|x| {
-                let tag = m.labels.get(&x.tag).map(label).unwrap_or_else(|| x.tag.clone());
+                let tag = m.labels.get(&x.tag).map(named).unwrap_or_else(|| super::names::name(&x.tag));
                 let what = x.workload.map(|w| w.to_string()).unwrap_or_else(|| x.stage.clone());
                 let round = x.round.map(|r| format!(", round {}", r + 1)).unwrap_or_default();
                 format!("{tag} {what}{round}")
@@ -414,7 +414,8 @@ fn failures_line(m: &ReportModel) -> Option<String> {
         said.push(format!("Failures: {}.", failed.join("; ")));
     }
     if !f.not_measured.is_empty() {
-        said.push(format!("Not measured: {}.", f.not_measured.join(", ")));
+        let names: Vec<String> = f.not_measured.iter().map(|t| super::names::name(t)).collect();
+        said.push(format!("Not measured: {}.", names.join(", ")));
     }
     (!said.is_empty()).then(|| format!("{} Each in full under Problems.", said.join(" ")))
 }

@@ -9,6 +9,7 @@ use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use super::cells::Cells;
 use super::model::ReportModel;
+use super::names::plain;
 use super::outline::{self, Block, Document};
 use super::{Exporter, Output};
 
@@ -80,7 +81,7 @@ pub fn table(out: &mut String, c: &Cells) {
         .iter()
         .zip(&c.highlight)
         .map(|(r, hl)| {
-            let mark = |(i, v): (usize, &String)| if i == c.tag_col && *hl { format!("{v} *") } else { v.clone() };
+            let mark = |(i, v): (usize, &String)| if i == c.tag_col && *hl { format!("{} *", plain(v)) } else { plain(v) };
             r.iter().enumerate().map(mark).collect()
         })
         .collect();
@@ -112,24 +113,25 @@ pub fn render_document(d: &Document) -> String {
         match b {
             Block::Heading(1, t) => {
                 let _ = writeln!(o, "{RULE}");
-                wrap(&mut o, &t.to_uppercase(), "", "");
+                wrap(&mut o, &plain(t).to_uppercase(), "", "");
                 let _ = writeln!(o, "{RULE}\n");
             }
             Block::Heading(_, t) => {
-                wrap(&mut o, t, "", "");
-                let _ = writeln!(o, "{}", "-".repeat(width(t).min(WIDTH)));
+                let t = plain(t);
+                wrap(&mut o, &t, "", "");
+                let _ = writeln!(o, "{}", "-".repeat(width(&t).min(WIDTH)));
             }
             Block::Paragraph(t) => {
-                wrap(&mut o, t, "", "");
+                wrap(&mut o, &plain(t), "", "");
                 o.push('\n');
             }
             Block::Note(t) => {
-                wrap(&mut o, t, "!! ", "   ");
+                wrap(&mut o, &plain(t), "!! ", "   ");
                 o.push('\n');
             }
             Block::List(items) => {
                 for i in items {
-                    wrap(&mut o, i, "- ", "  ");
+                    wrap(&mut o, &plain(i), "- ", "  ");
                 }
                 o.push('\n');
             }
@@ -137,7 +139,7 @@ pub fn render_document(d: &Document) -> String {
                 let w = pairs.iter().map(|(k, _)| width(k)).max().unwrap_or(0).min(24);
                 for (k, v) in pairs {
                     let first = format!("{k:<w$}  ");
-                    wrap(&mut o, v, &first, &" ".repeat(w + 2));
+                    wrap(&mut o, &plain(v), &first, &" ".repeat(w + 2));
                 }
                 o.push('\n');
             }

@@ -70,6 +70,16 @@ impl Label {
         Label { base: base.to_string(), toolchain, layout, control }
     }
 
+    /// Whether a unit's base (a patch's or a directory's name in it) reads back as itself
+    /// in every label built on it (with a toolchain, as a control), and holds no control
+    /// character: ` (`, a trailing `~control` or `@NUMBER` would be read as a label's parts.
+    pub fn reads_back(base: &str) -> bool {
+        let every = Label { base: base.to_string(), toolchain: Some("cc".into()), layout: None, control: true };
+        !base.chars().any(char::is_control)
+            && Label::parse(base) == Label::build(base, None)
+            && Label::parse(&every.to_string()) == every
+    }
+
     /// The pinned version this label measures, if it is a tag's (a study's layouts are not).
     pub fn version(&self) -> Option<(i32, i32, i32)> {
         parse_version(&self.base).filter(|_| self.layout.is_none())
@@ -167,6 +177,16 @@ mod tests {
         assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));
         assert_eq!(Label::parse("mdb.RE/0.9 @ 1a2b3c4d").base, "mdb.RE/0.9 @ 1a2b3c4d");
         assert_eq!(Label::parse("LMDB_0.9.20@01").layout.as_deref(), Some("01"));
+    }
+
+    #[test]
+    fn a_base_the_grammar_would_misread_is_told_apart() {
+        for good in ["LMDB_0.9.33 + revert-8557.patch", "local:../a b/liblmdb", "mdb.RE/0.9 @ 1a2b3c4d", "x@y.patch"] {
+            assert!(Label::reads_back(good), "{good}");
+        }
+        for bad in ["LMDB_0.9.33 + x~control", "LMDB_0.9.33 + x.patch (gcc -O3)", "LMDB + a (b", "LMDB + x@01", "a\nb"] {
+            assert!(!Label::reads_back(bad), "{bad}");
+        }
     }
 
     #[test]

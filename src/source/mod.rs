@@ -477,8 +477,8 @@ impl Resolver {
                     SOURCE_FILES.join(", ")
                 );
             }
-            let provenance =
-                Provenance { origin: "local".into(), detail: absolute.display().to_string(), cached: false };
+            // The label names the directory as given; its absolute path stays off reports.
+            let provenance = Provenance { origin: "local".into(), detail: "directory, as found".into(), cached: false };
             self.stored(want, &absolute, None, provenance)
         })
     }
