@@ -41,7 +41,7 @@ pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> 
             Block::Chart(chart) => {
                 let Some(m) = m else { bail!("a chart ({chart:?}) needs the run's model") };
                 match super::svg::draw(m, *chart)? {
-                    Some(svg) => Item::Markup(figure(&svg)),
+                    Some(svg) => Item::Markup(figure(&svg) + &levels_toggle(m, *chart)?),
                     None => continue,
                 }
             }
@@ -58,6 +58,20 @@ pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> 
 /// An inline SVG chart.
 pub fn figure(svg: &str) -> String {
     format!("<figure class=\"chart\">\n{}</figure>\n", svg.trim_start())
+}
+
+/// Under a workload's chart of ratios, each tag's own level (ms/op with its spread),
+/// folded: the tables carry the same figures.
+fn levels_toggle(m: &ReportModel, chart: outline::Chart) -> Result<String> {
+    let outline::Chart::Section(engine, workload) = chart else { return Ok(String::new()) };
+    let Some(s) = m.section(engine, workload).filter(|s| !s.vs_baseline.is_empty()) else { return Ok(String::new()) };
+    let svg = super::svg::levels(m, s)?;
+    Ok(format!(
+        "<details class=\"levels\">\n<summary>Each tag's own {} (median, 95% interval, minimum)</summary>\n\
+         <figure class=\"chart levels\">\n{}</figure>\n</details>\n",
+        text(m.unit_of(s)),
+        svg.trim_start()
+    ))
 }
 
 /// How every page begins: `site` replaces a file that begins so (a page it wrote) and no other.
