@@ -182,13 +182,15 @@ fn axis_percent(y: f64) -> String {
 pub fn ratios(c: &RatioChart) -> Result<String> {
     let (ylo, yhi) = ratio_axis(c);
     let n = c.points.len() as i32;
+    // Narrower when the tags' labels allow, so that a phone shows the whole chart, scaled.
+    let size = if n <= 10 { (720, 460) } else { SIZE };
     let mut buf = String::new();
     let (marks, tips) = {
-        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (head, area) = root.split_vertically(72);
+        let (head, area) = root.split_vertically(92);
         let centre = TextStyle::from(("sans-serif", 22).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-        head.draw(&Text::new(c.title.clone(), (SIZE.0 as i32 / 2, 10), centre)).map_err(err)?;
+        head.draw(&Text::new(c.title.clone(), (size.0 as i32 / 2, 10), centre)).map_err(err)?;
         let mut ch = ChartBuilder::on(&area)
             .margin(16)
             .x_label_area_size(52)
@@ -213,7 +215,7 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
         // Half the width of the newest tag's shading: most of its column.
         let column = (xs.end - xs.start) * 3 / (10 * n.max(1));
         let mut o = String::from("<g class=\"ratios\">\n");
-        o.push_str(&legend(c));
+        o.push_str(&legend(c, size.0 / 2));
         for (i, p) in c.points.iter().enumerate().filter(|(_, p)| p.newest) {
             let (x, _) = at(i, 0.0);
             let (top, bottom) = (at(i, yhi).1, at(i, ylo).1);
@@ -264,31 +266,32 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
     };
     let close = buf.rfind("</svg>").unwrap_or(buf.len());
     buf.insert_str(close, &marks);
+    // The page lets this chart shrink to a phone's width (style.css).
+    let buf = buf.replacen("<svg ", "<svg class=\"ratio-chart\" ", 1);
     Ok(with_titles(buf, &c.title, &tips))
 }
 
 /// The two lines under the title: what the points are against and what the marks mean,
 /// each word in its mark's colour.
-fn legend(c: &RatioChart) -> String {
+fn legend(c: &RatioChart, centre: u32) -> String {
     let span = |col: &RGBColor, t: &str| format!("<tspan fill=\"{}\">{t}</tspan>", hex(col));
+    let against = html_escape::encode_text(&c.against);
     let first = format!(
-        "estimate and interval against {}: {} {} {} {}",
-        html_escape::encode_text(&c.against),
+        "estimate and interval against {against}: {} {} {} {}",
         span(&SLOWER, "● slower"),
         span(&FASTER, "● faster"),
         span(&SAME, "● same"),
         span(&INCONCLUSIVE, "○ inconclusive"),
     );
     let second = format!(
-        "□ {} itself · ring: time only · {} · grey band: same ({}) · yellow: newest tag",
-        html_escape::encode_text(&c.against),
-        span(&INSTRUCTIONS, "◆ instructions per entry (exact)"),
-        cells::within(100.0 * c.min_effect)
+        "□ {against} itself · ring: time only · {}",
+        span(&INSTRUCTIONS, "◆ instructions per entry (exact)")
     );
+    let third = format!("grey band: same ({}) · yellow: newest tag", cells::within(100.0 * c.min_effect));
     let line = |y: i32, t: &str| {
-        format!("<text x=\"{}\" y=\"{y}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\" fill=\"#000\">{t}</text>\n", SIZE.0 / 2)
+        format!("<text x=\"{centre}\" y=\"{y}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\" fill=\"#000\">{t}</text>\n")
     };
-    line(48, &first) + &line(68, &second)
+    line(50, &first) + &line(68, &second) + &line(86, &third)
 }
 
 /// One column's interval, estimate and figure, or the reference's own mark at 0%.
