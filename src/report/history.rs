@@ -337,6 +337,7 @@ impl History {
                     comparison: change.map(|c| c.comparison.clone()),
                     time_only: false,
                     instructions: change.and_then(|c| c.counts.get(&Metric::Instructions)).map(|c| c.ratio),
+                    claimed: None,
                     newest: false,
                     tip: match change {
                         Some(c) => format!("{}: {} after {}", short(&p.commit), super::cells::delta_line(&c.comparison), short(&c.after)),

@@ -35,6 +35,11 @@ pub fn render(m: &ReportModel) -> Result<String> {
 
 /// Any outline as a page; its charts are drawn from `m`, which a document with charts needs.
 pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> {
+    Ok(render_items(&items(d, m)?))
+}
+
+/// An outline's blocks as page items, its charts drawn from `m`.
+pub fn items<'a>(d: &'a Document, m: Option<&ReportModel>) -> Result<Vec<Item<'a>>> {
     let mut items = Vec::with_capacity(d.blocks.len());
     for b in &d.blocks {
         items.push(match b {
@@ -48,11 +53,16 @@ pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> 
             b => Item::Block(b),
         });
     }
-    let title = d.blocks.iter().find_map(|b| match b {
-        Block::Heading(_, t) => Some(t.as_str()),
+    Ok(items)
+}
+
+/// A page of items, titled by its first heading.
+pub fn render_items(items: &[Item]) -> String {
+    let title = items.iter().find_map(|i| match i {
+        Item::Block(Block::Heading(_, t)) => Some(t.as_str()),
         _ => None,
     });
-    Ok(page(title.unwrap_or("lmdb-regress"), &body(&items)))
+    page(title.unwrap_or("lmdb-regress"), &body(items))
 }
 
 /// An inline SVG chart.

@@ -116,6 +116,8 @@ pub struct RatioPoint {
     pub time_only: bool,
     /// Instructions per entry, measured / reference: exact, so drawn without an interval.
     pub instructions: Option<f64>,
+    /// A ratio to hold the estimate against (a claim's size), drawn as a black dash.
+    pub claimed: Option<f64>,
     pub newest: bool,
     pub tip: String,
 }
@@ -156,7 +158,10 @@ fn verdict_colour(v: Verdict) -> RGBColor {
 /// tag must not flatten the step the others show).
 fn ratio_axis(c: &RatioChart) -> (f64, f64) {
     let band = 100.0 * c.min_effect;
-    let core = c.points.iter().flat_map(|p| p.comparison.as_ref().map(|k| pct(k.ratio)).into_iter().chain(p.instructions.map(pct)));
+    let core = c.points.iter().flat_map(|p| {
+        p.comparison.as_ref().map(|k| pct(k.ratio)).into_iter().chain(p.instructions.map(pct))
+            .chain(p.claimed.map(pct))
+    });
     let (lo, hi) = core.fold((-band, band), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let span = hi - lo;
     let ends = c.points.iter().filter_map(|p| p.comparison.as_ref()?.ci).flat_map(|ci| [pct(ci.lo), pct(ci.hi)]);
@@ -258,6 +263,16 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
                     hex(&INSTRUCTIONS)
                 );
             }
+            if let Some(r) = p.claimed {
+                let (x, y) = at(i, pct(r));
+                let _ = writeln!(
+                    o,
+                    "<line class=\"claimed\" data-label=\"{}\" data-ratio=\"{r}\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#000\" stroke-width=\"3\" stroke-dasharray=\"4 3\"/>",
+                    attr(&p.label),
+                    x - 16,
+                    x + 16
+                );
+            }
             tips.push(Tip { at: at(i, y), text: p.tip.clone() });
         }
         o.push_str("</g>\n");
@@ -283,9 +298,13 @@ fn legend(c: &RatioChart, centre: u32) -> String {
         span(&SAME, "● same"),
         span(&INCONCLUSIVE, "○ inconclusive"),
     );
+    let reference = c.points.iter().any(|p| p.comparison.is_none());
+    let claimed = c.points.iter().any(|p| p.claimed.is_some());
     let second = format!(
-        "□ {against} itself · ring: time only · {}",
-        span(&INSTRUCTIONS, "◆ instructions per entry (exact)")
+        "{}ring: time only · {}{}",
+        if reference { format!("□ {against} itself · ") } else { String::new() },
+        span(&INSTRUCTIONS, "◆ instructions per entry (exact)"),
+        if claimed { " · dashes: the size claimed" } else { "" }
     );
     let third = format!("grey band: same ({}) · yellow: newest tag", cells::within(100.0 * c.min_effect));
     let line = |y: i32, t: &str| {
@@ -364,6 +383,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
                 comparison: d.map(|d| d.comparison.clone()),
                 time_only: d.is_some_and(|d| d.time_only),
                 instructions: d.and_then(|d| d.instructions()).map(|c| c.ratio),
+                claimed: None,
                 newest: m.newest.as_deref() == Some(b.tag.as_str()),
                 tip: point_text(m, s, &b.tag),
             }
