@@ -5,18 +5,19 @@
 //! --format html` renders from testdata/run-fixed.jsonl. Checked as a reader would meet it:
 //! no console errors; every section and every table row of the fixed run, with scripts on
 //! and off; no request leaving the file; a click on a column header reorders the rows;
-//! print media hides the contents and unrolls the tables; screenshots at 390 and 1280 px
-//! wide that are not blank.
+//! print media hides the contents and unrolls the tables; every workload's chart draws
+//! the model's own interval for each compared tag against a line at 1.0; screenshots at
+//! 390 and 1280 px wide that are not blank, of the first screen and of the write chart.
 //!
 //! The screenshots are written to target/tmp/screenshots/ for people to look at, and
-//! committed as testdata/golden/run-fixed-{390,1280}.png: two runs of the same chromium
+//! committed as testdata/golden/run-fixed-{390,1280}{,-write}.png: two runs of the same chromium
 //! give the same bytes. Rendering differs between chromium releases (Debian updates its
 //! chromium often), so the pictures are compared only when the running chromium is the
 //! one named in testdata/golden/screenshots-chromium.txt, and then allowing 3% of pixels
 //! to differ visibly (text smoothing may differ with the CPU; a moved table would not stay
 //! under that); with any other release the screenshots are still taken and checked for
 //! size and content, and the test says it did not compare them. `UPDATE_GOLDEN=1`
-//! rewrites all three files.
+//! rewrites them all and the stamp.
 //!
 //! If chromium is missing or cannot start, every test here fails and says why.
 
@@ -99,7 +100,7 @@ const DOM: &str = r#"{
   })),
   pairs: [...document.querySelectorAll("main dl.pairs dt")].map(d => d.textContent),
   items: [...document.querySelectorAll("main section > ul > li")].map(d => d.textContent),
-  charts: [...document.querySelectorAll("main figure.chart svg")].map(s => s.querySelectorAll("circle > title").length),
+  charts: [...document.querySelectorAll("main figure.chart:not(.levels) svg")].map(s => s.querySelectorAll("circle > title").length),
   links: [...document.querySelectorAll("[src], [href]")].map(e => e.getAttribute("src") || e.getAttribute("href")),
 }"#;
 
@@ -223,6 +224,45 @@ fn print_media_unrolls_tables_and_hides_the_contents() {
     assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000, "{} bytes", pdf.len());
 }
 
+/// Per chart of a workload: each interval's tag and ends (as the SVG's data attributes
+/// say), how many reference lines sit at ratio 1, and whether each lies inside the band.
+const CHARTS: &str = r#"[...document.querySelectorAll("main figure.chart:not(.levels) svg")].map(s => ({
+  intervals: [...s.querySelectorAll("g.interval")].map(g => [g.dataset.label, g.dataset.lo, g.dataset.hi]),
+  references: [...s.querySelectorAll("line.reference")].map(l => {
+    const band = s.querySelector("rect.same-band").getBBox(), y = l.getBBox().y;
+    return { ratio: l.dataset.ratio, in_band: band.y < y && y < band.y + band.height };
+  }),
+}))"#;
+
+#[test]
+fn every_workload_chart_draws_the_models_interval_per_compared_tag_against_one() {
+    let data = lmdb_regress::runner::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
+    let model = lmdb_regress::report::model::build(&data, None).unwrap();
+    let want: Vec<serde_json::Value> = model
+        .sections
+        .iter()
+        .map(|s| {
+            let intervals: Vec<[String; 3]> = s
+                .vs_baseline
+                .iter()
+                .filter_map(|b| {
+                    let ci = b.vs_baseline.as_ref()?.comparison.ci?;
+                    let tag = b.tag.strip_prefix("LMDB_").unwrap_or(&b.tag).to_string();
+                    Some([tag, ci.lo.to_string(), ci.hi.to_string()])
+                })
+                .collect();
+            json!({ "intervals": intervals, "references": [{ "ratio": "1", "in_band": true }] })
+        })
+        .collect();
+    assert!(want.iter().all(|c| c["intervals"].as_array().unwrap().len() == 2), "{want:?}");
+    let c = chromium();
+    let tab = c.new_tab();
+    tab.navigate(&url(&testdata("golden/run-fixed.html")));
+    assert_eq!(tab.eval(CHARTS), serde_json::Value::from(want));
+    // Each tag's own level stays on the page, folded under its chart.
+    assert_eq!(tab.eval("document.querySelectorAll('main details.levels:not([open]) svg').length"), 2);
+}
+
 /// A screenshot of the first screen at `width` × `height`, as a phone or a laptop shows it.
 fn screenshot(tab: &Tab, width: u32, height: u32) -> Vec<u8> {
     tab.call(
@@ -276,34 +316,40 @@ fn screenshots_at_phone_and_laptop_width_are_not_blank() {
     let update = std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1");
     let same_chromium = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == version);
     for (width, height) in [(390, 844), (1280, 800)] {
+        tab.eval("window.scrollTo(0, 0)");
         let shot = screenshot(&tab, width, height);
-        let name = format!("run-fixed-{width}.png");
-        std::fs::write(out.join(&name), &shot).unwrap();
-        let (w, h, inked, colours) = content(&shot);
-        assert_eq!((w, h), (width, height), "{name}");
-        assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
         // Nothing of the page is cut off sideways: wide tables scroll inside their own box.
         let overflow = tab.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
         assert_eq!(overflow, 0, "the page scrolls sideways at {width} px");
-        let golden = testdata(&format!("golden/{name}"));
-        if update {
-            std::fs::write(&golden, &shot).unwrap();
-        } else if same_chromium {
-            let want = std::fs::read(&golden).unwrap();
-            // Byte-identical on the machine that made it; elsewhere text may be smoothed
-            // differently, so a few per cent of pixels may move, not the layout.
-            let changed = changed_pixels(&want, &shot);
-            assert!(
-                changed <= 0.03,
-                "{name}: {:.1}% of pixels differ from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
-                changed * 100.0,
-                out.join(&name).display()
-            );
-        } else {
-            // Said, not silent: another chromium renders fonts differently, so only the
-            // checks above apply.
-            eprintln!("{name}: not compared with its golden file (made by another chromium than {version})");
-        }
+        let check = |name: String, shot: Vec<u8>| {
+            std::fs::write(out.join(&name), &shot).unwrap();
+            let (w, h, inked, colours) = content(&shot);
+            assert_eq!((w, h), (width, height), "{name}");
+            assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
+            let golden = testdata(&format!("golden/{name}"));
+            if update {
+                std::fs::write(&golden, &shot).unwrap();
+            } else if same_chromium {
+                let want = std::fs::read(&golden).unwrap();
+                // Byte-identical on the machine that made it; elsewhere text may be smoothed
+                // differently, so a few per cent of pixels may move, not the layout.
+                let changed = changed_pixels(&want, &shot);
+                assert!(
+                    changed <= 0.03,
+                    "{name}: {:.1}% of pixels differ from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
+                    changed * 100.0,
+                    out.join(&name).display()
+                );
+            } else {
+                // Said, not silent: another chromium renders fonts differently, so only the
+                // checks above apply.
+                eprintln!("{name}: not compared with its golden file (made by another chromium than {version})");
+            }
+        };
+        check(format!("run-fixed-{width}.png"), shot);
+        // The write chart at the top of the screen: its step must read at either width.
+        tab.eval("document.querySelectorAll('main figure.chart:not(.levels)')[1].scrollIntoView()");
+        check(format!("run-fixed-{width}-write.png"), screenshot(&tab, width, height));
     }
     if update {
         std::fs::write(&stamp, format!("{version}\n")).unwrap();

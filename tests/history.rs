@@ -91,6 +91,10 @@ fn history_finds_exactly_the_planted_steps() {
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let page = std::fs::read_to_string(out_dir.join("history.html")).unwrap();
     assert!(page.contains("<svg") && page.contains(&first[..10]) && page.contains("ITS#1234"), "{page}");
+    // Beside each level, every commit against the one before, against a line at 1.0.
+    let series = page.matches("<h2>").count();
+    assert_eq!(page.matches("<svg class=\"ratio-chart\"").count(), series, "{page}");
+    assert_eq!(page.matches("<line class=\"reference\" data-ratio=\"1\"").count(), series, "{page}");
     // Each step attributed: the spin went into the put, and nothing else moved much.
     let json: serde_json::Value = serde_json::from_str(&h).unwrap();
     let write = json["series"].as_array().unwrap().iter().find(|s| s["workload"] == "write").unwrap();

@@ -221,6 +221,10 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
     let page = std::fs::read_to_string(out_dir.path().join(html)).unwrap();
     assert!(page.contains("The report's claims"), "{page}");
     assert!(page.contains("<figure class=\"chart\">\n<svg"), "the write chart is inline");
+    // The claims chart holds the one measured claim, its claimed size beside it.
+    assert!(page.contains("ITS#10406's claims, rust engine, each against its own baseline"), "{page}");
+    assert_eq!(page.matches("<line class=\"claimed\" data-label=\"0.9.17 → 0.9.33\"").count(), 1, "{page}");
+    assert_eq!(page.matches("class=\"claimed\"").count(), 1, "{page}");
 }
 
 #[test]

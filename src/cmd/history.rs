@@ -126,7 +126,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     attribute_steps(&mut history, &args.run.build, &data.header.config, |_| true);
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
     let text = history.text();
-    let files = [text.into_bytes(), history.html().into_bytes(), serde_json::to_vec_pretty(&history)?];
+    let files = [text.into_bytes(), history.html()?.into_bytes(), serde_json::to_vec_pretty(&history)?];
     super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
     let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
         let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
@@ -153,7 +153,7 @@ fn conclude(
     use crate::report::Format;
     match format.unwrap_or(Format::Text) {
         Format::Text => print!("{}", history.text()),
-        Format::Html => print!("{}", history.html()),
+        Format::Html => print!("{}", history.html()?),
         Format::Json => println!("{}", serde_json::to_string_pretty(history)?),
         format => {
             let machine = Some(crate::report::outline::machine(&model.environment));
@@ -309,7 +309,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     let files = [
         (merged_run.clone(), merged.text()?.into_bytes()),
         (dir.join(OUTPUTS[0]), text.into_bytes()),
-        (dir.join(OUTPUTS[1]), history.html().into_bytes()),
+        (dir.join(OUTPUTS[1]), history.html()?.into_bytes()),
         (dir.join(OUTPUTS[2]), serde_json::to_vec_pretty(&history)?),
     ];
     // The saved history's own files are what an extension replaces.

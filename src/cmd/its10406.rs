@@ -171,7 +171,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         (base.with_extension("md"), md.into_bytes()),
         (base.with_extension("txt"), report::text::render_document(&d).into_bytes()),
         (base.with_extension("json"), (serde_json::to_string_pretty(&doc)? + "\n").into_bytes()),
-        (base.with_extension("html"), report::html::render_document(&d, Some(&m))?.into_bytes()),
+        (base.with_extension("html"), its10406::page(&r, &m, &d)?.into_bytes()),
     ];
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
         outputs.push((base.with_extension("svg"), report::svg::chart(&m, s)?.into_bytes()));

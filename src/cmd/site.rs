@@ -37,7 +37,7 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
         pages.push((dir.join(&r.page), html::render(&r.model)?.into_bytes()));
     }
     for h in &histories {
-        pages.push((dir.join(&h.page), h.history.html().into_bytes()));
+        pages.push((dir.join(&h.page), h.history.html()?.into_bytes()));
     }
     pages.push((dir.join("index.html"), site::index(&site_runs, &histories)?.into_bytes()));
     // GitHub Pages serves the folder as it is, without Jekyll.

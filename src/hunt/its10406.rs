@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use crate::report::cells::{self, Cells};
 use crate::report::model::{Blocks, ReportModel};
-use crate::report::outline::Document;
+use crate::report::html::{self, Item};
+use crate::report::outline::{Block, Document};
+use crate::report::svg::{self, RatioChart, RatioPoint};
 use crate::runner::runfile::Status;
 use crate::runner::runfile::{Engine, Metric};
 use crate::stats::family;
@@ -266,7 +268,7 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         if let Some(s) = m.section(e.engine, Workload::Write) {
             d.list(cells::section_notes(m, s));
         }
-        d.heading(3, "The report's claims");
+        d.heading(3, CLAIMS_HEADING);
         d.list(e.claims.iter().map(|c| c.sentence.clone()).collect());
         d.para(format!(
             "Claims are judged by size, simultaneous at 95% over the {} claims: reproduces (slower, the \
@@ -300,6 +302,53 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
     d.list(cells::method_lines(m));
     d.environment(m);
     d
+}
+
+const CLAIMS_HEADING: &str = "The report's claims";
+
+/// Each measured claim against its own baseline: the model's estimate and interval, the
+/// size claimed beside it, instructions per entry where counted; None when none was measured.
+pub fn claims_chart(e: &EngineResult, m: &ReportModel) -> anyhow::Result<Option<String>> {
+    let points: Vec<RatioPoint> = e
+        .claims
+        .iter()
+        .filter(|c| c.measured.is_some())
+        .map(|c| RatioPoint {
+            label: format!("{} → {}", short(&c.from), short(&c.to)),
+            comparison: c.measured.clone(),
+            time_only: c.time_only,
+            instructions: c.instructions_ratio,
+            claimed: Some(1.0 + c.reported_pct / 100.0),
+            newest: false,
+            tip: c.sentence.clone(),
+        })
+        .collect();
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let chart = RatioChart {
+        title: format!("ITS#10406's claims, {} engine, each against its own baseline", e.engine),
+        against: "each claim's baseline".into(),
+        x_desc: "claim".into(),
+        min_effect: m.rule.min_effect,
+        points,
+    };
+    svg::ratios(&chart).map(Some)
+}
+
+/// The page: the outline, each engine's claims chart after its claims.
+pub fn page(r: &ItsReport, m: &ReportModel, d: &Document) -> anyhow::Result<String> {
+    let mut items = html::items(d, Some(m))?;
+    let headings: Vec<usize> = (0..items.len())
+        .filter(|&i| matches!(items[i], Item::Block(Block::Heading(3, t)) if t == CLAIMS_HEADING))
+        .collect();
+    // After each heading's list of claims; from the last, so earlier positions hold.
+    for (&at, e) in headings.iter().zip(&r.engines).rev() {
+        if let Some(svg) = claims_chart(e, m)? {
+            items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
+        }
+    }
+    Ok(html::render_items(&items))
 }
 
 pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {

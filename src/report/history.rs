@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cells::Cells;
 use super::model::ReportModel;
+use super::svg::{RatioChart, RatioPoint};
 use super::outline::Document;
 use crate::runner::runfile::{Engine, Metric, Status};
 use crate::stats::history::steps;
@@ -305,19 +306,54 @@ impl History {
 
     /// A page in the reports' style (so `site` can hold it): the text, then per engine and
     /// workload a step chart.
-    pub fn html(&self) -> String {
+    pub fn html(&self) -> anyhow::Result<String> {
         let title = format!("History {}", self.range);
         let mut body = format!("<h1>{}</h1>\n<pre>{}</pre>\n", esc(&title), esc(&self.text()));
         for s in &self.series {
             let _ = write!(
                 body,
-                "<h2>{} {}</h2>\n{}",
+                "<h2>{} {}</h2>\n{}{}",
                 esc(&s.engine.to_string()),
                 esc(&s.workload.to_string()),
-                super::html::figure(&self.chart(s))
+                super::html::figure(&self.chart(s)),
+                self.changes_chart(s)?.map(|svg| super::html::figure(&svg)).unwrap_or_default()
             );
         }
-        super::html::page(&title, &body)
+        Ok(super::html::page(&title, &body))
+    }
+
+    /// Beside the level, each measured commit's ratio to the one measured before it, the
+    /// model's estimate and interval; None for a history saved without its changes.
+    fn changes_chart(&self, s: &Series) -> anyhow::Result<Option<String>> {
+        if s.changes.is_empty() {
+            return Ok(None);
+        }
+        let measured = self.points.iter().zip(&s.values).filter(|(_, v)| v.is_some());
+        let points = measured
+            .map(|(p, _)| {
+                let change = s.changes.iter().find(|c| c.commit == p.commit);
+                RatioPoint {
+                    label: short(&p.commit)[..7.min(p.commit.len())].to_string(),
+                    comparison: change.map(|c| c.comparison.clone()),
+                    time_only: false,
+                    instructions: change.and_then(|c| c.counts.get(&Metric::Instructions)).map(|c| c.ratio),
+                    claimed: None,
+                    newest: false,
+                    tip: match change {
+                        Some(c) => format!("{}: {} after {}", short(&p.commit), super::cells::delta_line(&c.comparison), short(&c.after)),
+                        None => format!("{}: the first commit measured", short(&p.commit)),
+                    },
+                }
+            })
+            .collect();
+        let chart = RatioChart {
+            title: format!("{} {}: each commit against the one before", s.engine, s.workload),
+            against: "the commit before".into(),
+            x_desc: "commit".into(),
+            min_effect: self.tolerance,
+            points,
+        };
+        super::svg::ratios(&chart).map(Some)
     }
 
     /// How many steps all series hold.

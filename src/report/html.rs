@@ -36,29 +36,53 @@ pub fn render(m: &ReportModel) -> Result<String> {
 
 /// Any outline as a page; its charts are drawn from `m`, which a document with charts needs.
 pub fn render_document(d: &Document, m: Option<&ReportModel>) -> Result<String> {
+    Ok(render_items(&items(d, m)?))
+}
+
+/// An outline's blocks as page items, its charts drawn from `m`.
+pub fn items<'a>(d: &'a Document, m: Option<&ReportModel>) -> Result<Vec<Item<'a>>> {
     let mut items = Vec::with_capacity(d.blocks.len());
     for b in &d.blocks {
         items.push(match b {
             Block::Chart(chart) => {
                 let Some(m) = m else { bail!("a chart ({chart:?}) needs the run's model") };
                 match super::svg::draw(m, *chart)? {
-                    Some(svg) => Item::Markup(figure(&svg)),
+                    Some(svg) => Item::Markup(figure(&svg) + &levels_toggle(m, *chart)?),
                     None => continue,
                 }
             }
             b => Item::Block(b),
         });
     }
-    let title = d.blocks.iter().find_map(|b| match b {
-        Block::Heading(_, t) => Some(t.as_str()),
+    Ok(items)
+}
+
+/// A page of items, titled by its first heading.
+pub fn render_items(items: &[Item]) -> String {
+    let title = items.iter().find_map(|i| match i {
+        Item::Block(Block::Heading(_, t)) => Some(t.as_str()),
         _ => None,
     });
-    Ok(page(&plain(title.unwrap_or("lmdb-regress")), &body(&items)))
+    page(&plain(title.unwrap_or("lmdb-regress")), &body(items))
 }
 
 /// An inline SVG chart.
 pub fn figure(svg: &str) -> String {
     format!("<figure class=\"chart\">\n{}</figure>\n", svg.trim_start())
+}
+
+/// Under a workload's chart of ratios, each tag's own level (ms/op with its spread),
+/// folded: the tables carry the same figures.
+fn levels_toggle(m: &ReportModel, chart: outline::Chart) -> Result<String> {
+    let outline::Chart::Section(engine, workload) = chart else { return Ok(String::new()) };
+    let Some(s) = m.section(engine, workload).filter(|s| !s.vs_baseline.is_empty()) else { return Ok(String::new()) };
+    let svg = super::svg::levels(m, s)?;
+    Ok(format!(
+        "<details class=\"levels\">\n<summary>Each tag's own {} (median, 95% interval, minimum)</summary>\n\
+         <figure class=\"chart levels\">\n{}</figure>\n</details>\n",
+        text(m.unit_of(s)),
+        svg.trim_start()
+    ))
 }
 
 /// How every page begins: `site` replaces a file that begins so (a page it wrote) and no other.

@@ -4,7 +4,10 @@
 //! (`--format svg`) and inlined in the HTML page. Every point carries an SVG `<title>`, a
 //! tooltip in browsers.
 
+use std::fmt::Write;
+
 use anyhow::{anyhow, Result};
+use html_escape::encode_double_quoted_attribute as attr;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -15,7 +18,7 @@ use super::model::{ReportModel, Section};
 use super::outline::Chart;
 use super::{Exporter, Output};
 use crate::runner::label::Label;
-use crate::stats::Verdict;
+use crate::stats::{Comparison, Verdict};
 
 pub struct Svg;
 
@@ -94,13 +97,312 @@ fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
         if d.time_only {
             t.push_str(", time only");
         }
+        if let Some(i) = d.instructions() {
+            t.push_str(&format!("; instructions per entry {}", cells::delta(i)));
+        }
     }
     t
 }
 
-/// One workload's chart: medians in release order with interval whiskers, minima, and
-/// the verdict against the baseline above each tag.
+/// One column of a chart of ratios: something measured against its reference (a tag
+/// against the baseline, a claim against its baseline, a probe against the good end, a
+/// commit against the one before it).
+pub struct RatioPoint {
+    /// The x axis' label.
+    pub label: String,
+    /// The model's estimate and interval of measured / reference, as judged; None for the
+    /// reference itself, drawn at 0%.
+    pub comparison: Option<Comparison>,
+    pub time_only: bool,
+    /// Instructions per entry, measured / reference: exact, so drawn without an interval.
+    pub instructions: Option<f64>,
+    /// A ratio to hold the estimate against (a claim's size), drawn as a black dash.
+    pub claimed: Option<f64>,
+    pub newest: bool,
+    pub tip: String,
+}
+
+/// A chart of ratios against a line at 0% (ratio 1.0), the `same` band shaded.
+pub struct RatioChart {
+    pub title: String,
+    /// What the points are against, as the legend says it ("0.9.17", "the commit before").
+    pub against: String,
+    pub x_desc: String,
+    /// The `same` band: ±this fraction (the rule's `min_effect`).
+    pub min_effect: f64,
+    pub points: Vec<RatioPoint>,
+}
+
+const INSTRUCTIONS: RGBColor = RGBColor(110, 40, 150);
+const INCONCLUSIVE: RGBColor = RGBColor(120, 120, 140);
+
+fn pct(ratio: f64) -> f64 {
+    100.0 * (ratio - 1.0)
+}
+
+fn hex(c: &RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+fn verdict_colour(v: Verdict) -> RGBColor {
+    match v {
+        Verdict::Slower => SLOWER,
+        Verdict::Faster => FASTER,
+        Verdict::Same => SAME,
+        Verdict::Inconclusive => INCONCLUSIVE,
+    }
+}
+
+/// The y range in percent: every estimate, count and the band, with intervals reaching
+/// at most half that span beyond (a wider interval is cut with an arrow: an inconclusive
+/// tag must not flatten the step the others show).
+fn ratio_axis(c: &RatioChart) -> (f64, f64) {
+    let band = 100.0 * c.min_effect;
+    let core = c.points.iter().flat_map(|p| {
+        p.comparison.as_ref().map(|k| pct(k.ratio)).into_iter().chain(p.instructions.map(pct))
+            .chain(p.claimed.map(pct))
+    });
+    let (lo, hi) = core.fold((-band, band), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let span = hi - lo;
+    let ends = c.points.iter().filter_map(|p| p.comparison.as_ref()?.ci).flat_map(|ci| [pct(ci.lo), pct(ci.hi)]);
+    let (lo, hi) = ends.fold((lo, hi), |(l, h), v| (l.min(v.max(lo - span / 2.0)), h.max(v.min(hi + span / 2.0))));
+    let pad = 0.08 * (hi - lo);
+    // More room on top, for the figures written above the points.
+    (lo - pad, hi + 2.0 * pad)
+}
+
+/// "+5%", "0", "-2.5%": the axis' labels.
+fn axis_percent(y: f64) -> String {
+    if y.abs() < 1e-9 {
+        return "0".into();
+    }
+    let s = format!("{y:+.1}");
+    format!("{}%", s.strip_suffix(".0").unwrap_or(&s))
+}
+
+/// Draws a chart of ratios. Plotters draws the frame and axes; the marks are written as
+/// SVG of their own so that each carries a class and its figures as data attributes
+/// (`reference`, `same-band`, `newest`, `interval`, `estimate`, `instructions`), which
+/// tests and scripts read.
+pub fn ratios(c: &RatioChart) -> Result<String> {
+    let (ylo, yhi) = ratio_axis(c);
+    let n = c.points.len() as i32;
+    // Narrower when the tags' labels allow, so that a phone shows the whole chart, scaled.
+    let size = if n <= 10 { (720, 460) } else { SIZE };
+    let mut buf = String::new();
+    let (marks, tips) = {
+        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (head, area) = root.split_vertically(92);
+        let centre = TextStyle::from(("sans-serif", 22).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        head.draw(&Text::new(c.title.clone(), (size.0 as i32 / 2, 10), centre)).map_err(err)?;
+        let mut ch = ChartBuilder::on(&area)
+            .margin(16)
+            .x_label_area_size(52)
+            .y_label_area_size(76)
+            .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
+            .map_err(err)?;
+        axes(&mut ch.configure_mesh())
+            .x_labels(c.points.len())
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                    c.points.get(*i as usize).map(|p| p.label.clone()).unwrap_or_default()
+                }
+                SegmentValue::Last => String::new(),
+            })
+            .x_desc(c.x_desc.as_str())
+            .y_desc(format!("change against {}", c.against))
+            .y_label_formatter(&|y| axis_percent(*y))
+            .draw()
+            .map_err(err)?;
+        let at = |i: usize, y: f64| ch.backend_coord(&(SegmentValue::CenterOf(i as i32), y.clamp(ylo, yhi)));
+        let (xs, _) = ch.plotting_area().get_pixel_range();
+        // Half the width of the newest tag's shading: most of its column.
+        let column = (xs.end - xs.start) * 3 / (10 * n.max(1));
+        let mut o = String::from("<g class=\"ratios\">\n");
+        o.push_str(&legend(c, size.0 / 2));
+        for (i, p) in c.points.iter().enumerate().filter(|(_, p)| p.newest) {
+            let (x, _) = at(i, 0.0);
+            let (top, bottom) = (at(i, yhi).1, at(i, ylo).1);
+            let _ = writeln!(
+                o,
+                "<rect class=\"newest\" data-label=\"{}\" x=\"{}\" y=\"{top}\" width=\"{}\" height=\"{}\" fill=\"#fff4c2\" fill-opacity=\"0.7\"/>",
+                attr(&p.label),
+                x - column,
+                2 * column,
+                bottom - top
+            );
+        }
+        let band = 100.0 * c.min_effect;
+        let (band_top, band_bottom) = (at(0, band).1, at(0, -band).1);
+        let _ = writeln!(
+            o,
+            "<rect class=\"same-band\" data-min-effect=\"{}\" x=\"{}\" y=\"{band_top}\" width=\"{}\" height=\"{}\" fill=\"#808080\" fill-opacity=\"0.16\"/>",
+            c.min_effect,
+            xs.start,
+            xs.end - xs.start,
+            band_bottom - band_top
+        );
+        let zero = at(0, 0.0).1;
+        let _ = writeln!(
+            o,
+            "<line class=\"reference\" data-ratio=\"1\" x1=\"{}\" y1=\"{zero}\" x2=\"{}\" y2=\"{zero}\" stroke=\"#000\" stroke-width=\"1.5\"/>",
+            xs.start, xs.end
+        );
+        let mut tips = Vec::with_capacity(c.points.len());
+        for (i, p) in c.points.iter().enumerate() {
+            let y = p.comparison.as_ref().map_or(0.0, |k| pct(k.ratio));
+            o.push_str(&point_marks(p, &|y| at(i, y), (ylo, yhi)));
+            if let Some(r) = p.instructions {
+                let (x, y) = at(i, pct(r));
+                let _ = writeln!(
+                    o,
+                    "<path class=\"instructions\" data-label=\"{}\" data-ratio=\"{r}\" d=\"M{} {y}l7 -7l7 7l-7 7z\" fill=\"{}\"/>",
+                    attr(&p.label),
+                    x + 10,
+                    hex(&INSTRUCTIONS)
+                );
+            }
+            if let Some(r) = p.claimed {
+                let (x, y) = at(i, pct(r));
+                let _ = writeln!(
+                    o,
+                    "<line class=\"claimed\" data-label=\"{}\" data-ratio=\"{r}\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#000\" stroke-width=\"3\" stroke-dasharray=\"4 3\"/>",
+                    attr(&p.label),
+                    x - 16,
+                    x + 16
+                );
+            }
+            tips.push(Tip { at: at(i, y), text: p.tip.clone() });
+        }
+        o.push_str("</g>\n");
+        root.present().map_err(err)?;
+        (o, tips)
+    };
+    let close = buf.rfind("</svg>").unwrap_or(buf.len());
+    buf.insert_str(close, &marks);
+    // The page lets this chart shrink to a phone's width (style.css).
+    let buf = buf.replacen("<svg ", "<svg class=\"ratio-chart\" ", 1);
+    Ok(with_titles(buf, &c.title, &tips))
+}
+
+/// The two lines under the title: what the points are against and what the marks mean,
+/// each word in its mark's colour.
+fn legend(c: &RatioChart, centre: u32) -> String {
+    let span = |col: &RGBColor, t: &str| format!("<tspan fill=\"{}\">{t}</tspan>", hex(col));
+    let against = html_escape::encode_text(&c.against);
+    let first = format!(
+        "estimate and interval against {against}: {} {} {} {}",
+        span(&SLOWER, "● slower"),
+        span(&FASTER, "● faster"),
+        span(&SAME, "● same"),
+        span(&INCONCLUSIVE, "○ inconclusive"),
+    );
+    let reference = c.points.iter().any(|p| p.comparison.is_none());
+    let claimed = c.points.iter().any(|p| p.claimed.is_some());
+    let second = format!(
+        "{}ring: time only · {}{}",
+        if reference { format!("□ {against} itself · ") } else { String::new() },
+        span(&INSTRUCTIONS, "◆ instructions per entry (exact)"),
+        if claimed { " · dashes: the size claimed" } else { "" }
+    );
+    let third = format!("grey band: same ({}) · yellow: newest tag", cells::within(100.0 * c.min_effect));
+    let line = |y: i32, t: &str| {
+        format!("<text x=\"{centre}\" y=\"{y}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\" fill=\"#000\">{t}</text>\n")
+    };
+    line(50, &first) + &line(68, &second) + &line(86, &third)
+}
+
+/// One column's interval, estimate and figure, or the reference's own mark at 0%.
+fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64, f64)) -> String {
+    let label = attr(&p.label);
+    let Some(k) = &p.comparison else {
+        let (x, y) = at(0.0);
+        return format!(
+            "<rect class=\"reference-point\" data-label=\"{label}\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#fff\" stroke=\"#000\" stroke-width=\"2\"/>\n",
+            x - 6,
+            y - 6
+        );
+    };
+    let colour = hex(&verdict_colour(k.verdict));
+    let verdict = k.verdict.word();
+    let mut o = String::new();
+    if let Some(ci) = k.ci {
+        let (lo, hi) = (pct(ci.lo), pct(ci.hi));
+        let ((x, top), (_, bottom)) = (at(hi), at(lo));
+        let _ = write!(
+            o,
+            "<g class=\"interval {verdict}\" data-label=\"{label}\" data-lo=\"{}\" data-hi=\"{}\" stroke=\"{colour}\" stroke-width=\"2.5\" fill=\"none\">\
+             <line x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{bottom}\"/>",
+            ci.lo, ci.hi
+        );
+        // A cap at each end; an arrowhead where the interval runs past the axis.
+        for (end, y, dir) in [(hi, top, 1), (lo, bottom, -1)] {
+            if (end > yhi && dir == 1) || (end < ylo && dir == -1) {
+                let _ = write!(o, "<path d=\"M{} {}l7 {}l7 {}\"/>", x - 7, y + 9 * dir, -9 * dir, 9 * dir);
+            } else {
+                let _ = write!(o, "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\"/>", x - 8, x + 8);
+            }
+        }
+        o.push_str("</g>\n");
+    }
+    let (x, y) = at(pct(k.ratio));
+    let fill = if k.verdict == Verdict::Inconclusive { "#fff".to_string() } else { colour.clone() };
+    let _ = writeln!(
+        o,
+        "<circle class=\"estimate {verdict}\" data-label=\"{label}\" data-ratio=\"{}\" cx=\"{x}\" cy=\"{y}\" r=\"6\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"2\"/>",
+        k.ratio
+    );
+    if p.time_only {
+        let _ = writeln!(o, "<circle class=\"time-only\" cx=\"{x}\" cy=\"{y}\" r=\"10\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>");
+    }
+    let _ = writeln!(
+        o,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"16\" fill=\"{colour}\">{}</text>",
+        x - 12,
+        y - 8,
+        cells::ratio_percent(k.ratio)
+    );
+    o
+}
+
+/// One workload's chart: each tag's ratio to the baseline in release order, the report's
+/// own estimate and interval (the baseline table's), and instructions per entry beside
+/// it where counted. Without a baseline table, each tag's own level.
 pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
+    if s.vs_baseline.is_empty() {
+        return levels(m, s);
+    }
+    let points = s
+        .vs_baseline
+        .iter()
+        .map(|b| {
+            let d = b.vs_baseline.as_ref();
+            RatioPoint {
+                label: short_tag(&cells::label(m.label(&b.tag))).to_string(),
+                comparison: d.map(|d| d.comparison.clone()),
+                time_only: d.is_some_and(|d| d.time_only),
+                instructions: d.and_then(|d| d.instructions()).map(|c| c.ratio),
+                claimed: None,
+                newest: m.newest.as_deref() == Some(b.tag.as_str()),
+                tip: point_text(m, s, &b.tag),
+            }
+        })
+        .collect();
+    let against = short_tag(&cells::baseline_label(m)).to_string();
+    ratios(&RatioChart {
+        title: format!("{} — {}, each tag against {against}", m.section_title(s), m.unit_of(s)),
+        against,
+        x_desc: "LMDB tag".into(),
+        min_effect: m.rule.min_effect,
+        points,
+    })
+}
+
+/// Each tag's own level: medians in release order with interval whiskers, minima, and
+/// the verdict against the baseline above each tag. The page shows it behind a toggle,
+/// below the chart of ratios.
+pub fn levels(m: &ReportModel, s: &Section) -> Result<String> {
     let mut rows: Vec<_> = s.ranked.iter().collect();
     rows.sort_by_key(|r| m.label(&r.tag).release_key());
     let n = rows.len() as i32;
