@@ -333,7 +333,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
 /// The counted metrics of `data` beside `metric`: each that a counted sample holds.
 fn beside(data: &RunData, metric: Metric) -> Vec<Metric> {
     let counted = data.samples.iter().filter(|s| s.counted || data.header.plan.metric.is_exact());
-    let held: std::collections::BTreeSet<Metric> = counted.flat_map(|s| Metric::counted_in(&s.counts)).collect();
+    let held: std::collections::BTreeSet<Metric> = counted.flat_map(|s| s.exact_metrics()).collect();
     held.into_iter().filter(|m| *m != metric).collect()
 }
 

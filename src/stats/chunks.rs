@@ -130,6 +130,7 @@ mod tests {
             figures: Default::default(),
             layout: None,
             chunks_ns: chunks,
+            space: None,
         }
     }
 
