@@ -288,6 +288,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 /// engine only.
 fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let (workloads, config) = selection(args)?;
+    if args.metric.is_space() && !workloads.contains(&crate::workload::Workload::Write) {
+        bail!("--metric {} is read after each write pass: add write to --workloads", args.metric);
+    }
     super::room::check(&config, &workloads)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
