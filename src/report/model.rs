@@ -321,7 +321,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
                 .iter()
                 .map(|&m| {
                     let per_op = |s: &Sample| data.per_op(s, m);
-                    (m, stats::chunks::group(samples.iter().copied().filter(counted(m)), per_op).values)
+                    (m, stats::chunks::by_round(samples.iter().copied().filter(counted(m)), per_op))
                 })
                 .filter(|(_, v)| !v.is_empty())
                 .collect();

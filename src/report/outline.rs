@@ -271,7 +271,11 @@ fn nothing_resolved(m: &ReportModel) -> String {
     match (compared, m.rule.counts, m.has_counts()) {
         (false, ..) => "Nothing was compared: the run measured one tag.".into(),
         (_, true, _) => {
-            format!("No instruction count differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
+            let what = match m.unit.metric {
+                Metric::Instructions => "instruction count".to_string(),
+                other => format!("count of {}", other.name()),
+            };
+            format!("No {what} differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
         }
         (_, _, true) => format!("No difference against {b} resolved, in time or in instructions."),
         _ => format!("No difference against {b} resolved in time (no instructions were counted)."),

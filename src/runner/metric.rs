@@ -235,13 +235,13 @@ impl Metric {
             slack: 4 * 35,
             missing: Some(NO_CACHE),
         };
-        const FILE_SIZE: MetricInfo = space("file size", "file", "bytes", |s| s.file_size);
-        const LAST_PAGE: MetricInfo = space("last page", "last pg", "page", |s| s.last_page);
-        const BRANCH_PAGES: MetricInfo = space("branch pages", "branch", "pages", |s| s.branch_pages);
-        const LEAF_PAGES: MetricInfo = space("leaf pages", "leaf", "pages", |s| s.leaf_pages);
-        const OVERFLOW_PAGES: MetricInfo = space("overflow pages", "ovfl", "pages", |s| s.overflow_pages);
+        const FILE_SIZE: MetricInfo = space("file size", "file", "file bytes", |s| s.file_size);
+        const LAST_PAGE: MetricInfo = space("last page", "last pg", "last page", |s| s.last_page);
+        const BRANCH_PAGES: MetricInfo = space("branch pages", "branch", "branch pages", |s| s.branch_pages);
+        const LEAF_PAGES: MetricInfo = space("leaf pages", "leaf", "leaf pages", |s| s.leaf_pages);
+        const OVERFLOW_PAGES: MetricInfo = space("overflow pages", "ovfl", "ovfl pages", |s| s.overflow_pages);
         const DEPTH: MetricInfo = space("depth", "depth", "levels", |s| s.depth);
-        const FREE_PAGES: MetricInfo = space("free pages", "free", "pages", |s| s.free_pages);
+        const FREE_PAGES: MetricInfo = space("free pages", "free", "free pages", |s| s.free_pages);
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
