@@ -80,7 +80,7 @@ fn space_is_a_column_a_finding_and_a_metric_of_its_own() {
     let planted = dir.path().join("planted.jsonl");
     std::fs::write(&planted, rs.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&planted)));
-    let finding = md.lines().find(|l| l.contains("leaf pages for the same data at 0.9.33"));
+    let finding = md.lines().find(|l| l.contains("leaf pages for the same data at LMDB_0.9.33"));
     assert!(finding.is_some_and(|l| l.contains("write: +")), "{md}");
     assert!(!md.contains("branch pages for the same data"), "{md}");
 
@@ -94,9 +94,9 @@ fn space_is_a_column_a_finding_and_a_metric_of_its_own() {
     let csv = std::fs::read_to_string(out.join("planted-samples.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("leaf_pages"), "{csv}");
     let md = stdout(&run_ok(lmdb_regress().args(["report", "--metric", "leaf-pages"]).arg(&planted)));
-    assert!(md.contains("write: +100.0% leaf pages for the same data at 0.9.33"), "{md}");
+    assert!(md.contains("write: +100.0% leaf pages for the same data at LMDB_0.9.33"), "{md}");
     let gate = lmdb_regress().args(["report", "--metric", "leaf-pages", "--fail-on", "slower:5%"]).arg(&planted).output();
-    assert_eq!(gate.unwrap().status.code(), Some(1), "twice the leaf pages fail a gate of 5%");
+    assert_eq!(gate.unwrap().status.code(), Some(3), "twice the leaf pages fail a gate of 5% as a regression");
 }
 
 #[test]
@@ -110,4 +110,18 @@ fn a_space_metric_asked_of_a_run_without_it_says_how_to_take_it() {
     let out = lmdb_regress().args(["run", "--tags", "0.9.33", "--workloads", "readSeq", "--metric", "depth"]).output();
     let out = out.unwrap();
     assert!(!out.status.success() && stderr(&out).contains("add write to --workloads"), "{out:?}");
+}
+
+#[test]
+fn bisect_judges_by_a_space_metric() {
+    // Two tags that write the same pages: bisect measures both by leaf pages, exactly, and
+    // finds nothing to bisect.
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.current_dir(dir.path()).args(["bisect", "--good", "LMDB_0.9.18", "--bad", "LMDB_0.9.33"]);
+    let out = c.args(["--metric", "leaf-pages", "--entries", "3000"]).output().unwrap();
+    let (err, text) = (stderr(&out), stdout(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("exact same") && err.contains("nothing to bisect"), "{err}");
+    assert!(text.contains("leaf pages n=1 vs LMDB_0.9.33"), "{text}");
 }
