@@ -100,6 +100,8 @@ struct space_calls {
     int (*cursor_get)(MDB_cursor *, MDB_val *, MDB_val *, MDB_cursor_op);
     void (*cursor_close)(MDB_cursor *);
 };
+/* The twin's own calls (lmdb_calls.c); the paired worker fills one from each library. */
+extern const struct space_calls TWIN_SPACE_CALLS;
 /* The space of the open environment e in dir, in a read transaction of its own (every
  * write transaction has ended); 0, or the code with *call naming the call. */
 int space_of(const struct space_calls *f, const struct env *e, const char *dir, struct space *out, const char **call);

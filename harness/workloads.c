@@ -230,11 +230,6 @@ static int write_all(struct env *e, const struct settings *c, const struct datas
     return rc;
 }
 
-/* This twin's own LMDB calls that read the space a write left. */
-static const struct space_calls SPACE_CALLS = {
-    mdb_env_info, mdb_txn_begin, mdb_txn_abort, mdb_stat, mdb_cursor_open, mdb_cursor_get, mdb_cursor_close,
-};
-
 static void run_write(const struct settings *c, const char *scratch, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns);
     struct space *space = xmalloc(iterations * sizeof *space);
@@ -252,7 +247,7 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         uint64_t t0 = now_ns();
         rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
-        if (!rc) rc = space_of(&SPACE_CALLS, &e, dir, &space[it], &call);
+        if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, dir, &space[it], &call);
         mdb_env_close(e.env);
         remove_env_dir(dir);
         if (rc) { print_error("write", call, rc); goto out; }
