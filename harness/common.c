@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -195,5 +196,62 @@ void remove_env_dir(const char *dir) {
 void print_u64s(const uint64_t *a, uint64_t n) {
     printf("[");
     for (uint64_t i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", a[i]);
+    printf("]");
+}
+
+/* ---- space ---- */
+
+/* The page numbers of every freelist record (FREE_DBI, database 0): each record is an ID
+ * list whose first word is its length. */
+static int freelist_pages(const struct space_calls *f, MDB_txn *txn, uint64_t *pages, const char **call) {
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc;
+    *pages = 0;
+    if ((rc = f->cursor_open(txn, 0, &cur))) { *call = "mdb_cursor_open(FREE_DBI)"; return rc; }
+    for (MDB_cursor_op op = MDB_FIRST; !(rc = f->cursor_get(cur, &k, &v, op)); op = MDB_NEXT) {
+        size_t len;
+        if (v.mv_size < sizeof len) { rc = EINVAL; break; }
+        memcpy(&len, v.mv_data, sizeof len);
+        *pages += len;
+    }
+    f->cursor_close(cur);
+    if (rc == MDB_NOTFOUND) return 0;
+    *call = rc == EINVAL ? "a freelist record shorter than its length" : "mdb_cursor_get(FREE_DBI)";
+    return rc;
+}
+
+int space_of(const struct space_calls *f, const struct env *e, const char *dir, struct space *out, const char **call) {
+    char path[4096];
+    struct stat st;
+    MDB_envinfo info;
+    MDB_stat ms;
+    MDB_txn *txn;
+    int rc;
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    if (stat(path, &st)) { *call = "stat(data.mdb)"; return errno; }
+    if ((rc = f->env_info(e->env, &info))) { *call = "mdb_env_info"; return rc; }
+    if ((rc = f->txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = f->stat(txn, e->dbi, &ms))) *call = "mdb_stat";
+    else rc = freelist_pages(f, txn, &out->free_pages, call);
+    f->txn_abort(txn);
+    if (rc) return rc;
+    out->file_size = (uint64_t)st.st_size;
+    out->last_page = info.me_last_pgno;
+    out->branch_pages = ms.ms_branch_pages;
+    out->leaf_pages = ms.ms_leaf_pages;
+    out->overflow_pages = ms.ms_overflow_pages;
+    out->depth = ms.ms_depth;
+    return 0;
+}
+
+void print_space(const struct space *s, unsigned n) {
+    printf(",\"space\":[");
+    for (unsigned i = 0; i < n; i++)
+        printf("%s{\"file-size\":%" PRIu64 ",\"last-page\":%" PRIu64 ",\"branch-pages\":%" PRIu64
+               ",\"leaf-pages\":%" PRIu64 ",\"overflow-pages\":%" PRIu64 ",\"depth\":%" PRIu64
+               ",\"free-pages\":%" PRIu64 "}",
+               i ? "," : "", s[i].file_size, s[i].last_page, s[i].branch_pages, s[i].leaf_pages, s[i].overflow_pages,
+               s[i].depth, s[i].free_pages);
     printf("]");
 }

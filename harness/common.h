@@ -87,6 +87,27 @@ struct suite {
  * to; NULL, with the Rust worker's message on stderr, for an unknown name or a mix. */
 const struct suite *suite_of(const struct suite *const *all, size_t n, const char *list);
 
+/* What a write pass left (src/workload/space.rs): the data file's size, the last page,
+ * the written database's pages and depth, and the page numbers on the freelist. */
+struct space { uint64_t file_size, last_page, branch_pages, leaf_pages, overflow_pages, depth, free_pages; };
+/* The LMDB calls that read it: the twin's own, or a loaded library's table. */
+struct space_calls {
+    int (*env_info)(MDB_env *, MDB_envinfo *);
+    int (*txn_begin)(MDB_env *, MDB_txn *, unsigned, MDB_txn **);
+    void (*txn_abort)(MDB_txn *);
+    int (*stat)(MDB_txn *, MDB_dbi, MDB_stat *);
+    int (*cursor_open)(MDB_txn *, MDB_dbi, MDB_cursor **);
+    int (*cursor_get)(MDB_cursor *, MDB_val *, MDB_val *, MDB_cursor_op);
+    void (*cursor_close)(MDB_cursor *);
+};
+/* The twin's own calls (lmdb_calls.c); the paired worker fills one from each library. */
+extern const struct space_calls TWIN_SPACE_CALLS;
+/* The space of the open environment e in dir, in a read transaction of its own (every
+ * write transaction has ended); 0, or the code with *call naming the call. */
+int space_of(const struct space_calls *f, const struct env *e, const char *dir, struct space *out, const char **call);
+/* Prints `,"space":[…]`, one object per pass, keyed as the Rust worker's. */
+void print_space(const struct space *s, unsigned n);
+
 /* Prints a failure as a JSON line: `what: mdb_strerror (rc)`, or `what` alone when rc is
  * 0; of a workload, or of the action when workload is NULL. Returns 1. */
 int print_error(const char *workload, const char *what, int rc);

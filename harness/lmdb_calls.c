@@ -24,6 +24,10 @@ fail:
     return rc;
 }
 
+const struct space_calls TWIN_SPACE_CALLS = {
+    mdb_env_info, mdb_txn_begin, mdb_txn_abort, mdb_stat, mdb_cursor_open, mdb_cursor_get, mdb_cursor_close,
+};
+
 /* ---- JSON lines ---- */
 
 int print_error(const char *workload, const char *what, int rc) {

@@ -48,7 +48,7 @@
     X(mdb_version) X(mdb_strerror) X(mdb_env_create) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs)    \
     X(mdb_env_set_maxreaders) X(mdb_env_open) X(mdb_env_close) X(mdb_txn_begin) X(mdb_txn_commit)    \
     X(mdb_txn_abort) X(mdb_dbi_open) X(mdb_cursor_open) X(mdb_cursor_close) X(mdb_cursor_get)        \
-    X(mdb_cursor_put)
+    X(mdb_cursor_put) X(mdb_env_info) X(mdb_stat)
 
 struct api {
 #define FIELD(f) __typeof__(f) *f;
@@ -404,15 +404,30 @@ static int open_pass(struct pass *p, struct slot *s, enum kind kind, const struc
     return 0;
 }
 
-/* Ends a pass (untimed): its transaction closed, its folder removed; what it computed in
- * *out. 0, or why the whole pass is not what a whole pass is in `why`. */
-static int close_pass(struct pass *p, uint64_t *out, char *why, size_t cap) {
+/* The space a write pass left, read through the slot's table (common.c's space_of). */
+static int pass_space(struct pass *p, struct space *space, char *why, size_t cap) {
+    const struct api *a = &p->s->api;
+    const struct space_calls f = {
+        a->mdb_env_info, a->mdb_txn_begin, a->mdb_txn_abort, a->mdb_stat, a->mdb_cursor_open, a->mdb_cursor_get,
+        a->mdb_cursor_close,
+    };
+    const char *call = "";
+    int rc = space_of(&f, &p->env, p->dir, space, &call);
+    if (rc) snprintf(why, cap, "%s: %s (%d)", call, a->mdb_strerror(rc), rc);
+    return rc ? -1 : 0;
+}
+
+/* Ends a pass (untimed): its transaction closed, the space a write left in *space, its
+ * folder removed; what it computed in *out. 0, or why the whole pass is not what a whole
+ * pass is in `why`. */
+static int close_pass(struct pass *p, uint64_t *out, struct space *space, char *why, size_t cap) {
     const struct api *a = &p->s->api;
     int bad = 0;
     if (p->cur) a->mdb_cursor_close(p->cur);
     if (p->txn) a->mdb_txn_abort(p->txn);
     if (p->kind == WRITE) {
         if (p->wt.txn) { a->mdb_cursor_close(p->wt.cur); a->mdb_txn_abort(p->wt.txn); bad = snprintf(why, cap, "the write pass ended before its last chunk"); }
+        else if (p->live && p->dir[0]) bad = pass_space(p, space, why, cap);
         if (p->dir[0]) { a->mdb_env_close(p->env.env); remove_env_dir(p->dir); }
         free(p->vals.buf);
     } else if (p->kind != READ_KEY && (!p->walk.done || p->walk.visited != p->d->n)) {
@@ -435,6 +450,7 @@ static void shuffle(int *order, int n, uint64_t *rng) {
 struct outcome {
     uint64_t *chunks;   /* passes × count */
     uint64_t *outputs;  /* passes */
+    struct space *space; /* passes: the write's */
     unsigned done;      /* passes finished */
     char error[1024];   /* set: no samples */
 };
@@ -486,6 +502,7 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
         memset(&out[k], 0, sizeof out[k]);
         out[k].chunks = xmalloc((size_t)c->iterations * count * sizeof *out[k].chunks);
         out[k].outputs = xmalloc(c->iterations * sizeof *out[k].outputs);
+        out[k].space = xmalloc(c->iterations * sizeof *out[k].space);
         if (!slots[k].handle) snprintf(out[k].error, sizeof out[k].error, "refusing to load the library: %s", slots[k].load_error);
         else if (kind != WRITE && !slots[k].have_reads) fail(&out[k], &slots[k], slots[k].reads_error, 0);
     }
@@ -507,13 +524,15 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
             int failed = !passes[k].live;
             char why[256] = "";
             uint64_t output = 0;
+            struct space space = {0};
             running = slots[k].id;
-            int incomplete = close_pass(&passes[k], &output, why, sizeof why);
+            int incomplete = close_pass(&passes[k], &output, &space, why, sizeof why);
             running = -1;
             if (failed) fail(&out[k], &slots[k], passes[k].call, passes[k].rc);
             else if (incomplete) fail(&out[k], &slots[k], why, 0);
             else {
                 memcpy(out[k].chunks + (size_t)out[k].done * count, times + (size_t)k * count, count * sizeof *times);
+                out[k].space[out[k].done] = space;
                 out[k].outputs[out[k].done++] = output;
             }
         }
@@ -536,6 +555,7 @@ static void print_outcome(const char *w, int slot, const struct outcome *o, size
     printf("]");
     int kind = kind_of(w);
     if (kind == READ_CRC || kind == READ_XXH64) { printf(",\"outputs\":"); print_u64s(o->outputs, o->done); }
+    if (kind == WRITE) print_space(o->space, o->done);
     if (chunked) {
         printf(",\"chunks_ns\":[");
         for (unsigned p = 0; p < o->done; p++) { printf("%s", p ? "," : ""); print_u64s(o->chunks + p * count, count); }
@@ -584,6 +604,7 @@ static int measure(struct slot *slots, int n, const struct settings *c, size_t c
             print_outcome(w, paired ? slots[k].id : -1, &out[k], count, paired);
             free(out[k].chunks);
             free(out[k].outputs);
+            free(out[k].space);
         }
     }
     free(list);

@@ -153,6 +153,8 @@ struct result {
     uint64_t *ns, entries, digest;
     int has_checksum;
     struct figures *fig;
+    struct space *space; /* fresh writes: each pass's */
+    int has_space;
 };
 
 static void result_init(struct result *r, const char *w, unsigned iterations) {
@@ -161,12 +163,14 @@ static void result_init(struct result *r, const char *w, unsigned iterations) {
     r->ns = xmalloc(iterations * sizeof *r->ns);
     r->fig = calloc(iterations ? iterations : 1, sizeof *r->fig);
     if (!r->fig) exit(3);
+    r->space = xmalloc((iterations ? iterations : 1) * sizeof *r->space);
 }
 
 static void result_free(struct result *r) {
     for (unsigned i = 0; i < r->n; i++) free(r->fig[i].latencies);
     free(r->ns);
     free(r->fig);
+    free(r->space);
 }
 
 /* Records a pass; every pass must produce the first one's checksum. */
@@ -210,7 +214,9 @@ static void result_print(const struct result *r) {
         if (i) printf(",");
         print_figures(&r->fig[i]);
     }
-    printf("]}\n");
+    printf("]");
+    if (r->has_space) print_space(r->space, r->n);
+    printf("}\n");
     fflush(stdout);
 }
 
@@ -357,12 +363,16 @@ static int fresh_writes(struct result *r, const char *scratch, const struct writ
         rc = write_pass(&e, j, &call);
         uint64_t ns = now_ns() - t0;
         if (!rc && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
+        struct space space;
+        if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, dir, &space, &call);
         mdb_env_close(e.env);
         struct figures f = no_figures(j->docs ? j->docs->n : P.entries);
         f.db_bytes = size_on_disk(dir);
         remove_env_dir(dir);
         if (rc) return print_error(r->workload, call, rc);
         if (result_push(r, ns, entries, digest, f)) return 1;
+        r->space[r->n - 1] = space;
+        r->has_space = 1;
     }
     return 0;
 }

@@ -180,13 +180,15 @@ static int fault_in(struct env *e) {
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, unsigned n) {
+static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, const struct space *space,
+                          unsigned n) {
     printf("{\"workload\":\"%s\",\"samples_ns\":", w);
     print_u64s(ns, n);
     if (outputs) {
         printf(",\"outputs\":");
         print_u64s(outputs, n);
     }
+    if (space) print_space(space, n);
     printf("}\n");
     fflush(stdout);
 }
@@ -213,7 +215,7 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         mdb_txn_abort(txn);
         if (rc) { print_error(w, call, rc); goto out; }
     }
-    print_samples(w, ns, with_output ? outputs : NULL, iterations);
+    print_samples(w, ns, with_output ? outputs : NULL, NULL, iterations);
 out:
     free(ns);
     free(outputs);
@@ -230,6 +232,7 @@ static int write_all(struct env *e, const struct settings *c, const struct datas
 
 static void run_write(const struct settings *c, const char *scratch, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns);
+    struct space *space = xmalloc(iterations * sizeof *space);
     unsigned char key[16];
     struct values vals = { xmalloc(d->vs), 0 };
     for (unsigned it = 0; it < iterations; it++) {
@@ -244,13 +247,15 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         uint64_t t0 = now_ns();
         rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
+        if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, dir, &space[it], &call);
         mdb_env_close(e.env);
         remove_env_dir(dir);
         if (rc) { print_error("write", call, rc); goto out; }
     }
-    print_samples("write", ns, NULL, iterations);
+    print_samples("write", ns, NULL, space, iterations);
 out:
     free(ns);
+    free(space);
     free(vals.buf);
 }
 

@@ -35,6 +35,7 @@ mod resolution_study;
 mod safety;
 mod shard;
 mod site;
+mod space;
 mod sources;
 mod toolchains;
 mod verdicts;

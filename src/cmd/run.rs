@@ -289,6 +289,9 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
 /// engine only.
 fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let (workloads, config) = selection(args)?;
+    if args.metric.is_space() && workloads.iter().all(|w| w.is_read() || w.is_program()) {
+        bail!("--metric {} is read after each write pass: add write (or a preset's write) to --workloads", args.metric);
+    }
     super::room::check(&config, &workloads)?;
     if !(0.0..=50.0).contains(&args.min_effect) {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);

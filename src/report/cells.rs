@@ -191,7 +191,8 @@ pub fn count_delta(d: &Delta, metric: Metric) -> String {
 
 /// A label's count per entry under a metric beside the section's; "-" when not counted.
 fn per_entry(per_entry: &std::collections::BTreeMap<Metric, f64>, metric: Metric) -> String {
-    per_entry.get(&metric).map(|i| count(*i)).unwrap_or_else(|| "-".into())
+    let figure = |v: f64| if metric.is_space() { format!("{v:.0}") } else { count(v) };
+    per_entry.get(&metric).map(|i| figure(*i)).unwrap_or_else(|| "-".into())
 }
 
 /// A count per entry to the digits that say something: misses run well below one per entry.

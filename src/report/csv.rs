@@ -91,7 +91,7 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
 }
 
 pub fn samples(m: &ReportModel) -> Result<String> {
-    let counts = count_columns(m.samples.iter().flat_map(|s| Metric::counted_in(&s.counts).collect::<Vec<_>>()));
+    let counts = count_columns(m.samples.iter().flat_map(|s| s.exact_metrics().collect::<Vec<_>>()));
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = ["round", "engine", "tag", "workload", "ns"].map(String::from).into();
     header.extend(counts.iter().map(|m| key(*m)));
@@ -101,7 +101,7 @@ pub fn samples(m: &ReportModel) -> Result<String> {
         let text = |t: String| Cell::Text(Some(t));
         let mut row = vec![Cell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.tag.clone())];
         row.extend([text(s.workload.to_string()), Cell::Whole(Some(s.ns))]);
-        row.extend(counts.iter().map(|c| Cell::Whole(c.of_counts(&s.counts))));
+        row.extend(counts.iter().map(|c| Cell::Whole(s.total(*c))));
         row.extend([Cell::Text(s.checksum.map(|c| c.to_string())), Cell::Flag(Some(s.counted))]);
         row.push(Cell::Whole(s.layout.map(u64::from)));
         w.serialize(row)?;

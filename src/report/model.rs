@@ -309,8 +309,9 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
         groups.entry((s.engine, s.workload)).or_default().push(s);
     }
     let timed = |s: &Sample| (!s.counted).then(|| data.per_op(s, metric)).flatten();
-    // Counts beside the values: the counting pass's, or the run's own when it counted.
-    let counted = |s: &&Sample| s.counted || plan.metric.is_exact();
+    // Counts beside the values: the counting pass's, or the run's own when it counted;
+    // space, which no counter moves, of every sample.
+    let counted = |m: Metric| move |s: &&Sample| s.counted || plan.metric.is_exact() || m.is_space();
     let beside = beside(data, metric);
     groups
         .into_iter()
@@ -320,7 +321,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
                 .iter()
                 .map(|&m| {
                     let per_op = |s: &Sample| data.per_op(s, m);
-                    (m, stats::chunks::group(samples.iter().copied().filter(counted), per_op).values)
+                    (m, stats::chunks::by_round(samples.iter().copied().filter(counted(m)), per_op))
                 })
                 .filter(|(_, v)| !v.is_empty())
                 .collect();
@@ -330,10 +331,12 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
         .collect()
 }
 
-/// The counted metrics of `data` beside `metric`: each that a counted sample holds.
+/// The exact metrics of `data` beside `metric`: each count a counted sample holds, and
+/// the space any sample holds.
 fn beside(data: &RunData, metric: Metric) -> Vec<Metric> {
-    let counted = data.samples.iter().filter(|s| s.counted || data.header.plan.metric.is_exact());
-    let held: std::collections::BTreeSet<Metric> = counted.flat_map(|s| Metric::counted_in(&s.counts)).collect();
+    let counted = |s: &&Sample| s.counted || data.header.plan.metric.is_exact();
+    let held: std::collections::BTreeSet<Metric> =
+        data.samples.iter().flat_map(|s| s.exact_metrics().filter(move |m| m.is_space() || counted(&s))).collect();
     held.into_iter().filter(|m| *m != metric).collect()
 }
 

@@ -236,8 +236,32 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
         v.push(nothing_resolved(m));
     }
     v.extend(f.steps.iter().map(|s| step_line(m, s)));
+    v.extend(space_lines(m));
     v.extend(unresolved_line(m, &f.unresolved));
     v.extend(failures_line(m));
+    v
+}
+
+/// Each space figure beside the section's metric that differs from the baseline's, the
+/// tags with the same change together: "write: +12.0% leaf pages for the same data at
+/// 1.0.0 and 1.0.1".
+fn space_lines(m: &ReportModel) -> Vec<String> {
+    let mut v = Vec::new();
+    for (s, metric) in m.sections.iter().flat_map(|s| m.beside.iter().filter(|x| x.is_space()).map(move |x| (s, *x))) {
+        let mut by_change: Vec<(String, Vec<String>)> = Vec::new();
+        for d in s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()) {
+            let Some(c) = d.counts.get(&metric).filter(|c| c.verdict.is_change()) else { continue };
+            let (moved, tag) = (cells::delta(c), label(m.label(&d.tag)));
+            match by_change.iter_mut().find(|(k, _)| *k == moved) {
+                Some((_, tags)) => tags.push(tag),
+                None => by_change.push((moved, vec![tag])),
+            }
+        }
+        let name = section_name(m, s.engine, s.workload);
+        v.extend(by_change.into_iter().map(|(moved, tags)| {
+            format!("{name}: {moved} {} for the same data at {}.", metric.name(), and_list(&tags))
+        }));
+    }
     v
 }
 
@@ -247,7 +271,11 @@ fn nothing_resolved(m: &ReportModel) -> String {
     match (compared, m.rule.counts, m.has_counts()) {
         (false, ..) => "Nothing was compared: the run measured one tag.".into(),
         (_, true, _) => {
-            format!("No instruction count differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
+            let what = match m.unit.metric {
+                Metric::Instructions => "instruction count".to_string(),
+                other => format!("count of {}", other.name()),
+            };
+            format!("No {what} differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
         }
         (_, _, true) => format!("No difference against {b} resolved, in time or in instructions."),
         _ => format!("No difference against {b} resolved in time (no instructions were counted)."),
@@ -275,10 +303,18 @@ fn span(m: &ReportModel, s: &Step) -> String {
 /// " (0.9.19 and 0.9.20 not measured)": where else the step may lie.
 fn not_measured(s: &Step) -> String {
     let tags: Vec<String> = s.not_measured.iter().map(|t| super::names::name(cells::short_tag(t))).collect();
-    match tags.as_slice() {
+    match tags.is_empty() {
+        true => String::new(),
+        false => format!(" ({} not measured)", and_list(&tags)),
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
         [] => String::new(),
-        [one] => format!(" ({one} not measured)"),
-        [init @ .., last] => format!(" ({} and {last} not measured)", init.join(", ")),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -308,7 +344,10 @@ fn step_line(m: &ReportModel, s: &Step) -> String {
             let counts = if m.rule.counts { Some(time) } else { first.instructions() };
             let counted = if m.rule.counts { m.unit.metric } else { Metric::Instructions };
             let per = if counted.unit_of(s.workload).ends_with("/cycle") { "cycle" } else { "entry" };
-            let words = format!("{} per {per}", counted.name());
+            let words = match counted.is_space() {
+                true => format!("{} for the same data", counted.name()),
+                false => format!("{} per {per}", counted.name()),
+            };
             let moved = counts.map(cells::delta).unwrap_or_default();
             let mut line = format!("{name}: {moved} {words} {at}{elsewhere}");
             match (m.rule.counts, s.deltas.len()) {

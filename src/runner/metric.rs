@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::space::Space;
 use crate::workload::Workload;
 
 /// An event a counter reports for the timed region, under callgrind's name for it (its
@@ -110,6 +111,17 @@ pub enum Metric {
     LlMisses,
     /// L1 hits + 5 × LL hits + 35 × RAM hits, from callgrind's cache simulation.
     EstimatedCycles,
+    /// The data file's size after a write pass, in bytes.
+    FileSize,
+    /// The last page used after a write pass (mdb_env_info's me_last_pgno).
+    LastPage,
+    /// The written database's branch, leaf and overflow pages, and its depth (mdb_stat).
+    BranchPages,
+    LeafPages,
+    OverflowPages,
+    Depth,
+    /// Page numbers on the freelist after a write pass.
+    FreePages,
 }
 
 /// How a metric's figures are collected, and so judged.
@@ -123,6 +135,9 @@ pub enum Collect {
         cache_sim: bool,
         value: fn(&Counts) -> Option<u64>,
     },
+    /// A figure of the environment a write pass left, read after the pass: exact, judged
+    /// as counts are.
+    Space { value: fn(&Space) -> u64 },
 }
 
 /// A metric's one declaration.
@@ -147,9 +162,29 @@ pub struct MetricInfo {
 const NO_CACHE: &str = "this run has no cache simulation: measure with `run --metric instructions --with-cache`, \
                         or `run --metric d1-misses` (ll-misses, estimated-cycles)";
 
+const NO_SPACE: &str = "this run has no space figures: they are read after each write pass, so measure the write \
+                        (`run --workloads write`) with this version of lmdb-regress";
+
+/// A space metric's row: one figure of [`Space`], in `unit`.
+const fn space(name: &'static str, short: &'static str, unit: &'static str, value: fn(&Space) -> u64) -> MetricInfo {
+    MetricInfo { name, short, unit, per_cycle: unit, collect: Collect::Space { value }, slack: 0, missing: Some(NO_SPACE) }
+}
+
 impl Metric {
-    pub const ALL: [Metric; 5] =
-        [Metric::Time, Metric::Instructions, Metric::D1Misses, Metric::LlMisses, Metric::EstimatedCycles];
+    pub const ALL: [Metric; 12] = [
+        Metric::Time,
+        Metric::Instructions,
+        Metric::D1Misses,
+        Metric::LlMisses,
+        Metric::EstimatedCycles,
+        Metric::FileSize,
+        Metric::LastPage,
+        Metric::BranchPages,
+        Metric::LeafPages,
+        Metric::OverflowPages,
+        Metric::Depth,
+        Metric::FreePages,
+    ];
 
     /// The metric's one row.
     pub fn info(self) -> &'static MetricInfo {
@@ -200,12 +235,26 @@ impl Metric {
             slack: 4 * 35,
             missing: Some(NO_CACHE),
         };
+        const FILE_SIZE: MetricInfo = space("file size", "file", "file bytes", |s| s.file_size);
+        const LAST_PAGE: MetricInfo = space("last page", "last pg", "last page", |s| s.last_page);
+        const BRANCH_PAGES: MetricInfo = space("branch pages", "branch", "branch pages", |s| s.branch_pages);
+        const LEAF_PAGES: MetricInfo = space("leaf pages", "leaf", "leaf pages", |s| s.leaf_pages);
+        const OVERFLOW_PAGES: MetricInfo = space("overflow pages", "ovfl", "ovfl pages", |s| s.overflow_pages);
+        const DEPTH: MetricInfo = space("depth", "depth", "levels", |s| s.depth);
+        const FREE_PAGES: MetricInfo = space("free pages", "free", "free pages", |s| s.free_pages);
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
             Metric::D1Misses => &D1_MISSES,
             Metric::LlMisses => &LL_MISSES,
             Metric::EstimatedCycles => &ESTIMATED_CYCLES,
+            Metric::FileSize => &FILE_SIZE,
+            Metric::LastPage => &LAST_PAGE,
+            Metric::BranchPages => &BRANCH_PAGES,
+            Metric::LeafPages => &LEAF_PAGES,
+            Metric::OverflowPages => &OVERFLOW_PAGES,
+            Metric::Depth => &DEPTH,
+            Metric::FreePages => &FREE_PAGES,
         }
     }
 
@@ -222,6 +271,13 @@ impl Metric {
             Metric::D1Misses => "d1-misses",
             Metric::LlMisses => "ll-misses",
             Metric::EstimatedCycles => "estimated-cycles",
+            Metric::FileSize => "file-size",
+            Metric::LastPage => "last-page",
+            Metric::BranchPages => "branch-pages",
+            Metric::LeafPages => "leaf-pages",
+            Metric::OverflowPages => "overflow-pages",
+            Metric::Depth => "depth",
+            Metric::FreePages => "free-pages",
         }
     }
 
@@ -232,7 +288,12 @@ impl Metric {
 
     /// Whether the figures are exact counts, judged within a tolerance.
     pub fn is_exact(self) -> bool {
-        matches!(self.info().collect, Collect::Events { .. })
+        matches!(self.info().collect, Collect::Events { .. } | Collect::Space { .. })
+    }
+
+    /// Whether it is read from the environment a write left, not counted in a timed region.
+    pub fn is_space(self) -> bool {
+        matches!(self.info().collect, Collect::Space { .. })
     }
 
     /// Whether collecting it needs callgrind's cache simulation.
@@ -244,17 +305,26 @@ impl Metric {
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {
         match self.info().collect {
-            Collect::Clock => None,
+            Collect::Clock | Collect::Space { .. } => None,
             Collect::Events { value, .. } => value(counts),
         }
     }
 
+    /// The metric's figure of the space a write left; None for the other metrics.
+    pub fn of_space(self, space: &Space) -> Option<u64> {
+        match self.info().collect {
+            Collect::Space { value } => Some(value(space)),
+            _ => None,
+        }
+    }
+
     /// The total of one operation: time in the workload's time unit per timed region;
-    /// counts per operation of the pass.
+    /// counts per operation of the pass; space as it is, of the whole pass.
     pub fn per_op(self, total: f64, w: Workload, ops: u64) -> f64 {
         match self.info().collect {
             Collect::Clock => total / w.time_unit().ns,
             Collect::Events { .. } => total / ops.max(1) as f64,
+            Collect::Space { .. } => total,
         }
     }
 
@@ -262,6 +332,7 @@ impl Metric {
     pub fn unit_of(self, w: Workload) -> &'static str {
         match (self.info().collect, w) {
             (Collect::Clock, _) => w.time_unit().label,
+            (Collect::Space { .. }, _) => self.unit(),
             (_, Workload::Preset(p)) if p.per() == "cycle" => self.info().per_cycle,
             _ => self.unit(),
         }
@@ -270,7 +341,11 @@ impl Metric {
     /// How many of the metric's own units make one display unit of a whole region (ms,
     /// millions).
     pub fn display(self) -> f64 {
-        1e6
+        if self.is_space() {
+            1.0
+        } else {
+            1e6
+        }
     }
 
     /// The exact metrics whose events `counts` holds, in declaration order.

@@ -276,6 +276,7 @@ impl RunSpec {
             figures: crate::workload::measure::Figures { ops: Some(1), ..Default::default() },
             layout: u.layout.as_ref().map(|l| l.seed),
             chunks_ns: Vec::new(),
+            space: None,
         })
     }
 

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::metric::Counts;
 use crate::workload::presets::Figures;
+use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -52,6 +53,9 @@ pub struct WorkerLine {
     /// A preset's figures beside each sample's time, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figures>,
+    /// A write's space after each pass, one per sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub space: Vec<Space>,
 }
 
 impl WorkerLine {

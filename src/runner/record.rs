@@ -109,6 +109,7 @@ impl RunSpec {
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
                     layout: u.layout.as_ref().map(|l| l.seed),
                     chunks_ns: line.chunks_ns.get(i).cloned().unwrap_or_default(),
+                    space: line.space.get(i).copied(),
                 }));
             }
         }

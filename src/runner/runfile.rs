@@ -16,6 +16,7 @@ use crate::environment::Environment;
 use crate::files::{self, Existing};
 use crate::manifest::{FileHashes, Match};
 use crate::workload::presets::Figures;
+use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 /// Bumped whenever a reader of an older version could misread a newer file (2: samples
@@ -23,9 +24,10 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// 3: `check` records, such as the determinism check of instruction counts; 4: the
 /// header's `units`, each label's value declared field by field, which a reader of 3 would
 /// not know to need; 5: a sample's `counts`, its events by name, where a reader of 4 looks
-/// for `instructions`). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// for `instructions`; 6: a write sample's `space`, which a reader of 5 would drop on a
+/// resume or merge). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 5;
+pub const SCHEMA: u32 = 6;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 const DECLARES_UNITS: u32 = 4;
@@ -507,6 +509,10 @@ pub struct Sample {
     /// is their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks_ns: Vec<u64>,
+    /// A write's space after its pass (untimed); none for reads, and in runs from before
+    /// space was measured (schema ≤ 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<Space>,
 }
 
 impl Sample {
@@ -519,8 +525,14 @@ impl Sample {
     pub fn total(&self, metric: Metric) -> Option<u64> {
         match metric {
             Metric::Time => Some(self.ns),
+            m if m.is_space() => m.of_space(self.space.as_ref()?),
             m => m.of_counts(&self.counts),
         }
+    }
+
+    /// The exact metrics the sample holds (counts and space), in declaration order.
+    pub fn exact_metrics(&self) -> impl Iterator<Item = Metric> + '_ {
+        Metric::ALL.into_iter().filter(|m| m.is_exact() && self.total(*m).is_some())
     }
 
     /// The sample's figure under a metric, in display units (ms, or millions of
@@ -1304,6 +1316,7 @@ mod tests {
             figures: Figures::default(),
             layout: None,
             chunks_ns: Vec::new(),
+            space: None,
         }
     }
 
@@ -1374,8 +1387,9 @@ mod tests {
             r[0]["units"].as_array_mut().unwrap().remove(0);
         });
         assert_eq!(e, "F:1: the header lists LMDB_0.9.33 but does not declare it among its units");
-        let e = refusal(|r| r[0]["schema"] = 6.into());
-        assert!(e.contains("schema 6, newer than this lmdb-regress reads (5); upgrade lmdb-regress"), "{e}");
+        let e = refusal(|r| r[0]["schema"] = (SCHEMA + 1).into());
+        let newer = format!("schema {}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress", SCHEMA + 1);
+        assert!(e.contains(&newer), "{e}");
     }
 
     #[test]

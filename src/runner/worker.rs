@@ -161,6 +161,7 @@ pub(super) fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
             checksum: o.checksum,
             figures: o.figures,
             chunks_ns: o.chunks_ns,
+            space: o.space,
             ..Default::default()
         },
         Err(error) => WorkerLine { workload: Some(w), error: Some(error), ..Default::default() },

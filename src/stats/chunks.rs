@@ -34,19 +34,29 @@ pub struct Grouped {
     pub spreads: Spreads,
 }
 
-/// Groups samples of one (engine, workload) by label and round; `value` gives each
-/// sample's figure (None leaves it out).
-pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&Sample) -> Option<f64>) -> Grouped {
+/// Each label's value per round (the median of its repetitions), and nothing else: for
+/// exact figures, which need no pairing and no spreads.
+pub fn by_round<'a>(
+    samples: impl IntoIterator<Item = &'a Sample>,
+    value: impl Fn(&Sample) -> Option<f64>,
+) -> BTreeMap<String, Rounds> {
     let mut raw: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
-    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
     for s in samples {
         let Some(v) = value(s) else { continue };
         raw.entry(s.tag.clone()).or_default().push((s.round, v));
-        if !s.chunks_ns.is_empty() {
-            chunks.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
-        }
     }
-    let values: BTreeMap<String, Rounds> = raw.into_iter().map(|(t, v)| (t, per_round(v))).collect();
+    raw.into_iter().map(|(t, v)| (t, per_round(v))).collect()
+}
+
+/// Groups samples of one (engine, workload) by label and round; `value` gives each
+/// sample's figure (None leaves it out).
+pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&Sample) -> Option<f64>) -> Grouped {
+    let samples: Vec<&Sample> = samples.into_iter().filter(|s| value(s).is_some()).collect();
+    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| !s.chunks_ns.is_empty()) {
+        chunks.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
+    }
+    let values = by_round(samples.iter().copied(), value);
     let Some(reference) = reference(&chunks) else {
         let spreads = Spreads { between_processes: between_processes(&values), between_chunks: None };
         return Grouped { compared: values.clone(), values, spreads };
@@ -130,6 +140,7 @@ mod tests {
             figures: Default::default(),
             layout: None,
             chunks_ns: chunks,
+            space: None,
         }
     }
 

@@ -64,6 +64,7 @@ api! {
     mdb_cursor_get: CursorGet,
     mdb_cursor_put: CursorPut,
     mdb_stat: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut sys::MDB_stat) -> c_int,
+    mdb_env_info: unsafe extern "C" fn(*mut MDB_env, *mut sys::MDB_envinfo) -> c_int,
 }
 
 impl Api {

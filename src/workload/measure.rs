@@ -9,7 +9,9 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use super::checksum::Checksum;
+use super::pass::Ended;
 use super::perf::PerfCounter;
+use super::space::Space;
 
 /// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
 /// the pass's nanoseconds, its instructions when counted, and what it returned.
@@ -60,6 +62,8 @@ pub struct Outcome {
     pub checksum: Option<Checksum>,
     /// Presets: one per sample.
     pub figures: Vec<Figures>,
+    /// Writes: the space each pass left, one per sample.
+    pub space: Vec<Space>,
 }
 
 impl Outcome {
@@ -70,12 +74,19 @@ impl Outcome {
     }
 
     /// Records one pass run in chunks: its time is the sum of its chunks' times.
-    pub fn push_chunks(&mut self, chunks_ns: Vec<u64>, output: u64, w: super::Workload) {
-        self.push(chunks_ns.iter().sum(), None);
-        if w.computes_output() {
-            self.outputs.push(output);
-        }
+    pub fn push_chunks(&mut self, chunks_ns: Vec<u64>, ended: Ended, w: super::Workload) {
+        self.push_ended(chunks_ns.iter().sum(), None, ended, w);
         self.chunks_ns.push(chunks_ns);
+    }
+
+    /// Records one ended pass: its time, what it computed (readCrc, readXxh64) and the
+    /// space it left (the write).
+    pub fn push_ended(&mut self, ns: u64, instructions: Option<u64>, ended: Ended, w: super::Workload) {
+        self.push(ns, instructions);
+        if w.computes_output() {
+            self.outputs.push(ended.output);
+        }
+        self.space.extend(ended.space);
     }
 
     /// Records one timed pass with its checksum and figures; every pass must produce the

@@ -14,6 +14,7 @@ pub mod presets;
 pub mod program;
 pub mod session;
 pub mod settings;
+pub mod space;
 pub mod suite;
 
 pub use checksum::Checksum;

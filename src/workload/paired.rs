@@ -78,7 +78,7 @@ pub fn run(
         for (k, pass) in passes.into_iter().enumerate() {
             let Some(pass) = pass else { continue };
             match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
-                (Ok(output), Ok(o)) => o.push_chunks(times[k].clone(), output, w),
+                (Ok(ended), Ok(o)) => o.push_chunks(times[k].clone(), ended, w),
                 (Err(e), o) => *o = Err(format!("{e:#}")),
                 (Ok(_), Err(_)) => {}
             }

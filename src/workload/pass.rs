@@ -12,6 +12,7 @@ use anyhow::{bail, Result};
 use super::dataset::ValueWriter;
 use super::lmdb::{begin_cursor, end_cursor, Api, Env, MDB_cursor, MDB_txn, Walk};
 use super::native::{self, KeyBuffer, Timed};
+use super::space::Space;
 use super::{Dataset, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 
@@ -74,12 +75,19 @@ enum Kind<'a> {
     // `env` is declared before `dir`: it closes before its folder is removed.
     Write {
         env: Env<'a>,
-        _dir: tempfile::TempDir,
+        dir: tempfile::TempDir,
         key: KeyBuffer,
         values: ValueWriter<'a>,
         tc: Option<TxnCursor>,
         flags: u32,
     },
+}
+
+/// What an ended pass computed, and the space a write pass left.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended {
+    pub output: u64,
+    pub space: Option<Space>,
 }
 
 /// One pass under way.
@@ -112,7 +120,7 @@ impl<'a> Pass<'a> {
         let dir = tempfile::tempdir_in(scratch)?;
         let env = Env::open(api, dir.path(), &native::env_options(cfg))?;
         let (key, values, flags) = (KeyBuffer::new(data), data.values(), native::write_flags(cfg));
-        let kind = Kind::Write { env, _dir: dir, key, values, tc: None, flags };
+        let kind = Kind::Write { env, dir, key, values, tc: None, flags };
         Ok(Pass { api, data, workload: Workload::Write, kind })
     }
 
@@ -160,8 +168,9 @@ impl<'a> Pass<'a> {
     }
 
     /// Ends the pass (untimed): its read transaction closed, and what it computed
-    /// (readCrc, readXxh64; 0 otherwise). A walk that did not visit every entry fails.
-    pub fn finish(mut self) -> Result<u64> {
+    /// (readCrc, readXxh64; 0 otherwise), with the space a write left. A walk that did not
+    /// visit every entry fails.
+    pub fn finish(mut self) -> Result<Ended> {
         let len = self.data.len() as u64;
         let out = match &mut self.kind {
             Kind::Walk { walk, .. } if !walk.done || walk.visited != len => {
@@ -172,7 +181,11 @@ impl<'a> Pass<'a> {
             Kind::Write { tc: Some(_), .. } => bail!("the write pass ended before its last chunk"),
             _ => 0,
         };
-        Ok(out)
+        let space = match &self.kind {
+            Kind::Write { env, dir, .. } => Some(env.space(dir.path())?),
+            _ => None,
+        };
+        Ok(Ended { output: out, space })
     }
 }
 

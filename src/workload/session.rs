@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::lmdb::{Api, Env};
 use super::measure::{timed, Outcome, Places};
 use super::native::{env_options, fault_in};
-use super::pass::{Chunks, Pass};
+use super::pass::{Chunks, Ended, Pass};
 use super::perf::PerfCounter;
 use super::{Dataset, Workload, WorkloadConfig};
 
@@ -58,7 +58,7 @@ impl<'a> Session<'a> {
 
 /// Times `iterations` passes of `w`, each opened by `open` (a read on the open read
 /// database, the write on a fresh environment; untimed) and timed whole; readCrc and
-/// readXxh64 also report what each pass computed.
+/// readXxh64 also report what each pass computed, the write the space it left.
 fn run_passes<'a>(
     w: Workload,
     iterations: u32,
@@ -67,18 +67,15 @@ fn run_passes<'a>(
 ) -> Result<Outcome> {
     let mut out = Outcome::default();
     for _ in 0..iterations {
-        let (ns, instructions, output) = time_whole(open()?, counter.as_deref_mut())?;
-        out.push(ns, instructions);
-        if w.computes_output() {
-            out.outputs.push(output);
-        }
+        let (ns, instructions, ended) = time_whole(open()?, counter.as_deref_mut())?;
+        out.push_ended(ns, instructions, ended, w);
     }
     Ok(out)
 }
 
 /// Times `pass` as its one chunk: the pass's time, its instructions when counted, and what
-/// it computed.
-fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, u64)> {
+/// it computed and left.
+fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, Ended)> {
     let whole = Chunks::whole(pass.len());
     let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0))?;
     r.map_err(|e| pass.failure(e))?;

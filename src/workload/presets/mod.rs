@@ -280,7 +280,7 @@ impl Context<'_> {
 
 /// Times `write` on a fresh environment in the scratch directory, `iterations` times; each
 /// pass's checksum is of the environment written, its figures the operations and the
-/// data file's size on disk.
+/// data file's size on disk, beside the space it left.
 fn fresh_writes(
     ctx: &Context,
     ops: usize,
@@ -294,10 +294,12 @@ fn fresh_writes(
         let (ns, instructions, r) = timed(counter.as_deref_mut(), || write(&env))?;
         r.map_err(|e| ctx.api.failure(e))?;
         let checksum = store::walk_checksum(&env)?;
+        let space = env.space(dir.path())?;
         drop(env);
         let figures =
             Figures { ops: Some(ops as u64), db_bytes: Some(store::size_on_disk(dir.path())?), ..Default::default() };
         out.push_checked(ns, instructions, checksum, figures)?;
+        out.space.push(space);
     }
     Ok(out)
 }
