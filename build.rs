@@ -28,11 +28,8 @@ mod stage;
 #[path = "src/tags.rs"]
 mod tags;
 /// The label grammar, which tags.rs checks each unit's name against.
-#[path = "src/runner/label.rs"]
+#[path = "src/label.rs"]
 mod label;
-mod runner {
-    pub(crate) use super::label;
-}
 
 fn main() {
     for p in [
@@ -48,7 +45,7 @@ fn main() {
         "src/source",
         "src/stage.rs",
         "src/tags.rs",
-        "src/runner/label.rs",
+        "src/label.rs",
     ] {
         println!("cargo:rerun-if-changed={p}");
     }

@@ -14,6 +14,7 @@ pub mod ffi;
 pub mod files;
 pub mod hunt;
 pub mod layout;
+pub mod label;
 pub mod manifest;
 pub mod matrix;
 pub mod mtest;

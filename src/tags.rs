@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::manifest::{normalize_tag, Manifest};
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::source::{ref_label, GitRepo, PatchFile, Want};
 
 /// The units a command measures: those `spec` names, then a local directory's for each

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// those below it.
 const LAYERS: [(&str, &[&str]); 9] = [
     ("foundation", &["envvars", "files", "terminal", "progress", "environment", "ffi", "abi", "artifact", "children"]),
-    ("sources", &["manifest", "tags", "source"]),
+    ("sources", &["manifest", "label", "tags", "source"]),
     ("builds", &["stage", "compile", "matrix", "layout", "mtest", "paired_twin"]),
     ("workloads", &["workload"]),
     ("measurements", &["runner"]),

@@ -27,6 +27,7 @@ mod cdp;
 use std::path::{Path, PathBuf};
 
 use cdp::{Chromium, Tab};
+use lmdb_regress::report::names::plain;
 use lmdb_regress::report::outline::{self, Block, Chart};
 use serde_json::json;
 
@@ -104,7 +105,7 @@ const DOM: &str = r#"{
   links: [...document.querySelectorAll("[src], [href]")].map(e => e.getAttribute("src") || e.getAttribute("href")),
 }"#;
 
-/// The fixed run's outline, as the page must show it.
+/// The fixed run's outline, as the page must show it (a user's names unmarked, as read).
 fn expected() -> serde_json::Value {
     let data = lmdb_regress::runner::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
     let model = lmdb_regress::report::model::build(&data, None).unwrap();
@@ -112,10 +113,14 @@ fn expected() -> serde_json::Value {
     let (mut headings, mut tables, mut pairs, mut items, mut charts) = (vec![], vec![], vec![], vec![], vec![]);
     for b in &d.blocks {
         match b {
-            Block::Heading(_, t) => headings.push(t.clone()),
-            Block::Table(c) => tables.push(serde_json::json!({ "header": c.header, "rows": c.rows })),
-            Block::Pairs(p) => pairs.extend(p.iter().map(|(k, _)| k.clone())),
-            Block::List(l) => items.extend(l.iter().cloned()),
+            Block::Heading(_, t) => headings.push(plain(t)),
+            Block::Table(c) => {
+                let rows: Vec<Vec<String>> = c.rows.iter().map(|r| r.iter().map(|v| plain(v)).collect()).collect();
+                let header: Vec<String> = c.header.iter().map(|h| plain(h)).collect();
+                tables.push(serde_json::json!({ "header": header, "rows": rows }))
+            }
+            Block::Pairs(p) => pairs.extend(p.iter().map(|(k, _)| plain(k))),
+            Block::List(l) => items.extend(l.iter().map(|i| plain(i))),
             Block::Chart(Chart::Section(e, w)) => charts.push(model.section(*e, *w).unwrap().ranked.len()),
             // A preset's whisker charts carry no point tooltips.
             Block::Chart(Chart::Extra(_)) => charts.push(0),

@@ -80,7 +80,7 @@ fn space_is_a_column_a_finding_and_a_metric_of_its_own() {
     let planted = dir.path().join("planted.jsonl");
     std::fs::write(&planted, rs.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&planted)));
-    let finding = md.lines().find(|l| l.contains("leaf pages for the same data at LMDB_0.9.33"));
+    let finding = md.lines().find(|l| l.contains("leaf pages for the same data at `LMDB_0.9.33`"));
     assert!(finding.is_some_and(|l| l.contains("write: +")), "{md}");
     assert!(!md.contains("branch pages for the same data"), "{md}");
 
@@ -94,7 +94,7 @@ fn space_is_a_column_a_finding_and_a_metric_of_its_own() {
     let csv = std::fs::read_to_string(out.join("planted-samples.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("leaf_pages"), "{csv}");
     let md = stdout(&run_ok(lmdb_regress().args(["report", "--metric", "leaf-pages"]).arg(&planted)));
-    assert!(md.contains("write: +100.0% leaf pages for the same data at LMDB_0.9.33"), "{md}");
+    assert!(md.contains("write: +100.0% leaf pages for the same data at `LMDB_0.9.33`"), "{md}");
     let gate = lmdb_regress().args(["report", "--metric", "leaf-pages", "--fail-on", "slower:5%"]).arg(&planted).output();
     assert_eq!(gate.unwrap().status.code(), Some(3), "twice the leaf pages fail a gate of 5% as a regression");
 }

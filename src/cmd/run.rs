@@ -384,7 +384,7 @@ fn baseline_of(
 
 /// The unit `--baseline` names among `given`, or an error listing them.
 fn named_baseline(asked: &str, given: &[String]) -> Result<String> {
-    crate::runner::label::find_base(asked, given)
+    crate::label::find_base(asked, given)
         .with_context(|| format!("--baseline {asked} names no unit of this run; its units: {}", given.join(", ")))
 }
 

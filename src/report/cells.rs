@@ -3,7 +3,7 @@
 
 use super::names::name;
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::runner::runfile::{counts_taken, Layouts, Metric, Pairing, Phase};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cells::{self, Cells};
 use super::outline::Document;
 use crate::environment::Environment;
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::runner::runfile::{Engine, Layouts, Metric, Pairing, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};

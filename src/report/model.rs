@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
 use crate::runner::runfile::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
@@ -454,7 +454,7 @@ fn pick_baseline(
         return Ok(recorded.map(str::to_string).or_else(|| bases.first().cloned()).unwrap_or_default());
     };
     // The one label not read from the run file: the one asked for on the command line.
-    crate::runner::label::find_base(b, &bases).with_context(|| {
+    crate::label::find_base(b, &bases).with_context(|| {
         let b = Label::parse(b).compared_as().0;
         let b = if crate::manifest::parse_version(&b).is_none() { crate::manifest::normalize_tag(&b) } else { b };
         format!("baseline {b} is not in this run; measured tags: {}", bases.join(", "))

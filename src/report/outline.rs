@@ -251,7 +251,7 @@ fn space_lines(m: &ReportModel) -> Vec<String> {
         let mut by_change: Vec<(String, Vec<String>)> = Vec::new();
         for d in s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()) {
             let Some(c) = d.counts.get(&metric).filter(|c| c.verdict.is_change()) else { continue };
-            let (moved, tag) = (cells::delta(c), label(m.label(&d.tag)));
+            let (moved, tag) = (cells::delta(c), named(m.label(&d.tag)));
             match by_change.iter_mut().find(|(k, _)| *k == moved) {
                 Some((_, tags)) => tags.push(tag),
                 None => by_change.push((moved, vec![tag])),

@@ -13,7 +13,7 @@ use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
 use super::svg::{self, TrendSeries};
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::stats::Verdict;
 
 /// One history of the site: what `history` measured and the file name of its page.

@@ -14,7 +14,6 @@ pub mod counter;
 pub mod coverage;
 pub mod gcov;
 mod job;
-pub mod label;
 mod layouts;
 pub mod merge;
 pub mod metric;
@@ -39,7 +38,7 @@ pub mod worker;
 
 pub use crate::compile::sanitize;
 pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen};
-pub use label::Label;
+pub use crate::label::Label;
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
 pub use unit::{CompiledProgram, Unit};

@@ -9,9 +9,15 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use super::checksum::Checksum;
-use super::pass::Ended;
 use super::perf::PerfCounter;
 use super::space::Space;
+
+/// What an ended pass computed, and the space a write pass left.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended {
+    pub output: u64,
+    pub space: Option<Space>,
+}
 
 /// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
 /// the pass's nanoseconds, its instructions when counted, and what it returned.

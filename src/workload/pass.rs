@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 use super::dataset::ValueWriter;
 use super::lmdb::{begin_cursor, end_cursor, Api, Env, MDB_cursor, MDB_txn, Walk};
 use super::native::{self, KeyBuffer, Timed};
-use super::space::Space;
+use super::measure::Ended;
 use super::{Dataset, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 
@@ -81,13 +81,6 @@ enum Kind<'a> {
         tc: Option<TxnCursor>,
         flags: u32,
     },
-}
-
-/// What an ended pass computed, and the space a write pass left.
-#[derive(Debug, Clone, Copy)]
-pub struct Ended {
-    pub output: u64,
-    pub space: Option<Space>,
 }
 
 /// One pass under way.

@@ -9,7 +9,8 @@ use anyhow::Result;
 use super::lmdb::{Api, Env};
 use super::measure::{timed, Outcome, Places};
 use super::native::{env_options, fault_in};
-use super::pass::{Chunks, Ended, Pass};
+use super::measure::Ended;
+use super::pass::{Chunks, Pass};
 use super::perf::PerfCounter;
 use super::{Dataset, Workload, WorkloadConfig};
 

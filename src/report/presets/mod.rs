@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::runner::label::Label;
+use crate::label::Label;
 use crate::runner::runfile::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
