@@ -427,6 +427,20 @@ fn slower_head(repo: &std::path::Path, base: &str, before: bool) -> String {
     panic!("no commit id in 64 sorted {} {base}", if before { "before" } else { "after" });
 }
 
+/// An empty commit on `tagged` whose id starts with 4 to b, so that a head's id sorts
+/// before it or after it about as often (a base near either end leaves one order rare).
+fn mid_sorting_base(repo: &std::path::Path, tagged: &str) -> String {
+    for nonce in 0..64 {
+        git(repo, &["checkout", "-q", tagged]);
+        git(repo, &["commit", "-q", "--allow-empty", "-m", &format!("the base ({nonce})")]);
+        let base = git(repo, &["rev-parse", "HEAD"]);
+        if ('4'..='b').contains(&base.chars().next().unwrap()) {
+            return base;
+        }
+    }
+    panic!("no commit id in 64 started with 4 to b");
+}
+
 /// The bump gate of ci/examples/lmdb-bump-gate.yml: the merge base, then the head.
 fn bump_gate(repo: &std::path::Path, base: &str, head: &str, extra: &[&str]) -> Output {
     let mut cmd = lmdb_regress();
@@ -445,7 +459,8 @@ fn bump_gate(repo: &std::path::Path, base: &str, head: &str, extra: &[&str]) -> 
 fn the_bump_gate_judges_the_head_against_the_base_whichever_id_sorts_first() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("openldap");
-    let base = make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]).remove(0);
+    let tagged = make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]).remove(0);
+    let base = mid_sorting_base(&repo, &tagged);
     let mut head = String::new();
     for before in [true, false] {
         head = slower_head(&repo, &base, before);
