@@ -461,6 +461,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     if std::iter::once(m.unit.metric).chain(m.beside.iter().copied()).any(Metric::needs_cache_sim) {
         v.push(cache_line(m));
     }
+    v.push(super::coverage::method_line(m));
     v
 }
 
