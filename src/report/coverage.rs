@@ -12,7 +12,7 @@ use crate::stats::Verdict;
 pub fn method_line(m: &ReportModel) -> String {
     let Some(c) = &m.coverage else {
         return "Coverage: this run file records none (written before runs measured it); \
-                `lmdb-regress coverage BASELINE NEWEST` measures it."
+                lmdb-regress coverage BASELINE NEWEST measures it."
             .into();
     };
     match &c.outcome {
@@ -36,7 +36,7 @@ pub fn method_line(m: &ReportModel) -> String {
             format!(
                 "Coverage: {figure}, and {} of {}'s mdb.c ({}, once each at {entries} entries on gcc -O0 \
                  --coverage builds, after the measured rounds). A same verdict speaks only for what ran; \
-                 `lmdb-regress coverage` lists the changed functions never executed.",
+                 lmdb-regress coverage lists the changed functions never executed.",
                 line_share(*mdb),
                 name(newest),
                 run.join(", ")
