@@ -82,13 +82,15 @@ fn two_shards_merge_into_the_unsharded_run() {
         v.sort_by_key(|u| u["label"].to_string());
         v
     };
-    assert_eq!((m["schema"].as_u64(), units(&m)), (Some(6), units(&w)));
+    assert_eq!((m["schema"].as_u64(), units(&m)), (Some(7), units(&w)));
     let control = serde_json::json!({"label": "LMDB_0.9.21~control", "base": "LMDB_0.9.21", "toolchain": null,
         "layout": null, "control": true});
     assert!(units(&m).contains(&control), "{}", m["units"]);
     assert!(m["plan"].get("shard").is_none(), "a merged run is no shard: {}", m["plan"]);
     assert_eq!(m["parts"].as_array().map(Vec::len), Some(2));
-    assert_eq!(records(&merged).last().unwrap()["type"], "end");
+    // The end, then the one coverage record every shard measured of the whole run's pair.
+    let last: Vec<Value> = records(&merged).iter().rev().take(2).map(|r| r["type"].clone()).collect();
+    assert_eq!(last, ["coverage", "end"]);
 
     // `report` renders it like any other run.
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&merged)));

@@ -6,10 +6,13 @@
 use anyhow::{bail, Context, Result};
 
 use super::args::{BuildArgs, ToolchainList};
-use crate::compile::ToolchainSpec;
+use crate::compile::{BuildKind, ToolchainSpec};
 use crate::hunt::coverage::{self, Side, FILES};
-use crate::runner::runfile::{Engine, Layouts, Metric, Pairing, Plan};
-use crate::runner::RunSpec;
+use crate::matrix::MatrixOptions;
+use crate::runner::runfile::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
+use crate::runner::{Label, RunSpec};
+use crate::source::Want;
+use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 /// The flags of coverage builds: -O0, so that every line gcov counts is one of the source's
@@ -65,17 +68,41 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
     }
     let config = super::explain::config_of(&args.env, &args.workload, &workloads)?;
     let (build, gcov) = coverage_build(&args.build)?;
+    let opts = super::matrix_options(&build, vec![BuildKind::SharedLibrary])?;
+    let m = super::manifest()?;
     let spec = format!("{},{}", args.a, args.b);
-    let prepared = super::run::prepare_units(&spec, &[], &[Engine::Rust], &build, Layouts::Fixed, Pairing::Process)?;
-    if prepared.labels.len() != 2 {
-        bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());
+    let wants = crate::tags::parse_units(&m, &spec, &[], opts.resolver.git.as_deref())?;
+    if wants.len() != 2 {
+        bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", wants.len());
     }
+    let model = cover(&wants, &opts, &gcov, &workloads, &config)?;
+    print!(
+        "{}",
+        match args.format {
+            CoverageFormat::Text => model.text(),
+            CoverageFormat::Markdown => model.markdown(),
+            CoverageFormat::Json => model.json(),
+        }
+    );
+    Ok(())
+}
+
+/// The coverage of the second of `wants` over what changed from the first: both built for
+/// coverage by `opts`, `workloads` run once on each, read by `gcov`.
+fn cover(
+    wants: &[Want],
+    opts: &MatrixOptions,
+    gcov: &str,
+    workloads: &[Workload],
+    config: &WorkloadConfig,
+) -> Result<coverage::Coverage> {
+    let prepared = super::run::prepare_wants(wants, opts, &[Engine::Rust], Layouts::Fixed)?;
     if prepared.units.len() != 2 {
         bail!("coverage needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());
     }
     let rs = RunSpec {
         units: prepared.units,
-        workloads: workloads.clone(),
+        workloads: workloads.to_vec(),
         engines: vec![Engine::Rust],
         config: config.clone(),
         plan: Plan::new(1, 0, Metric::Instructions).counting(),
@@ -91,20 +118,56 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
         config.entries
     );
     let counts = tempfile::tempdir().context("cannot create a temporary folder for the counts")?;
-    let files = rs.cover_units(counts.path(), &gcov, &FILES)?;
+    let files = rs.cover_units(counts.path(), gcov, &FILES)?;
     let side = |i: usize| -> Result<Side> {
         let library = rs.units[i].library.as_ref().context("a coverage unit loads its library")?;
         let sources = library.parent().context("a library has a folder")?.join(crate::stage::SRC);
         Ok(Side { label: prepared.labels[i].base.clone(), files: &files[i], sources })
     };
-    let model = coverage::build(&side(0)?, &side(1)?, &workloads)?;
-    print!(
-        "{}",
-        match args.format {
-            CoverageFormat::Text => model.text(),
-            CoverageFormat::Markdown => model.markdown(),
-            CoverageFormat::Json => model.json(),
-        }
-    );
-    Ok(())
+    coverage::build(&side(0)?, &side(1)?, workloads)
+}
+
+/// The entries a run's coverage pass runs at most: enough for every page split and tree
+/// level the workloads reach at the run's size, in seconds on coverage builds.
+pub const RUN_ENTRIES: u32 = 10_000;
+
+/// A run's own figure, after its measured phases: what its LmdbJava workloads execute, at
+/// [`RUN_ENTRIES`] entries at most, of the lines that changed from its `baseline` to its
+/// newest unit (in release order) among `wants` (the run's units as given). Why there is
+/// none, when there is none.
+pub fn of_run(wants: &[Want], baseline: &str, build: &BuildArgs, spec: &RunSpec) -> RunCoverage {
+    let outcome = run_outcome(wants, baseline, build, spec).unwrap_or_else(|e| {
+        eprintln!("coverage: not measured: {e:#}");
+        CoverageOutcome::Failed { error: format!("{e:#}") }
+    });
+    RunCoverage { outcome }
+}
+
+fn run_outcome(wants: &[Want], baseline: &str, build: &BuildArgs, spec: &RunSpec) -> Result<CoverageOutcome> {
+    let workloads: Vec<Workload> = spec.workloads.iter().copied().filter(|w| w.suite() == Suite::LmdbJava).collect();
+    if workloads.is_empty() {
+        return Ok(CoverageOutcome::NoWorkloads);
+    }
+    let Some(at) = wants.iter().position(|w| w.label() == baseline) else {
+        bail!("the baseline {baseline} is none of the run's units as given")
+    };
+    let newest = wants
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .max_by_key(|(i, w)| (Label::parse(&w.label()).release_key(), *i));
+    let Some((_, newest)) = newest else { return Ok(CoverageOutcome::OneUnit) };
+    let own = BuildArgs { git: build.git.clone(), jobs: build.jobs, ..BuildArgs::default() };
+    let (own, gcov) = coverage_build(&own)?;
+    let opts = super::matrix_options(&own, vec![BuildKind::SharedLibrary])?;
+    let config = WorkloadConfig { entries: spec.config.entries.min(RUN_ENTRIES), ..spec.config.clone() };
+    let c = cover(&[wants[at].clone(), newest.clone()], &opts, &gcov, &workloads, &config)?;
+    Ok(CoverageOutcome::Measured {
+        baseline: c.a,
+        newest: c.b,
+        workloads,
+        entries: config.entries,
+        changed: c.changed,
+        mdb: c.files["mdb.c"],
+    })
 }

@@ -83,6 +83,10 @@ pub struct RunArgs {
     /// Entries of the instruction-counting pass (counts are reported per entry).
     #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
+    /// Skip the coverage pass after the run (what its workloads execute of the lines that
+    /// changed from the baseline to the newest unit, on coverage builds of the two).
+    #[arg(long)]
+    pub no_coverage: bool,
     /// Count under callgrind's cache simulation, so that D1 and LL misses and estimated
     /// cycles stand beside instructions (implies --with-instructions for a time run).
     #[arg(long)]

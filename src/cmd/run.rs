@@ -76,28 +76,32 @@ pub fn prepare_units(
     pairing: Pairing,
 ) -> Result<Prepared> {
     let m = super::manifest()?;
-    let mut kinds = vec![BuildKind::SharedLibrary];
     let twins = engines.contains(&Engine::C) && pairing == Pairing::Process;
-    if twins {
-        kinds.push(BuildKind::CHarness);
-    }
+    let kinds = if twins { vec![BuildKind::SharedLibrary, BuildKind::CHarness] } else { vec![BuildKind::SharedLibrary] };
     let opts = super::matrix_options(build, kinds)?;
     let wants = crate::tags::parse_units(&m, spec, sources, opts.resolver.git.as_deref())?;
+    prepare_wants(&wants, &opts, engines, layouts)
+}
+
+/// [`prepare_units`] of the units `wants` names, built with `opts`: each tag's C twin when
+/// `opts` builds them (a process per unit), else the C paired worker.
+pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], layouts: Layouts) -> Result<Prepared> {
+    let twins = opts.kinds.contains(&BuildKind::CHarness);
     // Before any build: random layouts need lld.
     let linkers: Option<Vec<Linker>> = match layouts {
         Layouts::Random => Some(opts.toolchains.iter().map(|t| Linker::probe(&t.toolchain)).collect::<Result<_>>()?),
         Layouts::Fixed => None,
     };
-    let rows = super::build_with_progress(&wants, &opts)?;
+    let rows = super::build_with_progress(wants, opts)?;
     let mut units = Vec::new();
     let mut failures = Vec::new();
     let labels: Vec<Label> = (0..rows.len())
-        .map(|i| super::row_origin(i, &wants, &opts))
+        .map(|i| super::row_origin(i, wants, opts))
         .map(|(want, toolchain)| Label::build(&want.label(), toolchain.name.as_deref()))
         .collect();
     // Paired rounds run every C unit in the C paired worker: Some when asked for, Err
     // when it did not build.
-    let twin = (engines.contains(&Engine::C) && !twins).then(|| paired_twin(&rows, &opts));
+    let twin = (engines.contains(&Engine::C) && !twins).then(|| paired_twin(&rows, opts));
     for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.status == Status::Built) {
         let label = labels[i].clone();
         debug_assert_eq!(label.to_string(), r.tag, "the matrix labels its rows so");
@@ -131,7 +135,7 @@ pub fn prepare_units(
         eprintln!("not measured: {} (its build failed, above)", r.tag);
     }
     if let Some(linkers) = linkers {
-        units = layout_sources(units, &rows, &wants, &opts, &linkers, &mut failures)?;
+        units = layout_sources(units, &rows, wants, opts, &linkers, &mut failures)?;
     }
     let c_paired_worker = twin.as_ref().and_then(|t| t.as_ref().ok()).map(worker_build);
     Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), labels, units, failures, c_paired_worker })
@@ -281,7 +285,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         );
     }
     let outcome = spec.start(&mut writer)?;
-    finish(&spec, outcome.stopped, &mut writer, &[], args)
+    finish(&spec, outcome.stopped, &mut writer, &[], args, || Some(coverage_of(args, &spec)))
 }
 
 /// The specification of the new run `args` ask for, its units built; with its run file's
@@ -421,7 +425,7 @@ pub fn measure_recorded(
     }
     let mut writer = create_run_file(None, Existing::Refuse, (dir, stem), &header, failures)?;
     let outcome = spec.start(&mut writer)?;
-    finish(&spec, outcome.stopped, &mut writer, &[], args)
+    finish(&spec, outcome.stopped, &mut writer, &[], args, || None)
 }
 
 /// `--shard K/N` over the tags the spec names.
@@ -473,13 +477,16 @@ fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
 
 /// After the rounds and their check (unless Ctrl-C `stopped` them): the counting pass the
 /// plan asks for, counting what `prior` (the run file's samples so far) has not; then the
-/// run as saved. Ctrl-C in any phase is an error naming it and the command that goes on.
+/// coverage record `cover` gives, after everything measured; then the run as saved. Ctrl-C
+/// in any phase is an error naming it and the command that goes on; in the coverage pass it
+/// leaves the record out.
 fn finish(
     spec: &RunSpec,
     stopped: Option<Phase>,
     writer: &mut RunWriter,
     prior: &[runfile::Sample],
     args: &RunArgs,
+    cover: impl FnOnce() -> Option<runfile::RunCoverage>,
 ) -> Result<RunData> {
     if let Some(phase) = stopped {
         return Err(interrupted(phase, &writer.path, args));
@@ -488,7 +495,27 @@ fn finish(
     if runner::interrupted() {
         return Err(interrupted(Phase::Counting, &writer.path, args));
     }
+    if let Some(record) = cover().filter(|_| !runner::interrupted()) {
+        writer.append(&Record::Coverage(record))?;
+    }
     runfile::load(&writer.path)
+}
+
+/// The coverage record of the new run `spec` that `args` asked for: its figure, or why it
+/// has none.
+fn coverage_of(args: &RunArgs, spec: &RunSpec) -> runfile::RunCoverage {
+    use runfile::{CoverageOutcome, RunCoverage};
+    if args.no_coverage {
+        eprintln!("coverage: not measured (--no-coverage)");
+        return RunCoverage { outcome: CoverageOutcome::Skipped };
+    }
+    let record = super::manifest().and_then(|m| {
+        let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
+        let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+        let baseline = spec.plan.baseline.clone().context("a new run names its baseline")?;
+        Ok(super::coverage::of_run(&wants, &baseline, &args.build, spec))
+    });
+    record.unwrap_or_else(|e| RunCoverage { outcome: CoverageOutcome::Failed { error: format!("{e:#}") } })
 }
 
 /// Ctrl-C stopped `phase` of the run in `path`: what the file holds, and how to go on.
@@ -571,7 +598,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         Some(Phase::Counting) => None,
         _ => spec.resume(&data, &mut writer)?.stopped,
     };
-    finish(&spec, stopped, &mut writer, &data.samples, args)
+    finish(&spec, stopped, &mut writer, &data.samples, args, || None)
 }
 
 /// Where a resumed run goes on, in words.

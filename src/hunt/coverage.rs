@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::report::cells::thousands;
+use crate::report::cells::line_share as words;
 use crate::runner::gcov::FileCoverage;
+pub use crate::runner::gcov::Lines;
 use crate::workload::Workload;
 
 /// The library's sources whose lines are counted.
@@ -21,27 +22,6 @@ const TEXT_WIDTH: usize = 80;
 
 /// Which version of [`Coverage`]'s JSON this is.
 const SCHEMA: u32 = 1;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Lines {
-    pub executable: usize,
-    pub executed: usize,
-}
-
-impl Lines {
-    fn of(file: &FileCoverage) -> Lines {
-        Lines { executable: file.executable(), executed: file.executed() }
-    }
-
-    /// "1,254 of 4,275 (29.3%)".
-    fn words(self) -> String {
-        let share = match self.executable {
-            0 => "-".to_string(),
-            n => format!("{:.1}%", 100.0 * self.executed as f64 / n as f64),
-        };
-        format!("{} of {} ({share})", thousands(self.executed as u64), thousands(self.executable as u64))
-    }
-}
 
 /// A function of B with changed lines that no workload executed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -166,7 +146,7 @@ impl Coverage {
             "Of the executable lines of {} that changed from {}, the workloads executed {}.",
             self.b,
             self.a,
-            self.changed.words()
+            words(self.changed)
         )
     }
 
@@ -181,7 +161,7 @@ impl Coverage {
         let cell = |s: &str| format!("{s:<28}");
         let mut out = format!("{}\n\n{:width$}{}{}\n", wrap(&self.heading()), "lines", cell(&self.a), self.b);
         for name in FILES {
-            let (a, b) = (self.files_a[name].words(), self.files[name].words());
+            let (a, b) = (words(self.files_a[name]), words(self.files[name]));
             out += &format!("{name:width$}{}{b}\n", cell(&a));
         }
         out += &format!("\n{}\n", wrap(&self.changed_sentence()));
@@ -192,7 +172,7 @@ impl Coverage {
     pub fn markdown(&self) -> String {
         let mut out = format!("## {}\n\n| lines | {} | {} |\n|---|---|---|\n", self.heading(), self.a, self.b);
         for name in FILES {
-            out += &format!("| {name} | {} | {} |\n", self.files_a[name].words(), self.files[name].words());
+            out += &format!("| {name} | {} | {} |\n", words(self.files_a[name]), words(self.files[name]));
         }
         out += &format!("\n{}\n", self.changed_sentence());
         if !self.missed.is_empty() {
@@ -241,7 +221,7 @@ mod tests {
         let (lines, missed) = changed_in(&file, &BTreeSet::from([2, 3, 4, 5, 6, 9]));
         assert_eq!(lines, Lines { executable: 5, executed: 1 });
         assert_eq!(missed, BTreeMap::from([("never".to_string(), 2)]));
-        assert_eq!(Lines { executable: 4275, executed: 1254 }.words(), "1,254 of 4,275 (29.3%)");
+        assert_eq!(words(Lines { executable: 4275, executed: 1254 }), "1,254 of 4,275 (29.3%)");
     }
 
     /// A folder of sources: `mdb` as mdb.c, one line as midl.c.

@@ -105,6 +105,12 @@ pub fn within(p: f64) -> String {
     format!("±{p:.1}%")
 }
 
+/// "1,254 of 4,275 (29.3%)".
+pub fn line_share(l: crate::runner::gcov::Lines) -> String {
+    let share = l.percent().map_or("-".to_string(), |p| format!("{p:.1}%"));
+    format!("{} of {} ({share})", thousands(l.executed as u64), thousands(l.executable as u64))
+}
+
 /// "10,000": an integer with its thousands separated.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -455,6 +461,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     if std::iter::once(m.unit.metric).chain(m.beside.iter().copied()).any(Metric::needs_cache_sim) {
         v.push(cache_line(m));
     }
+    v.push(super::coverage::method_line(m));
     v
 }
 

@@ -108,6 +108,8 @@ struct Document<'a> {
     findings: FindingsRecord<'a>,
     rule: &'a crate::stats::family::Rule,
     method: Vec<String>,
+    /// The run's coverage record; null in files from before runs measured it.
+    coverage: Option<&'a crate::runner::runfile::RunCoverage>,
     config: &'a crate::workload::WorkloadConfig,
     plan: &'a crate::runner::runfile::Plan,
     environment: &'a crate::environment::Environment,
@@ -152,6 +154,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         findings: FindingsRecord { lines: super::outline::findings(m).iter().map(|l| super::names::plain(l)).collect(), findings: &m.findings },
         rule: &m.rule,
         method: super::cells::method_lines(m).iter().map(|l| super::names::plain(l)).collect(),
+        coverage: m.coverage.as_ref(),
         config: &m.config,
         plan: &m.plan,
         environment: &m.environment,

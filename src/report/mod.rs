@@ -5,6 +5,7 @@
 
 pub mod cells;
 pub mod compare;
+pub mod coverage;
 pub mod csv;
 pub mod explain;
 pub mod extras;

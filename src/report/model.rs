@@ -211,6 +211,9 @@ pub struct ReportModel {
     /// What the run checked about itself (instruction counts repeating exactly).
     pub checks: Vec<Check>,
     pub end: Option<End>,
+    /// What the workloads execute of what changed from the baseline to the newest unit;
+    /// None in files from before runs measured it.
+    pub coverage: Option<crate::runner::runfile::RunCoverage>,
     /// The first phase of its plan the run lacks (`RunData::left`): None when complete.
     #[serde(skip)]
     pub left: Option<Phase>,
@@ -395,6 +398,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         failures: data.failures.clone(),
         checks: data.checks.clone(),
         end: data.end.clone(),
+        coverage: data.coverage.clone(),
         left: data.left(),
         instruction_counter: h.instruction_counter.clone(),
         c_paired_worker: h.c_paired_worker.clone(),

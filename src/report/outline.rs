@@ -237,6 +237,7 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
     }
     v.extend(f.steps.iter().map(|s| step_line(m, s)));
     v.extend(space_lines(m));
+    v.extend(super::coverage::same_finding(m));
     v.extend(unresolved_line(m, &f.unresolved));
     v.extend(failures_line(m));
     v

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One source file's lines as gcov marks them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +24,24 @@ pub struct FunctionCoverage {
     pub start: u32,
     pub end: u32,
     pub executed: bool,
+}
+
+/// Executable lines, and how many of them ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lines {
+    pub executable: usize,
+    pub executed: usize,
+}
+
+impl Lines {
+    pub fn of(file: &FileCoverage) -> Lines {
+        Lines { executable: file.executable(), executed: file.executed() }
+    }
+
+    /// The executed share in percent; None of no executable line.
+    pub fn percent(self) -> Option<f64> {
+        (self.executable > 0).then(|| 100.0 * self.executed as f64 / self.executable as f64)
+    }
 }
 
 impl FileCoverage {

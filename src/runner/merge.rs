@@ -12,10 +12,18 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::runfile::{
-    Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunData, Sample, Status, TagStatus, SCHEMA,
+    CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData, Sample,
+    Status, TagStatus, SCHEMA,
 };
 use super::Label;
 use crate::environment::Environment;
+
+/// The runs' coverage: each shard measures the whole run's pair, so the first measured
+/// figure is every shard's; else the first run's account of why there is none.
+fn coverage<'a>(of: impl Iterator<Item = Option<&'a RunCoverage>> + Clone) -> Option<RunCoverage> {
+    let measured = of.clone().flatten().find(|c| matches!(c.outcome, CoverageOutcome::Measured { .. }));
+    measured.or_else(|| of.flatten().next()).cloned()
+}
 
 /// One run file from `runs`, all of the same plan and configuration, each tag from one run.
 pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
@@ -82,6 +90,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
             .collect(),
         checks: named.iter().flat_map(|(_, r)| r.checks.clone()).collect(),
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
+        coverage: coverage(named.iter().map(|(_, r)| r.coverage.as_ref())),
         path: None,
         labels,
     })

@@ -25,9 +25,9 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// header's `units`, each label's value declared field by field, which a reader of 3 would
 /// not know to need; 5: a sample's `counts`, its events by name, where a reader of 4 looks
 /// for `instructions`; 6: a write sample's `space`, which a reader of 5 would drop on a
-/// resume or merge). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// resume or merge; 7: the `coverage` record, a type a reader of 6 refuses). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 6;
+pub const SCHEMA: u32 = 7;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 const DECLARES_UNITS: u32 = 4;
@@ -684,6 +684,38 @@ pub enum Record {
     Failure(Failure),
     Check(Check),
     End(End),
+    Coverage(RunCoverage),
+}
+
+/// What the run's workloads execute of what changed from its baseline to its newest unit,
+/// measured after every measured phase on coverage builds of the two (never timed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCoverage {
+    pub outcome: CoverageOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoverageOutcome {
+    Measured {
+        baseline: String,
+        newest: String,
+        workloads: Vec<Workload>,
+        entries: u32,
+        /// The executable lines of the newest unit's mdb.c and midl.c that differ from the baseline's.
+        changed: super::gcov::Lines,
+        /// The newest unit's mdb.c.
+        mdb: super::gcov::Lines,
+    },
+    /// `--no-coverage`.
+    Skipped,
+    /// No workload coverage runs (programs, presets): their code is not LmdbJava's six.
+    NoWorkloads,
+    /// The run measured one unit: nothing changed between two.
+    OneUnit,
+    Failed {
+        error: String,
+    },
 }
 
 impl Record {
@@ -705,6 +737,8 @@ pub struct RunData {
     pub checks: Vec<Check>,
     /// Absent when the run was cut off before it could say why it ended.
     pub end: Option<End>,
+    /// Absent in files from before runs measured it (schema ≤ 6), and in runs cut off first.
+    pub coverage: Option<RunCoverage>,
     pub path: Option<PathBuf>,
     /// Every label the run names (its header's, its samples' and failures'), read once, as
     /// the file is loaded, into the value it was rendered from.
@@ -739,7 +773,8 @@ impl RunData {
             .chain(self.failures.iter().cloned().map(Record::Failure))
             .chain(self.samples.iter().cloned().map(Record::Sample))
             .chain(self.checks.iter().cloned().map(Record::Check))
-            .chain(self.end.iter().cloned().map(Record::End));
+            .chain(self.end.iter().cloned().map(Record::End))
+            .chain(self.coverage.iter().cloned().map(Record::Coverage));
         records.map(|r| line(&r)).collect::<Result<String>>()
     }
 
@@ -934,6 +969,7 @@ pub fn load(path: &Path) -> Result<RunData> {
         failures: Vec::new(),
         checks: Vec::new(),
         end: None,
+        coverage: None,
         path: Some(path.to_path_buf()),
         labels: BTreeMap::new(),
     };
@@ -967,6 +1003,7 @@ pub fn load(path: &Path) -> Result<RunData> {
                     None => e,
                 })
             }
+            Record::Coverage(c) => data.coverage = Some(c),
             Record::Header(_) => unreachable!("refused by the rules"),
         }
     }
@@ -1097,6 +1134,8 @@ struct Rules {
     workloads: Vec<Workload>,
     /// The line of the end record that finished the run (an interrupted run may go on).
     ended: Option<usize>,
+    /// Whether a coverage record was read (a run writes one).
+    covered: bool,
     /// Samples one pass writes per unit, workload and round: one per iteration.
     iterations: u32,
     /// The lines of the samples read so far, by what one pass samples once per iteration.
@@ -1113,7 +1152,7 @@ impl Rules {
         let study = h.plan.layout_study.iter().flat_map(|s| s.layouts.iter().map(|(label, _)| label.clone()));
         let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.tag.clone()).chain(study).collect());
         let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
-        Rules { tags, engines, workloads, ended: None, iterations, sampled: BTreeMap::new() }
+        Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
     }
 
     fn check(&mut self, r: &Record, labels: &BTreeMap<String, Label>, line: usize) -> std::result::Result<(), String> {
@@ -1138,6 +1177,8 @@ impl Rules {
             }
             Record::Failure(f) => self.listed(f.engine, &f.tag, &labels[&f.tag], f.workload)?,
             Record::Check(_) => {}
+            Record::Coverage(_) if self.covered => return Err("a second coverage record".into()),
+            Record::Coverage(_) => self.covered = true,
             Record::End(e) => {
                 if let Some(end) = self.ended {
                     return Err(format!("a second end record (the run ended at line {end})"));
@@ -1388,7 +1429,8 @@ mod tests {
         });
         assert_eq!(e, "F:1: the header lists LMDB_0.9.33 but does not declare it among its units");
         let e = refusal(|r| r[0]["schema"] = (SCHEMA + 1).into());
-        let newer = format!("schema {}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress", SCHEMA + 1);
+        let newer =
+            format!("schema {}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress", SCHEMA + 1);
         assert!(e.contains(&newer), "{e}");
     }
 
