@@ -15,6 +15,9 @@ mod compile;
 mod envvars;
 #[path = "src/files.rs"]
 mod files;
+/// The label grammar, which tags.rs checks each unit's name against.
+#[path = "src/label.rs"]
+mod label;
 #[path = "src/manifest.rs"]
 mod manifest;
 #[path = "src/matrix.rs"]
@@ -27,9 +30,6 @@ mod source;
 mod stage;
 #[path = "src/tags.rs"]
 mod tags;
-/// The label grammar, which tags.rs checks each unit's name against.
-#[path = "src/label.rs"]
-mod label;
 
 fn main() {
     for p in [

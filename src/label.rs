@@ -184,7 +184,8 @@ mod tests {
         for good in ["LMDB_0.9.33 + revert-8557.patch", "local:../a b/liblmdb", "mdb.RE/0.9 @ 1a2b3c4d", "x@y.patch"] {
             assert!(Label::reads_back(good), "{good}");
         }
-        for bad in ["LMDB_0.9.33 + x~control", "LMDB_0.9.33 + x.patch (gcc -O3)", "LMDB + a (b", "LMDB + x@01", "a\nb"] {
+        for bad in ["LMDB_0.9.33 + x~control", "LMDB_0.9.33 + x.patch (gcc -O3)", "LMDB + a (b", "LMDB + x@01", "a\nb"]
+        {
             assert!(!Label::reads_back(bad), "{bad}");
         }
     }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::manifest::{normalize_tag, Manifest};
 use crate::label::Label;
+use crate::manifest::{normalize_tag, Manifest};
 use crate::source::{ref_label, GitRepo, PatchFile, Want};
 
 /// The units a command measures: those `spec` names, then a local directory's for each

@@ -91,17 +91,23 @@ fn a_runs_method_and_json_give_its_own_coverage_figure_or_say_why_not() {
     let said = format!("the workloads executed 40.0% (2 of 5) of the executable lines of mdb.c and midl.c that changed between LMDB_0.9.33 and {b}");
     assert!(line.contains(&said), "{line}");
     // Read back from the run file, as report renders it.
-    let again = json(&run_ok(lmdb_regress().arg("report").arg(tmp.path().join("run.jsonl")).args(["--format", "json"])));
+    let again =
+        json(&run_ok(lmdb_regress().arg("report").arg(tmp.path().join("run.jsonl")).args(["--format", "json"])));
     assert_eq!(again["coverage"], report["coverage"]);
 
     let skipped = planted_run(&repo, &b, &tmp.path().join("skipped.jsonl"), &["--no-coverage"]);
     assert_eq!(skipped["coverage"], serde_json::json!({"outcome": "skipped"}), "{skipped}");
-    assert!(coverage_line(&skipped).starts_with("Coverage: not measured (--no-coverage)"), "{}", coverage_line(&skipped));
+    assert!(
+        coverage_line(&skipped).starts_with("Coverage: not measured (--no-coverage)"),
+        "{}",
+        coverage_line(&skipped)
+    );
 }
 
 #[test]
 fn a_run_file_from_before_coverage_records_still_reports_and_says_it_has_none() {
-    let report = json(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "json"])));
+    let report =
+        json(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "json"])));
     assert!(report["coverage"].is_null(), "{}", report["coverage"]);
     assert!(coverage_line(&report).contains("this run file records none"), "{}", coverage_line(&report));
 }

@@ -15,16 +15,18 @@ fn hostile_run(dir: &Path) -> PathBuf {
     let json = serde_json::to_string(HOSTILE).unwrap();
     let name = &json[1..json.len() - 1];
     let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
-    let text = text
-        .replace("\"LMDB_0.9.33", &format!("\"{name}"))
-        .replace("\"command_line\":[\"lmdb-regress\",\"run\"]", &format!("\"command_line\":[\"lmdb-regress\",\"run\",\"--patch\",\"{name}\"]"));
+    let text = text.replace("\"LMDB_0.9.33", &format!("\"{name}")).replace(
+        "\"command_line\":[\"lmdb-regress\",\"run\"]",
+        &format!("\"command_line\":[\"lmdb-regress\",\"run\",\"--patch\",\"{name}\"]"),
+    );
     let path = dir.join("hostile.jsonl");
     std::fs::write(&path, text).unwrap();
     path
 }
 
 fn report(run: &Path, format: &str) -> String {
-    let o = lmdb_regress().arg("report").arg(run).args(["--format", format, "--fail-on", "slower:1%"]).output().unwrap();
+    let o =
+        lmdb_regress().arg("report").arg(run).args(["--format", format, "--fail-on", "slower:1%"]).output().unwrap();
     // The gate fails the renamed unit's write (exit 3); the report is written all the same.
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     stdout(&o)
@@ -37,7 +39,10 @@ fn a_hostile_name_forges_no_row_and_injects_no_markup_in_any_format() {
     for format in ["markdown", "github", "text"] {
         let doc = report(&run, format);
         assert!(!doc.lines().any(|l| l.starts_with("| forged")), "{format} forged a row:\n{doc}");
-        assert!(doc.contains("a``b\\n| forged") || doc.contains("a``b\\n\\| forged"), "{format}: the newline shown:\n{doc}");
+        assert!(
+            doc.contains("a``b\\n| forged") || doc.contains("a``b\\n\\| forged"),
+            "{format}: the newline shown:\n{doc}"
+        );
     }
     for format in ["markdown", "github"] {
         let doc = report(&run, format);
@@ -91,6 +96,9 @@ fn a_name_the_label_grammar_would_misread_is_refused_up_front() {
         let o = lmdb_regress().args(["run", "--tags", &tags, "--rounds", "1"]).output().unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{name}: {err}");
-        assert!(err.contains(&format!("\"LMDB_0.9.33 + {name}\" cannot name a unit")) && err.contains("rename it"), "{err}");
+        assert!(
+            err.contains(&format!("\"LMDB_0.9.33 + {name}\" cannot name a unit")) && err.contains("rename it"),
+            "{err}"
+        );
     }
 }

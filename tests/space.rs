@@ -95,7 +95,8 @@ fn space_is_a_column_a_finding_and_a_metric_of_its_own() {
     assert!(csv.lines().next().unwrap().contains("leaf_pages"), "{csv}");
     let md = stdout(&run_ok(lmdb_regress().args(["report", "--metric", "leaf-pages"]).arg(&planted)));
     assert!(md.contains("write: +100.0% leaf pages for the same data at `LMDB_0.9.33`"), "{md}");
-    let gate = lmdb_regress().args(["report", "--metric", "leaf-pages", "--fail-on", "slower:5%"]).arg(&planted).output();
+    let gate =
+        lmdb_regress().args(["report", "--metric", "leaf-pages", "--fail-on", "slower:5%"]).arg(&planted).output();
     assert_eq!(gate.unwrap().status.code(), Some(3), "twice the leaf pages fail a gate of 5% as a regression");
 }
 
@@ -109,7 +110,10 @@ fn a_space_metric_asked_of_a_run_without_it_says_how_to_take_it() {
     assert!(stderr(&out).contains("no space figures") && stderr(&out).contains("--workloads write"), "{out:?}");
     let out = lmdb_regress().args(["run", "--tags", "0.9.33", "--workloads", "readSeq", "--metric", "depth"]).output();
     let out = out.unwrap();
-    assert!(!out.status.success() && stderr(&out).contains("add write (or a preset's write) to --workloads"), "{out:?}");
+    assert!(
+        !out.status.success() && stderr(&out).contains("add write (or a preset's write) to --workloads"),
+        "{out:?}"
+    );
 }
 
 #[test]

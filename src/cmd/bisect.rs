@@ -327,7 +327,7 @@ fn attribute(args: &BisectArgs, build: &BuildArgs, b: &Bisector, found: &Found) 
     let (lg, fb) = (&found.candidates[found.outcome.last_good], &found.candidates[found.outcome.first_bad]);
     let made = || -> Result<Attribution> {
         let workloads = [args.workload];
-        let config = super::explain::config_of(&args.env, &args.workload_cfg, &workloads)?;
+        let config = super::prepare::config_of(&args.env, &args.workload_cfg, &workloads)?;
         let ask = super::explain::Ask {
             workloads: &workloads,
             config: &config,

@@ -66,7 +66,7 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
     if workloads.iter().any(|w| w.suite().preset().is_some()) {
         bail!("coverage runs LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
     }
-    let config = super::explain::config_of(&args.env, &args.workload, &workloads)?;
+    let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
     let (build, gcov) = coverage_build(&args.build)?;
     let opts = super::matrix_options(&build, vec![BuildKind::SharedLibrary])?;
     let m = super::manifest()?;
@@ -96,7 +96,7 @@ fn cover(
     workloads: &[Workload],
     config: &WorkloadConfig,
 ) -> Result<coverage::Coverage> {
-    let prepared = super::run::prepare_wants(wants, opts, &[Engine::Rust], Layouts::Fixed)?;
+    let prepared = super::prepare::prepare_wants(wants, opts, &[Engine::Rust], Layouts::Fixed)?;
     if prepared.units.len() != 2 {
         bail!("coverage needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());
     }

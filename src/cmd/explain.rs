@@ -12,7 +12,6 @@ use crate::report::explain::{self, Side};
 use crate::runner::profiling::{self, WorkloadProfile};
 use crate::runner::runfile::{Engine, Metric, Plan};
 use crate::runner::{sanitize, RunSpec};
-use crate::workload::presets::PresetConfig;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -119,7 +118,7 @@ pub struct Explained {
 /// `explain` prints, and what bisect and history say of a step they name.
 pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
     let counter = profiling::callgrind(ask.cache)?;
-    let prepared = super::run::prepare_units(
+    let prepared = super::prepare::prepare_units(
         spec,
         &[],
         &[ask.engine],
@@ -172,22 +171,13 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
     Ok(Explained { model, profiles })
 }
 
-/// The configuration an explanation runs: `env`'s, at 100,000 entries unless it says.
-pub fn config_of(env: &EnvSettings, workload: &WorkloadConfig, workloads: &[Workload]) -> Result<WorkloadConfig> {
-    let env = EnvSettings { entries: Some(env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..env.clone() };
-    let config = env.resolve(workload, &PresetConfig::default(), None);
-    config.validate(None)?;
-    super::room::check(&config, workloads)?;
-    Ok(config)
-}
-
 pub fn run(args: &ExplainArgs) -> Result<()> {
     let spec = spec_of(args)?;
     let workloads = Workload::parse_list(&args.workloads)?;
     if workloads.iter().any(|w| w.suite().preset().is_some()) {
         bail!("explain profiles LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
     }
-    let config = config_of(&args.env, &args.workload, &workloads)?;
+    let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
     let outputs: Vec<PathBuf> = match &args.out_dir {
         Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
         None => Vec::new(),

@@ -211,7 +211,7 @@ fn attribute_claims(
         }
     }
     let workloads = [crate::workload::Workload::Write];
-    let config = match super::explain::config_of(&EnvSettings::default(), &Default::default(), &workloads) {
+    let config = match super::prepare::config_of(&EnvSettings::default(), &Default::default(), &workloads) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("note: the claims are not attributed to functions: {e:#}");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, ensure, Context, Result};
 
 use super::args::{BuildArgs, PairingArgs};
-use super::run::{prepare_units, Prepared};
+use super::prepare::{prepare_units, Prepared};
 use crate::layout;
 use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
@@ -87,9 +87,9 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let target_reached = crate::stats::stop::target_reached;
     let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, target_reached };
     let existing = crate::files::Existing::forced(args.force);
-    let default = super::run::default_out("layouts");
+    let default = super::prepare::default_out("layouts");
     let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
-    let mut writer = super::run::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
+    let mut writer = super::prepare::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;
     let data = crate::runner::runfile::load(&out)?;

@@ -9,6 +9,7 @@ pub mod history;
 pub mod its10406;
 pub mod layouts;
 pub mod merge;
+pub mod prepare;
 pub mod program;
 pub mod report;
 pub mod request;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::report::cells::line_share as words;
+use crate::report::numbers::line_share as words;
 use crate::runner::gcov::FileCoverage;
 pub use crate::runner::gcov::Lines;
 use crate::workload::Workload;

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::report::cells::{self, Cells};
-use crate::report::model::{Blocks, ReportModel};
 use crate::report::html::{self, Item};
+use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::{Block, Document};
 use crate::report::svg::{self, RatioChart, RatioPoint};
 use crate::runner::runfile::Status;

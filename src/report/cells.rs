@@ -1,8 +1,9 @@
 //! Cell contents, computed once for every human format: numbers, deltas with their
 //! intervals and verdicts, and the tables of a report as plain cells.
 
-use super::names::name;
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
+use super::names::name;
+use super::numbers::thousands;
 use crate::label::Label;
 use crate::runner::runfile::{counts_taken, Layouts, Metric, Pairing, Phase};
 use crate::stats::{Comparison, Method, Summary, Verdict};
@@ -105,26 +106,6 @@ pub fn within(p: f64) -> String {
     format!("±{p:.1}%")
 }
 
-/// "1,254 of 4,275 (29.3%)".
-pub fn line_share(l: crate::runner::gcov::Lines) -> String {
-    let share = l.percent().map_or("-".to_string(), |p| format!("{p:.1}%"));
-    format!("{} of {} ({share})", thousands(l.executed as u64), thousands(l.executable as u64))
-}
-
-/// "10,000": an integer with its thousands separated.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// "1 round", "3 rounds".
 /// What a partial run lacks, as the note atop its report says it; None when complete.
 pub fn partial_note(m: &ReportModel) -> Option<String> {
     let resume = "`lmdb-regress run --resume` on its run file";

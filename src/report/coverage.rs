@@ -2,9 +2,9 @@
 //! from its baseline to its newest unit, as the Method section says it, and the finding
 //! that qualifies every `same` with it.
 
-use super::cells::line_share;
 use super::model::ReportModel;
 use super::names::name;
+use super::numbers::line_share;
 use crate::runner::runfile::CoverageOutcome;
 use crate::stats::Verdict;
 

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cells::Cells;
 use super::model::ReportModel;
-use super::svg::{RatioChart, RatioPoint};
 use super::outline::Document;
+use super::svg::{RatioChart, RatioPoint};
 use crate::runner::runfile::{Engine, Metric, Status};
 use crate::stats::history::steps;
 use crate::stats::Comparison;
@@ -340,7 +340,12 @@ impl History {
                     claimed: None,
                     newest: false,
                     tip: match change {
-                        Some(c) => format!("{}: {} after {}", short(&p.commit), super::cells::delta_line(&c.comparison), short(&c.after)),
+                        Some(c) => format!(
+                            "{}: {} after {}",
+                            short(&p.commit),
+                            super::cells::delta_line(&c.comparison),
+                            short(&c.after)
+                        ),
                         None => format!("{}: the first commit measured", short(&p.commit)),
                     },
                 }

@@ -151,7 +151,10 @@ pub fn render(m: &ReportModel) -> Result<String> {
         partial: m.partial(),
         baseline: &m.baseline,
         newest: m.newest.as_deref(),
-        findings: FindingsRecord { lines: super::outline::findings(m).iter().map(|l| super::names::plain(l)).collect(), findings: &m.findings },
+        findings: FindingsRecord {
+            lines: super::outline::findings(m).iter().map(|l| super::names::plain(l)).collect(),
+            findings: &m.findings,
+        },
         rule: &m.rule,
         method: super::cells::method_lines(m).iter().map(|l| super::names::plain(l)).collect(),
         coverage: m.coverage.as_ref(),

@@ -18,6 +18,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod names;
+pub mod numbers;
 pub mod outline;
 pub mod presets;
 pub mod site;

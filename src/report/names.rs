@@ -86,10 +86,7 @@ fn words(s: &str, place: Place) -> String {
 
 /// Report text in Markdown: our words escaped, each name a code span.
 pub fn markdown(text: &str, place: Place) -> String {
-    pieces(text)
-        .into_iter()
-        .map(|(is_name, s)| if is_name { code_span(s, place) } else { words(s, place) })
-        .collect()
+    pieces(text).into_iter().map(|(is_name, s)| if is_name { code_span(s, place) } else { words(s, place) }).collect()
 }
 
 #[cfg(test)]

@@ -141,7 +141,11 @@ pub fn report(m: &ReportModel) -> Document {
     }
     d.blocks.extend(findings_section(m).blocks);
     d.blocks.push(Block::Contents);
-    let newest = m.newest.as_deref().map(|n| format!(" The newest tag ({}) is marked.", super::names::name(n))).unwrap_or_default();
+    let newest = m
+        .newest
+        .as_deref()
+        .map(|n| format!(" The newest tag ({}) is marked.", super::names::name(n)))
+        .unwrap_or_default();
     d.para(if m.rule.counts {
         format!(
             "Each workload's tags ranked by {} (exact counts; smaller is less work): \"vs Fastest\" \

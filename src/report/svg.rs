@@ -159,8 +159,7 @@ fn verdict_colour(v: Verdict) -> RGBColor {
 fn ratio_axis(c: &RatioChart) -> (f64, f64) {
     let band = 100.0 * c.min_effect;
     let core = c.points.iter().flat_map(|p| {
-        p.comparison.as_ref().map(|k| pct(k.ratio)).into_iter().chain(p.instructions.map(pct))
-            .chain(p.claimed.map(pct))
+        p.comparison.as_ref().map(|k| pct(k.ratio)).into_iter().chain(p.instructions.map(pct)).chain(p.claimed.map(pct))
     });
     let (lo, hi) = core.fold((-band, band), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let span = hi - lo;

@@ -81,7 +81,8 @@ pub fn table(out: &mut String, c: &Cells) {
         .iter()
         .zip(&c.highlight)
         .map(|(r, hl)| {
-            let mark = |(i, v): (usize, &String)| if i == c.tag_col && *hl { format!("{} *", plain(v)) } else { plain(v) };
+            let mark =
+                |(i, v): (usize, &String)| if i == c.tag_col && *hl { format!("{} *", plain(v)) } else { plain(v) };
             r.iter().enumerate().map(mark).collect()
         })
         .collect();

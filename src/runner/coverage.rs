@@ -62,7 +62,7 @@ impl RunSpec {
             let counts = into.join(i.to_string());
             std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
             if let Err(e) = self.cover_one(u, &counts) {
-                bail!("{}: its workloads did not run: {e}", u.label);
+                bail!("{}: its workloads did not run: {}", u.label, self.failure(u, None, "coverage", e).error);
             }
             let objects = notes_beside(u, &counts, sources)?;
             let files = gcov::run(gcov, &counts, &objects).with_context(|| format!("{}'s coverage", u.label))?;

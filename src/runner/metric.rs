@@ -167,7 +167,15 @@ const NO_SPACE: &str = "this run has no space figures: they are read after each 
 
 /// A space metric's row: one figure of [`Space`], in `unit`.
 const fn space(name: &'static str, short: &'static str, unit: &'static str, value: fn(&Space) -> u64) -> MetricInfo {
-    MetricInfo { name, short, unit, per_cycle: unit, collect: Collect::Space { value }, slack: 0, missing: Some(NO_SPACE) }
+    MetricInfo {
+        name,
+        short,
+        unit,
+        per_cycle: unit,
+        collect: Collect::Space { value },
+        slack: 0,
+        missing: Some(NO_SPACE),
+    }
 }
 
 impl Metric {

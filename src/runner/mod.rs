@@ -37,8 +37,8 @@ pub mod watchdog;
 pub mod worker;
 
 pub use crate::compile::sanitize;
-pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen};
 pub use crate::label::Label;
+pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen};
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
 pub use unit::{CompiledProgram, Unit};

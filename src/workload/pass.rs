@@ -11,8 +11,8 @@ use anyhow::{bail, Result};
 
 use super::dataset::ValueWriter;
 use super::lmdb::{begin_cursor, end_cursor, Api, Env, MDB_cursor, MDB_txn, Walk};
-use super::native::{self, KeyBuffer, Timed};
 use super::measure::Ended;
+use super::native::{self, KeyBuffer, Timed};
 use super::{Dataset, Workload, WorkloadConfig};
 use crate::ffi::bindings as sys;
 

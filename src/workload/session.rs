@@ -7,9 +7,9 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::lmdb::{Api, Env};
+use super::measure::Ended;
 use super::measure::{timed, Outcome, Places};
 use super::native::{env_options, fault_in};
-use super::measure::Ended;
 use super::pass::{Chunks, Pass};
 use super::perf::PerfCounter;
 use super::{Dataset, Workload, WorkloadConfig};
