@@ -12,5 +12,7 @@
 /* The presets' suites (struct suite, common.h): each prepares its database, checks its
  * checksums inside each timed pass, and runs its workloads. */
 extern const struct suite TOKYO_CABINET_SUITE, OPEN_GET_SUITE, MIGRATE_SUITE;
+/* The lmdb suite (lmdb_suite.c): every row of lmdb_suite.def. */
+extern const struct suite LMDB_SUITE;
 
 #endif

@@ -338,7 +338,7 @@ static void lmdbjava_run(const struct settings *s) {
 static const struct suite LMDBJAVA_SUITE = {"LmdbJava", LMDBJAVA_WORKLOADS, lmdbjava_prepare, lmdbjava_verify, lmdbjava_run};
 
 /* Every suite: a new one is one more entry. */
-static const struct suite *const SUITES[] = {&LMDBJAVA_SUITE, &TOKYO_CABINET_SUITE, &OPEN_GET_SUITE, &MIGRATE_SUITE};
+static const struct suite *const SUITES[] = {&LMDBJAVA_SUITE, &TOKYO_CABINET_SUITE, &OPEN_GET_SUITE, &MIGRATE_SUITE, &LMDB_SUITE};
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s version|prepare|verify|run [options]\n", argv[0]); return 2; }

@@ -241,8 +241,19 @@ pub struct BuildRecord {
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
 /// with it when present: a stand-in twin (as in the tests) has none.
-const HARNESS_COMPANIONS: [&str; 7] =
-    ["common.c", "common.h", "dataset.c", "dataset.h", "lmdb_calls.c", "presets.c", "presets.h"];
+const HARNESS_COMPANIONS: [&str; 11] = [
+    "common.c",
+    "common.h",
+    "dataset.c",
+    "dataset.h",
+    "lmdb_calls.c",
+    "presets.c",
+    "presets.h",
+    "results.c",
+    "results.h",
+    "lmdb_suite.c",
+    "lmdb_suite.def",
+];
 
 pub fn harness_files(harness: &Path) -> Vec<PathBuf> {
     let companions = HARNESS_COMPANIONS.iter().map(|f| harness.with_file_name(f)).filter(|p| p.is_file());

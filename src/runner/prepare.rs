@@ -11,6 +11,8 @@ use super::protocol::DbShape;
 use super::runfile::{Record, RunWriter};
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
+use crate::workload::suite::Verification;
+use crate::workload::{Checksum, Workload};
 
 /// The read databases of a run, and the checksums each unit's reads were verified with.
 #[derive(Default)]
@@ -20,6 +22,8 @@ pub(super) struct Ready {
     pub shapes: BTreeMap<Label, DbShape>,
     /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
     pub checksums: Checksums,
+    /// What each pass of a workload verified in each pass must produce, computed without LMDB.
+    pub expected: BTreeMap<Workload, Checksum>,
 }
 
 impl RunSpec {
@@ -27,7 +31,7 @@ impl RunSpec {
     /// when there is one; the C twin reads the same file), then has every unit verify what
     /// its reads return. Neither is timed, so both use every core.
     pub(super) fn ready(&self, scratch: &Path, w: &mut RunWriter) -> Result<Ready> {
-        let mut ready = Ready::default();
+        let mut ready = Ready { expected: self.expected_each_pass(), ..Ready::default() };
         if self.reads().is_empty() {
             return Ok(ready);
         }
@@ -63,6 +67,12 @@ impl RunSpec {
             ready.checksums = self.verify(&ready.dbs, w)?;
         }
         Ok(ready)
+    }
+
+    /// The checksums of the workloads that check them in each pass (Verification::EachPass).
+    fn expected_each_pass(&self) -> BTreeMap<Workload, Checksum> {
+        let each = self.workloads.iter().filter(|w| w.suite().verification() == Verification::EachPass);
+        each.filter_map(|&w| Some((w, crate::workload::expected_checksum(w, &self.config)?))).collect()
     }
 
     /// Writes `u`'s read database and flushes it to disk, so that no writeback of it falls

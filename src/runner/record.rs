@@ -89,8 +89,12 @@ impl RunSpec {
                 Verification::EachPass => line.checksum,
             };
             let wrong = line.outputs.iter().find(|&&o| checksum.is_some_and(|c| c.digest != o));
+            let expected = ready.expected.get(&wl).filter(|e| checksum.is_some_and(|c| c != **e));
             let error = line.error.take().or_else(|| {
                 wrong.map(|o| format!("timed pass computed {o:016x}, verification read {}", checksum.unwrap()))
+            });
+            let error = error.or_else(|| {
+                expected.map(|e| format!("the pass left {}, but the data written gives {e}", checksum.unwrap()))
             });
             if let Some(error) = error {
                 out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));

@@ -65,6 +65,12 @@ api! {
     mdb_cursor_put: CursorPut,
     mdb_stat: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut sys::MDB_stat) -> c_int,
     mdb_env_info: unsafe extern "C" fn(*mut MDB_env, *mut sys::MDB_envinfo) -> c_int,
+    mdb_del: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, *mut MDB_val, *mut MDB_val) -> c_int,
+    mdb_cursor_del: unsafe extern "C" fn(*mut MDB_cursor, c_uint) -> c_int,
+    mdb_drop: unsafe extern "C" fn(*mut MDB_txn, MDB_dbi, c_int) -> c_int,
+    mdb_env_copy2: unsafe extern "C" fn(*mut MDB_env, *const c_char, c_uint) -> c_int,
+    mdb_txn_reset: unsafe extern "C" fn(*mut MDB_txn),
+    mdb_txn_renew: unsafe extern "C" fn(*mut MDB_txn) -> c_int,
 }
 
 impl Api {
@@ -112,6 +118,8 @@ pub enum Database {
     Named { integer_keys: bool },
     /// The unnamed database, as Xodus opens it (no named-database table).
     Unnamed,
+    /// The unnamed database with sorted duplicates (MDB_DUPSORT), fixed-size with `fixed`.
+    UnnamedDup { fixed: bool },
 }
 
 /// How to open an environment.
@@ -178,6 +186,10 @@ impl<'a> Env<'a> {
                     (api.mdb_dbi_open)(txn, c"db".as_ptr(), create | keys, &mut e.dbi)
                 }
                 Database::Unnamed => (api.mdb_dbi_open)(txn, ptr::null(), create, &mut e.dbi),
+                Database::UnnamedDup { fixed } => {
+                    let dups = sys::MDB_DUPSORT | if fixed { sys::MDB_DUPFIXED } else { 0 };
+                    (api.mdb_dbi_open)(txn, ptr::null(), create | if rdonly { 0 } else { dups }, &mut e.dbi)
+                }
             };
             if rc != 0 {
                 (api.mdb_txn_abort)(txn);

@@ -109,7 +109,7 @@ impl Workload {
 
     /// The built-in workload named `name` (the six's, the presets'), if there is one.
     pub fn built_in(name: &str) -> Option<Workload> {
-        let presets = presets::PresetWorkload::ALL.into_iter().map(Workload::Preset);
+        let presets = presets::PresetWorkload::all().map(Workload::Preset);
         Workload::ALL.into_iter().chain(presets).find(|w| w.name().eq_ignore_ascii_case(name))
     }
 

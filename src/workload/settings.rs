@@ -42,7 +42,7 @@ impl EnvSettings {
             // LmdbJava's own, as its configuration's default holds it.
             None => WorkloadConfig::default().entries,
             Some(Preset::TokyoCabinet) => 1_000_000,
-            Some(Preset::OpenGet | Preset::Migrate) => 100_000,
+            Some(Preset::OpenGet | Preset::Migrate | Preset::Lmdb) => 100_000,
         });
         let cfg = WorkloadConfig {
             entries,
@@ -66,6 +66,7 @@ pub(super) fn fill_defaults(mut cfg: WorkloadConfig, suite: Option<Preset>) -> W
     cfg.map_size = Some(cfg.map_size.unwrap_or(match p {
         Preset::TokyoCabinet => 1 << 30,
         Preset::OpenGet | Preset::Migrate => (2 * data).max(64 << 20).next_multiple_of(1 << 20),
+        Preset::Lmdb => super::presets::lmdb_suite::map_size(cfg.entries),
     }));
     cfg.preset.open_get_key = Some(cfg.preset.open_get_key.unwrap_or(cfg.entries / 2));
     cfg

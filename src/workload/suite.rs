@@ -26,6 +26,9 @@ pub enum Suite {
     TokyoCabinet,
     OpenGet,
     Migrate,
+    /// LMDB's own shapes (`presets::lmdb_suite`, harness/lmdb_suite.c), one row each of
+    /// harness/lmdb_suite.def.
+    Lmdb,
     /// Programs of the user's (`run --program`): each run whole by the runner, in a
     /// process of its own; no read database, nothing to verify, no worker.
     Programs,
@@ -44,7 +47,7 @@ pub enum Verification {
 }
 
 impl Suite {
-    pub const ALL: [Suite; 4] = [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate];
+    pub const ALL: [Suite; 5] = [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate, Suite::Lmdb];
 
     /// The preset this suite is, None for LmdbJava's.
     pub fn preset(self) -> Option<Preset> {
@@ -53,6 +56,7 @@ impl Suite {
             Suite::TokyoCabinet => Some(Preset::TokyoCabinet),
             Suite::OpenGet => Some(Preset::OpenGet),
             Suite::Migrate => Some(Preset::Migrate),
+            Suite::Lmdb => Some(Preset::Lmdb),
         }
     }
 
@@ -93,7 +97,9 @@ impl Suite {
     pub fn verification(self) -> Verification {
         match self {
             Suite::LmdbJava => Verification::Once,
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => Verification::EachPass,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
+                Verification::EachPass
+            }
         }
     }
 
@@ -103,7 +109,9 @@ impl Suite {
             Suite::LmdbJava => native::timed_functions(w),
             // open-get times a call per cycle, a thousand to a sample; tokyo-cabinet's
             // writes share one function, migrate's passes another pair.
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => TimedFunctions::ManyPerPass,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
+                TimedFunctions::ManyPerPass
+            }
         }
     }
 
@@ -128,7 +136,7 @@ impl Suite {
     ) -> Result<()> {
         match self {
             Suite::LmdbJava => native::verify_all(api, dir, cfg, reads, report),
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => {
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
                 bail!("{self} checks its checksums in each timed pass: it has no verify step")
             }
         }
@@ -242,7 +250,7 @@ mod tests {
     use crate::workload::presets::PresetWorkload;
 
     fn every_workload() -> Vec<Workload> {
-        Workload::ALL.into_iter().chain(PresetWorkload::ALL.into_iter().map(Workload::Preset)).collect()
+        Workload::ALL.into_iter().chain(PresetWorkload::all().map(Workload::Preset)).collect()
     }
 
     #[test]
@@ -296,7 +304,7 @@ mod tests {
             assert_eq!(rust, format!("lmdbregress_{c}"), "{w}: the Rust engine's name is the C twin's, prefixed");
             assert!(c.starts_with("timed_") && names.insert(c), "{w}: {c}");
         }
-        for w in PresetWorkload::ALL.map(Workload::Preset) {
+        for w in PresetWorkload::all().map(Workload::Preset) {
             assert_eq!(w.timed_functions(), TimedFunctions::ManyPerPass, "{w}");
         }
     }

@@ -6,9 +6,11 @@
 //! - `tokyo-cabinet`: Xodus's JMH run of the Tokyo Cabinet benchmark on LMDB.
 //! - `open-get`: cold-start latency: open, read one key, close, a thousand times.
 //! - `migrate`: a bulk copy into a fresh environment, and a read-only pass, warm and cold.
+//! - `lmdb`: LMDB's own benchmark shapes and the paths LMDB changed a table's rows.
 
 pub mod config;
 pub mod data;
+pub mod lmdb_suite;
 pub mod migrate;
 pub mod open_get;
 pub mod pagecache;
@@ -35,6 +37,7 @@ pub enum Preset {
     TokyoCabinet,
     OpenGet,
     Migrate,
+    Lmdb,
 }
 
 /// The workloads of every preset, in the order their sections are shown.
@@ -51,6 +54,9 @@ pub enum PresetWorkload {
     MigrateCopyCold,
     MigrateReadWarm,
     MigrateReadCold,
+    /// A row of harness/lmdb_suite.def, by its name.
+    #[serde(untagged)]
+    Lmdb(lmdb_suite::LmdbWorkload),
 }
 
 /// How a section shows time: its column heading and how many nanoseconds make one unit.
@@ -79,7 +85,12 @@ struct Info {
 }
 
 impl PresetWorkload {
-    pub const ALL: [PresetWorkload; 10] = [
+    /// Every preset's workloads, in section order.
+    pub fn all() -> impl Iterator<Item = PresetWorkload> {
+        PresetWorkload::FIXED.into_iter().chain(lmdb_suite::LmdbWorkload::all().map(PresetWorkload::Lmdb))
+    }
+
+    const FIXED: [PresetWorkload; 10] = [
         PresetWorkload::TcSuccessiveWrite,
         PresetWorkload::TcRandomWrite,
         PresetWorkload::TcSuccessiveRead,
@@ -95,6 +106,17 @@ impl PresetWorkload {
     fn info(self) -> Info {
         use Preset::*;
         use PresetWorkload as W;
+        if let W::Lmdb(l) = self {
+            let d = l.declared();
+            return Info {
+                name: d.name,
+                title: d.title,
+                preset: Lmdb,
+                reads_database: false,
+                unit: MS_PER_OP,
+                per: "op",
+            };
+        }
         let (name, title, preset, reads_database, unit, per) = match self {
             W::TcSuccessiveWrite => ("tcSuccessiveWrite", "Successive Write", TokyoCabinet, false, S_PER_OP, "entry"),
             W::TcRandomWrite => ("tcRandomWrite", "Random Write", TokyoCabinet, false, S_PER_OP, "entry"),
@@ -106,6 +128,7 @@ impl PresetWorkload {
             W::MigrateCopyCold => ("migrateCopyCold", "Copy, Cold", Migrate, true, MS_PER_OP, "entry"),
             W::MigrateReadWarm => ("migrateReadWarm", "Read Only, Warm", Migrate, true, MS_PER_OP, "entry"),
             W::MigrateReadCold => ("migrateReadCold", "Read Only, Cold", Migrate, true, MS_PER_OP, "entry"),
+            W::Lmdb(_) => unreachable!("answered above"),
         };
         Info { name, title, preset, reads_database, unit, per }
     }
@@ -144,23 +167,24 @@ impl PresetWorkload {
 impl FromStr for PresetWorkload {
     type Err = ();
     fn from_str(s: &str) -> Result<Self, ()> {
-        PresetWorkload::ALL.into_iter().find(|w| w.name().eq_ignore_ascii_case(s)).ok_or(())
+        PresetWorkload::all().find(|w| w.name().eq_ignore_ascii_case(s)).ok_or(())
     }
 }
 
 impl Preset {
-    pub const ALL: [Preset; 3] = [Preset::TokyoCabinet, Preset::OpenGet, Preset::Migrate];
+    pub const ALL: [Preset; 4] = [Preset::TokyoCabinet, Preset::OpenGet, Preset::Migrate, Preset::Lmdb];
 
     pub fn name(self) -> &'static str {
         match self {
             Preset::TokyoCabinet => "tokyo-cabinet",
             Preset::OpenGet => "open-get",
             Preset::Migrate => "migrate",
+            Preset::Lmdb => "lmdb",
         }
     }
 
     pub fn workloads(self) -> Vec<Workload> {
-        PresetWorkload::ALL.into_iter().filter(|w| w.preset() == self).map(Workload::Preset).collect()
+        PresetWorkload::all().filter(|w| w.preset() == self).map(Workload::Preset).collect()
     }
 
     /// Its own flags, with their defaults, for `run --preset list`.
@@ -172,6 +196,7 @@ impl Preset {
                  --open-get-key (the middle entry)"
             }
             Preset::Migrate => "--entries (100000), --preset-max-value (2000), --migrate-append",
+            Preset::Lmdb => "--entries (100000), --map-size (4 KiB an entry, at least 64 MiB)",
         }
     }
 
@@ -203,6 +228,14 @@ impl Preset {
                  the sample is dropped as \"cold not achieved\". Wall, user and sys time, peak RSS \
                  and page faults of the timed region are reported beside the verdicts."
             }
+            Preset::Lmdb => {
+                "The shapes of LMDB's own benchmarks (db_bench_mdb, ioarena) and the code paths LMDB \
+                 changed that LmdbJava's six never run: fills of every value size and batch, \
+                 overwrites and deletes beside a long-lived reader, large values on a fragmented \
+                 freelist, sorted duplicates, reset/renew reads, copies and drops. Each workload is \
+                 one row of harness/lmdb_suite.def, which both engines read; each pass runs on a \
+                 fresh environment, its setup untimed, and its checksum and space are read after it."
+            }
         }
     }
 
@@ -216,6 +249,10 @@ impl Preset {
             Preset::OpenGet | Preset::Migrate => format!(
                 "{n} entries: 4-byte big-endian integer keys, values random printable strings of 0 to {} bytes",
                 cfg.preset.max_value
+            ),
+            Preset::Lmdb => format!(
+                "up to {n} entries: keys of 16 decimal digits, values cut from a random pool, of each \
+                 workload's size"
             ),
         }
     }
@@ -235,6 +272,7 @@ impl Preset {
                 format!(", {} cycles a sample on key {}", r.open_get_cycles, r.open_get_key.expect("resolved"))
             }
             Preset::Migrate => (if r.migrate_append { ", MDB_APPEND puts" } else { ", plain puts" }).to_string(),
+            Preset::Lmdb => ", the unnamed database (MDB_DUPSORT for the duplicates)".to_string(),
         };
         format!("{}, {map}{own}", flags.join(", "))
     }
@@ -311,6 +349,7 @@ pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, p: Preset) -> Result
     match p {
         Preset::TokyoCabinet => tokyo_cabinet::prepare(api, dir, cfg),
         Preset::OpenGet | Preset::Migrate => open_get::prepare(api, dir, cfg),
+        Preset::Lmdb => anyhow::bail!("lmdb's workloads read no prepared database: each pass makes its own"),
     }
 }
 
@@ -328,6 +367,10 @@ pub fn run(
         Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),
         Preset::OpenGet => open_get::run(&ctx, w, counter),
         Preset::Migrate => migrate::run(&ctx, w, counter),
+        Preset::Lmdb => match w {
+            PresetWorkload::Lmdb(l) => lmdb_suite::run(&ctx, l, counter),
+            _ => unreachable!("lmdb's workloads are rows of its table"),
+        },
     }
 }
 
@@ -338,6 +381,10 @@ pub(crate) fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Chec
     match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, cfg),
         Preset::OpenGet | Preset::Migrate => open_get::expected_checksum(w, cfg),
+        Preset::Lmdb => match w {
+            PresetWorkload::Lmdb(l) => lmdb_suite::expected_checksum(l, cfg),
+            _ => unreachable!("lmdb's workloads are rows of its table"),
+        },
     }
 }
 
@@ -347,13 +394,17 @@ mod tests {
 
     #[test]
     fn names_parse_back_and_every_preset_has_workloads() {
-        for w in PresetWorkload::ALL {
+        for w in PresetWorkload::all() {
             assert_eq!(w.name().parse::<PresetWorkload>(), Ok(w));
         }
         for p in Preset::ALL {
             assert_eq!(p.name().parse::<Preset>().unwrap(), p);
             assert!(!p.workloads().is_empty());
         }
-        assert!("nope".parse::<Preset>().unwrap_err().to_string().contains("tokyo-cabinet, open-get, migrate, list"));
+        assert!("nope"
+            .parse::<Preset>()
+            .unwrap_err()
+            .to_string()
+            .contains("tokyo-cabinet, open-get, migrate, lmdb, list"));
     }
 }

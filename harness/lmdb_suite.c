@@ -1,0 +1,419 @@
+/*
+ * lmdb-regress C twin, the lmdb suite: every row of lmdb_suite.def, as
+ * src/workload/presets/lmdb_suite/ runs it: the same data from the same seed, the same
+ * setup (untimed) and timed regions (timed_lmdb_*, for callgrind), the same checksums.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "lmdb.h"
+#include "presets.h"
+#include "results.h"
+
+enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, RENEW, COPY, DROP };
+enum keys { SEQUENTIAL, RANDOM };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32 };
+
+struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
+
+#define LMDB_WORKLOAD(name, title, shape, keys, value, batch, share, options, about) \
+    {#name, shape, keys, value, batch, share, options},
+static const struct row ROWS[] = {
+#include "lmdb_suite.def"
+};
+#undef LMDB_WORKLOAD
+#define NROWS (sizeof ROWS / sizeof *ROWS)
+
+#define KEY 16
+#define POOL (1u << 20)
+#define MAX_VALUE (128u << 10)
+#define SMALL_VALUE 100
+#define DUPS 10
+#define SETUP_BATCH 1000
+
+static struct settings P;
+
+/* ---- data (data.rs) ---- */
+
+static void key_of(uint32_t i, int large, unsigned char *k) {
+    char s[KEY + 1];
+    if (large) snprintf(s, sizeof s, "L%015" PRIu32, i);
+    else snprintf(s, sizeof s, "%016" PRIu32, i);
+    memcpy(k, s, KEY);
+}
+
+static void dup_of(uint32_t i, uint32_t j, unsigned char *d) {
+    uint64_t s = P.seed ^ ((uint64_t)i << 20) ^ ((uint64_t)j << 44), r = splitmix64(&s);
+    memcpy(d, &r, 8);
+    d[0] = (unsigned char)j;
+}
+
+struct values { unsigned char *pool; uint32_t size; };
+
+static void values_init(struct values *v, uint32_t size) {
+    uint64_t s = P.seed;
+    v->pool = xmalloc(POOL + MAX_VALUE);
+    v->size = size;
+    for (size_t at = 0; at < POOL + MAX_VALUE; at += 8) {
+        uint64_t r = splitmix64(&s);
+        memcpy(v->pool + at, &r, 8);
+    }
+}
+
+enum generation { FIRST = 0, OVERWRITTEN = 1, LARGE = 2 };
+
+static const unsigned char *value_of(const struct values *v, uint32_t i, enum generation g, size_t *len) {
+    uint64_t s = P.seed ^ ((uint64_t)i << 20) ^ (uint64_t)g;
+    uint64_t at = splitmix64(&s), l = splitmix64(&s);
+    *len = v->size ? v->size : (size_t)(8 + l % 1193);
+    return v->pool + at % POOL;
+}
+
+static uint32_t *order(uint32_t n, enum keys keys) {
+    uint32_t *o = xmalloc((size_t)n * sizeof *o);
+    uint64_t s = P.seed ^ 0x6f72646572ull;
+    for (uint32_t i = 0; i < n; i++) o[i] = i;
+    if (keys == RANDOM)
+        for (uint32_t i = n - 1; i >= 1; i--) {
+            uint32_t j = (uint32_t)(splitmix64(&s) % ((uint64_t)i + 1)), t = o[i];
+            o[i] = o[j]; o[j] = t;
+        }
+    return o;
+}
+
+static uint32_t touched(const struct row *r) { uint32_t m = P.entries / r->share; return m ? m : 1; }
+static uint32_t dup_keys(const struct row *r) { uint32_t m = touched(r) / DUPS; return m ? m : 1; }
+
+static uint64_t head(const unsigned char *v, size_t len) {
+    uint64_t h = 0;
+    memcpy(&h, v, len < 8 ? len : 8);
+    return h;
+}
+
+/* ---- operations (ops.rs): each a 16-byte key, then its value ---- */
+
+struct ops { unsigned char *bytes; size_t *ends, n, used, cap, ncap; };
+
+static void ops_push(struct ops *o, const unsigned char *k, const unsigned char *v, size_t len) {
+    while (o->used + KEY + len > o->cap) { o->cap = o->cap ? 2 * o->cap : 1 << 16; o->bytes = realloc(o->bytes, o->cap); if (!o->bytes) exit(3); }
+    if (o->n == o->ncap) { o->ncap = o->ncap ? 2 * o->ncap : 1024; o->ends = realloc(o->ends, o->ncap * sizeof *o->ends); if (!o->ends) exit(3); }
+    memcpy(o->bytes + o->used, k, KEY);
+    if (len) memcpy(o->bytes + o->used + KEY, v, len);
+    o->used += KEY + len;
+    o->ends[o->n++] = o->used;
+}
+
+static inline void ops_get(const struct ops *o, size_t i, MDB_val *k, MDB_val *v) {
+    size_t start = i ? o->ends[i - 1] : 0;
+    k->mv_size = KEY; k->mv_data = o->bytes + start;
+    v->mv_size = o->ends[i] - start - KEY; v->mv_data = o->bytes + start + KEY;
+}
+
+static void ops_free(struct ops *o) { free(o->bytes); free(o->ends); }
+
+struct plan { struct ops setup_puts, setup_deletes, timed; };
+
+static void push_value(struct ops *o, const struct values *v, uint32_t i, enum generation g) {
+    unsigned char k[KEY];
+    size_t len;
+    const unsigned char *val = value_of(v, i, g, &len);
+    key_of(i, g == LARGE, k);
+    ops_push(o, k, val, len);
+}
+
+static void push_key(struct ops *o, uint32_t i) { unsigned char k[KEY]; key_of(i, 0, k); ops_push(o, k, NULL, 0); }
+
+static void push_dups(struct ops *o, uint32_t n, enum keys keys) {
+    uint32_t *visit = order(n * DUPS, keys);
+    for (uint32_t x = 0; x < n * DUPS; x++) {
+        unsigned char k[KEY], d[8];
+        key_of(visit[x] / DUPS, 0, k);
+        dup_of(visit[x] / DUPS, visit[x] % DUPS, d);
+        ops_push(o, k, d, 8);
+    }
+    free(visit);
+}
+
+static void plan_make(struct plan *p, const struct row *r, const struct values *v) {
+    uint32_t m = touched(r), *visit = order(m, r->keys);
+    memset(p, 0, sizeof *p);
+    switch (r->shape) {
+    case FILL: for (uint32_t x = 0; x < m; x++) push_value(&p->timed, v, visit[x], FIRST); break;
+    case OVERWRITE:
+        for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
+        for (uint32_t x = 0; x < m; x++) push_value(&p->timed, v, visit[x], OVERWRITTEN);
+        break;
+    case DELETE:
+        for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
+        for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_key(&p->timed, visit[x]);
+        break;
+    case FRAGMENT: {
+        struct values small;
+        values_init(&small, SMALL_VALUE);
+        for (uint32_t i = 0; i < P.entries; i++) push_value(&p->setup_puts, &small, i, FIRST);
+        for (uint32_t i = 0; i < P.entries; i += 2) push_key(&p->setup_deletes, i);
+        for (uint32_t x = 0; x < m; x++) push_value(&p->timed, v, visit[x], LARGE);
+        free(small.pool);
+        break;
+    }
+    case DUPFILL: push_dups(&p->timed, dup_keys(r), r->keys); break;
+    case DUPREAD: {
+        uint32_t n = dup_keys(r), *keys = order(n, r->keys);
+        push_dups(&p->setup_puts, n, SEQUENTIAL);
+        for (uint32_t x = 0; x < n; x++) push_key(&p->timed, keys[x]);
+        free(keys);
+        break;
+    }
+    case RENEW:
+        for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
+        for (uint32_t x = 0; x < m; x++) push_key(&p->timed, visit[x]);
+        break;
+    case COPY:
+        for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
+        for (uint32_t i = 0; i < m; i += 2) push_key(&p->setup_deletes, i);
+        break;
+    case DROP: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
+    }
+    free(visit);
+}
+
+static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->setup_deletes); ops_free(&p->timed); }
+
+/* ---- passes (pass.rs) ---- */
+
+struct write { uint32_t batch; int cursor; unsigned flags; };
+
+/* One put or delete of operation i, through the cursor or not. */
+static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops *o, size_t i, const struct write *w,
+                  int del, const char **call) {
+    MDB_val k, v, found;
+    int rc;
+    ops_get(o, i, &k, &v);
+    if (!w->cursor) {
+        if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, NULL); }
+        *call = "mdb_put";
+        return mdb_put(txn, e->dbi, &k, &v, w->flags);
+    }
+    if (del || (w->flags & MDB_CURRENT)) {
+        *call = "mdb_cursor_get(MDB_SET_KEY)";
+        if ((rc = mdb_cursor_get(cur, &k, &found, MDB_SET_KEY))) return rc;
+    }
+    if (del) { *call = "mdb_cursor_del"; return mdb_cursor_del(cur, 0); }
+    *call = "mdb_cursor_put";
+    return mdb_cursor_put(cur, &k, &v, w->flags);
+}
+
+/* Every operation in transactions of w->batch (0: one for all). */
+static int batched(struct env *e, const struct ops *o, const struct write *w, int del, const char **call) {
+    size_t per = w->batch ? w->batch : (o->n ? o->n : 1), i = 0;
+    while (i < o->n) {
+        MDB_txn *txn;
+        MDB_cursor *cur;
+        int rc = begin_cursor(e, 0, &txn, &cur, call);
+        if (rc) return rc;
+        size_t end = i + per < o->n ? i + per : o->n;
+        while (!rc && i < end) rc = one_op(e, txn, cur, o, i++, w, del, call);
+        if ((rc = end_cursor(txn, cur, 1, rc, call))) return rc;
+    }
+    return 0;
+}
+
+__attribute__((noinline)) int timed_lmdb_put(struct env *e, const struct ops *o, const struct write *w, const char **call) {
+    return batched(e, o, w, 0, call);
+}
+
+__attribute__((noinline)) int timed_lmdb_delete(struct env *e, const struct ops *o, const struct write *w, const char **call) {
+    return batched(e, o, w, 1, call);
+}
+
+static void add_dup(uint64_t *entries, uint64_t *sum, const unsigned char *d) { ++*entries; *sum += head(d, 8); }
+
+static int dups_of(MDB_cursor *cur, MDB_val *k, int multiple, uint64_t *entries, uint64_t *sum, const char **call) {
+    MDB_val v;
+    int rc;
+    *call = "mdb_cursor_get(MDB_SET_KEY)";
+    if ((rc = mdb_cursor_get(cur, k, &v, MDB_SET_KEY))) return rc;
+    MDB_cursor_op first = multiple ? MDB_GET_MULTIPLE : MDB_NEXT_DUP, step = multiple ? MDB_NEXT_MULTIPLE : MDB_NEXT_DUP;
+    if (!multiple) add_dup(entries, sum, v.mv_data);
+    for (rc = mdb_cursor_get(cur, k, &v, first); !rc; rc = mdb_cursor_get(cur, k, &v, step))
+        for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
+    *call = "mdb_cursor_get(MDB_NEXT_DUP)";
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+__attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct ops *o, int multiple, uint64_t *entries,
+                                                  uint64_t *sum, const char **call) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = begin_cursor(e, MDB_RDONLY, &txn, &cur, call);
+    if (rc) return rc;
+    for (size_t i = 0; i < o->n && !rc; i++) {
+        ops_get(o, i, &k, &v);
+        rc = dups_of(cur, &k, multiple, entries, sum, call);
+    }
+    return end_cursor(txn, cur, 0, rc, call);
+}
+
+__attribute__((noinline)) int timed_lmdb_renew(struct env *e, MDB_txn *txn, const struct ops *o, uint64_t *entries,
+                                               uint64_t *sum, const char **call) {
+    MDB_val k, v;
+    for (size_t i = 0; i < o->n; i++) {
+        int rc;
+        *call = "mdb_txn_renew";
+        if ((rc = mdb_txn_renew(txn))) return rc;
+        ops_get(o, i, &k, &v);
+        rc = mdb_get(txn, e->dbi, &k, &v);
+        if (!rc) { ++*entries; *sum += head(v.mv_data, v.mv_size); }
+        mdb_txn_reset(txn);
+        *call = "mdb_get";
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+__attribute__((noinline)) int timed_lmdb_copy(struct env *e, const char *to, unsigned flags, const char **call) {
+    *call = "mdb_env_copy2";
+    return mdb_env_copy2(e->env, to, flags);
+}
+
+__attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) {
+    MDB_txn *txn;
+    int rc;
+    *call = "mdb_txn_begin";
+    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
+    *call = "mdb_drop";
+    if ((rc = mdb_drop(txn, e->dbi, 0))) { mdb_txn_abort(txn); return rc; }
+    *call = "mdb_txn_commit";
+    return mdb_txn_commit(txn);
+}
+
+/* ---- one workload (mod.rs) ---- */
+
+static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
+    unsigned flags = env_flags(P.writemap || (r->options & WRITEMAP), P.sync);
+    unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
+    return env_open(dir, P.map_size, flags, 0, db, e, call);
+}
+
+static struct write write_of(const struct row *r) {
+    struct write w = {r->batch, (r->options & CURSOR) != 0, 0};
+    if (r->options & APPEND) w.flags = MDB_APPEND;
+    else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
+    return w;
+}
+
+/* The timed region of one pass; a read's checksum in *entries and *sum (*read set). */
+static int timed_pass(const struct row *r, struct env *e, const struct plan *p, const char *copy_to, uint64_t *ns,
+                      uint64_t *entries, uint64_t *sum, int *read, const char **call) {
+    MDB_txn *reader = NULL, *renew = NULL;
+    struct write w = write_of(r);
+    int rc = 0;
+    *call = "mdb_txn_begin";
+    if ((r->options & READER) && (rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &reader))) return rc;
+    if (r->shape == RENEW && !(rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &renew))) mdb_txn_reset(renew);
+    if (rc) return rc;
+    *read = r->shape == DUPREAD || r->shape == RENEW;
+    uint64_t t0 = now_ns();
+    switch (r->shape) {
+    case FILL: case OVERWRITE: case FRAGMENT: case DUPFILL: rc = timed_lmdb_put(e, &p->timed, &w, call); break;
+    case DELETE: rc = timed_lmdb_delete(e, &p->timed, &w, call); break;
+    case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, (r->options & DUPFIXED) != 0, entries, sum, call); break;
+    case RENEW: rc = timed_lmdb_renew(e, renew, &p->timed, entries, sum, call); break;
+    case COPY: rc = timed_lmdb_copy(e, copy_to, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
+    case DROP: rc = timed_lmdb_drop(e, call); break;
+    }
+    *ns = now_ns() - t0;
+    if (reader) mdb_txn_abort(reader);
+    if (renew) mdb_txn_abort(renew);
+    return rc;
+}
+
+static int setup(struct env *e, const struct plan *p, const char **call) {
+    struct write puts = {0, 0, 0}, deletes = {SETUP_BATCH, 0, 0};
+    int rc = batched(e, &p->setup_puts, &puts, 0, call);
+    return rc ? rc : batched(e, &p->setup_deletes, &deletes, 1, call);
+}
+
+/* One pass on a fresh environment: its time, checksum, figures and space. */
+static int one_pass(struct result *res, const struct row *r, const struct plan *p, const char *scratch) {
+    char dir[4096], copy[4096];
+    struct env e;
+    const char *call = "";
+    uint64_t ns = 0, entries = 0, digest = 0;
+    int read = 0, rc;
+    struct space space;
+    snprintf(dir, sizeof dir, "%s/clmdb-XXXXXX", scratch);
+    snprintf(copy, sizeof copy, "%s/clmdb-copy-XXXXXX", scratch);
+    if (!mkdtemp(dir) || !mkdtemp(copy)) return print_error(res->workload, "mkdtemp failed", 0);
+    const char *at = r->shape == COPY ? copy : dir;
+    if (!(rc = open_for(r, dir, &e, &call))) {
+        if (!(rc = setup(&e, p, &call))) rc = timed_pass(r, &e, p, copy, &ns, &entries, &digest, &read, &call);
+        if (!rc && r->shape == COPY) {
+            mdb_env_close(e.env);
+            rc = open_for(r, copy, &e, &call);
+            if (rc) e.env = NULL;
+        }
+        if (!rc && !read && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";
+        if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, at, &space, &call);
+        if (e.env) mdb_env_close(e.env);
+    }
+    struct figures f = no_figures(p->timed.n ? p->timed.n : p->setup_puts.n - p->setup_deletes.n);
+    f.db_bytes = size_on_disk(at);
+    remove_env_dir(dir);
+    remove_env_dir(copy);
+    if (rc) return print_error(res->workload, call, rc);
+    if (result_push(res, ns, entries, digest, f)) return 1;
+    res->space[res->n - 1] = space;
+    res->has_space = 1;
+    return 0;
+}
+
+static const struct row *row_named(const char *name) {
+    for (size_t i = 0; i < NROWS; i++)
+        if (!strcmp(ROWS[i].name, name)) return &ROWS[i];
+    return NULL;
+}
+
+static void lmdb_run(const struct settings *s) {
+    char *list = strdup(s->workloads), *save = NULL;
+    P = *s;
+    check_preset(&P, 0);
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        const struct row *r = row_named(name);
+        struct values v;
+        struct plan p;
+        struct result res;
+        values_init(&v, r->value);
+        plan_make(&p, r, &v);
+        result_init(&res, name, s->iterations);
+        int failed = 0;
+        for (unsigned it = 0; it < s->iterations && !failed; it++) failed = one_pass(&res, r, &p, s->scratch);
+        if (!failed) result_print(&res);
+        result_free(&res);
+        plan_free(&p);
+        free(v.pool);
+    }
+    free(list);
+}
+
+static int lmdb_prepare(const struct settings *s) {
+    (void)s;
+    fprintf(stderr, "lmdb's workloads read no prepared database: each pass makes its own\n");
+    return 2;
+}
+
+/* Every row's name, comma-separated, as struct suite lists them. */
+#define LMDB_WORKLOAD(name, title, shape, keys, value, batch, share, options, about) #name ","
+const struct suite LMDB_SUITE = {
+    "lmdb",
+#include "lmdb_suite.def"
+    , lmdb_prepare, NULL, lmdb_run,
+};
+#undef LMDB_WORKLOAD

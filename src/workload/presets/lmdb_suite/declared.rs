@@ -1,0 +1,255 @@
+//! The lmdb suite's workloads as harness/lmdb_suite.def declares them: one row each, read
+//! here and by the C twin's X-macro, so the two engines run the same table.
+
+use std::fmt;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+const TABLE: &str = include_str!("../../../../harness/lmdb_suite.def");
+
+/// What a workload's pass does (the table's comment says each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Fill,
+    Overwrite,
+    Delete,
+    Fragment,
+    DupFill,
+    DupRead,
+    Renew,
+    Copy,
+    Drop,
+}
+
+/// The order the timed operations visit the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    Sequential,
+    Random,
+}
+
+/// A workload's options, a set of the table's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options(u8);
+
+impl Options {
+    pub const APPEND: Options = Options(1);
+    pub const CURSOR: Options = Options(2);
+    pub const READER: Options = Options(4);
+    pub const WRITEMAP: Options = Options(8);
+    pub const DUPFIXED: Options = Options(16);
+    pub const COMPACT: Options = Options(32);
+    const NAMED: [(&'static str, Options); 6] = [
+        ("APPEND", Options::APPEND),
+        ("CURSOR", Options::CURSOR),
+        ("READER", Options::READER),
+        ("WRITEMAP", Options::WRITEMAP),
+        ("DUPFIXED", Options::DUPFIXED),
+        ("COMPACT", Options::COMPACT),
+    ];
+
+    pub fn has(self, o: Options) -> bool {
+        self.0 & o.0 != 0
+    }
+
+    /// The LMDB flags these options set, as `workloads` lists them.
+    pub fn mdb_flags(self) -> Vec<&'static str> {
+        let names = [
+            (Options::APPEND, "MDB_APPEND"),
+            (Options::WRITEMAP, "MDB_WRITEMAP"),
+            (Options::DUPFIXED, "MDB_DUPFIXED"),
+            (Options::COMPACT, "MDB_CP_COMPACT"),
+        ];
+        names.into_iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| n).collect()
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub shape: Shape,
+    pub keys: Keys,
+    /// Value bytes; 0: mixed, 8 to 1,200.
+    pub value: u32,
+    /// Operations per write transaction; 0: one for all.
+    pub batch: u32,
+    /// The timed operations touch `entries / share` keys.
+    pub share: u32,
+    pub options: Options,
+    pub about: &'static str,
+}
+
+static DECLARED: LazyLock<Vec<Declared>> = LazyLock::new(|| {
+    let rows = TABLE.lines().map(str::trim).filter(|l| l.starts_with("LMDB_WORKLOAD("));
+    rows.map(|l| parse_row(l).unwrap_or_else(|e| panic!("harness/lmdb_suite.def: {e}: {l}"))).collect()
+});
+
+/// Every row, in the table's order (the order sections are shown).
+pub fn declared() -> &'static [Declared] {
+    &DECLARED
+}
+
+fn parse_row(line: &'static str) -> Result<Declared, String> {
+    let inner = line.strip_prefix("LMDB_WORKLOAD(").and_then(|l| l.strip_suffix(')')).ok_or("not one row")?;
+    let f = fields(inner)?;
+    let [name, title, shape, keys, value, batch, share, options, about] = f[..] else {
+        return Err(format!("{} fields, not 9", f.len()));
+    };
+    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{s} is not a number"));
+    let share = number(share)?;
+    if share == 0 {
+        return Err("share must be at least 1".into());
+    }
+    Ok(Declared {
+        name,
+        title: quoted(title)?,
+        shape: shape_of(shape)?,
+        keys: match keys {
+            "SEQUENTIAL" => Keys::Sequential,
+            "RANDOM" => Keys::Random,
+            k => return Err(format!("unknown key order {k}")),
+        },
+        value: number(value)?,
+        batch: number(batch)?,
+        share,
+        options: options_of(options)?,
+        about: quoted(about)?,
+    })
+}
+
+/// The row's fields, split at the commas outside quotes.
+fn fields(inner: &'static str) -> Result<Vec<&'static str>, String> {
+    let (mut out, mut start, mut in_quote) = (Vec::new(), 0, false);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '"' => in_quote = !in_quote,
+            ',' if !in_quote => {
+                out.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if in_quote {
+        return Err("an unclosed quote".into());
+    }
+    out.push(inner[start..].trim());
+    Ok(out)
+}
+
+fn quoted(s: &'static str) -> Result<&'static str, String> {
+    s.strip_prefix('"').and_then(|s| s.strip_suffix('"')).ok_or_else(|| format!("{s} is not quoted"))
+}
+
+fn shape_of(s: &str) -> Result<Shape, String> {
+    use Shape::*;
+    let all = [
+        ("FILL", Fill),
+        ("OVERWRITE", Overwrite),
+        ("DELETE", Delete),
+        ("FRAGMENT", Fragment),
+        ("DUPFILL", DupFill),
+        ("DUPREAD", DupRead),
+        ("RENEW", Renew),
+        ("COPY", Copy),
+        ("DROP", Drop),
+    ];
+    all.into_iter().find(|(n, _)| *n == s).map(|(_, v)| v).ok_or_else(|| format!("unknown shape {s}"))
+}
+
+fn options_of(s: &str) -> Result<Options, String> {
+    if s == "0" {
+        return Ok(Options::default());
+    }
+    s.split('|').map(str::trim).try_fold(Options::default(), |acc, n| {
+        let (_, o) = Options::NAMED.iter().find(|(name, _)| *name == n).ok_or_else(|| format!("unknown option {n}"))?;
+        Ok(Options(acc.0 | o.0))
+    })
+}
+
+/// A workload of the lmdb suite: a row of the table, named by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LmdbWorkload(u16);
+
+impl LmdbWorkload {
+    pub fn all() -> impl Iterator<Item = LmdbWorkload> {
+        (0..declared().len() as u16).map(LmdbWorkload)
+    }
+
+    pub fn declared(self) -> &'static Declared {
+        &declared()[self.0 as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.declared().name
+    }
+
+    pub fn named(name: &str) -> Option<LmdbWorkload> {
+        LmdbWorkload::all().find(|w| w.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for LmdbWorkload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for LmdbWorkload {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for LmdbWorkload {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        LmdbWorkload::named(&name).ok_or_else(|| serde::de::Error::custom(format!("no lmdb workload {name}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_parses_and_names_are_unique() {
+        let rows = declared();
+        assert!(rows.len() >= 20, "{} rows", rows.len());
+        let names: std::collections::BTreeSet<&str> =
+            rows.iter().map(|d| d.name.to_ascii_lowercase().leak() as &str).collect();
+        assert_eq!(names.len(), rows.len(), "names are unique, whatever their case");
+        let fill = LmdbWorkload::named("fillSeqAppend").unwrap().declared();
+        assert_eq!(
+            (fill.shape, fill.keys, fill.value, fill.batch, fill.share),
+            (Shape::Fill, Keys::Sequential, 100, 1000, 1)
+        );
+        assert!(fill.options.has(Options::APPEND) && !fill.options.has(Options::CURSOR));
+        for d in rows.iter().filter(|d| d.options.has(Options::APPEND)) {
+            assert_eq!(d.keys, Keys::Sequential, "{}: MDB_APPEND needs keys in order", d.name);
+        }
+    }
+
+    #[test]
+    fn a_bad_row_says_what_is_wrong() {
+        let e = |l: &'static str| parse_row(l).unwrap_err();
+        assert!(e(r#"LMDB_WORKLOAD(x, "X", SPIN, RANDOM, 1, 1, 1, 0, "a")"#).contains("unknown shape SPIN"));
+        assert!(e(r#"LMDB_WORKLOAD(x, "X", FILL, RANDOM, 1, 1, 1, FAST, "a")"#).contains("unknown option FAST"));
+        assert!(e(r#"LMDB_WORKLOAD(x, "X", FILL, RANDOM, 1, 1, 0, 0, "a")"#).contains("share"));
+        assert!(e(r#"LMDB_WORKLOAD(x, "X, FILL)"#).contains("unclosed quote"));
+        let ok = parse_row(r#"LMDB_WORKLOAD(x, "X, y", FILL, RANDOM, 1, 1, 1, CURSOR|READER, "a, b")"#).unwrap();
+        assert_eq!((ok.title, ok.about), ("X, y", "a, b"));
+        assert!(ok.options.has(Options::CURSOR) && ok.options.has(Options::READER));
+    }
+
+    #[test]
+    fn workloads_serialise_by_name() {
+        let w = LmdbWorkload::named("overwrite").unwrap();
+        assert_eq!(serde_json::to_string(&w).unwrap(), "\"overwrite\"");
+        assert_eq!(serde_json::from_str::<LmdbWorkload>("\"overwrite\"").unwrap(), w);
+        assert!(serde_json::from_str::<LmdbWorkload>("\"nope\"").is_err());
+    }
+}

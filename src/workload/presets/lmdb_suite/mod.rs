@@ -1,0 +1,154 @@
+//! lmdb: the shapes LMDB's own world benchmarks (db_bench_mdb, ioarena) and the paths
+//! LMDB changed that LmdbJava's six never run: fills of every value size and batch,
+//! overwrites and deletes beside a long reader, large values on a fragmented freelist,
+//! sorted duplicates, reset/renew reads, copies and drops. Each workload is one row of
+//! harness/lmdb_suite.def; each pass runs on a fresh environment, its setup untimed.
+
+pub mod data;
+pub mod declared;
+pub mod ops;
+pub mod pass;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+pub use declared::LmdbWorkload;
+use declared::{Declared, Options, Shape};
+use ops::{Plan, SETUP_BATCH};
+use pass::Write;
+
+use super::store::{size_on_disk, walk_checksum};
+use super::Context;
+use crate::ffi::bindings as sys;
+use crate::workload::lmdb::{self, c_path, Database, Env, EnvOptions, Failed};
+use crate::workload::measure::{timed, Figures, Outcome};
+use crate::workload::perf::PerfCounter;
+use crate::workload::{Checksum, WorkloadConfig};
+
+/// How row `d`'s environments are opened.
+pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
+    let writemap = !cfg.no_writemap || d.options.has(Options::WRITEMAP);
+    let db = match d.shape {
+        Shape::DupFill | Shape::DupRead => Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) },
+        _ => Database::Unnamed,
+    };
+    EnvOptions {
+        map_size: cfg.map_size.expect("a resolved preset configuration"),
+        flags: lmdb::env_flags(writemap, cfg.sync),
+        db,
+    }
+}
+
+/// The map an lmdb-suite run needs for `entries`: room for every row's data, twice over.
+pub fn map_size(entries: u32) -> u64 {
+    (entries as u64 * 4096).max(64 << 20).next_multiple_of(1 << 20)
+}
+
+/// The checksum a correct pass of `w` produces, without LMDB.
+pub fn expected_checksum(w: LmdbWorkload, cfg: &WorkloadConfig) -> Checksum {
+    data::expected(w.declared(), cfg.entries, cfg.seed)
+}
+
+/// Runs `w` `ctx.iterations` times, each on a fresh environment.
+pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let d = w.declared();
+    let plan = Plan::new(d, ctx.cfg.entries, ctx.cfg.seed);
+    let mut out = Outcome::default();
+    for _ in 0..ctx.iterations {
+        let dir = tempfile::tempdir_in(ctx.scratch)?;
+        let env = Env::open(ctx.api, dir.path(), &env_options(d, ctx.cfg))?;
+        setup(&env, &plan)?;
+        let copy = tempfile::tempdir_in(ctx.scratch)?;
+        let (ns, instructions, checksum) = timed_pass(&env, d, &plan, copy.path(), counter.as_deref_mut())?;
+        let (checksum, space, db_bytes) = match d.shape {
+            Shape::Copy => {
+                drop(env);
+                let copied = Env::open(ctx.api, copy.path(), &env_options(d, ctx.cfg))?;
+                (walk_checksum(&copied)?, copied.space(copy.path())?, size_on_disk(copy.path())?)
+            }
+            _ => (checksum.map_or_else(|| walk_checksum(&env), Ok)?, env.space(dir.path())?, size_on_disk(dir.path())?),
+        };
+        let ops =
+            if plan.timed.len() > 0 { plan.timed.len() } else { plan.setup_puts.len() - plan.setup_deletes.len() };
+        let figures = Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), ..Default::default() };
+        out.push_checked(ns, instructions, checksum, figures)?;
+        out.space.push(space);
+    }
+    Ok(out)
+}
+
+/// The untimed puts and deletes a pass starts from.
+fn setup(env: &Env, plan: &Plan) -> Result<()> {
+    let w = Write { batch: 0, cursor: false, flags: 0 };
+    let deletes = Write { batch: SETUP_BATCH, ..w };
+    // SAFETY: env is open and idle.
+    let r = unsafe {
+        pass::put(env.api, env, &plan.setup_puts, w)
+            .and_then(|()| pass::delete(env.api, env, &plan.setup_deletes, deletes))
+    };
+    r.map_err(|e| env.api.failure(e))?;
+    Ok(())
+}
+
+/// Times the pass; a read's checksum is what it returned, a write's is read after.
+fn timed_pass(
+    env: &Env,
+    d: &Declared,
+    plan: &Plan,
+    copy_to: &Path,
+    counter: Option<&mut PerfCounter>,
+) -> Result<(u64, Option<u64>, Option<Checksum>)> {
+    let api = env.api;
+    let has = |o| d.options.has(o);
+    let reader = if has(Options::READER) { Some(env.begin(true)?) } else { None };
+    let renew = if d.shape == Shape::Renew { Some(reset_txn(env)?) } else { None };
+    let to = c_path(copy_to);
+    let copy_flags = if has(Options::COMPACT) { sys::MDB_CP_COMPACT } else { 0 };
+    let w = write_of(d);
+    // SAFETY: env is open; the only transactions are the reader (read-only) and the reset
+    // one, each ended below.
+    let (ns, instructions, r) = timed(counter, || unsafe {
+        match d.shape {
+            Shape::Fill | Shape::Overwrite | Shape::Fragment | Shape::DupFill => {
+                pass::lmdbregress_timed_lmdb_put(api, env, &plan.timed, w).map(|()| None)
+            }
+            Shape::Delete => pass::lmdbregress_timed_lmdb_delete(api, env, &plan.timed, w).map(|()| None),
+            Shape::DupRead => {
+                pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, has(Options::DUPFIXED)).map(Some)
+            }
+            Shape::Renew => {
+                pass::lmdbregress_timed_lmdb_renew(api, env, renew.expect("made above"), &plan.timed).map(Some)
+            }
+            Shape::Copy => pass::lmdbregress_timed_lmdb_copy(api, env, &to, copy_flags).map(|()| None),
+            Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env).map(|()| None),
+        }
+    })?;
+    for txn in reader.into_iter().chain(renew) {
+        // SAFETY: ending the transactions begun above, after the pass.
+        unsafe { (api.mdb_txn_abort)(txn) };
+    }
+    let r: Result<Option<Checksum>, Failed> = r;
+    Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
+}
+
+/// How row `d`'s timed puts or deletes are made.
+fn write_of(d: &Declared) -> Write {
+    let cursor = d.options.has(Options::CURSOR);
+    let flags = if d.options.has(Options::APPEND) {
+        sys::MDB_APPEND
+    } else if cursor && d.shape == Shape::Overwrite {
+        sys::MDB_CURRENT
+    } else {
+        0
+    };
+    Write { batch: d.batch, cursor, flags }
+}
+
+/// A read transaction, reset: the renew loop renews it for each get.
+fn reset_txn(env: &Env) -> Result<*mut lmdb::MDB_txn> {
+    let txn = env.begin(true)?;
+    // SAFETY: a live read transaction of ours.
+    unsafe { (env.api.mdb_txn_reset)(txn) };
+    Ok(txn)
+}

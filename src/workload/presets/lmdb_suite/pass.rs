@@ -1,0 +1,232 @@
+//! The lmdb suite's timed regions, each a function of its own for callgrind
+//! (`lmdbregress_timed_lmdb_*`, the C twin's `timed_lmdb_*`), and the untimed setup that
+//! runs the same loops outside them.
+
+use std::ffi::CStr;
+use std::ptr;
+
+use super::data::head;
+use super::ops::Ops;
+use crate::ffi::bindings as sys;
+use crate::workload::lmdb::{bytes, empty_val, ok, val, Api, Env, Failed, MDB_cursor, MDB_txn};
+use crate::workload::Checksum;
+
+/// How a pass's puts and deletes are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// Operations per transaction; 0: one for all.
+    pub batch: u32,
+    /// Through a cursor, not mdb_put / mdb_del.
+    pub cursor: bool,
+    /// mdb_put's / mdb_cursor_put's flags.
+    pub flags: u32,
+}
+
+/// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`.
+///
+/// # Safety
+/// `env` is open and no write transaction of it is active.
+#[inline(always)]
+unsafe fn batched(
+    api: &Api,
+    env: &Env,
+    n: usize,
+    batch: u32,
+    mut op: impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let per = if batch == 0 { n.max(1) } else { batch as usize };
+    let mut i = 0;
+    while i < n {
+        let mut txn = ptr::null_mut();
+        ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
+        let mut cur = ptr::null_mut();
+        let mut r = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur));
+        let end = (i + per).min(n);
+        while r.is_ok() && i < end {
+            r = op(txn, cur, i);
+            i += 1;
+        }
+        if !cur.is_null() {
+            (api.mdb_cursor_close)(cur);
+        }
+        match r {
+            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?,
+            Err(e) => {
+                (api.mdb_txn_abort)(txn);
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Puts every operation's key and value.
+///
+/// # Safety
+/// As [`batched`].
+#[inline(always)]
+pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
+    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+        let (k, v) = ops.get(i);
+        let (mut k, mut v) = (val(k), val(v));
+        if !w.cursor {
+            return ok("mdb_put", (api.mdb_put)(txn, env.dbi, &mut k, &mut v, w.flags));
+        }
+        if w.flags & sys::MDB_CURRENT != 0 {
+            let mut found = empty_val();
+            ok(
+                "mdb_cursor_get(MDB_SET_KEY)",
+                (api.mdb_cursor_get)(cur, &mut k, &mut found, sys::MDB_cursor_op_MDB_SET_KEY),
+            )?;
+        }
+        ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, &mut k, &mut v, w.flags))
+    })
+}
+
+/// Deletes every operation's key.
+///
+/// # Safety
+/// As [`batched`].
+#[inline(always)]
+pub unsafe fn delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
+    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+        let mut k = val(ops.get(i).0);
+        if !w.cursor {
+            return ok("mdb_del", (api.mdb_del)(txn, env.dbi, &mut k, ptr::null_mut()));
+        }
+        let mut found = empty_val();
+        ok(
+            "mdb_cursor_get(MDB_SET_KEY)",
+            (api.mdb_cursor_get)(cur, &mut k, &mut found, sys::MDB_cursor_op_MDB_SET_KEY),
+        )?;
+        ok("mdb_cursor_del", (api.mdb_cursor_del)(cur, 0))
+    })
+}
+
+/// # Safety
+/// As [`batched`].
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
+    put(api, env, ops, w)
+}
+
+/// # Safety
+/// As [`batched`].
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
+    delete(api, env, ops, w)
+}
+
+/// Looks each key up and walks its duplicates (MDB_NEXT_DUP), or reads them a page at a
+/// time (MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE) with `multiple`; the count and the sum of
+/// every duplicate's 8 bytes.
+///
+/// # Safety
+/// `env` is open; no transaction of this thread is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_dup_read(
+    api: &Api,
+    env: &Env,
+    ops: &Ops,
+    multiple: bool,
+) -> Result<Checksum, Failed> {
+    let tc = crate::workload::lmdb::begin_cursor(api, env, sys::MDB_RDONLY)?;
+    let mut sum = Checksum { entries: 0, digest: 0 };
+    let mut r = Ok(());
+    for i in 0..ops.len() {
+        r = dups_of(api, tc.1, ops.get(i).0, multiple, &mut sum);
+        if r.is_err() {
+            break;
+        }
+    }
+    crate::workload::lmdb::end_cursor(api, tc, false, r.map(|()| sum))
+}
+
+#[inline(always)]
+unsafe fn dups_of(
+    api: &Api,
+    cur: *mut MDB_cursor,
+    key: &[u8],
+    multiple: bool,
+    sum: &mut Checksum,
+) -> Result<(), Failed> {
+    let (mut k, mut v) = (val(key), empty_val());
+    ok("mdb_cursor_get(MDB_SET_KEY)", (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY))?;
+    let (first, step) = if multiple {
+        (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE)
+    } else {
+        add(sum, bytes(&v));
+        (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
+    };
+    let mut rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, first);
+    while rc == 0 {
+        bytes(&v).chunks_exact(8).for_each(|d| add(sum, d));
+        rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, step);
+    }
+    if rc == sys::MDB_NOTFOUND {
+        Ok(())
+    } else {
+        Err(("mdb_cursor_get(MDB_NEXT_DUP)", rc))
+    }
+}
+
+#[inline(always)]
+fn add(sum: &mut Checksum, dup: &[u8]) {
+    sum.entries += 1;
+    sum.digest = sum.digest.wrapping_add(head(dup));
+}
+
+/// Gets every key, in a read transaction reset and renewed around each (db_bench's
+/// readrandom); the count and the sum of each value's first 8 bytes.
+///
+/// # Safety
+/// `txn` is a reset read transaction of `env`'s; it is reset again on return.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_renew(
+    api: &Api,
+    env: &Env,
+    txn: *mut MDB_txn,
+    ops: &Ops,
+) -> Result<Checksum, Failed> {
+    let mut sum = Checksum { entries: 0, digest: 0 };
+    for i in 0..ops.len() {
+        ok("mdb_txn_renew", (api.mdb_txn_renew)(txn))?;
+        let (mut k, mut v) = (val(ops.get(i).0), empty_val());
+        let rc = (api.mdb_get)(txn, env.dbi, &mut k, &mut v);
+        if rc == 0 {
+            sum.entries += 1;
+            sum.digest = sum.digest.wrapping_add(head(bytes(&v)));
+        }
+        (api.mdb_txn_reset)(txn);
+        ok("mdb_get", rc)?;
+    }
+    Ok(sum)
+}
+
+/// # Safety
+/// `env` is open; no write transaction of it is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_copy(api: &Api, env: &Env, to: &CStr, flags: u32) -> Result<(), Failed> {
+    ok("mdb_env_copy2", (api.mdb_env_copy2)(env.env, to.as_ptr(), flags))
+}
+
+/// Empties the database (mdb_drop, del 0) in one transaction.
+///
+/// # Safety
+/// `env` is open; no write transaction of it is active.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Failed> {
+    let mut txn = ptr::null_mut();
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
+    if let Err(e) = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, 0)) {
+        (api.mdb_txn_abort)(txn);
+        return Err(e);
+    }
+    ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+}
