@@ -12,7 +12,7 @@ use crate::matrix::MatrixOptions;
 use crate::runner::runfile::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
 use crate::runner::{Label, RunSpec};
 use crate::source::Want;
-use crate::workload::suite::Suite;
+use crate::workload::suite::{Suite, SuiteChoice};
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 /// The flags of coverage builds: -O0, so that every line gcov counts is one of the source's
@@ -25,9 +25,12 @@ pub struct CoverageArgs {
     pub a: String,
     /// Build B, as A: its changed lines are those that differ from A's.
     pub b: String,
-    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    /// Workloads: all (the suite's), or a list of names (`lmdb-regress workloads`).
     #[arg(long, default_value = "all")]
     pub workloads: String,
+    /// lmdbjava (LmdbJava's six), lmdb (LMDB's own shapes) or all (both).
+    #[arg(long, value_enum, default_value_t = SuiteChoice::Lmdbjava)]
+    pub suite: SuiteChoice,
     /// text, markdown or json.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CoverageFormat,
@@ -62,11 +65,7 @@ fn coverage_build(build: &BuildArgs) -> Result<(BuildArgs, String)> {
 }
 
 pub fn run(args: &CoverageArgs) -> Result<()> {
-    let workloads = Workload::parse_list(&args.workloads)?;
-    if workloads.iter().any(|w| w.suite().preset().is_some()) {
-        bail!("coverage runs LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
-    }
-    let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
+    let groups = selection(args)?;
     let (build, gcov) = coverage_build(&args.build)?;
     let opts = super::matrix_options(&build, vec![BuildKind::SharedLibrary])?;
     let m = super::manifest()?;
@@ -75,7 +74,7 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
     if wants.len() != 2 {
         bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", wants.len());
     }
-    let model = cover(&wants, &opts, &gcov, &workloads, &config)?;
+    let model = cover(&wants, &opts, &gcov, args.suite.name(), &groups)?;
     print!(
         "{}",
         match args.format {
@@ -87,22 +86,48 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
     Ok(())
 }
 
+/// The workloads coverage runs, a group per suite with that suite's configuration.
+fn selection(args: &CoverageArgs) -> Result<Vec<(Vec<Workload>, WorkloadConfig)>> {
+    let suites = args.suite.suites();
+    let workloads: Vec<Workload> = match args.workloads.trim() {
+        "all" => suites.iter().flat_map(|s| s.workloads()).collect(),
+        list => Workload::parse_list(list)?,
+    };
+    if let Some(w) = workloads.iter().find(|w| !suites.contains(&w.suite())) {
+        bail!(
+            "{w} is {}'s, not of --suite {} (lmdb-regress workloads lists each suite's)",
+            w.suite(),
+            args.suite.name()
+        );
+    }
+    let mut groups = Vec::new();
+    for s in suites {
+        let of: Vec<Workload> = workloads.iter().copied().filter(|w| w.suite() == s).collect();
+        if !of.is_empty() {
+            let config = super::prepare::config_of(&args.env, &args.workload, &of)?;
+            groups.push((of, config));
+        }
+    }
+    Ok(groups)
+}
+
 /// The coverage of the second of `wants` over what changed from the first: both built for
-/// coverage by `opts`, `workloads` run once on each, read by `gcov`.
+/// coverage by `opts`, each group's workloads run once on each (with its configuration),
+/// their counts summed, read by `gcov`.
 fn cover(
     wants: &[Want],
     opts: &MatrixOptions,
     gcov: &str,
-    workloads: &[Workload],
-    config: &WorkloadConfig,
+    suite: &'static str,
+    groups: &[(Vec<Workload>, WorkloadConfig)],
 ) -> Result<coverage::Coverage> {
     let prepared = super::prepare::prepare_wants(wants, opts, &[Engine::Rust], Layouts::Fixed)?;
     if prepared.units.len() != 2 {
         bail!("coverage needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());
     }
-    let rs = RunSpec {
-        units: prepared.units,
-        workloads: workloads.to_vec(),
+    let spec = |(workloads, config): &(Vec<Workload>, WorkloadConfig)| RunSpec {
+        units: prepared.units.clone(),
+        workloads: workloads.clone(),
         engines: vec![Engine::Rust],
         config: config.clone(),
         plan: Plan::new(1, 0, Metric::Instructions).counting(),
@@ -110,21 +135,28 @@ fn cover(
         jobs: 1,
         target_reached: crate::stats::stop::target_reached,
     };
-    eprintln!(
-        "coverage: running {} workload(s) of {} and {} once, {} entries",
-        workloads.len(),
-        prepared.labels[0].base,
-        prepared.labels[1].base,
-        config.entries
-    );
+    let specs: Vec<RunSpec> = groups.iter().map(spec).collect();
     let counts = tempfile::tempdir().context("cannot create a temporary folder for the counts")?;
-    let files = rs.cover_units(counts.path(), gcov, &FILES)?;
+    for (rs, (workloads, config)) in specs.iter().zip(groups) {
+        eprintln!(
+            "coverage: running {} {} workload(s) of {} and {} once, {} entries",
+            workloads.len(),
+            workloads[0].suite(),
+            prepared.labels[0].base,
+            prepared.labels[1].base,
+            config.entries
+        );
+        rs.run_covered(counts.path())?;
+    }
+    let rs = specs.first().context("no workloads to run")?;
+    let files = rs.read_covered(counts.path(), gcov, &FILES)?;
     let side = |i: usize| -> Result<Side> {
         let library = rs.units[i].library.as_ref().context("a coverage unit loads its library")?;
         let sources = library.parent().context("a library has a folder")?.join(crate::stage::SRC);
         Ok(Side { label: prepared.labels[i].base.clone(), files: &files[i], sources })
     };
-    coverage::build(&side(0)?, &side(1)?, workloads)
+    let workloads: Vec<Workload> = groups.iter().flat_map(|(w, _)| w.clone()).collect();
+    coverage::build(&side(0)?, &side(1)?, suite, &workloads)
 }
 
 /// The entries a run's coverage pass runs at most: enough for every page split and tree
@@ -144,7 +176,8 @@ pub fn of_run(wants: &[Want], baseline: &str, build: &BuildArgs, spec: &RunSpec)
 }
 
 fn run_outcome(wants: &[Want], baseline: &str, build: &BuildArgs, spec: &RunSpec) -> Result<CoverageOutcome> {
-    let workloads: Vec<Workload> = spec.workloads.iter().copied().filter(|w| w.suite() == Suite::LmdbJava).collect();
+    let workloads: Vec<Workload> =
+        spec.workloads.iter().copied().filter(|w| matches!(w.suite(), Suite::LmdbJava | Suite::Lmdb)).collect();
     if workloads.is_empty() {
         return Ok(CoverageOutcome::NoWorkloads);
     }
@@ -161,7 +194,9 @@ fn run_outcome(wants: &[Want], baseline: &str, build: &BuildArgs, spec: &RunSpec
     let (own, gcov) = coverage_build(&own)?;
     let opts = super::matrix_options(&own, vec![BuildKind::SharedLibrary])?;
     let config = WorkloadConfig { entries: spec.config.entries.min(RUN_ENTRIES), ..spec.config.clone() };
-    let c = cover(&[wants[at].clone(), newest.clone()], &opts, &gcov, &workloads, &config)?;
+    let suite = if workloads[0].suite() == Suite::Lmdb { "lmdb" } else { "lmdbjava" };
+    let groups = [(workloads.clone(), config.clone())];
+    let c = cover(&[wants[at].clone(), newest.clone()], &opts, &gcov, suite, &groups)?;
     Ok(CoverageOutcome::Measured {
         baseline: c.a,
         newest: c.b,

@@ -239,8 +239,9 @@ fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
 /// The configuration an explanation runs: `env`'s, at 100,000 entries unless it says.
 pub fn config_of(env: &EnvSettings, workload: &WorkloadConfig, workloads: &[Workload]) -> Result<WorkloadConfig> {
     let env = EnvSettings { entries: Some(env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..env.clone() };
-    let config = env.resolve(workload, &PresetConfig::default(), None);
-    config.validate(None)?;
+    let preset = crate::workload::suite::Suite::of(workloads)?.preset();
+    let config = env.resolve(workload, &PresetConfig::default(), preset);
+    config.validate(preset)?;
     super::room::check(&config, workloads)?;
     Ok(config)
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::runner::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
-use crate::workload::suite::Suite;
+use crate::workload::suite::{Suite, SuiteChoice};
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -50,6 +50,10 @@ pub struct RunArgs {
     /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
+    /// lmdbjava (LmdbJava's six, the default) or lmdb (LMDB's own shapes, the same as
+    /// --preset lmdb); `lmdb-regress workloads` lists both.
+    #[arg(long, value_enum, conflicts_with = "preset")]
+    pub suite: Option<SuiteChoice>,
     /// rust, c, or rust,c (both, interleaved in the same rounds).
     #[arg(long, value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
@@ -233,8 +237,8 @@ pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
         return Ok(Vec::new());
     }
     let refuse = |what: &str| bail!("--program: {what}");
-    if args.given.contains("workloads") || args.preset.is_some() {
-        refuse("a run of programs holds programs only; leave out --workloads and --preset")?;
+    if args.given.contains("workloads") || args.preset.is_some() || args.suite.is_some() {
+        refuse("a run of programs holds programs only; leave out --workloads, --preset and --suite")?;
     }
     if args.engine != [Engine::Rust] {
         refuse("a program loads each unit's shared library, as the rust engine does: leave out --engine")?;
@@ -279,7 +283,15 @@ pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig
 /// The workloads `--preset` and `--workloads` name, and their suite: a preset, or None
 /// for LmdbJava's six.
 fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
-    let preset = args.preset.as_deref().map(str::parse::<Preset>).transpose()?;
+    let preset = match args.suite {
+        None => args.preset.as_deref().map(str::parse::<Preset>).transpose()?,
+        Some(SuiteChoice::Lmdbjava) => None,
+        Some(SuiteChoice::Lmdb) => Some(Preset::Lmdb),
+        Some(SuiteChoice::All) => bail!(
+            "--suite all: a run holds one suite, so that every comparison is inside one run; \
+             run --suite lmdbjava and --suite lmdb (coverage takes --suite all)"
+        ),
+    };
     let workloads = match preset {
         Some(p) if args.workloads.trim() == "all" => p.workloads(),
         _ => Workload::parse_list(&args.workloads)?,

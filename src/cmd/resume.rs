@@ -38,6 +38,15 @@ pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
     Ok(())
 }
 
+/// The `--suite` these workloads are, if they are one of its suites.
+fn suite_name(workloads: &[crate::workload::Workload]) -> Option<&'static str> {
+    match Suite::of(workloads).ok()? {
+        Suite::LmdbJava => Some("lmdbjava"),
+        Suite::Lmdb => Some("lmdb"),
+        _ => None,
+    }
+}
+
 /// What the flags ask for, by the ids of the options that set it.
 fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
     let args = args.with_instruction_defaults();
@@ -53,6 +62,7 @@ fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
         ("tags".into(), json!(tags)),
         ("workloads".into(), json!(sorted(workloads.iter().map(|w| w.to_string())))),
         ("preset".into(), json!(args.preset)),
+        ("suite".into(), json!(suite_name(&workloads))),
         ("engine".into(), json!(sorted(args.engine.iter().map(|e| e.to_string())))),
         ("rounds".into(), json!(args.rounds)),
         ("warmup".into(), json!(args.warmup)),
@@ -93,6 +103,7 @@ fn recorded(data: &RunData) -> BTreeMap<String, Value> {
         ("tags".into(), json!(tags)),
         ("workloads".into(), json!(sorted(h.workloads.iter().map(|w| w.to_string())))),
         ("preset".into(), json!(preset.map(|p| p.to_string()))),
+        ("suite".into(), json!(suite_name(&h.workloads))),
         ("engine".into(), json!(sorted(h.engines.iter().map(|e| e.to_string())))),
         ("rounds".into(), json!(p.rounds)),
         ("warmup".into(), json!(p.warmup)),

@@ -103,7 +103,7 @@ fn changed_in(file: &FileCoverage, changed: &BTreeSet<u32>) -> (Lines, BTreeMap<
 }
 
 /// The coverage of `b`'s run over what changed from `a`.
-pub fn build(a: &Side, b: &Side, workloads: &[Workload]) -> Result<Coverage> {
+pub fn build(a: &Side, b: &Side, suite: &'static str, workloads: &[Workload]) -> Result<Coverage> {
     let (mut files, mut files_a) = (BTreeMap::new(), BTreeMap::new());
     let mut changed = Lines::default();
     let mut missed: BTreeMap<String, usize> = BTreeMap::new();
@@ -126,7 +126,7 @@ pub fn build(a: &Side, b: &Side, workloads: &[Workload]) -> Result<Coverage> {
         kind: "coverage",
         a: a.label.clone(),
         b: b.label.clone(),
-        suite: "lmdbjava",
+        suite,
         workloads: workloads.iter().map(|w| w.name().to_string()).collect(),
         files,
         changed,

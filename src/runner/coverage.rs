@@ -57,16 +57,35 @@ impl RunSpec {
         gcov: &str,
         sources: &[&str],
     ) -> Result<Vec<BTreeMap<String, FileCoverage>>> {
-        let mut out = Vec::new();
+        self.run_covered(into)?;
+        self.read_covered(into, gcov, sources)
+    }
+
+    /// Every unit's workloads run once, their counts added to the unit's folder under
+    /// `into` (libgcov adds to the counts it finds there, so runs of several suites sum).
+    pub fn run_covered(&self, into: &Path) -> Result<()> {
         for (i, u) in self.units.iter().enumerate() {
             let counts = into.join(i.to_string());
             std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
             if let Err(e) = self.cover_one(u, &counts) {
                 bail!("{}: its workloads did not run: {}", u.label, self.failure(u, None, "coverage", e).error);
             }
+        }
+        Ok(())
+    }
+
+    /// Per unit, gcov's account of `sources` from the counts [`RunSpec::run_covered`] left.
+    pub fn read_covered(
+        &self,
+        into: &Path,
+        gcov: &str,
+        sources: &[&str],
+    ) -> Result<Vec<BTreeMap<String, FileCoverage>>> {
+        let mut out = Vec::new();
+        for (i, u) in self.units.iter().enumerate() {
+            let counts = into.join(i.to_string());
             let objects = notes_beside(u, &counts, sources)?;
-            let files = gcov::run(gcov, &counts, &objects).with_context(|| format!("{}'s coverage", u.label))?;
-            out.push(files);
+            out.push(gcov::run(gcov, &counts, &objects).with_context(|| format!("{}'s coverage", u.label))?);
         }
         Ok(out)
     }

@@ -34,6 +34,32 @@ pub enum Suite {
     Programs,
 }
 
+/// What `--suite` names: LmdbJava's six, the lmdb suite, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SuiteChoice {
+    Lmdbjava,
+    Lmdb,
+    All,
+}
+
+impl SuiteChoice {
+    pub fn suites(self) -> Vec<Suite> {
+        match self {
+            SuiteChoice::Lmdbjava => vec![Suite::LmdbJava],
+            SuiteChoice::Lmdb => vec![Suite::Lmdb],
+            SuiteChoice::All => vec![Suite::LmdbJava, Suite::Lmdb],
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SuiteChoice::Lmdbjava => "lmdbjava",
+            SuiteChoice::Lmdb => "lmdb",
+            SuiteChoice::All => "all",
+        }
+    }
+}
+
 /// When a suite's read checksums are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verification {
