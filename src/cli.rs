@@ -122,6 +122,9 @@ pub enum Command {
     /// How much of what changed from A to B the workloads execute: both built with gcc
     /// --coverage, run once, the executed lines of mdb.c and midl.c and of B's changed lines.
     Coverage(Box<cmd::coverage::CoverageArgs>),
+    /// Every built-in workload: its suite, what it does, whether it pairs in chunks, its
+    /// LMDB flags.
+    Workloads(cmd::workloads::WorkloadsArgs),
     /// The performance history of a range of commits: every commit touching liblmdb's library
     /// sources, measured (instructions per entry by default), its steps listed and charted.
     History(Box<cmd::history::HistoryArgs>),
@@ -282,6 +285,7 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
         Command::Layouts(args) => cmd::layouts::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Coverage(args) => cmd::coverage::run(&args),
+        Command::Workloads(args) => cmd::workloads::run(&args),
     }
 }
 

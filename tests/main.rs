@@ -22,6 +22,7 @@ mod history;
 mod hunt;
 mod layout_coverage;
 mod layouts;
+mod lmdb_suite;
 mod makefile;
 mod mtest;
 mod names;

@@ -199,9 +199,17 @@ fn instructions_are_counted_per_cycle_and_per_entry_on_both_engines() {
 #[test]
 fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
     let list = stdout(&run_ok(lmdb_regress().args(["run", "--preset", "list"])));
-    for s in
-        ["tokyo-cabinet", "open-get", "migrate", "tcRandomRead", "Successive Write", "us/cycle", "--open-get-cycles"]
-    {
+    for s in [
+        "tokyo-cabinet",
+        "open-get",
+        "migrate",
+        "lmdb",
+        "fragmentedLarge",
+        "tcRandomRead",
+        "Successive Write",
+        "us/cycle",
+        "--open-get-cycles",
+    ] {
         assert!(list.contains(s), "the list lacks {s:?}:\n{list}");
     }
     let fails = |args: &[&str], says: &str| {
@@ -209,7 +217,7 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     };
-    fails(&["--preset", "rocksdb"], "unknown preset rocksdb; known: tokyo-cabinet, open-get, migrate, list");
+    fails(&["--preset", "rocksdb"], "unknown preset rocksdb; known: tokyo-cabinet, open-get, migrate, lmdb, list");
     fails(&["--preset", "migrate", "--workloads", "readKey"], "are not all of the preset migrate");
     fails(&["--workloads", "tcRandomWrite,readKey"], "cannot share a run");
     fails(

@@ -18,6 +18,7 @@ pub mod room;
 pub mod run;
 pub mod site;
 pub mod tags;
+pub mod workloads;
 
 use std::path::PathBuf;
 

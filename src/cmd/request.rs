@@ -47,7 +47,7 @@ pub struct RunArgs {
     /// The unit of --program-figure's figure: s, ms, us or ns.
     #[arg(long, value_enum, default_value_t = runfile::FigureUnit::S, requires = "program_figure")]
     pub program_figure_unit: runfile::FigureUnit,
-    /// Run a preset (tokyo-cabinet, open-get, migrate) instead of LmdbJava's six; `list` describes them.
+    /// Run a preset (tokyo-cabinet, open-get, migrate, lmdb) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
     /// lmdbjava (LmdbJava's six, the default) or lmdb (LMDB's own shapes, the same as

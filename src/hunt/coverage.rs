@@ -249,7 +249,7 @@ mod tests {
         let fs = vec![function("put", 1, 2, true), function("copy", 3, 4, false), function("drop", 5, 7, false)];
         let b_files = account(&[(1, true), (2, true), (3, false), (5, false), (6, false), (7, false)], fs);
         let b = Side { label: "B".into(), files: &b_files, sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n") };
-        let c = build(&a, &b, &[Workload::Write]).unwrap();
+        let c = build(&a, &b, "lmdbjava", &[Workload::Write]).unwrap();
         assert_eq!(c.files["mdb.c"], Lines { executable: 6, executed: 2 });
         assert_eq!(c.files_a["mdb.c"], Lines { executable: 2, executed: 1 });
         assert_eq!(c.changed, Lines { executable: 5, executed: 1 });

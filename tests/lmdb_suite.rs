@@ -1,0 +1,174 @@
+//! The lmdb suite end to end at small size: every row of harness/lmdb_suite.def gives the
+//! checksum its definition does, in both engines, with the same space; space is exact
+//! across runs and layouts; a long-lived reader keeps freed pages from reuse (measured);
+//! coverage runs the suite; `--suite` and `workloads` say what they hold.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+use lmdb_regress::workload::presets::lmdb_suite::LmdbWorkload;
+use lmdb_regress::workload::presets::{Preset, PresetConfig, PresetWorkload};
+use lmdb_regress::workload::{EnvSettings, Workload, WorkloadConfig};
+use serde_json::Value;
+
+const ENTRIES: u32 = 2000;
+
+fn config(entries: u32) -> WorkloadConfig {
+    let env = EnvSettings { entries: Some(entries), ..EnvSettings::default() };
+    env.resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(Preset::Lmdb))
+}
+
+/// The run file's samples of `run --suite lmdb` with `extra` flags.
+fn samples(dir: &Path, name: &str, extra: &[&str]) -> Vec<Value> {
+    let file = dir.join(format!("{name}.jsonl"));
+    let mut c = lmdb_regress();
+    c.args(["run", "--suite", "lmdb", "--warmup", "0", "--no-coverage", "--out"]).arg(&file).args(extra);
+    run_ok(&mut c);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let failures: Vec<&Value> = records.iter().filter(|r| r["type"] == "failure").collect();
+    assert!(failures.is_empty(), "{failures:?}");
+    records.into_iter().filter(|r| r["type"] == "sample").collect()
+}
+
+#[test]
+fn every_lmdb_workload_gives_its_definitions_checksum_and_space_in_both_engines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entries = ENTRIES.to_string();
+    let s = samples(
+        tmp.path(),
+        "both",
+        &["--tags", "0.9.18,0.9.33", "--engine", "rust,c", "--rounds", "1", "--entries", &entries],
+    );
+    let cfg = config(ENTRIES);
+    for w in LmdbWorkload::all() {
+        let want = lmdb_regress::workload::expected_checksum(Workload::Preset(PresetWorkload::Lmdb(w)), &cfg).unwrap();
+        let of: Vec<&Value> = s.iter().filter(|r| r["workload"] == w.name()).collect();
+        assert_eq!(of.len(), 4, "{w}: two tags by two engines");
+        for r in &of {
+            let got = (r["checksum"]["entries"].as_u64(), r["checksum"]["digest"].as_u64());
+            assert_eq!(got, (Some(want.entries), Some(want.digest)), "{w} {} {}", r["engine"], r["tag"]);
+        }
+        for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+            let space: Vec<&Value> = of.iter().filter(|r| r["tag"] == tag).map(|r| &r["space"]).collect();
+            assert!(space[0]["leaf-pages"].as_u64().is_some(), "{w}: {:?}", space[0]);
+            assert_eq!(space[0], space[1], "{w} {tag}: the engines make the same calls, so the same pages");
+        }
+    }
+}
+
+#[test]
+fn space_is_exact_across_rounds_and_layouts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = samples(
+        tmp.path(),
+        "layouts",
+        &[
+            "--tags",
+            "0.9.33",
+            "--workloads",
+            "fillRandom,deleteReader",
+            "--layouts",
+            "random",
+            "--rounds",
+            "3",
+            "--entries",
+            "3000",
+        ],
+    );
+    let mut by: BTreeMap<String, Vec<(&Value, &Value)>> = BTreeMap::new();
+    for r in &s {
+        by.entry(r["workload"].as_str().unwrap().to_string()).or_default().push((&r["space"], &r["layout"]));
+    }
+    for (w, rows) in by {
+        assert_eq!(rows.len(), 3, "{w}");
+        let layouts: std::collections::BTreeSet<String> = rows.iter().map(|(_, l)| l.to_string()).collect();
+        assert_eq!(layouts.len(), 3, "{w}: each round its own layout");
+        assert!(rows.iter().all(|(space, _)| *space == rows[0].0), "{w}: {rows:?}");
+    }
+}
+
+#[test]
+fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = samples(
+        tmp.path(),
+        "reader",
+        &["--tags", "0.9.33", "--workloads", "overwrite,overwriteReader", "--rounds", "1", "--entries", "5000"],
+    );
+    let space = |w: &str| s.iter().find(|r| r["workload"] == w).map(|r| r["space"].clone()).unwrap();
+    let (free, held) = (space("overwrite"), space("overwriteReader"));
+    let pages = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    // The same data in both: only where its pages came from differs.
+    assert_eq!(pages(&free, "leaf-pages"), pages(&held, "leaf-pages"), "{free} {held}");
+    assert!(
+        pages(&held, "last-page") > pages(&free, "last-page") * 3 / 2,
+        "the reader's snapshot keeps the pages it sees: {free} {held}"
+    );
+    assert!(pages(&held, "file-size") > pages(&free, "file-size"), "{free} {held}");
+}
+
+#[test]
+fn the_suite_is_chosen_by_name_and_all_is_a_coverage_choice() {
+    let out = lmdb_regress().args(["run", "--suite", "all", "--tags", "0.9.33"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--suite all: a run holds one suite"), "{}", stderr(&out));
+    let both = lmdb_regress().args(["run", "--suite", "lmdb", "--preset", "migrate"]).output().unwrap();
+    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+    let wrong = lmdb_regress()
+        .args(["coverage", "0.9.17", "0.9.33", "--suite", "lmdb", "--workloads", "write"])
+        .output()
+        .unwrap();
+    assert!(stderr(&wrong).contains("write is LmdbJava's, not of --suite lmdb"), "{}", stderr(&wrong));
+}
+
+#[test]
+fn workloads_lists_every_suite_with_its_flags() {
+    let text = stdout(&run_ok(lmdb_regress().args(["workloads"])));
+    for w in LmdbWorkload::all() {
+        assert!(text.lines().any(|l| l.starts_with(w.name()) && l.contains("lmdb")), "{w}: {text}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("readKey") && l.contains("lmdbjava") && l.contains("chunks")), "{text}");
+    let fill = text.lines().find(|l| l.starts_with("fillSeqAppend ")).unwrap();
+    assert!(fill.contains("MDB_APPEND") && fill.contains("whole"), "{fill}");
+    let json: Value =
+        serde_json::from_str(&stdout(&run_ok(lmdb_regress().args(["workloads", "--format", "json"])))).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 6 + PresetWorkload::all().count(), "the six and every preset's");
+    let copy = rows.iter().find(|r| r["name"] == "copyCompact").unwrap();
+    assert_eq!((copy["suite"].as_str(), copy["chunks"].as_bool()), (Some("lmdb"), Some(false)), "{copy}");
+    assert_eq!(copy["mdb_flags"], serde_json::json!(["MDB_CP_COMPACT"]));
+}
+
+/// A repository holding LMDB_0.9.33 and a commit after it with two lines planted in
+/// mdb_env_copy2, which only the lmdb suite's copies call.
+#[test]
+fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(at));
+    let planted = "\t{ volatile int planted = 1; (void)planted; }\n".repeat(2);
+    std::fs::write(&p, text.replacen(at, &format!("{at}{planted}"), 1)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "planted lines"]);
+    let b = git(&repo, &["rev-parse", "HEAD"]);
+    let cover = |suite: &str, workloads: &str| {
+        let mut c = lmdb_regress();
+        c.env("LMDB_REGRESS_OFFLINE", "1").args(["coverage", "LMDB_0.9.33", &b, "--suite", suite]);
+        c.args(["--workloads", workloads, "--entries", "1000", "--format", "json", "--git"]).arg(&repo);
+        json(&run_ok(&mut c))
+    };
+    let six = cover("lmdbjava", "write");
+    assert_eq!(six["changed"], serde_json::json!({"executable": 2, "executed": 0}), "{six}");
+    let all = cover("all", "write,copy");
+    assert_eq!((all["suite"].as_str(), all["workloads"].to_string().as_str()), (Some("all"), r#"["write","copy"]"#));
+    assert_eq!(all["changed"], serde_json::json!({"executable": 2, "executed": 2}), "{all}");
+    let more = |c: &Value| c["files"]["mdb.c"]["executed"].as_u64().unwrap();
+    assert!(more(&all) > more(&six), "the copy runs lines the write does not: {} {}", more(&all), more(&six));
+}
