@@ -16,9 +16,9 @@
 #include "presets.h"
 #include "results.h"
 
-enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, RENEW, COPY, DROP };
+enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP };
 enum keys { SEQUENTIAL, RANDOM };
-enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32 };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -170,6 +170,19 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         free(keys);
         break;
     }
+    case DUPDELETE: {
+        uint32_t n = dup_keys(r), *keys = order(n, r->keys);
+        push_dups(&p->setup_puts, n, SEQUENTIAL);
+        for (uint32_t x = 0; x < n; x++)
+            for (uint32_t j = 0; j < DUPS; j += 2) {
+                unsigned char k[KEY], d[8];
+                key_of(keys[x], 0, k);
+                dup_of(keys[x], j, d);
+                ops_push(&p->timed, k, d, 8);
+            }
+        free(keys);
+        break;
+    }
     case RENEW:
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
         for (uint32_t x = 0; x < m; x++) push_key(&p->timed, visit[x]);
@@ -196,11 +209,14 @@ static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops
     int rc;
     ops_get(o, i, &k, &v);
     if (!w->cursor) {
-        if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, NULL); }
+        if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
         *call = "mdb_put";
         return mdb_put(txn, e->dbi, &k, &v, w->flags);
     }
-    if (del || (w->flags & MDB_CURRENT)) {
+    if (del && v.mv_size) {
+        *call = "mdb_cursor_get(MDB_GET_BOTH)";
+        if ((rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH))) return rc;
+    } else if (del || (w->flags & MDB_CURRENT)) {
         *call = "mdb_cursor_get(MDB_SET_KEY)";
         if ((rc = mdb_cursor_get(cur, &k, &found, MDB_SET_KEY))) return rc;
     }
@@ -234,20 +250,23 @@ __attribute__((noinline)) int timed_lmdb_delete(struct env *e, const struct ops 
 
 static void add_dup(uint64_t *entries, uint64_t *sum, const unsigned char *d) { ++*entries; *sum += head(d, 8); }
 
-static int dups_of(MDB_cursor *cur, MDB_val *k, int multiple, uint64_t *entries, uint64_t *sum, const char **call) {
+enum dup_walk { FORWARD, BACKWARD, MULTIPLE };
+
+static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *entries, uint64_t *sum, const char **call) {
+    static const MDB_cursor_op first[] = {MDB_NEXT_DUP, MDB_LAST_DUP, MDB_GET_MULTIPLE};
+    static const MDB_cursor_op step[] = {MDB_NEXT_DUP, MDB_PREV_DUP, MDB_NEXT_MULTIPLE};
     MDB_val v;
     int rc;
     *call = "mdb_cursor_get(MDB_SET_KEY)";
     if ((rc = mdb_cursor_get(cur, k, &v, MDB_SET_KEY))) return rc;
-    MDB_cursor_op first = multiple ? MDB_GET_MULTIPLE : MDB_NEXT_DUP, step = multiple ? MDB_NEXT_MULTIPLE : MDB_NEXT_DUP;
-    if (!multiple) add_dup(entries, sum, v.mv_data);
-    for (rc = mdb_cursor_get(cur, k, &v, first); !rc; rc = mdb_cursor_get(cur, k, &v, step))
+    if (walk == FORWARD) add_dup(entries, sum, v.mv_data);
+    for (rc = mdb_cursor_get(cur, k, &v, first[walk]); !rc; rc = mdb_cursor_get(cur, k, &v, step[walk]))
         for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
-    *call = "mdb_cursor_get(MDB_NEXT_DUP)";
+    *call = "mdb_cursor_get";
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-__attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct ops *o, int multiple, uint64_t *entries,
+__attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct ops *o, enum dup_walk walk, uint64_t *entries,
                                                   uint64_t *sum, const char **call) {
     MDB_txn *txn;
     MDB_cursor *cur;
@@ -256,7 +275,7 @@ __attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct op
     if (rc) return rc;
     for (size_t i = 0; i < o->n && !rc; i++) {
         ops_get(o, i, &k, &v);
-        rc = dups_of(cur, &k, multiple, entries, sum, call);
+        rc = dups_of(cur, &k, walk, entries, sum, call);
     }
     return end_cursor(txn, cur, 0, rc, call);
 }
@@ -298,8 +317,12 @@ __attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) 
 
 static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
     unsigned flags = env_flags(P.writemap || (r->options & WRITEMAP), P.sync);
-    unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
+    unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD || r->shape == DUPDELETE) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
     return env_open(dir, P.map_size, flags, 0, db, e, call);
+}
+
+static enum dup_walk dup_walk_of(const struct row *r) {
+    return r->options & DUPFIXED ? MULTIPLE : r->options & REVERSE ? BACKWARD : FORWARD;
 }
 
 static struct write write_of(const struct row *r) {
@@ -323,8 +346,8 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
     uint64_t t0 = now_ns();
     switch (r->shape) {
     case FILL: case OVERWRITE: case FRAGMENT: case DUPFILL: rc = timed_lmdb_put(e, &p->timed, &w, call); break;
-    case DELETE: rc = timed_lmdb_delete(e, &p->timed, &w, call); break;
-    case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, (r->options & DUPFIXED) != 0, entries, sum, call); break;
+    case DELETE: case DUPDELETE: rc = timed_lmdb_delete(e, &p->timed, &w, call); break;
+    case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, dup_walk_of(r), entries, sum, call); break;
     case RENEW: rc = timed_lmdb_renew(e, renew, &p->timed, entries, sum, call); break;
     case COPY: rc = timed_lmdb_copy(e, copy_to, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
     case DROP: rc = timed_lmdb_drop(e, call); break;

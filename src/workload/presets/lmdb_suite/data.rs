@@ -131,6 +131,12 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
             checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
         }
         Shape::DupRead => dup_sum(seed, dup_keys(d, entries)),
+        Shape::DupDelete => {
+            let n = dup_keys(d, entries);
+            let odd: Vec<([u8; KEY], [u8; 8])> =
+                (0..n).flat_map(|i| (1..DUPS).step_by(2).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
+            checksum_of(odd.iter().map(|(k, v)| (&k[..], &v[..])))
+        }
         Shape::Renew => {
             let digest = (0..m).fold(0u64, |s, i| s.wrapping_add(head(values.of(i, Generation::First))));
             Checksum { entries: m as u64, digest }

@@ -17,6 +17,7 @@ pub enum Shape {
     Fragment,
     DupFill,
     DupRead,
+    DupDelete,
     Renew,
     Copy,
     Drop,
@@ -40,13 +41,15 @@ impl Options {
     pub const WRITEMAP: Options = Options(8);
     pub const DUPFIXED: Options = Options(16);
     pub const COMPACT: Options = Options(32);
-    const NAMED: [(&'static str, Options); 6] = [
+    pub const REVERSE: Options = Options(64);
+    const NAMED: [(&'static str, Options); 7] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
         ("WRITEMAP", Options::WRITEMAP),
         ("DUPFIXED", Options::DUPFIXED),
         ("COMPACT", Options::COMPACT),
+        ("REVERSE", Options::REVERSE),
     ];
 
     pub fn has(self, o: Options) -> bool {
@@ -153,6 +156,7 @@ fn shape_of(s: &str) -> Result<Shape, String> {
         ("FRAGMENT", Fragment),
         ("DUPFILL", DupFill),
         ("DUPREAD", DupRead),
+        ("DUPDELETE", DupDelete),
         ("RENEW", Renew),
         ("COPY", Copy),
         ("DROP", Drop),

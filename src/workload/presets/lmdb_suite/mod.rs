@@ -30,7 +30,9 @@ use crate::workload::{Checksum, WorkloadConfig};
 pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
     let writemap = !cfg.no_writemap || d.options.has(Options::WRITEMAP);
     let db = match d.shape {
-        Shape::DupFill | Shape::DupRead => Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) },
+        Shape::DupFill | Shape::DupRead | Shape::DupDelete => {
+            Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) }
+        }
         _ => Database::Unnamed,
     };
     EnvOptions {
@@ -113,10 +115,10 @@ fn timed_pass(
             Shape::Fill | Shape::Overwrite | Shape::Fragment | Shape::DupFill => {
                 pass::lmdbregress_timed_lmdb_put(api, env, &plan.timed, w).map(|()| None)
             }
-            Shape::Delete => pass::lmdbregress_timed_lmdb_delete(api, env, &plan.timed, w).map(|()| None),
-            Shape::DupRead => {
-                pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, has(Options::DUPFIXED)).map(Some)
+            Shape::Delete | Shape::DupDelete => {
+                pass::lmdbregress_timed_lmdb_delete(api, env, &plan.timed, w).map(|()| None)
             }
+            Shape::DupRead => pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, dup_walk(d)).map(Some),
             Shape::Renew => {
                 pass::lmdbregress_timed_lmdb_renew(api, env, renew.expect("made above"), &plan.timed).map(Some)
             }
@@ -130,6 +132,15 @@ fn timed_pass(
     }
     let r: Result<Option<Checksum>, Failed> = r;
     Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
+}
+
+/// How a DUPREAD row walks each key's duplicates.
+fn dup_walk(d: &Declared) -> pass::DupWalk {
+    match (d.options.has(Options::DUPFIXED), d.options.has(Options::REVERSE)) {
+        (true, _) => pass::DupWalk::Multiple,
+        (false, true) => pass::DupWalk::Reverse,
+        (false, false) => pass::DupWalk::Forward,
+    }
 }
 
 /// How row `d`'s timed puts or deletes are made.

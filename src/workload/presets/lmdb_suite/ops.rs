@@ -60,7 +60,7 @@ impl Plan {
             }
             Shape::Delete => {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
-                each(&mut p.timed, &mut visit.into_iter().filter(|i| i % 2 == 0), Generation::First);
+                visit.into_iter().filter(|i| i % 2 == 0).for_each(|i| p.timed.push(&key(i, false), &[]));
             }
             Shape::Fragment => {
                 let small = Values::new(seed, SMALL_VALUE);
@@ -73,6 +73,13 @@ impl Plan {
                 let n = data::dup_keys(d, entries);
                 dups(&mut p.setup_puts, n, Keys::Sequential, seed);
                 order(n, d.keys, seed).into_iter().for_each(|i| p.timed.push(&key(i, false), &[]));
+            }
+            Shape::DupDelete => {
+                let n = data::dup_keys(d, entries);
+                dups(&mut p.setup_puts, n, Keys::Sequential, seed);
+                for i in order(n, d.keys, seed) {
+                    (0..DUPS).step_by(2).for_each(|j| p.timed.push(&key(i, false), &dup(seed, i, j)));
+                }
             }
             Shape::Renew => {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);

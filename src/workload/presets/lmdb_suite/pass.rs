@@ -8,7 +8,7 @@ use std::ptr;
 use super::data::head;
 use super::ops::Ops;
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{bytes, empty_val, ok, val, Api, Env, Failed, MDB_cursor, MDB_txn};
+use crate::workload::lmdb::{bytes, empty_val, ok, val, Api, Env, Failed, MDB_cursor, MDB_txn, MDB_val};
 use crate::workload::Checksum;
 
 /// How a pass's puts and deletes are made.
@@ -83,22 +83,25 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
     })
 }
 
-/// Deletes every operation's key.
+/// Deletes every operation's key, or with a value, that one duplicate of it.
 ///
 /// # Safety
 /// As [`batched`].
 #[inline(always)]
 pub unsafe fn delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
     batched(api, env, ops.len(), w.batch, |txn, cur, i| {
-        let mut k = val(ops.get(i).0);
+        let (k, d) = ops.get(i);
+        let (mut k, mut d) = (val(k), val(d));
+        let one = d.mv_size > 0;
         if !w.cursor {
-            return ok("mdb_del", (api.mdb_del)(txn, env.dbi, &mut k, ptr::null_mut()));
+            let data = if one { &mut d as *mut MDB_val } else { ptr::null_mut() };
+            return ok("mdb_del", (api.mdb_del)(txn, env.dbi, &mut k, data));
         }
-        let mut found = empty_val();
-        ok(
-            "mdb_cursor_get(MDB_SET_KEY)",
-            (api.mdb_cursor_get)(cur, &mut k, &mut found, sys::MDB_cursor_op_MDB_SET_KEY),
-        )?;
+        let (op, call) = match one {
+            true => (sys::MDB_cursor_op_MDB_GET_BOTH, "mdb_cursor_get(MDB_GET_BOTH)"),
+            false => (sys::MDB_cursor_op_MDB_SET_KEY, "mdb_cursor_get(MDB_SET_KEY)"),
+        };
+        ok(call, (api.mdb_cursor_get)(cur, &mut k, &mut d, op))?;
         ok("mdb_cursor_del", (api.mdb_cursor_del)(cur, 0))
     })
 }
@@ -119,8 +122,18 @@ pub unsafe fn lmdbregress_timed_lmdb_delete(api: &Api, env: &Env, ops: &Ops, w: 
     delete(api, env, ops, w)
 }
 
-/// Looks each key up and walks its duplicates (MDB_NEXT_DUP), or reads them a page at a
-/// time (MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE) with `multiple`; the count and the sum of
+/// How a duplicate read walks each key's duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupWalk {
+    /// MDB_NEXT_DUP from the first.
+    Forward,
+    /// MDB_LAST_DUP, then MDB_PREV_DUP.
+    Reverse,
+    /// A page at a time: MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE (MDB_DUPFIXED).
+    Multiple,
+}
+
+/// Looks each key up and walks its duplicates as `walk` says; the count and the sum of
 /// every duplicate's 8 bytes.
 ///
 /// # Safety
@@ -131,13 +144,13 @@ pub unsafe fn lmdbregress_timed_lmdb_dup_read(
     api: &Api,
     env: &Env,
     ops: &Ops,
-    multiple: bool,
+    walk: DupWalk,
 ) -> Result<Checksum, Failed> {
     let tc = crate::workload::lmdb::begin_cursor(api, env, sys::MDB_RDONLY)?;
     let mut sum = Checksum { entries: 0, digest: 0 };
     let mut r = Ok(());
     for i in 0..ops.len() {
-        r = dups_of(api, tc.1, ops.get(i).0, multiple, &mut sum);
+        r = dups_of(api, tc.1, ops.get(i).0, walk, &mut sum);
         if r.is_err() {
             break;
         }
@@ -150,16 +163,18 @@ unsafe fn dups_of(
     api: &Api,
     cur: *mut MDB_cursor,
     key: &[u8],
-    multiple: bool,
+    walk: DupWalk,
     sum: &mut Checksum,
 ) -> Result<(), Failed> {
     let (mut k, mut v) = (val(key), empty_val());
     ok("mdb_cursor_get(MDB_SET_KEY)", (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY))?;
-    let (first, step) = if multiple {
-        (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE)
-    } else {
-        add(sum, bytes(&v));
-        (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
+    let (first, step) = match walk {
+        DupWalk::Multiple => (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE),
+        DupWalk::Reverse => (sys::MDB_cursor_op_MDB_LAST_DUP, sys::MDB_cursor_op_MDB_PREV_DUP),
+        DupWalk::Forward => {
+            add(sum, bytes(&v));
+            (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
+        }
     };
     let mut rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, first);
     while rc == 0 {
@@ -169,7 +184,7 @@ unsafe fn dups_of(
     if rc == sys::MDB_NOTFOUND {
         Ok(())
     } else {
-        Err(("mdb_cursor_get(MDB_NEXT_DUP)", rc))
+        Err(("mdb_cursor_get", rc))
     }
 }
 
