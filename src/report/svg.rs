@@ -119,7 +119,35 @@ pub struct RatioPoint {
     /// A ratio to hold the estimate against (a claim's size), drawn as a black dash.
     pub claimed: Option<f64>,
     pub newest: bool,
+    /// A probe's side of a bisection, which colours it in place of the comparison's verdict.
+    pub side: Option<Side>,
     pub tip: String,
+}
+
+/// Which end of a bisection a probe was judged to lie with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Good,
+    Bad,
+    Undecided,
+}
+
+impl Side {
+    pub fn word(self) -> &'static str {
+        match self {
+            Side::Good => "good",
+            Side::Bad => "bad",
+            Side::Undecided => "undecided",
+        }
+    }
+
+    fn colour(self) -> RGBColor {
+        match self {
+            Side::Good => FASTER,
+            Side::Bad => SLOWER,
+            Side::Undecided => INCONCLUSIVE,
+        }
+    }
 }
 
 /// A chart of ratios against a line at 0% (ratio 1.0), the `same` band shaded.
@@ -290,13 +318,22 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
 fn legend(c: &RatioChart, centre: u32) -> String {
     let span = |col: &RGBColor, t: &str| format!("<tspan fill=\"{}\">{t}</tspan>", hex(col));
     let against = html_escape::encode_text(&c.against);
-    let first = format!(
-        "estimate and interval against {against}: {} {} {} {}",
-        span(&SLOWER, "● slower"),
-        span(&FASTER, "● faster"),
-        span(&SAME, "● same"),
-        span(&INCONCLUSIVE, "○ inconclusive"),
-    );
+    let first = if c.points.iter().any(|p| p.side.is_some()) {
+        format!(
+            "estimate and interval against {against}, coloured by the probe's side: {} {} {}",
+            span(&SLOWER, "● bad"),
+            span(&FASTER, "● good"),
+            span(&INCONCLUSIVE, "○ undecided"),
+        )
+    } else {
+        format!(
+            "estimate and interval against {against}: {} {} {} {}",
+            span(&SLOWER, "● slower"),
+            span(&FASTER, "● faster"),
+            span(&SAME, "● same"),
+            span(&INCONCLUSIVE, "○ inconclusive"),
+        )
+    };
     let reference = c.points.iter().any(|p| p.comparison.is_none());
     let claimed = c.points.iter().any(|p| p.claimed.is_some());
     let second = format!(
@@ -323,8 +360,12 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
             y - 6
         );
     };
-    let colour = hex(&verdict_colour(k.verdict));
-    let verdict = k.verdict.word();
+    let (colour, verdict) = match p.side {
+        Some(side) => (side.colour(), side.word()),
+        None => (verdict_colour(k.verdict), k.verdict.word()),
+    };
+    let hollow = p.side.map_or(k.verdict == Verdict::Inconclusive, |s| s == Side::Undecided);
+    let colour = hex(&colour);
     let mut o = String::new();
     if let Some(ci) = k.ci {
         let (lo, hi) = (pct(ci.lo), pct(ci.hi));
@@ -346,7 +387,7 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
         o.push_str("</g>\n");
     }
     let (x, y) = at(pct(k.ratio));
-    let fill = if k.verdict == Verdict::Inconclusive { "#fff".to_string() } else { colour.clone() };
+    let fill = if hollow { "#fff".to_string() } else { colour.clone() };
     let _ = writeln!(
         o,
         "<circle class=\"estimate {verdict}\" data-label=\"{label}\" data-ratio=\"{}\" cx=\"{x}\" cy=\"{y}\" r=\"6\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"2\"/>",
@@ -384,6 +425,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
                 instructions: d.and_then(|d| d.instructions()).map(|c| c.ratio),
                 claimed: None,
                 newest: m.newest.as_deref() == Some(b.tag.as_str()),
+                side: None,
                 tip: point_text(m, s, &b.tag),
             }
         })
