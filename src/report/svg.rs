@@ -342,7 +342,8 @@ fn legend(c: &RatioChart, centre: u32) -> String {
         span(&INSTRUCTIONS, "◆ instructions per entry (exact)"),
         if claimed { " · dashes: the size claimed" } else { "" }
     );
-    let third = format!("grey band: same ({}) · yellow: newest tag", cells::within(100.0 * c.min_effect));
+    let newest = if c.points.iter().any(|p| p.newest) { " · yellow: newest tag" } else { "" };
+    let third = format!("grey band: same ({}){newest}", cells::within(100.0 * c.min_effect));
     let line = |y: i32, t: &str| {
         format!("<text x=\"{centre}\" y=\"{y}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\" fill=\"#000\">{t}</text>\n")
     };
