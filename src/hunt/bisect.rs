@@ -349,10 +349,8 @@ impl<'a> Bisector<'a> {
             return Ok((Verdict::Skipped(why.into()), String::new(), ToGood::default()));
         }
         let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
-        let to_good = ToGood {
-            probe: family::compare(&gv, &pv, family, &rule),
-            bad: family::compare(&gv, &bv, family, &rule),
-        };
+        let to_good =
+            ToGood { probe: family::compare(&gv, &pv, family, &rule), bad: family::compare(&gv, &bv, family, &rule) };
         let (verdict, pos) = decide(&gv, &bv, &pv, family, &rule);
         let mut detail = format!(
             "{}{}",
@@ -641,7 +639,8 @@ mod tests {
             .collect();
         let step = |i: usize, verdict| search::Step { candidate: c[i].clone(), verdict, detail: String::new() };
         let steps = vec![step(2, Verdict::Skipped("not built".into())), step(3, Verdict::Bad), step(1, Verdict::Good)];
-        let outcome = SearchOutcome { last_good: 1, first_bad: 3, steps, skipped_between: vec![2], stopped_undecided: false };
+        let outcome =
+            SearchOutcome { last_good: 1, first_bad: 3, steps, skipped_between: vec![2], stopped_undecided: false };
         let vs_good = [(c[3].clone(), cmp(1.08, 1.12)), (c[1].clone(), cmp(0.99, 1.01))].into_iter().collect();
         Found {
             phase: "commits",
@@ -659,9 +658,11 @@ mod tests {
     fn the_probes_chart_holds_each_measured_probe_in_commit_order_by_its_side() {
         let svg = probes_chart(&phase(), 0.02).unwrap().unwrap();
         let marks: Vec<&str> = svg.match_indices("<circle class=\"estimate ").map(|(i, _)| &svg[i..i + 80]).collect();
-        let labels: Vec<&str> = marks.iter().map(|m| m.split("data-label=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
+        let labels: Vec<&str> =
+            marks.iter().map(|m| m.split("data-label=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
         assert_eq!(labels, ["1111111", "3333333", "0.9.21"], "{svg}");
-        let sides: Vec<&str> = marks.iter().map(|m| m["<circle class=\"estimate ".len()..].split('"').next().unwrap()).collect();
+        let sides: Vec<&str> =
+            marks.iter().map(|m| m["<circle class=\"estimate ".len()..].split('"').next().unwrap()).collect();
         assert_eq!(sides, ["good", "bad", "bad"]);
         assert_eq!(svg.matches("class=\"reference-point\" data-label=\"0.9.20\"").count(), 1, "{svg}");
         assert_eq!(svg.matches("<g class=\"interval ").count(), 3);
@@ -677,8 +678,11 @@ mod tests {
         d.table(cells::Cells::new(&["candidate"], 0, 1));
         d.para("First bad: 3333333cccc.");
         let page = page(&d, &[phase()], 0.02).unwrap();
-        let (table, chart, after) =
-            (page.find("</table>").unwrap(), page.find("<svg class=\"ratio-chart\"").unwrap(), page.find("First bad").unwrap());
+        let (table, chart, after) = (
+            page.find("</table>").unwrap(),
+            page.find("<svg class=\"ratio-chart\"").unwrap(),
+            page.find("First bad").unwrap(),
+        );
         assert!(table < chart && chart < after, "{page}");
     }
 }

@@ -205,7 +205,12 @@ fn newest_ratios(g: &[&SiteRun], s: &Section, runs: &[String]) -> Result<String>
             claimed: None,
             newest: false,
             side: None,
-            tip: format!("{run}: {} against {}: {}", short_tag(&tag), short_tag(&base), cells::delta_line(&d.comparison)),
+            tip: format!(
+                "{run}: {} against {}: {}",
+                short_tag(&tag),
+                short_tag(&base),
+                cells::delta_line(&d.comparison)
+            ),
         });
     }
     let m0 = &g[0].model;
