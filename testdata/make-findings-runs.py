@@ -40,9 +40,11 @@ def unavailable(tag):
             "reason": "tried registries: no registry package carries this tag; supply it with --git PATH"}
 
 
-def run(name, rounds, noise, times, counts):
-    """times and counts: workload -> tag -> centre (ms) / instructions per 100,000 entries."""
-    tags = sorted([built(t) for t in MEASURED] + [unavailable(t) for t in UNAVAILABLE], key=lambda t: t["tag"])
+def run(name, rounds, noise, times, counts, measured=MEASURED, missing=UNAVAILABLE, path=None):
+    """times and counts: workload -> tag -> centre (ms) / instructions per 100,000 entries;
+    written to testdata/findings-NAME.jsonl unless `path` says otherwise
+    (make-many-tags-run.py)."""
+    tags = sorted([built(t) for t in measured] + [unavailable(t) for t in missing], key=lambda t: t["tag"])
     header = {
         "type": "header", "schema": 1,
         "config": {"entries": 1000000, "value_size": 100, "keys": "int", "order": "seq", "values": "fixed",
@@ -72,7 +74,7 @@ def run(name, rounds, noise, times, counts):
     # Ten seconds a round, the warm-up's included.
     lines.append({"type": "end", "reason": "rounds", "rounds": rounds, "finished": "2026-01-01T00:10:00Z",
                   "wall_s": 10.0 * (rounds + 1), "timed_s": 2.0 * (rounds + 1)})
-    with open(f"testdata/findings-{name}.jsonl", "w") as f:
+    with open(path or f"testdata/findings-{name}.jsonl", "w") as f:
         for l in lines:
             f.write(json.dumps(l, separators=(",", ":")) + "\n")
 
@@ -85,15 +87,20 @@ def stepped(before, after, first):
     return {t: (after if MEASURED.index(t) >= MEASURED.index(first) else before) for t in MEASURED}
 
 
-run("step", 12, 0.01,
-    {"readSeq": flat(20.0), "write": stepped(75.0, 82.5, "LMDB_0.9.21")},
-    {"readSeq": flat(3_100_000), "write": stepped(65_000_000, 80_145_000, "LMDB_0.9.21")})
-run("time-only", 12, 0.01,
-    {"readSeq": stepped(20.0, 19.0, "LMDB_0.9.22"), "write": flat(75.0)},
-    {"readSeq": flat(3_100_000), "write": flat(65_000_000)})
-run("none", 8, 0.08,
-    {"readSeq": flat(20.0), "write": flat(75.0)},
-    {"readSeq": flat(3_100_000), "write": flat(65_000_000)})
-run("just-inside", 12, 0.002,
-    {"readSeq": flat(20.0), "write": stepped(75.0, 75.75, "LMDB_0.9.21")},
-    {"readSeq": flat(3_100_000), "write": stepped(65_000_000, 65_650_000, "LMDB_0.9.21")})
+def main():
+    run("step", 12, 0.01,
+        {"readSeq": flat(20.0), "write": stepped(75.0, 82.5, "LMDB_0.9.21")},
+        {"readSeq": flat(3_100_000), "write": stepped(65_000_000, 80_145_000, "LMDB_0.9.21")})
+    run("time-only", 12, 0.01,
+        {"readSeq": stepped(20.0, 19.0, "LMDB_0.9.22"), "write": flat(75.0)},
+        {"readSeq": flat(3_100_000), "write": flat(65_000_000)})
+    run("none", 8, 0.08,
+        {"readSeq": flat(20.0), "write": flat(75.0)},
+        {"readSeq": flat(3_100_000), "write": flat(65_000_000)})
+    run("just-inside", 12, 0.002,
+        {"readSeq": flat(20.0), "write": stepped(75.0, 75.75, "LMDB_0.9.21")},
+        {"readSeq": flat(3_100_000), "write": stepped(65_000_000, 65_650_000, "LMDB_0.9.21")})
+
+
+if __name__ == "__main__":
+    main()

@@ -8,9 +8,14 @@
 //! print media hides the contents and unrolls the tables; every workload's chart draws
 //! the model's own interval for each compared tag against a line at 1.0; screenshots at
 //! 390 and 1280 px wide that are not blank, of the first screen and of the write chart.
+//! A run of seventeen tags (testdata/run-many-tags.jsonl, its page rendered here) holds
+//! the same intervals, and its charts' tag labels stand upright, none overlapping
+//! another, large enough to read at either width, the newest tag marked, the axis in
+//! percent, each point in its verdict's colour.
 //!
 //! The screenshots are written to target/tmp/screenshots/ for people to look at, and
-//! committed as testdata/golden/run-fixed-{390,1280}{,-write}.png: two runs of the same chromium
+//! committed as testdata/golden/run-fixed-{390,1280}{,-write}.png and
+//! run-many-tags-{390,1280}-write.png: two runs of the same chromium
 //! give the same bytes. Rendering differs between chromium releases (Debian updates its
 //! chromium often), so the pictures are compared only when the running chromium is the
 //! one named in testdata/golden/screenshots-chromium.txt, and then allowing 3% of pixels
@@ -239,11 +244,16 @@ const CHARTS: &str = r#"[...document.querySelectorAll("main figure.chart:not(.le
   }),
 }))"#;
 
-#[test]
-fn every_workload_chart_draws_the_models_interval_per_compared_tag_against_one() {
-    let data = lmdb_regress::runner::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
-    let model = lmdb_regress::report::model::build(&data, None).unwrap();
-    let want: Vec<serde_json::Value> = model
+/// The model of a run file under testdata/.
+fn model_of(run: &str) -> lmdb_regress::report::model::ReportModel {
+    let data = lmdb_regress::runner::runfile::load(&testdata(run)).unwrap();
+    lmdb_regress::report::model::build(&data, None).unwrap()
+}
+
+/// Per workload chart of `model`, what [`CHARTS`] must find: the model's interval for each
+/// compared tag, and one reference line at 1.0 inside the `same` band.
+fn intervals_and_references(model: &lmdb_regress::report::model::ReportModel) -> Vec<serde_json::Value> {
+    model
         .sections
         .iter()
         .map(|s| {
@@ -258,7 +268,21 @@ fn every_workload_chart_draws_the_models_interval_per_compared_tag_against_one()
                 .collect();
             json!({ "intervals": intervals, "references": [{ "ratio": "1", "in_band": true }] })
         })
-        .collect();
+        .collect()
+}
+
+/// The page of seventeen tags, rendered from its run file (no golden HTML: the fixed
+/// run's is the one tests/reports.rs keeps).
+fn many_tags_page() -> PathBuf {
+    let html = lmdb_regress::report::html::render(&model_of("run-many-tags.jsonl")).unwrap();
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run-many-tags.html");
+    std::fs::write(&p, html).unwrap();
+    p
+}
+
+#[test]
+fn every_workload_chart_draws_the_models_interval_per_compared_tag_against_one() {
+    let want = intervals_and_references(&model_of("run-fixed.jsonl"));
     assert!(want.iter().all(|c| c["intervals"].as_array().unwrap().len() == 2), "{want:?}");
     let c = chromium();
     let tab = c.new_tab();
@@ -266,6 +290,69 @@ fn every_workload_chart_draws_the_models_interval_per_compared_tag_against_one()
     assert_eq!(tab.eval(CHARTS), serde_json::Value::from(want));
     // Each tag's own level stays on the page, folded under its chart.
     assert_eq!(tab.eval("document.querySelectorAll('main details.levels:not([open]) svg').length"), 2);
+    let many = intervals_and_references(&model_of("run-many-tags.jsonl"));
+    assert!(many.iter().all(|c| c["intervals"].as_array().unwrap().len() == 16), "{many:?}");
+    tab.navigate(&url(&many_tags_page()));
+    assert_eq!(tab.eval(CHARTS), serde_json::Value::from(many));
+}
+
+/// Per workload chart as the reader sees it: each tag label's box on the screen and its
+/// rendered font size, the newest tag's shading and label weight, the y axis' labels, and
+/// each estimate's verdict class and fill.
+const READING: &str = r#"[...document.querySelectorAll("main figure.chart:not(.levels) svg")].map(s => {
+  const scale = s.getBoundingClientRect().width / s.viewBox.baseVal.width;
+  return {
+    labels: [...s.querySelectorAll("text.axis-label")].map(t => {
+      const r = t.getBoundingClientRect();
+      return { text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+               px: parseFloat(t.getAttribute("font-size")) * scale, bold: t.getAttribute("font-weight") === "bold" };
+    }),
+    newest: [...s.querySelectorAll("rect.newest")].map(r => r.dataset.label),
+    band: s.querySelectorAll("rect.same-band").length,
+    percents: [...s.querySelectorAll("text")].map(t => t.textContent.trim()).filter(t => /^([+-]\d+(\.\d+)?%|0)$/.test(t)),
+    estimates: [...s.querySelectorAll("circle.estimate")].map(c => [c.getAttribute("class"), c.getAttribute("stroke")]),
+  };
+})"#;
+
+#[test]
+fn seventeen_tags_read_at_phone_and_laptop_width() {
+    let model = model_of("run-many-tags.jsonl");
+    let c = chromium();
+    let tab = c.new_tab();
+    tab.navigate(&url(&many_tags_page()));
+    for width in [390, 1280] {
+        screenshot(&tab, width, 800);
+        let charts = tab.eval(READING);
+        let charts = charts.as_array().unwrap();
+        assert_eq!(charts.len(), model.sections.len(), "at {width} px");
+        for (chart, s) in charts.iter().zip(&model.sections) {
+            let labels = chart["labels"].as_array().unwrap();
+            let texts: Vec<&str> = labels.iter().map(|l| l["text"].as_str().unwrap()).collect();
+            let want: Vec<String> =
+                s.vs_baseline.iter().map(|b| b.tag.trim_start_matches("LMDB_").to_string()).collect();
+            assert_eq!(texts, want, "{} at {width} px: one label per tag, in release order", s.workload);
+            let f = |l: &serde_json::Value, k: &str| l[k].as_f64().unwrap();
+            for (a, b) in labels.iter().zip(labels.iter().skip(1)) {
+                assert!(f(a, "right") <= f(b, "left"), "{} at {width} px: {a} overlaps {b}", s.workload);
+            }
+            for l in labels {
+                assert!(f(l, "px") >= 8.0, "{} at {width} px: {l} is too small to read", s.workload);
+                assert_eq!(l["bold"], l["text"] == "0.9.33", "{} at {width} px: only the newest tag bold", s.workload);
+            }
+            assert_eq!(chart["newest"], json!(["0.9.33"]), "{}", s.workload);
+            assert_eq!(chart["band"], 1, "{}: the same band", s.workload);
+            let percents = chart["percents"].as_array().unwrap();
+            assert!(percents.iter().any(|p| p == "0") && percents.len() >= 3, "{}: {percents:?}", s.workload);
+            // Each estimate in its verdict's colour: one colour per verdict, told apart.
+            let mut colours: std::collections::BTreeMap<String, String> = Default::default();
+            for e in chart["estimates"].as_array().unwrap() {
+                let (class, stroke) = (e[0].as_str().unwrap().to_string(), e[1].as_str().unwrap().to_string());
+                assert_eq!(colours.entry(class.clone()).or_insert(stroke.clone()), &stroke, "{}", s.workload);
+            }
+            let distinct: std::collections::BTreeSet<&String> = colours.values().collect();
+            assert_eq!(distinct.len(), colours.len(), "{}: {colours:?}", s.workload);
+        }
+    }
 }
 
 /// A screenshot of the first screen at `width` × `height`, as a phone or a laptop shows it.
@@ -309,54 +396,89 @@ fn content(png_bytes: &[u8]) -> (u32, u32, f64, usize) {
     (width, height, inked, colours.len())
 }
 
+/// Where screenshots go and what they are held against: their golden files, compared
+/// only under the chromium that made them, or rewritten with `UPDATE_GOLDEN=1`.
+struct Goldens {
+    out: PathBuf,
+    version: String,
+    update: bool,
+    same_chromium: bool,
+}
+
+impl Goldens {
+    fn of(c: &Chromium) -> Goldens {
+        let version = c.version();
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+        std::fs::create_dir_all(&out).unwrap();
+        let same_chromium = std::fs::read_to_string(Self::stamp()).is_ok_and(|s| s.trim() == version);
+        Goldens { out, version, update: std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1"), same_chromium }
+    }
+
+    fn stamp() -> PathBuf {
+        testdata("golden/screenshots-chromium.txt")
+    }
+
+    /// Checks a screenshot of `width` × `height` is not blank and, under the same
+    /// chromium, that it matches its golden file (or rewrites that).
+    fn check(&self, name: &str, shot: &[u8], (width, height): (u32, u32)) {
+        std::fs::write(self.out.join(name), shot).unwrap();
+        let (w, h, inked, colours) = content(shot);
+        assert_eq!((w, h), (width, height), "{name}");
+        assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
+        let golden = testdata(&format!("golden/{name}"));
+        if self.update {
+            std::fs::write(&golden, shot).unwrap();
+        } else if self.same_chromium {
+            let want = std::fs::read(&golden).unwrap();
+            // Byte-identical on the machine that made it; elsewhere text may be smoothed
+            // differently, so a few per cent of pixels may move, not the layout.
+            let changed = changed_pixels(&want, shot);
+            assert!(
+                changed <= 0.03,
+                "{name}: {:.1}% of pixels differ from its golden file under the same {}; look at {} and rewrite with UPDATE_GOLDEN=1",
+                changed * 100.0,
+                self.version,
+                self.out.join(name).display()
+            );
+        } else {
+            // Said, not silent: another chromium renders fonts differently, so only the
+            // checks above apply.
+            eprintln!("{name}: not compared with its golden file (made by another chromium than {})", self.version);
+        }
+    }
+
+    fn stamped(&self) {
+        if self.update {
+            std::fs::write(Self::stamp(), format!("{}\n", self.version)).unwrap();
+        }
+    }
+}
+
+/// The page's first screen and its write chart at the top of the screen (its step must
+/// read at either width), at phone and laptop width, named `stem-WIDTH{,-write}.png`.
+fn shoot(tab: &Tab, goldens: &Goldens, stem: &str, first_screen: bool) {
+    for (width, height) in [(390, 844), (1280, 800)] {
+        tab.eval("window.scrollTo(0, 0)");
+        let shot = screenshot(tab, width, height);
+        // Nothing of the page is cut off sideways: wide tables scroll inside their own box.
+        let overflow = tab.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        assert_eq!(overflow, 0, "{stem} scrolls sideways at {width} px");
+        if first_screen {
+            goldens.check(&format!("{stem}-{width}.png"), &shot, (width, height));
+        }
+        tab.eval("document.querySelectorAll('main figure.chart:not(.levels)')[1].scrollIntoView()");
+        goldens.check(&format!("{stem}-{width}-write.png"), &screenshot(tab, width, height), (width, height));
+    }
+}
+
 #[test]
 fn screenshots_at_phone_and_laptop_width_are_not_blank() {
     let c = chromium();
-    let version = c.version();
+    let goldens = Goldens::of(&c);
     let tab = c.new_tab();
     tab.navigate(&url(&testdata("golden/run-fixed.html")));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
-    std::fs::create_dir_all(&out).unwrap();
-    let stamp = testdata("golden/screenshots-chromium.txt");
-    let update = std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1");
-    let same_chromium = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == version);
-    for (width, height) in [(390, 844), (1280, 800)] {
-        tab.eval("window.scrollTo(0, 0)");
-        let shot = screenshot(&tab, width, height);
-        // Nothing of the page is cut off sideways: wide tables scroll inside their own box.
-        let overflow = tab.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
-        assert_eq!(overflow, 0, "the page scrolls sideways at {width} px");
-        let check = |name: String, shot: Vec<u8>| {
-            std::fs::write(out.join(&name), &shot).unwrap();
-            let (w, h, inked, colours) = content(&shot);
-            assert_eq!((w, h), (width, height), "{name}");
-            assert!(inked > 0.03 && colours > 16, "{name} looks blank: {:.1}% inked, {colours} colours", 100.0 * inked);
-            let golden = testdata(&format!("golden/{name}"));
-            if update {
-                std::fs::write(&golden, &shot).unwrap();
-            } else if same_chromium {
-                let want = std::fs::read(&golden).unwrap();
-                // Byte-identical on the machine that made it; elsewhere text may be smoothed
-                // differently, so a few per cent of pixels may move, not the layout.
-                let changed = changed_pixels(&want, &shot);
-                assert!(
-                    changed <= 0.03,
-                    "{name}: {:.1}% of pixels differ from its golden file under the same {version}; look at {} and rewrite with UPDATE_GOLDEN=1",
-                    changed * 100.0,
-                    out.join(&name).display()
-                );
-            } else {
-                // Said, not silent: another chromium renders fonts differently, so only the
-                // checks above apply.
-                eprintln!("{name}: not compared with its golden file (made by another chromium than {version})");
-            }
-        };
-        check(format!("run-fixed-{width}.png"), shot);
-        // The write chart at the top of the screen: its step must read at either width.
-        tab.eval("document.querySelectorAll('main figure.chart:not(.levels)')[1].scrollIntoView()");
-        check(format!("run-fixed-{width}-write.png"), screenshot(&tab, width, height));
-    }
-    if update {
-        std::fs::write(&stamp, format!("{version}\n")).unwrap();
-    }
+    shoot(&tab, &goldens, "run-fixed", true);
+    tab.navigate(&url(&many_tags_page()));
+    shoot(&tab, &goldens, "run-many-tags", false);
+    goldens.stamped();
 }

@@ -60,11 +60,15 @@ fn a_site_holds_every_run_an_index_and_trends_for_comparable_runs() {
     ] {
         assert!(index.contains(s), "the index lacks {s:?}");
     }
-    // Two runs share host and settings: one trend section, a chart per workload, each
-    // tag a line with a point per run; the run on another host has none.
+    // Two runs share host and settings: one trend section, two charts per workload: each
+    // run's newest tag against its baseline, a point per run, and each tag a line with a
+    // point per run; the run on another host has none.
     assert_eq!(index.matches("<h2 id=").count(), 1, "{index}");
     assert!(index.contains("Trends on Fixture CPU (2 cores)") && !index.contains("Trends on Other CPU"));
-    assert_eq!(index.matches("<figure class=\"chart\">").count(), 2);
+    assert_eq!(index.matches("<figure class=\"chart\">").count(), 4);
+    assert_eq!(index.matches("<svg class=\"ratio-chart\"").count(), 2);
+    assert_eq!(index.matches("<g class=\"interval ").count(), 2 * 3, "an interval per run and workload");
+    assert!(index.contains("older: 0.9.33 against 0.9.17: "), "a tooltip per run's ratio");
     assert!(index.contains("0.9.33 in older: median 19.026 ms/op"), "a tooltip per point");
     assert!(index.contains("0.9.33 in newer: median") && index.contains("0.9.33 in newer-twin: median"));
 }

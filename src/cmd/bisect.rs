@@ -521,7 +521,8 @@ fn resume_hint(run_dir: &std::path::Path, found: &Found) -> String {
 }
 
 /// Prints the tally and writes bisect.json and bisect.html (the confirmation of the
-/// slowdown, every phase, the log); a failure to write them is an error.
+/// slowdown, every phase with its chart of probes, the log) and each phase's chart as
+/// bisect-PHASE.svg; a failure to write them is an error.
 fn finish(
     b: &Bisector,
     results: &[Found],
@@ -551,9 +552,15 @@ fn finish(
     // Serialised first: a failure never leaves an empty file behind.
     let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
     let d = summary_document(b, results, attribution, started);
-    let page = crate::report::html::render_document(&d, None)?;
+    let min_effect = b.settings.rule.min_effect;
+    let page = crate::hunt::bisect::page(&d, results, min_effect)?;
     let dir = &b.settings.run_dir;
-    let outputs = [(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
+    let mut outputs = vec![(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
+    for f in results {
+        if let Some(svg) = crate::hunt::bisect::probes_chart(f, min_effect)? {
+            outputs.push((dir.join(format!("bisect-{}.svg", f.phase)), svg.into_bytes()));
+        }
+    }
     files::write_each(&outputs, b.settings.existing)?;
     searches.push(d);
     Ok(())
@@ -577,7 +584,7 @@ fn summary_document(
         ("Wall time".into(), cells::seconds(started.elapsed().as_secs_f64())),
     ]));
     for f in results {
-        d.heading(2, format!("Phase: {}", f.phase));
+        d.heading(2, crate::hunt::bisect::phase_heading(f.phase));
         let mut t = Cells::new(&["candidate", "verdict", "detail"], 0, 3);
         for step in &f.outcome.steps {
             let verdict = match &step.verdict {

@@ -16,6 +16,9 @@ use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::report::cells;
+use crate::report::html::{self, Item};
+use crate::report::outline::{Block, Document};
+use crate::report::svg::{self, RatioChart, RatioPoint, Side};
 use crate::runner::counter::Counter;
 use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::runner::{self, Label, RunSpec, Unit};
@@ -99,6 +102,17 @@ pub struct Found {
     pub first_bad_info: Option<String>,
     /// Ctrl-C stopped this phase: `outcome` holds what was decided before it.
     pub interrupted: bool,
+    /// Each measured probe against the good end, as its own run compared them, by candidate.
+    pub vs_good: BTreeMap<String, Comparison>,
+    /// The bad end against the good end, in the last probe's run.
+    pub bad_vs_good: Option<Comparison>,
+}
+
+/// A probe's run, compared to the good end: the probe's ratio and the bad end's.
+#[derive(Default)]
+struct ToGood {
+    probe: Option<Comparison>,
+    bad: Option<Comparison>,
 }
 
 /// Ctrl-C during a measurement: an error that ends the search, never a skipped probe.
@@ -305,7 +319,7 @@ impl<'a> Bisector<'a> {
     }
 
     /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.
-    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(Verdict, String)> {
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(Verdict, String, ToGood)> {
         let interrupted = || runner::interrupt_flag().load(Ordering::SeqCst);
         let stop_here = || Interrupted(self.settings.run_dir.display().to_string());
         if interrupted() {
@@ -315,7 +329,7 @@ impl<'a> Bisector<'a> {
             Ok(u) => u,
             // Ctrl-C reaches the compiler too: its failure is no reason to skip.
             Err(_) if interrupted() => return Err(stop_here().into()),
-            Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new())),
+            Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new(), ToGood::default())),
         };
         let (g, b, p) = (good.label.to_string(), bad.label.to_string(), label.to_string());
         let (metric, rule) = (self.settings.metric, self.rule());
@@ -327,14 +341,17 @@ impl<'a> Bisector<'a> {
         let samples = match self.interleave(&format!("probe-{label}"), units.clone(), &stop) {
             Ok(s) => s,
             Err(e) if e.is::<Interrupted>() => return Err(e),
-            Err(e) => return Ok((Verdict::Skipped(format!("{e:#}")), String::new())),
+            Err(e) => return Ok((Verdict::Skipped(format!("{e:#}")), String::new(), ToGood::default())),
         };
         let pv = self.values(&samples, &p);
         if pv.is_empty() {
             let why = "no sample: the probe's worker failed (see its run file)";
-            return Ok((Verdict::Skipped(why.into()), String::new()));
+            return Ok((Verdict::Skipped(why.into()), String::new(), ToGood::default()));
         }
-        let (verdict, pos) = decide(&self.values(&samples, &g), &self.values(&samples, &b), &pv, family, &rule);
+        let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
+        let to_good =
+            ToGood { probe: family::compare(&gv, &pv, family, &rule), bad: family::compare(&gv, &bv, family, &rule) };
+        let (verdict, pos) = decide(&gv, &bv, &pv, family, &rule);
         let mut detail = format!(
             "{}{}",
             self.fmt_values(&samples, &p),
@@ -342,10 +359,10 @@ impl<'a> Bisector<'a> {
         );
         if verdict.is_none() {
             if let Some(v) = self.decide_by_counts(units, &g, &b, &p, &mut detail)? {
-                return Ok((v, detail));
+                return Ok((v, detail, to_good));
             }
         }
-        Ok((verdict.unwrap_or(Verdict::Undecided), detail))
+        Ok((verdict.unwrap_or(Verdict::Undecided), detail, to_good))
     }
 
     /// `--metric auto`: time left the probe undecided, so one counting run decides it.
@@ -391,9 +408,10 @@ impl<'a> Bisector<'a> {
         let mut n = 0;
         let family = Self::probe_family(total);
         let mut interrupted = false;
+        let (mut vs_good, mut bad_vs_good) = (BTreeMap::new(), None);
         let mut probe = |label: &str| {
             n += 1;
-            let (v, detail) = match self.probe(good, bad, label, family) {
+            let (v, detail, to_good) = match self.probe(good, bad, label, family) {
                 Ok(measured) => measured,
                 // Undecided ends the search at once; the step is taken back below.
                 Err(_) => {
@@ -406,6 +424,10 @@ impl<'a> Bisector<'a> {
                 other => format!("{other:?}").to_lowercase(),
             };
             self.say(format!("  probe {n}: {label}: {detail} → {verdict}"));
+            if let Some(c) = to_good.probe {
+                vs_good.insert(label.to_string(), c);
+            }
+            bad_vs_good = to_good.bad.or(bad_vs_good.take());
             (v, detail)
         };
         let mut outcome = search::bisect(&candidates, &mut probe);
@@ -415,7 +437,8 @@ impl<'a> Bisector<'a> {
             outcome.stopped_undecided = false;
         }
         let (lg, fb) = (candidates[outcome.last_good].clone(), candidates[outcome.first_bad].clone());
-        let mut found = Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted };
+        let mut found =
+            Found { phase, outcome, candidates, step: None, first_bad_info: None, interrupted, vs_good, bad_vs_good };
         if interrupted {
             self.say(format!(
                 "{phase}: interrupted; decided so far: the first bad one is after {lg}, at {fb} at the latest"
@@ -517,6 +540,77 @@ fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
     stats::chunks::group(samples, |s| s.value(metric)).compared.remove(tag).unwrap_or_default()
 }
 
+/// A phase's heading on bisect's page: its chart of probes follows the table under it.
+pub fn phase_heading(phase: &str) -> String {
+    format!("Phase: {phase}")
+}
+
+/// A candidate as a chart's axis names it: a tag without its prefix, a commit by 7 digits.
+fn axis_label(candidate: &str) -> String {
+    match crate::tags::looks_like_commit(candidate) {
+        true => candidate[..7].to_string(),
+        false => cells::short_tag(candidate).to_string(),
+    }
+}
+
+/// The side a probe was judged on; None for one skipped.
+fn side(v: &Verdict) -> Option<Side> {
+    match v {
+        Verdict::Good => Some(Side::Good),
+        Verdict::Bad => Some(Side::Bad),
+        Verdict::Undecided => Some(Side::Undecided),
+        Verdict::Skipped(_) => None,
+    }
+}
+
+/// A phase's probes against its good end, in the candidates' order (release order for
+/// tags, commit order for commits): the good end at 0%, each measured probe's ratio with
+/// its interval coloured by the side it was judged on, and the bad end. None before any
+/// probe was measured.
+pub fn probes_chart(f: &Found, min_effect: f64) -> Result<Option<String>> {
+    if f.vs_good.is_empty() {
+        return Ok(None);
+    }
+    let (good, last) = (&f.candidates[0], f.candidates.len() - 1);
+    let judged = |c: &str| f.outcome.steps.iter().find(|s| s.candidate == c).and_then(|s| side(&s.verdict));
+    let points = f.candidates.iter().enumerate().filter_map(|(i, c)| {
+        let (comparison, side) = match i {
+            0 => (None, None),
+            i if i == last => (Some(f.bad_vs_good.clone()?), Some(Side::Bad)),
+            _ => (Some(f.vs_good.get(c)?.clone()), judged(c)),
+        };
+        let tip = match (&comparison, side) {
+            (Some(k), Some(s)) => format!("{c}: {} against {good}; {}", cells::delta_line(k), s.word()),
+            (Some(k), None) => format!("{c}: {} against {good}", cells::delta_line(k)),
+            (None, _) => format!("{c}: the good end"),
+        };
+        let (time_only, instructions, claimed, newest) = (false, None, None, false);
+        Some(RatioPoint { label: axis_label(c), comparison, time_only, instructions, claimed, newest, side, tip })
+    });
+    let chart = RatioChart {
+        title: format!("Bisect, {}: each probe against the good end", f.phase),
+        against: axis_label(good),
+        x_desc: if f.phase == "tags" { "LMDB tag, in release order" } else { "commit, in commit order" }.into(),
+        min_effect,
+        points: points.collect(),
+    };
+    svg::ratios(&chart).map(Some)
+}
+
+/// Bisect's page: its document, each phase's chart of probes after the phase's table.
+pub fn page(d: &Document, results: &[Found], min_effect: f64) -> Result<String> {
+    let mut items = html::items(d, None)?;
+    // From the last phase, so that the earlier ones' positions hold.
+    for f in results.iter().rev() {
+        let heading = phase_heading(f.phase);
+        let at = items.iter().position(|i| matches!(i, Item::Block(Block::Heading(2, t)) if *t == heading));
+        if let (Some(at), Some(svg)) = (at, probes_chart(f, min_effect)?) {
+            items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
+        }
+    }
+    Ok(html::render_items(&items))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,5 +623,66 @@ mod tests {
             ("0.00".into(), "0.00".into(), "1.00".into(), "0.50".into())
         );
         assert_eq!(at(-0.25), "-0.25");
+    }
+
+    fn cmp(lo: f64, hi: f64) -> Comparison {
+        let ci = Some(crate::stats::Interval { lo, hi });
+        let verdict = crate::stats::ratio::judge(ci, 0.02);
+        Comparison { ratio: (lo + hi) / 2.0, ci, confidence: 0.95, n: 12, method: stats::Method::Paired, verdict }
+    }
+
+    /// Probes at candidates 3 (good) and 1 (bad) of good, 4 commits, bad; 2 skipped.
+    fn phase() -> Found {
+        let c: Vec<String> = ["LMDB_0.9.20", "1111111aaaa", "2222222bbbb", "3333333cccc", "LMDB_0.9.21"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let step = |i: usize, verdict| search::Step { candidate: c[i].clone(), verdict, detail: String::new() };
+        let steps = vec![step(2, Verdict::Skipped("not built".into())), step(3, Verdict::Bad), step(1, Verdict::Good)];
+        let outcome =
+            SearchOutcome { last_good: 1, first_bad: 3, steps, skipped_between: vec![2], stopped_undecided: false };
+        let vs_good = [(c[3].clone(), cmp(1.08, 1.12)), (c[1].clone(), cmp(0.99, 1.01))].into_iter().collect();
+        Found {
+            phase: "commits",
+            outcome,
+            candidates: c,
+            step: None,
+            first_bad_info: None,
+            interrupted: false,
+            vs_good,
+            bad_vs_good: Some(cmp(1.09, 1.11)),
+        }
+    }
+
+    #[test]
+    fn the_probes_chart_holds_each_measured_probe_in_commit_order_by_its_side() {
+        let svg = probes_chart(&phase(), 0.02).unwrap().unwrap();
+        let marks: Vec<&str> = svg.match_indices("<circle class=\"estimate ").map(|(i, _)| &svg[i..i + 80]).collect();
+        let labels: Vec<&str> =
+            marks.iter().map(|m| m.split("data-label=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
+        assert_eq!(labels, ["1111111", "3333333", "0.9.21"], "{svg}");
+        let sides: Vec<&str> =
+            marks.iter().map(|m| m["<circle class=\"estimate ".len()..].split('"').next().unwrap()).collect();
+        assert_eq!(sides, ["good", "bad", "bad"]);
+        assert_eq!(svg.matches("class=\"reference-point\" data-label=\"0.9.20\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<g class=\"interval ").count(), 3);
+        assert!(svg.contains("<line class=\"reference\" data-ratio=\"1\""), "{svg}");
+        assert!(svg.contains("coloured by the probe's side"), "{svg}");
+    }
+
+    #[test]
+    fn the_page_puts_each_phase_chart_after_its_table() {
+        let mut d = Document::default();
+        d.heading(1, "Bisect");
+        d.heading(2, phase_heading("commits"));
+        d.table(cells::Cells::new(&["candidate"], 0, 1));
+        d.para("First bad: 3333333cccc.");
+        let page = page(&d, &[phase()], 0.02).unwrap();
+        let (table, chart, after) = (
+            page.find("</table>").unwrap(),
+            page.find("<svg class=\"ratio-chart\"").unwrap(),
+            page.find("First bad").unwrap(),
+        );
+        assert!(table < chart && chart < after, "{page}");
     }
 }

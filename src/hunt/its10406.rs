@@ -320,6 +320,7 @@ pub fn claims_chart(e: &EngineResult, m: &ReportModel) -> anyhow::Result<Option<
             instructions: c.instructions_ratio,
             claimed: Some(1.0 + c.reported_pct / 100.0),
             newest: false,
+            side: None,
             tip: c.sentence.clone(),
         })
         .collect();

@@ -339,6 +339,7 @@ impl History {
                     instructions: change.and_then(|c| c.counts.get(&Metric::Instructions)).map(|c| c.ratio),
                     claimed: None,
                     newest: false,
+                    side: None,
                     tip: match change {
                         Some(c) => format!(
                             "{}: {} after {}",

@@ -1,7 +1,8 @@
 //! The index page of a static site of runs (`site DIR RUN...`): one row per run (date,
 //! host, tags, workloads, headline verdicts, a link to its own page), for runs made on
-//! the same host with the same settings each tag's median per run as a trend per workload,
-//! and one row per history (range, commits, steps, a link to its step charts).
+//! the same host with the same settings a trend per workload (each run's newest tag against
+//! its baseline, then each tag's median per run), and one row per history (range,
+//! commits, steps, a link to its step charts).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,7 @@ use super::history::History;
 use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
-use super::svg::{self, TrendSeries};
+use super::svg::{self, RatioChart, RatioPoint, TrendSeries};
 use crate::label::Label;
 use crate::stats::Verdict;
 
@@ -166,8 +167,9 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
         let m0 = &g[0].model;
         out.push(Trend::Block(Block::Heading(2, format!("Trends on {}", host(m0)))));
         out.push(Trend::Block(Block::Paragraph(format!(
-            "{} runs with the same settings ({} entries, same engines and metric), oldest first: each \
-             tag's median {} per run, each run named by its own file.",
+            "{} runs with the same settings ({} entries, same engines and metric), oldest first, each \
+             run named by its own file: per workload, each run's newest tag against its baseline \
+             (the paired estimate and interval the verdicts rest on), then each tag's median {} per run.",
             g.len(),
             m0.config.entries,
             m0.unit.label
@@ -177,10 +179,48 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
         for s in &m0.sections {
             let title = format!("{} — median {} per run", m0.section_title(s), m0.unit.label);
             out.push(Trend::Block(Block::Heading(3, m0.section_title(s))));
+            out.push(Trend::Chart(newest_ratios(&g, s, &labels)?));
             out.push(Trend::Chart(svg::trend(&title, m0.unit.label, &labels, &series(&g, s))?));
         }
     }
     Ok(out)
+}
+
+/// Per run of the group, oldest first, its newest tag against its baseline in one
+/// (engine, workload): the report's own estimate and interval. A run without that
+/// comparison has no point.
+fn newest_ratios(g: &[&SiteRun], s: &Section, runs: &[String]) -> Result<String> {
+    let mut points = Vec::new();
+    for (r, run) in g.iter().zip(runs) {
+        let m = &r.model;
+        let Some(newest) = m.newest.as_deref() else { continue };
+        let row = m.section(s.engine, s.workload).and_then(|s| s.vs_baseline.iter().find(|b| b.tag == newest));
+        let Some(d) = row.and_then(|b| b.vs_baseline.as_ref()) else { continue };
+        let (tag, base) = (cells::label(m.label(newest)), cells::baseline_label(m));
+        points.push(RatioPoint {
+            label: run.clone(),
+            comparison: Some(d.comparison.clone()),
+            time_only: d.time_only,
+            instructions: d.instructions().map(|c| c.ratio),
+            claimed: None,
+            newest: false,
+            side: None,
+            tip: format!(
+                "{run}: {} against {}: {}",
+                short_tag(&tag),
+                short_tag(&base),
+                cells::delta_line(&d.comparison)
+            ),
+        });
+    }
+    let m0 = &g[0].model;
+    svg::ratios(&RatioChart {
+        title: format!("{} — each run's newest tag against its baseline", m0.section_title(s)),
+        against: "the run's baseline".into(),
+        x_desc: "run".into(),
+        min_effect: m0.rule.min_effect,
+        points,
+    })
 }
 
 /// A run's own id: its page's (and run file's) name.

@@ -119,7 +119,35 @@ pub struct RatioPoint {
     /// A ratio to hold the estimate against (a claim's size), drawn as a black dash.
     pub claimed: Option<f64>,
     pub newest: bool,
+    /// A probe's side of a bisection, which colours it in place of the comparison's verdict.
+    pub side: Option<Side>,
     pub tip: String,
+}
+
+/// Which end of a bisection a probe was judged to lie with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Good,
+    Bad,
+    Undecided,
+}
+
+impl Side {
+    pub fn word(self) -> &'static str {
+        match self {
+            Side::Good => "good",
+            Side::Bad => "bad",
+            Side::Undecided => "undecided",
+        }
+    }
+
+    fn colour(self) -> RGBColor {
+        match self {
+            Side::Good => FASTER,
+            Side::Bad => SLOWER,
+            Side::Undecided => INCONCLUSIVE,
+        }
+    }
 }
 
 /// A chart of ratios against a line at 0% (ratio 1.0), the `same` band shaded.
@@ -186,8 +214,10 @@ fn axis_percent(y: f64) -> String {
 pub fn ratios(c: &RatioChart) -> Result<String> {
     let (ylo, yhi) = ratio_axis(c);
     let n = c.points.len() as i32;
-    // Narrower when the tags' labels allow, so that a phone shows the whole chart, scaled.
-    let size = if n <= 10 { (720, 460) } else { SIZE };
+    let upright = Upright::of(c);
+    // 720 wide, so that a phone shows the whole chart scaled by a half: more columns stand
+    // their labels upright, in room below the axis, rather than widen it.
+    let size = (720, 460 + upright.as_ref().map_or(0, |u| u.room));
     let mut buf = String::new();
     let (marks, tips) = {
         let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
@@ -197,17 +227,17 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
         head.draw(&Text::new(c.title.clone(), (size.0 as i32 / 2, 10), centre)).map_err(err)?;
         let mut ch = ChartBuilder::on(&area)
             .margin(16)
-            .x_label_area_size(52)
+            .x_label_area_size(52 + upright.as_ref().map_or(0, |u| u.room as i32))
             .y_label_area_size(76)
             .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
             .map_err(err)?;
         axes(&mut ch.configure_mesh())
             .x_labels(c.points.len())
             .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if upright.is_none() => {
                     c.points.get(*i as usize).map(|p| p.label.clone()).unwrap_or_default()
                 }
-                SegmentValue::Last => String::new(),
+                _ => String::new(),
             })
             .x_desc(c.x_desc.as_str())
             .y_desc(format!("change against {}", c.against))
@@ -251,14 +281,26 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
         let mut tips = Vec::with_capacity(c.points.len());
         for (i, p) in c.points.iter().enumerate() {
             let y = p.comparison.as_ref().map_or(0.0, |k| pct(k.ratio));
-            o.push_str(&point_marks(p, &|y| at(i, y), (ylo, yhi)));
+            if let Some(u) = &upright {
+                o.push_str(&u.label(p, at(i, ylo).0, at(i, ylo).1 + 8));
+            }
+            // Crowded, only the newest tag's figure is written, above its column: the axis
+            // gives the others'.
+            let figure = match (&upright, p.newest) {
+                (None, _) => Figure::Beside,
+                (Some(_), true) => Figure::Above,
+                (Some(_), false) => Figure::Omitted,
+            };
+            o.push_str(&point_marks(p, &|y| at(i, y), (ylo, yhi), figure));
             if let Some(r) = p.instructions {
                 let (x, y) = at(i, pct(r));
+                // Crowded, the diamond keeps to its own column.
+                let x = x + if upright.is_some() { 3 } else { 10 };
                 let _ = writeln!(
                     o,
                     "<path class=\"instructions\" data-label=\"{}\" data-ratio=\"{r}\" d=\"M{} {y}l7 -7l7 7l-7 7z\" fill=\"{}\"/>",
                     attr(&p.label),
-                    x + 10,
+                    x,
                     hex(&INSTRUCTIONS)
                 );
             }
@@ -290,13 +332,22 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
 fn legend(c: &RatioChart, centre: u32) -> String {
     let span = |col: &RGBColor, t: &str| format!("<tspan fill=\"{}\">{t}</tspan>", hex(col));
     let against = html_escape::encode_text(&c.against);
-    let first = format!(
-        "estimate and interval against {against}: {} {} {} {}",
-        span(&SLOWER, "● slower"),
-        span(&FASTER, "● faster"),
-        span(&SAME, "● same"),
-        span(&INCONCLUSIVE, "○ inconclusive"),
-    );
+    let first = if c.points.iter().any(|p| p.side.is_some()) {
+        format!(
+            "estimate and interval against {against}, coloured by the probe's side: {} {} {}",
+            span(&SLOWER, "● bad"),
+            span(&FASTER, "● good"),
+            span(&INCONCLUSIVE, "○ undecided"),
+        )
+    } else {
+        format!(
+            "estimate and interval against {against}: {} {} {} {}",
+            span(&SLOWER, "● slower"),
+            span(&FASTER, "● faster"),
+            span(&SAME, "● same"),
+            span(&INCONCLUSIVE, "○ inconclusive"),
+        )
+    };
     let reference = c.points.iter().any(|p| p.comparison.is_none());
     let claimed = c.points.iter().any(|p| p.claimed.is_some());
     let second = format!(
@@ -305,15 +356,70 @@ fn legend(c: &RatioChart, centre: u32) -> String {
         span(&INSTRUCTIONS, "◆ instructions per entry (exact)"),
         if claimed { " · dashes: the size claimed" } else { "" }
     );
-    let third = format!("grey band: same ({}) · yellow: newest tag", cells::within(100.0 * c.min_effect));
+    let newest = if c.points.iter().any(|p| p.newest) { " · yellow: newest tag" } else { "" };
+    let third = format!("grey band: same ({}){newest}", cells::within(100.0 * c.min_effect));
     let line = |y: i32, t: &str| {
         format!("<text x=\"{centre}\" y=\"{y}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\" fill=\"#000\">{t}</text>\n")
     };
     line(50, &first) + &line(68, &second) + &line(86, &third)
 }
 
-/// One column's interval, estimate and figure, or the reference's own mark at 0%.
-fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64, f64)) -> String {
+/// More columns than this, and their labels stand upright, so that no two overlap.
+const SIDE_BY_SIDE: usize = 10;
+
+/// The labels of a crowded axis, rotated to read upwards, each ending under its column;
+/// a label longer than `CHARS` is cut with an ellipsis.
+struct Upright {
+    font: u32,
+    /// The height the longest label takes below the axis.
+    room: u32,
+}
+
+impl Upright {
+    const CHARS: usize = 12;
+
+    fn of(c: &RatioChart) -> Option<Upright> {
+        if c.points.len() <= SIDE_BY_SIDE {
+            return None;
+        }
+        // The plot is about 600 px wide; a label's line height stays within its column.
+        let column = 600 / c.points.len() as u32;
+        let font = (column * 7 / 10).clamp(10, 18);
+        let longest = c.points.iter().map(|p| Self::cut(&p.label).chars().count()).max().unwrap_or(0);
+        Some(Upright { font, room: (longest as u32 * font * 6 / 10).saturating_sub(16) })
+    }
+
+    fn cut(label: &str) -> String {
+        match label.chars().count() > Self::CHARS {
+            true => label.chars().take(Self::CHARS - 1).chain(['…']).collect(),
+            false => label.to_string(),
+        }
+    }
+
+    /// One column's label, its top at `(x, y)`; the newest tag's in bold.
+    fn label(&self, p: &RatioPoint, x: i32, y: i32) -> String {
+        let weight = if p.newest { " font-weight=\"bold\"" } else { "" };
+        format!(
+            "<text class=\"axis-label\" x=\"{x}\" y=\"{y}\" transform=\"rotate(-90 {x} {y})\" text-anchor=\"end\" \
+             dominant-baseline=\"central\" font-family=\"sans-serif\" font-size=\"{}\"{weight} fill=\"#000\">{}</text>\n",
+            self.font,
+            html_escape::encode_text(&Self::cut(&p.label))
+        )
+    }
+}
+
+/// Where a column's percentage is written.
+#[derive(Clone, Copy, PartialEq)]
+enum Figure {
+    /// Left of its estimate, above it.
+    Beside,
+    /// Centred above its interval.
+    Above,
+    Omitted,
+}
+
+/// One column's interval, estimate and percentage, or the reference's own mark at 0%.
+fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64, f64), figure: Figure) -> String {
     let label = attr(&p.label);
     let Some(k) = &p.comparison else {
         let (x, y) = at(0.0);
@@ -323,9 +429,16 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
             y - 6
         );
     };
-    let colour = hex(&verdict_colour(k.verdict));
-    let verdict = k.verdict.word();
+    let (colour, verdict) = match p.side {
+        Some(side) => (side.colour(), side.word()),
+        None => (verdict_colour(k.verdict), k.verdict.word()),
+    };
+    let hollow = p.side.map_or(k.verdict == Verdict::Inconclusive, |s| s == Side::Undecided);
+    let colour = hex(&colour);
     let mut o = String::new();
+    let (x, y) = at(pct(k.ratio));
+    // The top of what the column draws, above which `Figure::Above` writes.
+    let mut top_end = y - 6;
     if let Some(ci) = k.ci {
         let (lo, hi) = (pct(ci.lo), pct(ci.hi));
         let ((x, top), (_, bottom)) = (at(hi), at(lo));
@@ -335,6 +448,7 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
              <line x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{bottom}\"/>",
             ci.lo, ci.hi
         );
+        top_end = top_end.min(top);
         // A cap at each end; an arrowhead where the interval runs past the axis.
         for (end, y, dir) in [(hi, top, 1), (lo, bottom, -1)] {
             if (end > yhi && dir == 1) || (end < ylo && dir == -1) {
@@ -345,8 +459,7 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
         }
         o.push_str("</g>\n");
     }
-    let (x, y) = at(pct(k.ratio));
-    let fill = if k.verdict == Verdict::Inconclusive { "#fff".to_string() } else { colour.clone() };
+    let fill = if hollow { "#fff".to_string() } else { colour.clone() };
     let _ = writeln!(
         o,
         "<circle class=\"estimate {verdict}\" data-label=\"{label}\" data-ratio=\"{}\" cx=\"{x}\" cy=\"{y}\" r=\"6\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"2\"/>",
@@ -355,11 +468,14 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
     if p.time_only {
         let _ = writeln!(o, "<circle class=\"time-only\" cx=\"{x}\" cy=\"{y}\" r=\"10\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>");
     }
+    let (fx, fy, anchor) = match figure {
+        Figure::Omitted => return o,
+        Figure::Beside => (x - 12, y - 8, "end"),
+        Figure::Above => (x, top_end - 8, "middle"),
+    };
     let _ = writeln!(
         o,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"16\" fill=\"{colour}\">{}</text>",
-        x - 12,
-        y - 8,
+        "<text x=\"{fx}\" y=\"{fy}\" text-anchor=\"{anchor}\" font-family=\"sans-serif\" font-size=\"16\" fill=\"{colour}\">{}</text>",
         cells::ratio_percent(k.ratio)
     );
     o
@@ -384,6 +500,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
                 instructions: d.and_then(|d| d.instructions()).map(|c| c.ratio),
                 claimed: None,
                 newest: m.newest.as_deref() == Some(b.tag.as_str()),
+                side: None,
                 tip: point_text(m, s, &b.tag),
             }
         })
