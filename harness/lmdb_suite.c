@@ -18,7 +18,7 @@
 
 enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP };
 enum keys { SEQUENTIAL, RANDOM };
-enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64 };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -96,6 +96,9 @@ static uint64_t head(const unsigned char *v, size_t len) {
     return h;
 }
 
+/* DELETE: whether key i is deleted (every other, or with MOST all but every tenth). */
+static int deletes(const struct row *r, uint32_t i) { return r->options & MOST ? i % 10 != 0 : i % 2 == 0; }
+
 /* ---- operations (ops.rs): each a 16-byte key, then its value ---- */
 
 struct ops { unsigned char *bytes; size_t *ends, n, used, cap, ncap; };
@@ -151,7 +154,7 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         break;
     case DELETE:
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
-        for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_key(&p->timed, visit[x]);
+        for (uint32_t x = 0; x < m; x++) if (deletes(r, visit[x])) push_key(&p->timed, visit[x]);
         break;
     case FRAGMENT: {
         struct values small;

@@ -42,7 +42,8 @@ impl Options {
     pub const DUPFIXED: Options = Options(16);
     pub const COMPACT: Options = Options(32);
     pub const REVERSE: Options = Options(64);
-    const NAMED: [(&'static str, Options); 7] = [
+    pub const MOST: Options = Options(128);
+    const NAMED: [(&'static str, Options); 8] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -50,6 +51,7 @@ impl Options {
         ("DUPFIXED", Options::DUPFIXED),
         ("COMPACT", Options::COMPACT),
         ("REVERSE", Options::REVERSE),
+        ("MOST", Options::MOST),
     ];
 
     pub fn has(self, o: Options) -> bool {
@@ -83,6 +85,16 @@ pub struct Declared {
     pub share: u32,
     pub options: Options,
     pub about: &'static str,
+}
+
+impl Declared {
+    /// DELETE: whether key `i` is deleted (every other, or with MOST all but every tenth).
+    pub fn deletes(&self, i: u32) -> bool {
+        match self.options.has(Options::MOST) {
+            true => i % 10 != 0,
+            false => i % 2 == 0,
+        }
+    }
 }
 
 static DECLARED: LazyLock<Vec<Declared>> = LazyLock::new(|| {

@@ -60,7 +60,7 @@ impl Plan {
             }
             Shape::Delete => {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
-                visit.into_iter().filter(|i| i % 2 == 0).for_each(|i| p.timed.push(&key(i, false), &[]));
+                visit.into_iter().filter(|&i| d.deletes(i)).for_each(|i| p.timed.push(&key(i, false), &[]));
             }
             Shape::Fragment => {
                 let small = Values::new(seed, SMALL_VALUE);
