@@ -25,6 +25,7 @@ mod layouts;
 mod makefile;
 mod mtest;
 mod names;
+mod overhead;
 mod paired;
 mod patched;
 mod presets;
