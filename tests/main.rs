@@ -26,6 +26,7 @@ mod lmdb_suite;
 mod makefile;
 mod mtest;
 mod names;
+mod overhead;
 mod paired;
 mod patched;
 mod presets;

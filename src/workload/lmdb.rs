@@ -289,21 +289,16 @@ impl Walk {
         let (mut k, mut v) = (empty_val(), empty_val());
         let mut rc = get(cur, &mut k, &mut v, if self.started { step } else { start });
         self.started = true;
-        // In the C twin's shape: the first call before the loop, the step at its end, the
-        // count in a register. A walk to the end checks no steps left (the condition is
-        // the loop's own, so the compiler makes two loops of it, the body inlined once).
-        let (bounded, mut visited, mut failed) = (n != usize::MAX, 0u64, None);
-        while rc == 0 {
-            if let Err(e) = each(&mut k, &mut v) {
-                failed = Some(e);
-                break;
-            }
-            visited += 1;
-            if bounded && visited == n as u64 {
-                break;
-            }
-            rc = get(cur, &mut k, &mut v, step);
-        }
+        // Two loops, each in the C twin's shape (the first call before the loop, the step
+        // at its end, the count in a register): a walk to the end checks no steps left.
+        // Written out, as the compiler does not always split one loop on `n` itself
+        // (readCrc's was not: 7 instructions an entry).
+        let at = (get, cur, step);
+        let (visited, failed) = if n == usize::MAX {
+            steps::<false>(at, u64::MAX, (&mut k, &mut v), &mut rc, &mut each)
+        } else {
+            steps::<true>(at, n as u64, (&mut k, &mut v), &mut rc, &mut each)
+        };
         self.visited += visited;
         match (failed, rc) {
             (Some(e), _) => Err(e),
@@ -315,6 +310,34 @@ impl Walk {
             (None, rc) => Err((call, rc)),
         }
     }
+}
+
+/// A walk's loop: entries from the one `rc` found on, each handed to `each`, then `step`,
+/// while found (and, `BOUNDED`, fewer than `n` handed on); the entries handed on, and
+/// `each`'s failure.
+///
+/// # Safety
+/// As [`Walk::next`]; `k` and `v` hold the entry the last call found.
+#[inline(always)]
+unsafe fn steps<const BOUNDED: bool>(
+    (get, cur, step): (CursorGet, *mut MDB_cursor, sys::MDB_cursor_op),
+    n: u64,
+    (k, v): (&mut MDB_val, &mut MDB_val),
+    rc: &mut c_int,
+    each: &mut impl FnMut(&mut MDB_val, &mut MDB_val) -> Result<(), Failed>,
+) -> (u64, Option<Failed>) {
+    let mut visited = 0u64;
+    while *rc == 0 {
+        if let Err(e) = each(k, v) {
+            return (visited, Some(e));
+        }
+        visited += 1;
+        if BOUNDED && visited == n {
+            break;
+        }
+        *rc = get(cur, k, v, step);
+    }
+    (visited, None)
 }
 
 /// Walks the cursor from `start` by `step` to the end, handing each entry to `each`;
