@@ -18,7 +18,7 @@
 
 enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP };
 enum keys { SEQUENTIAL, RANDOM };
-enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128 };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -253,15 +253,23 @@ __attribute__((noinline)) int timed_lmdb_delete(struct env *e, const struct ops 
 
 static void add_dup(uint64_t *entries, uint64_t *sum, const unsigned char *d) { ++*entries; *sum += head(d, 8); }
 
-enum dup_walk { FORWARD, BACKWARD, MULTIPLE };
+enum dup_walk { FORWARD, BACKWARD, MULTIPLE, COUNTED };
 
 static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *entries, uint64_t *sum, const char **call) {
     static const MDB_cursor_op first[] = {MDB_NEXT_DUP, MDB_LAST_DUP, MDB_GET_MULTIPLE};
     static const MDB_cursor_op step[] = {MDB_NEXT_DUP, MDB_PREV_DUP, MDB_NEXT_MULTIPLE};
     MDB_val v;
+    size_t n;
     int rc;
     *call = "mdb_cursor_get(MDB_SET_KEY)";
     if ((rc = mdb_cursor_get(cur, k, &v, MDB_SET_KEY))) return rc;
+    if (walk == COUNTED) {
+        *call = "mdb_cursor_count";
+        if ((rc = mdb_cursor_count(cur, &n))) return rc;
+        ++*entries;
+        *sum += n;
+        return 0;
+    }
     if (walk == FORWARD) add_dup(entries, sum, v.mv_data);
     for (rc = mdb_cursor_get(cur, k, &v, first[walk]); !rc; rc = mdb_cursor_get(cur, k, &v, step[walk]))
         for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
@@ -325,7 +333,7 @@ static int open_for(const struct row *r, const char *dir, struct env *e, const c
 }
 
 static enum dup_walk dup_walk_of(const struct row *r) {
-    return r->options & DUPFIXED ? MULTIPLE : r->options & REVERSE ? BACKWARD : FORWARD;
+    return r->options & COUNT ? COUNTED : r->options & DUPFIXED ? MULTIPLE : r->options & REVERSE ? BACKWARD : FORWARD;
 }
 
 static struct write write_of(const struct row *r) {

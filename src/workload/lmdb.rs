@@ -71,6 +71,7 @@ api! {
     mdb_env_copy2: unsafe extern "C" fn(*mut MDB_env, *const c_char, c_uint) -> c_int,
     mdb_txn_reset: unsafe extern "C" fn(*mut MDB_txn),
     mdb_txn_renew: unsafe extern "C" fn(*mut MDB_txn) -> c_int,
+    mdb_cursor_count: unsafe extern "C" fn(*mut MDB_cursor, *mut usize) -> c_int,
 }
 
 impl Api {

@@ -32,7 +32,7 @@ pub enum Keys {
 
 /// A workload's options, a set of the table's flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Options(u8);
+pub struct Options(u16);
 
 impl Options {
     pub const APPEND: Options = Options(1);
@@ -43,7 +43,8 @@ impl Options {
     pub const COMPACT: Options = Options(32);
     pub const REVERSE: Options = Options(64);
     pub const MOST: Options = Options(128);
-    const NAMED: [(&'static str, Options); 8] = [
+    pub const COUNT: Options = Options(256);
+    const NAMED: [(&'static str, Options); 9] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -52,6 +53,7 @@ impl Options {
         ("COMPACT", Options::COMPACT),
         ("REVERSE", Options::REVERSE),
         ("MOST", Options::MOST),
+        ("COUNT", Options::COUNT),
     ];
 
     pub fn has(self, o: Options) -> bool {

@@ -136,10 +136,12 @@ fn timed_pass(
 
 /// How a DUPREAD row walks each key's duplicates.
 fn dup_walk(d: &Declared) -> pass::DupWalk {
-    match (d.options.has(Options::DUPFIXED), d.options.has(Options::REVERSE)) {
-        (true, _) => pass::DupWalk::Multiple,
-        (false, true) => pass::DupWalk::Reverse,
-        (false, false) => pass::DupWalk::Forward,
+    let has = |o| d.options.has(o);
+    match (has(Options::COUNT), has(Options::DUPFIXED), has(Options::REVERSE)) {
+        (true, _, _) => pass::DupWalk::Count,
+        (false, true, _) => pass::DupWalk::Multiple,
+        (false, false, true) => pass::DupWalk::Reverse,
+        (false, false, false) => pass::DupWalk::Forward,
     }
 }
 

@@ -131,6 +131,8 @@ pub enum DupWalk {
     Reverse,
     /// A page at a time: MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE (MDB_DUPFIXED).
     Multiple,
+    /// Only mdb_cursor_count: a key each, its duplicates' count summed.
+    Count,
 }
 
 /// Looks each key up and walks its duplicates as `walk` says; the count and the sum of
@@ -168,10 +170,17 @@ unsafe fn dups_of(
 ) -> Result<(), Failed> {
     let (mut k, mut v) = (val(key), empty_val());
     ok("mdb_cursor_get(MDB_SET_KEY)", (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY))?;
+    if walk == DupWalk::Count {
+        let mut n = 0usize;
+        ok("mdb_cursor_count", (api.mdb_cursor_count)(cur, &mut n))?;
+        sum.entries += 1;
+        sum.digest += n as u64;
+        return Ok(());
+    }
     let (first, step) = match walk {
         DupWalk::Multiple => (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE),
         DupWalk::Reverse => (sys::MDB_cursor_op_MDB_LAST_DUP, sys::MDB_cursor_op_MDB_PREV_DUP),
-        DupWalk::Forward => {
+        DupWalk::Forward | DupWalk::Count => {
             add(sum, bytes(&v));
             (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
         }
