@@ -346,3 +346,26 @@ fn a_run_with_a_directory_unit_resumes_as_its_ctrl_c_advice_says() {
         .unwrap();
     assert!(stderr(&o).contains("--source elsewhere is no unit of run.jsonl"), "{}", stderr(&o));
 }
+
+/// One `--source` directory spelled three ways (`lmdb`, `lmdb/`, `./lmdb`) is one unit, and a
+/// patch whose label is longer than a file name may be (NAME_MAX) builds in a folder of
+/// its own (was "File name too long").
+#[test]
+fn one_directory_however_spelled_is_one_unit_and_a_long_label_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&source_dir("LMDB_0.9.33"), &dir.path().join("lmdb"));
+    let name = format!("{}.patch", "long-".repeat(48));
+    let patch = make_patch(dir.path(), &name, plant);
+    let spec = format!("0.9.33+{}", patch.display());
+    let mut c = lmdb_regress();
+    c.current_dir(dir.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--tags", &spec]);
+    let o = c.args(["--source", "lmdb", "--source", "lmdb/", "--source", "./lmdb"]).output().unwrap();
+    let label = format!("LMDB_0.9.33 + {name}");
+    assert!(label.len() > 255, "a label longer than NAME_MAX");
+    assert_eq!(row(&o, &label)["status"], "built");
+    let rows = json(&o);
+    let local: Vec<&Value> =
+        rows.as_array().unwrap().iter().filter(|r| r["tag"].as_str().unwrap().starts_with("local:")).collect();
+    assert_eq!(local.len(), 1, "{rows}");
+    assert_eq!((local[0]["tag"].as_str(), local[0]["status"].as_str()), (Some("local:lmdb"), Some("built")));
+}
