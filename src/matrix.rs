@@ -223,7 +223,29 @@ pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions)
         }
     }
     status.status = Status::Built;
+    if let Some(note) = version_note(want, &status.builds) {
+        status.provenance = status.provenance.map(|p| format!("{p}; {note}"));
+    }
     status
+}
+
+/// A patched unit whose library reports a version other than its base tag's (a patch
+/// that changes lmdb.h's `MDB_VERSION_*`), said beside its sources: it is still measured
+/// as a patch of its base, never as the version it reports.
+fn version_note(want: &Want, builds: &[BuildRecord]) -> Option<String> {
+    let Want::Patched { base, .. } = want else { return None };
+    let expected = base.tag()?.version()?;
+    let lib = builds.iter().find(|b| b.kind == BuildKind::SharedLibrary)?;
+    let reported = lib.lmdb_version.strip_prefix("LMDB ")?.split(':').next()?;
+    let numbers = crate::manifest::parse_version(&format!("LMDB_{reported}"))?;
+    (numbers != expected).then(|| {
+        let (a, b, c) = expected;
+        format!(
+            "note: it reports version {reported}, not its base's {a}.{b}.{c} (the patch changes lmdb.h's \
+             MDB_VERSION_*); it is measured as a patch of {}",
+            base.label()
+        )
+    })
 }
 
 /// Every unavailable target in one short block, said once per command: which, why (each

@@ -173,3 +173,62 @@ fn explain_refuses_anything_but_two_builds() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// A profile of one workload: each function's self cost (Ir) in `file`, its inclusive cost
+/// the same.
+fn profile(functions: &[(&str, &str, u64)]) -> lmdb_regress::runner::profiling::WorkloadProfile {
+    use lmdb_regress::runner::profile::{FunctionCost, Profile};
+    let functions = functions
+        .iter()
+        .map(|&(name, file, ir)| {
+            let cost = FunctionCost {
+                file: Some(file.into()),
+                self_cost: vec![ir],
+                inclusive: vec![ir],
+                ..Default::default()
+            };
+            (name.to_string(), cost)
+        })
+        .collect();
+    let total = functions_total(&functions);
+    let profile = Profile { events: vec!["Ir".into()], totals: vec![total], functions, ..Default::default() };
+    lmdb_regress::runner::profiling::WorkloadProfile {
+        workload: lmdb_regress::workload::Workload::Write,
+        profile,
+        part: Vec::new(),
+        instructions: total,
+    }
+}
+
+fn functions_total(f: &std::collections::BTreeMap<String, lmdb_regress::runner::profile::FunctionCost>) -> u64 {
+    f.values().map(|c| c.self_cost[0]).sum()
+}
+
+/// `mdb_cursor_put` in A whose body is `_mdb_cursor_put` in B (the same file, the same cost
+/// give or take): one row naming both, and a sentence saying they were paired, never a
+/// +185.7 row against a −184.7 one.
+#[test]
+fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
+    use lmdb_regress::report::explain::{build, Side};
+    let a =
+        [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("memcpy", "libc.c", 90)])];
+    let b =
+        [profile(&[("_mdb_cursor_put", "mdb.c", 1857), ("mdb_page_search", "mdb.c", 400), ("memcpy", "libc.c", 90)])];
+    let side = |label: &str, profiles| Side { label: label.into(), profiles, sources: None };
+    let e = build(&side("A", &a), &side("B", &b), 10, 10, 0);
+    let rows = &e.workloads[0].functions;
+    assert_eq!(rows[0].name, "mdb_cursor_put → _mdb_cursor_put", "{rows:?}");
+    assert_eq!((rows[0].self_cost.a, rows[0].self_cost.b), (184.7, 185.7));
+    assert_eq!(rows.len(), 3, "the two halves are one row: {rows:?}");
+    let text = e.text().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("Renamed between A and B, so one row each: mdb_cursor_put (A) → _mdb_cursor_put (B)"),
+        "{text}"
+    );
+    assert!(e.json().contains("\"renamed\""), "{}", e.json());
+    // A function new in B that took no function's cost stays a row of its own.
+    let c =
+        [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("mdb_new", "mdb.c", 50)])];
+    let e = build(&side("A", &a), &side("C", &c), 10, 10, 0);
+    assert!(e.workloads[0].functions.iter().all(|f| f.renamed.is_none()), "{:?}", e.workloads[0].functions);
+}

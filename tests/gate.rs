@@ -33,8 +33,11 @@ fn a_clear_regression_fails_the_gate_with_status_3() {
     }
     let head = "gate slower:2%: FAILED, 6 of 16 comparisons beyond it; 2 tags not measured, so not judged\n";
     assert!(err.starts_with(head), "{err}");
-    // The tags asked for and not built are said, not passed over.
-    assert!(err.contains("not judged: LMDB_0.9.19 (tried registries: no registry package carries this tag"), "{err}");
+    // The tags asked for and not built are said, not passed over; their one reason once.
+    assert!(
+        err.contains("not judged: LMDB_0.9.19, LMDB_0.9.20 (tried registries: no registry package carries this tag"),
+        "{err}"
+    );
     assert!(
         err.lines().last().unwrap().starts_with("regression beyond the gate slower:2%: 6 of 16 comparisons beyond it"),
         "{err}"
@@ -332,6 +335,10 @@ fn the_github_format_is_one_bounded_document_with_the_verdict_first() {
     let details = doc.find("<details>\n<summary>The whole report</summary>").unwrap();
     assert!(table < details && doc.trim_end().ends_with("</details>"), "{doc}");
     assert!(doc.contains("Run file: `findings-step.jsonl`, in [this run's artifacts](https://github.example/owner/binding/actions/runs/42#artifacts)."));
+    // Two tags not built for one reason: the reason is said once, naming both.
+    let reason = "(tried registries: no registry package carries this tag; supply it with --git PATH)";
+    assert_eq!(doc.matches(reason).count(), 1, "{doc}");
+    assert!(doc.contains(&format!("- not judged: LMDB_0.9.19, LMDB_0.9.20 {reason}")), "{doc}");
     golden("findings-step-github.md", &doc);
     // The job's summary gets the same document.
     assert_eq!(std::fs::read_to_string(&summary).unwrap(), doc);

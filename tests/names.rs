@@ -102,3 +102,54 @@ fn a_name_the_label_grammar_would_misread_is_refused_up_front() {
         );
     }
 }
+
+/// run-fixed.jsonl with its newest unit a patch named `x.patch` whose SHA-256 is `sha256`.
+fn patched_run(dir: &Path, name: &str, sha256: &str) -> PathBuf {
+    let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
+    let text = text.replace("\"LMDB_0.9.33", "\"LMDB_0.9.33 + x.patch");
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(first).unwrap();
+    let tag = header["tags"].as_array_mut().unwrap().iter_mut().find(|t| t["tag"] == "LMDB_0.9.33 + x.patch").unwrap();
+    tag["builds"] = serde_json::json!([{
+        "label": "LMDB_0.9.33 + x.patch", "commit": null, "kind": "shared-library", "build_id": "b",
+        "artifact": "liblmdb.so", "lmdb_version": "LMDB 0.9.33: (May 21, 2024)", "files": {},
+        "provenance": {"origin": "patch", "detail": "x.patch", "cached": false}, "match": "patched",
+        "toolchain": {"compiler": "cc", "version": "cc", "cflags": []}, "built_at": "2026-01-01T00:00:00Z",
+        "patch": {"file": "x.patch", "sha256": sha256, "base": "LMDB_0.9.33", "base_commit": null,
+                  "base_files": {}, "base_match": "identical", "hunks": [],
+                  "base_provenance": {"origin": "registry", "detail": "x", "cached": false}}
+    }]);
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    path
+}
+
+/// Two runs whose units of one name are different patches: `compare` keeps them apart,
+/// says so, and its gate does not judge them; the same patch in both is compared.
+#[test]
+fn compare_keeps_apart_same_named_units_that_are_different_patches() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ("a".repeat(64), "b".repeat(64));
+    let (old, new, same) = (
+        patched_run(dir.path(), "old.jsonl", &a),
+        patched_run(dir.path(), "new.jsonl", &b),
+        patched_run(dir.path(), "same.jsonl", &a),
+    );
+    let compare = |x: &Path, y: &Path, gate: &[&str]| {
+        lmdb_regress().arg("compare").arg(x).arg(y).args(["--format", "text"]).args(gate).output().unwrap()
+    };
+    let o = compare(&old, &new, &[]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let note = "LMDB_0.9.33 + x.patch is a different patch in each run (SHA-256 aaaaaaaaaaaa… in the old, bbbbbbbbbbbb… in the new)";
+    assert!(words.contains(note) && words.contains("kept apart"), "{out}");
+    assert!(!out.lines().any(|l| l.contains("x.patch") && l.contains('%')), "no row compares it: {out}");
+    let o = compare(&old, &new, &["--fail-on", "slower:1%"]);
+    let err = stderr(&o);
+    let apart = "not judged: LMDB_0.9.33 + x.patch, LMDB_0.9.33 + x.patch~control (a different patch in each run)";
+    assert!(err.contains(apart) && err.contains("; 2 units a different patch in each run, kept apart"), "{err}");
+    let o = compare(&old, &same, &[]);
+    assert!(o.status.success() && !stdout(&o).contains("kept apart"), "{}", stdout(&o));
+    assert!(stdout(&o).lines().any(|l| l.contains("x.patch") && l.contains('%')), "{}", stdout(&o));
+}

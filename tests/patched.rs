@@ -20,16 +20,22 @@ fn sha256(path: &Path) -> String {
 /// `mdb.c` of LMDB_0.9.33 with `edit` applied, diffed against the original as OpenLDAP's
 /// repository names it (`a/libraries/liblmdb/mdb.c`), into `dir/NAME`.
 fn make_patch(dir: &Path, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
-    let original = source_dir("LMDB_0.9.33").join("mdb.c");
-    let edited = dir.join(format!("{name}.mdb.c"));
+    make_patch_of("mdb.c", dir, name, edit)
+}
+
+/// [`make_patch`] of another of LMDB_0.9.33's files.
+fn make_patch_of(file: &str, dir: &Path, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+    let original = source_dir("LMDB_0.9.33").join(file);
+    let edited = dir.join(format!("{name}.{file}"));
     std::fs::write(&edited, edit(&std::fs::read_to_string(&original).unwrap())).unwrap();
+    let (a, b) = (format!("a/libraries/liblmdb/{file}"), format!("b/libraries/liblmdb/{file}"));
     let out = Command::new("diff")
-        .args(["-u", "--label", "a/libraries/liblmdb/mdb.c", "--label", "b/libraries/liblmdb/mdb.c"])
+        .args(["-u", "--label", &a, "--label", &b])
         .arg(&original)
         .arg(&edited)
         .output()
         .expect("diff runs");
-    assert_eq!(out.status.code(), Some(1), "the edit changes mdb.c: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "the edit changes {file}: {}", String::from_utf8_lossy(&out.stderr));
     let patch = dir.join(name);
     std::fs::write(&patch, &out.stdout).unwrap();
     patch
@@ -269,4 +275,97 @@ fn confirm_refuses_a_patched_unit_before_anything_is_measured() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("--confirm: LMDB_0.9.33 + planted.patch is a patched or local unit"), "{err}");
     assert!(!out.exists(), "nothing measured");
+}
+
+/// A patch that sets lmdb.h's MDB_VERSION_PATCH builds a library reporting another version:
+/// measured as a patch of its base, with a note beside its sources saying so.
+#[test]
+fn a_patch_that_changes_the_version_is_noted_beside_its_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let edit = |h: &str| {
+        let (from, to) = ("#define MDB_VERSION_PATCH\t33", "#define MDB_VERSION_PATCH\t34");
+        assert!(h.contains(from), "lmdb.h declares its patch number");
+        h.replace(from, to)
+    };
+    let patch = make_patch_of("lmdb.h", dir.path(), "m-version.patch", edit);
+    let spec = format!("0.9.33+{}", patch.display());
+    let r = row(&build(&["--tags", &spec]), "LMDB_0.9.33 + m-version.patch");
+    assert_eq!(r["status"], "built", "{r}");
+    assert!(r["builds"][0]["lmdb_version"].as_str().unwrap().starts_with("LMDB 0.9.34"), "{r}");
+    let note = "note: it reports version 0.9.34, not its base's 0.9.33 (the patch changes lmdb.h's MDB_VERSION_*)";
+    assert!(r["provenance"].as_str().unwrap().contains(note), "{r}");
+    // An ordinary patch has no such note.
+    let plain = make_patch(dir.path(), "plant.patch", plant);
+    let r = row(&build(&["--tags", &format!("0.9.33+{}", plain.display())]), "LMDB_0.9.33 + plant.patch");
+    assert!(!r["provenance"].as_str().unwrap().contains("note:"), "{r}");
+}
+
+/// A run of `--tags 0.9.33 --source lmdb` in `dir` on `run`, its output read once stopped.
+fn local_run(dir: &Path, args: &[&str]) -> std::process::Child {
+    let mut c = lmdb_regress();
+    c.current_dir(dir).env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--summary-json"]).args(args);
+    c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+}
+
+/// Stops `child` with Ctrl-C once `run` holds more than `samples` samples; its stderr.
+fn interrupt_after(mut child: std::process::Child, run: &Path, samples: usize) -> String {
+    let start = std::time::Instant::now();
+    while !run.exists() || crate::safety::samples(run) <= samples {
+        assert!(start.elapsed() < std::time::Duration::from_secs(300), "no samples in {}", run.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    crate::safety::signal(&child, libc::SIGINT);
+    child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    err
+}
+
+/// Ctrl-C of a run with a `--source` unit advises a resume that names the directory, and
+/// that resume continues the run (was "unknown tag LMDB_local:…"); without the directory,
+/// the resume says what to give.
+#[test]
+fn a_run_with_a_directory_unit_resumes_as_its_ctrl_c_advice_says() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&source_dir("LMDB_0.9.33"), &dir.path().join("lmdb"));
+    let run = dir.path().join("run.jsonl");
+    let mut args = vec!["--tags", "0.9.33", "--source", "lmdb", "--entries", "1000", "--workloads", "readKey"];
+    args.extend(["--warmup", "0", "--rounds", "100000", "--layouts", "fixed", "--out", "run.jsonl"]);
+    let err = interrupt_after(local_run(dir.path(), &args), &run, 1);
+    assert!(err.contains("continue with `lmdb-regress run --resume run.jsonl --source lmdb`"), "{err}");
+    let o = lmdb_regress().current_dir(dir.path()).args(["run", "--resume", "run.jsonl"]).output().unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("give --source lmdb with --resume"), "{e}");
+    let before = crate::safety::samples(&run);
+    let err = interrupt_after(local_run(dir.path(), &["--resume", "run.jsonl", "--source", "lmdb"]), &run, before + 1);
+    assert!(err.contains("resuming run.jsonl") && !err.contains("unknown tag"), "{err}");
+    let o = lmdb_regress()
+        .current_dir(dir.path())
+        .args(["run", "--resume", "run.jsonl", "--source", "elsewhere"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("--source elsewhere is no unit of run.jsonl"), "{}", stderr(&o));
+}
+
+/// One `--source` directory spelled three ways (`lmdb`, `lmdb/`, `./lmdb`) is one unit, and a
+/// patch whose label is longer than a file name may be (NAME_MAX) builds in a folder of
+/// its own (was "File name too long").
+#[test]
+fn one_directory_however_spelled_is_one_unit_and_a_long_label_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&source_dir("LMDB_0.9.33"), &dir.path().join("lmdb"));
+    let name = format!("{}.patch", "long-".repeat(48));
+    let patch = make_patch(dir.path(), &name, plant);
+    let spec = format!("0.9.33+{}", patch.display());
+    let mut c = lmdb_regress();
+    c.current_dir(dir.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--tags", &spec]);
+    let o = c.args(["--source", "lmdb", "--source", "lmdb/", "--source", "./lmdb"]).output().unwrap();
+    let label = format!("LMDB_0.9.33 + {name}");
+    assert!(label.len() > 255, "a label longer than NAME_MAX");
+    assert_eq!(row(&o, &label)["status"], "built");
+    let rows = json(&o);
+    let local: Vec<&Value> =
+        rows.as_array().unwrap().iter().filter(|r| r["tag"].as_str().unwrap().starts_with("local:")).collect();
+    assert_eq!(local.len(), 1, "{rows}");
+    assert_eq!((local[0]["tag"].as_str(), local[0]["status"].as_str()), (Some("local:lmdb"), Some("built")));
 }

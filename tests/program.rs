@@ -326,6 +326,7 @@ fn a_figure_of_no_time_fails_its_sample_alone_and_output_that_is_no_utf8_is_quot
     assert!(errors[0].contains("took \"0\" from its output, which is 0 ns: a sample takes some time"), "{}", errors[0]);
     assert!(errors[1].contains("round 2: no line of its output matches"), "{}", errors[1]);
     assert!(errors[1].contains("\u{fffd}\u{fffd} planted bytes"), "what it printed, quoted: {}", errors[1]);
+    assert!(errors[1].contains("its output is not UTF-8") && errors[1].contains("quoted lossily"), "{}", errors[1]);
     // The file holds nothing its own reader refuses.
     run_ok(lmdb_regress().arg("report").arg(&out));
 }

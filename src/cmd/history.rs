@@ -230,6 +230,19 @@ fn run_name(run: &Path, dir: &Path) -> String {
     }
 }
 
+/// What to do after Ctrl-C stopped an extension: its run file never joins the history
+/// (only a whole extension is merged into it), so the extension is made again.
+fn extend_again(args: &HistoryArgs, file: &Path) -> super::request::Continue {
+    let git = args.run.build.git.as_ref().map_or(String::new(), |g| format!(" --git {}", g.display()));
+    super::request::Continue::Again(format!(
+        "which never joins the history: {} is as it was; extend it again with `lmdb-regress history{git} \
+         --range {} --extend {}` (the new commits are measured anew; the interrupted run's file may be removed)",
+        file.display(),
+        args.range,
+        file.display()
+    ))
+}
+
 fn same_dir(a: &Path, b: &Path) -> bool {
     let canonical = |p: &Path| std::fs::canonicalize(if p.as_os_str().is_empty() { Path::new(".") } else { p }).ok();
     canonical(a).is_some_and(|a| Some(a) == canonical(b))
@@ -293,7 +306,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     let added = crate::cmd::run::measure_recorded(
         &old,
         &tags.join(","),
-        &args.run,
+        &RunArgs { resume_with: Some(extend_again(args, file)), ..args.run.clone() },
         (dir.clone(), format!("history-after-{last}")),
     )?;
     let merged = crate::runner::merge::merge(vec![old, added], false)?;
@@ -482,12 +495,12 @@ fn of_range(
 fn history_run(args: &HistoryArgs, git: &std::path::Path, points: &[Point]) -> RunArgs {
     let mut run = args.run.clone();
     run.given.retain(|id| !["range", "out_dir", "from"].contains(&id.as_str()));
-    run.resume_with = Some(format!(
+    run.resume_with = Some(super::request::Continue::Resume(format!(
         "history --git {} --range {} --out-dir {} --resume",
         git.display(),
         args.range,
         args.out_dir.display()
-    ));
+    )));
     run.tags = points.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(",");
     if !run.given.contains("metric") {
         run.metric = Metric::Instructions;

@@ -127,7 +127,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         },
         resume: args.resume.clone(),
         baseline: args.baseline.clone().or_else(|| report_baseline(args)),
-        resume_with: Some("its-10406 --resume".into()),
+        resume_with: Some(super::request::Continue::Resume("its-10406 --resume".into())),
         confirm: args.confirm,
         // One warm-up round, every other option as `run` gives it.
         ..super::request::RunArgs::defaults()

@@ -163,7 +163,17 @@ pub struct RunArgs {
     /// The command that continues an interrupted run, but its file (set by commands that
     /// run for the user; not an option itself). Default: `run --resume`.
     #[arg(skip)]
-    pub resume_with: Option<String>,
+    pub resume_with: Option<Continue>,
+}
+
+/// How a command measuring a run goes on after Ctrl-C, when not by `run --resume FILE`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Continue {
+    /// Its own command, given the run file (`its-10406 --resume`).
+    Resume(String),
+    /// Advice of its own, said after where the measurements are: the run file is not one
+    /// that command continues.
+    Again(String),
 }
 
 impl RunArgs {

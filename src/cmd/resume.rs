@@ -4,16 +4,20 @@
 
 use std::collections::BTreeMap;
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
 use crate::runner::runfile::RunData;
+use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
 
 /// Flags that change nothing a sample measures: free to give when resuming.
-const FREE: [&str; 6] = ["resume", "jobs", "git", "summary_json", "fail_on", "watchdog"];
+/// `--source` is checked by [`units`], which takes the directories from it.
+const FREE: [&str; 7] = ["resume", "jobs", "git", "summary_json", "fail_on", "watchdog", "source"];
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
@@ -45,6 +49,64 @@ fn suite_name(workloads: &[crate::workload::Workload]) -> Option<&'static str> {
         Suite::Lmdb => Some("lmdb"),
         _ => None,
     }
+}
+
+/// The units a resumed run builds again, from `bases` (its built units' tags, commits,
+/// patches and directories): a tag specification and the `--source` directories. A run
+/// file records a patch or a directory by its name alone, so their paths come from the
+/// flags given now, as the run was started with them (`--tags`, `--source`).
+pub fn units(bases: &[&str], args: &RunArgs, path: &Path) -> Result<(String, Vec<PathBuf>)> {
+    let same = |d: &Path, named: &str| {
+        let real = |p: &Path| std::fs::canonicalize(p).ok();
+        d.as_os_str() == named || real(d).is_some_and(|r| Some(r) == real(Path::new(named)))
+    };
+    let named: Vec<&str> = bases.iter().filter_map(|b| Want::local_dir(b)).collect();
+    if let Some(d) = args.source.iter().find(|d| !named.iter().any(|n| same(d, n))) {
+        bail!("--source {} is no unit of {}: a resumed run measures the units it records", d.display(), path.display());
+    }
+    let mut wanted = Vec::new();
+    let sources = named
+        .iter()
+        .filter_map(|n| {
+            let found = args.source.iter().find(|d| same(d, n)).cloned();
+            wanted.extend(found.is_none().then(|| format!("--source {}", shlex_quote(n))));
+            found
+        })
+        .collect();
+    let patched = bases.iter().any(|b| Want::is_patched(b));
+    if patched && !args.given.contains("tags") {
+        wanted.push("--tags with the patches' paths, as the run was started with".into());
+    }
+    if !wanted.is_empty() {
+        bail!(
+            "{} measures units its file names only by name (a patch, a directory): give {} with --resume, \
+             from the folder the run was started in",
+            path.display(),
+            wanted.join(" and ")
+        );
+    }
+    let spec = match patched {
+        true => args.tags.clone(),
+        false => bases.iter().filter(|b| Want::local_dir(b).is_none()).copied().collect::<Vec<_>>().join(","),
+    };
+    Ok((spec, sources))
+}
+
+/// What `run --resume F` needs beside F to build a run's units again: `--tags` when a unit
+/// is a patch, `--source` for each directory (as [`units`] takes them).
+pub fn resume_flags(args: &RunArgs, patched: bool) -> String {
+    let mut out = String::new();
+    if patched {
+        out += &format!(" --tags {}", shlex_quote(&args.tags));
+    }
+    for d in &args.source {
+        out += &format!(" --source {}", shlex_quote(&d.to_string_lossy()));
+    }
+    out
+}
+
+fn shlex_quote(s: &str) -> String {
+    shlex::try_quote(s).map_or_else(|_| format!("{s:?}"), |q| q.into_owned())
 }
 
 /// What the flags ask for, by the ids of the options that set it.

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use super::prepare::{create_run_file, default_out, prepare_units, Prepared};
-use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
+use super::request::{control_tag, recorded_toolchains, selection, Continue, RunArgs};
 use crate::files::{self, Existing};
 use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
@@ -306,11 +306,17 @@ fn interrupted(phase: Phase, path: &std::path::Path, args: &RunArgs) -> anyhow::
             format!("every round is measured; {taken} of {of} counts (tag and workload) taken")
         }
     };
-    let resume = args.resume_with.as_deref().unwrap_or("run --resume");
-    let then = format!(
-        "{done}; everything measured is in {path}; continue with `lmdb-regress {resume} {path}`",
-        path = path.display()
-    );
+    let path = path.display();
+    let then = match &args.resume_with {
+        Some(Continue::Resume(with)) => {
+            format!("{done}; everything measured is in {path}; continue with `lmdb-regress {with} {path}`")
+        }
+        Some(Continue::Again(advice)) => format!("{done}; everything measured is in {path}, {advice}"),
+        None => {
+            let flags = super::resume::resume_flags(args, args.tags.contains('+'));
+            format!("{done}; everything measured is in {path}; continue with `lmdb-regress run --resume {path}{flags}`")
+        }
+    };
     runner::Interrupted { stage: runner::Stage::Run(phase), then }.into()
 }
 
@@ -341,12 +347,13 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .map(|t| data.labels[&t.tag].base.as_str())
         .collect();
     tags.dedup();
+    let (spec, sources) = super::resume::units(&tags, args, path)?;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
     super::program::check_unchanged(&h.plan.programs, path)?;
     let Prepared { tags: built, units, mut failures, c_paired_worker, .. } =
-        prepare_units(&tags.join(","), &[], &h.engines, &build, layouts, h.plan.pairing)?;
+        prepare_units(&spec, &sources, &h.engines, &build, layouts, h.plan.pairing)?;
     let git = build.git.as_deref();
     let mut units = super::program::compile_all(&h.plan.programs, units, &built, git, args.jobs(), &mut failures)?;
     same_paired_worker(c_paired_worker.as_ref(), h.c_paired_worker.as_ref())

@@ -40,9 +40,53 @@ pub struct Comparisons {
     /// Each run's design (old, new): passes alternated chunk by chunk with other units
     /// meet other caches than whole passes alone.
     pub pairing: (Pairing, Pairing),
+    /// Units of one name that are different patches in the two runs: kept apart, never
+    /// compared as one unit.
+    pub apart: Vec<Apart>,
     /// The rows' labels as values.
     #[serde(skip)]
     pub labels: BTreeMap<String, Label>,
+}
+
+/// A patched unit named alike in both runs whose patches differ, by their SHA-256.
+#[derive(Debug, Clone, Serialize)]
+pub struct Apart {
+    pub tag: String,
+    pub old_patch: String,
+    pub new_patch: String,
+}
+
+impl Apart {
+    /// "LMDB_0.9.33 + x.patch is a different patch in each run (SHA-256 1a2b3c4d5e6f… in the
+    /// old, …)", the unit marked as a name.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} is a different patch in each run (SHA-256 {}… in the old, {}… in the new)",
+            super::names::name(&self.tag),
+            &self.old_patch[..self.old_patch.len().min(12)],
+            &self.new_patch[..self.new_patch.len().min(12)]
+        )
+    }
+}
+
+/// The SHA-256 of the patch the unit `tag` of run `d` applies (its control's, for a control).
+fn patch_of<'a>(d: &'a RunData, tag: &str) -> Option<&'a str> {
+    let built = d.labels.get(tag).and_then(Label::controlled).map_or(tag.to_string(), |l| l.to_string());
+    let status = d.header.tags.iter().find(|t| t.tag == built)?;
+    status.builds.iter().find_map(|b| b.patch.as_ref()).map(|p| p.sha256.as_str())
+}
+
+/// The units both runs name whose patches differ.
+fn apart(old: &RunData, new: &RunData, tags: impl Iterator<Item = String>) -> Vec<Apart> {
+    let mut out: Vec<Apart> = tags
+        .filter_map(|tag| match (patch_of(old, &tag), patch_of(new, &tag)) {
+            (Some(o), Some(n)) if o != n => Some(Apart { old_patch: o.to_string(), new_patch: n.to_string(), tag }),
+            _ => None,
+        })
+        .collect();
+    out.sort_by(|a, b| a.tag.cmp(&b.tag));
+    out.dedup_by(|a, b| a.tag == b.tag);
+    out
 }
 
 /// Each (engine, workload, tag) with its one value per round.
@@ -72,7 +116,9 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     }
     let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let (go, gn) = (groups(old), groups(new));
-    let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k)).cloned().collect();
+    let apart = apart(old, new, go.keys().filter(|k| gn.contains_key(*k)).map(|k| k.2.clone()));
+    let kept_apart = |tag: &String| apart.iter().any(|a| &a.tag == tag);
+    let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k) && !kept_apart(&k.2)).cloned().collect();
     let k = common.len();
     let vals = |r: &Rounds| r.values().copied().collect::<Vec<f64>>();
     let mut rows: Vec<CompareRow> = common
@@ -89,6 +135,10 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
             })
         })
         .collect();
+    if rows.is_empty() && !apart.is_empty() {
+        let why: Vec<String> = apart.iter().map(|a| super::names::plain(&a.describe())).collect();
+        bail!("the two runs have no unit in common: {}; a name is one unit only when its patch is", why.join("; "));
+    }
     if rows.is_empty() {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
@@ -99,7 +149,16 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     rows.sort_by_key(order);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
     let pairing = (old.header.plan.pairing, new.header.plan.pairing);
-    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, labels })
+    Ok(Comparisons {
+        metric,
+        rule,
+        rows,
+        config_differences: config_differences(old, new),
+        layouts,
+        pairing,
+        apart,
+        labels,
+    })
 }
 
 impl Comparisons {
@@ -170,6 +229,12 @@ const SHOWN: usize = 10;
 
 pub fn outline(c: &Comparisons) -> Document {
     let mut d = Document { findings: findings(c), ..Document::default() };
+    for a in &c.apart {
+        d.blocks.push(super::outline::Block::Note(format!(
+            "Not compared: {}; one name, two units, so it is kept apart.",
+            a.describe()
+        )));
+    }
     if !c.config_differences.is_empty() {
         d.blocks.push(super::outline::Block::Note(format!(
             "Warning: the runs used different workload settings ({}); their figures measure different things.",

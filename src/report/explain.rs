@@ -147,6 +147,19 @@ pub struct FunctionRow {
     pub cache: BTreeMap<&'static str, Pair>,
     #[serde(skip)]
     pub file: Option<String>,
+    /// A function renamed between A and B, paired into this one row (`super::renamed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed: Option<super::renamed::Renamed>,
+}
+
+impl FunctionRow {
+    /// The function's name in build A and in build B (two, for a renamed one).
+    pub fn names(&self) -> (&str, &str) {
+        match &self.renamed {
+            Some(r) => (&r.a, &r.b),
+            None => (&self.name, &self.name),
+        }
+    }
 }
 
 /// A function's source lines with their costs in both builds, A's lines aligned with B's
@@ -219,8 +232,10 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
                 inclusive: Pair { a: cost(&pa.profile, name, true, ia), b: cost(&pb.profile, name, true, ib) },
                 cache: cache_pairs(&pa.profile, &own(&pa.profile, name), &pb.profile, &own(&pb.profile, name), &per),
                 file: file_of(&pa.profile, name).or_else(|| file_of(&pb.profile, name)),
+                renamed: None,
             })
             .collect();
+        pair_renamed(&mut functions);
         functions.sort_by(|x, y| {
             let key = |f: &FunctionRow| (f.self_cost.diff().abs(), f.inclusive.diff().abs());
             let (kx, ky) = (key(x), key(y));
@@ -232,7 +247,12 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
             .filter(|f| f.self_cost.diff() != 0.0)
             .take(listed)
             .filter_map(|f| {
-                listing(&f.name, (&pa.profile, ia, a.sources.as_deref()), (&pb.profile, ib, b.sources.as_deref()), &per)
+                listing(
+                    f.names(),
+                    (&pa.profile, ia, a.sources.as_deref()),
+                    (&pb.profile, ib, b.sources.as_deref()),
+                    &per,
+                )
             })
             .collect();
         workloads.push(WorkloadExplanation {
@@ -255,6 +275,55 @@ pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Exp
     }
 }
 
+/// Each function renamed between A and B ([`super::renamed::pairs`]) as one row, where A's
+/// stood, naming both.
+fn pair_renamed(rows: &mut Vec<FunctionRow>) {
+    let costs: Vec<_> = rows
+        .iter()
+        .map(|f| super::renamed::Costs {
+            self_a: f.self_cost.a,
+            self_b: f.self_cost.b,
+            inclusive_a: f.inclusive.a,
+            file: f.file.as_deref(),
+        })
+        .collect();
+    let pairs = super::renamed::pairs(&costs);
+    for &(o, n) in &pairs {
+        rows[o] = merged(&rows[o], &rows[n]);
+    }
+    let dropped: BTreeSet<usize> = pairs.iter().map(|&(_, n)| n).collect();
+    let mut i = 0;
+    rows.retain(|_| {
+        i += 1;
+        !dropped.contains(&(i - 1))
+    });
+}
+
+/// A's function `o` and B's `n` as one row: their costs summed on each side (inclusive:
+/// the larger, as one may call the other), A's file, both names.
+fn merged(o: &FunctionRow, n: &FunctionRow) -> FunctionRow {
+    let sum = |x: &Pair, y: &Pair| Pair { a: x.a + y.a, b: x.b + y.b };
+    let mut cache = o.cache.clone();
+    for (k, p) in &n.cache {
+        let kept = cache.get(k).copied().unwrap_or(Pair { a: 0.0, b: 0.0 });
+        cache.insert(k, sum(&kept, p));
+    }
+    let renamed = super::renamed::Renamed { a: o.name.clone(), b: n.name.clone() };
+    FunctionRow {
+        name: format!("{} → {}", renamed.a, renamed.b),
+        self_cost: sum(&o.self_cost, &n.self_cost),
+        inclusive: Pair { a: o.inclusive.a.max(n.inclusive.a), b: o.inclusive.b.max(n.inclusive.b) },
+        cache,
+        file: o.file.clone(),
+        renamed: Some(renamed),
+    }
+}
+
+/// What a workload's table says of its renamed rows.
+fn renamed_sentence(rows: &[FunctionRow]) -> Option<String> {
+    super::renamed::sentence(rows.iter().filter_map(|f| f.renamed.as_ref()))
+}
+
 fn ir(p: &Profile) -> Option<usize> {
     p.event("Ir")
 }
@@ -268,13 +337,13 @@ const LISTED_LINES: usize = 24;
 
 /// `name`'s source lines in its file, A's aligned with B's, with each line's cost per entry.
 fn listing(
-    name: &str,
+    (name_a, name_b): (&str, &str),
     (pa, ia, sa): (&Profile, Option<usize>, Option<&Path>),
     (pb, ib, sb): (&Profile, Option<usize>, Option<&Path>),
     per: &dyn Fn(u64) -> f64,
 ) -> Option<Listing> {
-    let file = file_of(pa, name).or_else(|| file_of(pb, name))?;
-    let side = |p: &Profile, i: Option<usize>, src: Option<&Path>| -> (BTreeMap<u32, f64>, Vec<(u32, String)>) {
+    let file = file_of(pa, name_a).or_else(|| file_of(pb, name_b))?;
+    let side = |p: &Profile, name: &str, i: Option<usize>, src: Option<&Path>| {
         let costs: BTreeMap<u32, f64> = match (p.functions.get(name), i) {
             (Some(f), Some(i)) => costs_in(f, &file, i, per),
             _ => BTreeMap::new(),
@@ -289,8 +358,8 @@ fn listing(
         };
         (costs, span)
     };
-    let (ca, la) = side(pa, ia, sa);
-    let (cb, lb) = side(pb, ib, sb);
+    let (ca, la): (BTreeMap<u32, f64>, Vec<(u32, String)>) = side(pa, name_a, ia, sa);
+    let (cb, lb) = side(pb, name_b, ib, sb);
     // Only where a build's sources are at hand (not for this program's own functions).
     if la.iter().chain(&lb).all(|(_, t)| t.is_empty()) {
         return None;
@@ -328,7 +397,8 @@ fn listing(
         i += 1;
         keep.contains(&(i - 1))
     });
-    Some(Listing { function: name.to_string(), file, lines, hidden, diff, diff_hidden })
+    let function = if name_a == name_b { name_a.to_string() } else { format!("{name_a} → {name_b}") };
+    Some(Listing { function, file, lines, hidden, diff, diff_hidden })
 }
 
 /// Which side of an aligned pair of lines.
@@ -484,6 +554,7 @@ impl Explanation {
                 t.push(row.to_vec(), false);
             }
             d.table(t);
+            d.blocks.extend(renamed_sentence(&w.functions).map(super::outline::Block::Paragraph));
             if let Some(rest) = self.rest(w) {
                 d.para(rest);
             }
@@ -616,6 +687,9 @@ impl Explanation {
                 );
             }
             body += "</table>\n";
+            if let Some(renamed) = renamed_sentence(&w.functions) {
+                body += &format!("<p>{}</p>\n", esc(&renamed));
+            }
             if let Some((fa, fb)) = &w.flame {
                 body += &format!(
                     "<p>Differential flame graph: each frame as wide as its cost in B, red where its own \

@@ -150,14 +150,38 @@ pub struct Outcome {
     pub fail_on: FailOn,
     pub checks: Vec<Check>,
     /// What was asked for and not measured, so not judged: each with why.
-    pub not_judged: Vec<String>,
+    pub not_judged: Vec<NotJudged>,
     /// Built tags a section holds no comparison of (a unit that crashed, failed its checksum
     /// or lost every sample of a workload): named, never passed over in silence.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsampled: Vec<String>,
+    /// Units of one name that are different patches in two compared runs: measured, but
+    /// kept apart, so not judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<NotJudged>,
     /// The baseline every comparison is made against, where there is one (a run's report).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub against: Option<String>,
+}
+
+/// A unit asked for and not measured: its name, and why (a build's first line of failure).
+#[derive(Debug, Clone, Serialize)]
+pub struct NotJudged {
+    pub unit: String,
+    pub why: String,
+}
+
+/// The units not judged, grouped by their reason in the order first met: "LMDB_0.9.19,
+/// LMDB_0.9.20 (why)", so that a long reason shared by many is said once.
+pub fn not_judged_lines(not_judged: &[NotJudged]) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for n in not_judged {
+        match groups.iter_mut().find(|(why, _)| *why == n.why) {
+            Some((_, units)) => units.push(&n.unit),
+            None => groups.push((&n.why, vec![&n.unit])),
+        }
+    }
+    groups.into_iter().map(|(why, units)| format!("{} ({why})", units.join(", "))).collect()
 }
 
 /// The gate found a regression beyond its threshold: the exit status is 3.
@@ -212,10 +236,10 @@ impl Outcome {
                 again: None,
             })
             .collect();
-        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new(), against: None }
+        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new(), apart: Vec::new(), against: None }
     }
 
-    fn not_judged(self, not_judged: Vec<String>) -> Outcome {
+    fn not_judged(self, not_judged: Vec<NotJudged>) -> Outcome {
         Outcome { not_judged, ..self }
     }
 
@@ -266,7 +290,8 @@ impl Outcome {
         out.extend(self.against.iter().map(|b| format!("baseline: {b}, which every comparison is made against")));
         out.extend(self.failed().map(|c| format!("failed: {}", self.describe(c))));
         out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
-        out.extend(self.not_judged.iter().map(|n| format!("not judged: {n}")));
+        let not_judged = [not_judged_lines(&self.not_judged), not_judged_lines(&self.apart)].concat();
+        out.extend(not_judged.into_iter().map(|n| format!("not judged: {n}")));
         out.extend(self.unsampled.iter().map(|n| format!("not judged: {n}: no comparison against the baseline")));
         out
     }
@@ -284,6 +309,10 @@ impl Outcome {
         }
         if !self.not_judged.is_empty() {
             head += &format!("; {} not measured, so not judged", cells::plural(self.not_judged.len(), "tag"));
+        }
+        if !self.apart.is_empty() {
+            let n = cells::plural(self.apart.len(), "unit");
+            head += &format!("; {n} a different patch in each run, kept apart, so not judged");
         }
         if !self.unsampled.is_empty() {
             let n = cells::plural(self.unsampled.len(), "workload of a built tag");
@@ -369,7 +398,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
     });
     let not_measured = super::model::unmeasured(m).into_iter().map(|t| {
         let why = t.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("not built");
-        format!("{} ({why})", t.tag)
+        NotJudged { unit: t.tag.clone(), why: why.to_string() }
     });
     let outcome = Outcome::new(fail_on, compared).not_judged(not_measured.collect());
     Outcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
@@ -395,7 +424,8 @@ pub fn of_compare(c: &Comparisons, fail_on: FailOn) -> Outcome {
         let subject = Subject { engine: r.engine, workload: r.workload, tag: r.tag.clone(), against: Against::OldRun };
         (subject, c.metric, r.change)
     });
-    Outcome::new(fail_on, compared)
+    let apart = c.apart.iter().map(|a| NotJudged { unit: a.tag.clone(), why: "a different patch in each run".into() });
+    Outcome { apart: apart.collect(), ..Outcome::new(fail_on, compared) }
 }
 
 /// Every measured commit of a history against the one before it, in its metric and in
@@ -420,8 +450,8 @@ pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) ->
         .points
         .iter()
         .filter(|p| gated(&p.commit))
-        .filter_map(|p| p.skipped.as_ref().map(|why| format!("{} ({why})", short(&p.commit))));
-    let skipped: Vec<String> = skipped.collect();
+        .filter_map(|p| p.skipped.as_ref().map(|why| NotJudged { unit: short(&p.commit), why: why.clone() }));
+    let skipped: Vec<NotJudged> = skipped.collect();
     Outcome::new(fail_on, compared).not_judged(skipped)
 }
 

@@ -101,10 +101,10 @@ impl Github {
             }
             o.push('\n');
         }
-        for n in &outcome.not_judged {
-            let _ = writeln!(o, "- not judged: {}", names::markdown(n, Place::Prose));
+        for n in [gate::not_judged_lines(&outcome.not_judged), gate::not_judged_lines(&outcome.apart)].concat() {
+            let _ = writeln!(o, "- not judged: {}", names::markdown(&n, Place::Prose));
         }
-        if !outcome.not_judged.is_empty() {
+        if !outcome.not_judged.is_empty() || !outcome.apart.is_empty() {
             o.push('\n');
         }
         o

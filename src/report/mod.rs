@@ -21,6 +21,7 @@ pub mod names;
 pub mod numbers;
 pub mod outline;
 pub mod presets;
+pub mod renamed;
 pub mod site;
 pub mod summary;
 pub mod svg;

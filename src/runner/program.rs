@@ -442,6 +442,8 @@ struct Printed {
     last: VecDeque<String>,
     /// Whether a line kept was cut.
     cut: bool,
+    /// Whether a line it printed was not UTF-8 (its quote is then lossy).
+    not_utf8: bool,
     figure: Option<String>,
 }
 
@@ -476,6 +478,7 @@ impl Printed {
 
     fn take(&mut self, line: &[u8], cut: bool, pattern: Option<&regex::Regex>) {
         let text = String::from_utf8_lossy(line);
+        self.not_utf8 |= matches!(text, std::borrow::Cow::Owned(_));
         if let Some(caps) = pattern.and_then(|re| re.captures(&text)) {
             self.figure = Some(caps.get(1).map_or("", |m| m.as_str()).to_string());
         }
@@ -500,7 +503,11 @@ impl Printed {
 fn printed(f: &Figure, output: &Output) -> Result<u64, String> {
     let what = format!("--program-figure {:?}", f.pattern);
     let Some(text) = &output.stdout.figure else {
-        return Err(format!("no line of its output matches {what}{}", tail(output)));
+        let bytes = match output.stdout.not_utf8 {
+            true => " (its output is not UTF-8: the pattern is matched, and the output quoted, with U+FFFD for each byte that is not)",
+            false => "",
+        };
+        return Err(format!("no line of its output matches {what}{bytes}{}", tail(output)));
     };
     match text.trim().parse::<f64>() {
         Ok(v) => whole_ns(v * f.unit.ns(), &format!("{what} took {text:?} from its output, which")),
@@ -533,7 +540,8 @@ fn tail(output: &Output) -> String {
         true => format!(" (the end of {} bytes it printed, cut)", printed.bytes),
         false => String::new(),
     };
-    format!(": {}{cut}", lines.join(" | "))
+    let lossy = if printed.not_utf8 { " (not UTF-8, quoted lossily)" } else { "" };
+    format!(": {}{cut}{lossy}", lines.join(" | "))
 }
 
 /// Where a cache's compiled programs are kept: `programs/` beside its `builds/` (whose every
@@ -591,6 +599,7 @@ mod tests {
         let output = Output { stdout: Printed::default(), stderr: p, counts: None };
         let quoted = tail(&output);
         assert!(quoted.contains("\u{fffd}\u{fffd} broken | last") && quoted.contains("cut"), "{quoted}");
+        assert!(quoted.ends_with("(not UTF-8, quoted lossily)"), "{quoted}");
         let long = Printed::read(&vec![b'y'; 2 * LINE_BYTES][..], None);
         assert!(long.cut && long.last[0].len() == QUOTED_CHARS, "one line, cut");
     }

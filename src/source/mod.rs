@@ -67,6 +67,16 @@ impl Want<'_> {
         }
     }
 
+    /// The directory a local unit's label (`local:../liblmdb`) names, as it was given.
+    pub fn local_dir(label: &str) -> Option<&str> {
+        label.strip_prefix(LOCAL_PREFIX)
+    }
+
+    /// Whether a unit's label is a patched unit's (`LMDB_0.9.33 + revert-8557.patch`).
+    pub fn is_patched(label: &str) -> bool {
+        label.contains(PATCH_SEPARATOR)
+    }
+
     /// The pinned tag this unit is, or is a patch of.
     pub fn tag(&self) -> Option<&TagEntry> {
         match self {
