@@ -333,3 +333,33 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
         .unwrap();
     assert!(stderr(&o).contains(&format!("{} is not a regular file", fifo.display())), "{}", stderr(&o));
 }
+
+#[test]
+fn ctrl_c_during_extend_leaves_the_history_as_it_was_and_says_extend_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    commit(&repo, "a comment in mdb.c");
+    let out_dir = tmp.path().join("history");
+    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    set_spins(&repo, 50);
+    commit(&repo, "spin in every put");
+    let hold = tmp.path().join("hold");
+    std::fs::create_dir(&hold).unwrap();
+    let bin = crate::safety::held_valgrind(&hold);
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+        .arg(&repo)
+        .arg("--extend")
+        .arg(out_dir.join("history.json"));
+    let o = crate::safety::interrupted_at_first_count(c, &hold, &bin);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("which never joins the history") && e.contains("extend it again with"), "{e}");
+    assert!(e.contains("--extend") && !e.contains("run --resume"), "no resume of a file that never joins: {e}");
+    assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "the history is as it was");
+}

@@ -701,7 +701,7 @@ fn a_whole_last_line_without_its_newline_is_kept_by_resume() {
 
 /// `valgrind` for the counter, stopped before each count until `dir/go` exists, having
 /// said so in `dir/started`: Ctrl-C then lands in a known phase.
-fn held_valgrind(dir: &Path) -> PathBuf {
+pub(crate) fn held_valgrind(dir: &Path) -> PathBuf {
     let real = Command::new("sh").args(["-c", "command -v valgrind"]).output().unwrap();
     let real = String::from_utf8(real.stdout).unwrap().trim().to_string();
     assert!(!real.is_empty(), "valgrind is installed (make deps)");
@@ -721,7 +721,7 @@ fn held_valgrind(dir: &Path) -> PathBuf {
 
 /// Runs `c` with the held counter, sends Ctrl-C once the first count is under way, lets
 /// the counts go on, and returns how the command ended.
-fn interrupted_at_first_count(mut c: Command, hold: &Path, bin: &Path) -> Output {
+pub(crate) fn interrupted_at_first_count(mut c: Command, hold: &Path, bin: &Path) -> Output {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     c.env("PATH", path).env("LMDB_REGRESS_COUNTER", "callgrind");
     let child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
