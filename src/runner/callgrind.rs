@@ -45,6 +45,9 @@ impl RunSpec {
         let Some(Counter::Callgrind { caches, .. }) = counter else {
             let mut c = Command::new(&program);
             c.args(&full);
+            if counter.is_none() {
+                super::unit::pad_stack(&mut c);
+            }
             return u.run(c);
         };
         // Parallel jobs each need their own profile file.

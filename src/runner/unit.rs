@@ -186,3 +186,20 @@ impl Unit {
         }
     }
 }
+
+/// The variable [`pad_stack`] sets.
+pub const STACK_PAD: &str = "LMDB_REGRESS_STACK_PAD";
+/// Up to one page of padding: every initial stack alignment is as likely.
+const STACK_PAD_MAX: usize = 4096;
+
+/// Gives a timed worker process an environment variable of random length, 0 to 4 KiB.
+/// Environment strings sit at the top of a process's stack, so their size sets where its
+/// stack starts: without this, each unit's own argument lengths (its label is in its
+/// library's path) fixed a stack alignment per unit, a bias between units of one source
+/// (an A/A of the lmdb suite, one process per unit, read +0.5 to +2.4% by label length).
+/// Drawn per process, the alignment is sampled like code layout, the same for every unit.
+pub(super) fn pad_stack(c: &mut Command) {
+    use rand::Rng;
+    let n = rand::thread_rng().gen_range(0..STACK_PAD_MAX);
+    c.env(STACK_PAD, "x".repeat(n));
+}
