@@ -44,16 +44,33 @@ fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
 }
 
 /// `history --extend` of the saved history in `out_dir`, by write at `entries`, with `extra`.
-fn extend_saved(repo: &Path, out_dir: &Path, entries: &str, extra: &[&str]) -> std::process::Output {
-    lmdb_regress()
-        .env("LMDB_REGRESS_OFFLINE", "1")
+/// `history --extend` of the history saved in `out_dir`, of write at `entries`.
+fn extend_command(repo: &Path, out_dir: &Path, entries: &str) -> std::process::Command {
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1")
         .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", entries, "--git"])
         .arg(repo)
         .arg("--extend")
-        .arg(out_dir.join("history.json"))
-        .args(extra)
-        .output()
-        .unwrap()
+        .arg(out_dir.join("history.json"));
+    c
+}
+
+fn extend_saved(repo: &Path, out_dir: &Path, entries: &str, extra: &[&str]) -> std::process::Output {
+    extend_command(repo, out_dir, entries).args(extra).output().unwrap()
+}
+
+/// A repository of LMDB_0.9.33 and one commit after it, and the history of that range saved
+/// under `at`: the repository, the history's folder, its history.json and the commit.
+fn saved_history(at: &Path) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>, String) {
+    let repo = at.join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+    let last = commit(&repo, "a comment in mdb.c");
+    let out_dir = at.join("history");
+    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    (repo, out_dir, saved, last)
 }
 
 fn write_steps(out_dir: &Path) -> Vec<String> {
@@ -198,14 +215,7 @@ fn bad_ranges_say_why() {
 #[test]
 fn extend_measures_only_the_new_commits_and_gates_their_steps() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
-    let saved_last = commit(&repo, "a comment in mdb.c");
-    let out_dir = tmp.path().join("history");
-    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
-    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    let (repo, out_dir, saved, saved_last) = saved_history(tmp.path());
     // Commits land after the saved history: a step among them.
     set_spins(&repo, 200);
     let step = commit(&repo, "ITS#1234 spin in every put");
@@ -240,16 +250,10 @@ fn extend_measures_only_the_new_commits_and_gates_their_steps() {
 #[test]
 fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
-    commit(&repo, "a comment in mdb.c");
-    let out_dir = tmp.path().join("history");
-    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
-    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    let (repo, out_dir, saved, _) = saved_history(tmp.path());
     // Another line: the saved commit is no longer on HEAD's first-parent line.
     git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
     std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* another */\n").unwrap();
     commit(&repo, "another comment");
     let o = extend_saved(&repo, &out_dir, "2000", &[]);
@@ -337,25 +341,13 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
 #[test]
 fn ctrl_c_during_extend_leaves_the_history_as_it_was_and_says_extend_again() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
-    commit(&repo, "a comment in mdb.c");
-    let out_dir = tmp.path().join("history");
-    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
-    let saved = std::fs::read(out_dir.join("history.json")).unwrap();
+    let (repo, out_dir, saved, _) = saved_history(tmp.path());
     set_spins(&repo, 50);
     commit(&repo, "spin in every put");
     let hold = tmp.path().join("hold");
     std::fs::create_dir(&hold).unwrap();
     let bin = crate::safety::held_valgrind(&hold);
-    let mut c = lmdb_regress();
-    c.env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
-        .arg(&repo)
-        .arg("--extend")
-        .arg(out_dir.join("history.json"));
+    let c = extend_command(&repo, &out_dir, "2000");
     let o = crate::safety::interrupted_at_first_count(c, &hold, &bin);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
