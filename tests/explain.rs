@@ -233,3 +233,47 @@ fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
     let e = build(&side("A", &a), &side("C", &c), 10, 10, 0);
     assert!(e.workloads[0].functions.iter().all(|f| f.renamed.is_none()), "{:?}", e.workloads[0].functions);
 }
+
+/// mdb_drop0, which only `mdb_drop` calls: LmdbJava's six never run it, the lmdb suite's
+/// `drop` calls it once a pass.
+const DROP0: &str = "mdb_drop0(MDB_cursor *mc, int subs)\n{\n";
+
+#[test]
+fn explain_of_the_lmdb_suite_names_the_planted_function_the_six_never_run() {
+    let src = source_dir("LMDB_0.9.33");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let base = make_repo(&repo, &[("LMDB_0.9.33", &src)])[0].clone();
+    let original = std::fs::read_to_string(repo.join("libraries/liblmdb/mdb.c")).unwrap();
+    let planted = commit_mdb(&repo, &plant(&original, DROP0), "nops in mdb_drop0");
+    let entries = 2000;
+    let args = ["--suite", "lmdb", "--workloads", "drop,fillRandom", "--entries", "2000", "--format", "json"];
+    let e: serde_json::Value = serde_json::from_str(&stdout(&explain(&repo, &base, &planted, &args))).unwrap();
+    let workloads = e["workloads"].as_array().unwrap();
+    assert_eq!(workloads.iter().map(|w| w["workload"].as_str().unwrap()).collect::<Vec<_>>(), ["drop", "fillRandom"]);
+    let drop = &workloads[0];
+    let top = &drop["functions"][0];
+    assert_eq!(top["name"], "mdb_drop0", "{drop:#}");
+    let (a, b) = figure(&top["self"]);
+    // One pass under callgrind, one mdb_drop in it: the planted work once.
+    assert!(((b - a) * entries as f64 - PLANTED as f64).abs() < 1e-6, "mdb_drop0 per entry {a} then {b}");
+    let (ta, tb) = figure(&drop["per_entry"]);
+    assert!(((tb - ta) * entries as f64 - PLANTED as f64).abs() < 1e-6, "drop: {ta} then {tb}");
+    // fillRandom never drops: its every function costs what it did.
+    for f in workloads[1]["functions"].as_array().unwrap() {
+        let (x, y) = figure(&f["self"]);
+        assert_eq!(x, y, "{f}");
+    }
+}
+
+#[test]
+fn explain_takes_one_suite_and_its_own_workloads() {
+    for (args, says) in [
+        (&["explain", "0.9.33", "0.9.18", "--suite", "all"][..], "explain profiles one suite"),
+        (&["explain", "0.9.33", "0.9.18", "--suite", "lmdb", "--workloads", "readKey"][..], "not all of the preset lmdb"),
+    ] {
+        let o = lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

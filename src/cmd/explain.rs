@@ -12,6 +12,7 @@ use crate::report::explain::{self, Side};
 use crate::runner::profiling::{self, WorkloadProfile};
 use crate::runner::runfile::{Engine, Metric, Plan};
 use crate::runner::{sanitize, RunSpec};
+use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -20,9 +21,13 @@ pub struct ExplainArgs {
     pub a: String,
     /// Build B, as A; leave it out to compare A built by the two toolchains of --toolchain.
     pub b: Option<String>,
-    /// Workloads: all, or a list of readKey, readSeq, readRev, readCrc, readXxh64, write.
+    /// Workloads: all (the suite's), or a list of the suite's (`lmdb-regress workloads`).
     #[arg(long, default_value = "all")]
     pub workloads: String,
+    /// lmdbjava (LmdbJava's six, the default) or lmdb (LMDB's own shapes): one suite, as
+    /// one run holds.
+    #[arg(long, value_enum, default_value_t = SuiteChoice::Lmdbjava)]
+    pub suite: SuiteChoice,
     /// The engine both builds run on: rust (this program loading each library) or c (each
     /// build's C twin).
     #[arg(long, default_value = "rust")]
@@ -173,10 +178,10 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
 
 pub fn run(args: &ExplainArgs) -> Result<()> {
     let spec = spec_of(args)?;
-    let workloads = Workload::parse_list(&args.workloads)?;
-    if workloads.iter().any(|w| w.suite().preset().is_some()) {
-        bail!("explain profiles LmdbJava's six workloads (readKey, readSeq, readRev, readCrc, readXxh64, write)");
-    }
+    let Some(preset) = args.suite.single() else {
+        bail!("--suite all: explain profiles one suite, as one run holds (give lmdbjava or lmdb)");
+    };
+    let (workloads, _) = crate::workload::suite::workloads_of(preset, &args.workloads)?;
     let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
     let outputs: Vec<PathBuf> = match &args.out_dir {
         Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),

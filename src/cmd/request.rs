@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::runner::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
-use crate::workload::suite::{Suite, SuiteChoice};
+use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -293,25 +293,15 @@ pub(super) fn selection(args: &RunArgs) -> Result<(Vec<Workload>, WorkloadConfig
 /// The workloads `--preset` and `--workloads` name, and their suite: a preset, or None
 /// for LmdbJava's six.
 fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
-    let preset = match args.suite {
+    let preset = match args.suite.map(SuiteChoice::single) {
         None => args.preset.as_deref().map(str::parse::<Preset>).transpose()?,
-        Some(SuiteChoice::Lmdbjava) => None,
-        Some(SuiteChoice::Lmdb) => Some(Preset::Lmdb),
-        Some(SuiteChoice::All) => bail!(
+        Some(Some(preset)) => preset,
+        Some(None) => bail!(
             "--suite all: a run holds one suite, so that every comparison is inside one run; \
              run --suite lmdbjava and --suite lmdb (coverage takes --suite all)"
         ),
     };
-    let workloads = match preset {
-        Some(p) if args.workloads.trim() == "all" => p.workloads(),
-        _ => Workload::parse_list(&args.workloads)?,
-    };
-    match (preset, Suite::of(&workloads)?.preset()) {
-        (Some(asked), found) if found != Some(asked) => {
-            bail!("--workloads {} are not all of the preset {asked} (run --preset list)", args.workloads)
-        }
-        (_, found) => Ok((workloads, found)),
-    }
+    crate::workload::suite::workloads_of(preset, &args.workloads)
 }
 
 #[cfg(test)]

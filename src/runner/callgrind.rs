@@ -50,8 +50,7 @@ impl RunSpec {
             }
             return u.run(c);
         };
-        // Parallel jobs each need their own profile file.
-        let profile = scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.label.to_string())));
+        let profile = profile_path(scratch, u);
         counter::remove_profile(&profile);
         let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
         let dump_after = functions.as_deref().unwrap_or_default();
@@ -72,6 +71,12 @@ impl RunSpec {
             Err(e) => (lines, Some(format!("{e:#}"))),
         }
     }
+}
+
+/// Where a unit's worker writes its callgrind profile (parts add `.1`, `.2`, …): parallel
+/// jobs each need their own.
+pub(super) fn profile_path(scratch: &Path, u: &Unit) -> std::path::PathBuf {
+    scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.label.to_string())))
 }
 
 /// Gives each workload's line the count of the profile part its timed function dumped.

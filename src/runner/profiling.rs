@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::counter::{self, Counter};
 use super::job::{interrupted, Job};
@@ -41,11 +41,6 @@ impl RunSpec {
     /// Every unit's workloads profiled, `self.jobs` units at once; per unit, its profiles in
     /// the order of `self.workloads`, or why it has none.
     pub fn profile_units(&self) -> Result<Vec<Result<Vec<WorkloadProfile>, String>>> {
-        for w in &self.workloads {
-            if self.engines.iter().any(|e| counter::timed_function(*e, *w).is_none()) {
-                bail!("{w} makes many timed calls per pass: explain profiles LmdbJava's six workloads only");
-            }
-        }
         let items: Vec<(usize, &Unit)> = self.units.iter().enumerate().collect();
         let bar = crate::progress::bar(items.len() as u64, "profiling under callgrind");
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
@@ -71,12 +66,13 @@ impl RunSpec {
         Ok(out.into_iter().map(|r| r.unwrap_or_else(|| Err("not profiled".into()))).collect())
     }
 
-    /// One unit: its read database written (not profiled), then one worker under callgrind
-    /// running every workload once, a part dumped after each timed call. Each unit has a
-    /// scratch folder of its own, laid out as the counting pass lays out its one: the
-    /// worker's arguments (its folders' paths) are then as long as there, and so is what it
-    /// allocates before the timed calls, which moves where buffers land and what memcpy
-    /// counts.
+    /// One unit: its read database written (not profiled), then its workloads under
+    /// callgrind: those with one timed call per pass in one worker, a part dumped after
+    /// each; each of the others (many timed calls a pass) in a worker of its own, whose
+    /// whole profile is its part. Each unit has a scratch folder of its own, laid out as
+    /// the counting pass lays out its one: the worker's arguments (its folders' paths) are
+    /// then as long as there, and so is what it allocates before the timed calls, which
+    /// moves where buffers land and what memcpy counts.
     fn profile_one(&self, u: &Unit) -> Result<Vec<WorkloadProfile>, String> {
         let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
         let scratch = own.path();
@@ -85,45 +81,73 @@ impl RunSpec {
             let (db, _) = self.prepare_one(u, scratch)?;
             ready.dbs.insert(u.label.clone(), db);
         }
-        let job = Job { unit: u, batch: self.workloads.clone() };
-        let (lines, death) = self.invoke(&job, &ready, scratch);
+        let (one_call, many_calls): (Vec<Workload>, Vec<Workload>) =
+            self.workloads.iter().partition(|w| counter::timed_function(u.engine, **w).is_some());
+        let mut out = Vec::new();
+        if !one_call.is_empty() {
+            out.extend(self.profile_batch(u, one_call, &ready, scratch)?);
+        }
+        for w in many_calls {
+            out.extend(self.profile_batch(u, vec![w], &ready, scratch)?);
+        }
+        out.sort_by_key(|p| self.workloads.iter().position(|w| *w == p.workload));
+        Ok(out)
+    }
+
+    /// One worker under callgrind running `batch`, and each workload's profile read from
+    /// what it dumped.
+    fn profile_batch(
+        &self,
+        u: &Unit,
+        batch: Vec<Workload>,
+        ready: &Ready,
+        scratch: &Path,
+    ) -> Result<Vec<WorkloadProfile>, String> {
+        let job = Job { unit: u, batch: batch.clone() };
+        let (lines, death) = self.invoke(&job, ready, scratch);
         if let Some(d) = death {
             return Err(d);
         }
         if let Some(e) = lines.iter().find_map(|l| l.error.clone()) {
             return Err(e);
         }
-        let parts = parts_in(scratch)?;
-        if parts.len() != self.workloads.len() {
-            return Err(format!("callgrind dumped {} parts for {} workloads", parts.len(), self.workloads.len()));
+        let parts = match counter::timed_function(u.engine, batch[0]) {
+            Some(_) => parts_in(scratch)?,
+            None => vec![super::callgrind::profile_path(scratch, u)],
+        };
+        if parts.len() != batch.len() {
+            return Err(format!("callgrind dumped {} parts for {} workloads", parts.len(), batch.len()));
         }
         let mut out = Vec::new();
-        for (w, part) in self.workloads.iter().zip(parts) {
+        for (w, part) in batch.iter().zip(parts) {
             let profile = profile::read(&part).map_err(|e| format!("{e:#}"))?;
             let raw = std::fs::read(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))?;
-            let function = counter::timed_function(u.engine, *w).unwrap_or_default();
-            if profile.trigger.as_deref() != Some(function) {
-                return Err(format!("{} was dumped by {:?}, not by {function} ({w})", part.display(), profile.trigger));
+            if let Some(function) = counter::timed_function(u.engine, *w) {
+                if profile.trigger.as_deref() != Some(function) {
+                    return Err(format!("{} was dumped by {:?}, not by {function} ({w})", part.display(), profile.trigger));
+                }
             }
             let line = lines.iter().find(|l| l.workload == Some(*w));
             let Some(counts) = line.and_then(|l| l.counts.first()) else {
                 return Err(format!("{w}: the worker reported no count"));
             };
-            // Every event the runner counted is the sum of the profile's cost lines.
-            for (event, count) in counts.iter() {
-                let total = profile.event(event.name()).and_then(|i| profile.totals.get(i)).copied();
-                if total != Some(count) {
-                    return Err(format!(
-                        "{w}: the profile's {} total {total:?} is not the count {count}",
-                        event.name()
-                    ));
-                }
-            }
+            held_to_counts(*w, &profile, counts)?;
             let instructions = counts.get(Event::Ir).unwrap_or_default();
             out.push(WorkloadProfile { workload: *w, profile, part: raw, instructions });
         }
         Ok(out)
     }
+}
+
+/// Every event the runner counted is the sum of the profile's cost lines.
+fn held_to_counts(w: Workload, profile: &Profile, counts: &super::metric::Counts) -> Result<(), String> {
+    for (event, count) in counts.iter() {
+        let total = profile.event(event.name()).and_then(|i| profile.totals.get(i)).copied();
+        if total != Some(count) {
+            return Err(format!("{w}: the profile's {} total {total:?} is not the count {count}", event.name()));
+        }
+    }
+    Ok(())
 }
 
 /// The parts one callgrind run dumped in `dir` (`NAME.1`, `NAME.2`, …), in order.

@@ -51,12 +51,36 @@ impl SuiteChoice {
         }
     }
 
+    /// The preset of a one-suite choice (None: LmdbJava's six); None for `all`.
+    pub fn single(self) -> Option<Option<Preset>> {
+        match self {
+            SuiteChoice::Lmdbjava => Some(None),
+            SuiteChoice::Lmdb => Some(Some(Preset::Lmdb)),
+            SuiteChoice::All => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SuiteChoice::Lmdbjava => "lmdbjava",
             SuiteChoice::Lmdb => "lmdb",
             SuiteChoice::All => "all",
         }
+    }
+}
+
+/// The workloads `list` names (or `all` of them) in `preset`'s suite (None: LmdbJava's
+/// six), and the suite they are of; names of another suite are refused.
+pub fn workloads_of(preset: Option<Preset>, list: &str) -> Result<(Vec<Workload>, Option<Preset>)> {
+    let workloads = match preset {
+        Some(p) if list.trim() == "all" => p.workloads(),
+        _ => Workload::parse_list(list)?,
+    };
+    match (preset, Suite::of(&workloads)?.preset()) {
+        (Some(asked), found) if found != Some(asked) => {
+            bail!("--workloads {list} are not all of the preset {asked} (`lmdb-regress workloads` lists each suite's)")
+        }
+        (_, found) => Ok((workloads, found)),
     }
 }
 
