@@ -15,6 +15,7 @@ pub mod coverage;
 pub mod gcov;
 mod job;
 mod layouts;
+pub mod memlimit;
 pub mod merge;
 pub mod metric;
 mod paired;
