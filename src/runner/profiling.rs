@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 
 use super::counter::{self, Counter};
 use super::job::{interrupted, Job};
-use super::metric::Event;
 use super::prepare::Ready;
 use super::profile::{self, Profile};
 use super::{pool, RunSpec, Unit};
+use crate::record::metric::Event;
 use crate::workload::Workload;
 
 /// One workload of one unit profiled: its profile, the part file's text it was read from,
@@ -124,7 +124,11 @@ impl RunSpec {
             let raw = std::fs::read(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))?;
             if let Some(function) = counter::timed_function(u.engine, *w) {
                 if profile.trigger.as_deref() != Some(function) {
-                    return Err(format!("{} was dumped by {:?}, not by {function} ({w})", part.display(), profile.trigger));
+                    return Err(format!(
+                        "{} was dumped by {:?}, not by {function} ({w})",
+                        part.display(),
+                        profile.trigger
+                    ));
                 }
             }
             let line = lines.iter().find(|l| l.workload == Some(*w));
@@ -140,7 +144,7 @@ impl RunSpec {
 }
 
 /// Every event the runner counted is the sum of the profile's cost lines.
-fn held_to_counts(w: Workload, profile: &Profile, counts: &super::metric::Counts) -> Result<(), String> {
+fn held_to_counts(w: Workload, profile: &Profile, counts: &crate::record::metric::Counts) -> Result<(), String> {
     for (event, count) in counts.iter() {
         let total = profile.event(event.name()).and_then(|i| profile.totals.get(i)).copied();
         if total != Some(count) {
