@@ -15,9 +15,6 @@ mod compile;
 mod envvars;
 #[path = "src/files.rs"]
 mod files;
-/// The label grammar, which tags.rs checks each unit's name against.
-#[path = "src/label.rs"]
-mod label;
 #[path = "src/manifest.rs"]
 mod manifest;
 #[path = "src/matrix.rs"]
@@ -45,7 +42,6 @@ fn main() {
         "src/source",
         "src/stage.rs",
         "src/tags.rs",
-        "src/label.rs",
     ] {
         println!("cargo:rerun-if-changed={p}");
     }

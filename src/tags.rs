@@ -6,26 +6,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::label::Label;
 use crate::manifest::{normalize_tag, Manifest};
 use crate::source::{ref_label, GitRepo, PatchFile, Want};
 
 /// The units a command measures: those `spec` names, then a local directory's for each
-/// of `sources` (`--source DIR`), each once.
+/// of `sources` (`--source DIR`), each once. Their names are not yet checked against the
+/// label grammar (`cmd::units` does, one layer up, where labels live).
 pub fn parse_units<'a>(m: &'a Manifest, spec: &str, sources: &[PathBuf], git: Option<&Path>) -> Result<Vec<Want<'a>>> {
     let mut out = parse_spec(m, spec, git)?;
     // One directory however spelled (`dir`, `dir/`, `./dir`) is one unit, named as first given.
     let mut dirs = std::collections::HashSet::new();
     let once = sources.iter().filter(|d| dirs.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())));
     out.extend(once.map(|dir| Want::Local(dir.clone())));
-    if let Some(w) = out.iter().find(|w| !Label::reads_back(&w.label())) {
-        bail!(
-            "{:?} cannot name a unit: a label is BASE[ (TOOLCHAIN)][@LAYOUT][~control], so a patch's or \
-             directory's name may hold no \" (\", no trailing \"~control\" or \"@NUMBER\" and no control \
-             character; rename it",
-            w.label()
-        );
-    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|w| seen.insert(w.label()));
     Ok(out)

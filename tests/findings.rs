@@ -2,8 +2,8 @@
 //! for three fixed runs (testdata/make-findings-runs.py): a resolved step, a time-only
 //! difference, nothing resolved; the same sentences first in JSON and on the HTML page.
 
+use lmdb_regress::record::runfile;
 use lmdb_regress::report::{markdown, model, names, outline, text};
-use lmdb_regress::runner::runfile;
 
 use crate::common::*;
 

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use crate::compile::ToolchainSpec;
-use crate::runner::runfile::{Layouts, Metric, Pairing};
+use crate::record::runfile::{Layouts, Metric, Pairing};
 use crate::workload::suite::Suite;
 
 /// Where sources come from and how they are compiled: shared by every command that builds.

@@ -22,7 +22,7 @@ pub fn run(
         kinds.push(BuildKind::CHarness);
     }
     let opts = super::matrix_options(args, kinds)?;
-    let wants = crate::tags::parse_units(&m, spec, sources, opts.resolver.git.as_deref())?;
+    let wants = super::units(&m, spec, sources, opts.resolver.git.as_deref())?;
     let rows = super::build_with_progress(&wants, &opts)?;
     if layout_objects {
         compile_layout_objects(&rows, &wants, &opts)?;

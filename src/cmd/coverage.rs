@@ -9,7 +9,7 @@ use super::args::{BuildArgs, ToolchainList};
 use crate::compile::{BuildKind, ToolchainSpec};
 use crate::hunt::coverage::{self, Side, FILES};
 use crate::matrix::MatrixOptions;
-use crate::runner::runfile::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
+use crate::record::runfile::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
 use crate::runner::{Label, RunSpec};
 use crate::source::Want;
 use crate::workload::suite::{Suite, SuiteChoice};
@@ -70,7 +70,7 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
     let opts = super::matrix_options(&build, vec![BuildKind::SharedLibrary])?;
     let m = super::manifest()?;
     let spec = format!("{},{}", args.a, args.b);
-    let wants = crate::tags::parse_units(&m, &spec, &[], opts.resolver.git.as_deref())?;
+    let wants = super::units(&m, &spec, &[], opts.resolver.git.as_deref())?;
     if wants.len() != 2 {
         bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", wants.len());
     }

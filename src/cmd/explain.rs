@@ -8,9 +8,9 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use crate::files::Existing;
+use crate::record::runfile::{Engine, Metric, Plan};
 use crate::report::explain::{self, Side};
 use crate::runner::profiling::{self, WorkloadProfile};
-use crate::runner::runfile::{Engine, Metric, Plan};
 use crate::runner::{sanitize, RunSpec};
 use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -128,8 +128,8 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
         &[],
         &[ask.engine],
         ask.build,
-        crate::runner::runfile::Layouts::Fixed,
-        crate::runner::runfile::Pairing::Process,
+        crate::record::runfile::Layouts::Fixed,
+        crate::record::runfile::Pairing::Process,
     )?;
     if prepared.labels.len() != 2 {
         bail!("explain compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());

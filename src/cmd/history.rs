@@ -9,9 +9,9 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use super::request::RunArgs;
+use crate::record::runfile::{self, Engine, Metric};
 use crate::report::gate::{Against, FailOn, Outcome};
 use crate::report::history::{its_of, History, Point};
-use crate::runner::runfile::{self, Engine, Metric};
 use crate::source::GitRepo;
 use crate::workload::WorkloadConfig;
 

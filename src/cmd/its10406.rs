@@ -6,8 +6,8 @@ use anyhow::Result;
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
+use crate::record::runfile::{Engine, Metric};
 use crate::report::{self, model};
-use crate::runner::runfile::{Engine, Metric};
 use crate::workload::EnvSettings;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -76,7 +76,7 @@ fn resumed_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
 
 /// Refuses to judge ITS#10406's claims from a run file that is not one of its runs.
 fn refuse_other_run(file: &std::path::Path) -> Result<()> {
-    let data = crate::runner::runfile::load(file)?;
+    let data = crate::record::runfile::load(file)?;
     let workloads = &data.header.workloads;
     if workloads.as_slice() != [crate::workload::Workload::Write] {
         let names: Vec<String> = workloads.iter().map(|w| w.to_string()).collect();
@@ -222,7 +222,7 @@ fn attribute_claims(
         workloads: &workloads,
         config: &config,
         build,
-        engine: crate::runner::runfile::Engine::Rust,
+        engine: crate::record::runfile::Engine::Rust,
         cache: false,
         top: ATTRIBUTED,
         listed: 0,

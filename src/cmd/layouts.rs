@@ -10,7 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::args::{BuildArgs, PairingArgs};
 use super::prepare::{prepare_units, Prepared};
 use crate::layout;
-use crate::runner::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
+use crate::record::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -92,7 +92,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let mut writer = super::prepare::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;
-    let data = crate::runner::runfile::load(&out)?;
+    let data = crate::record::runfile::load(&out)?;
     let model = crate::report::model::build(&data, None)?;
     print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     if let Some(phase) = outcome.stopped {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::files::Existing;
-use crate::runner::{merge, runfile};
+use crate::record::runfile;
+use crate::runner::merge;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct MergeArgs {

@@ -27,6 +27,7 @@ use anyhow::Result;
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status, TagStatus};
+use crate::record::label::Label;
 use crate::source::{Resolver, Want};
 use args::BuildArgs;
 
@@ -121,6 +122,26 @@ pub fn row_origin<'a, 'w>(
 /// The date and time in the names of the files a command writes (UTC, `20250131-235959`).
 pub fn stamp() -> String {
     chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string()
+}
+
+/// The units `spec` and `sources` name ([`crate::tags::parse_units`]), each name checked to
+/// read back as the label it renders.
+pub fn units<'a>(
+    m: &'a Manifest,
+    spec: &str,
+    sources: &[PathBuf],
+    git: Option<&std::path::Path>,
+) -> Result<Vec<Want<'a>>> {
+    let wants = crate::tags::parse_units(m, spec, sources, git)?;
+    if let Some(w) = wants.iter().find(|w| !Label::reads_back(&w.label())) {
+        anyhow::bail!(
+            "{:?} cannot name a unit: a label is BASE[ (TOOLCHAIN)][@LAYOUT][~control], so a patch's or \
+             directory's name may hold no \" (\", no trailing \"~control\" or \"@NUMBER\" and no control \
+             character; rename it",
+            w.label()
+        );
+    }
+    Ok(wants)
 }
 
 pub fn manifest() -> Result<Manifest> {

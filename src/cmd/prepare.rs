@@ -10,7 +10,7 @@ use crate::compile::BuildKind;
 use crate::files::Existing;
 use crate::layout::{self, Linker};
 use crate::matrix::{MatrixOptions, Status, TagStatus};
-use crate::runner::runfile::{self, Engine, Failure, Header, Layouts, Pairing, Record, RunWriter};
+use crate::record::runfile::{self, Engine, Failure, Header, Layouts, Pairing, Record, RunWriter};
 use crate::runner::{Label, Unit};
 use crate::source::Want;
 use crate::workload::presets::PresetConfig;
@@ -70,7 +70,7 @@ pub fn prepare_units(
     let kinds =
         if twins { vec![BuildKind::SharedLibrary, BuildKind::CHarness] } else { vec![BuildKind::SharedLibrary] };
     let opts = super::matrix_options(build, kinds)?;
-    let wants = crate::tags::parse_units(&m, spec, sources, opts.resolver.git.as_deref())?;
+    let wants = super::units(&m, spec, sources, opts.resolver.git.as_deref())?;
     prepare_wants(&wants, &opts, engines, layouts)
 }
 

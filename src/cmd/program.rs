@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use crate::compile::BuildKind;
+use crate::record::runfile::{self, Failure, ProgramRecord};
 use crate::runner::program;
-use crate::runner::runfile::{self, Failure, ProgramRecord};
 use crate::runner::Unit;
 
 /// Each unit with `programs` compiled against its build (on every core, each from the

@@ -5,10 +5,10 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::files::{self, Existing};
+use crate::record::runfile;
 use crate::report::gate::{self, FailOn};
 use crate::report::github::Github;
 use crate::report::{self, Format};
-use crate::runner::runfile;
 
 pub fn run(
     file: &Path,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
-use crate::runner::runfile::{self, Engine, Metric, RunData};
+use crate::record::runfile::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};

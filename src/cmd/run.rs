@@ -8,9 +8,9 @@ use super::args::BuildArgs;
 use super::prepare::{create_run_file, default_out, prepare_units, Prepared};
 use super::request::{control_tag, recorded_toolchains, selection, Continue, RunArgs};
 use crate::files::{self, Existing};
+use crate::record::runfile::{self, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
 use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
-use crate::runner::runfile::{self, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
 
@@ -164,7 +164,7 @@ fn baseline_of(
 
 /// The unit `--baseline` names among `given`, or an error listing them.
 fn named_baseline(asked: &str, given: &[String]) -> Result<String> {
-    crate::label::find_base(asked, given)
+    crate::record::label::find_base(asked, given)
         .with_context(|| format!("--baseline {asked} names no unit of this run; its units: {}", given.join(", ")))
 }
 
@@ -209,7 +209,7 @@ fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> 
     let Some((k, n)) = args.shard else { return Ok(None) };
     let m = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-    let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+    let wants = super::units(&m, &args.tags, &args.source, git.as_deref())?;
     // A shard names its units by label, and a label does not say where a patch or a
     // directory is.
     if let Some(w) = wants.iter().find(|w| matches!(w, Want::Patched { .. } | Want::Local(_))) {
@@ -287,7 +287,7 @@ fn coverage_of(args: &RunArgs, spec: &RunSpec) -> runfile::RunCoverage {
     }
     let record = super::manifest().and_then(|m| {
         let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-        let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+        let wants = super::units(&m, &args.tags, &args.source, git.as_deref())?;
         let baseline = spec.plan.baseline.clone().context("a new run names its baseline")?;
         Ok(super::coverage::of_run(&wants, &baseline, &args.build, spec))
     });
@@ -501,7 +501,7 @@ fn refuse_confirm_of_own_code(args: &RunArgs) -> Result<()> {
     }
     let m = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-    let wants = crate::tags::parse_units(&m, &args.tags, &args.source, git.as_deref())?;
+    let wants = super::units(&m, &args.tags, &args.source, git.as_deref())?;
     match wants.iter().find(|w| matches!(w, Want::Patched { .. } | Want::Local(_))) {
         Some(w) => bail!("--confirm: {} is a patched or local unit, which a confirming run cannot name yet", w.label()),
         None => Ok(()),

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::files::{self, Existing};
+use crate::record::runfile;
 use crate::report::history::History;
 use crate::report::site::{self, SiteHistory, SiteRun};
 use crate::report::{html, model};
-use crate::runner::runfile;
 
 pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
     check_arguments(dir, runs)?;

@@ -15,12 +15,12 @@ use crate::compile::{BuildKind, Toolchain};
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
+use crate::record::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::report::cells;
 use crate::report::html::{self, Item};
 use crate::report::outline::{Block, Document};
 use crate::report::svg::{self, RatioChart, RatioPoint, Side};
 use crate::runner::counter::Counter;
-use crate::runner::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
@@ -276,7 +276,7 @@ impl<'a> Bisector<'a> {
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
-        Ok(crate::runner::runfile::load(&path)?.samples)
+        Ok(crate::record::runfile::load(&path)?.samples)
     }
 
     /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+pub use crate::record::runfile::Lines;
 use crate::report::numbers::line_share as words;
 use crate::runner::gcov::FileCoverage;
-pub use crate::runner::gcov::Lines;
 use crate::workload::Workload;
 
 /// The library's sources whose lines are counted.
@@ -109,8 +109,8 @@ pub fn build(a: &Side, b: &Side, suite: &'static str, workloads: &[Workload]) ->
     let mut missed: BTreeMap<String, usize> = BTreeMap::new();
     for name in FILES {
         let file = b.file(name)?;
-        files.insert(name.to_string(), Lines::of(file));
-        files_a.insert(name.to_string(), Lines::of(a.file(name)?));
+        files.insert(name.to_string(), file.lines());
+        files_a.insert(name.to_string(), a.file(name)?.lines());
         let (lines, never) = changed_in(file, &changed_lines(&a.source(name)?, &b.source(name)?));
         changed.executable += lines.executable;
         changed.executed += lines.executed;

@@ -4,13 +4,13 @@
 
 use serde::Serialize;
 
+use crate::record::runfile::Status;
+use crate::record::runfile::{Engine, Metric};
 use crate::report::cells::{self, Cells};
 use crate::report::html::{self, Item};
 use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::{Block, Document};
 use crate::report::svg::{self, RatioChart, RatioPoint};
-use crate::runner::runfile::Status;
-use crate::runner::runfile::{Engine, Metric};
 use crate::stats::family;
 use crate::stats::{Comparison, Verdict};
 use crate::workload::Workload;

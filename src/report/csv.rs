@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
-use crate::runner::runfile::Metric;
+use crate::record::runfile::Metric;
 
 pub struct Csv;
 

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::record::metric::{Counts, Event, Metric};
 use crate::report::cells::Cells;
 use crate::report::flame::{self, Folded};
 use crate::report::outline::Document;
-use crate::runner::metric::{Counts, Event, Metric};
 use crate::runner::profile::{FunctionCost, Profile};
 use crate::runner::profiling::WorkloadProfile;
 

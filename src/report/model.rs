@@ -8,9 +8,9 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::environment::Environment;
-use crate::label::Label;
-use crate::runner::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
-use crate::runner::runfile::{Status, TagStatus};
+use crate::record::label::Label;
+use crate::record::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
+use crate::record::runfile::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -213,13 +213,13 @@ pub struct ReportModel {
     pub end: Option<End>,
     /// What the workloads execute of what changed from the baseline to the newest unit;
     /// None in files from before runs measured it.
-    pub coverage: Option<crate::runner::runfile::RunCoverage>,
+    pub coverage: Option<crate::record::runfile::RunCoverage>,
     /// The first phase of its plan the run lacks (`RunData::left`): None when complete.
     #[serde(skip)]
     pub left: Option<Phase>,
     pub instruction_counter: Option<String>,
     /// The C paired worker the C units ran in (paired rounds with C units).
-    pub c_paired_worker: Option<crate::runner::runfile::WorkerBuild>,
+    pub c_paired_worker: Option<crate::record::runfile::WorkerBuild>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
     /// One per tag built by more than one toolchain (`--toolchain`), in release order.
@@ -458,7 +458,7 @@ fn pick_baseline(
         return Ok(recorded.map(str::to_string).or_else(|| bases.first().cloned()).unwrap_or_default());
     };
     // The one label not read from the run file: the one asked for on the command line.
-    crate::label::find_base(b, &bases).with_context(|| {
+    crate::record::label::find_base(b, &bases).with_context(|| {
         let b = Label::parse(b).compared_as().0;
         let b = if crate::manifest::parse_version(&b).is_none() { crate::manifest::normalize_tag(&b) } else { b };
         format!("baseline {b} is not in this run; measured tags: {}", bases.join(", "))

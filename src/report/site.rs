@@ -14,7 +14,7 @@ use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
 use super::svg::{self, RatioChart, RatioPoint, TrendSeries};
-use crate::label::Label;
+use crate::record::label::Label;
 use crate::stats::Verdict;
 
 /// One history of the site: what `history` measured and the file name of its page.

@@ -17,7 +17,7 @@ pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
 use super::outline::Chart;
 use super::{Exporter, Output};
-use crate::label::Label;
+use crate::record::label::Label;
 use crate::stats::{Comparison, Verdict};
 
 pub struct Svg;

@@ -9,8 +9,8 @@ use super::counter::{self, Counter};
 use super::job::Job;
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
-use super::runfile::Engine;
 use super::{sanitize, RunSpec, Unit};
+use crate::record::runfile::Engine;
 
 impl RunSpec {
     /// The counter a unit's worker uses: perf only inside the Rust worker.

@@ -8,8 +8,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::metric::{Counts, Event};
-use super::runfile::Engine;
+use crate::record::metric::{Counts, Event};
+use crate::record::runfile::Engine;
 use crate::workload::measure::TimedFunctions;
 use crate::workload::perf::PerfCounter;
 use crate::workload::Workload;

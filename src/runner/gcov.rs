@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+
+use crate::record::runfile::Lines;
 
 /// One source file's lines as gcov marks them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,25 +28,12 @@ pub struct FunctionCoverage {
     pub executed: bool,
 }
 
-/// Executable lines, and how many of them ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lines {
-    pub executable: usize,
-    pub executed: usize,
-}
-
-impl Lines {
-    pub fn of(file: &FileCoverage) -> Lines {
-        Lines { executable: file.executable(), executed: file.executed() }
-    }
-
-    /// The executed share in percent; None of no executable line.
-    pub fn percent(self) -> Option<f64> {
-        (self.executable > 0).then(|| 100.0 * self.executed as f64 / self.executable as f64)
-    }
-}
-
 impl FileCoverage {
+    /// Its executable lines, and how many of them ran.
+    pub fn lines(&self) -> Lines {
+        Lines { executable: self.executable(), executed: self.executed() }
+    }
+
     pub fn executable(&self) -> usize {
         self.lines.len()
     }

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::runfile::{End, Phase, Sample};
 use super::Unit;
+use crate::record::runfile::{End, Phase, Sample};
 use crate::workload::Workload;
 
 /// What a finished (or stopped) schedule says.

@@ -8,11 +8,11 @@ use anyhow::Result;
 
 use super::count::counts_agree;
 use super::job::interrupted;
-use super::metric::{Counts, Metric};
 use super::prepare::Ready;
-use super::runfile::{CheckKind, Record, RunWriter, Sample};
 use super::{counter, pool, scratch, RunSpec, Unit};
 use crate::layout::{self, Layout};
+use crate::record::metric::{Counts, Metric};
+use crate::record::runfile::{CheckKind, Record, RunWriter, Sample};
 use crate::workload::Workload;
 
 /// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.
@@ -116,7 +116,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
 /// The simulated cache figures of two layouts, shown and not judged: a layout moves code
 /// and so its addresses, which the instruction cache sees; empty without simulation.
 fn moved_by_layout(a: &Counts, b: &Counts) -> String {
-    let i1 = |c: &Counts| c.get(crate::runner::metric::Event::I1mr);
+    let i1 = |c: &Counts| c.get(crate::record::metric::Event::I1mr);
     let mut shown: Vec<String> = Vec::new();
     if let (Some(x), Some(y)) = (i1(a), i1(b)) {
         shown.push(format!("I1 misses {x} then {y}"));

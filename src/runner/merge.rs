@@ -11,12 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::runfile::{
+use super::Label;
+use crate::environment::Environment;
+use crate::record::runfile::{
     CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData, Sample,
     Status, TagStatus, SCHEMA,
 };
-use super::Label;
-use crate::environment::Environment;
 
 /// The runs' coverage: each shard measures the whole run's pair, so the first measured
 /// figure is every shard's; else the first run's account of why there is none.
@@ -98,7 +98,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
 
 /// The runs' programs (the same in each, as `agree` checked), each with what every run
 /// compiled of it.
-fn programs(runs: &[(String, RunData)]) -> Vec<crate::runner::runfile::ProgramRecord> {
+fn programs(runs: &[(String, RunData)]) -> Vec<crate::record::runfile::ProgramRecord> {
     let mut programs = runs[0].1.header.plan.programs.clone();
     for p in &mut programs {
         let each = runs.iter().flat_map(|(_, r)| &r.header.plan.programs).filter(|o| o.name == p.name);
@@ -233,7 +233,7 @@ fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
 
 /// The C paired worker the merged runs share; none when they ran different ones (shards
 /// built on different machines), whose each run file still names its own.
-fn one_paired_worker(named: &[(String, RunData)]) -> Option<super::runfile::WorkerBuild> {
+fn one_paired_worker(named: &[(String, RunData)]) -> Option<crate::record::runfile::WorkerBuild> {
     let first = named[0].1.header.c_paired_worker.clone();
     named.iter().all(|(_, r)| r.header.c_paired_worker == first).then_some(first).flatten()
 }

@@ -8,9 +8,9 @@ use anyhow::Result;
 
 use super::job::interrupted;
 use super::protocol::DbShape;
-use super::runfile::{Record, RunWriter};
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
+use crate::record::runfile::{Record, RunWriter};
 use crate::workload::suite::Verification;
 use crate::workload::{Checksum, Workload};
 

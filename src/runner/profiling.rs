@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 
 use super::counter::{self, Counter};
 use super::job::{interrupted, Job};
-use super::metric::Event;
 use super::prepare::Ready;
 use super::profile::{self, Profile};
 use super::{pool, RunSpec, Unit};
+use crate::record::metric::Event;
 use crate::workload::Workload;
 
 /// One workload of one unit profiled: its profile, the part file's text it was read from,
@@ -144,7 +144,7 @@ impl RunSpec {
 }
 
 /// Every event the runner counted is the sum of the profile's cost lines.
-fn held_to_counts(w: Workload, profile: &Profile, counts: &super::metric::Counts) -> Result<(), String> {
+fn held_to_counts(w: Workload, profile: &Profile, counts: &crate::record::metric::Counts) -> Result<(), String> {
     for (event, count) in counts.iter() {
         let total = profile.event(event.name()).and_then(|i| profile.totals.get(i)).copied();
         if total != Some(count) {

@@ -16,11 +16,11 @@ use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
 use super::counter::{self, Counter};
-use super::metric::Counts;
-use super::runfile::{Figure, ProgramRecord, Record, Sample};
 use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
 use crate::compile::BuildRecord;
+use crate::record::metric::Counts;
+use crate::record::runfile::{Figure, ProgramRecord, Record, Sample};
 use crate::workload::program::ProgramName;
 use crate::workload::Workload;
 
@@ -553,7 +553,7 @@ pub fn cache_dir(cache_root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::runfile::FigureUnit;
+    use crate::record::runfile::FigureUnit;
 
     fn out(s: &str, pattern: &str) -> Output {
         let re = regex::Regex::new(pattern).unwrap();

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metric::Counts;
+use crate::record::metric::Counts;
 use crate::workload::presets::Figures;
 use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload};

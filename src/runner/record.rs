@@ -10,8 +10,8 @@ use super::counter::{self, Counter};
 use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
-use super::runfile::{Record, RunWriter, Sample};
 use super::{RunSpec, Unit};
+use crate::record::runfile::{Record, RunWriter, Sample};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 

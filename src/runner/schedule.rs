@@ -14,9 +14,9 @@ use super::job::{interrupt_flag, Outcome, StopWhen};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
 use super::record::{append_all, failed_units};
-use super::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
 use super::{layouts, pool, scratch, RunSpec, Unit};
 use crate::progress::Log;
+use crate::record::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::counter::{self, Counter};
-use super::runfile::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
 use super::{Label, Unit};
+use crate::record::runfile::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
 use crate::workload::{Workload, WorkloadConfig};
 
 /// The judgement the `--target-ci` stop rule needs, which statistics provide

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::job::StopWhen;
-use super::runfile::{EndReason, Sample};
 use super::RunSpec;
+use crate::record::runfile::{EndReason, Sample};
 
 impl RunSpec {
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the

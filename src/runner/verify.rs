@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::job::interrupted;
-use super::runfile::{Engine, Record, RunWriter};
 use super::{pool, Label, RunSpec, Unit};
+use crate::record::runfile::{Engine, Record, RunWriter};
 use crate::workload::suite::Suite;
 use crate::workload::{Checksum, Workload};
 

@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::protocol::WorkerLine;
-use super::runfile::Engine;
 use super::Label;
+use crate::record::runfile::Engine;
 
 /// The least limit unless `--watchdog` says otherwise, in seconds.
 pub const DEFAULT_FLOOR_S: f64 = 60.0;

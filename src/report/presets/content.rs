@@ -5,8 +5,8 @@
 use anyhow::Result;
 
 use super::{LatencyRow, PresetReport, ResourceRow};
+use crate::record::runfile::{Engine, RunData};
 use crate::report::extras::{Cell, ExtraChart, ExtraPart, ExtraTable, Extras, Whisker};
-use crate::runner::runfile::{Engine, RunData};
 use crate::workload::Workload;
 
 /// The run's extra content: a preset's, or none for LmdbJava's six. `engines` are the

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::label::Label;
 pub use super::metric::{Counts, Event, Metric};
-use super::Label;
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
 use crate::files::{self, Existing};
@@ -703,9 +703,9 @@ pub enum CoverageOutcome {
         workloads: Vec<Workload>,
         entries: u32,
         /// The executable lines of the newest unit's mdb.c and midl.c that differ from the baseline's.
-        changed: super::gcov::Lines,
+        changed: Lines,
         /// The newest unit's mdb.c.
-        mdb: super::gcov::Lines,
+        mdb: Lines,
     },
     /// `--no-coverage`.
     Skipped,
@@ -716,6 +716,20 @@ pub enum CoverageOutcome {
     Failed {
         error: String,
     },
+}
+
+/// Executable lines, and how many of them ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lines {
+    pub executable: usize,
+    pub executed: usize,
+}
+
+impl Lines {
+    /// The executed share in percent; None of no executable line.
+    pub fn percent(self) -> Option<f64> {
+        (self.executable > 0).then(|| 100.0 * self.executed as f64 / self.executable as f64)
+    }
 }
 
 impl Record {
