@@ -296,10 +296,7 @@ fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
 
 /// LMDB_0.9.33's shared library, as the build matrix made it for this test's cache.
 fn library_0933() -> std::path::PathBuf {
-    let out = run_ok(lmdb_regress().args(["build", "--tags", "0.9.33", "--json"]));
-    let rows = json(&out);
-    let row = rows.as_array().unwrap().iter().find(|r| r["tag"] == "LMDB_0.9.33").expect("LMDB_0.9.33 listed");
-    row["library"].as_str().expect("LMDB_0.9.33 built").into()
+    common::library("0.9.33")
 }
 
 #[test]

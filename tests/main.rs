@@ -11,6 +11,7 @@ mod bindings;
 mod browser;
 mod cache;
 mod commands;
+mod concurrent;
 mod console;
 mod coverage;
 mod explain;

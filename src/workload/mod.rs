@@ -3,6 +3,7 @@
 //! implement the same definitions, down to the pseudo-random sequences.
 
 pub mod checksum;
+pub mod concurrent;
 pub mod dataset;
 pub mod lmdb;
 pub mod measure;

@@ -117,9 +117,13 @@ pub fn in_test_env(program: impl AsRef<std::ffi::OsStr>) -> Command {
 /// The folder of `tag`'s fixed build in this test's cache, as the binary finds it (a fixture
 /// of an older lmdb-regress may also hold builds made another way).
 pub fn build_folder(tag: &str) -> PathBuf {
+    library(tag).parent().expect("in its build's folder").to_path_buf()
+}
+
+/// `tag`'s fixed build's shared library in this test's cache.
+pub fn library(tag: &str) -> PathBuf {
     let o = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--tags", tag, "--json"]));
-    let library = json(&o)[0]["library"].as_str().map(PathBuf::from).expect("a library");
-    library.parent().expect("in its build's folder").to_path_buf()
+    json(&o)[0]["library"].as_str().map(PathBuf::from).expect("a library")
 }
 
 pub fn run_ok(c: &mut Command) -> Output {

@@ -1,0 +1,350 @@
+//! Readers beside a writer on one environment, an interval at a time (db_bench's
+//! readwhilewriting, ioarena's `-r`/`-w`). A unit's crew of reader threads and at most
+//! one writer is parked between intervals: the threads start together when an interval
+//! opens and stop when it closes, so several units' crews in one process take turns and
+//! no interval of one overlaps another's work (pairing, as chunks pair the one-thread
+//! workloads). Each interval reports what every thread did in it.
+
+use std::path::Path;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::thread::Scope;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use hdrhistogram::Histogram;
+
+use super::dataset::SplitMix64;
+use super::lmdb::{ok, val, Api, Database, Env, EnvOptions, Failed, MDB_env, MDB_txn};
+use crate::ffi::bindings as sys;
+
+/// Bytes of every value the crews read and write.
+pub const VALUE_BYTES: usize = 100;
+/// The longest get a reader's histogram holds exactly; longer ones are counted at it.
+const LATENCY_CEILING_NS: u64 = 60_000_000_000;
+
+/// How the readers hold their read transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderTxn {
+    /// mdb_txn_reset and mdb_txn_renew around every get (db_bench's readrandom).
+    PerGet,
+    /// One read transaction for the whole interval.
+    PerInterval,
+}
+
+/// What the writer does, when there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writer {
+    /// Overwrites of random existing keys per write transaction (1 or 1,000 in the anchors).
+    pub puts_per_txn: u32,
+    /// Puts per second at most (LMDB dbbench's `--writes_per_second`); None: as fast as it can.
+    pub rate: Option<u32>,
+}
+
+/// One crew's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Crew {
+    pub readers: u32,
+    pub reader_txn: ReaderTxn,
+    pub writer: Option<Writer>,
+    /// Keys in the database, 0..keys, as 16 decimal digits.
+    pub keys: u32,
+}
+
+/// What one thread did in one interval.
+#[derive(Debug, Clone)]
+pub struct Work {
+    pub ops: u64,
+    /// When its first operation began and its last ended.
+    pub first: Instant,
+    pub last: Instant,
+    /// Gets only: each get's time, reset and renew included with `PerGet`.
+    pub latency: Option<Histogram<u64>>,
+    /// Readers: the sum of the value bytes they saw, so a read the compiler could skip
+    /// is still done and a wrong read is seen.
+    pub bytes: u64,
+}
+
+/// What a crew did in one interval.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    pub readers: Vec<Work>,
+    pub writer: Option<Work>,
+}
+
+impl Interval {
+    /// From the first operation of any thread to the last.
+    pub fn span(&self) -> (Instant, Instant) {
+        let all = || self.readers.iter().chain(&self.writer);
+        let first = all().map(|w| w.first).min().expect("a crew has a thread");
+        let last = all().map(|w| w.last).max().expect("a crew has a thread");
+        (first, last)
+    }
+}
+
+/// The key `i` as 16 decimal digits, db_bench's keys.
+pub fn key(i: u32) -> [u8; 16] {
+    let mut k = [b'0'; 16];
+    let mut n = i;
+    for d in k.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    k
+}
+
+/// The value of key `i` in its `version`-th write: its bytes name both, so a reader can
+/// check what it read.
+fn value(i: u32, version: u32) -> [u8; VALUE_BYTES] {
+    let mut v = [0u8; VALUE_BYTES];
+    v[..4].copy_from_slice(&i.to_le_bytes());
+    v[4..8].copy_from_slice(&version.to_le_bytes());
+    v
+}
+
+/// Makes the environment a crew runs on in `dir`: `keys` keys of [`VALUE_BYTES`] each,
+/// in the unnamed database.
+pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'a>> {
+    let map_size = (u64::from(keys) * 400).max(1 << 24) * 4;
+    let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed })?;
+    let txn = env.begin(false)?;
+    for i in 0..keys {
+        let (k, v) = (key(i), value(i, 0));
+        let (mut k, mut v) = (val(&k), val(&v));
+        // SAFETY: txn is a live write transaction of env.
+        let rc = unsafe { (api.mdb_put)(txn, env.dbi, &mut k, &mut v, sys::MDB_APPEND) };
+        if rc != 0 {
+            unsafe { (api.mdb_txn_abort)(txn) };
+            api.check("mdb_put", rc)?;
+        }
+    }
+    api.check("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
+    Ok(env)
+}
+
+/// An environment handle the crew's threads share: LMDB's environments are made for
+/// use from many threads, each with transactions of its own.
+#[derive(Clone, Copy)]
+struct Shared(*mut MDB_env, sys::MDB_dbi);
+// SAFETY: see above; every transaction stays in the thread that began it.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+/// A crew's threads, parked between intervals; the scope they run in joins them.
+pub struct Running {
+    crew: Crew,
+    open: Barrier,
+    closed: Barrier,
+    stop: AtomicBool,
+    quit: AtomicBool,
+    results: Mutex<Vec<Option<Result<Work, String>>>>,
+}
+
+impl Running {
+    fn new(crew: Crew) -> Running {
+        let n = crew.readers as usize + usize::from(crew.writer.is_some());
+        Running {
+            crew,
+            open: Barrier::new(n + 1),
+            closed: Barrier::new(n + 1),
+            stop: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+            results: Mutex::new(vec![None; n]),
+        }
+    }
+
+    /// Starts `crew`'s threads on `env` in `scope`; they wait for [`Running::interval`].
+    /// `seed` draws each thread's keys.
+    pub fn start<'scope, 'env: 'scope>(
+        &'scope self,
+        scope: &'scope Scope<'scope, 'env>,
+        api: &'env Api,
+        env: &Env<'_>,
+        seed: u64,
+    ) {
+        let shared = Shared(env.env, env.dbi);
+        let threads = self.results.lock().expect("not poisoned").len();
+        for slot in 0..threads {
+            let is_writer = slot == self.crew.readers as usize;
+            let mut rng = SplitMix64(seed ^ (slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            scope.spawn(move || {
+                let shared = shared;
+                self.serve(api, shared, slot, is_writer, &mut rng)
+            });
+        }
+    }
+
+    /// A crew's thread: one interval's work each time the crew opens, until it quits.
+    fn serve(&self, api: &Api, env: Shared, slot: usize, is_writer: bool, rng: &mut SplitMix64) {
+        let mut version = 0u32;
+        loop {
+            self.open.wait();
+            if self.quit.load(Ordering::Acquire) {
+                return;
+            }
+            let work = match (is_writer, self.crew.writer) {
+                (true, Some(w)) => {
+                    version += 1;
+                    write(api, env, &self.crew, w, version, rng, &self.stop)
+                }
+                _ => read(api, env, &self.crew, rng, &self.stop),
+            };
+            let work = work.map_err(|(call, rc)| api.failure((call, rc)).to_string());
+            self.results.lock().expect("not poisoned")[slot] = Some(work);
+            self.closed.wait();
+        }
+    }
+
+    /// Opens the crew for `length`, then closes it and waits for every thread to stop.
+    pub fn interval(&self, length: Duration) -> Result<Interval> {
+        self.stop.store(false, Ordering::Release);
+        self.open.wait();
+        std::thread::sleep(length);
+        self.stop.store(true, Ordering::Release);
+        self.closed.wait();
+        let mut done: Vec<Work> = Vec::new();
+        for r in self.results.lock().expect("not poisoned").iter_mut() {
+            match r.take() {
+                Some(Ok(w)) => done.push(w),
+                Some(Err(e)) => bail!("{e}"),
+                None => bail!("a thread of the crew reported nothing"),
+            }
+        }
+        let writer = self.crew.writer.map(|_| done.pop().expect("the writer's slot is last"));
+        Ok(Interval { readers: done, writer })
+    }
+
+    /// Ends the crew's threads (their scope joins them).
+    pub fn finish(&self) {
+        self.quit.store(true, Ordering::Release);
+        self.open.wait();
+    }
+}
+
+/// Runs `crews` (each on its own environment) for `intervals` rounds of `length` each,
+/// every round in the order `order(round)` gives, one crew's interval at a time.
+pub fn alternate(
+    api: &Api,
+    envs: &[Env<'_>],
+    crews: &[Crew],
+    (intervals, length): (u32, Duration),
+    order: impl Fn(u32) -> Vec<usize>,
+) -> Result<Vec<Vec<Interval>>> {
+    let running: Vec<Running> = crews.iter().map(|c| Running::new(*c)).collect();
+    std::thread::scope(|scope| {
+        for (i, (env, crew)) in envs.iter().zip(&running).enumerate() {
+            crew.start(scope, api, env, i as u64 + 1);
+        }
+        let mut out: Vec<Vec<Interval>> = crews.iter().map(|_| Vec::new()).collect();
+        let mut result = Ok(());
+        'rounds: for round in 0..intervals {
+            for unit in order(round) {
+                match running[unit].interval(length) {
+                    Ok(i) => out[unit].push(i),
+                    Err(e) => {
+                        result = Err(e);
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+        running.iter().for_each(Running::finish);
+        result.map(|()| out)
+    })
+}
+
+/// A reader's interval: random gets until told to stop, each timed.
+fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, stop: &AtomicBool) -> Result<Work, Failed> {
+    let mut latency = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
+    let mut txn: *mut MDB_txn = ptr::null_mut();
+    // SAFETY: a read transaction of this thread's own, on an open environment.
+    ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) })?;
+    let (mut ops, mut bytes) = (0u64, 0u64);
+    let first = Instant::now();
+    let mut last = first;
+    let result = loop {
+        if stop.load(Ordering::Relaxed) {
+            break Ok(());
+        }
+        let k = key((rng.next_u64() % u64::from(crew.keys)) as u32);
+        let began = Instant::now();
+        let got = unsafe { get(api, env, txn, &k, crew.reader_txn) };
+        last = Instant::now();
+        match got {
+            Ok(n) => bytes += n,
+            Err(e) => break Err(e),
+        }
+        latency.saturating_record((last - began).as_nanos() as u64);
+        ops += 1;
+    };
+    unsafe { (api.mdb_txn_abort)(txn) };
+    result.map(|()| Work { ops, first, last, latency: Some(latency), bytes })
+}
+
+/// One get in `txn`, renewed around it with [`ReaderTxn::PerGet`]; the value's bytes read.
+///
+/// # Safety
+/// `txn` is this thread's read transaction on `env`.
+#[inline(always)]
+unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: ReaderTxn) -> Result<u64, Failed> {
+    if mode == ReaderTxn::PerGet {
+        (api.mdb_txn_reset)(txn);
+        ok("mdb_txn_renew", (api.mdb_txn_renew)(txn))?;
+    }
+    let mut kv = val(k);
+    let mut v = super::lmdb::empty_val();
+    ok("mdb_get", (api.mdb_get)(txn, env.1, &mut kv, &mut v))?;
+    // The first and last byte: the page is touched, and the read cannot be skipped.
+    let data = std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size);
+    Ok(u64::from(data[0]) + u64::from(data[v.mv_size - 1]) + v.mv_size as u64)
+}
+
+/// The writer's interval: overwrites of random keys, `puts_per_txn` a transaction, at
+/// most `rate` a second, until told to stop; a transaction under way is committed.
+fn write(
+    api: &Api,
+    env: Shared,
+    crew: &Crew,
+    w: Writer,
+    version: u32,
+    rng: &mut SplitMix64,
+    stop: &AtomicBool,
+) -> Result<Work, Failed> {
+    let first = Instant::now();
+    let mut ops = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let mut txn: *mut MDB_txn = ptr::null_mut();
+        ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
+        for _ in 0..w.puts_per_txn {
+            let i = (rng.next_u64() % u64::from(crew.keys)) as u32;
+            let (k, v) = (key(i), value(i, version));
+            let (mut k, mut v) = (val(&k), val(&v));
+            let rc = unsafe { (api.mdb_put)(txn, env.1, &mut k, &mut v, 0) };
+            if rc != 0 {
+                unsafe { (api.mdb_txn_abort)(txn) };
+                return Err(("mdb_put", rc));
+            }
+            ops += 1;
+        }
+        ok("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
+        if let Some(rate) = w.rate {
+            let due = first + Duration::from_secs_f64(ops as f64 / f64::from(rate));
+            while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_micros(100).min(due.saturating_duration_since(Instant::now())));
+            }
+        }
+    }
+    Ok(Work { ops, first, last: Instant::now(), latency: None, bytes: 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_sixteen_decimal_digits() {
+        assert_eq!(&key(0), b"0000000000000000");
+        assert_eq!(&key(4_294_967_295), b"0000004294967295");
+    }
+}

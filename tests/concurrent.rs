@@ -1,0 +1,71 @@
+//! Readers beside a writer (workload::concurrent): crews that take turns in one process.
+
+use std::time::Duration;
+
+use crate::common;
+use lmdb_regress::ffi::bindings::MDB_NOSYNC;
+use lmdb_regress::workload::concurrent::{self, Crew, ReaderTxn, Writer};
+use lmdb_regress::workload::lmdb::Api;
+
+const KEYS: u32 = 5_000;
+
+fn crew(readers: u32, writer: Option<Writer>) -> Crew {
+    Crew { readers, reader_txn: ReaderTxn::PerGet, writer, keys: KEYS }
+}
+
+#[test]
+fn crews_take_turns_and_no_interval_overlaps_another() {
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let writer = Some(Writer { puts_per_txn: 10, rate: None });
+    let crews = [crew(2, writer), crew(1, writer), crew(2, None)];
+    let envs: Vec<_> = (0..crews.len())
+        .map(|i| {
+            let dir = tmp.path().join(i.to_string());
+            std::fs::create_dir(&dir).unwrap();
+            concurrent::fill(&api, &dir, KEYS, MDB_NOSYNC).unwrap()
+        })
+        .collect();
+    let orders = [vec![0, 1, 2], vec![2, 0, 1], vec![1, 2, 0]];
+    let out =
+        concurrent::alternate(&api, &envs, &crews, (3, Duration::from_millis(30)), |r| orders[r as usize].clone())
+            .unwrap();
+    // Every thread of every crew worked in every interval, and only there.
+    for (unit, intervals) in out.iter().enumerate() {
+        assert_eq!(intervals.len(), 3);
+        for i in intervals {
+            assert_eq!(i.readers.len(), crews[unit].readers as usize);
+            assert_eq!(i.writer.is_some(), crews[unit].writer.is_some());
+            assert!(i.readers.iter().chain(&i.writer).all(|w| w.ops > 0 && w.first <= w.last), "{i:?}");
+            assert!(i.readers.iter().all(|w| w.latency.as_ref().unwrap().len() == w.ops));
+        }
+    }
+    // In the order run, each interval's last operation ends before the next one's first.
+    let mut spans: Vec<_> = Vec::new();
+    for (round, order) in orders.iter().enumerate() {
+        spans.extend(order.iter().map(|&unit| out[unit][round].span()));
+    }
+    for pair in spans.windows(2) {
+        assert!(pair[0].1 < pair[1].0, "an interval overlaps the next: {pair:?}");
+    }
+}
+
+#[test]
+fn a_rate_limited_writer_keeps_to_its_rate_and_a_failing_crew_says_why() {
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let env = concurrent::fill(&api, tmp.path(), KEYS, MDB_NOSYNC).unwrap();
+    let slow = crew(1, Some(Writer { puts_per_txn: 5, rate: Some(1_000) }));
+    let length = Duration::from_millis(50);
+    let out = concurrent::alternate(&api, std::slice::from_ref(&env), &[slow], (2, length), |_| vec![0]).unwrap();
+    for i in &out[0] {
+        let w = i.writer.as_ref().unwrap();
+        // Puts are made a transaction at a time, each after the limiter allowed the last.
+        let allowed = (w.last - w.first).as_secs_f64() * 1_000.0 + 5.0;
+        assert!(w.ops as f64 <= allowed, "{} puts in {:?}", w.ops, w.last - w.first);
+    }
+    // A crew whose keys are not all in the database: its readers' failure is the error.
+    let absent = Crew { keys: KEYS * 10, ..crew(1, None) };
+    let e = concurrent::alternate(&api, &[env], &[absent], (1, length), |_| vec![0]).unwrap_err();
+    assert!(e.to_string().contains("mdb_get") && e.to_string().contains("MDB_NOTFOUND"), "{e}");
+}
