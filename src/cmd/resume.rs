@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
-use crate::record::runfile::RunData;
+use crate::record::RunData;
 use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;

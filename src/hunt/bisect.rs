@@ -15,7 +15,7 @@ use crate::compile::{BuildKind, Toolchain};
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
-use crate::record::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
+use crate::record::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::report::cells;
 use crate::report::html::{self, Item};
 use crate::report::outline::{Block, Document};
@@ -64,7 +64,7 @@ fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
         tag: u.label.to_string(),
         commit: None,
-        status: runfile::Status::Built,
+        status: record::Status::Built,
         library: u.library.clone(),
         provenance: None,
         matches: None,
@@ -276,7 +276,7 @@ impl<'a> Bisector<'a> {
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
-        Ok(crate::record::runfile::load(&path)?.samples)
+        Ok(crate::record::load(&path)?.samples)
     }
 
     /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::record::runfile::Status;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::Status;
+use crate::record::{Engine, Metric};
 use crate::report::cells::{self, Cells};
 use crate::report::html::{self, Item};
 use crate::report::model::{Blocks, ReportModel};

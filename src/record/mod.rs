@@ -1,7 +1,26 @@
-//! The run record: the run file's types, how it is read (one upgrader for every schema)
-//! and written, and the identities it names (labels, metrics). It sits below the runner
-//! and the statistics, so both read the same record and neither owns it.
+//! The run record: the run file's types (`schema`), how a file of any schema is read
+//! (`reader`: the one upgrader and the rules) and written (`writer`), what a cut-off run
+//! has left to do (`resume`), and the values it names units and figures by (`label`,
+//! `metric`). It sits below the runner and the statistics, so both read the same record
+//! and neither owns it.
 
 pub mod label;
 pub mod metric;
-pub mod runfile;
+pub mod reader;
+pub mod resume;
+pub mod schema;
+pub mod writer;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use label::Label;
+pub use metric::{Counts, Event, Metric};
+pub use reader::{load, RunData};
+pub use resume::{counts_taken, Phase};
+pub use schema::{
+    Check, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, Figure, FigureUnit, Header,
+    LayoutStudy, Layouts, Lines, Pairing, Part, Plan, ProgramRecord, Record, RunCoverage, Sample, Shard, Status,
+    TagStatus, WorkerBuild, COUNT_TOLERANCE, MIN_EFFECT, SCHEMA,
+};
+pub use writer::RunWriter;

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
-use crate::record::runfile::Metric;
+use crate::record::Metric;
 
 pub struct Csv;
 

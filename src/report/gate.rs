@@ -14,7 +14,7 @@ use super::cells;
 use super::compare::Comparisons;
 use super::history::History;
 use super::model::ReportModel;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::stats::{project, Comparison, Method};
 use crate::workload::Workload;
 
@@ -406,7 +406,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
 
 /// Each built tag and section (engine, workload) with no comparison against the baseline.
 fn unsampled(m: &ReportModel) -> Vec<String> {
-    let built = m.tags.iter().filter(|t| t.status == crate::record::runfile::Status::Built && t.tag != m.baseline);
+    let built = m.tags.iter().filter(|t| t.status == crate::record::Status::Built && t.tag != m.baseline);
     let mut out = Vec::new();
     for t in built {
         for s in &m.sections {

@@ -11,7 +11,7 @@ use super::cells::Cells;
 use super::model::ReportModel;
 use super::outline::Document;
 use super::svg::{RatioChart, RatioPoint};
-use crate::record::runfile::{Engine, Metric, Status};
+use crate::record::{Engine, Metric, Status};
 use crate::stats::history::steps;
 use crate::stats::Comparison;
 use crate::workload::Workload;
@@ -56,7 +56,7 @@ pub struct Change {
     /// The counts beside its metric, by metric (histories saved before counts were values
     /// held `instructions` here; they are measured again from their run, not read).
     #[serde(default)]
-    pub counts: std::collections::BTreeMap<crate::record::runfile::Metric, Comparison>,
+    pub counts: std::collections::BTreeMap<crate::record::Metric, Comparison>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::record::label::Label;
-use crate::record::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
-use crate::record::runfile::{Status, TagStatus};
+use crate::record::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
+use crate::record::{Status, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -213,13 +213,13 @@ pub struct ReportModel {
     pub end: Option<End>,
     /// What the workloads execute of what changed from the baseline to the newest unit;
     /// None in files from before runs measured it.
-    pub coverage: Option<crate::record::runfile::RunCoverage>,
+    pub coverage: Option<crate::record::RunCoverage>,
     /// The first phase of its plan the run lacks (`RunData::left`): None when complete.
     #[serde(skip)]
     pub left: Option<Phase>,
     pub instruction_counter: Option<String>,
     /// The C paired worker the C units ran in (paired rounds with C units).
-    pub c_paired_worker: Option<crate::record::runfile::WorkerBuild>,
+    pub c_paired_worker: Option<crate::record::WorkerBuild>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
     /// One per tag built by more than one toolchain (`--toolchain`), in release order.

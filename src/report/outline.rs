@@ -6,7 +6,7 @@ use super::cells::{self, label, named, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
 use crate::environment::Environment;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::stats::Verdict;
 use crate::workload::Workload;
 

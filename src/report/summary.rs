@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::record::runfile::{RunData, Sample};
+use crate::record::{RunData, Sample};
 use crate::workload::Workload;
 
 /// One (engine, tag, workload); names are a script interface. Times are those of the timed
@@ -55,7 +55,7 @@ pub fn summary_json(data: &RunData) -> Vec<SummaryRow> {
 }
 
 fn add(g: &mut SummaryGroup, data: &RunData, s: &Sample, timed: bool) {
-    use crate::record::runfile::Metric::Instructions;
+    use crate::record::Metric::Instructions;
     if timed && !s.counted {
         g.ms.push(s.ms());
     }

@@ -6,11 +6,11 @@ use anyhow::Result;
 
 use super::counter;
 use super::job::{interrupted, Job};
+use super::measure::{append_all, failed_units};
 use super::prepare::Ready;
-use super::record::{append_all, failed_units};
 use super::{pool, scratch, RunSpec, Unit};
 use crate::record::metric::{Counts, Metric};
-use crate::record::runfile::{Check, CheckKind, Record, RunWriter, Sample, COUNT_TOLERANCE};
+use crate::record::{Check, CheckKind, Record, RunWriter, Sample, COUNT_TOLERANCE};
 use crate::workload::Workload;
 
 impl RunSpec {

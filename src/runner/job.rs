@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::Unit;
-use crate::record::runfile::{End, Phase, Sample};
+use crate::record::{End, Phase, Sample};
 use crate::workload::Workload;
 
 /// What a finished (or stopped) schedule says.

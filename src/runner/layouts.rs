@@ -12,7 +12,7 @@ use super::prepare::Ready;
 use super::{counter, pool, scratch, RunSpec, Unit};
 use crate::layout::{self, Layout};
 use crate::record::metric::{Counts, Metric};
-use crate::record::runfile::{CheckKind, Record, RunWriter, Sample};
+use crate::record::{CheckKind, Record, RunWriter, Sample};
 use crate::workload::Workload;
 
 /// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::Label;
 use crate::environment::Environment;
-use crate::record::runfile::{
+use crate::record::{
     CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData, Sample,
     Status, TagStatus, SCHEMA,
 };
@@ -98,7 +98,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
 
 /// The runs' programs (the same in each, as `agree` checked), each with what every run
 /// compiled of it.
-fn programs(runs: &[(String, RunData)]) -> Vec<crate::record::runfile::ProgramRecord> {
+fn programs(runs: &[(String, RunData)]) -> Vec<crate::record::ProgramRecord> {
     let mut programs = runs[0].1.header.plan.programs.clone();
     for p in &mut programs {
         let each = runs.iter().flat_map(|(_, r)| &r.header.plan.programs).filter(|o| o.name == p.name);
@@ -233,7 +233,7 @@ fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
 
 /// The C paired worker the merged runs share; none when they ran different ones (shards
 /// built on different machines), whose each run file still names its own.
-fn one_paired_worker(named: &[(String, RunData)]) -> Option<crate::record::runfile::WorkerBuild> {
+fn one_paired_worker(named: &[(String, RunData)]) -> Option<crate::record::WorkerBuild> {
     let first = named[0].1.header.c_paired_worker.clone();
     named.iter().all(|(_, r)| r.header.c_paired_worker == first).then_some(first).flatten()
 }

@@ -18,7 +18,7 @@ use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::watchdog::{self, Killed, Ran, Watched};
 use super::{Label, RunSpec, Unit};
-use crate::record::runfile::{Engine, Record};
+use crate::record::{Engine, Record};
 use crate::workload::Workload;
 
 /// Units blamed for a paired process's failure (their failure says so), left out of later ones.
@@ -38,7 +38,7 @@ impl Excluded {
 impl RunSpec {
     /// Whether this run's time rounds are paired processes.
     pub(super) fn paired(&self) -> bool {
-        self.counter.is_none() && self.plan.pairing == crate::record::runfile::Pairing::Chunks
+        self.counter.is_none() && self.plan.pairing == crate::record::Pairing::Chunks
     }
 
     /// One paired process of `units` (one engine's) for `round`: the records to append

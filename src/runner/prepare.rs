@@ -10,7 +10,7 @@ use super::job::interrupted;
 use super::protocol::DbShape;
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
-use crate::record::runfile::{Record, RunWriter};
+use crate::record::{Record, RunWriter};
 use crate::workload::suite::Verification;
 use crate::workload::{Checksum, Workload};
 

@@ -20,7 +20,7 @@ use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
 use crate::compile::BuildRecord;
 use crate::record::metric::Counts;
-use crate::record::runfile::{Figure, ProgramRecord, Record, Sample};
+use crate::record::{Figure, ProgramRecord, Record, Sample};
 use crate::workload::program::ProgramName;
 use crate::workload::Workload;
 
@@ -553,7 +553,7 @@ pub fn cache_dir(cache_root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::runfile::FigureUnit;
+    use crate::record::FigureUnit;
 
     fn out(s: &str, pattern: &str) -> Output {
         let re = regex::Regex::new(pattern).unwrap();

@@ -11,12 +11,12 @@ use anyhow::Result;
 use rand::seq::SliceRandom;
 
 use super::job::{interrupt_flag, Outcome, StopWhen};
+use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
-use super::record::{append_all, failed_units};
 use super::{layouts, pool, scratch, RunSpec, Unit};
 use crate::progress::Log;
-use crate::record::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
+use crate::record::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
@@ -69,7 +69,7 @@ impl Schedule<'_> {
     /// The run's layout seed when every timed (unit, round) links its own layout; counts
     /// are the same under every layout, so counting schedules run the fixed builds.
     fn layout_seed(&self) -> Option<u64> {
-        let random = self.spec.counter.is_none() && self.spec.plan.layouts == runfile::Layouts::Random;
+        let random = self.spec.counter.is_none() && self.spec.plan.layouts == record::Layouts::Random;
         self.spec.plan.layout_seed.filter(|_| random)
     }
 

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::counter::{self, Counter};
 use super::{Label, Unit};
-use crate::record::runfile::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
+use crate::record::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
 use crate::workload::{Workload, WorkloadConfig};
 
 /// The judgement the `--target-ci` stop rule needs, which statistics provide

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::job::interrupted;
 use super::{pool, Label, RunSpec, Unit};
-use crate::record::runfile::{Engine, Record, RunWriter};
+use crate::record::{Engine, Record, RunWriter};
 use crate::workload::suite::Suite;
 use crate::workload::{Checksum, Workload};
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::family::{per_round, robust_sd, Rounds};
 use super::median;
-use crate::record::runfile::Sample;
+use crate::record::Sample;
 
 /// The spread of a section's log ratios to its reference at both levels (fractions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -124,7 +124,7 @@ fn between_processes(rounds: &BTreeMap<String, Rounds>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::runfile::Engine;
+    use crate::record::Engine;
     use crate::workload::Workload;
 
     fn sample(tag: &str, round: u32, chunks: Vec<u64>) -> Sample {

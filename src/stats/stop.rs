@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{chunks, family};
-use crate::record::runfile::{Engine, Metric, Sample};
+use crate::record::{Engine, Metric, Sample};
 use crate::runner::Label;
 use crate::workload::Workload;
 

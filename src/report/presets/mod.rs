@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::record::label::Label;
-use crate::record::runfile::{Engine, RunData, Sample};
+use crate::record::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
 use crate::workload::presets::{self, Preset, PresetWorkload, COLD_NOT_ACHIEVED};

@@ -11,7 +11,7 @@ use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{RunSpec, Unit};
-use crate::record::runfile::{Record, RunWriter, Sample};
+use crate::record::{Record, RunWriter, Sample};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
