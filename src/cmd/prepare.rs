@@ -10,7 +10,7 @@ use crate::compile::BuildKind;
 use crate::files::Existing;
 use crate::layout::{self, Linker};
 use crate::matrix::{MatrixOptions, Status, TagStatus};
-use crate::record::{self, Engine, Failure, Header, Layouts, Pairing, Record, RunWriter};
+use crate::record::{self, Engine, Failure, FailureStage, Header, Layouts, Pairing, Record, RunWriter};
 use crate::runner::{Label, Unit};
 use crate::source::Want;
 use crate::workload::presets::PresetConfig;
@@ -104,7 +104,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                     engine: e,
                     tag: r.tag.clone(),
                     workload: None,
-                    stage: "build".into(),
+                    stage: FailureStage::Build,
                     error,
                 }),
             }
@@ -116,7 +116,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                 engine: Engine::C,
                 tag: r.tag.clone(),
                 workload: None,
-                stage: "build".into(),
+                stage: FailureStage::Build,
                 error: f.reason.clone(),
             });
         }
@@ -163,7 +163,7 @@ fn layout_sources(
                     engine: u.engine,
                     tag: u.label.to_string(),
                     workload: None,
-                    stage: "layout".into(),
+                    stage: FailureStage::Layout,
                     error: format!("{e:#}"),
                 });
             }

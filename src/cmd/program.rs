@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use crate::compile::BuildKind;
-use crate::record::{self, Failure, ProgramRecord};
+use crate::record::{self, Failure, FailureStage, ProgramRecord};
 use crate::runner::program;
 use crate::runner::Unit;
 
@@ -58,7 +58,7 @@ pub fn compile_all(
                     engine: u.engine,
                     tag: u.label.to_string(),
                     workload: Some(program::workload_of(p)),
-                    stage: "compile".into(),
+                    stage: FailureStage::Compile,
                     error: format!("{e:#}"),
                 });
             }

@@ -546,9 +546,42 @@ pub struct Failure {
     pub engine: Engine,
     pub tag: String,
     pub workload: Option<Workload>,
-    /// `prepare` (building the read database), `verify` (its checksums) or `run`.
-    pub stage: String,
+    pub stage: FailureStage,
     pub error: String,
+}
+
+/// What a unit was failing at, as the run file writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureStage {
+    /// Building its library or its C twin.
+    Build,
+    /// Compiling a measured program (`run --program`) against it.
+    Compile,
+    /// Linking a random layout of it.
+    Layout,
+    /// Building the read database.
+    Prepare,
+    /// Verifying the read database's checksums.
+    Verify,
+    /// A measured pass.
+    Run,
+    /// Its coverage build's workloads.
+    Coverage,
+}
+
+impl std::fmt::Display for FailureStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FailureStage::Build => "build",
+            FailureStage::Compile => "compile",
+            FailureStage::Layout => "layout",
+            FailureStage::Prepare => "prepare",
+            FailureStage::Verify => "verify",
+            FailureStage::Run => "run",
+            FailureStage::Coverage => "coverage",
+        })
+    }
 }
 
 impl Failure {

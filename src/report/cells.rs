@@ -818,7 +818,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
             "{} {} {}{}: {}",
             name(&f.tag),
             f.engine,
-            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.clone()),
+            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.to_string()),
             f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
             f.error
         ));

@@ -11,7 +11,7 @@ use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{RunSpec, Unit};
-use crate::record::{Record, RunWriter, Sample};
+use crate::record::{FailureStage, Record, RunWriter, Sample};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
@@ -97,7 +97,7 @@ impl RunSpec {
                 expected.map(|e| format!("the pass left {}, but the data written gives {e}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));
+                out.push(Record::Failure(self.failure(u, Some(wl), FailureStage::Run, error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
@@ -120,7 +120,7 @@ impl RunSpec {
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
+            out.push(Record::Failure(self.failure(u, Some(*wl), FailureStage::Run, missing.clone()).in_round(round)));
         }
         out
     }

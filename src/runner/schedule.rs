@@ -16,7 +16,7 @@ use super::paired::{self, Excluded};
 use super::prepare::Ready;
 use super::{layouts, pool, scratch, RunSpec, Unit};
 use crate::progress::Log;
-use crate::record::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
+use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
@@ -176,7 +176,9 @@ impl Schedule<'_> {
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
                 log.failed(format!("{} {}", u.engine, u.label));
-                w.append(&Record::Failure(self.spec.failure(u, None, "layout", error.clone()).in_round(round)))?;
+                w.append(&Record::Failure(
+                    self.spec.failure(u, None, FailureStage::Layout, error.clone()).in_round(round),
+                ))?;
             }
             units = linked;
         }
