@@ -102,7 +102,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                 Err(error) => failures.push(Failure {
                     round: None,
                     engine: e,
-                    tag: r.tag.clone(),
+                    unit: label.clone(),
                     workload: None,
                     stage: FailureStage::Build,
                     error,
@@ -114,7 +114,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
             failures.push(Failure {
                 round: None,
                 engine: Engine::C,
-                tag: r.tag.clone(),
+                unit: labels[i].clone(),
                 workload: None,
                 stage: FailureStage::Build,
                 error: f.reason.clone(),
@@ -161,7 +161,7 @@ fn layout_sources(
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: None,
                     stage: FailureStage::Layout,
                     error: format!("{e:#}"),

@@ -56,7 +56,7 @@ pub fn compile_all(
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: Some(program::workload_of(p)),
                     stage: FailureStage::Compile,
                     error: format!("{e:#}"),

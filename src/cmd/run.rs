@@ -359,7 +359,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .with_context(|| format!("{} cannot be resumed", path.display()))?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
-    let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());
+    let sampled = data.samples.iter().filter_map(|s| s.unit.controlled()).map(|l| l.to_string());
     let mut controlled: Vec<String> = held.map(str::to_string).into_iter().chain(sampled).collect();
     controlled.sort();
     controlled.dedup();

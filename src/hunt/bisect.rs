@@ -229,7 +229,7 @@ impl<'a> Bisector<'a> {
             units.iter().filter(|u| !self.counted.contains_key(&u.label.to_string())).cloned().collect();
         if !fresh.is_empty() {
             for x in self.run_pass(name, fresh, stop, pass)? {
-                self.counted.entry(x.tag.clone()).or_default().push(x);
+                self.counted.entry(x.unit.to_string()).or_default().push(x);
             }
         }
         Ok(units.iter().filter_map(|u| self.counted.get(&u.label.to_string())).flatten().cloned().collect())
@@ -284,8 +284,10 @@ impl<'a> Bisector<'a> {
     fn fmt_values(&self, samples: &[Sample], tag: &str) -> String {
         let (metric, workload) = (self.settings.metric, self.settings.workload);
         let entries = self.entries_for(metric);
-        let per_op =
-            samples.iter().filter(|s| s.tag == tag).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
+        let per_op = samples
+            .iter()
+            .filter(|s| s.unit.to_string() == tag)
+            .filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
         let v: Vec<f64> = family::per_round(per_op).into_values().collect();
         let unit = metric.unit_of(workload);
         match stats::summarize(&v) {

@@ -44,12 +44,18 @@ pub(super) fn header_of(labels: &[Label]) -> Header {
     Header { schema: SCHEMA, tags, units: Declared::each(labels.iter().chain(&rows)), ..h }
 }
 
-/// A time sample of `tag`'s Rust unit, of a fixed layout, in round 0.
-pub(super) fn time_sample(tag: &str) -> Sample {
+/// A time sample of `unit`'s Rust unit (a plain tag's label, as text), of a fixed layout,
+/// in round 0.
+pub(super) fn time_sample(unit: &str) -> Sample {
+    unit_sample(&Label::parse(unit))
+}
+
+/// A time sample of `unit` on the Rust engine, of a fixed layout, in round 0.
+pub(super) fn unit_sample(unit: &Label) -> Sample {
     Sample {
         round: 0,
         engine: Engine::Rust,
-        tag: tag.into(),
+        unit: unit.clone(),
         workload: Workload::ReadSeq,
         ns: 5,
         counts: Counts::default(),
@@ -71,7 +77,7 @@ pub(super) fn written(dir: &Path, labels: &[Label]) -> PathBuf {
     let path = dir.join("run.jsonl");
     let mut w = RunWriter::create(&path, &header_of(labels), Existing::Replace).unwrap();
     for l in labels {
-        w.append(&sample(&l.to_string())).unwrap();
+        w.append(&Record::Sample(unit_sample(l))).unwrap();
     }
     path
 }

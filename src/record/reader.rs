@@ -76,9 +76,14 @@ pub fn load(path: &Path) -> Result<RunData> {
         labels: BTreeMap::new(),
     };
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
-        let record = match serde_json::from_str::<serde_json::Value>(line).and_then(|v| upgrade(v)) {
+        let record = match serde_json::from_str::<serde_json::Value>(line).map_err(Unread::Corrupt) {
+            Ok(v) => upgrade(v, &mut units),
+            Err(e) => Err(e),
+        };
+        let record = match record {
             Ok(r) => r,
-            Err(_) if torn && i + 1 == last => {
+            Err(Unread::Unit(e)) => return Err(at(i + 1, e)),
+            Err(Unread::Corrupt(_)) if torn && i + 1 == last => {
                 eprintln!(
                     "note: {}:{}: a torn last line (the run was stopped while writing it) is left out",
                     path.display(),
@@ -86,12 +91,9 @@ pub fn load(path: &Path) -> Result<RunData> {
                 );
                 continue;
             }
-            Err(e) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
+            Err(Unread::Corrupt(e)) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
         };
-        if let Some(tag) = record.unit() {
-            units.name(tag).map_err(|e| at(i + 1, e))?;
-        }
-        rules.check(&record, &units.labels, i + 1).map_err(|e| at(i + 1, e))?;
+        rules.check(&record, i + 1).map_err(|e| at(i + 1, e))?;
         match record {
             Record::Sample(s) => data.samples.push(s),
             Record::Failure(f) => data.failures.push(f),
@@ -113,16 +115,46 @@ pub fn load(path: &Path) -> Result<RunData> {
     Ok(data)
 }
 
-/// The one upgrader: a record of any schema read into today's shape. Samples written
-/// before their counts were values by event (schema ≤ 4) held their instruction count as
-/// `instructions`: it is their `Ir`.
-fn upgrade(mut v: serde_json::Value) -> serde_json::Result<Record> {
-    if let Some(sample) = v.as_object_mut().filter(|o| o.get("type").and_then(|t| t.as_str()) == Some("sample")) {
-        if let Some(n) = sample.remove("instructions").filter(|n| !n.is_null()) {
-            sample.entry("counts").or_insert_with(|| serde_json::json!({ "Ir": n }));
+/// Why a line was not read: it is no record (or a torn one), or it names a unit its file
+/// does not.
+#[derive(Debug)]
+enum Unread {
+    Corrupt(serde_json::Error),
+    Unit(String),
+}
+
+/// The one upgrader: a record of any schema read into today's shape. A sample's or
+/// failure's unit, named by its label's text, becomes the value the header declares (in
+/// a file of schema 3 or before, the text read once). Samples written before their counts
+/// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
+/// their `Ir`.
+fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Result<Record, Unread> {
+    if let Some(record) = v.as_object_mut() {
+        let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+        if kind == "sample" {
+            if let Some(n) = record.remove("instructions").filter(|n| !n.is_null()) {
+                record.entry("counts").or_insert_with(|| serde_json::json!({ "Ir": n }));
+            }
+        }
+        if let (true, Some(serde_json::Value::String(text))) =
+            (kind == "sample" || kind == "failure", record.get("tag"))
+        {
+            let label = units.name(text).map_err(Unread::Unit)?;
+            let value = serde_json::to_value(label).map_err(Unread::Corrupt)?;
+            record.insert("tag".into(), value);
         }
     }
-    serde_json::from_value(v)
+    serde_json::from_value(v).map_err(Unread::Corrupt)
+}
+
+/// Whether `line` is a whole record, whatever unit it names: what a line cut off while
+/// written is not.
+pub(super) fn whole_record(line: &[u8]) -> bool {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(line) else { return false };
+    if let Some(tag) = v.get_mut("tag").filter(|t| t.is_string()) {
+        *tag = serde_json::to_value(Label::build("any", None)).unwrap_or_default();
+    }
+    serde_json::from_value::<Record>(v).is_ok()
 }
 
 /// The kind of a check in a file from before checks said it, by where it stands: after the
@@ -162,21 +194,22 @@ impl UnitLabels {
             }
         }
         for text in listed {
-            units.name(text).map_err(|_| format!("the header lists {text} but does not declare it among its units"))?;
+            if units.name(text).is_err() {
+                return Err(format!("the header lists {text} but does not declare it among its units"));
+            }
         }
         Ok(units)
     }
 
-    /// Makes sure the label `text` has its value: declared, or in an older file read now.
-    fn name(&mut self, text: &str) -> std::result::Result<(), String> {
-        if self.labels.contains_key(text) {
-            return Ok(());
+    /// The value of the label `text`: declared, or in an older file read now.
+    fn name(&mut self, text: &str) -> std::result::Result<&Label, String> {
+        if !self.labels.contains_key(text) {
+            if self.declared {
+                return Err(format!("unit {text} is not among the units the header declares"));
+            }
+            self.labels.insert(text.to_string(), Label::parse(text));
         }
-        if self.declared {
-            return Err(format!("unit {text} is not among the units the header declares"));
-        }
-        self.labels.insert(text.to_string(), Label::parse(text));
-        Ok(())
+        self.labels.get(text).ok_or_else(|| format!("unit {text} has no value"))
     }
 }
 
@@ -246,7 +279,7 @@ struct Rules {
 
 /// What names a sample but its iteration, which a line does not hold: a pass of one unit
 /// (engine, label, layout) on one workload in one round, timed or counted.
-type SampleKey = (Engine, String, Workload, u32, bool, Option<u32>);
+type SampleKey = (Engine, Label, Workload, u32, bool, Option<u32>);
 
 impl Rules {
     fn of(h: &Header) -> Rules {
@@ -257,15 +290,15 @@ impl Rules {
         Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
     }
 
-    fn check(&mut self, r: &Record, labels: &BTreeMap<String, Label>, line: usize) -> std::result::Result<(), String> {
+    fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
         match r {
             Record::Header(_) => return Err("a second header".into()),
             Record::Sample(s) => {
-                self.listed(s.engine, &s.tag, &labels[&s.tag], Some(s.workload))?;
+                self.listed(s.engine, &s.unit, Some(s.workload))?;
                 if s.ns == 0 {
                     return Err(format!(
                         "a sample of 0 ns ({} {} {}): every timed region takes time",
-                        s.engine, s.tag, s.workload
+                        s.engine, s.unit, s.workload
                     ));
                 }
                 // Only the counting pass follows the end of the measured rounds.
@@ -277,7 +310,7 @@ impl Rules {
                 }
                 self.once_per_iteration(s, line)?;
             }
-            Record::Failure(f) => self.listed(f.engine, &f.tag, &labels[&f.tag], f.workload)?,
+            Record::Failure(f) => self.listed(f.engine, &f.unit, f.workload)?,
             Record::Check(_) => {}
             Record::Coverage(_) if self.covered => return Err("a second coverage record".into()),
             Record::Coverage(_) => self.covered = true,
@@ -296,7 +329,7 @@ impl Rules {
     /// A pass writes one sample per iteration: a further one of the same unit, workload and
     /// round is a line written twice (or forged), and would weigh twice in every statistic.
     fn once_per_iteration(&mut self, s: &Sample, line: usize) -> std::result::Result<(), String> {
-        let key = (s.engine, s.tag.clone(), s.workload, s.round, s.counted, s.layout);
+        let key = (s.engine, s.unit.clone(), s.workload, s.round, s.counted, s.layout);
         let lines = self.sampled.entry(key).or_default();
         if lines.len() as u32 >= self.iterations {
             let pass = if s.counted { "the counting pass".to_string() } else { format!("round {}", s.round + 1) };
@@ -304,23 +337,17 @@ impl Rules {
             return Err(format!(
                 "one sample too many of {} {} {} in {pass}: the run takes {} per pass (one per iteration), \
                  and line(s) {earlier} hold them: a duplicated line",
-                s.engine, s.tag, s.workload, self.iterations
+                s.engine, s.unit, s.workload, self.iterations
             ));
         }
         lines.push(line);
         Ok(())
     }
 
-    fn listed(
-        &self,
-        engine: Engine,
-        tag: &str,
-        label: &Label,
-        workload: Option<Workload>,
-    ) -> std::result::Result<(), String> {
-        let base = label.controlled().map_or(tag.to_string(), |b| b.to_string());
+    fn listed(&self, engine: Engine, unit: &Label, workload: Option<Workload>) -> std::result::Result<(), String> {
+        let base = unit.controlled().unwrap_or_else(|| unit.clone()).to_string();
         if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
-            return Err(format!("tag {tag} is not among the header's tags"));
+            return Err(format!("tag {unit} is not among the header's tags"));
         }
         if !self.engines.contains(&engine) {
             return Err(format!("engine {engine} is not among the header's engines"));
@@ -414,17 +441,18 @@ mod tests {
     fn a_sample_of_an_older_schema_reads_its_instruction_count_as_ir() {
         let old = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "LMDB_0.9.33",
             "workload": "readSeq", "ns": 5, "instructions": 31000, "counted": true});
-        let Record::Sample(s) = upgrade(old).unwrap() else { panic!("not a sample") };
+        let mut units = UnitLabels { declared: false, labels: BTreeMap::new() };
+        let Record::Sample(s) = upgrade(old, &mut units).unwrap() else { panic!("not a sample") };
         assert_eq!((s.counts.clone(), s.total(Metric::Instructions)), (Counts::instructions(31000), Some(31000)));
         assert_eq!(s.total(Metric::EstimatedCycles), None);
         // Written back in today's shape, it reads the same.
         let again = serde_json::to_value(Record::Sample(s.clone())).unwrap();
         assert!(again.get("instructions").is_none() && again["counts"]["Ir"] == 31000, "{again}");
-        let Record::Sample(t) = upgrade(again).unwrap() else { panic!("not a sample") };
+        let Record::Sample(t) = upgrade(again, &mut units).unwrap() else { panic!("not a sample") };
         assert_eq!(t, s);
         let timed = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "x",
             "workload": "readSeq", "ns": 5, "instructions": null});
-        let Record::Sample(u) = upgrade(timed).unwrap() else { panic!("not a sample") };
+        let Record::Sample(u) = upgrade(timed, &mut units).unwrap() else { panic!("not a sample") };
         assert!(u.counts.is_empty());
     }
 

@@ -81,7 +81,7 @@ impl RunData {
 /// measured that it counted, of all those the rounds measured.
 pub fn counts_taken(samples: &[Sample]) -> (usize, usize) {
     let of = |counted: bool| -> BTreeSet<_> {
-        samples.iter().filter(|s| s.counted == counted).map(|s| (s.engine, &s.tag, s.workload)).collect()
+        samples.iter().filter(|s| s.counted == counted).map(|s| (s.engine, &s.unit, s.workload)).collect()
     };
     let measured = of(false);
     (of(true).intersection(&measured).count(), measured.len())

@@ -475,7 +475,9 @@ pub struct Part {
 pub struct Sample {
     pub round: u32,
     pub engine: Engine,
-    pub tag: String,
+    /// The unit measured, written as its label under `"tag"` ([`unit_label`]).
+    #[serde(rename = "tag", with = "unit_label")]
+    pub unit: Label,
     pub workload: Workload,
     pub ns: u64,
     /// The events counted in the timed region (none when it was only timed).
@@ -544,7 +546,9 @@ impl Sample {
 pub struct Failure {
     pub round: Option<u32>,
     pub engine: Engine,
-    pub tag: String,
+    /// The unit that failed, written as its label under `"tag"` ([`unit_label`]).
+    #[serde(rename = "tag", with = "unit_label")]
+    pub unit: Label,
     pub workload: Option<Workload>,
     pub stage: FailureStage,
     pub error: String,
@@ -734,11 +738,29 @@ impl Lines {
 
 impl Record {
     /// The label of the unit a sample or failure is of.
-    pub(super) fn unit(&self) -> Option<&str> {
+    pub fn unit(&self) -> Option<&Label> {
         match self {
-            Record::Sample(Sample { tag, .. }) | Record::Failure(Failure { tag, .. }) => Some(tag),
+            Record::Sample(Sample { unit, .. }) | Record::Failure(Failure { unit, .. }) => Some(unit),
             _ => None,
         }
+    }
+}
+
+/// A sample's or failure's unit as its line holds it: written as the label's text, read
+/// as the value the reader's upgrader put in the text's place (the header's declaration
+/// of the label, or in a file of schema 3 or before the text read once), never parsed
+/// here: a line's text alone cannot say which value a label renders.
+pub mod unit_label {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::record::label::Label;
+
+    pub fn serialize<S: Serializer>(unit: &Label, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(unit)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
+        Label::deserialize(d)
     }
 }
 

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::reader::{read_header, RunData};
+use super::label::Label;
+use super::reader::{read_header, whole_record, RunData};
 use super::schema::{Header, Record, DECLARES_UNITS};
 use crate::files::{self, Existing};
 
@@ -40,7 +41,7 @@ pub struct RunWriter {
     pub path: PathBuf,
     /// The labels the file's header declares (schema 4): a sample or failure of any other
     /// unit is refused before it is written. None for older files, whose labels are text.
-    declared: Option<BTreeSet<String>>,
+    declared: Option<BTreeSet<Label>>,
 }
 
 impl RunWriter {
@@ -105,7 +106,7 @@ impl RunWriter {
         let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let line_no = text[..keep].iter().filter(|&&b| b == b'\n').count() + 1;
         let at = format!("{}:{line_no}", self.path.display());
-        if serde_json::from_slice::<Record>(&text[keep..]).is_ok() {
+        if whole_record(&text[keep..]) {
             self.file.write_all(b"\n").with_context(|| format!("cannot write {}", self.path.display()))?;
             eprintln!("{at}: the last line is a whole record without its newline: kept, its newline added");
             return Ok(());
@@ -121,10 +122,10 @@ impl RunWriter {
     /// One line, flushed at once: what is written survives a kill. A sample or failure of
     /// a unit the header does not declare is refused, the file unchanged.
     pub fn append(&mut self, r: &Record) -> Result<()> {
-        if let (Some(declared), Some(tag)) = (&self.declared, r.unit()) {
-            if !declared.contains(tag) {
+        if let (Some(declared), Some(unit)) = (&self.declared, r.unit()) {
+            if !declared.contains(unit) {
                 bail!(
-                    "cannot write {}: unit {tag} is not among the units its header declares \
+                    "cannot write {}: unit {unit} is not among the units its header declares \
                      (a file its reader would refuse)",
                     self.path.display()
                 );
@@ -138,8 +139,8 @@ impl RunWriter {
 }
 
 /// The labels `h` declares, when its schema declares units.
-fn declared(h: &Header) -> Option<BTreeSet<String>> {
-    (h.schema >= DECLARES_UNITS).then(|| h.units.iter().map(|d| d.label.clone()).collect())
+fn declared(h: &Header) -> Option<BTreeSet<Label>> {
+    (h.schema >= DECLARES_UNITS).then(|| h.units.iter().map(|d| d.value.clone()).collect())
 }
 
 #[cfg(test)]
@@ -201,7 +202,7 @@ mod tests {
         // As `run --resume` continues it: no declarations appended, the labels as text.
         let mut w = RunWriter::reopen(&old).unwrap();
         w.append(&sample("LMDB_0.9.33")).unwrap();
-        w.append(&sample(&control.to_string())).unwrap();
+        w.append(&Record::Sample(unit_sample(&control))).unwrap();
         let text = std::fs::read_to_string(&old).unwrap();
         assert!(!text.contains("\"units\"") && text.contains("\"schema\":3"), "{text}");
         let data = load(&old).unwrap();

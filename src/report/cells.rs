@@ -816,7 +816,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
     for f in &m.failures {
         out.push(format!(
             "{} {} {}{}: {}",
-            name(&f.tag),
+            name(&f.unit.to_string()),
             f.engine,
             f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.to_string()),
             f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),

@@ -428,7 +428,7 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
     for s in data.samples.iter().filter(|s| !s.counted && s.engine == engine && s.workload == workload) {
         let value = data.per_op(s, Metric::Time).filter(|_| s.layout.is_some());
         if let Some(v) = value {
-            workers.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(v);
+            workers.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(v);
         }
     }
     stats::layout::between_workers(&workers)
@@ -436,10 +436,10 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
 
 /// Measured tags (controls aside) in release order.
 fn measured_tags(data: &RunData) -> Vec<String> {
-    let mut measured: Vec<String> =
-        data.samples.iter().filter(|s| !data.labels[&s.tag].control).map(|s| s.tag.clone()).collect();
-    measured.sort_by_key(|t| data.labels[t].release_key());
+    let mut measured: Vec<&Label> = data.samples.iter().map(|s| &s.unit).filter(|u| !u.control).collect();
+    measured.sort_by_key(|u| u.release_key());
     measured.dedup();
+    let measured: Vec<String> = measured.into_iter().map(Label::to_string).collect();
     measured
 }
 
@@ -722,11 +722,11 @@ fn checksum_agreement_by_workload(samples: &[Sample]) -> BTreeMap<Workload, (Opt
 
 /// The checksum most (engine, tag) pairs report, and every pair that reports another.
 fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMismatch>) {
-    let mut per_unit: Vec<(Engine, &str, Checksum)> = Vec::new();
+    let mut per_unit: Vec<(Engine, &Label, Checksum)> = Vec::new();
     for s in samples {
         if let Some(c) = s.checksum {
-            if !per_unit.iter().any(|(e, t, pc)| *e == s.engine && *t == s.tag && *pc == c) {
-                per_unit.push((s.engine, &s.tag, c));
+            if !per_unit.iter().any(|(e, t, pc)| *e == s.engine && *t == &s.unit && *pc == c) {
+                per_unit.push((s.engine, &s.unit, c));
             }
         }
     }

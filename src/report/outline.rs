@@ -434,7 +434,7 @@ fn failures_line(m: &ReportModel) -> Option<String> {
             .iter()
             .take(3)
             .map(|x| {
-                let tag = m.labels.get(&x.tag).map(named).unwrap_or_else(|| super::names::name(&x.tag));
+                let tag = named(&x.unit);
                 let what = x.workload.map(|w| w.to_string()).unwrap_or_else(|| x.stage.to_string());
                 let round = x.round.map(|r| format!(", round {}", r + 1)).unwrap_or_default();
                 format!("{tag} {what}{round}")

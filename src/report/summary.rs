@@ -42,13 +42,13 @@ pub fn summary_json(data: &RunData) -> Vec<SummaryRow> {
     let timed = !data.header.plan.metric.is_exact();
     let mut groups: BTreeMap<Key, SummaryGroup> = BTreeMap::new();
     for s in &data.samples {
-        let g = groups.entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string())).or_default();
+        let g = groups.entry((s.engine.to_string(), s.unit.to_string(), s.workload.to_string())).or_default();
         add(g, data, s, timed);
     }
     for f in &data.failures {
         let reads = || data.header.workloads.iter().copied().filter(|w| w.is_read()).collect::<Vec<Workload>>();
         for w in f.workload.map(|w| vec![w]).unwrap_or_else(reads) {
-            groups.entry((f.engine.to_string(), f.tag.clone(), w.to_string())).or_default();
+            groups.entry((f.engine.to_string(), f.unit.to_string(), w.to_string())).or_default();
         }
     }
     groups.into_iter().map(|(key, g)| row(data, key, g, timed)).collect()
@@ -77,7 +77,9 @@ fn row(data: &RunData, (engine, tag, workload): Key, g: SummaryGroup, timed: boo
         .failures
         .iter()
         .filter(|f| {
-            f.engine.to_string() == engine && f.tag == tag && f.workload.is_none_or(|w| w.to_string() == workload)
+            f.engine.to_string() == engine
+                && f.unit.to_string() == tag
+                && f.workload.is_none_or(|w| w.to_string() == workload)
         })
         .count();
     SummaryRow {

@@ -52,9 +52,8 @@ impl RunSpec {
         let mut left: Vec<(Vec<Workload>, Vec<Unit>)> = Vec::new();
         // A unit whose worker stalled is left out here too.
         for u in self.units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)) {
-            let done = |wl: &Workload| {
-                counted.iter().any(|s| s.engine == u.engine && s.tag == u.label.to_string() && s.workload == *wl)
-            };
+            let done =
+                |wl: &Workload| counted.iter().any(|s| s.engine == u.engine && s.unit == u.label && s.workload == *wl);
             let missing: Vec<Workload> = self.workloads.iter().copied().filter(|wl| !done(wl)).collect();
             match left.iter_mut().find(|(w, _)| *w == missing) {
                 _ if missing.is_empty() => {}
@@ -96,7 +95,7 @@ impl RunSpec {
         let scratch = scratch::create()?;
         let mut ready = Ready::default();
         let first = counted.iter().find(|s| !s.counts.is_empty());
-        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label.to_string() == s.tag));
+        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label == s.unit));
         if let (Some(u), Some(s)) = (unit, first.filter(|s| s.workload.is_read())) {
             match self.prepare_one(u, scratch.path()) {
                 Ok((dir, _)) => drop(ready.dbs.insert(u.label.clone(), dir)),
@@ -126,9 +125,9 @@ impl RunSpec {
             let what = "instruction counts repeat".to_string();
             return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
         };
-        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag) {
+        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label == first.unit) {
             Some(u) => self.count_once(u, first.workload, ready, scratch),
-            None => Err(format!("{} {} is not measured in this session", first.engine, first.tag)),
+            None => Err(format!("{} {} is not measured in this session", first.engine, first.unit)),
         };
         if interrupted() {
             return Ok(());
@@ -155,7 +154,7 @@ impl RunSpec {
 
 /// The check that `first`'s counts repeat, every metric they hold, against `again`.
 fn repeat_check(first: &Sample, again: Result<Counts, String>) -> Check {
-    let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
+    let what = format!("{} {} {} counted twice", first.engine, first.unit, first.workload);
     let metrics: Vec<Metric> = Metric::counted_in(&first.counts).collect();
     counts_agree(CheckKind::Repeat, what, &metrics, Ok(first.counts.clone()), again)
 }

@@ -104,7 +104,7 @@ impl RunSpec {
                 out.push(Record::Sample(Sample {
                     round,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: wl,
                     ns: *ns,
                     counts: line.counts_of(i).unwrap_or_default(),
@@ -141,7 +141,7 @@ pub(super) fn append_all(w: &mut RunWriter, records: Result<Vec<Record>>) -> Res
 /// The units (engine and label) a unit's records report failed, for the progress line.
 pub(super) fn failed_units(records: &Result<Vec<Record>>) -> impl Iterator<Item = String> + '_ {
     records.iter().flatten().filter_map(|r| match r {
-        Record::Failure(f) => Some(format!("{} {}", f.engine, f.tag)),
+        Record::Failure(f) => Some(format!("{} {}", f.engine, f.unit)),
         _ => None,
     })
 }

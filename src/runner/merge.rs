@@ -260,7 +260,7 @@ fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()>
     let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
     for (n, r) in runs {
         let built = r.header.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone());
-        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.tag.clone()).chain(built).collect();
+        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.unit.to_string()).chain(built).collect();
         for tag in sampled.into_iter().filter(|t| Some(t.as_str()) != shared) {
             if let Some(other) = measured_in.insert(tag.clone(), n) {
                 bail!("{tag} is measured in both {other} and {n}: each tag must come from one run");

@@ -266,7 +266,7 @@ impl RunSpec {
         Record::Sample(Sample {
             round,
             engine: u.engine,
-            tag: u.label.to_string(),
+            unit: u.label.clone(),
             workload: w,
             ns,
             counts,

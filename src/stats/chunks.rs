@@ -43,7 +43,7 @@ pub fn by_round<'a>(
     let mut raw: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         let Some(v) = value(s) else { continue };
-        raw.entry(s.tag.clone()).or_default().push((s.round, v));
+        raw.entry(s.unit.to_string()).or_default().push((s.round, v));
     }
     raw.into_iter().map(|(t, v)| (t, per_round(v))).collect()
 }
@@ -54,7 +54,7 @@ pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&
     let samples: Vec<&Sample> = samples.into_iter().filter(|s| value(s).is_some()).collect();
     let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.chunks_ns.is_empty()) {
-        chunks.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
+        chunks.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
     }
     let values = by_round(samples.iter().copied(), value);
     let Some(reference) = reference(&chunks) else {
@@ -131,7 +131,7 @@ mod tests {
         Sample {
             round,
             engine: Engine::Rust,
-            tag: tag.into(),
+            unit: crate::record::Label::build(tag, None),
             workload: Workload::Write,
             ns: chunks.iter().sum(),
             counts: Default::default(),

@@ -21,7 +21,7 @@ pub fn target_reached(
     min_effect: f64,
 ) -> bool {
     let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
-    let measured = |s: &&Sample| !s.counted && labels.get(&s.tag).is_some_and(|l| !l.control);
+    let measured = |s: &&Sample| !s.counted && !s.unit.control;
     for s in samples.iter().filter(measured) {
         groups.entry((s.engine, s.workload)).or_default().push(s);
     }
