@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use super::request::RunArgs;
 use crate::record::{self, Engine, Metric};
-use crate::report::gate::{Against, FailOn, Outcome};
+use crate::report::gate::{Against, FailOn, GateOutcome};
 use crate::report::history::{its_of, History, Point};
 use crate::source::GitRepo;
 use crate::workload::WorkloadConfig;
@@ -148,7 +148,7 @@ fn conclude(
     model: &crate::report::model::ReportModel,
     run_files: &[PathBuf],
     format: Option<crate::report::Format>,
-    outcome: Option<Outcome>,
+    outcome: Option<GateOutcome>,
 ) -> Result<()> {
     use crate::report::Format;
     match format.unwrap_or(Format::Text) {
@@ -177,7 +177,7 @@ fn gate(
     gated: impl Fn(&str) -> bool,
     confirm: bool,
     measure: impl FnOnce(&[Point], (String, Vec<Engine>)) -> Result<record::RunData>,
-) -> Result<Outcome> {
+) -> Result<GateOutcome> {
     let first = crate::report::gate::of_history(history, fail_on, &gated);
     if !confirm || first.failed().next().is_none() {
         return Ok(first);

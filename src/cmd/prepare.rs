@@ -223,9 +223,9 @@ fn run_file_tag(r: &TagStatus) -> record::TagStatus {
         tag: r.tag.clone(),
         commit: r.commit.clone(),
         status: match r.status {
-            Status::Built => record::Status::Built,
-            Status::Unavailable => record::Status::Unavailable,
-            Status::Failed => record::Status::Failed,
+            Status::Built => record::BuildStatus::Built,
+            Status::Unavailable => record::BuildStatus::Unavailable,
+            Status::Failed => record::BuildStatus::Failed,
         },
         library: r.library.clone(),
         provenance: r.provenance.clone(),

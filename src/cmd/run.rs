@@ -149,8 +149,9 @@ fn baseline_of(
     }
     let mut given: Vec<String> = labels.iter().map(|l| l.compared_as().0).collect();
     given.dedup();
-    let built =
-        |b: &String| tags.iter().zip(labels).any(|(t, l)| t.status == record::Status::Built && l.compared_as().0 == *b);
+    let built = |b: &String| {
+        tags.iter().zip(labels).any(|(t, l)| t.status == record::BuildStatus::Built && l.compared_as().0 == *b)
+    };
     let Some(asked) = asked else {
         return given.iter().find(|b| built(b)).cloned().context("no unit of this run built");
     };
@@ -342,7 +343,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let mut tags: Vec<&str> = h
         .tags
         .iter()
-        .filter(|t| t.status == record::Status::Built)
+        .filter(|t| t.status == record::BuildStatus::Built)
         .map(|t| data.labels[&t.tag].base.as_str())
         .collect();
     tags.dedup();
@@ -510,7 +511,7 @@ fn refuse_confirm_of_own_code(args: &RunArgs) -> Result<()> {
 /// The gate over `model`, the report of `data` as `args` measured it; with `--confirm`, its
 /// failures measured again in a second, independent run, so that only what both runs fail
 /// fails.
-pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn) -> Result<gate::Outcome> {
+pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn) -> Result<gate::GateOutcome> {
     let first = gate::of_report(model, fail_on);
     if !args.confirm || first.failed().next().is_none() {
         return Ok(first);
@@ -532,7 +533,7 @@ pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn
 /// The run that measures `first`'s failures again: the baseline and the failing tags, the
 /// failing workloads and engines, every other flag as given, into a file of its own beside
 /// the first run's.
-fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::Outcome) -> RunArgs {
+fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::GateOutcome) -> RunArgs {
     let failed = first.failed_subjects();
     let mut tags = vec![model.baseline.clone()];
     let mut workloads: Vec<String> = Vec::new();

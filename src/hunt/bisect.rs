@@ -64,7 +64,7 @@ fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
         tag: u.label.to_string(),
         commit: None,
-        status: record::Status::Built,
+        status: record::BuildStatus::Built,
         library: u.library.clone(),
         provenance: None,
         matches: None,

@@ -102,5 +102,5 @@ pub(super) fn end(reason: EndReason, rounds: u32, wall: f64, timed: f64) -> Reco
 }
 
 pub(super) fn check(kind: CheckKind) -> Record {
-    Record::Check(Check { what: "a check".into(), passed: true, detail: String::new(), kind: Some(kind) })
+    Record::Check(RunCheck { what: "a check".into(), passed: true, detail: String::new(), kind: Some(kind) })
 }

@@ -19,8 +19,8 @@ pub use metric::{Counts, Event, Metric};
 pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};
 pub use schema::{
-    Check, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureStage, Figure, FigureUnit,
-    Header, LayoutStudy, Layouts, Lines, Pairing, Part, Plan, ProgramRecord, Record, RunCoverage, Sample, Shard,
-    Status, TagStatus, WorkerBuild, COUNT_TOLERANCE, MIN_EFFECT, SCHEMA,
+    BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureStage, Figure,
+    FigureUnit, Header, LayoutStudy, Layouts, Lines, Pairing, Part, Plan, ProgramRecord, Record, RunCheck, RunCoverage,
+    Sample, Shard, TagStatus, WorkerBuild, COUNT_TOLERANCE, MIN_EFFECT, SCHEMA,
 };
 pub use writer::RunWriter;

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
-    Check, CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCoverage, Sample, DECLARES_UNITS, SCHEMA,
+    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, DECLARES_UNITS, SCHEMA,
 };
 use crate::files;
 use crate::workload::Workload;
@@ -20,7 +20,7 @@ pub struct RunData {
     pub header: Header,
     pub samples: Vec<Sample>,
     pub failures: Vec<Failure>,
-    pub checks: Vec<Check>,
+    pub checks: Vec<RunCheck>,
     /// Absent when the run was cut off before it could say why it ended.
     pub end: Option<End>,
     /// Absent in files from before runs measured it (schema ≤ 6), and in runs cut off first.
@@ -99,7 +99,7 @@ pub fn load(path: &Path) -> Result<RunData> {
             Record::Failure(f) => data.failures.push(f),
             Record::Check(c) => {
                 let kind = c.kind.or_else(|| Some(legacy_kind(&data.header, rules.ended.is_some())));
-                data.checks.push(Check { kind, ..c })
+                data.checks.push(RunCheck { kind, ..c })
             }
             Record::End(e) => {
                 data.end = Some(match data.end.take() {
@@ -364,14 +364,14 @@ mod tests {
     use super::*;
     use crate::record::fixtures::*;
     use crate::record::metric::Counts;
-    use crate::record::schema::{Layouts, Plan, Status};
+    use crate::record::schema::{BuildStatus, Layouts, Plan};
 
     #[test]
     fn the_committed_run_file_loads_with_its_tags_and_end() {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
         let data = load(path).unwrap();
         assert!(!data.header.tags.is_empty());
-        assert!(data.header.tags.iter().any(|t| t.status == Status::Built && !t.builds.is_empty()));
+        assert!(data.header.tags.iter().any(|t| t.status == BuildStatus::Built && !t.builds.is_empty()));
         assert!(data.end.is_some());
         // From before layouts were randomised: fixed, every sample of its tag's one build.
         assert_eq!((data.header.plan.layouts, data.header.plan.layout_seed), (Layouts::Fixed, None));

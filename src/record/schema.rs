@@ -342,7 +342,7 @@ impl std::fmt::Display for Shard {
 /// What became of a requested tag, as the run file records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum BuildStatus {
     Built,
     Unavailable,
     Failed,
@@ -355,7 +355,7 @@ pub enum Status {
 pub struct TagStatus {
     pub tag: String,
     pub commit: Option<String>,
-    pub status: Status,
+    pub status: BuildStatus,
     /// Absolute path of the shared library, when built.
     pub library: Option<PathBuf>,
     pub provenance: Option<String>,
@@ -658,7 +658,7 @@ impl End {
 
 /// Something the run checked about itself, e.g. that instruction counts repeat exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
+pub struct RunCheck {
     pub what: String,
     pub passed: bool,
     pub detail: String,
@@ -686,7 +686,7 @@ pub enum Record {
     Header(Box<Header>),
     Sample(Sample),
     Failure(Failure),
-    Check(Check),
+    Check(RunCheck),
     End(End),
     Coverage(RunCoverage),
 }

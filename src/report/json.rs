@@ -126,7 +126,7 @@ struct Document<'a> {
     failures: &'a [crate::record::Failure],
     /// What the run checked about itself (instruction counts repeating).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    checks: &'a [crate::record::Check],
+    checks: &'a [crate::record::RunCheck],
     end: Option<&'a crate::record::End>,
     samples: &'a [crate::record::Sample],
     /// A preset's latencies or resources.

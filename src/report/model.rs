@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::record::label::Label;
-use crate::record::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
-use crate::record::{Status, TagStatus};
+use crate::record::{BuildStatus, TagStatus};
+use crate::record::{End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -172,15 +172,15 @@ pub struct ChecksumMismatch {
 
 /// What the figures are and in which unit they are shown.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Unit {
+pub struct ColumnUnit {
     pub metric: Metric,
     /// Column heading: "ms/op" or "instr/entry".
     pub label: &'static str,
 }
 
-impl Unit {
-    pub fn of(metric: Metric) -> Unit {
-        Unit { metric, label: metric.unit() }
+impl ColumnUnit {
+    pub fn of(metric: Metric) -> ColumnUnit {
+        ColumnUnit { metric, label: metric.unit() }
     }
 }
 
@@ -191,7 +191,7 @@ pub fn unit_label(metric: Metric) -> &'static str {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportModel {
-    pub unit: Unit,
+    pub unit: ColumnUnit,
     /// The counted metrics standing beside the section's own, in declaration order: what
     /// the run's counted samples hold (instructions; with cache simulation the cache
     /// metrics too), the section's metric left out.
@@ -209,7 +209,7 @@ pub struct ReportModel {
     pub findings: Findings,
     pub failures: Vec<Failure>,
     /// What the run checked about itself (instruction counts repeating exactly).
-    pub checks: Vec<Check>,
+    pub checks: Vec<RunCheck>,
     pub end: Option<End>,
     /// What the workloads execute of what changed from the baseline to the newest unit;
     /// None in files from before runs measured it.
@@ -357,7 +357,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
     let baseline = pick_baseline(&measured, &data.labels, baseline, h.plan.baseline.as_deref())?;
-    let units = Units { labels: &data.labels, baseline: &baseline };
+    let units = LabelTable { labels: &data.labels, baseline: &baseline };
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
     let mut sections: Vec<Section> = blocks
@@ -382,7 +382,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let mut tags = h.tags.clone();
     tags.sort_by_key(|t| data.labels[&t.tag].release_key());
     let mut model = ReportModel {
-        unit: Unit::of(metric),
+        unit: ColumnUnit::of(metric),
         beside: beside(data, metric),
         rule,
         config: h.config.clone(),
@@ -466,12 +466,12 @@ fn pick_baseline(
 }
 
 /// The run's labels as values, and the baseline every label is compared with.
-struct Units<'a> {
+struct LabelTable<'a> {
     labels: &'a BTreeMap<String, Label>,
     baseline: &'a str,
 }
 
-impl Units<'_> {
+impl LabelTable<'_> {
     fn of(&self, text: &str) -> &Label {
         &self.labels[text]
     }
@@ -509,7 +509,7 @@ fn section(
     engine: Engine,
     workload: Workload,
     b: &Blocks,
-    units: &Units,
+    units: &LabelTable,
     rule: &Rule,
     checksum: Option<Checksum>,
     checksum_mismatches: Vec<ChecksumMismatch>,
@@ -605,7 +605,7 @@ fn count_medians(b: &Blocks, label: &str) -> BTreeMap<Metric, f64> {
 fn toolchain_tables(
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &Units,
+    units: &LabelTable,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> Vec<ToolchainTable> {
@@ -637,7 +637,7 @@ fn toolchain_table(
     labels: &[&str],
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &Units,
+    units: &LabelTable,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> ToolchainTable {
@@ -748,7 +748,7 @@ fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMis
 
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
-    m.tags.iter().filter(|t| t.status != Status::Built).collect()
+    m.tags.iter().filter(|t| t.status != BuildStatus::Built).collect()
 }
 
 /// What the run established, for the summary every report opens with: the resolved

@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use super::Label;
 use crate::environment::Environment;
 use crate::record::{
-    CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData, Sample,
-    Status, TagStatus, SCHEMA,
+    BuildStatus, CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData,
+    Sample, TagStatus, SCHEMA,
 };
 
 /// The runs' coverage: each shard measures the whole run's pair, so the first measured
@@ -259,7 +259,7 @@ fn round_offsets(runs: &[(String, RunData)]) -> Vec<u32> {
 fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()> {
     let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
     for (n, r) in runs {
-        let built = r.header.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone());
+        let built = r.header.tags.iter().filter(|t| t.status == BuildStatus::Built).map(|t| t.tag.clone());
         let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.unit.to_string()).chain(built).collect();
         for tag in sampled.into_iter().filter(|t| Some(t.as_str()) != shared) {
             if let Some(other) = measured_in.insert(tag.clone(), n) {
@@ -275,7 +275,8 @@ fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()>
 fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
     let mut by_tag: BTreeMap<String, TagStatus> = BTreeMap::new();
     for t in runs.iter().flat_map(|(_, r)| &r.header.tags) {
-        let keep = by_tag.get(&t.tag).is_none_or(|kept| kept.status != Status::Built && t.status == Status::Built);
+        let keep =
+            by_tag.get(&t.tag).is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
         if keep {
             by_tag.insert(t.tag.clone(), t.clone());
         }

@@ -36,7 +36,7 @@ pub mod worker;
 
 pub use crate::compile::sanitize;
 pub use crate::record::label::Label;
-pub use job::{interrupt_flag, interrupted, Interrupted, Outcome, Stage, StopWhen};
+pub use job::{interrupt_flag, interrupted, Interrupted, ScheduleOutcome, Stage, StopWhen};
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, RunSpec, TargetReached};
 pub use unit::{CompiledProgram, Unit};

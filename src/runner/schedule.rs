@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
-use super::job::{interrupt_flag, Outcome, StopWhen};
+use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
@@ -20,18 +20,18 @@ use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
-    pub fn start(&self, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn start(&self, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         self.schedule(0, Vec::new(), true, None).execute(w)
     }
 
     /// A new run that `stop` also ends ("decided") when it holds after a measured round.
-    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         self.schedule(0, Vec::new(), true, Some(stop)).execute(w)
     }
 
     /// Continues the run `data` has so far: its rounds left, then its closing check unless
     /// recorded (a run stopped in that check resumes into it), then its end record.
-    pub fn resume(&self, data: &RunData, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn resume(&self, data: &RunData, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         let checked = data.closing_check().is_some_and(|k| data.checks.iter().any(|c| c.kind == Some(k)));
         self.schedule(data.completed_rounds(), data.samples.clone(), !checked, None).execute(w)
     }
@@ -73,7 +73,7 @@ impl Schedule<'_> {
         self.spec.plan.layout_seed.filter(|_| random)
     }
 
-    pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn execute(&self, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         // A log's progress lines, from before the clock the budget is kept by.
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
         let log = Log::start("preparing read databases and verifying reads", budget)?;
@@ -149,7 +149,7 @@ impl Schedule<'_> {
             timed_s: (self.spec.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
-        Ok(Outcome { end, stopped })
+        Ok(ScheduleOutcome { end, stopped })
     }
 
     /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
