@@ -340,11 +340,10 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     super::room::check(&h.config, &h.workloads)?;
-    let mut tags: Vec<&str> = h
-        .tags
-        .iter()
-        .filter(|t| t.status == record::BuildStatus::Built)
-        .map(|t| data.labels[&t.tag].base.as_str())
+    let mut tags: Vec<&str> = data
+        .tags()
+        .filter(|(t, _)| t.status == record::BuildStatus::Built)
+        .map(|(_, label)| label.base.as_str())
         .collect();
     tags.dedup();
     let (spec, sources) = super::resume::units(&tags, args, path)?;

@@ -9,7 +9,8 @@ use anyhow::{bail, Context, Result};
 use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
-    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, DECLARES_UNITS, SCHEMA,
+    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus,
+    DECLARES_UNITS, SCHEMA,
 };
 use crate::files;
 use crate::workload::Workload;
@@ -32,6 +33,11 @@ pub struct RunData {
 }
 
 impl RunData {
+    /// Each tag the header lists, with its label's value (the reader read every one).
+    pub fn tags(&self) -> impl Iterator<Item = (&TagStatus, &Label)> {
+        self.header.tags.iter().filter_map(|t| Some((t, self.labels.get(&t.tag)?)))
+    }
+
     /// The entries a sample's pass ran: the counting pass may run fewer than the rounds.
     pub fn entries_of(&self, s: &Sample) -> u32 {
         let h = &self.header;

@@ -379,8 +379,9 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
     engines.dedup();
     let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
-    let mut tags = h.tags.clone();
-    tags.sort_by_key(|t| data.labels[&t.tag].release_key());
+    let mut listed: Vec<(&TagStatus, &Label)> = data.tags().collect();
+    listed.sort_by_key(|(_, label)| label.release_key());
+    let tags: Vec<TagStatus> = listed.into_iter().map(|(t, _)| t.clone()).collect();
     let mut model = ReportModel {
         unit: ColumnUnit::of(metric),
         beside: beside(data, metric),
