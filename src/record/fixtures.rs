@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::label::Label;
 use super::metric::Counts;
+use super::plan::Plan;
 use super::reader::{load, RunData};
 use super::schema::*;
 use super::writer::RunWriter;

@@ -6,6 +6,7 @@
 
 pub mod label;
 pub mod metric;
+pub mod plan;
 pub mod reader;
 pub mod resume;
 pub mod schema;
@@ -16,11 +17,13 @@ mod fixtures;
 
 pub use label::Label;
 pub use metric::{Counts, Event, Metric};
+pub use plan::{
+    Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, COUNT_TOLERANCE, MIN_EFFECT,
+};
 pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};
 pub use schema::{
-    BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureStage, Figure,
-    FigureUnit, Header, LayoutStudy, Layouts, Lines, Pairing, Part, Plan, ProgramRecord, Record, RunCheck, RunCoverage,
-    Sample, Shard, TagStatus, WorkerBuild, COUNT_TOLERANCE, MIN_EFFECT, SCHEMA,
+    BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureStage, Header, Lines,
+    Part, Record, RunCheck, RunCoverage, Sample, TagStatus, WorkerBuild, SCHEMA,
 };
 pub use writer::RunWriter;

@@ -370,7 +370,8 @@ mod tests {
     use super::*;
     use crate::record::fixtures::*;
     use crate::record::metric::Counts;
-    use crate::record::schema::{BuildStatus, Layouts, Plan};
+    use crate::record::plan::{Layouts, Plan};
+    use crate::record::schema::BuildStatus;
 
     #[test]
     fn the_committed_run_file_loads_with_its_tags_and_end() {

@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::metric::Metric;
+use super::plan::Layouts;
 use super::reader::RunData;
-use super::schema::{CheckKind, End, EndReason, Layouts, Sample, CHECKS};
+use super::schema::{CheckKind, End, EndReason, Sample, CHECKS};
 
 /// A phase of a run after its builds, in order: what a resumed run continues with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +93,9 @@ mod tests {
     use super::*;
     use crate::record::fixtures::*;
     use crate::record::metric::Counts;
+    use crate::record::plan::Plan;
     use crate::record::reader::load;
-    use crate::record::schema::{Plan, Record};
+    use crate::record::schema::Record;
     use crate::workload::Workload;
 
     #[test]

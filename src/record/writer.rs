@@ -149,8 +149,8 @@ mod tests {
     use crate::record::fixtures::*;
     use crate::record::label::Label;
     use crate::record::metric::Metric;
+    use crate::record::plan::Plan;
     use crate::record::reader::load;
-    use crate::record::schema::Plan;
 
     #[test]
     fn a_writer_writes_no_unit_its_file_does_not_declare() {
