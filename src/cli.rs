@@ -76,7 +76,7 @@ pub enum Command {
         force: bool,
         /// Rank by time or by instructions (default: the run's metric).
         #[arg(long, value_enum)]
-        metric: Option<crate::record::runfile::Metric>,
+        metric: Option<crate::record::Metric>,
         #[command(flatten)]
         gate: cmd::args::GateArgs,
     },

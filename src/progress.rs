@@ -83,13 +83,13 @@ pub struct Log {
 }
 
 struct Shared {
-    state: Mutex<Status>,
+    state: Mutex<JobState>,
     wake: Condvar,
 }
 
 /// What the job last said about itself.
 #[derive(Debug, Clone, Default)]
-struct Status {
+struct JobState {
     phase: String,
     /// Measured rounds done and planned, and when the first of them began (with the
     /// rounds done then, for a resumed run), which the estimate of the last is made from.
@@ -106,7 +106,7 @@ impl Log {
     /// Starts the clock: `budget` is the time the job may take, counted from now.
     pub fn start(phase: &str, budget: Option<Duration>) -> anyhow::Result<Log> {
         let interval = crate::envvars::seconds(crate::envvars::PROGRESS_INTERVAL)?.map(Duration::from_secs);
-        let status = Status { phase: phase.into(), budget, ..Status::default() };
+        let status = JobState { phase: phase.into(), budget, ..JobState::default() };
         let shared = Arc::new(Shared { state: Mutex::new(status), wake: Condvar::new() });
         let started = Instant::now();
         let thread = (!terminal::is_terminal(Stream::Stderr)).then(|| {
@@ -117,7 +117,7 @@ impl Log {
         Ok(Log { shared, thread })
     }
 
-    fn status(&self) -> MutexGuard<'_, Status> {
+    fn status(&self) -> MutexGuard<'_, JobState> {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -172,7 +172,7 @@ fn tick(shared: &Shared, started: Instant, interval: Duration, out: &mut dyn Wri
 
 /// "progress: measuring, round 13 of about 83, elapsed 2m30s, budget left 6m30s, 1 unit
 /// failed".
-fn line(s: &Status, elapsed: Duration, now: Instant) -> String {
+fn line(s: &JobState, elapsed: Duration, now: Instant) -> String {
     let mut parts = vec![format!("progress: {}", s.phase)];
     let left = s.budget.map(|b| b.saturating_sub(elapsed));
     if let Some((done, planned)) = s.rounds {
@@ -194,7 +194,7 @@ fn line(s: &Status, elapsed: Duration, now: Instant) -> String {
 
 /// The round the job will likely end at: as many as the budget left allows at the pace
 /// of the rounds so far, never more than planned; None before a round is done.
-fn estimate(s: &Status, done: u32, planned: u32, left: Option<Duration>, now: Instant) -> Option<u32> {
+fn estimate(s: &JobState, done: u32, planned: u32, left: Option<Duration>, now: Instant) -> Option<u32> {
     let (began, first) = s.rounds_began?;
     let timed = done.checked_sub(first).filter(|n| *n > 0)?;
     let per_round = now.duration_since(began).as_secs_f64() / f64::from(timed);
@@ -273,7 +273,8 @@ mod tests {
     #[test]
     fn a_line_says_the_phase_the_round_the_clock_the_budget_and_the_failures() {
         let now = Instant::now();
-        let mut s = Status { phase: "measuring".into(), budget: Some(Duration::from_secs(540)), ..Status::default() };
+        let mut s =
+            JobState { phase: "measuring".into(), budget: Some(Duration::from_secs(540)), ..JobState::default() };
         s.failed.insert("rust LMDB_0.9.18".into());
         assert_eq!(
             line(&s, Duration::from_secs(30), now),
@@ -301,10 +302,10 @@ mod tests {
         // out at once, however late the thread, and none after the end.
         let lines = |lasted_ms: u64| {
             let started = Instant::now() - Duration::from_secs(1);
-            let status = Status {
+            let status = JobState {
                 phase: "measuring".into(),
                 stopped: Some(started + Duration::from_millis(lasted_ms)),
-                ..Status::default()
+                ..JobState::default()
             };
             let shared = Shared { state: Mutex::new(status), wake: Condvar::new() };
             let mut out = Vec::new();
@@ -320,7 +321,7 @@ mod tests {
     #[test]
     fn a_running_job_gets_its_lines_from_the_thread() {
         let started = Instant::now();
-        let status = Status { phase: "measuring".into(), ..Status::default() };
+        let status = JobState { phase: "measuring".into(), ..JobState::default() };
         let shared = Shared { state: Mutex::new(status), wake: Condvar::new() };
         let mut out = Vec::new();
         std::thread::scope(|scope| {

@@ -112,7 +112,7 @@ const DOM: &str = r#"{
 
 /// The fixed run's outline, as the page must show it (a user's names unmarked, as read).
 fn expected() -> serde_json::Value {
-    let data = lmdb_regress::record::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
+    let data = lmdb_regress::record::load(&testdata("run-fixed.jsonl")).unwrap();
     let model = lmdb_regress::report::model::build(&data, None).unwrap();
     let d = outline::report(&model);
     let (mut headings, mut tables, mut pairs, mut items, mut charts) = (vec![], vec![], vec![], vec![], vec![]);
@@ -246,7 +246,7 @@ const CHARTS: &str = r#"[...document.querySelectorAll("main figure.chart:not(.le
 
 /// The model of a run file under testdata/.
 fn model_of(run: &str) -> lmdb_regress::report::model::ReportModel {
-    let data = lmdb_regress::record::runfile::load(&testdata(run)).unwrap();
+    let data = lmdb_regress::record::load(&testdata(run)).unwrap();
     lmdb_regress::report::model::build(&data, None).unwrap()
 }
 

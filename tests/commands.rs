@@ -80,7 +80,7 @@ fn site_of_two_runs_of_the_same_minute() {
 #[test]
 fn its_10406_of_the_fixed_run() {
     // The command measures; its page is rendered from the model, as here.
-    let data = lmdb_regress::record::runfile::load(&testdata("run-fixed.jsonl")).unwrap();
+    let data = lmdb_regress::record::load(&testdata("run-fixed.jsonl")).unwrap();
     let m = lmdb_regress::report::model::build(&data, Some("LMDB_0.9.17")).unwrap();
     let r = lmdb_regress::hunt::its10406::build(&m);
     golden("commands/its-10406.txt", &lmdb_regress::hunt::its10406::render(&r, &m, false));

@@ -2,13 +2,13 @@
 //! for three fixed runs (testdata/make-findings-runs.py): a resolved step, a time-only
 //! difference, nothing resolved; the same sentences first in JSON and on the HTML page.
 
-use lmdb_regress::record::runfile;
+use lmdb_regress::record;
 use lmdb_regress::report::{markdown, model, names, outline, text};
 
 use crate::common::*;
 
 fn model_of(name: &str) -> model::ReportModel {
-    let data = runfile::load(&testdata(&format!("findings-{name}.jsonl"))).unwrap();
+    let data = record::load(&testdata(&format!("findings-{name}.jsonl"))).unwrap();
     model::build(&data, None).unwrap()
 }
 

@@ -233,14 +233,14 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
 /// workload's per entry; both come from the one "per operation".
 #[test]
 fn summary_json_counts_per_operation_as_the_report_does() {
-    let data = lmdb_regress::record::runfile::load(&testdata("run-open-get.jsonl")).unwrap();
+    let data = lmdb_regress::record::load(&testdata("run-open-get.jsonl")).unwrap();
     let model = lmdb_regress::report::model::build(&data, None).unwrap();
     let rows = lmdb_regress::report::summary_json(&data);
     assert_eq!(rows.len(), 6, "three tags, two workloads");
     for r in &rows {
         let section = model.sections.iter().find(|s| s.workload.to_string() == r.workload).unwrap();
         let ranked = section.ranked.iter().find(|x| x.tag == r.tag).unwrap();
-        let counted = ranked.per_entry.get(&lmdb_regress::record::runfile::Metric::Instructions).copied();
+        let counted = ranked.per_entry.get(&lmdb_regress::record::Metric::Instructions).copied();
         assert_eq!(r.instructions_per_entry, counted, "{r:?}");
     }
     let per = |w: &str, t: &str| {

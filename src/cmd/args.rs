@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use clap::Args;
+use clap::builder::{EnumValueParser, TypedValueParser};
+use clap::{Args, ValueEnum};
 
 use crate::compile::ToolchainSpec;
-use crate::record::runfile::{Layouts, Metric, Pairing};
+use crate::record::{Engine, FigureUnit, Layouts, Metric, Pairing};
 use crate::workload::suite::Suite;
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
@@ -59,7 +60,7 @@ pub struct LayoutArgs {
     /// random: every time sample runs its own function order, linked by lld (one per unit
     /// and round) from objects compiled once; fixed: each tag's one build, as before.
     /// Instruction counts do not depend on layout and always use the fixed builds.
-    #[arg(long, value_enum, default_value_t = Layouts::Random)]
+    #[arg(long, value_parser = layouts(), default_value_t = Layouts::Random)]
     pub layouts: Layouts,
     /// The seed every sample's layout derives from, with its unit and round (default: drawn,
     /// and recorded in the run file).
@@ -87,7 +88,7 @@ pub struct PairingArgs {
     /// units in its paired worker, on the tags' shared libraries); process: one worker
     /// process per unit and round, its pass whole (the presets and instruction counts
     /// always).
-    #[arg(long, value_enum, default_value_t = Pairing::Chunks)]
+    #[arg(long, value_parser = pairing(), default_value_t = Pairing::Chunks)]
     pub pairing: Pairing,
     /// Operations per chunk with --pairing chunks.
     #[arg(long, default_value_t = crate::runner::DEFAULT_CHUNK, value_parser = clap::value_parser!(u32).range(1..))]
@@ -169,6 +170,117 @@ fn percent_in(s: &str, max: f64) -> Result<f64, String> {
     Ok(v)
 }
 
+/// The command line's names of the record's values: clap's enums, each read into the
+/// record's own, so the run file's types hold no command-line parsing.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EngineName {
+    /// The Rust harness, loading each tag's shared library.
+    Rust,
+    /// The C twin, statically linked with each tag's sources.
+    C,
+}
+
+impl From<EngineName> for Engine {
+    fn from(n: EngineName) -> Engine {
+        match n {
+            EngineName::Rust => Engine::Rust,
+            EngineName::C => Engine::C,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LayoutsName {
+    /// Every (unit, round) runs its own function order, linked by lld from objects compiled once.
+    Random,
+    /// Each unit's one build, as linked by its compiler.
+    Fixed,
+}
+
+impl From<LayoutsName> for Layouts {
+    fn from(n: LayoutsName) -> Layouts {
+        match n {
+            LayoutsName::Random => Layouts::Random,
+            LayoutsName::Fixed => Layouts::Fixed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PairingName {
+    /// Each round is one process holding every unit of an engine, each workload's passes
+    /// alternated between them chunk by chunk; the process is the unit of replication.
+    Chunks,
+    /// One worker process per unit and round, its pass whole.
+    Process,
+}
+
+impl From<PairingName> for Pairing {
+    fn from(n: PairingName) -> Pairing {
+        match n {
+            PairingName::Chunks => Pairing::Chunks,
+            PairingName::Process => Pairing::Process,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FigureUnitName {
+    S,
+    Ms,
+    Us,
+    Ns,
+}
+
+impl From<FigureUnitName> for FigureUnit {
+    fn from(n: FigureUnitName) -> FigureUnit {
+        match n {
+            FigureUnitName::S => FigureUnit::S,
+            FigureUnitName::Ms => FigureUnit::Ms,
+            FigureUnitName::Us => FigureUnit::Us,
+            FigureUnitName::Ns => FigureUnit::Ns,
+        }
+    }
+}
+
+/// A parser of `N`'s names into the record's `T`, listing them in `--help`.
+fn names<N, T>() -> impl TypedValueParser<Value = T> + Clone + Send + Sync + 'static
+where
+    N: ValueEnum + Clone + Send + Sync + 'static,
+    T: From<N> + Clone + Send + Sync + 'static,
+{
+    EnumValueParser::<N>::new().map(T::from)
+}
+
+/// `--engine`.
+pub fn engine() -> impl TypedValueParser<Value = Engine> + Clone + Send + Sync + 'static {
+    names::<EngineName, Engine>()
+}
+
+/// `--layouts`.
+pub fn layouts() -> impl TypedValueParser<Value = Layouts> + Clone + Send + Sync + 'static {
+    names::<LayoutsName, Layouts>()
+}
+
+/// `--pairing`.
+pub fn pairing() -> impl TypedValueParser<Value = Pairing> + Clone + Send + Sync + 'static {
+    names::<PairingName, Pairing>()
+}
+
+/// `--program-figure-unit`.
+pub fn figure_unit() -> impl TypedValueParser<Value = FigureUnit> + Clone + Send + Sync + 'static {
+    names::<FigureUnitName, FigureUnit>()
+}
+
+/// `K/N` as `run --shard` takes it: 1 ≤ K ≤ N.
+pub fn parse_shard(s: &str) -> Result<(u32, u32)> {
+    let parsed = s.split_once('/').and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((k, n)) if (1..=n).contains(&k) => Ok((k, n)),
+        _ => bail!("expected K/N with 1 ≤ K ≤ N, e.g. 2/4"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +294,29 @@ mod tests {
             assert!(threshold_percent(bad).is_err(), "{bad}");
         }
         assert!(ci_percent("150").unwrap_err().contains("(0, 100]"));
+    }
+
+    #[test]
+    fn shard_arguments_are_k_of_n() {
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"] {
+            let e = parse_shard(bad).unwrap_err().to_string();
+            assert!(e.contains("K/N"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_names_each_record_value_as_the_run_file_does() {
+        fn spelt<N: ValueEnum, T: From<N> + serde::Serialize>() {
+            for n in N::value_variants() {
+                let name = n.to_possible_value().unwrap().get_name().to_string();
+                let value = T::from(n.clone());
+                assert_eq!(serde_json::to_value(&value).unwrap(), name);
+            }
+        }
+        spelt::<EngineName, Engine>();
+        spelt::<LayoutsName, Layouts>();
+        spelt::<PairingName, Pairing>();
+        spelt::<FigureUnitName, FigureUnit>();
     }
 }

@@ -11,7 +11,7 @@ use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
 use crate::hunt::search::Verdict;
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::report::cells::{self, Cells};
 use crate::report::explain::Attribution;
 use crate::report::outline::{Block, Document};

@@ -9,7 +9,7 @@ use super::args::{BuildArgs, ToolchainList};
 use crate::compile::{BuildKind, ToolchainSpec};
 use crate::hunt::coverage::{self, Side, FILES};
 use crate::matrix::MatrixOptions;
-use crate::record::runfile::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
+use crate::record::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
 use crate::runner::{Label, RunSpec};
 use crate::source::Want;
 use crate::workload::suite::{Suite, SuiteChoice};

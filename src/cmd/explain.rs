@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use crate::files::Existing;
-use crate::record::runfile::{Engine, Metric, Plan};
+use crate::record::{Engine, Metric, Plan};
 use crate::report::explain::{self, Side};
 use crate::runner::profiling::{self, WorkloadProfile};
 use crate::runner::{sanitize, RunSpec};
@@ -30,7 +30,7 @@ pub struct ExplainArgs {
     pub suite: SuiteChoice,
     /// The engine both builds run on: rust (this program loading each library) or c (each
     /// build's C twin).
-    #[arg(long, default_value = "rust")]
+    #[arg(long, value_parser = super::args::engine(), default_value = "rust")]
     pub engine: Engine,
     /// text (80 columns), markdown, json, html (several: comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "text")]
@@ -128,8 +128,8 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
         &[],
         &[ask.engine],
         ask.build,
-        crate::record::runfile::Layouts::Fixed,
-        crate::record::runfile::Pairing::Process,
+        crate::record::Layouts::Fixed,
+        crate::record::Pairing::Process,
     )?;
     if prepared.labels.len() != 2 {
         bail!("explain compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());

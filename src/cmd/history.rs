@@ -9,8 +9,8 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use super::request::RunArgs;
-use crate::record::runfile::{self, Engine, Metric};
-use crate::report::gate::{Against, FailOn, Outcome};
+use crate::record::{self, Engine, Metric};
+use crate::report::gate::{Against, FailOn, GateOutcome};
 use crate::report::history::{its_of, History, Point};
 use crate::source::GitRepo;
 use crate::workload::WorkloadConfig;
@@ -110,10 +110,10 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     }
     if let Some(file) = args.from.as_ref().or(args.run.resume.as_ref()) {
         crate::files::refuse_inputs(outputs.iter().map(PathBuf::as_path), &[file])?;
-        of_range(&runfile::load(file)?, file, &args.range, &points, args.from.is_none())?;
+        of_range(&record::load(file)?, file, &args.range, &points, args.from.is_none())?;
     }
     let data = match &args.from {
-        Some(file) => runfile::load(file)?,
+        Some(file) => record::load(file)?,
         None => crate::cmd::run::measure(&history_run(args, &git, &points))?,
     };
     if shard {
@@ -148,7 +148,7 @@ fn conclude(
     model: &crate::report::model::ReportModel,
     run_files: &[PathBuf],
     format: Option<crate::report::Format>,
-    outcome: Option<Outcome>,
+    outcome: Option<GateOutcome>,
 ) -> Result<()> {
     use crate::report::Format;
     match format.unwrap_or(Format::Text) {
@@ -176,8 +176,8 @@ fn gate(
     fail_on: FailOn,
     gated: impl Fn(&str) -> bool,
     confirm: bool,
-    measure: impl FnOnce(&[Point], (String, Vec<Engine>)) -> Result<runfile::RunData>,
-) -> Result<Outcome> {
+    measure: impl FnOnce(&[Point], (String, Vec<Engine>)) -> Result<record::RunData>,
+) -> Result<GateOutcome> {
     let first = crate::report::gate::of_history(history, fail_on, &gated);
     if !confirm || first.failed().next().is_none() {
         return Ok(first);
@@ -263,7 +263,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
             saved.range
         )
     };
-    let old = runfile::load(&run)?;
+    let old = record::load(&run)?;
     // Its run must be its own: the saved points' commits, each measured there.
     of_range(&old, &run, &saved.range, &saved.points, false).map_err(|e| {
         anyhow::anyhow!(
@@ -330,7 +330,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     let again = |points: &[Point], _: (String, Vec<Engine>)| {
         // With the saved run's settings, as the extension was measured; every workload of it.
         let tags: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
-        let recorded = runfile::load(&run)?;
+        let recorded = record::load(&run)?;
         crate::cmd::run::measure_recorded(
             &recorded,
             &tags.join(","),
@@ -385,7 +385,7 @@ fn attribute_steps(history: &mut History, build: &BuildArgs, config: &WorkloadCo
 /// Refuses to extend a history measured on another CPU model than this machine's, unless
 /// `allowed`: the new commits are compared with the saved ones across the two machines, and
 /// libc picks its string routines by CPU, so their counts may differ by that alone.
-fn same_cpu(saved: &runfile::RunData, run: &Path, allowed: bool) -> Result<()> {
+fn same_cpu(saved: &record::RunData, run: &Path, allowed: bool) -> Result<()> {
     let here = crate::environment::Environment::capture().cpu_model;
     let mut models: Vec<&str> = saved.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
     if models.is_empty() {
@@ -450,7 +450,7 @@ fn extension_flags(run: &RunArgs) -> BTreeSet<String> {
 /// commits, every one (another range's file, or a run of tags, is not; nor is a shard's
 /// file, unless `resuming` it: then its plan's list of the whole run's tags counts).
 fn of_range(
-    data: &runfile::RunData,
+    data: &record::RunData,
     file: &std::path::Path,
     range: &str,
     points: &[Point],
@@ -458,7 +458,7 @@ fn of_range(
 ) -> Result<()> {
     let measured: BTreeSet<&str> = match &data.header.plan.shard {
         Some(shard) if resuming => shard.tags.iter().map(String::as_str).collect(),
-        _ => data.header.tags.iter().map(|t| data.labels[&t.tag].base.as_str()).collect(),
+        _ => data.tags().map(|(_, label)| label.base.as_str()).collect(),
     };
     let commits: BTreeSet<&str> = points.iter().map(|p| p.label.as_str()).collect();
     if measured == commits {

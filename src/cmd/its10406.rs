@@ -6,14 +6,14 @@ use anyhow::Result;
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::report::{self, model};
 use crate::workload::EnvSettings;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ItsArgs {
     /// rust, c, or rust,c (both, interleaved in the same rounds).
-    #[arg(long, value_delimiter = ',', default_value = "rust")]
+    #[arg(long, value_parser = super::args::engine(), value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Stop after this long, at the end of a round (e.g. 10m).
     #[arg(long, value_parser = humantime::parse_duration)]
@@ -76,7 +76,7 @@ fn resumed_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
 
 /// Refuses to judge ITS#10406's claims from a run file that is not one of its runs.
 fn refuse_other_run(file: &std::path::Path) -> Result<()> {
-    let data = crate::record::runfile::load(file)?;
+    let data = crate::record::load(file)?;
     let workloads = &data.header.workloads;
     if workloads.as_slice() != [crate::workload::Workload::Write] {
         let names: Vec<String> = workloads.iter().map(|w| w.to_string()).collect();
@@ -222,7 +222,7 @@ fn attribute_claims(
         workloads: &workloads,
         config: &config,
         build,
-        engine: crate::record::runfile::Engine::Rust,
+        engine: crate::record::Engine::Rust,
         cache: false,
         top: ATTRIBUTED,
         listed: 0,

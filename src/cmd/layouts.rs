@@ -10,7 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::args::{BuildArgs, PairingArgs};
 use super::prepare::{prepare_units, Prepared};
 use crate::layout;
-use crate::record::runfile::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
+use crate::record::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -33,7 +33,7 @@ pub struct LayoutsArgs {
     #[arg(long, default_value = "all")]
     pub workloads: String,
     /// rust, c, or rust,c.
-    #[arg(long, value_delimiter = ',', default_value = "rust")]
+    #[arg(long, value_parser = super::args::engine(), value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// The seed the layouts derive from (default: drawn, and recorded in the run file).
     #[arg(long, value_name = "N")]
@@ -92,7 +92,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let mut writer = super::prepare::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;
-    let data = crate::record::runfile::load(&out)?;
+    let data = crate::record::load(&out)?;
     let model = crate::report::model::build(&data, None)?;
     print!("{}", String::from_utf8(crate::report::render(&model, crate::report::Format::Markdown)?)?);
     if let Some(phase) = outcome.stopped {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::files::Existing;
-use crate::record::runfile;
+use crate::record;
 use crate::runner::merge;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -31,7 +31,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     crate::files::refuse_inputs([args.out.as_path()], &inputs)?;
     let existing = Existing::forced(args.force);
     crate::files::refuse_existing(&args.out, existing)?;
-    let runs = args.runs.iter().map(|p| runfile::load(p)).collect::<Result<Vec<_>>>()?;
+    let runs = args.runs.iter().map(|p| record::load(p)).collect::<Result<Vec<_>>>()?;
     let merged = merge::merge(runs, args.drop_time)?;
     let cpus: Vec<&str> = merged.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
     if cpus.iter().any(|c| *c != cpus[0]) {

@@ -10,7 +10,7 @@ use crate::compile::BuildKind;
 use crate::files::Existing;
 use crate::layout::{self, Linker};
 use crate::matrix::{MatrixOptions, Status, TagStatus};
-use crate::record::runfile::{self, Engine, Failure, Header, Layouts, Pairing, Record, RunWriter};
+use crate::record::{self, Engine, Failure, FailureStage, Header, Layouts, Pairing, Record, RunWriter};
 use crate::runner::{Label, Unit};
 use crate::source::Want;
 use crate::workload::presets::PresetConfig;
@@ -45,12 +45,12 @@ pub fn create_run_file(
 /// value its label was rendered from, the units to measure, and the builds that failed for
 /// one engine only (recorded as failures).
 pub struct Prepared {
-    pub tags: Vec<runfile::TagStatus>,
+    pub tags: Vec<record::TagStatus>,
     pub labels: Vec<Label>,
     pub units: Vec<Unit>,
     pub failures: Vec<Failure>,
     /// The C paired worker the C units run in, when paired rounds have C units.
-    pub c_paired_worker: Option<runfile::WorkerBuild>,
+    pub c_paired_worker: Option<record::WorkerBuild>,
 }
 
 /// Builds what the run needs. A tag whose C twin does not build keeps its Rust unit. With
@@ -102,9 +102,9 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                 Err(error) => failures.push(Failure {
                     round: None,
                     engine: e,
-                    tag: r.tag.clone(),
+                    unit: label.clone(),
                     workload: None,
-                    stage: "build".into(),
+                    stage: FailureStage::Build,
                     error,
                 }),
             }
@@ -114,9 +114,9 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
             failures.push(Failure {
                 round: None,
                 engine: Engine::C,
-                tag: r.tag.clone(),
+                unit: labels[i].clone(),
                 workload: None,
-                stage: "build".into(),
+                stage: FailureStage::Build,
                 error: f.reason.clone(),
             });
         }
@@ -161,9 +161,9 @@ fn layout_sources(
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: None,
-                    stage: "layout".into(),
+                    stage: FailureStage::Layout,
                     error: format!("{e:#}"),
                 });
             }
@@ -211,21 +211,21 @@ fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired
 }
 
 /// The C paired worker as the run file's header records it.
-fn worker_build(twin: &crate::paired_twin::PairedTwin) -> runfile::WorkerBuild {
+fn worker_build(twin: &crate::paired_twin::PairedTwin) -> record::WorkerBuild {
     let tc = &twin.toolchain;
     let toolchain = format!("{} {}", tc.version, tc.cflags.join(" "));
-    runfile::WorkerBuild { sha256: twin.sha256.clone(), build_id: twin.build_id.clone(), toolchain }
+    record::WorkerBuild { sha256: twin.sha256.clone(), build_id: twin.build_id.clone(), toolchain }
 }
 
 /// The build matrix's row as the run file records it.
-fn run_file_tag(r: &TagStatus) -> runfile::TagStatus {
-    runfile::TagStatus {
+fn run_file_tag(r: &TagStatus) -> record::TagStatus {
+    record::TagStatus {
         tag: r.tag.clone(),
         commit: r.commit.clone(),
         status: match r.status {
-            Status::Built => runfile::Status::Built,
-            Status::Unavailable => runfile::Status::Unavailable,
-            Status::Failed => runfile::Status::Failed,
+            Status::Built => record::BuildStatus::Built,
+            Status::Unavailable => record::BuildStatus::Unavailable,
+            Status::Failed => record::BuildStatus::Failed,
         },
         library: r.library.clone(),
         provenance: r.provenance.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use crate::compile::BuildKind;
-use crate::record::runfile::{self, Failure, ProgramRecord};
+use crate::record::{self, Failure, FailureStage, ProgramRecord};
 use crate::runner::program;
 use crate::runner::Unit;
 
@@ -16,7 +16,7 @@ use crate::runner::Unit;
 pub fn compile_all(
     programs: &[ProgramRecord],
     mut units: Vec<Unit>,
-    tags: &[runfile::TagStatus],
+    tags: &[record::TagStatus],
     git: Option<&Path>,
     jobs: usize,
     failures: &mut Vec<Failure>,
@@ -56,9 +56,9 @@ pub fn compile_all(
                 failures.push(Failure {
                     round: None,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: Some(program::workload_of(p)),
-                    stage: "compile".into(),
+                    stage: FailureStage::Compile,
                     error: format!("{e:#}"),
                 });
             }

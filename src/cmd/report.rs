@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::files::{self, Existing};
-use crate::record::runfile;
+use crate::record;
 use crate::report::gate::{self, FailOn};
 use crate::report::github::Github;
 use crate::report::{self, Format};
@@ -15,12 +15,12 @@ pub fn run(
     formats: &[Format],
     baseline: Option<&str>,
     out_dir: Option<&Path>,
-    metric: Option<runfile::Metric>,
+    metric: Option<record::Metric>,
     existing: Existing,
     fail_on: Option<FailOn>,
 ) -> Result<()> {
     let formats = report::distinct(formats);
-    let data = runfile::load(file)?;
+    let data = record::load(file)?;
     let model = report::model::build_with(&data, baseline, metric)?;
     let outcome = fail_on.map(|f| gate::of_report(&model, f));
     let github = Github::of_job(outcome.clone(), &[file]);
@@ -50,7 +50,7 @@ pub fn run(
 }
 
 pub fn compare(old: &Path, new: &Path, format: Format, fail_on: Option<FailOn>) -> Result<()> {
-    let (o, n) = (runfile::load(old)?, runfile::load(new)?);
+    let (o, n) = (record::load(old)?, record::load(new)?);
     for (path, run) in [(old, &o), (new, &n)] {
         if run.samples.is_empty() {
             anyhow::bail!(

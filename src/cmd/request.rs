@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
-use crate::record::runfile::{self, Engine, Metric, RunData};
+use crate::record::{self, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -45,8 +45,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "REGEX", requires = "program")]
     pub program_figure: Option<String>,
     /// The unit of --program-figure's figure: s, ms, us or ns.
-    #[arg(long, value_enum, default_value_t = runfile::FigureUnit::S, requires = "program_figure")]
-    pub program_figure_unit: runfile::FigureUnit,
+    #[arg(long, value_parser = super::args::figure_unit(), default_value = "s", requires = "program_figure")]
+    pub program_figure_unit: record::FigureUnit,
     /// Run a preset (tokyo-cabinet, open-get, migrate, lmdb) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
@@ -55,7 +55,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, conflicts_with = "preset")]
     pub suite: Option<SuiteChoice>,
     /// rust, c, or rust,c (both, interleaved in the same rounds).
-    #[arg(long, value_delimiter = ',', default_value = "rust")]
+    #[arg(long, value_parser = super::args::engine(), value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
@@ -131,7 +131,7 @@ pub struct RunArgs {
     pub format: Option<crate::report::Format>,
     /// Measure only shard K of N (e.g. 2/4): the tags in release order, every N-th from
     /// the K-th; `merge` joins the shards' run files.
-    #[arg(long, value_name = "K/N", value_parser = |s: &str| runfile::parse_shard(s))]
+    #[arg(long, value_name = "K/N", value_parser = |s: &str| super::args::parse_shard(s))]
     pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub workload: WorkloadConfig,
@@ -221,8 +221,8 @@ pub(super) fn control_tag(tag: &str) -> Result<String> {
 /// name toolchains, else the one compiler and flags.
 pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
     let tags = &data.header.tags;
-    let first = |t: &runfile::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
-    if !tags.iter().any(|t| data.labels[&t.tag].toolchain.is_some()) {
+    let first = |t: &record::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
+    if !data.tags().any(|(_, label)| label.toolchain.is_some()) {
         let tc = tags.iter().find_map(first);
         return BuildArgs {
             cc: tc.as_ref().map(|t| t.compiler.display().to_string()),
@@ -242,7 +242,7 @@ pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
 /// The programs `--program` names, as the run file records them: each named after its
 /// file, no two alike, none a built-in workload's name; refused with what a run of
 /// programs does not do yet.
-pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
+pub(super) fn programs(args: &RunArgs) -> Result<Vec<record::ProgramRecord>> {
     if args.program.is_empty() {
         return Ok(Vec::new());
     }
@@ -258,10 +258,10 @@ pub(super) fn programs(args: &RunArgs) -> Result<Vec<runfile::ProgramRecord>> {
         None => Vec::new(),
         Some(a) => shlex::split(a).ok_or_else(|| anyhow::anyhow!("--program-args {a:?}: an unclosed quote"))?,
     };
-    let mut out: Vec<runfile::ProgramRecord> = Vec::new();
+    let mut out: Vec<record::ProgramRecord> = Vec::new();
     for path in &args.program {
         let figure =
-            args.program_figure.clone().map(|pattern| runfile::Figure { pattern, unit: args.program_figure_unit });
+            args.program_figure.clone().map(|pattern| record::Figure { pattern, unit: args.program_figure_unit });
         let p = crate::runner::program::record(path, words.clone(), args.program_timeout, figure)?;
         if let Some(other) = out.iter().find(|o| o.name.eq_ignore_ascii_case(&p.name)) {
             bail!(

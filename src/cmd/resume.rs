@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
-use crate::record::runfile::RunData;
+use crate::record::{Metric, Pairing, RunData};
 use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
@@ -21,7 +22,7 @@ const FREE: [&str; 7] = ["resume", "jobs", "git", "summary_json", "fail_on", "wa
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
-    let (asked, recorded) = (asked(args)?, recorded(data));
+    let (asked, recorded) = (Settings::asked(args)?.by_flag(), Settings::recorded(data).by_flag());
     let mut differences = Vec::new();
     for id in args.given.iter().filter(|id| !FREE.contains(&id.as_str())) {
         let flag = format!("--{}", id.replace('_', "-"));
@@ -40,6 +41,119 @@ pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What a run measures by, as the flags given now ask it and as its file records it: one
+/// type, so both say every setting, each field named as the option that sets it (a test
+/// holds the names to `run`'s options).
+#[derive(Debug, Serialize)]
+struct Settings {
+    tags: Vec<String>,
+    workloads: Vec<String>,
+    preset: Option<String>,
+    suite: Option<&'static str>,
+    engine: Vec<String>,
+    rounds: u32,
+    warmup: u32,
+    iterations: u32,
+    metric: Metric,
+    pairing: Pairing,
+    chunk: Option<u32>,
+    time_budget: Option<f64>,
+    target_ci: Option<f64>,
+    min_effect: f64,
+    with_instructions: bool,
+    with_cache: bool,
+    count_entries: Option<u32>,
+    shard: Option<String>,
+    control: Option<String>,
+    baseline: Option<String>,
+    toolchain: Option<String>,
+    cc: Option<String>,
+    cflags: Option<String>,
+    /// The workload configuration, by the ids of the options that set it ([`config_values`]).
+    #[serde(flatten)]
+    config: BTreeMap<String, Value>,
+}
+
+impl Settings {
+    /// What the flags ask for.
+    fn asked(args: &RunArgs) -> Result<Settings> {
+        let args = args.with_instruction_defaults();
+        let (workloads, config) = selection(&args)?;
+        let manifest = super::manifest()?;
+        let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
+        let tags = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())?;
+        Ok(Settings {
+            tags: sorted(tags.iter().map(|w| w.label())),
+            workloads: sorted(workloads.iter().map(|w| w.to_string())),
+            preset: args.preset.clone(),
+            suite: suite_name(&workloads),
+            engine: sorted(args.engine.iter().map(|e| e.to_string())),
+            rounds: args.rounds,
+            warmup: args.warmup,
+            iterations: args.iterations,
+            metric: args.metric,
+            pairing: args.pairing.pairing,
+            chunk: Some(args.pairing.chunk),
+            time_budget: args.time_budget.map(|d| d.as_secs_f64()),
+            target_ci: args.target_ci,
+            min_effect: args.min_effect / 100.0,
+            with_instructions: args.with_instructions || args.with_cache,
+            with_cache: args.with_cache,
+            count_entries: Some(args.count_entries),
+            shard: args.shard.map(|(k, n)| format!("{k}/{n}")),
+            control: args.control.as_deref().map(control_tag).transpose()?,
+            baseline: args.baseline.as_deref().map(control_tag).transpose()?,
+            toolchain: args.build.toolchain.as_ref().map(|t| t.to_arg()),
+            cc: args.build.cc.clone(),
+            cflags: args.build.cflags.clone(),
+            config: config_values(&config),
+        })
+    }
+
+    /// What the run file records.
+    fn recorded(data: &RunData) -> Settings {
+        let h = &data.header;
+        let p = &h.plan;
+        let tags = match &p.shard {
+            Some(shard) => shard.tags.clone(),
+            None => h.tags.iter().filter_map(|t| data.labels.get(&t.tag)).map(|l| l.base.clone()).collect(),
+        };
+        let build = recorded_toolchains(data);
+        Settings {
+            tags: sorted(tags.into_iter()),
+            workloads: sorted(h.workloads.iter().map(|w| w.to_string())),
+            preset: Suite::of(&h.workloads).ok().and_then(Suite::preset).map(|p| p.to_string()),
+            suite: suite_name(&h.workloads),
+            engine: sorted(h.engines.iter().map(|e| e.to_string())),
+            rounds: p.rounds,
+            warmup: p.warmup,
+            iterations: p.iterations,
+            metric: p.metric,
+            pairing: p.pairing,
+            chunk: p.chunk,
+            time_budget: p.time_budget_s,
+            target_ci: p.target_ci,
+            min_effect: p.min_effect(),
+            with_instructions: p.count_entries.is_some(),
+            with_cache: p.cache_sim,
+            count_entries: p.count_entries,
+            shard: p.shard.as_ref().map(|s| s.to_string()),
+            control: p.control.clone(),
+            baseline: p.baseline.clone(),
+            toolchain: build.toolchain.as_ref().map(|t| t.to_arg()),
+            cc: build.cc,
+            cflags: build.cflags,
+            config: config_values(&h.config),
+        }
+    }
+
+    /// Each setting by the id of the option that sets it.
+    fn by_flag(&self) -> BTreeMap<String, Value> {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        value.as_object().map(|o| o.clone().into_iter().collect()).unwrap_or_default()
+    }
 }
 
 /// The `--suite` these workloads are, if they are one of its suites.
@@ -109,86 +223,6 @@ fn shlex_quote(s: &str) -> String {
     shlex::try_quote(s).map_or_else(|_| format!("{s:?}"), |q| q.into_owned())
 }
 
-/// What the flags ask for, by the ids of the options that set it.
-fn asked(args: &RunArgs) -> Result<BTreeMap<String, Value>> {
-    let args = args.with_instruction_defaults();
-    let (workloads, config) = selection(&args)?;
-    let mut out = config_values(&config);
-    let manifest = super::manifest()?;
-    let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
-    let mut tags: Vec<String> = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())
-        .map(|ws| ws.iter().map(|w| w.label()).collect())?;
-    tags.sort();
-    let control = args.control.as_deref().map(control_tag).transpose()?;
-    out.extend([
-        ("tags".into(), json!(tags)),
-        ("workloads".into(), json!(sorted(workloads.iter().map(|w| w.to_string())))),
-        ("preset".into(), json!(args.preset)),
-        ("suite".into(), json!(suite_name(&workloads))),
-        ("engine".into(), json!(sorted(args.engine.iter().map(|e| e.to_string())))),
-        ("rounds".into(), json!(args.rounds)),
-        ("warmup".into(), json!(args.warmup)),
-        ("iterations".into(), json!(args.iterations)),
-        ("metric".into(), json!(args.metric)),
-        ("pairing".into(), json!(args.pairing.pairing)),
-        ("chunk".into(), json!(args.pairing.chunk)),
-        ("time_budget".into(), json!(args.time_budget.map(|d| d.as_secs_f64()))),
-        ("target_ci".into(), json!(args.target_ci)),
-        ("min_effect".into(), json!(args.min_effect / 100.0)),
-        ("with_instructions".into(), json!(args.with_instructions || args.with_cache)),
-        ("with_cache".into(), json!(args.with_cache)),
-        ("count_entries".into(), json!(args.count_entries)),
-        ("shard".into(), json!(args.shard.map(|(k, n)| format!("{k}/{n}")))),
-        ("control".into(), json!(control)),
-        ("baseline".into(), json!(args.baseline.as_deref().map(control_tag).transpose()?)),
-        ("toolchain".into(), json!(args.build.toolchain.as_ref().map(|t| t.to_arg()))),
-        ("cc".into(), json!(args.build.cc)),
-        ("cflags".into(), json!(args.build.cflags)),
-    ]);
-    Ok(out)
-}
-
-/// What the run file records, by the same ids.
-fn recorded(data: &RunData) -> BTreeMap<String, Value> {
-    let h = &data.header;
-    let mut out = config_values(&h.config);
-    let p = &h.plan;
-    let mut tags: Vec<String> = match &p.shard {
-        Some(shard) => shard.tags.clone(),
-        None => h.tags.iter().map(|t| data.labels[&t.tag].base.clone()).collect(),
-    };
-    tags.sort();
-    tags.dedup();
-    let build = recorded_toolchains(data);
-    let preset = Suite::of(&h.workloads).ok().and_then(Suite::preset);
-    out.extend([
-        ("tags".into(), json!(tags)),
-        ("workloads".into(), json!(sorted(h.workloads.iter().map(|w| w.to_string())))),
-        ("preset".into(), json!(preset.map(|p| p.to_string()))),
-        ("suite".into(), json!(suite_name(&h.workloads))),
-        ("engine".into(), json!(sorted(h.engines.iter().map(|e| e.to_string())))),
-        ("rounds".into(), json!(p.rounds)),
-        ("warmup".into(), json!(p.warmup)),
-        ("iterations".into(), json!(p.iterations)),
-        ("metric".into(), json!(p.metric)),
-        ("pairing".into(), json!(p.pairing)),
-        ("chunk".into(), json!(p.chunk)),
-        ("time_budget".into(), json!(p.time_budget_s)),
-        ("target_ci".into(), json!(p.target_ci)),
-        ("min_effect".into(), json!(p.min_effect())),
-        ("with_instructions".into(), json!(p.count_entries.is_some())),
-        ("with_cache".into(), json!(p.cache_sim)),
-        ("count_entries".into(), json!(p.count_entries)),
-        ("shard".into(), json!(p.shard.as_ref().map(|s| s.to_string()))),
-        ("control".into(), json!(p.control)),
-        ("baseline".into(), json!(p.baseline)),
-        ("toolchain".into(), json!(build.toolchain.as_ref().map(|t| t.to_arg()))),
-        ("cc".into(), json!(build.cc)),
-        ("cflags".into(), json!(build.cflags)),
-    ]);
-    out
-}
-
 /// The workload configuration by option id: its fields as this version stores them (an
 /// older file's too), `writemap` beside `no_writemap`, and the presets' own under their
 /// `preset_` ids where the flag's name says `preset-`.
@@ -206,9 +240,11 @@ fn config_values(config: &WorkloadConfig) -> BTreeMap<String, Value> {
     out
 }
 
+/// Sorted, each once.
 fn sorted(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut v: Vec<String> = items.collect();
     v.sort();
+    v.dedup();
     v
 }
 
@@ -242,5 +278,18 @@ mod tests {
             (&recorded["entries"], &recorded["writemap"], &recorded["preset_max_value"]),
             (&json!(2000), &json!(false), &json!(300))
         );
+    }
+
+    /// Every setting compared is named as an option of `run`, so that a flag given is
+    /// compared with what it sets, never passed over as unknown.
+    #[test]
+    fn every_setting_is_named_as_the_option_that_sets_it() {
+        use clap::Args;
+        let run = RunArgs::augment_args(clap::Command::new("run"));
+        let ids: Vec<String> = run.get_arguments().map(|a| a.get_id().to_string()).collect();
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
+        let settings = Settings::recorded(&crate::record::load(path).unwrap()).by_flag();
+        let unnamed: Vec<&String> = settings.keys().filter(|k| !ids.contains(k)).collect();
+        assert!(unnamed.is_empty(), "settings no option of run sets: {unnamed:?}");
     }
 }

@@ -8,7 +8,7 @@ use super::args::BuildArgs;
 use super::prepare::{create_run_file, default_out, prepare_units, Prepared};
 use super::request::{control_tag, recorded_toolchains, selection, Continue, RunArgs};
 use crate::files::{self, Existing};
-use crate::record::runfile::{self, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
+use crate::record::{self, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
 use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
@@ -22,7 +22,7 @@ fn create_run_file_for(args: &RunArgs, header: &Header, failures: Vec<Failure>) 
 }
 
 /// That the C paired worker a resumed run would start is the one its earlier sessions ran.
-fn same_paired_worker(now: Option<&runfile::WorkerBuild>, recorded: Option<&runfile::WorkerBuild>) -> Result<()> {
+fn same_paired_worker(now: Option<&record::WorkerBuild>, recorded: Option<&record::WorkerBuild>) -> Result<()> {
     match (now, recorded) {
         (Some(now), recorded) if Some(now) != recorded => {
             let recorded = recorded.map_or("none".to_string(), |r| r.to_string());
@@ -139,7 +139,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
 fn baseline_of(
     asked: Option<&str>,
     shard: Option<&Shard>,
-    tags: &[runfile::TagStatus],
+    tags: &[record::TagStatus],
     labels: &[Label],
 ) -> Result<String> {
     // A shard's was found among the whole run's units; a shard that does not measure it
@@ -150,7 +150,7 @@ fn baseline_of(
     let mut given: Vec<String> = labels.iter().map(|l| l.compared_as().0).collect();
     given.dedup();
     let built = |b: &String| {
-        tags.iter().zip(labels).any(|(t, l)| t.status == runfile::Status::Built && l.compared_as().0 == *b)
+        tags.iter().zip(labels).any(|(t, l)| t.status == record::BuildStatus::Built && l.compared_as().0 == *b)
     };
     let Some(asked) = asked else {
         return given.iter().find(|b| built(b)).cloned().context("no unit of this run built");
@@ -205,7 +205,7 @@ pub fn measure_recorded(
 }
 
 /// `--shard K/N` over the tags the spec names.
-fn shard_of(args: &RunArgs, pairing: runfile::Pairing) -> Result<Option<Shard>> {
+fn shard_of(args: &RunArgs, pairing: record::Pairing) -> Result<Option<Shard>> {
     let Some((k, n)) = args.shard else { return Ok(None) };
     let m = super::manifest()?;
     let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
@@ -260,9 +260,9 @@ fn finish(
     spec: &RunSpec,
     stopped: Option<Phase>,
     writer: &mut RunWriter,
-    prior: &[runfile::Sample],
+    prior: &[record::Sample],
     args: &RunArgs,
-    cover: impl FnOnce() -> Option<runfile::RunCoverage>,
+    cover: impl FnOnce() -> Option<record::RunCoverage>,
 ) -> Result<RunData> {
     if let Some(phase) = stopped {
         return Err(interrupted(phase, &writer.path, args));
@@ -274,13 +274,13 @@ fn finish(
     if let Some(record) = cover().filter(|_| !runner::interrupted()) {
         writer.append(&Record::Coverage(record))?;
     }
-    runfile::load(&writer.path)
+    record::load(&writer.path)
 }
 
 /// The coverage record of the new run `spec` that `args` asked for: its figure, or why it
 /// has none.
-fn coverage_of(args: &RunArgs, spec: &RunSpec) -> runfile::RunCoverage {
-    use runfile::{CoverageOutcome, RunCoverage};
+fn coverage_of(args: &RunArgs, spec: &RunSpec) -> record::RunCoverage {
+    use record::{CoverageOutcome, RunCoverage};
     if args.no_coverage {
         eprintln!("coverage: not measured (--no-coverage)");
         return RunCoverage { outcome: CoverageOutcome::Skipped };
@@ -297,12 +297,12 @@ fn coverage_of(args: &RunArgs, spec: &RunSpec) -> runfile::RunCoverage {
 /// Ctrl-C stopped `phase` of the run in `path`: what the file holds, and how to go on.
 fn interrupted(phase: Phase, path: &std::path::Path, args: &RunArgs) -> anyhow::Error {
     let plural = crate::report::cells::plural;
-    let done = match (phase, runfile::load(path)) {
+    let done = match (phase, record::load(path)) {
         (_, Err(e)) => format!("{e:#}"),
         (Phase::Rounds { .. }, Ok(data)) => format!("{} measured", plural(data.completed_rounds() as usize, "round")),
         (Phase::Check(_), Ok(_)) => "every round is measured, the check is not recorded".into(),
         (Phase::Counting, Ok(data)) => {
-            let (taken, of) = runfile::counts_taken(&data.samples);
+            let (taken, of) = record::counts_taken(&data.samples);
             format!("every round is measured; {taken} of {of} counts (tag and workload) taken")
         }
     };
@@ -323,7 +323,7 @@ fn interrupted(phase: Phase, path: &std::path::Path, args: &RunArgs) -> anyhow::
 fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     // The lock first: a second writer fails at once, before anything is read or built.
     let mut writer = RunWriter::reopen(path)?;
-    let data = runfile::load(path)?;
+    let data = record::load(path)?;
     refuse_unresumable(&data, path)?;
     let left = data.left();
     if let (Some(end), None) = (data.finished(), left) {
@@ -340,17 +340,16 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     super::room::check(&h.config, &h.workloads)?;
-    let mut tags: Vec<&str> = h
-        .tags
-        .iter()
-        .filter(|t| t.status == runfile::Status::Built)
-        .map(|t| data.labels[&t.tag].base.as_str())
+    let mut tags: Vec<&str> = data
+        .tags()
+        .filter(|(t, _)| t.status == record::BuildStatus::Built)
+        .map(|(_, label)| label.base.as_str())
         .collect();
     tags.dedup();
     let (spec, sources) = super::resume::units(&tags, args, path)?;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
-    let layouts = if left == Some(Phase::Counting) { runfile::Layouts::Fixed } else { h.plan.layouts };
+    let layouts = if left == Some(Phase::Counting) { record::Layouts::Fixed } else { h.plan.layouts };
     super::program::check_unchanged(&h.plan.programs, path)?;
     let Prepared { tags: built, units, mut failures, c_paired_worker, .. } =
         prepare_units(&spec, &sources, &h.engines, &build, layouts, h.plan.pairing)?;
@@ -360,7 +359,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
         .with_context(|| format!("{} cannot be resumed", path.display()))?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
     let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
-    let sampled = data.samples.iter().filter_map(|s| data.labels[&s.tag].controlled()).map(|l| l.to_string());
+    let sampled = data.samples.iter().filter_map(|s| s.unit.controlled()).map(|l| l.to_string());
     let mut controlled: Vec<String> = held.map(str::to_string).into_iter().chain(sampled).collect();
     controlled.sort();
     controlled.dedup();
@@ -511,7 +510,7 @@ fn refuse_confirm_of_own_code(args: &RunArgs) -> Result<()> {
 /// The gate over `model`, the report of `data` as `args` measured it; with `--confirm`, its
 /// failures measured again in a second, independent run, so that only what both runs fail
 /// fails.
-pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn) -> Result<gate::Outcome> {
+pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn) -> Result<gate::GateOutcome> {
     let first = gate::of_report(model, fail_on);
     if !args.confirm || first.failed().next().is_none() {
         return Ok(first);
@@ -533,7 +532,7 @@ pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn
 /// The run that measures `first`'s failures again: the baseline and the failing tags, the
 /// failing workloads and engines, every other flag as given, into a file of its own beside
 /// the first run's.
-fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::Outcome) -> RunArgs {
+fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::GateOutcome) -> RunArgs {
     let failed = first.failed_subjects();
     let mut tags = vec![model.baseline.clone()];
     let mut workloads: Vec<String> = Vec::new();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::files::{self, Existing};
-use crate::record::runfile;
+use crate::record;
 use crate::report::history::History;
 use crate::report::site::{self, SiteHistory, SiteRun};
 use crate::report::{html, model};
@@ -26,7 +26,7 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
             histories.push(SiteHistory { page, history });
             continue;
         }
-        let data = runfile::load(path)?;
+        let data = record::load(path)?;
         let model = model::build(&data, None).with_context(|| format!("cannot report {}", path.display()))?;
         let page = format!("{stem}.html");
         claim(&mut taken, &page, path)?;

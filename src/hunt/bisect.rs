@@ -15,7 +15,7 @@ use crate::compile::{BuildKind, Toolchain};
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
-use crate::record::runfile::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
+use crate::record::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::report::cells;
 use crate::report::html::{self, Item};
 use crate::report::outline::{Block, Document};
@@ -64,7 +64,7 @@ fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
         tag: u.label.to_string(),
         commit: None,
-        status: runfile::Status::Built,
+        status: record::BuildStatus::Built,
         library: u.library.clone(),
         provenance: None,
         matches: None,
@@ -229,7 +229,7 @@ impl<'a> Bisector<'a> {
             units.iter().filter(|u| !self.counted.contains_key(&u.label.to_string())).cloned().collect();
         if !fresh.is_empty() {
             for x in self.run_pass(name, fresh, stop, pass)? {
-                self.counted.entry(x.tag.clone()).or_default().push(x);
+                self.counted.entry(x.unit.to_string()).or_default().push(x);
             }
         }
         Ok(units.iter().filter_map(|u| self.counted.get(&u.label.to_string())).flatten().cloned().collect())
@@ -276,7 +276,7 @@ impl<'a> Bisector<'a> {
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
-        Ok(crate::record::runfile::load(&path)?.samples)
+        Ok(crate::record::load(&path)?.samples)
     }
 
     /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the
@@ -284,8 +284,10 @@ impl<'a> Bisector<'a> {
     fn fmt_values(&self, samples: &[Sample], tag: &str) -> String {
         let (metric, workload) = (self.settings.metric, self.settings.workload);
         let entries = self.entries_for(metric);
-        let per_op =
-            samples.iter().filter(|s| s.tag == tag).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
+        let per_op = samples
+            .iter()
+            .filter(|s| s.unit.to_string() == tag)
+            .filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
         let v: Vec<f64> = family::per_round(per_op).into_values().collect();
         let unit = metric.unit_of(workload);
         match stats::summarize(&v) {

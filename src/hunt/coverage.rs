@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-pub use crate::record::runfile::Lines;
+pub use crate::record::Lines;
 use crate::report::numbers::line_share as words;
 use crate::runner::gcov::FileCoverage;
 use crate::workload::Workload;

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::record::runfile::Status;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::BuildStatus;
+use crate::record::{Engine, Metric};
 use crate::report::cells::{self, Cells};
 use crate::report::html::{self, Item};
 use crate::report::model::{Blocks, ReportModel};
@@ -193,7 +193,7 @@ pub fn build(m: &ReportModel) -> ItsReport {
     let missing = m
         .tags
         .iter()
-        .filter(|t| t.status != Status::Built)
+        .filter(|t| t.status != BuildStatus::Built)
         .map(|t| (t.tag.clone(), t.reason.clone().unwrap_or_default()))
         .collect();
     ItsReport { unit: m.unit.label, engines, missing }

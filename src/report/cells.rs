@@ -5,7 +5,7 @@ use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use super::names::name;
 use super::numbers::thousands;
 use crate::record::label::Label;
-use crate::record::runfile::{counts_taken, Layouts, Metric, Pairing, Phase};
+use crate::record::{counts_taken, Layouts, Metric, Pairing, Phase};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
@@ -752,7 +752,7 @@ fn workload_line(m: &ReportModel) -> String {
         return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
     }
     if !m.plan.programs.is_empty() {
-        let one = |p: &crate::record::runfile::ProgramRecord| {
+        let one = |p: &crate::record::ProgramRecord| {
             let file = p.source.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
             let args = match p.args.is_empty() {
                 true => "no arguments".to_string(),
@@ -816,9 +816,9 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
     for f in &m.failures {
         out.push(format!(
             "{} {} {}{}: {}",
-            name(&f.tag),
+            name(&f.unit.to_string()),
             f.engine,
-            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.clone()),
+            f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.to_string()),
             f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
             f.error
         ));
@@ -830,7 +830,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
 /// Tags not measured, each reason said once: tags whose reasons differ only by their own
 /// name share a line.
 fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
-    let mut groups: Vec<(String, Vec<&crate::record::runfile::TagStatus>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<&crate::record::TagStatus>)> = Vec::new();
     for t in super::model::unmeasured(m) {
         let key = t.reason.as_deref().unwrap_or("unknown").replace(t.tag.as_str(), "\0");
         match groups.iter_mut().find(|(k, _)| *k == key) {

@@ -11,7 +11,7 @@ use super::cells::{self, Cells};
 use super::outline::Document;
 use crate::environment::Environment;
 use crate::record::label::Label;
-use crate::record::runfile::{Engine, Layouts, Metric, Pairing, RunData};
+use crate::record::{Engine, Layouts, Metric, Pairing, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::Workload;

@@ -5,7 +5,7 @@
 use super::model::ReportModel;
 use super::names::name;
 use super::numbers::line_share;
-use crate::record::runfile::CoverageOutcome;
+use crate::record::CoverageOutcome;
 use crate::stats::Verdict;
 
 /// The Method section's line: the figure, or why the run has none.

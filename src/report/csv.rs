@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
-use crate::record::runfile::Metric;
+use crate::record::Metric;
 
 pub struct Csv;
 
@@ -99,7 +99,7 @@ pub fn samples(m: &ReportModel) -> Result<String> {
     w.write_record(header)?;
     for s in &m.samples {
         let text = |t: String| Cell::Text(Some(t));
-        let mut row = vec![Cell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.tag.clone())];
+        let mut row = vec![Cell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.unit.to_string())];
         row.extend([text(s.workload.to_string()), Cell::Whole(Some(s.ns))]);
         row.extend(counts.iter().map(|c| Cell::Whole(s.total(*c))));
         row.extend([Cell::Text(s.checksum.map(|c| c.to_string())), Cell::Flag(Some(s.counted))]);

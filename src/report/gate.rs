@@ -14,7 +14,7 @@ use super::cells;
 use super::compare::Comparisons;
 use super::history::History;
 use super::model::ReportModel;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::stats::{project, Comparison, Method};
 use crate::workload::Workload;
 
@@ -135,7 +135,7 @@ pub enum Judgement {
 
 /// One comparison, judged.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub struct GateCheck {
     pub subject: Subject,
     pub metric: Metric,
     pub comparison: Comparison,
@@ -146,9 +146,9 @@ pub struct Check {
 
 /// A report's comparisons against the gate.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct GateOutcome {
     pub fail_on: FailOn,
-    pub checks: Vec<Check>,
+    pub checks: Vec<GateCheck>,
     /// What was asked for and not measured, so not judged: each with why.
     pub not_judged: Vec<NotJudged>,
     /// Built tags a section holds no comparison of (a unit that crashed, failed its checksum
@@ -224,11 +224,11 @@ fn rounds_to_decide(c: &Comparison, limit: f64) -> Option<usize> {
     project::rounds_to_reach(c.half_width()?, c.n, distance)
 }
 
-impl Outcome {
-    fn new(fail_on: FailOn, compared: impl IntoIterator<Item = (Subject, Metric, Comparison)>) -> Outcome {
+impl GateOutcome {
+    fn new(fail_on: FailOn, compared: impl IntoIterator<Item = (Subject, Metric, Comparison)>) -> GateOutcome {
         let checks = compared
             .into_iter()
-            .map(|(subject, metric, comparison)| Check {
+            .map(|(subject, metric, comparison)| GateCheck {
                 judgement: judge(&comparison, fail_on),
                 subject,
                 metric,
@@ -236,17 +236,17 @@ impl Outcome {
                 again: None,
             })
             .collect();
-        Outcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new(), apart: Vec::new(), against: None }
+        GateOutcome { fail_on, checks, not_judged: Vec::new(), unsampled: Vec::new(), apart: Vec::new(), against: None }
     }
 
-    fn not_judged(self, not_judged: Vec<NotJudged>) -> Outcome {
-        Outcome { not_judged, ..self }
+    fn not_judged(self, not_judged: Vec<NotJudged>) -> GateOutcome {
+        GateOutcome { not_judged, ..self }
     }
 
     /// This outcome with each failure judged again by `again`, the gate over a second,
     /// independent run of the failing comparisons: a failure stands only when both runs
     /// fail it; one the second run does not repeat becomes a warning.
-    pub fn confirmed_by(&self, again: &Outcome) -> Outcome {
+    pub fn confirmed_by(&self, again: &GateOutcome) -> GateOutcome {
         let checks = self
             .checks
             .iter()
@@ -259,10 +259,10 @@ impl Outcome {
                     Some(a) if a.judgement == Judgement::Beyond => Judgement::Beyond,
                     _ => Judgement::Unconfirmed,
                 };
-                Check { judgement, again: second.map(|a| a.comparison), ..c.clone() }
+                GateCheck { judgement, again: second.map(|a| a.comparison), ..c.clone() }
             })
             .collect();
-        Outcome { checks, ..self.clone() }
+        GateOutcome { checks, ..self.clone() }
     }
 
     /// The subjects of the failures, each once.
@@ -276,11 +276,11 @@ impl Outcome {
         out
     }
 
-    pub fn failed(&self) -> impl Iterator<Item = &Check> {
+    pub fn failed(&self) -> impl Iterator<Item = &GateCheck> {
         self.checks.iter().filter(|c| c.judgement == Judgement::Beyond)
     }
 
-    pub fn warned(&self) -> impl Iterator<Item = &Check> {
+    pub fn warned(&self) -> impl Iterator<Item = &GateCheck> {
         self.checks.iter().filter(|c| matches!(c.judgement, Judgement::Undecided { .. } | Judgement::Unconfirmed))
     }
 
@@ -323,12 +323,12 @@ impl Outcome {
 
     /// "write (rust) LMDB_0.9.21 against LMDB_0.9.17: time +10.1% [+9.7%, +10.6%], the whole
     /// interval above +2.0%".
-    fn describe(&self, c: &Check) -> String {
+    fn describe(&self, c: &GateCheck) -> String {
         format!("{}: {}, {}", c.subject, figures(c.metric, &c.comparison), self.reason(c))
     }
 
     /// Why a check stands where it does against the gate, in words.
-    pub fn reason(&self, c: &Check) -> String {
+    pub fn reason(&self, c: &GateCheck) -> String {
         let limit = cells::percent(100.0 * self.fail_on.slower_than);
         let again = c.again.as_ref().map(|x| figures(c.metric, x));
         match c.judgement {
@@ -382,7 +382,7 @@ impl Outcome {
 
 /// Every tag against the baseline, in the report's metric, and its instruction count
 /// beside time when counted: what `run`, `report` and `its-10406` gate on.
-pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
+pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
     let metric = m.unit.metric;
     let compared = m.sections.iter().flat_map(|s| {
         s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).flat_map(move |d| {
@@ -400,13 +400,13 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> Outcome {
         let why = t.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("not built");
         NotJudged { unit: t.tag.clone(), why: why.to_string() }
     });
-    let outcome = Outcome::new(fail_on, compared).not_judged(not_measured.collect());
-    Outcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
+    let outcome = GateOutcome::new(fail_on, compared).not_judged(not_measured.collect());
+    GateOutcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
 }
 
 /// Each built tag and section (engine, workload) with no comparison against the baseline.
 fn unsampled(m: &ReportModel) -> Vec<String> {
-    let built = m.tags.iter().filter(|t| t.status == crate::record::runfile::Status::Built && t.tag != m.baseline);
+    let built = m.tags.iter().filter(|t| t.status == crate::record::BuildStatus::Built && t.tag != m.baseline);
     let mut out = Vec::new();
     for t in built {
         for s in &m.sections {
@@ -419,19 +419,19 @@ fn unsampled(m: &ReportModel) -> Vec<String> {
 }
 
 /// Every row of `compare OLD NEW`: the new run's tag against the old run's.
-pub fn of_compare(c: &Comparisons, fail_on: FailOn) -> Outcome {
+pub fn of_compare(c: &Comparisons, fail_on: FailOn) -> GateOutcome {
     let compared = c.rows.iter().map(|r| {
         let subject = Subject { engine: r.engine, workload: r.workload, tag: r.tag.clone(), against: Against::OldRun };
         (subject, c.metric, r.change)
     });
     let apart = c.apart.iter().map(|a| NotJudged { unit: a.tag.clone(), why: "a different patch in each run".into() });
-    Outcome { apart: apart.collect(), ..Outcome::new(fail_on, compared) }
+    GateOutcome { apart: apart.collect(), ..GateOutcome::new(fail_on, compared) }
 }
 
 /// Every measured commit of a history against the one before it, in its metric and in
 /// instructions beside time; `gated` picks the commits judged (`history --extend`: the new
 /// ones).
-pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) -> Outcome {
+pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) -> GateOutcome {
     let metric = h.metric;
     let short = |c: &str| c[..c.len().min(10)].to_string();
     let compared = h.series.iter().flat_map(|s| {
@@ -452,7 +452,7 @@ pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) ->
         .filter(|p| gated(&p.commit))
         .filter_map(|p| p.skipped.as_ref().map(|why| NotJudged { unit: short(&p.commit), why: why.clone() }));
     let skipped: Vec<NotJudged> = skipped.collect();
-    Outcome::new(fail_on, compared).not_judged(skipped)
+    GateOutcome::new(fail_on, compared).not_judged(skipped)
 }
 
 #[cfg(test)]
@@ -525,7 +525,7 @@ mod tests {
             tag: tag.into(),
             against: Against::Tag("LMDB_0.9.17".into()),
         };
-        let first = Outcome::new(
+        let first = GateOutcome::new(
             g,
             [
                 (subject("LMDB_0.9.21"), Metric::Time, time(1.05, 1.08, 20)),
@@ -535,7 +535,7 @@ mod tests {
         );
         assert_eq!(first.failed_subjects().len(), 2);
         // The second run measures only what failed: one repeats, one does not.
-        let again = Outcome::new(
+        let again = GateOutcome::new(
             g,
             [
                 (subject("LMDB_0.9.21"), Metric::Time, time(1.04, 1.07, 20)),
@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(both.warned().count(), 1);
         assert!(both.lines()[2].contains("not in the second that measured it again (time"), "{:?}", both.lines());
         // A second run that lacks the comparison confirms nothing.
-        let none = first.confirmed_by(&Outcome::new(g, []));
+        let none = first.confirmed_by(&GateOutcome::new(g, []));
         assert_eq!(none.failed().count(), 0);
         assert!(none.result().is_ok());
     }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::gate::{self, Outcome};
+use super::gate::{self, GateOutcome};
 use super::model::ReportModel;
 use super::names::{self, code_span, Place};
 use super::outline::Document;
@@ -21,7 +21,7 @@ const ROWS: usize = 20;
 /// given) and where the run's files are (a CI run's artifacts page).
 #[derive(Debug, Clone, Default)]
 pub struct Github {
-    pub gate: Option<Outcome>,
+    pub gate: Option<GateOutcome>,
     pub artifacts: Option<String>,
     /// The run files' names, as the artifacts hold them.
     pub run_files: Vec<String>,
@@ -39,7 +39,7 @@ impl Exporter for Github {
 impl Github {
     /// The gate and links of a CI job: the artifacts page of this run when GitHub Actions
     /// names one, the run files by name.
-    pub fn of_job<P: AsRef<std::path::Path>>(gate: Option<Outcome>, run_files: &[P]) -> Github {
+    pub fn of_job<P: AsRef<std::path::Path>>(gate: Option<GateOutcome>, run_files: &[P]) -> Github {
         let name = |p: &P| p.as_ref().file_name().map(|n| n.to_string_lossy().into_owned());
         Github {
             gate,
@@ -83,7 +83,7 @@ impl Github {
             return o;
         };
         let mut o = format!("### {}\n\n", outcome.verdict());
-        let listed: Vec<&gate::Check> = outcome.failed().chain(outcome.warned()).collect();
+        let listed: Vec<&gate::GateCheck> = outcome.failed().chain(outcome.warned()).collect();
         if !listed.is_empty() {
             o += "| | comparison | change | why |\n|---|---|---|---|\n";
             for c in listed.iter().take(ROWS) {

@@ -11,7 +11,7 @@ use super::cells::Cells;
 use super::model::ReportModel;
 use super::outline::Document;
 use super::svg::{RatioChart, RatioPoint};
-use crate::record::runfile::{Engine, Metric, Status};
+use crate::record::{BuildStatus, Engine, Metric};
 use crate::stats::history::steps;
 use crate::stats::Comparison;
 use crate::workload::Workload;
@@ -56,7 +56,7 @@ pub struct Change {
     /// The counts beside its metric, by metric (histories saved before counts were values
     /// held `instructions` here; they are measured again from their run, not read).
     #[serde(default)]
-    pub counts: std::collections::BTreeMap<crate::record::runfile::Metric, Comparison>,
+    pub counts: std::collections::BTreeMap<crate::record::Metric, Comparison>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -105,7 +105,7 @@ impl History {
     pub fn of(range: &str, mut points: Vec<Point>, model: &ReportModel) -> History {
         for p in &mut points {
             p.skipped = model.tags.iter().find(|t| t.tag == p.label).and_then(|t| match t.status {
-                Status::Built => None,
+                BuildStatus::Built => None,
                 _ => Some(t.reason.as_deref().map_or_else(|| format!("{:?}", t.status).to_lowercase(), brief)),
             });
         }

@@ -340,7 +340,7 @@ mod tests {
     #[test]
     fn a_chart_without_a_model_is_an_error() {
         let mut d = Document::default();
-        d.chart(crate::record::runfile::Engine::Rust, crate::workload::Workload::Write);
+        d.chart(crate::record::Engine::Rust, crate::workload::Workload::Write);
         assert!(render_document(&d, None).unwrap_err().to_string().contains("needs the run's model"));
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::model::{Delta, DeltaKind, ReportModel, Section, ToolchainTable};
 use super::{Exporter, Output};
-use crate::record::runfile::Metric;
+use crate::record::Metric;
 use crate::stats::Verdict;
 
 /// Bumped on any change a reader could trip over.
@@ -82,7 +82,7 @@ struct ToolchainRecord<'a> {
 /// A toolchain table's delta: a table spans workloads (and engines), so each says its own.
 #[derive(Serialize)]
 struct ToolchainComparison<'a> {
-    engine: crate::record::runfile::Engine,
+    engine: crate::record::Engine,
     workload: crate::workload::Workload,
     #[serde(flatten)]
     comparison: ComparisonRecord<'a>,
@@ -109,26 +109,26 @@ struct Document<'a> {
     rule: &'a crate::stats::family::Rule,
     method: Vec<String>,
     /// The run's coverage record; null in files from before runs measured it.
-    coverage: Option<&'a crate::record::runfile::RunCoverage>,
+    coverage: Option<&'a crate::record::RunCoverage>,
     config: &'a crate::workload::WorkloadConfig,
-    plan: &'a crate::record::runfile::Plan,
+    plan: &'a crate::record::Plan,
     environment: &'a crate::environment::Environment,
     instruction_counter: Option<&'a str>,
     /// Only in runs whose C units ran in the C paired worker, so other reports keep their shape.
     #[serde(skip_serializing_if = "Option::is_none")]
-    c_paired_worker: Option<&'a crate::record::runfile::WorkerBuild>,
-    tags: &'a [crate::record::runfile::TagStatus],
+    c_paired_worker: Option<&'a crate::record::WorkerBuild>,
+    tags: &'a [crate::record::TagStatus],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
     /// Only in runs with several toolchains, so other reports keep their shape.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     toolchains: Vec<ToolchainRecord<'a>>,
-    failures: &'a [crate::record::runfile::Failure],
+    failures: &'a [crate::record::Failure],
     /// What the run checked about itself (instruction counts repeating).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    checks: &'a [crate::record::runfile::Check],
-    end: Option<&'a crate::record::runfile::End>,
-    samples: &'a [crate::record::runfile::Sample],
+    checks: &'a [crate::record::RunCheck],
+    end: Option<&'a crate::record::End>,
+    samples: &'a [crate::record::Sample],
     /// A preset's latencies or resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     preset: Option<&'a super::presets::PresetReport>,

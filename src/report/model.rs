@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::record::label::Label;
-use crate::record::runfile::{Check, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunData, Sample};
-use crate::record::runfile::{Status, TagStatus};
+use crate::record::{BuildStatus, TagStatus};
+use crate::record::{End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -172,15 +172,15 @@ pub struct ChecksumMismatch {
 
 /// What the figures are and in which unit they are shown.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Unit {
+pub struct ColumnUnit {
     pub metric: Metric,
     /// Column heading: "ms/op" or "instr/entry".
     pub label: &'static str,
 }
 
-impl Unit {
-    pub fn of(metric: Metric) -> Unit {
-        Unit { metric, label: metric.unit() }
+impl ColumnUnit {
+    pub fn of(metric: Metric) -> ColumnUnit {
+        ColumnUnit { metric, label: metric.unit() }
     }
 }
 
@@ -191,7 +191,7 @@ pub fn unit_label(metric: Metric) -> &'static str {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportModel {
-    pub unit: Unit,
+    pub unit: ColumnUnit,
     /// The counted metrics standing beside the section's own, in declaration order: what
     /// the run's counted samples hold (instructions; with cache simulation the cache
     /// metrics too), the section's metric left out.
@@ -209,17 +209,17 @@ pub struct ReportModel {
     pub findings: Findings,
     pub failures: Vec<Failure>,
     /// What the run checked about itself (instruction counts repeating exactly).
-    pub checks: Vec<Check>,
+    pub checks: Vec<RunCheck>,
     pub end: Option<End>,
     /// What the workloads execute of what changed from the baseline to the newest unit;
     /// None in files from before runs measured it.
-    pub coverage: Option<crate::record::runfile::RunCoverage>,
+    pub coverage: Option<crate::record::RunCoverage>,
     /// The first phase of its plan the run lacks (`RunData::left`): None when complete.
     #[serde(skip)]
     pub left: Option<Phase>,
     pub instruction_counter: Option<String>,
     /// The C paired worker the C units ran in (paired rounds with C units).
-    pub c_paired_worker: Option<crate::record::runfile::WorkerBuild>,
+    pub c_paired_worker: Option<crate::record::WorkerBuild>,
     /// Present when both engines ran: what the Rust harness costs over plain C.
     pub overhead: Vec<OverheadRow>,
     /// One per tag built by more than one toolchain (`--toolchain`), in release order.
@@ -357,7 +357,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
     let baseline = pick_baseline(&measured, &data.labels, baseline, h.plan.baseline.as_deref())?;
-    let units = Units { labels: &data.labels, baseline: &baseline };
+    let units = LabelTable { labels: &data.labels, baseline: &baseline };
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
     let mut sections: Vec<Section> = blocks
@@ -379,10 +379,11 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
     engines.dedup();
     let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
-    let mut tags = h.tags.clone();
-    tags.sort_by_key(|t| data.labels[&t.tag].release_key());
+    let mut listed: Vec<(&TagStatus, &Label)> = data.tags().collect();
+    listed.sort_by_key(|(_, label)| label.release_key());
+    let tags: Vec<TagStatus> = listed.into_iter().map(|(t, _)| t.clone()).collect();
     let mut model = ReportModel {
-        unit: Unit::of(metric),
+        unit: ColumnUnit::of(metric),
         beside: beside(data, metric),
         rule,
         config: h.config.clone(),
@@ -428,7 +429,7 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
     for s in data.samples.iter().filter(|s| !s.counted && s.engine == engine && s.workload == workload) {
         let value = data.per_op(s, Metric::Time).filter(|_| s.layout.is_some());
         if let Some(v) = value {
-            workers.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(v);
+            workers.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(v);
         }
     }
     stats::layout::between_workers(&workers)
@@ -436,10 +437,10 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
 
 /// Measured tags (controls aside) in release order.
 fn measured_tags(data: &RunData) -> Vec<String> {
-    let mut measured: Vec<String> =
-        data.samples.iter().filter(|s| !data.labels[&s.tag].control).map(|s| s.tag.clone()).collect();
-    measured.sort_by_key(|t| data.labels[t].release_key());
+    let mut measured: Vec<&Label> = data.samples.iter().map(|s| &s.unit).filter(|u| !u.control).collect();
+    measured.sort_by_key(|u| u.release_key());
     measured.dedup();
+    let measured: Vec<String> = measured.into_iter().map(Label::to_string).collect();
     measured
 }
 
@@ -466,12 +467,12 @@ fn pick_baseline(
 }
 
 /// The run's labels as values, and the baseline every label is compared with.
-struct Units<'a> {
+struct LabelTable<'a> {
     labels: &'a BTreeMap<String, Label>,
     baseline: &'a str,
 }
 
-impl Units<'_> {
+impl LabelTable<'_> {
     fn of(&self, text: &str) -> &Label {
         &self.labels[text]
     }
@@ -509,7 +510,7 @@ fn section(
     engine: Engine,
     workload: Workload,
     b: &Blocks,
-    units: &Units,
+    units: &LabelTable,
     rule: &Rule,
     checksum: Option<Checksum>,
     checksum_mismatches: Vec<ChecksumMismatch>,
@@ -605,7 +606,7 @@ fn count_medians(b: &Blocks, label: &str) -> BTreeMap<Metric, f64> {
 fn toolchain_tables(
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &Units,
+    units: &LabelTable,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> Vec<ToolchainTable> {
@@ -637,7 +638,7 @@ fn toolchain_table(
     labels: &[&str],
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &Units,
+    units: &LabelTable,
     tags: &[TagStatus],
     rule: &Rule,
 ) -> ToolchainTable {
@@ -722,11 +723,11 @@ fn checksum_agreement_by_workload(samples: &[Sample]) -> BTreeMap<Workload, (Opt
 
 /// The checksum most (engine, tag) pairs report, and every pair that reports another.
 fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMismatch>) {
-    let mut per_unit: Vec<(Engine, &str, Checksum)> = Vec::new();
+    let mut per_unit: Vec<(Engine, &Label, Checksum)> = Vec::new();
     for s in samples {
         if let Some(c) = s.checksum {
-            if !per_unit.iter().any(|(e, t, pc)| *e == s.engine && *t == s.tag && *pc == c) {
-                per_unit.push((s.engine, &s.tag, c));
+            if !per_unit.iter().any(|(e, t, pc)| *e == s.engine && *t == &s.unit && *pc == c) {
+                per_unit.push((s.engine, &s.unit, c));
             }
         }
     }
@@ -748,7 +749,7 @@ fn checksum_agreement(samples: &[&Sample]) -> (Option<Checksum>, Vec<ChecksumMis
 
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
-    m.tags.iter().filter(|t| t.status != Status::Built).collect()
+    m.tags.iter().filter(|t| t.status != BuildStatus::Built).collect()
 }
 
 /// What the run established, for the summary every report opens with: the resolved

@@ -1,7 +1,7 @@
 //! Counts in words: thousands separated, and a share of lines.
 
 /// "1,254 of 4,275 (29.3%)".
-pub fn line_share(l: crate::record::runfile::Lines) -> String {
+pub fn line_share(l: crate::record::Lines) -> String {
     let share = l.percent().map_or("-".to_string(), |p| format!("{p:.1}%"));
     format!("{} of {} ({share})", thousands(l.executed as u64), thousands(l.executable as u64))
 }

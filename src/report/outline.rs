@@ -6,7 +6,7 @@ use super::cells::{self, label, named, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
 use crate::environment::Environment;
-use crate::record::runfile::{Engine, Metric};
+use crate::record::{Engine, Metric};
 use crate::stats::Verdict;
 use crate::workload::Workload;
 
@@ -434,8 +434,8 @@ fn failures_line(m: &ReportModel) -> Option<String> {
             .iter()
             .take(3)
             .map(|x| {
-                let tag = m.labels.get(&x.tag).map(named).unwrap_or_else(|| super::names::name(&x.tag));
-                let what = x.workload.map(|w| w.to_string()).unwrap_or_else(|| x.stage.clone());
+                let tag = named(&x.unit);
+                let what = x.workload.map(|w| w.to_string()).unwrap_or_else(|| x.stage.to_string());
                 let round = x.round.map(|r| format!(", round {}", r + 1)).unwrap_or_default();
                 format!("{tag} {what}{round}")
             })

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::record::runfile::{RunData, Sample};
+use crate::record::{RunData, Sample};
 use crate::workload::Workload;
 
 /// One (engine, tag, workload); names are a script interface. Times are those of the timed
@@ -42,20 +42,20 @@ pub fn summary_json(data: &RunData) -> Vec<SummaryRow> {
     let timed = !data.header.plan.metric.is_exact();
     let mut groups: BTreeMap<Key, SummaryGroup> = BTreeMap::new();
     for s in &data.samples {
-        let g = groups.entry((s.engine.to_string(), s.tag.clone(), s.workload.to_string())).or_default();
+        let g = groups.entry((s.engine.to_string(), s.unit.to_string(), s.workload.to_string())).or_default();
         add(g, data, s, timed);
     }
     for f in &data.failures {
         let reads = || data.header.workloads.iter().copied().filter(|w| w.is_read()).collect::<Vec<Workload>>();
         for w in f.workload.map(|w| vec![w]).unwrap_or_else(reads) {
-            groups.entry((f.engine.to_string(), f.tag.clone(), w.to_string())).or_default();
+            groups.entry((f.engine.to_string(), f.unit.to_string(), w.to_string())).or_default();
         }
     }
     groups.into_iter().map(|(key, g)| row(data, key, g, timed)).collect()
 }
 
 fn add(g: &mut SummaryGroup, data: &RunData, s: &Sample, timed: bool) {
-    use crate::record::runfile::Metric::Instructions;
+    use crate::record::Metric::Instructions;
     if timed && !s.counted {
         g.ms.push(s.ms());
     }
@@ -77,7 +77,9 @@ fn row(data: &RunData, (engine, tag, workload): Key, g: SummaryGroup, timed: boo
         .failures
         .iter()
         .filter(|f| {
-            f.engine.to_string() == engine && f.tag == tag && f.workload.is_none_or(|w| w.to_string() == workload)
+            f.engine.to_string() == engine
+                && f.unit.to_string() == tag
+                && f.workload.is_none_or(|w| w.to_string() == workload)
         })
         .count();
     SummaryRow {

@@ -10,7 +10,7 @@ use super::job::Job;
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{sanitize, RunSpec, Unit};
-use crate::record::runfile::Engine;
+use crate::record::Engine;
 
 impl RunSpec {
     /// The counter a unit's worker uses: perf only inside the Rust worker.

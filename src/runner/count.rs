@@ -6,11 +6,11 @@ use anyhow::Result;
 
 use super::counter;
 use super::job::{interrupted, Job};
+use super::measure::{append_all, failed_units};
 use super::prepare::Ready;
-use super::record::{append_all, failed_units};
 use super::{pool, scratch, RunSpec, Unit};
 use crate::record::metric::{Counts, Metric};
-use crate::record::runfile::{Check, CheckKind, Record, RunWriter, Sample, COUNT_TOLERANCE};
+use crate::record::{CheckKind, Record, RunCheck, RunWriter, Sample, COUNT_TOLERANCE};
 use crate::workload::Workload;
 
 impl RunSpec {
@@ -27,7 +27,12 @@ impl RunSpec {
                 eprintln!("no instruction counts beside time: {e:#}");
                 let what = "instruction counts beside time".to_string();
                 let detail = format!("none taken: {e:#}");
-                return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
+                return w.append(&Record::Check(RunCheck {
+                    what,
+                    passed: false,
+                    detail,
+                    kind: Some(CheckKind::Repeat),
+                }));
             }
         };
         let mut counted: Vec<Sample> = prior.iter().filter(|s| s.counted).cloned().collect();
@@ -52,9 +57,8 @@ impl RunSpec {
         let mut left: Vec<(Vec<Workload>, Vec<Unit>)> = Vec::new();
         // A unit whose worker stalled is left out here too.
         for u in self.units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)) {
-            let done = |wl: &Workload| {
-                counted.iter().any(|s| s.engine == u.engine && s.tag == u.label.to_string() && s.workload == *wl)
-            };
+            let done =
+                |wl: &Workload| counted.iter().any(|s| s.engine == u.engine && s.unit == u.label && s.workload == *wl);
             let missing: Vec<Workload> = self.workloads.iter().copied().filter(|wl| !done(wl)).collect();
             match left.iter_mut().find(|(w, _)| *w == missing) {
                 _ if missing.is_empty() => {}
@@ -96,7 +100,7 @@ impl RunSpec {
         let scratch = scratch::create()?;
         let mut ready = Ready::default();
         let first = counted.iter().find(|s| !s.counts.is_empty());
-        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label.to_string() == s.tag));
+        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label == s.unit));
         if let (Some(u), Some(s)) = (unit, first.filter(|s| s.workload.is_read())) {
             match self.prepare_one(u, scratch.path()) {
                 Ok((dir, _)) => drop(ready.dbs.insert(u.label.clone(), dir)),
@@ -124,11 +128,11 @@ impl RunSpec {
         let Some(first) = counted.iter().find(|s| !s.counts.is_empty()) else {
             let detail = "nothing was counted (every count failed: see the failures)".to_string();
             let what = "instruction counts repeat".to_string();
-            return w.append(&Record::Check(Check { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
+            return w.append(&Record::Check(RunCheck { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
         };
-        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label.to_string() == first.tag) {
+        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label == first.unit) {
             Some(u) => self.count_once(u, first.workload, ready, scratch),
-            None => Err(format!("{} {} is not measured in this session", first.engine, first.tag)),
+            None => Err(format!("{} {} is not measured in this session", first.engine, first.unit)),
         };
         if interrupted() {
             return Ok(());
@@ -154,8 +158,8 @@ impl RunSpec {
 }
 
 /// The check that `first`'s counts repeat, every metric they hold, against `again`.
-fn repeat_check(first: &Sample, again: Result<Counts, String>) -> Check {
-    let what = format!("{} {} {} counted twice", first.engine, first.tag, first.workload);
+fn repeat_check(first: &Sample, again: Result<Counts, String>) -> RunCheck {
+    let what = format!("{} {} {} counted twice", first.engine, first.unit, first.workload);
     let metrics: Vec<Metric> = Metric::counted_in(&first.counts).collect();
     counts_agree(CheckKind::Repeat, what, &metrics, Ok(first.counts.clone()), again)
 }
@@ -169,12 +173,12 @@ pub(super) fn counts_agree(
     metrics: &[Metric],
     first: Result<Counts, String>,
     second: Result<Counts, String>,
-) -> Check {
+) -> RunCheck {
     let allowed = COUNT_TOLERANCE / 10.0;
     let kind = Some(kind);
     let (first, second) = match (first, second) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return Check { what, passed: false, detail: e, kind },
+        (Err(e), _) | (_, Err(e)) => return RunCheck { what, passed: false, detail: e, kind },
     };
     let mut passed = true;
     let mut details = Vec::new();
@@ -192,5 +196,5 @@ pub(super) fn counts_agree(
         metrics.iter().filter(|m| m.info().slack > 0).map(|m| format!("{} {}", m.info().slack, m.name())).collect();
     let slack = if slack.is_empty() { String::new() } else { format!(", or {}", slack.join(", ")) };
     let detail = format!("{} (allowed: {:.2}%{slack})", details.join("; "), allowed * 100.0);
-    Check { what, passed, detail, kind }
+    RunCheck { what, passed, detail, kind }
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use crate::record::metric::{Counts, Event};
-use crate::record::runfile::Engine;
+use crate::record::Engine;
 use crate::workload::measure::TimedFunctions;
 use crate::workload::perf::PerfCounter;
 use crate::workload::Workload;

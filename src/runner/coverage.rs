@@ -13,6 +13,8 @@ use super::job::Job;
 use super::prepare::Ready;
 use super::{RunSpec, Unit};
 
+use crate::record::FailureStage;
+
 /// libgcov writes each object's counts where its build was compiled, unless these say
 /// where: in `GCOV_PREFIX`, with that many leading folders of the build's path left out.
 const PREFIX: &str = "GCOV_PREFIX";
@@ -68,7 +70,11 @@ impl RunSpec {
             let counts = into.join(i.to_string());
             std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
             if let Err(e) = self.cover_one(u, &counts) {
-                bail!("{}: its workloads did not run: {}", u.label, self.failure(u, None, "coverage", e).error);
+                bail!(
+                    "{}: its workloads did not run: {}",
+                    u.label,
+                    self.failure(u, None, FailureStage::Coverage, e).error
+                );
             }
         }
         Ok(())

@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use crate::record::runfile::Lines;
+use crate::record::Lines;
 
 /// One source file's lines as gcov marks them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,16 +1,16 @@
 //! The plain data a schedule hands around: one worker invocation (`Job`), what a finished
-//! schedule says (`Outcome`), a caller's stop condition (`StopWhen`), and the process-wide
+//! schedule says (`ScheduleOutcome`), a caller's stop condition (`StopWhen`), and the process-wide
 //! Ctrl-C flag every stage of a run checks.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::Unit;
-use crate::record::runfile::{End, Phase, Sample};
+use crate::record::{End, Phase, Sample};
 use crate::workload::Workload;
 
 /// What a finished (or stopped) schedule says.
-pub struct Outcome {
+pub struct ScheduleOutcome {
     pub end: End,
     /// The phase Ctrl-C stopped, if it did.
     pub stopped: Option<Phase>,

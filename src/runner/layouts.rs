@@ -12,7 +12,7 @@ use super::prepare::Ready;
 use super::{counter, pool, scratch, RunSpec, Unit};
 use crate::layout::{self, Layout};
 use crate::record::metric::{Counts, Metric};
-use crate::record::runfile::{CheckKind, Record, RunWriter, Sample};
+use crate::record::{CheckKind, Record, RunWriter, Sample};
 use crate::workload::Workload;
 
 /// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.
@@ -58,9 +58,8 @@ pub(super) fn link_round(
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.
 /// Without a counter it is skipped, saying so.
 pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
-    let measured = |u: &Unit, wl: Workload| {
-        timed.iter().any(|x| x.engine == u.engine && x.tag == u.label.to_string() && x.workload == wl)
-    };
+    let measured =
+        |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.unit == u.label && x.workload == wl);
     let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
         // A program is timed, never counted here.
         let wl = s.workloads.iter().copied().find(|wl| !wl.is_program() && measured(u, *wl))?;

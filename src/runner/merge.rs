@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::Label;
 use crate::environment::Environment;
-use crate::record::runfile::{
-    CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData, Sample,
-    Status, TagStatus, SCHEMA,
+use crate::record::{
+    BuildStatus, CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData,
+    Sample, TagStatus, SCHEMA,
 };
 
 /// The runs' coverage: each shard measures the whole run's pair, so the first measured
@@ -98,7 +98,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
 
 /// The runs' programs (the same in each, as `agree` checked), each with what every run
 /// compiled of it.
-fn programs(runs: &[(String, RunData)]) -> Vec<crate::record::runfile::ProgramRecord> {
+fn programs(runs: &[(String, RunData)]) -> Vec<crate::record::ProgramRecord> {
     let mut programs = runs[0].1.header.plan.programs.clone();
     for p in &mut programs {
         let each = runs.iter().flat_map(|(_, r)| &r.header.plan.programs).filter(|o| o.name == p.name);
@@ -233,7 +233,7 @@ fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
 
 /// The C paired worker the merged runs share; none when they ran different ones (shards
 /// built on different machines), whose each run file still names its own.
-fn one_paired_worker(named: &[(String, RunData)]) -> Option<crate::record::runfile::WorkerBuild> {
+fn one_paired_worker(named: &[(String, RunData)]) -> Option<crate::record::WorkerBuild> {
     let first = named[0].1.header.c_paired_worker.clone();
     named.iter().all(|(_, r)| r.header.c_paired_worker == first).then_some(first).flatten()
 }
@@ -259,8 +259,8 @@ fn round_offsets(runs: &[(String, RunData)]) -> Vec<u32> {
 fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()> {
     let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
     for (n, r) in runs {
-        let built = r.header.tags.iter().filter(|t| t.status == Status::Built).map(|t| t.tag.clone());
-        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.tag.clone()).chain(built).collect();
+        let built = r.header.tags.iter().filter(|t| t.status == BuildStatus::Built).map(|t| t.tag.clone());
+        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.unit.to_string()).chain(built).collect();
         for tag in sampled.into_iter().filter(|t| Some(t.as_str()) != shared) {
             if let Some(other) = measured_in.insert(tag.clone(), n) {
                 bail!("{tag} is measured in both {other} and {n}: each tag must come from one run");
@@ -275,7 +275,8 @@ fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()>
 fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
     let mut by_tag: BTreeMap<String, TagStatus> = BTreeMap::new();
     for t in runs.iter().flat_map(|(_, r)| &r.header.tags) {
-        let keep = by_tag.get(&t.tag).is_none_or(|kept| kept.status != Status::Built && t.status == Status::Built);
+        let keep =
+            by_tag.get(&t.tag).is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
         if keep {
             by_tag.insert(t.tag.clone(), t.clone());
         }

@@ -18,7 +18,7 @@ use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::watchdog::{self, Killed, Ran, Watched};
 use super::{Label, RunSpec, Unit};
-use crate::record::runfile::{Engine, Record};
+use crate::record::{Engine, FailureStage, Record};
 use crate::workload::Workload;
 
 /// Units blamed for a paired process's failure (their failure says so), left out of later ones.
@@ -38,7 +38,7 @@ impl Excluded {
 impl RunSpec {
     /// Whether this run's time rounds are paired processes.
     pub(super) fn paired(&self) -> bool {
-        self.counter.is_none() && self.plan.pairing == crate::record::runfile::Pairing::Chunks
+        self.counter.is_none() && self.plan.pairing == crate::record::Pairing::Chunks
     }
 
     /// One paired process of `units` (one engine's) for `round`: the records to append
@@ -88,7 +88,7 @@ impl RunSpec {
             // A warm-up round records nothing, but a unit it leaves out is said.
             let left_out = blame.zip(death.as_ref()).map(|((k, b), d)| {
                 let error = format!("{} in a warm-up round, and is left out of the run: {d}", b.verb(true));
-                Record::Failure(self.failure(jobs[k].unit, None, "run", error))
+                Record::Failure(self.failure(jobs[k].unit, None, FailureStage::Run, error))
             });
             return Ok(left_out.into_iter().collect());
         }
@@ -150,7 +150,9 @@ impl RunSpec {
                 Ok(()) => kept.push(job),
                 Err(e) if !warm => {
                     let error = format!("refusing to load the library: {e:#}");
-                    let fail = |w: &Workload| self.failure(job.unit, Some(*w), "run", error.clone()).in_round(round);
+                    let fail = |w: &Workload| {
+                        self.failure(job.unit, Some(*w), FailureStage::Run, error.clone()).in_round(round)
+                    };
                     refused.extend(job.batch.iter().map(|w| Record::Failure(fail(w))));
                 }
                 Err(_) => {}

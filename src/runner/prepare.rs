@@ -10,7 +10,7 @@ use super::job::interrupted;
 use super::protocol::DbShape;
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
-use crate::record::runfile::{Record, RunWriter};
+use crate::record::{FailureStage, Record, RunWriter};
 use crate::workload::suite::Verification;
 use crate::workload::{Checksum, Workload};
 
@@ -55,7 +55,7 @@ impl RunSpec {
                     // After Ctrl-C a worker's death is no failure of the tag.
                     Err(_) if interrupted() => Ok(()),
                     Err(error) => {
-                        let f = self.failure(u, None, "prepare", error);
+                        let f = self.failure(u, None, FailureStage::Prepare, error);
                         bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.label, f.error));
                         w.append(&Record::Failure(f))
                     }

@@ -20,7 +20,7 @@ use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
 use crate::compile::BuildRecord;
 use crate::record::metric::Counts;
-use crate::record::runfile::{Figure, ProgramRecord, Record, Sample};
+use crate::record::{FailureStage, Figure, ProgramRecord, Record, Sample};
 use crate::workload::program::ProgramName;
 use crate::workload::Workload;
 
@@ -220,7 +220,7 @@ impl RunSpec {
         let sample = format!("the sample of round {}", round + 1);
         let failure = |error: String| {
             let error = format!("{w} on {} failed in {sample}: {error}", u.label);
-            Record::Failure(self.failure(u, Some(w), "run", error).in_round(round))
+            Record::Failure(self.failure(u, Some(w), FailureStage::Run, error).in_round(round))
         };
         let ran = self.run_once(u, compiled, p, scratch);
         if super::interrupted() {
@@ -266,7 +266,7 @@ impl RunSpec {
         Record::Sample(Sample {
             round,
             engine: u.engine,
-            tag: u.label.to_string(),
+            unit: u.label.clone(),
             workload: w,
             ns,
             counts,
@@ -553,7 +553,7 @@ pub fn cache_dir(cache_root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::runfile::FigureUnit;
+    use crate::record::FigureUnit;
 
     fn out(s: &str, pattern: &str) -> Output {
         let re = regex::Regex::new(pattern).unwrap();

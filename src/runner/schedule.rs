@@ -10,28 +10,28 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
-use super::job::{interrupt_flag, Outcome, StopWhen};
+use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
+use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
-use super::record::{append_all, failed_units};
 use super::{layouts, pool, scratch, RunSpec, Unit};
 use crate::progress::Log;
-use crate::record::runfile::{self, CheckKind, End, EndReason, Phase, Record, RunData, RunWriter, Sample};
+use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
-    pub fn start(&self, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn start(&self, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         self.schedule(0, Vec::new(), true, None).execute(w)
     }
 
     /// A new run that `stop` also ends ("decided") when it holds after a measured round.
-    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn start_until(&self, stop: &StopWhen<'_>, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         self.schedule(0, Vec::new(), true, Some(stop)).execute(w)
     }
 
     /// Continues the run `data` has so far: its rounds left, then its closing check unless
     /// recorded (a run stopped in that check resumes into it), then its end record.
-    pub fn resume(&self, data: &RunData, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn resume(&self, data: &RunData, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         let checked = data.closing_check().is_some_and(|k| data.checks.iter().any(|c| c.kind == Some(k)));
         self.schedule(data.completed_rounds(), data.samples.clone(), !checked, None).execute(w)
     }
@@ -69,11 +69,11 @@ impl Schedule<'_> {
     /// The run's layout seed when every timed (unit, round) links its own layout; counts
     /// are the same under every layout, so counting schedules run the fixed builds.
     fn layout_seed(&self) -> Option<u64> {
-        let random = self.spec.counter.is_none() && self.spec.plan.layouts == runfile::Layouts::Random;
+        let random = self.spec.counter.is_none() && self.spec.plan.layouts == record::Layouts::Random;
         self.spec.plan.layout_seed.filter(|_| random)
     }
 
-    pub fn execute(&self, w: &mut RunWriter) -> Result<Outcome> {
+    pub fn execute(&self, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         // A log's progress lines, from before the clock the budget is kept by.
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
         let log = Log::start("preparing read databases and verifying reads", budget)?;
@@ -149,7 +149,7 @@ impl Schedule<'_> {
             timed_s: (self.spec.counter.is_none()).then_some(timed_ns as f64 / 1e9),
         };
         w.append(&Record::End(end.clone()))?;
-        Ok(Outcome { end, stopped })
+        Ok(ScheduleOutcome { end, stopped })
     }
 
     /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
@@ -176,7 +176,9 @@ impl Schedule<'_> {
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
                 log.failed(format!("{} {}", u.engine, u.label));
-                w.append(&Record::Failure(self.spec.failure(u, None, "layout", error.clone()).in_round(round)))?;
+                w.append(&Record::Failure(
+                    self.spec.failure(u, None, FailureStage::Layout, error.clone()).in_round(round),
+                ))?;
             }
             units = linked;
         }

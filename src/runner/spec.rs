@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::counter::{self, Counter};
 use super::{Label, Unit};
-use crate::record::runfile::{Engine, Failure, Header, Metric, Plan, Sample, TagStatus};
+use crate::record::{Engine, Failure, FailureStage, Header, Metric, Plan, Sample, TagStatus};
 use crate::workload::{Workload, WorkloadConfig};
 
 /// The judgement the `--target-ci` stop rule needs, which statistics provide
@@ -85,7 +85,7 @@ impl RunSpec {
     }
 
     /// A unit's failure as the run file records it; a full map says what map would do.
-    pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: &str, error: String) -> Failure {
+    pub(super) fn failure(&self, u: &Unit, workload: Option<Workload>, stage: FailureStage, error: String) -> Failure {
         let error = match error.contains("MDB_MAP_FULL") {
             false => error,
             true if self.workloads.iter().any(|w| w.suite().preset().is_some()) => {
@@ -97,7 +97,7 @@ impl RunSpec {
                 self.config.roomy_map_size()
             ),
         };
-        Failure { round: None, engine: u.engine, tag: u.label.to_string(), workload, stage: stage.into(), error }
+        Failure { round: None, engine: u.engine, unit: u.label.clone(), workload, stage, error }
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::job::StopWhen;
 use super::RunSpec;
-use crate::record::runfile::{EndReason, Sample};
+use crate::record::{EndReason, Sample};
 
 impl RunSpec {
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the

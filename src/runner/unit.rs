@@ -14,7 +14,7 @@ use super::watchdog::{self, Killed, Watched};
 use super::Label;
 use crate::compile::{BuildKind, BuildRecord};
 use crate::layout::{self, Layout};
-use crate::record::runfile::{Engine, TagStatus};
+use crate::record::{Engine, TagStatus};
 
 /// One thing to measure: an engine on a build (a tag or commit, by a toolchain), its
 /// identity a value ([`Label`]) that its samples' labels are rendered from.

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::job::interrupted;
 use super::{pool, Label, RunSpec, Unit};
-use crate::record::runfile::{Engine, Record, RunWriter};
+use crate::record::{Engine, FailureStage, Record, RunWriter};
 use crate::workload::suite::Suite;
 use crate::workload::{Checksum, Workload};
 
@@ -62,7 +62,9 @@ impl RunSpec {
                     Ok(c) => {
                         found.insert((u.engine, u.label.clone(), *wl), c);
                     }
-                    Err(error) => w.append(&Record::Failure(self.failure(u, Some(*wl), "verify", error)))?,
+                    Err(error) => {
+                        w.append(&Record::Failure(self.failure(u, Some(*wl), FailureStage::Verify, error)))?
+                    }
                 }
             }
             Ok(())

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::WorkerLine;
 use super::Label;
-use crate::record::runfile::Engine;
+use crate::record::Engine;
 
 /// The least limit unless `--watchdog` says otherwise, in seconds.
 pub const DEFAULT_FLOOR_S: f64 = 60.0;

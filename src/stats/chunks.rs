@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::family::{per_round, robust_sd, Rounds};
 use super::median;
-use crate::record::runfile::Sample;
+use crate::record::Sample;
 
 /// The spread of a section's log ratios to its reference at both levels (fractions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -43,7 +43,7 @@ pub fn by_round<'a>(
     let mut raw: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         let Some(v) = value(s) else { continue };
-        raw.entry(s.tag.clone()).or_default().push((s.round, v));
+        raw.entry(s.unit.to_string()).or_default().push((s.round, v));
     }
     raw.into_iter().map(|(t, v)| (t, per_round(v))).collect()
 }
@@ -54,7 +54,7 @@ pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&
     let samples: Vec<&Sample> = samples.into_iter().filter(|s| value(s).is_some()).collect();
     let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.chunks_ns.is_empty()) {
-        chunks.entry(s.tag.clone()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
+        chunks.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
     }
     let values = by_round(samples.iter().copied(), value);
     let Some(reference) = reference(&chunks) else {
@@ -124,14 +124,14 @@ fn between_processes(rounds: &BTreeMap<String, Rounds>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::runfile::Engine;
+    use crate::record::Engine;
     use crate::workload::Workload;
 
     fn sample(tag: &str, round: u32, chunks: Vec<u64>) -> Sample {
         Sample {
             round,
             engine: Engine::Rust,
-            tag: tag.into(),
+            unit: crate::record::Label::build(tag, None),
             workload: Workload::Write,
             ns: chunks.iter().sum(),
             counts: Default::default(),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::ratio::{self, Comparison, Verdict};
 use super::{median, ALPHA};
-use crate::record::runfile::Metric;
+use crate::record::Metric;
 
 /// One value per round. A worker's repetitions within a round are one block, so they
 /// are summarised into that round's value (their median), never pooled.
@@ -33,7 +33,7 @@ pub struct Rule {
     pub counts: bool,
 }
 
-pub use crate::record::runfile::{COUNT_TOLERANCE, MIN_EFFECT};
+pub use crate::record::{COUNT_TOLERANCE, MIN_EFFECT};
 
 impl Default for Rule {
     fn default() -> Self {

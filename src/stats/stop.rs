@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{chunks, family};
-use crate::record::runfile::{Engine, Metric, Sample};
+use crate::record::{Engine, Metric, Sample};
 use crate::runner::Label;
 use crate::workload::Workload;
 
@@ -21,7 +21,7 @@ pub fn target_reached(
     min_effect: f64,
 ) -> bool {
     let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
-    let measured = |s: &&Sample| !s.counted && labels.get(&s.tag).is_some_and(|l| !l.control);
+    let measured = |s: &&Sample| !s.counted && !s.unit.control;
     for s in samples.iter().filter(measured) {
         groups.entry((s.engine, s.workload)).or_default().push(s);
     }
@@ -30,9 +30,11 @@ pub fn target_reached(
     !groups.is_empty()
         && groups.into_values().all(|group| {
             let blocks = chunks::group(group, |s| s.value(metric)).compared;
-            let is_baseline = |t: &&String| baseline.is_none_or(|b| labels[*t].compared_as().0 == b);
-            let oldest =
-                |keys: &mut dyn Iterator<Item = &String>| keys.min_by_key(|t| labels[*t].release_key()).cloned();
+            let is_baseline =
+                |t: &&String| baseline.is_none_or(|b| labels.get(*t).is_some_and(|l| l.compared_as().0 == b));
+            let oldest = |keys: &mut dyn Iterator<Item = &String>| {
+                keys.min_by_key(|t| labels.get(*t).map(|l| l.release_key())).cloned()
+            };
             let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
             let reference = reference.unwrap_or_default();
             family::resolved(&blocks, &reference, &rule, target / 100.0)

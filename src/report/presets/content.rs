@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::{LatencyRow, PresetReport, ResourceRow};
-use crate::record::runfile::{Engine, RunData};
+use crate::record::{Engine, RunData};
 use crate::report::extras::{Cell, ExtraChart, ExtraPart, ExtraTable, Extras, Whisker};
 use crate::workload::Workload;
 

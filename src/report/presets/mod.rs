@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::record::label::Label;
-use crate::record::runfile::{Engine, RunData, Sample};
+use crate::record::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
 use crate::workload::presets::{self, Preset, PresetWorkload, COLD_NOT_ACHIEVED};
@@ -69,14 +69,14 @@ pub struct Resources {
     pub resident_percent: Option<f64>,
 }
 
-type Key<'a> = (Engine, Workload, &'a str);
+type Key = (Engine, Workload, String);
 
 /// The preset's report, or None for a run of LmdbJava's workloads.
 pub fn build(data: &RunData) -> Option<PresetReport> {
     let preset = Suite::of(&data.header.workloads).ok()?.preset()?;
     let mut groups: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
     for s in data.samples.iter().filter(|s| !s.counted) {
-        groups.entry((s.engine, s.workload, &s.tag)).or_default().push(s);
+        groups.entry((s.engine, s.workload, s.unit.to_string())).or_default().push(s);
     }
     Some(PresetReport {
         preset: preset.name().into(),
@@ -111,13 +111,13 @@ fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>, labels: &BTreeMap<String, 
     let rows = groups
         .iter()
         .filter(|((_, w, _), _)| *w == open_get)
-        .filter_map(|(&(engine, _, tag), ss)| {
+        .filter_map(|((engine, _, tag), ss)| {
             let cycles: Vec<f64> = ss.iter().flat_map(|s| &s.figures.latencies_ns).map(|&ns| ns as f64).collect();
-            let writes = groups.get(&(engine, write, tag)).map(Vec::as_slice).unwrap_or_default();
+            let writes = groups.get(&(*engine, write, tag.clone())).map(Vec::as_slice).unwrap_or_default();
             let sizes = ss.iter().chain(writes).filter_map(|s| s.figures.db_bytes.map(|b| b as f64));
             Some(LatencyRow {
-                engine,
-                tag: tag.to_string(),
+                engine: *engine,
+                tag: tag.clone(),
                 latency_us: latency::latency(&cycles)?.scaled(1e-3),
                 write_ms: median_of(writes.iter().map(|s| s.ms())),
                 db_bytes: median_of(sizes).map(|b| b as u64),
@@ -151,16 +151,16 @@ fn resource_rows(groups: &BTreeMap<Key, Vec<&Sample>>, data: &RunData) -> Vec<Re
     let mut cold: BTreeMap<Key, &str> = BTreeMap::new();
     for f in data.failures.iter().filter(|f| f.error.starts_with(COLD_NOT_ACHIEVED)) {
         if let Some(w) = f.workload {
-            cold.entry((f.engine, w, f.tag.as_str())).or_insert(&f.error);
+            cold.entry((f.engine, w, f.unit.to_string())).or_insert(&f.error);
         }
     }
-    let keys: std::collections::BTreeSet<Key> = groups.keys().chain(cold.keys()).copied().collect();
+    let keys: std::collections::BTreeSet<Key> = groups.keys().chain(cold.keys()).cloned().collect();
     let rows = keys
         .into_iter()
         .map(|k| ResourceRow {
             engine: k.0,
             workload: k.1,
-            tag: k.2.to_string(),
+            tag: k.2.clone(),
             figures: groups.get(&k).map(|ss| resources(ss)),
             cold_not_achieved: cold.get(&k).map(|e| e.to_string()),
         })

@@ -11,7 +11,7 @@ use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{RunSpec, Unit};
-use crate::record::runfile::{Record, RunWriter, Sample};
+use crate::record::{FailureStage, Record, RunWriter, Sample};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
@@ -97,14 +97,14 @@ impl RunSpec {
                 expected.map(|e| format!("the pass left {}, but the data written gives {e}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(self.failure(u, Some(wl), "run", error).in_round(round)));
+                out.push(Record::Failure(self.failure(u, Some(wl), FailureStage::Run, error).in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {
                 out.push(Record::Sample(Sample {
                     round,
                     engine: u.engine,
-                    tag: u.label.to_string(),
+                    unit: u.label.clone(),
                     workload: wl,
                     ns: *ns,
                     counts: line.counts_of(i).unwrap_or_default(),
@@ -120,7 +120,7 @@ impl RunSpec {
         // A workload the worker never reported failed, whether the worker died or not.
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(self.failure(u, Some(*wl), "run", missing.clone()).in_round(round)));
+            out.push(Record::Failure(self.failure(u, Some(*wl), FailureStage::Run, missing.clone()).in_round(round)));
         }
         out
     }
@@ -141,7 +141,7 @@ pub(super) fn append_all(w: &mut RunWriter, records: Result<Vec<Record>>) -> Res
 /// The units (engine and label) a unit's records report failed, for the progress line.
 pub(super) fn failed_units(records: &Result<Vec<Record>>) -> impl Iterator<Item = String> + '_ {
     records.iter().flatten().filter_map(|r| match r {
-        Record::Failure(f) => Some(format!("{} {}", f.engine, f.tag)),
+        Record::Failure(f) => Some(format!("{} {}", f.engine, f.unit)),
         _ => None,
     })
 }

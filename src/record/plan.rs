@@ -1,0 +1,335 @@
+//! How a run measures, as its header records it: the plan (rounds, stop conditions,
+//! pairing, layouts, counting pass), its shard of a larger run, and the programs it
+//! measures as workloads.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::label::Label;
+use super::metric::Metric;
+
+/// How each time sample's code was laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Layouts {
+    /// Every (unit, round) runs its own function order, linked by lld from objects compiled once.
+    Random,
+    /// Each unit's one build, as linked by its compiler (every run before layouts were randomised).
+    #[default]
+    Fixed,
+}
+
+impl std::fmt::Display for Layouts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layouts::Random => "random",
+            Layouts::Fixed => "fixed",
+        })
+    }
+}
+
+/// How time samples are paired: the measurement design of a run's time sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Each round is one process holding every unit of an engine, each workload's passes
+    /// alternated between them chunk by chunk; the process is the unit of replication.
+    Chunks,
+    /// One worker process per unit and round, its pass whole (every run before chunks).
+    #[default]
+    Process,
+}
+
+impl std::fmt::Display for Pairing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pairing::Chunks => "chunks",
+            Pairing::Process => "process",
+        })
+    }
+}
+
+/// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
+/// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutStudy {
+    pub tag: String,
+    /// Each label and its layout's seed.
+    pub layouts: Vec<(String, u32)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub rounds: u32,
+    pub warmup: u32,
+    pub time_budget_s: Option<f64>,
+    pub target_ci: Option<f64>,
+    pub iterations: u32,
+    pub metric: Metric,
+    /// The design of the time samples; runs from before chunks read as `process`.
+    #[serde(default)]
+    pub pairing: Pairing,
+    /// Operations per chunk with `pairing: chunks`; null otherwise.
+    #[serde(default)]
+    pub chunk: Option<u32>,
+    /// `same` needs the whole interval within ±this fraction (default 0.02).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
+    /// Entries of the one instruction-counting pass after the timed rounds
+    /// (`--with-instructions`); None when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_entries: Option<u32>,
+    /// Counts are taken under callgrind's cache simulation (`--with-cache`, or a cache
+    /// metric), so that every sample counted holds the cache metrics' events.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_sim: bool,
+    /// Set when this run is one shard of a larger one (`run --shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// Time samples' code layouts; runs from before layouts were randomised read as fixed.
+    #[serde(default)]
+    pub layouts: Layouts,
+    /// With random layouts: the seed every sample's layout derives from, with its unit and round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_seed: Option<u64>,
+    /// Set when the run is a layout-sensitivity study of one tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_study: Option<LayoutStudy>,
+    /// The tag measured a second time as its own control (`--control`), when this run
+    /// measures it; older run files leave it out (their samples say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+    /// The programs this run measures as workloads (`--program`), each by its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramRecord>,
+    /// The tag or commit every other unit is compared with: `--baseline`, or the first unit
+    /// as given that built. Older files leave it out: their baseline is the oldest measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+}
+
+/// A program measured as a workload (`run --program FILE.c`): its workload's name (the
+/// file's stem), the file, its source's SHA-256 when the run began (a resumed run must
+/// find the same), the arguments every run of it gets, and how long one run may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramRecord {
+    pub name: String,
+    pub source: PathBuf,
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    pub timeout_s: f64,
+    /// The figure a sample takes from the program's output instead of its wall time
+    /// (`--program-figure`); None: the wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
+    /// The SHA-256 of the program as compiled against each build, by the build's label:
+    /// what every start checks, and what a resumed run must compile again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub compiled: BTreeMap<String, String>,
+}
+
+/// A figure a program prints (`--program-figure 'in ([0-9.]+) s'`): the pattern's first
+/// group, in the last line of its standard output that matches, read in `unit`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figure {
+    pub pattern: String,
+    pub unit: FigureUnit,
+}
+
+/// The unit a program's printed figure is in (`--program-figure-unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FigureUnit {
+    #[default]
+    S,
+    Ms,
+    Us,
+    Ns,
+}
+
+impl FigureUnit {
+    /// Nanoseconds in one of this unit.
+    pub fn ns(self) -> f64 {
+        match self {
+            FigureUnit::S => 1e9,
+            FigureUnit::Ms => 1e6,
+            FigureUnit::Us => 1e3,
+            FigureUnit::Ns => 1.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureUnit::S => "s",
+            FigureUnit::Ms => "ms",
+            FigureUnit::Us => "us",
+            FigureUnit::Ns => "ns",
+        }
+    }
+}
+
+/// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
+pub const MIN_EFFECT: f64 = 0.02;
+
+/// How far apart (a fraction) instruction counts may be and still be the same: statistics
+/// judge counts by it, and the runner allows a tenth of it between two counts of one work.
+pub const COUNT_TOLERANCE: f64 = 0.005;
+
+impl Plan {
+    /// `rounds` measured rounds after `warmup` by `metric`, one repetition per worker, and
+    /// nothing more: no budget, no target, the default `same`, fixed layouts, no counting
+    /// pass, no shard, study or control.
+    pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
+        Plan {
+            rounds,
+            warmup,
+            time_budget_s: None,
+            target_ci: None,
+            iterations: 1,
+            metric,
+            pairing: Pairing::Process,
+            chunk: None,
+            min_effect: None,
+            count_entries: None,
+            cache_sim: false,
+            shard: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            layout_study: None,
+            control: None,
+            programs: Vec::new(),
+            baseline: None,
+        }
+    }
+
+    /// This plan's counting pass: instructions, each unit once (one round, no warm-up, one
+    /// repetition), from the fixed builds (layouts change no count), no budget or target.
+    pub fn counting(&self) -> Plan {
+        Plan {
+            metric: Metric::Instructions,
+            rounds: 1,
+            warmup: 0,
+            iterations: 1,
+            time_budget_s: None,
+            target_ci: None,
+            count_entries: None,
+            layouts: Layouts::Fixed,
+            layout_seed: None,
+            pairing: Pairing::Process,
+            chunk: None,
+            ..self.clone()
+        }
+    }
+
+    pub fn min_effect(&self) -> f64 {
+        self.min_effect.unwrap_or(MIN_EFFECT)
+    }
+
+    /// Whether its counts need callgrind's cache simulation.
+    pub fn simulates_caches(&self) -> bool {
+        self.cache_sim || self.metric.needs_cache_sim()
+    }
+}
+
+/// Shard `index` of `count`: the whole run's tags in release order, the i-th (from 0) in
+/// shard i mod count + 1. A tag keeps all its engines and its control in one shard, so
+/// each tag is built once and what is compared within a tag stays on one machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    /// Every tag of the whole (unsharded) run, in release order.
+    pub tags: Vec<String>,
+    /// The tag every shard of a chunk-paired run measures beside its own: the run's
+    /// baseline. Older files leave it out: theirs is the oldest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+}
+
+impl Shard {
+    /// Shard `index`/`count` of `tags`, compared with `baseline` (the oldest when None); an
+    /// error when it would hold no tag.
+    pub fn new(index: u32, count: u32, mut tags: Vec<String>, baseline: Option<String>) -> Result<Shard> {
+        if !(1..=count).contains(&index) {
+            bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
+        }
+        tags.sort_by_key(|t| Label::build(t, None).release_key());
+        let shard = Shard { index, count, tags, baseline };
+        if shard.own().is_empty() {
+            bail!(
+                "shard {index}/{count} holds no tag: the run has {} tag(s), so use at most {} shard(s)",
+                shard.tags.len(),
+                shard.tags.len()
+            );
+        }
+        Ok(shard)
+    }
+
+    /// The tags this shard measures for the whole run.
+    pub fn own(&self) -> Vec<&str> {
+        self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).map(String::as_str).collect()
+    }
+
+    /// The tags this shard measures: its own and, in a chunk-paired run, the baseline
+    /// beside them, so every comparison with it is made inside one process
+    /// on one machine.
+    pub fn measured(&self, pairing: Pairing) -> Vec<&str> {
+        let mut tags = self.own();
+        if let (Pairing::Chunks, Some(first)) = (pairing, self.baseline()) {
+            if !tags.contains(&first) {
+                tags.insert(0, first);
+            }
+        }
+        tags
+    }
+
+    /// The tag every shard of a chunk-paired run measures beside its own.
+    pub fn baseline(&self) -> Option<&str> {
+        self.baseline.as_deref().or(self.tags.first().map(String::as_str))
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_tags_round_robin_in_release_order() {
+        let tags: Vec<String> =
+            ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(String::from).to_vec();
+        let own = |k| Shard::new(k, 2, tags.clone(), None).unwrap().own().join(",");
+        assert_eq!(own(1), "LMDB_0.9.9,LMDB_0.9.21,abc1234");
+        assert_eq!(own(2), "LMDB_0.9.18,LMDB_0.9.33");
+        // The same whatever order the tags were asked in; every tag in exactly one shard.
+        let mut reversed = tags.clone();
+        reversed.reverse();
+        for n in 1..=5 {
+            let mut union: Vec<String> = (1..=n)
+                .flat_map(|k| {
+                    Shard::new(k, n, reversed.clone(), None)
+                        .unwrap()
+                        .own()
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            union.sort();
+            let mut all = tags.clone();
+            all.sort();
+            assert_eq!(union, all, "{n} shards");
+        }
+        let e = Shard::new(6, 6, tags.clone(), None).unwrap_err().to_string();
+        assert!(e.contains("holds no tag") && e.contains("at most 5"), "{e}");
+    }
+}

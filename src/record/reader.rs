@@ -1,0 +1,485 @@
+//! Reading a run file of any schema: the one upgrader, which reads every older record
+//! into today's shape, and the rules, which refuse what no run can have written.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::label::Label;
+use super::metric::Metric;
+use super::schema::{
+    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus,
+    DECLARES_UNITS, SCHEMA,
+};
+use crate::files;
+use crate::workload::Workload;
+
+/// A run as read back: complete or not.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    pub header: Header,
+    pub samples: Vec<Sample>,
+    pub failures: Vec<Failure>,
+    pub checks: Vec<RunCheck>,
+    /// Absent when the run was cut off before it could say why it ended.
+    pub end: Option<End>,
+    /// Absent in files from before runs measured it (schema ≤ 6), and in runs cut off first.
+    pub coverage: Option<RunCoverage>,
+    pub path: Option<PathBuf>,
+    /// Every label the run names (its header's, its samples' and failures'), read once, as
+    /// the file is loaded, into the value it was rendered from.
+    pub labels: BTreeMap<String, Label>,
+}
+
+impl RunData {
+    /// Each tag the header lists, with its label's value (the reader read every one).
+    pub fn tags(&self) -> impl Iterator<Item = (&TagStatus, &Label)> {
+        self.header.tags.iter().filter_map(|t| Some((t, self.labels.get(&t.tag)?)))
+    }
+
+    /// The entries a sample's pass ran: the counting pass may run fewer than the rounds.
+    pub fn entries_of(&self, s: &Sample) -> u32 {
+        let h = &self.header;
+        if s.counted {
+            h.plan.count_entries.unwrap_or(h.config.entries)
+        } else {
+            h.config.entries
+        }
+    }
+
+    /// A sample's figure per operation under a metric, over the entries its pass ran.
+    pub fn per_op(&self, s: &Sample, metric: Metric) -> Option<f64> {
+        s.per_op(metric, self.entries_of(s))
+    }
+}
+
+/// Reads a run file, finished or not. What a run cannot have written is refused, naming
+/// the file and the line: a second header, a sample or failure of a tag, engine or
+/// workload the header does not list, a sample of no time, a measured sample or a second
+/// end after the run's end; in a file that declares its units (schema 4), a unit not
+/// declared, or declared under a label that is not its value's rendering. A torn last line
+/// (the run was stopped while writing it) is left out, and said so.
+pub fn load(path: &Path) -> Result<RunData> {
+    let text = files::read_text(path, "run file")?;
+    let mut lines = text.lines().enumerate();
+    let Some((_, first)) = lines.next() else { bail!("{} is empty: not a run file", path.display()) };
+    let header = read_header(path, first, !text.contains('\n'))?;
+    let torn = !text.ends_with('\n');
+    let last = text.lines().count();
+    let at = |line: usize, e: String| anyhow::anyhow!("{}:{line}: {e}", path.display());
+    let mut rules = Rules::of(&header);
+    let listed = header.tags.iter().map(|t| &t.tag).chain(rules.tags.iter().flatten());
+    let mut units = UnitLabels::of(&header, listed).map_err(|e| at(1, e))?;
+    let mut data = RunData {
+        header,
+        samples: Vec::new(),
+        failures: Vec::new(),
+        checks: Vec::new(),
+        end: None,
+        coverage: None,
+        path: Some(path.to_path_buf()),
+        labels: BTreeMap::new(),
+    };
+    for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
+        let record = match serde_json::from_str::<serde_json::Value>(line).map_err(Unread::Corrupt) {
+            Ok(v) => upgrade(v, &mut units),
+            Err(e) => Err(e),
+        };
+        let record = match record {
+            Ok(r) => r,
+            Err(Unread::Unit(e)) => return Err(at(i + 1, e)),
+            Err(Unread::Corrupt(_)) if torn && i + 1 == last => {
+                eprintln!(
+                    "note: {}:{}: a torn last line (the run was stopped while writing it) is left out",
+                    path.display(),
+                    i + 1
+                );
+                continue;
+            }
+            Err(Unread::Corrupt(e)) => bail!("{}:{}: corrupt line: {}", path.display(), i + 1, bad_record(line, &e)),
+        };
+        rules.check(&record, i + 1).map_err(|e| at(i + 1, e))?;
+        match record {
+            Record::Sample(s) => data.samples.push(s),
+            Record::Failure(f) => data.failures.push(f),
+            Record::Check(c) => {
+                let kind = c.kind.or_else(|| Some(legacy_kind(&data.header, rules.ended.is_some())));
+                data.checks.push(RunCheck { kind, ..c })
+            }
+            Record::End(e) => {
+                data.end = Some(match data.end.take() {
+                    Some(earlier) => e.after(&earlier),
+                    None => e,
+                })
+            }
+            Record::Coverage(c) => data.coverage = Some(c),
+            Record::Header(_) => unreachable!("refused by the rules"),
+        }
+    }
+    data.labels = units.labels;
+    Ok(data)
+}
+
+/// Why a line was not read: it is no record (or a torn one), or it names a unit its file
+/// does not.
+#[derive(Debug)]
+enum Unread {
+    Corrupt(serde_json::Error),
+    Unit(String),
+}
+
+/// The one upgrader: a record of any schema read into today's shape. A sample's or
+/// failure's unit, named by its label's text, becomes the value the header declares (in
+/// a file of schema 3 or before, the text read once). Samples written before their counts
+/// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
+/// their `Ir`.
+fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Result<Record, Unread> {
+    if let Some(record) = v.as_object_mut() {
+        let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+        if kind == "sample" {
+            if let Some(n) = record.remove("instructions").filter(|n| !n.is_null()) {
+                record.entry("counts").or_insert_with(|| serde_json::json!({ "Ir": n }));
+            }
+        }
+        if let (true, Some(serde_json::Value::String(text))) =
+            (kind == "sample" || kind == "failure", record.get("tag"))
+        {
+            let label = units.name(text).map_err(Unread::Unit)?;
+            let value = serde_json::to_value(label).map_err(Unread::Corrupt)?;
+            record.insert("tag".into(), value);
+        }
+    }
+    serde_json::from_value(v).map_err(Unread::Corrupt)
+}
+
+/// Whether `line` is a whole record, whatever unit it names: what a line cut off while
+/// written is not.
+pub(super) fn whole_record(line: &[u8]) -> bool {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(line) else { return false };
+    if let Some(tag) = v.get_mut("tag").filter(|t| t.is_string()) {
+        *tag = serde_json::to_value(Label::build("any", None)).unwrap_or_default();
+    }
+    serde_json::from_value::<Record>(v).is_ok()
+}
+
+/// The kind of a check in a file from before checks said it, by where it stands: after the
+/// end of the rounds only the counting pass checks (that counts repeat); before it, an
+/// instruction run checks that counts repeat, a time run that layouts change none.
+fn legacy_kind(h: &Header, after_end: bool) -> CheckKind {
+    if after_end || h.plan.metric.is_exact() {
+        CheckKind::Repeat
+    } else {
+        CheckKind::Layouts
+    }
+}
+
+/// The labels a run file names, as values: declared by its header (schema 4), or in older
+/// files read from their text, once each: the one place a run file's label is read back.
+struct UnitLabels {
+    declared: bool,
+    labels: BTreeMap<String, Label>,
+}
+
+impl UnitLabels {
+    /// The units `h` declares, each under its value's rendering, with every label the header
+    /// lists (`listed`) among them; in an older file, the `listed` labels read.
+    fn of<'a>(h: &Header, listed: impl Iterator<Item = &'a String>) -> std::result::Result<UnitLabels, String> {
+        let declared = h.schema >= DECLARES_UNITS;
+        let mut units = UnitLabels { declared, labels: BTreeMap::new() };
+        for d in h.units.iter().filter(|_| declared) {
+            let rendered = d.value.to_string();
+            if d.label != rendered {
+                return Err(format!(
+                    "unit {:?} is declared with the value of {rendered:?}: a label is its value's rendering",
+                    d.label
+                ));
+            }
+            if units.labels.insert(rendered, d.value.clone()).is_some() {
+                return Err(format!("unit {} is declared twice", d.label));
+            }
+        }
+        for text in listed {
+            if units.name(text).is_err() {
+                return Err(format!("the header lists {text} but does not declare it among its units"));
+            }
+        }
+        Ok(units)
+    }
+
+    /// The value of the label `text`: declared, or in an older file read now.
+    fn name(&mut self, text: &str) -> std::result::Result<&Label, String> {
+        if !self.labels.contains_key(text) {
+            if self.declared {
+                return Err(format!("unit {text} is not among the units the header declares"));
+            }
+            self.labels.insert(text.to_string(), Label::parse(text));
+        }
+        self.labels.get(text).ok_or_else(|| format!("unit {text} has no value"))
+    }
+}
+
+/// The header on a run file's first line; `only_line` when no newline follows it, so that a
+/// first line that is no JSON was torn while it was written, not some other file's.
+pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<Header> {
+    let value: serde_json::Value = match serde_json::from_str(first) {
+        Ok(v) => v,
+        Err(_) if only_line && torn_header(first) => bail!(
+            "{}:1: the header is torn ({} bytes; the run was stopped, or the disk filled, while writing \
+             it): nothing was measured into this file; start the run again",
+            path.display(),
+            first.len()
+        ),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("{} is not a lmdb-regress run file (first line is not JSON)", path.display()))
+        }
+    };
+    if value.get("type").and_then(|t| t.as_str()) != Some("header") {
+        bail!("{} is not a lmdb-regress run file (no header line)", path.display());
+    }
+    let schema = value.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
+    if schema > SCHEMA as u64 {
+        bail!(
+            "{} was written with run-file schema {schema}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress",
+            path.display()
+        );
+    }
+    match serde_json::from_value::<Record>(value).with_context(|| format!("{}:1: corrupt header", path.display()))? {
+        Record::Header(h) => Ok(*h),
+        _ => unreachable!("checked the type above"),
+    }
+}
+
+/// Whether `line` is the start of a header line as a run writes it.
+fn torn_header(line: &str) -> bool {
+    const START: &str = "{\"type\":\"header\"";
+    line.starts_with(START) || (!line.is_empty() && START.starts_with(line))
+}
+
+/// Why a line is no record, in words for the common case of a time that is no positive
+/// whole number.
+fn bad_record(line: &str, e: &serde_json::Error) -> String {
+    let ns = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| v.get("ns").cloned());
+    match ns {
+        Some(ns) if !ns.is_u64() => format!("a sample's time must be a positive whole number of ns, not {ns}"),
+        _ => e.to_string(),
+    }
+}
+
+/// What a run can write, checked record by record.
+struct Rules {
+    /// The labels the header lists (None for the run files of older bisects, which list none).
+    tags: Option<BTreeSet<String>>,
+    engines: Vec<Engine>,
+    workloads: Vec<Workload>,
+    /// The line of the end record that finished the run (an interrupted run may go on).
+    ended: Option<usize>,
+    /// Whether a coverage record was read (a run writes one).
+    covered: bool,
+    /// Samples one pass writes per unit, workload and round: one per iteration.
+    iterations: u32,
+    /// The lines of the samples read so far, by what one pass samples once per iteration.
+    sampled: BTreeMap<SampleKey, Vec<usize>>,
+}
+
+/// What names a sample but its iteration, which a line does not hold: a pass of one unit
+/// (engine, label, layout) on one workload in one round, timed or counted.
+type SampleKey = (Engine, Label, Workload, u32, bool, Option<u32>);
+
+impl Rules {
+    fn of(h: &Header) -> Rules {
+        // A layout study's labels (TAG@01, …) are its tag's layouts, listed in its plan.
+        let study = h.plan.layout_study.iter().flat_map(|s| s.layouts.iter().map(|(label, _)| label.clone()));
+        let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.tag.clone()).chain(study).collect());
+        let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
+        Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
+    }
+
+    fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
+        match r {
+            Record::Header(_) => return Err("a second header".into()),
+            Record::Sample(s) => {
+                self.listed(s.engine, &s.unit, Some(s.workload))?;
+                if s.ns == 0 {
+                    return Err(format!(
+                        "a sample of 0 ns ({} {} {}): every timed region takes time",
+                        s.engine, s.unit, s.workload
+                    ));
+                }
+                // Only the counting pass follows the end of the measured rounds.
+                match self.ended {
+                    Some(end) if !s.counted => {
+                        return Err(format!("a measured sample after the run's end record (line {end})"))
+                    }
+                    _ => {}
+                }
+                self.once_per_iteration(s, line)?;
+            }
+            Record::Failure(f) => self.listed(f.engine, &f.unit, f.workload)?,
+            Record::Check(_) => {}
+            Record::Coverage(_) if self.covered => return Err("a second coverage record".into()),
+            Record::Coverage(_) => self.covered = true,
+            Record::End(e) => {
+                if let Some(end) = self.ended {
+                    return Err(format!("a second end record (the run ended at line {end})"));
+                }
+                if e.reason != EndReason::Interrupted {
+                    self.ended = Some(line);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A pass writes one sample per iteration: a further one of the same unit, workload and
+    /// round is a line written twice (or forged), and would weigh twice in every statistic.
+    fn once_per_iteration(&mut self, s: &Sample, line: usize) -> std::result::Result<(), String> {
+        let key = (s.engine, s.unit.clone(), s.workload, s.round, s.counted, s.layout);
+        let lines = self.sampled.entry(key).or_default();
+        if lines.len() as u32 >= self.iterations {
+            let pass = if s.counted { "the counting pass".to_string() } else { format!("round {}", s.round + 1) };
+            let earlier = lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+            return Err(format!(
+                "one sample too many of {} {} {} in {pass}: the run takes {} per pass (one per iteration), \
+                 and line(s) {earlier} hold them: a duplicated line",
+                s.engine, s.unit, s.workload, self.iterations
+            ));
+        }
+        lines.push(line);
+        Ok(())
+    }
+
+    fn listed(&self, engine: Engine, unit: &Label, workload: Option<Workload>) -> std::result::Result<(), String> {
+        let base = unit.controlled().unwrap_or_else(|| unit.clone()).to_string();
+        if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
+            return Err(format!("tag {unit} is not among the header's tags"));
+        }
+        if !self.engines.contains(&engine) {
+            return Err(format!("engine {engine} is not among the header's engines"));
+        }
+        match workload {
+            Some(w) if !self.workloads.contains(&w) => Err(format!("workload {w} is not among the header's workloads")),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures::*;
+    use crate::record::metric::Counts;
+    use crate::record::plan::{Layouts, Plan};
+    use crate::record::schema::BuildStatus;
+
+    #[test]
+    fn the_committed_run_file_loads_with_its_tags_and_end() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
+        let data = load(path).unwrap();
+        assert!(!data.header.tags.is_empty());
+        assert!(data.header.tags.iter().any(|t| t.status == BuildStatus::Built && !t.builds.is_empty()));
+        assert!(data.end.is_some());
+        // From before layouts were randomised: fixed, every sample of its tag's one build.
+        assert_eq!((data.header.plan.layouts, data.header.plan.layout_seed), (Layouts::Fixed, None));
+        assert!(data.samples.iter().all(|s| s.layout.is_none()));
+    }
+
+    #[test]
+    fn units_are_declared_once_as_values_and_loaded_as_they_were_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let labels = every_form();
+        let data = load(&written(dir.path(), &labels)).unwrap();
+        for l in &labels {
+            assert_eq!(data.labels.get(&l.to_string()), Some(l), "{l}");
+        }
+        assert_eq!(data.samples.len(), labels.len());
+        // Not read back from the text: the grammar would take these for other units.
+        assert_ne!(Label::parse("LMDB_0.9.20@x1"), labels[8]);
+        assert_ne!(Label::parse("deadbeef~control"), labels[9]);
+        let first = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+        let header: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        assert_eq!(header["schema"], SCHEMA);
+        assert_eq!(
+            header["units"][2],
+            serde_json::json!({"label": "LMDB_0.9.33 (gcc -O3)~control", "base": "LMDB_0.9.33",
+                "toolchain": "gcc -O3", "layout": null, "control": true})
+        );
+    }
+
+    /// The error loading the file `edit` makes of a written run of every label form.
+    fn refusal(edit: impl Fn(&mut Vec<serde_json::Value>)) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), &every_form());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        edit(&mut records);
+        std::fs::write(&path, records.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+        format!("{:#}", load(&path).unwrap_err()).replace(&path.display().to_string(), "F")
+    }
+
+    #[test]
+    fn a_unit_not_declared_or_declared_under_another_label_is_refused() {
+        let e = refusal(|r| r[3]["tag"] = "LMDB_0.9.34".into());
+        assert_eq!(e, "F:4: unit LMDB_0.9.34 is not among the units the header declares");
+        let e = refusal(|r| r[0]["units"][0]["label"] = "LMDB_0.9.34".into());
+        assert_eq!(
+            e,
+            "F:1: unit \"LMDB_0.9.34\" is declared with the value of \"LMDB_0.9.33\": a label is its value's rendering"
+        );
+        let e = refusal(|r| r[0]["units"][8]["layout"] = "08".into());
+        assert!(e.starts_with("F:1: unit \"LMDB_0.9.20@x1\" is declared with the value of \"LMDB_0.9.20@08\""), "{e}");
+        let e = refusal(|r| {
+            let twice = r[0]["units"][1].clone();
+            r[0]["units"].as_array_mut().unwrap().push(twice)
+        });
+        assert_eq!(e, "F:1: unit LMDB_1.0.1 (clang -O2) is declared twice");
+        let e = refusal(|r| {
+            r[0]["units"].as_array_mut().unwrap().remove(0);
+        });
+        assert_eq!(e, "F:1: the header lists LMDB_0.9.33 but does not declare it among its units");
+        let e = refusal(|r| r[0]["schema"] = (SCHEMA + 1).into());
+        let newer =
+            format!("schema {}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress", SCHEMA + 1);
+        assert!(e.contains(&newer), "{e}");
+    }
+
+    #[test]
+    fn a_sample_of_an_older_schema_reads_its_instruction_count_as_ir() {
+        let old = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "LMDB_0.9.33",
+            "workload": "readSeq", "ns": 5, "instructions": 31000, "counted": true});
+        let mut units = UnitLabels { declared: false, labels: BTreeMap::new() };
+        let Record::Sample(s) = upgrade(old, &mut units).unwrap() else { panic!("not a sample") };
+        assert_eq!((s.counts.clone(), s.total(Metric::Instructions)), (Counts::instructions(31000), Some(31000)));
+        assert_eq!(s.total(Metric::EstimatedCycles), None);
+        // Written back in today's shape, it reads the same.
+        let again = serde_json::to_value(Record::Sample(s.clone())).unwrap();
+        assert!(again.get("instructions").is_none() && again["counts"]["Ir"] == 31000, "{again}");
+        let Record::Sample(t) = upgrade(again, &mut units).unwrap() else { panic!("not a sample") };
+        assert_eq!(t, s);
+        let timed = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "x",
+            "workload": "readSeq", "ns": 5, "instructions": null});
+        let Record::Sample(u) = upgrade(timed, &mut units).unwrap() else { panic!("not a sample") };
+        assert!(u.counts.is_empty());
+    }
+
+    #[test]
+    fn the_timed_fraction_covers_every_session_and_checks_say_their_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = |round| Record::Sample(Sample { round, ..time_sample("LMDB_0.9.33") });
+        let records =
+            [sample(0), end(EndReason::Interrupted, 1, 10.0, 6.0), sample(1), end(EndReason::Rounds, 2, 30.0, 10.0)];
+        let data = load(&file_of(dir.path(), Plan::new(2, 0, Metric::Time), &records)).unwrap();
+        let e = data.end.unwrap();
+        assert_eq!((e.wall_s, e.timed_s, e.timed_fraction()), (Some(40.0), Some(16.0), Some(0.4)));
+        // Written before checks said their kind: a time run's check before its end is the
+        // layout check, one after it the counting pass's.
+        let path = file_of(dir.path(), Plan { count_entries: Some(10), ..Plan::new(1, 0, Metric::Time) }, &[]);
+        let bare = r#"{"type":"check","what":"w","passed":true,"detail":"d"}"#;
+        let tail =
+            format!("{bare}\n{}\n{bare}\n", serde_json::to_string(&end(EndReason::Rounds, 1, 1.0, 1.0)).unwrap());
+        std::fs::write(&path, std::fs::read_to_string(&path).unwrap() + &tail).unwrap();
+        let kinds: Vec<Option<CheckKind>> = load(&path).unwrap().checks.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [Some(CheckKind::Layouts), Some(CheckKind::Repeat)]);
+    }
+}
