@@ -10,8 +10,8 @@
 //! the example does not show. Trailing spaces and trailing blank lines are not compared.
 //! A command's folder is its block's: a later command of a block sees what an earlier one
 //! wrote. The book also names every `LMDB_REGRESS_*` variable the code reads, every
-//! source file in its architecture map, only files that exist, and every chapter in
-//! SUMMARY.md.
+//! source file in its architecture map, only files that exist, every chapter in
+//! SUMMARY.md, and in its commands' synopses only options they take.
 
 use crate::common;
 
@@ -276,4 +276,38 @@ fn summary_lists_every_chapter() {
         .filter(|n| n != "SUMMARY.md" && !summary.contains(&format!("({n})")))
         .collect();
     assert!(unlisted.is_empty(), "docs/src/SUMMARY.md does not list {unlisted:?}");
+}
+
+/// The synopsis of each command in docs/src/commands.md: (command, its lines' text).
+fn synopses(chapter: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for line in chapter.lines().filter(|l| l.starts_with("    ")) {
+        match line.trim_start().strip_prefix("lmdb-regress ") {
+            Some(rest) => found.push((rest.split(' ').next().unwrap_or_default().to_string(), rest.to_string())),
+            None => {
+                if let Some((_, text)) = found.last_mut() {
+                    text.push_str(line);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_option_the_commands_chapter_names_is_one_its_command_takes() {
+    let chapter = std::fs::read_to_string(root().join("docs/src/commands.md")).unwrap();
+    let found = synopses(&chapter);
+    assert!(found.len() >= 14, "docs/src/commands.md: only {} synopses found", found.len());
+    let mut unknown = Vec::new();
+    for (command, text) in found {
+        let help = common::stdout(&common::run_ok(Command::new(common::BIN).args(["help", &command])));
+        let flags = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).filter(|w| w.starts_with("--"));
+        unknown.extend(
+            flags
+                .filter(|f| !help.contains(&format!("{f} ")) && !help.contains(&format!("{f}\n")))
+                .map(|f| format!("{command} {f}")),
+        );
+    }
+    assert!(unknown.is_empty(), "docs/src/commands.md names options its commands do not take: {unknown:?}");
 }
