@@ -8,6 +8,7 @@ mod common;
 
 mod architecture;
 mod bindings;
+mod book;
 mod browser;
 mod cache;
 mod commands;

@@ -87,12 +87,12 @@ pub fn stdout_format(formats: &[Format]) -> Result<Format> {
     match formats {
         [f] if f.single_document() => Ok(*f),
         [f] => anyhow::bail!(
-            "--format {} makes several files ({}), which stdout cannot hold as one document;              add --out-dir DIR to write them",
+            "--format {} makes several files ({}), which stdout cannot hold as one document; add --out-dir DIR to write them",
             f.name(),
             if *f == Format::Csv { "-summary.csv and -samples.csv" } else { "one .svg per workload" }
         ),
         several => anyhow::bail!(
-            "--format {} names {} formats, and stdout holds one document; print one format              at a time, or add --out-dir DIR to write every one",
+            "--format {} names {} formats, and stdout holds one document; print one format at a time, or add --out-dir DIR to write every one",
             several.iter().map(|f| f.name()).collect::<Vec<_>>().join(","),
             several.len()
         ),
