@@ -137,6 +137,10 @@ pub fn debian_package(compiler: &str) -> Option<String> {
     }
 }
 
+/// The flags of coverage builds: -O0, so that every line gcov counts is one of the source's
+/// (4,275 executable lines of 0.9.33's mdb.c, as optimised builds merge and drop lines).
+pub const COVERAGE_FLAGS: [&str; 2] = ["-O0", "--coverage"];
+
 /// A toolchain as `--toolchain` names it: `COMPILER:FLAGS`, e.g. `clang:-O2`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolchainSpec {
@@ -145,6 +149,11 @@ pub struct ToolchainSpec {
 }
 
 impl ToolchainSpec {
+    /// `compiler` (a gcc, whose gcov reads the counts) with [`COVERAGE_FLAGS`].
+    pub fn coverage(compiler: &str) -> ToolchainSpec {
+        ToolchainSpec { compiler: compiler.to_string(), flags: COVERAGE_FLAGS.iter().map(|f| f.to_string()).collect() }
+    }
+
     /// `gcc:-O2,clang:-O2,gcc:-O3`: toolchains apart by commas, each a compiler, a colon
     /// and its flags (flags apart by spaces; they cannot hold a comma).
     pub fn parse_list(s: &str) -> std::result::Result<Vec<ToolchainSpec>, String> {

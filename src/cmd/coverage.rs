@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 
 use super::args::{BuildArgs, ToolchainList};
-use crate::compile::{BuildKind, ToolchainSpec};
+use crate::compile::{BuildKind, ToolchainSpec, COVERAGE_FLAGS};
 use crate::hunt::coverage::{self, Side, FILES};
 use crate::matrix::MatrixOptions;
 use crate::record::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
@@ -14,10 +14,6 @@ use crate::runner::{Label, RunSpec};
 use crate::source::Want;
 use crate::workload::suite::{Suite, SuiteChoice};
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
-
-/// The flags of coverage builds: -O0, so that every line gcov counts is one of the source's
-/// (4,275 executable lines of 0.9.33's mdb.c, as optimised builds merge and drop lines).
-pub const COVERAGE_FLAGS: [&str; 2] = ["-O0", "--coverage"];
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CoverageArgs {
@@ -60,7 +56,7 @@ fn coverage_build(build: &BuildArgs) -> Result<(BuildArgs, String)> {
     }
     let compiler = build.cc.clone().unwrap_or_else(|| "gcc".into());
     let gcov = crate::runner::gcov::gcov_of(std::path::Path::new(&compiler))?;
-    let spec = ToolchainSpec { compiler, flags: COVERAGE_FLAGS.iter().map(|f| f.to_string()).collect() };
+    let spec = ToolchainSpec::coverage(&compiler);
     Ok((BuildArgs { toolchain: Some(ToolchainList(vec![spec])), cc: None, ..build.clone() }, gcov))
 }
 
