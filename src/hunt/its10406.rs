@@ -299,7 +299,7 @@ pub fn outline(r: &ItsReport, m: &ReportModel) -> Document {
         d.list(r.missing.iter().map(|(t, why)| format!("{t}: {why}")).collect());
     }
     d.heading(2, "Method");
-    d.list(cells::method_lines(m));
+    d.list(crate::report::method::method_lines(m));
     d.environment(m);
     d
 }

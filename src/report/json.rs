@@ -156,7 +156,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
             findings: &m.findings,
         },
         rule: &m.rule,
-        method: super::cells::method_lines(m).iter().map(|l| super::names::plain(l)).collect(),
+        method: super::method::method_lines(m).iter().map(|l| super::names::plain(l)).collect(),
         coverage: m.coverage.as_ref(),
         config: &m.config,
         plan: &m.plan,

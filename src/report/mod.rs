@@ -16,6 +16,7 @@ pub mod history;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod method;
 pub mod model;
 pub mod names;
 pub mod numbers;

@@ -208,7 +208,7 @@ pub fn report(m: &ReportModel) -> Document {
         d.heading(1, "Harness overhead (Rust / C)");
         d.para(format!(
             "The Rust harness against its plain-C twin on the same tags, in the same rounds; 1.000 means no overhead. {}",
-            cells::overhead_design(m)
+            super::method::overhead_design(m)
         ));
         d.table(cells::overhead_cells(m));
     }
@@ -218,7 +218,7 @@ pub fn report(m: &ReportModel) -> Document {
         d.list(problems);
     }
     d.heading(1, "Method");
-    d.list(cells::method_lines(m));
+    d.list(super::method::method_lines(m));
     d.environment(m);
     d
 }

@@ -1,0 +1,191 @@
+//! The report's method in words: how the run measured (design, layouts, caches, bursts)
+//! and how its figures are judged, as every format lists it.
+
+use super::cells::{baseline_named, named, per_sample_layouts, within};
+use super::model::ReportModel;
+use super::numbers::thousands;
+use crate::record::{Layouts, Metric, Pairing};
+
+/// How deltas were judged, in words every human format carries.
+pub fn method_lines(m: &ReportModel) -> Vec<String> {
+    let me = 100.0 * m.rule.min_effect;
+    let ct = 100.0 * m.rule.count_tolerance;
+    let mut v = Vec::new();
+    if !m.rule.counts {
+        v.extend(design_lines(m));
+        v.push(format!(
+            "A round is a block: a delta is the Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
+             Wilcoxon's signed-rank test. Intervals are simultaneous at 95% per table \
+             (Bonferroni: each at 1 - 0.05/k; the ranked table counts all pairs of tags, because \
+             the fastest is chosen after seeing the data). slower/faster: the interval excludes \
+             1. same: the interval lies within {}. inconclusive: neither; the run did \
+             not resolve the difference.",
+            within(me)
+        ));
+        v.push(
+            "Rank: 1 + the number of tags resolved faster; tags the fastest does not resolve share its rank. \
+             Order and vs Fastest: the same estimate, against the tag no other beats by it."
+                .into(),
+        );
+        v.push(layouts_line(m));
+    } else {
+        let counts = match m.unit.metric {
+            Metric::Instructions => "Instruction counts".to_string(),
+            other => format!("Counts of {}", other.name()),
+        };
+        v.push(format!(
+            "{counts} in the timed region are exact: a delta beyond {} is \
+             slower or faster, within it same. No test, no p-value.",
+            within(ct)
+        ));
+    }
+    let built = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
+    if let Some(example) = built.clone().find(|l| m.label(l).compared_as().1.is_some()) {
+        v.push(format!(
+            "Toolchains: a build by any toolchain but the default carries its name after the tag \
+             (\"{}\"). The tables against {} compare each build with {}'s build by the same \
+             toolchain. A toolchain table compares one tag's builds with its reference \
+             toolchain's, by the same method and verdicts, the table one family.",
+            named(m.label(example)),
+            baseline_named(m),
+            baseline_named(m)
+        ));
+    }
+    if m.has_counts() {
+        let cause = match per_sample_layouts(m) {
+            true => {
+                "Every sample ran its own code layout, so code placement is averaged out: the cause \
+                 is memory or cache behaviour (or machine noise), not more work in LMDB"
+            }
+            false => {
+                "Each tag ran one fixed code layout, so the cause may be that layout's code \
+                 placement, or memory or cache behaviour, or machine noise, not more work in LMDB \
+                 (--layouts random averages placement out)"
+            }
+        };
+        v.push(format!(
+            "instr: the instruction delta of the same two tags (one counting pass, {} entries, \
+             per entry). \"time only\": time moved while instructions stayed within {}. {cause}.",
+            m.plan.count_entries.unwrap_or(m.config.entries),
+            within(ct)
+        ));
+    }
+    if std::iter::once(m.unit.metric).chain(m.beside.iter().copied()).any(Metric::needs_cache_sim) {
+        v.push(cache_line(m));
+    }
+    v.push(super::coverage::method_line(m));
+    v
+}
+
+/// What the cache metrics are and what their simulation cannot see.
+fn cache_line(m: &ReportModel) -> String {
+    format!(
+        "D1mis, LLmis, cycles: callgrind's cache simulation (--cache-sim=yes) of the timed region, per entry: \
+         D1 misses are data reads and writes missing the first-level data cache; LL misses, instruction \
+         fetches and data missing the last level; estimated cycles are L1 hits + 5 x LL hits + 35 x RAM \
+         hits (Itamar Turner-Trauring's formula, as iai-callgrind computes it). The caches simulated: {}. \
+         The simulated caches run from the process's start, warmed by whatever ran before a workload in \
+         its process (its verification, the workloads before it), as the real ones are; units are counted \
+         in the same order, so comparisons are like with like. The simulation is one core's, inclusive \
+         and LRU, and deterministic like instruction counts (to a miss or two between processes); it \
+         cannot see hardware prefetching, the TLB, branch prediction, the clock frequency or other \
+         tenants' traffic, so it is a second witness for a time change, not its measure.",
+        m.instruction_counter
+            .as_deref()
+            .and_then(|c| c.split_once("caches: "))
+            .map(|(_, c)| c)
+            .unwrap_or("as callgrind took them from the host CPU (not recorded in this run)")
+    )
+}
+
+/// How the code was laid out, and what that does to the intervals.
+fn layouts_line(m: &ReportModel) -> String {
+    if let Some(study) = &m.plan.layout_study {
+        return format!(
+            "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
+             functions), each a label of its own measured in every round with the same layout; \
+             layout spread: how much their times differ beyond the per-sample noise.",
+            named(m.label(&study.tag)),
+            study.layouts.len()
+        );
+    }
+    match (m.plan.layouts, m.plan.layout_seed) {
+        (Layouts::Random, seed) => format!(
+            "Layouts: every sample ran its own code layout (lld --shuffle-sections of the \
+             functions, seeded from the run's seed {} with the tag and round; each sample records \
+             its own), so code placement is part of each round's noise instead of a fixed \
+             property of each tag's one binary. That widens the intervals - a difference one \
+             layout would show is averaged over many - and is what makes a verdict about LMDB \
+             rather than about two binaries.",
+            seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+        ),
+        (Layouts::Fixed, _) => "Layouts: fixed - each tag ran its one build (its compiler's function order) \
+             in every round, so a time verdict holds for those binaries and may be their code \
+             placement's rather than LMDB's."
+            .into(),
+    }
+}
+
+/// How the two engines of the overhead table ran: each design compares like with like.
+pub fn overhead_design(m: &ReportModel) -> &'static str {
+    match m.plan.pairing {
+        Pairing::Chunks => {
+            "Both load each tag's shared library and run its passes in chunks, each engine's tags in a paired \
+             process of their own every round (the C twin's paired worker, harness/paired.c)."
+        }
+        Pairing::Process => {
+            "Each runs a process per tag and round, its pass whole: the Rust worker loading the tag's shared \
+             library, the C twin linked statically with the tag's sources."
+        }
+    }
+}
+
+/// How the time samples were paired, per design the sections used.
+fn design_lines(m: &ReportModel) -> Vec<String> {
+    let used = |p: Pairing| m.sections.iter().any(|s| s.pairing == p);
+    let both = used(Pairing::Chunks) && used(Pairing::Process);
+    let which = |p: Pairing| match both {
+        true => format!(" ({})", sections_of(m, p)),
+        false => String::new(),
+    };
+    let mut v = Vec::new();
+    if used(Pairing::Chunks) {
+        let chunk =
+            m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
+        v.push(format!(
+            "Paired in one process{}: each round is one process (per engine) holding every tag, each workload's \
+             passes split into {chunk} and alternated between the tags, every round of chunks in a \
+             fresh shuffled order, each chunk timed alone. A tag's value for a round is the median \
+             ratio of its chunks to the same chunk round's chunks of one reference tag, so noise \
+             that moves at the scale of milliseconds cancels; placement and layout vary between \
+             processes, so the process is the unit of replication and intervals are built over \
+             rounds. ms/op is the time of the whole pass (the sum of its chunks).",
+            which(Pairing::Chunks)
+        ));
+    }
+    if used(Pairing::Chunks) && !m.shards.is_empty() {
+        v.push(format!(
+            "Merged from {} shards, each of which measured {} beside its own tags, in processes of \
+             its own on its own machine: a tag is compared with {} inside its shard's processes, \
+             and tags of different shards through their comparisons with it (the two-sample \
+             form of the method), never by their times across machines.",
+            m.shards.len(),
+            baseline_named(m),
+            baseline_named(m)
+        ));
+    }
+    if used(Pairing::Process) {
+        v.push(format!(
+            "One process per tag and round{}: each round runs every tag once in shuffled order, \
+             each in a worker process of its own, its pass whole.",
+            which(Pairing::Process)
+        ));
+    }
+    v
+}
+
+/// The section titles of one design, for a method line.
+fn sections_of(m: &ReportModel, p: Pairing) -> String {
+    let names: Vec<&str> = m.sections.iter().filter(|s| s.pairing == p).map(|s| s.workload.name()).collect();
+    names.join(", ")
+}
