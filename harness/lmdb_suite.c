@@ -18,7 +18,7 @@
 
 enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP };
 enum keys { SEQUENTIAL, RANDOM };
-enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256 };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -203,19 +203,54 @@ static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->s
 
 /* ---- passes (pass.rs) ---- */
 
-struct write { uint32_t batch; int cursor; unsigned flags; };
+struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked; };
+
+/* One mdb_put or mdb_del of operation i in txn. */
+static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
+                    const char **call) {
+    MDB_val k, v;
+    ops_get(o, i, &k, &v);
+    if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
+    *call = "mdb_put";
+    return mdb_put(txn, e->dbi, &k, &v, w->flags);
+}
+
+/* plain_op in a child of txn, committed (abort: aborted). */
+static int in_child(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
+                    int abort, const char **call) {
+    MDB_txn *child;
+    int rc;
+    *call = "mdb_txn_begin(child)";
+    if ((rc = mdb_txn_begin(e->env, txn, 0, &child))) return rc;
+    rc = plain_op(e, child, o, i, w, del, call);
+    if (rc || abort) { mdb_txn_abort(child); return rc; }
+    *call = "mdb_txn_commit(child)";
+    return mdb_txn_commit(child);
+}
+
+/* plain_op as pass.rs's write_one: the cursor first put on the key (tracked), the
+ * operation in a child transaction (nested), every tenth first in one aborted. */
+static int write_one(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops *o, size_t i,
+                     const struct write *w, int del, const char **call) {
+    int rc;
+    if (w->tracked) {
+        MDB_val k, v;
+        ops_get(o, i, &k, &v);
+        *call = "mdb_cursor_get(MDB_SET_RANGE)";
+        if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) && rc != MDB_NOTFOUND) return rc;
+    }
+    if (!w->nested) return plain_op(e, txn, o, i, w, del, call);
+    if (i % 10 == 0 && (rc = in_child(e, txn, o, i, w, del, 1, call))) return rc;
+    return in_child(e, txn, o, i, w, del, 0, call);
+}
 
 /* One put or delete of operation i, through the cursor or not. */
 static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops *o, size_t i, const struct write *w,
                   int del, const char **call) {
     MDB_val k, v, found;
     int rc;
+    if (!w->cursor) return write_one(e, txn, cur, o, i, w, del, call);
     ops_get(o, i, &k, &v);
-    if (!w->cursor) {
-        if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
-        *call = "mdb_put";
-        return mdb_put(txn, e->dbi, &k, &v, w->flags);
-    }
     if (del && v.mv_size) {
         *call = "mdb_cursor_get(MDB_GET_BOTH)";
         if ((rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH))) return rc;
@@ -337,7 +372,7 @@ static enum dup_walk dup_walk_of(const struct row *r) {
 }
 
 static struct write write_of(const struct row *r) {
-    struct write w = {r->batch, (r->options & CURSOR) != 0, 0};
+    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
     else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
     return w;
@@ -370,7 +405,7 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
 }
 
 static int setup(struct env *e, const struct plan *p, const char **call) {
-    struct write puts = {0, 0, 0}, deletes = {SETUP_BATCH, 0, 0};
+    struct write puts = {0, 0, 0, 0, 0}, deletes = {SETUP_BATCH, 0, 0, 0, 0};
     int rc = batched(e, &p->setup_puts, &puts, 0, call);
     return rc ? rc : batched(e, &p->setup_deletes, &deletes, 1, call);
 }

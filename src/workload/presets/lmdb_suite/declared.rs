@@ -44,7 +44,9 @@ impl Options {
     pub const REVERSE: Options = Options(64);
     pub const MOST: Options = Options(128);
     pub const COUNT: Options = Options(256);
-    const NAMED: [(&'static str, Options); 9] = [
+    pub const NESTED: Options = Options(512);
+    pub const TRACKED: Options = Options(1024);
+    const NAMED: [(&'static str, Options); 11] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -54,6 +56,8 @@ impl Options {
         ("REVERSE", Options::REVERSE),
         ("MOST", Options::MOST),
         ("COUNT", Options::COUNT),
+        ("NESTED", Options::NESTED),
+        ("TRACKED", Options::TRACKED),
     ];
 
     pub fn has(self, o: Options) -> bool {

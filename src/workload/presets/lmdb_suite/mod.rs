@@ -82,8 +82,7 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
 
 /// The untimed puts and deletes a pass starts from.
 fn setup(env: &Env, plan: &Plan) -> Result<()> {
-    let w = Write { batch: 0, cursor: false, flags: 0 };
-    let deletes = Write { batch: SETUP_BATCH, ..w };
+    let (w, deletes) = (Write::plain(0), Write::plain(SETUP_BATCH));
     // SAFETY: env is open and idle.
     let r = unsafe {
         pass::put(env.api, env, &plan.setup_puts, w)
@@ -155,7 +154,8 @@ fn write_of(d: &Declared) -> Write {
     } else {
         0
     };
-    Write { batch: d.batch, cursor, flags }
+    let (nested, tracked) = (d.options.has(Options::NESTED), d.options.has(Options::TRACKED));
+    Write { batch: d.batch, cursor, flags, nested, tracked }
 }
 
 /// A read transaction, reset: the renew loop renews it for each get.
