@@ -172,3 +172,34 @@ fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
     let more = |c: &Value| c["files"]["mdb.c"]["executed"].as_u64().unwrap();
     assert!(more(&all) > more(&six), "the copy runs lines the write does not: {} {}", more(&all), more(&six));
 }
+
+/// LMDB_0.9.33 with an abort() planted in mdb_env_copy2, which only copy calls: the worker
+/// dies in copy, and overwrite, after it in the same batch, still runs, in a fresh worker.
+#[test]
+fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(at));
+    std::fs::write(&p, text.replacen(at, &format!("{at}\tabort();\n"), 1)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "planted abort"]);
+    let b = git(&repo, &["rev-parse", "HEAD"]);
+    let file = tmp.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--suite", "lmdb", "--tags", &b, "--git"]).arg(&repo);
+    c.args(["--workloads", "fillRandom,copy,overwrite", "--rounds", "1", "--warmup", "0", "--entries", "1000"]);
+    c.args(["--no-coverage", "--out"]).arg(&file);
+    let out = c.output().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |kind: &str| -> Vec<String> {
+        let rows = records.iter().filter(|r| r["type"] == kind);
+        rows.map(|r| r["workload"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(of("sample"), ["fillRandom", "overwrite"], "{text}");
+    assert_eq!(of("failure"), ["copy"], "{text}");
+    assert!(text.contains("SIGABRT"), "{text}");
+}
