@@ -317,3 +317,28 @@ pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Fa
     }
     ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
 }
+
+/// LMDB 1.0's incremental backup: the pages `env` changed after transaction `since`
+/// (mdb_env_incr_dump) into the file `dump`, then loaded into `backup` (mdb_env_incr_loadfd).
+///
+/// # Safety
+/// `env` and `backup` are open and idle; `backup` was opened with MDB_WRITEMAP.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_incremental(
+    api: &Api,
+    env: &Env,
+    backup: &Env,
+    dump: &CStr,
+    since: usize,
+) -> Result<(), Failed> {
+    let v = api.v10.as_ref().ok_or(("mdb_env_incr_dump", libc::ENOSYS))?;
+    ok("mdb_env_incr_dump", (v.mdb_env_incr_dump)(env.env, dump.as_ptr(), since))?;
+    let fd = libc::open(dump.as_ptr(), libc::O_RDONLY);
+    if fd < 0 {
+        return Err(("open(incremental dump)", std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)));
+    }
+    let r = ok("mdb_env_incr_loadfd", (v.mdb_env_incr_loadfd)(backup.env, fd));
+    libc::close(fd);
+    r
+}
