@@ -270,7 +270,10 @@ fn explain_of_the_lmdb_suite_names_the_planted_function_the_six_never_run() {
 fn explain_takes_one_suite_and_its_own_workloads() {
     for (args, says) in [
         (&["explain", "0.9.33", "0.9.18", "--suite", "all"][..], "explain profiles one suite"),
-        (&["explain", "0.9.33", "0.9.18", "--suite", "lmdb", "--workloads", "readKey"][..], "not all of the preset lmdb"),
+        (
+            &["explain", "0.9.33", "0.9.18", "--suite", "lmdb", "--workloads", "readKey"][..],
+            "not all of the preset lmdb",
+        ),
     ] {
         let o = lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(args).output().unwrap();
         assert!(!o.status.success(), "{args:?}");

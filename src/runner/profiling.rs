@@ -124,7 +124,11 @@ impl RunSpec {
             let raw = std::fs::read(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))?;
             if let Some(function) = counter::timed_function(u.engine, *w) {
                 if profile.trigger.as_deref() != Some(function) {
-                    return Err(format!("{} was dumped by {:?}, not by {function} ({w})", part.display(), profile.trigger));
+                    return Err(format!(
+                        "{} was dumped by {:?}, not by {function} ({w})",
+                        part.display(),
+                        profile.trigger
+                    ));
                 }
             }
             let line = lines.iter().find(|l| l.workload == Some(*w));
