@@ -70,6 +70,9 @@ unsigned env_flags(int writemap, int sync);
  * is closed, and the code is returned. */
 int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
              const char **call);
+/* env_open, `set` (when not NULL) called on the created environment before mdb_env_open. */
+int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags,
+                 int (*set)(MDB_env *, const char **), struct env *e, const char **call);
 /* Removes an environment's directory and its two files. */
 void remove_env_dir(const char *dir);
 

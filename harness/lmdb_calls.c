@@ -6,9 +6,15 @@
 
 int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
              const char **call) {
+    return env_open_set(dir, map_size, flags, named, db_flags, NULL, e, call);
+}
+
+int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags,
+                 int (*set)(MDB_env *, const char **), struct env *e, const char **call) {
     int rc, rdonly = (flags & MDB_RDONLY) != 0;
     MDB_txn *txn;
     if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
+    if (set && (rc = set(e->env, call))) goto fail;
     if ((rc = mdb_env_set_mapsize(e->env, map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
     if (named && (rc = mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; goto fail; }
     if (named && (rc = mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; goto fail; }

@@ -4,6 +4,8 @@
  * setup (untimed) and timed regions (timed_lmdb_*, for callgrind), the same checksums.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,9 +18,10 @@
 #include "presets.h"
 #include "results.h"
 
-enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP };
+enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL };
 enum keys { SEQUENTIAL, RANDOM };
-enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256 };
+enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
+       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -195,6 +198,10 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         for (uint32_t i = 0; i < m; i += 2) push_key(&p->setup_deletes, i);
         break;
     case DROP: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
+    case INCREMENTAL:
+        for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
+        for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_value(&p->timed, v, visit[x], OVERWRITTEN);
+        break;
     }
     free(visit);
 }
@@ -203,19 +210,54 @@ static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->s
 
 /* ---- passes (pass.rs) ---- */
 
-struct write { uint32_t batch; int cursor; unsigned flags; };
+struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked; };
+
+/* One mdb_put or mdb_del of operation i in txn. */
+static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
+                    const char **call) {
+    MDB_val k, v;
+    ops_get(o, i, &k, &v);
+    if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
+    *call = "mdb_put";
+    return mdb_put(txn, e->dbi, &k, &v, w->flags);
+}
+
+/* plain_op in a child of txn, committed (abort: aborted). */
+static int in_child(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
+                    int abort, const char **call) {
+    MDB_txn *child;
+    int rc;
+    *call = "mdb_txn_begin(child)";
+    if ((rc = mdb_txn_begin(e->env, txn, 0, &child))) return rc;
+    rc = plain_op(e, child, o, i, w, del, call);
+    if (rc || abort) { mdb_txn_abort(child); return rc; }
+    *call = "mdb_txn_commit(child)";
+    return mdb_txn_commit(child);
+}
+
+/* plain_op as pass.rs's write_one: the cursor first put on the key (tracked), the
+ * operation in a child transaction (nested), every tenth first in one aborted. */
+static int write_one(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops *o, size_t i,
+                     const struct write *w, int del, const char **call) {
+    int rc;
+    if (w->tracked) {
+        MDB_val k, v;
+        ops_get(o, i, &k, &v);
+        *call = "mdb_cursor_get(MDB_SET_RANGE)";
+        if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) && rc != MDB_NOTFOUND) return rc;
+    }
+    if (!w->nested) return plain_op(e, txn, o, i, w, del, call);
+    if (i % 10 == 0 && (rc = in_child(e, txn, o, i, w, del, 1, call))) return rc;
+    return in_child(e, txn, o, i, w, del, 0, call);
+}
 
 /* One put or delete of operation i, through the cursor or not. */
 static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops *o, size_t i, const struct write *w,
                   int del, const char **call) {
     MDB_val k, v, found;
     int rc;
+    if (!w->cursor) return write_one(e, txn, cur, o, i, w, del, call);
     ops_get(o, i, &k, &v);
-    if (!w->cursor) {
-        if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
-        *call = "mdb_put";
-        return mdb_put(txn, e->dbi, &k, &v, w->flags);
-    }
     if (del && v.mv_size) {
         *call = "mdb_cursor_get(MDB_GET_BOTH)";
         if ((rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH))) return rc;
@@ -324,12 +366,100 @@ __attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) 
     return mdb_txn_commit(txn);
 }
 
+/* LMDB 1.0's incremental backup: the pages e changed after transaction `since` dumped
+ * (mdb_env_incr_dump) to `dump`, then loaded into `backup` (mdb_env_incr_loadfd). */
+__attribute__((noinline)) int timed_lmdb_incremental(struct env *e, struct env *backup, const char *dump, size_t since,
+                                                     const char **call) {
+#if MDB_VERSION_MAJOR >= 1
+    int rc, fd;
+    *call = "mdb_env_incr_dump";
+    if ((rc = mdb_env_incr_dump(e->env, dump, since))) return rc;
+    *call = "open(incremental dump)";
+    if ((fd = open(dump, O_RDONLY)) < 0) return errno;
+    *call = "mdb_env_incr_loadfd";
+    rc = mdb_env_incr_loadfd(backup->env, fd);
+    close(fd);
+    return rc;
+#else
+    (void)e; (void)backup; (void)dump; (void)since;
+    *call = "mdb_env_incr_dump: an LMDB 1.0 call, and this LMDB is older";
+    return ENOSYS;
+#endif
+}
+
 /* ---- one workload (mod.rs) ---- */
 
-static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
-    unsigned flags = env_flags(P.writemap || (r->options & WRITEMAP), P.sync);
+/* ---- LMDB 1.0's options (mod.rs's Lmdb10; the runner asks them of 1.0 units only) ---- */
+
+#if MDB_VERSION_MAJOR >= 1
+#define PAGE_SIZE_1_0 16384
+static const unsigned char CIPHER_KEY[16] = "lmdb-regress-key";
+
+/* A page's checksum: FNV-1a over its bytes, 8 bytes little-endian (lmdb.rs's page_checksum). */
+static void page_checksum(const MDB_val *src, MDB_val *dst, const MDB_val *key) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    (void)key;
+    for (size_t i = 0; i < src->mv_size; i++) h = (h ^ ((const unsigned char *)src->mv_data)[i]) * 0x100000001b3ull;
+    memcpy(dst->mv_data, &h, dst->mv_size < 8 ? dst->mv_size : 8);
+}
+
+/* Each byte XORed with key[0]'s (lmdb.rs's page_cipher): LMDB's encryption paths run. */
+static int page_cipher(const MDB_val *src, MDB_val *dst, const MDB_val *key, int encdec) {
+    const unsigned char *f = src->mv_data, *k = key[0].mv_data;
+    unsigned char *t = dst->mv_data;
+    (void)encdec;
+    for (size_t i = 0; i < dst->mv_size; i++) t[i] = f[i] ^ k[i % key[0].mv_size];
+    return 0;
+}
+#endif
+
+/* The options of the row open_for opens: set_1_0's argument, as env_open_set's hook takes none. */
+static unsigned options_of_open;
+
+static int set_1_0(MDB_env *env, const char **call) {
+#if MDB_VERSION_MAJOR >= 1
+    int rc = 0;
+    MDB_val key = {sizeof CIPHER_KEY, (void *)CIPHER_KEY};
+    if ((options_of_open & PAGESIZE) && (rc = mdb_env_set_pagesize(env, PAGE_SIZE_1_0))) *call = "mdb_env_set_pagesize";
+    else if ((options_of_open & CHECKSUM) && (rc = mdb_env_set_checksum(env, page_checksum, 8))) *call = "mdb_env_set_checksum";
+    else if ((options_of_open & ENCRYPT) && (rc = mdb_env_set_encrypt(env, page_cipher, &key, 0))) *call = "mdb_env_set_encrypt";
+    return rc;
+#else
+    (void)env;
+    *call = "an LMDB 1.0 option, and this LMDB is older";
+    return options_of_open & (PAGESIZE | CHECKSUM | ENCRYPT | REMAP) ? EINVAL : 0;
+#endif
+}
+
+static int open_with(const struct row *r, const char *dir, unsigned more, struct env *e, const char **call) {
+    unsigned flags = env_flags(P.writemap || (r->options & WRITEMAP), P.sync) | more;
     unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD || r->shape == DUPDELETE) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
-    return env_open(dir, P.map_size, flags, 0, db, e, call);
+#if MDB_VERSION_MAJOR >= 1
+    if (r->options & REMAP) flags |= MDB_REMAP_CHUNKS;
+#endif
+    options_of_open = r->options;
+    return env_open_set(dir, P.map_size, flags, 0, db, set_1_0, e, call);
+}
+
+static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
+    return open_with(r, dir, 0, e, call);
+}
+
+/* INCREMENTAL's untimed start (mod.rs's backup): a backup as of the last transaction, then
+ * the changes; the backup opened with MDB_WRITEMAP, and the transaction it holds. */
+static int backup_of(const struct row *r, struct env *e, const struct plan *p, const char *to, struct env *backup,
+                     size_t *since, const char **call) {
+    MDB_envinfo info;
+    struct write w = {r->batch, 0, 0, 0, 0};
+    int rc;
+    *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info))) return rc;
+    *since = info.me_last_txnid;
+    *call = "mdb_env_copy2";
+    if ((rc = mdb_env_copy2(e->env, to, 0))) return rc;
+    if ((rc = batched(e, &p->timed, &w, 0, call))) return rc;
+    if ((rc = open_with(r, to, MDB_WRITEMAP, backup, call))) backup->env = NULL;
+    return rc;
 }
 
 static enum dup_walk dup_walk_of(const struct row *r) {
@@ -337,14 +467,18 @@ static enum dup_walk dup_walk_of(const struct row *r) {
 }
 
 static struct write write_of(const struct row *r) {
-    struct write w = {r->batch, (r->options & CURSOR) != 0, 0};
+    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
     else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
     return w;
 }
 
 /* The timed region of one pass; a read's checksum in *entries and *sum (*read set). */
-static int timed_pass(const struct row *r, struct env *e, const struct plan *p, const char *copy_to, uint64_t *ns,
+/* Where a pass's copies go (mod.rs's Places): COPY's and INCREMENTAL's folder,
+ * INCREMENTAL's dump file and its open backup with the transaction it holds. */
+struct places { const char *copy, *dump; struct env *backup; size_t since; };
+
+static int timed_pass(const struct row *r, struct env *e, const struct plan *p, const struct places *at, uint64_t *ns,
                       uint64_t *entries, uint64_t *sum, int *read, const char **call) {
     MDB_txn *reader = NULL, *renew = NULL;
     struct write w = write_of(r);
@@ -360,8 +494,9 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
     case DELETE: case DUPDELETE: rc = timed_lmdb_delete(e, &p->timed, &w, call); break;
     case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, dup_walk_of(r), entries, sum, call); break;
     case RENEW: rc = timed_lmdb_renew(e, renew, &p->timed, entries, sum, call); break;
-    case COPY: rc = timed_lmdb_copy(e, copy_to, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
+    case COPY: rc = timed_lmdb_copy(e, at->copy, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
     case DROP: rc = timed_lmdb_drop(e, call); break;
+    case INCREMENTAL: rc = timed_lmdb_incremental(e, at->backup, at->dump, at->since, call); break;
     }
     *ns = now_ns() - t0;
     if (reader) mdb_txn_abort(reader);
@@ -370,15 +505,16 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
 }
 
 static int setup(struct env *e, const struct plan *p, const char **call) {
-    struct write puts = {0, 0, 0}, deletes = {SETUP_BATCH, 0, 0};
+    struct write puts = {0, 0, 0, 0, 0}, deletes = {SETUP_BATCH, 0, 0, 0, 0};
     int rc = batched(e, &p->setup_puts, &puts, 0, call);
     return rc ? rc : batched(e, &p->setup_deletes, &deletes, 1, call);
 }
 
 /* One pass on a fresh environment: its time, checksum, figures and space. */
 static int one_pass(struct result *res, const struct row *r, const struct plan *p, const char *scratch) {
-    char dir[4096], copy[4096];
-    struct env e;
+    char dir[4096], copy[4096], dump[4200];
+    struct env e, backup = {NULL, 0};
+    struct places places = {copy, dump, &backup, 0};
     const char *call = "";
     uint64_t ns = 0, entries = 0, digest = 0;
     int read = 0, rc;
@@ -386,10 +522,15 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     snprintf(dir, sizeof dir, "%s/clmdb-XXXXXX", scratch);
     snprintf(copy, sizeof copy, "%s/clmdb-copy-XXXXXX", scratch);
     if (!mkdtemp(dir) || !mkdtemp(copy)) return print_error(res->workload, "mkdtemp failed", 0);
-    const char *at = r->shape == COPY ? copy : dir;
+    snprintf(dump, sizeof dump, "%s.incremental", dir);
+    int copied = r->shape == COPY || r->shape == INCREMENTAL;
+    const char *at = copied ? copy : dir;
     if (!(rc = open_for(r, dir, &e, &call))) {
-        if (!(rc = setup(&e, p, &call))) rc = timed_pass(r, &e, p, copy, &ns, &entries, &digest, &read, &call);
-        if (!rc && r->shape == COPY) {
+        rc = setup(&e, p, &call);
+        if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
+        if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
+        if (backup.env) mdb_env_close(backup.env);
+        if (!rc && copied) {
             mdb_env_close(e.env);
             rc = open_for(r, copy, &e, &call);
             if (rc) e.env = NULL;
@@ -402,6 +543,7 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     f.db_bytes = size_on_disk(at);
     remove_env_dir(dir);
     remove_env_dir(copy);
+    unlink(dump);
     if (rc) return print_error(res->workload, call, rc);
     if (result_push(res, ns, entries, digest, f)) return 1;
     res->space[res->n - 1] = space;

@@ -124,6 +124,11 @@ impl TagEntry {
     }
 }
 
+/// (major, minor, patch) from what `mdb_version()` reports: `LMDB 0.9.33: (May 21, 2024)`.
+pub fn reported_version(text: &str) -> Option<(i32, i32, i32)> {
+    parse_version(&format!("LMDB_{}", text.strip_prefix("LMDB ")?.split(':').next()?))
+}
+
 pub fn parse_version(tag: &str) -> Option<(i32, i32, i32)> {
     let v = tag.strip_prefix("LMDB_")?;
     let mut it = v.split('.').map(|p| p.parse::<i32>().ok());

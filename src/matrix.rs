@@ -236,10 +236,10 @@ fn version_note(want: &Want, builds: &[BuildRecord]) -> Option<String> {
     let Want::Patched { base, .. } = want else { return None };
     let expected = base.tag()?.version()?;
     let lib = builds.iter().find(|b| b.kind == BuildKind::SharedLibrary)?;
-    let reported = lib.lmdb_version.strip_prefix("LMDB ")?.split(':').next()?;
-    let numbers = crate::manifest::parse_version(&format!("LMDB_{reported}"))?;
+    let numbers = crate::manifest::reported_version(&lib.lmdb_version)?;
     (numbers != expected).then(|| {
         let (a, b, c) = expected;
+        let reported = format!("{}.{}.{}", numbers.0, numbers.1, numbers.2);
         format!(
             "note: it reports version {reported}, not its base's {a}.{b}.{c} (the patch changes lmdb.h's \
              MDB_VERSION_*); it is measured as a patch of {}",

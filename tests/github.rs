@@ -118,6 +118,6 @@ fn history_and_bisect_in_the_github_format_give_their_verdict_first() {
     let (status, doc) = github_document(&mut cmd, tmp.path());
     assert_eq!(status, Some(1), "{doc}");
     assert!(doc.starts_with("### lmdb-regress bisect: the slowdown on write not narrowed down\n\n- "), "{doc}");
-    assert!(doc.contains("not slower by more than 3%: nothing to bisect"), "{doc}");
+    assert!(doc.contains("neither slower nor faster by more than 3%: nothing to bisect"), "{doc}");
     assert!(doc.contains("# Bisect: write workload") && doc.contains("Run file: `bisect`"), "{doc}");
 }

@@ -407,7 +407,12 @@ fn one_opening_and_one_walk_serve_lmdbjavas_database_and_the_presets() {
     }
     drop(env);
     // The presets' unnamed database of the same file, read-only: it holds the named one's record.
-    let unnamed = EnvOptions { map_size: cfg.effective_map_size(), flags: MDB_NOSYNC, db: Database::Unnamed };
+    let unnamed = EnvOptions {
+        map_size: cfg.effective_map_size(),
+        flags: MDB_NOSYNC,
+        db: Database::Unnamed,
+        lmdb10: Default::default(),
+    };
     let env = Env::open(&api, tmp.path(), &unnamed.read_only()).unwrap();
     let mut names = Vec::new();
     env.walk(|k, _| names.push(k.to_vec())).unwrap();

@@ -88,6 +88,32 @@ fn bisect_with_instruction_counts_names_the_commit_that_slowed_puts() {
     assert!(page.contains("Where the instructions went"), "{page}");
 }
 
+/// An improvement is bisected as a slowdown is: a spin planted in mdb_cursor_put at the
+/// good end, neutral commits, the commit that takes it out, neutral commits; the first
+/// "bad" is the commit that made puts faster.
+#[test]
+fn bisect_finds_the_commit_that_made_puts_faster() {
+    let src = source_dir("LMDB_0.9.33");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &src)]);
+    let spin = format!("{PUT}\t{{ volatile int spin; for (spin = 0; spin < 300; spin++) ; }}\n");
+    edit_mdb(&repo, |t| t.replacen(PUT, &spin, 1));
+    let good = commit(&repo, "slow puts");
+    for i in 0..2 {
+        edit_mdb(&repo, |t| format!("{t}\n/* neutral change {i} */\n"));
+        commit(&repo, &format!("neutral {i}"));
+    }
+    edit_mdb(&repo, |t| t.replacen(&spin, PUT, 1));
+    let fast = commit(&repo, "speed up every put");
+    edit_mdb(&repo, |t| format!("{t}\n/* neutral change 2 */\n"));
+    let bad = commit(&repo, "neutral 2");
+    let text = bisect_by_instructions(&repo, &good, &bad, &tmp.path().join("runs"));
+    assert!(text.contains("faster: an improvement"), "{text}");
+    assert!(text.contains(&format!("commits: first bad is {fast}")), "{text}");
+    assert!(text.contains("\"speed up every put\""), "{text}");
+}
+
 /// The figures `confirm:` prints are each tag's instructions per entry, read here from the
 /// confirming pass's run file itself: every sample's count over the entries its pass ran.
 fn printed_figures_are_the_counts_per_entry(text: &str, runs: &Path) {
@@ -130,7 +156,9 @@ fn bisect_exits_1_when_it_cannot_confirm_the_slowdown() {
     let o = bisect_command(&repo, &good, &bad, &runs).output().unwrap();
     let (text, e) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{text}{e}");
-    let said = format!("{bad} against {good} on write: 0.0% exact same: not slower by more than 3%: nothing to bisect");
+    let said = format!(
+        "{bad} against {good} on write: 0.0% exact same: neither slower nor faster by more than 3%: nothing to bisect"
+    );
     assert!(e.contains(&said), "{e}");
     assert!(!text.contains("probe 1"), "{text}");
     // What was measured is kept: the confirmation in bisect.json.

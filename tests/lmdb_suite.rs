@@ -47,6 +47,10 @@ fn every_lmdb_workload_gives_its_definitions_checksum_and_space_in_both_engines(
     for w in LmdbWorkload::all() {
         let want = lmdb_regress::workload::expected_checksum(Workload::Preset(PresetWorkload::Lmdb(w)), &cfg).unwrap();
         let of: Vec<&Value> = s.iter().filter(|r| r["workload"] == w.name()).collect();
+        if w.declared().applies_to((0, 9, 33)).is_err() {
+            assert!(of.is_empty(), "{w}: an LMDB 1.0 option, not run on 0.9");
+            continue;
+        }
         assert_eq!(of.len(), 4, "{w}: two tags by two engines");
         for r in &of {
             let got = (r["checksum"]["entries"].as_u64(), r["checksum"]["digest"].as_u64());
@@ -171,4 +175,83 @@ fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
     assert_eq!(all["changed"], serde_json::json!({"executable": 2, "executed": 2}), "{all}");
     let more = |c: &Value| c["files"]["mdb.c"]["executed"].as_u64().unwrap();
     assert!(more(&all) > more(&six), "the copy runs lines the write does not: {} {}", more(&all), more(&six));
+}
+
+/// LMDB_0.9.33 with an abort() planted in mdb_env_copy2, which only copy calls: the worker
+/// dies in copy, and overwrite, after it in the same batch, still runs, in a fresh worker.
+#[test]
+fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let p = repo.join("libraries/liblmdb/mdb.c");
+    let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(at));
+    std::fs::write(&p, text.replacen(at, &format!("{at}\tabort();\n"), 1)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "planted abort"]);
+    let b = git(&repo, &["rev-parse", "HEAD"]);
+    let file = tmp.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--suite", "lmdb", "--tags", &b, "--git"]).arg(&repo);
+    c.args(["--workloads", "fillRandom,copy,overwrite", "--rounds", "1", "--warmup", "0", "--entries", "1000"]);
+    c.args(["--no-coverage", "--out"]).arg(&file);
+    let out = c.output().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |kind: &str| -> Vec<String> {
+        let rows = records.iter().filter(|r| r["type"] == kind);
+        rows.map(|r| r["workload"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(of("sample"), ["fillRandom", "overwrite"], "{text}");
+    assert_eq!(of("failure"), ["copy"], "{text}");
+    assert!(text.contains("SIGABRT"), "{text}");
+}
+
+/// Rows with LMDB 1.0's options on a 0.9 unit: not run, no failure, and every format of the
+/// report says so, naming what they need.
+#[test]
+fn a_1_0_option_asked_of_a_0_9_unit_is_not_applicable_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("na.jsonl");
+    let workloads = "fillRandom,fillRandomRemap,fillRandomChecksum";
+    let mut c = lmdb_regress();
+    c.args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--workloads", workloads, "--rounds", "1"]);
+    c.args(["--warmup", "0", "--entries", "500", "--no-coverage", "--out"]).arg(&file);
+    run_ok(&mut c);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    let ran: Vec<&str> =
+        records.iter().filter(|r| r["type"] == "sample").map(|r| r["workload"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["fillRandom"], "{text}");
+    let out = tmp.path().join("out");
+    let mut r = lmdb_regress();
+    r.args(["report", "--format", "text,markdown,json,csv,html,github", "--out-dir"]).arg(&out).arg(&file);
+    run_ok(&mut r);
+    let mut formats = 0;
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let doc = std::fs::read_to_string(&path).unwrap();
+        if path.to_string_lossy().ends_with("-samples.csv") {
+            continue;
+        }
+        formats += 1;
+        for (w, needs) in [("fillRandomRemap", "MDB_REMAP_CHUNKS"), ("fillRandomChecksum", "mdb_env_set_checksum")] {
+            assert!(
+                doc.contains(w) && doc.contains(needs) || path.extension().is_some_and(|e| e == "csv"),
+                "{}: {doc}",
+                path.display()
+            );
+        }
+        assert!(doc.contains("not applicable"), "{}: {doc}", path.display());
+    }
+    assert_eq!(formats, 6, "text, markdown, json, the summary csv, html, github");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("na.json")).unwrap()).unwrap();
+    let remap = &json["not_applicable"][0];
+    assert_eq!(
+        (remap["workload"].as_str(), remap["why"]["needs"].as_str()),
+        (Some("fillRandomRemap"), Some("MDB_REMAP_CHUNKS"))
+    );
+    assert_eq!(remap["units"], serde_json::json!(["LMDB_0.9.33"]));
 }

@@ -1,4 +1,4 @@
-//! `lmdb-regress bisect`: which tag, and which commit, made a workload slower.
+//! `lmdb-regress bisect`: which tag, and which commit, made a workload slower (or faster).
 
 use std::path::{Path, PathBuf};
 
@@ -55,17 +55,18 @@ fn bisect_metric(s: &str) -> Result<BisectMetric, String> {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BisectArgs {
-    /// The tag (or, with --git, commit) known to be fast.
+    /// The tag (or, with --git, commit) before the change: the older end.
     #[arg(long)]
     pub good: String,
-    /// The tag (or commit) known to be slow.
+    /// The tag (or commit) after it: slower, or faster when an improvement is searched.
     #[arg(long)]
     pub bad: String,
     /// The one workload to bisect: readKey, readSeq, readRev, readCrc, readXxh64 or write
     /// (one at a time; `all` is for `run`).
     #[arg(long, default_value = "write", value_parser = one_workload)]
     pub workload: Workload,
-    /// Bad must be slower than good by more than this percent (0 to 1000).
+    /// Bad must differ from good by more than this percent (0 to 1000): slower by it, or
+    /// faster by its inverse.
     #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
     pub threshold: f64,
     /// auto: decide by time, and a probe time leaves undecided by instruction counts.
@@ -274,7 +275,7 @@ fn bisect_under(
     let (good, bad) = (norm(&args.good), norm(&args.bad));
     let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
-    let (slower, confirmation) = match b.confirm(&ug, &ub) {
+    let (changed, confirmation) = match b.confirm(&ug, &ub) {
         Err(e) if e.is::<Interrupted>() => {
             finish(&b, &[], None, None, started, searches)?;
             let stage = Stage::Search(format!("confirming {good} → {bad}"));
@@ -284,7 +285,7 @@ fn bisect_under(
         other => other?,
     };
     let confirmed = confirmation.as_ref();
-    if !slower {
+    if !changed {
         finish(&b, &[], confirmed, None, started, searches)?;
         return Err(NotFound(unconfirmed(args, &b.settings, (&good, &bad), confirmed)).into());
     }
@@ -374,13 +375,15 @@ fn unconfirmed(args: &BisectArgs, s: &Settings, (good, bad): (&str, &str), c: Op
          when the slowdown is in the work done; nothing was bisected",
         s.max_rounds
     );
-    match c.ci.map(|i| i.hi < 1.0 + thr / 100.0) {
+    let t = 1.0 + thr / 100.0;
+    match c.ci.map(|i| i.hi < t && i.lo > 1.0 / t) {
         None => format!("{measured}: not confirmed: too few rounds for an interval. {more}"),
-        Some(true) if c.verdict == stats::Verdict::Slower => format!(
-            "{measured}: slower, but by less than the --threshold of {thr}%: nothing to bisect \
-             (a smaller --threshold searches it)"
+        Some(true) if matches!(c.verdict, stats::Verdict::Slower | stats::Verdict::Faster) => format!(
+            "{measured}: {}, but by less than the --threshold of {thr}%: nothing to bisect \
+             (a smaller --threshold searches it)",
+            if c.verdict == stats::Verdict::Slower { "slower" } else { "faster" }
         ),
-        Some(true) => format!("{measured}: not slower by more than {thr}%: nothing to bisect"),
+        Some(true) => format!("{measured}: neither slower nor faster by more than {thr}%: nothing to bisect"),
         Some(false) => format!(
             "{measured}: not confirmed: the interval holds both less and more than the {thr}% threshold. {more}"
         ),

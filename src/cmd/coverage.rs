@@ -133,6 +133,7 @@ fn cover(
     };
     let specs: Vec<RunSpec> = groups.iter().map(spec).collect();
     let counts = tempfile::tempdir().context("cannot create a temporary folder for the counts")?;
+    let mut not_run = Vec::new();
     for (rs, (workloads, config)) in specs.iter().zip(groups) {
         eprintln!(
             "coverage: running {} {} workload(s) of {} and {} once, {} entries",
@@ -142,7 +143,10 @@ fn cover(
             prepared.labels[1].base,
             config.entries
         );
-        rs.run_covered(counts.path())?;
+        not_run.extend(rs.run_covered(counts.path())?);
+    }
+    for n in &not_run {
+        eprintln!("coverage: {} on {} failed, its lines not counted: {}", n.workload, n.unit, n.error);
     }
     let rs = specs.first().context("no workloads to run")?;
     let files = rs.read_covered(counts.path(), gcov, &FILES)?;
@@ -152,7 +156,7 @@ fn cover(
         Ok(Side { label: prepared.labels[i].base.clone(), files: &files[i], sources })
     };
     let workloads: Vec<Workload> = groups.iter().flat_map(|(w, _)| w.clone()).collect();
-    coverage::build(&side(0)?, &side(1)?, suite, &workloads)
+    coverage::build(&side(0)?, &side(1)?, suite, &workloads, not_run)
 }
 
 /// The entries a run's coverage pass runs at most: enough for every page split and tree

@@ -296,15 +296,18 @@ impl<'a> Bisector<'a> {
         }
     }
 
-    /// A against B: true when B is slower, beyond doubt, by at least the threshold.
+    /// A against B: true when B differs, beyond doubt, by at least the threshold: slower by
+    /// it, or faster by its inverse (an improvement, searched as a slowdown is: its first
+    /// commit is the first "bad").
     pub fn confirm(&mut self, good: &Unit, bad: &Unit) -> Result<(bool, Option<Comparison>)> {
         let (g, b) = (good.label.to_string(), bad.label.to_string());
         let thr = 1.0 + self.settings.threshold / 100.0;
         let (metric, rule) = (self.settings.metric, self.rule());
-        // Decided once the interval lies wholly on one side of the threshold.
+        // Decided once the interval lies wholly on one side of each threshold.
         let stop = |xs: &[Sample]| {
             let v = |t: &str| tag_values(xs, t, metric);
-            family::compare(&v(&g), &v(&b), 1, &rule).and_then(|c| c.ci).is_some_and(|i| i.lo > thr || i.hi < thr)
+            let decided = |i: stats::Interval| [thr, 1.0 / thr].iter().all(|t| i.lo > *t || i.hi < *t);
+            family::compare(&v(&g), &v(&b), 1, &rule).and_then(|c| c.ci).is_some_and(decided)
         };
         let samples = self.interleave(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()], &stop)?;
         let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
@@ -316,8 +319,17 @@ impl<'a> Bisector<'a> {
             cmp.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
         );
         self.say(line);
-        let slower = cmp.is_some_and(|c| c.verdict == stats::Verdict::Slower && c.ratio >= thr);
-        Ok((slower, cmp))
+        let changed = cmp.as_ref().is_some_and(|c| match c.verdict {
+            stats::Verdict::Slower => c.ratio >= thr,
+            stats::Verdict::Faster => c.ratio <= 1.0 / thr,
+            _ => false,
+        });
+        if changed && cmp.as_ref().is_some_and(|c| c.verdict == stats::Verdict::Faster) {
+            self.say(format!(
+                "{b} is faster: an improvement, searched as a slowdown is (its first commit is the first bad)"
+            ));
+        }
+        Ok((changed, cmp))
     }
 
     /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.

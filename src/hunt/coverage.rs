@@ -11,6 +11,7 @@ use serde::Serialize;
 
 pub use crate::record::Lines;
 use crate::report::numbers::line_share as words;
+pub use crate::runner::coverage::NotRun;
 use crate::runner::gcov::FileCoverage;
 use crate::workload::Workload;
 
@@ -44,6 +45,8 @@ pub struct Coverage {
     /// The executable lines of B that differ from A.
     pub changed: Lines,
     pub missed: Vec<Missed>,
+    /// The workloads whose run failed on a unit: their lines are not counted.
+    pub not_run: Vec<NotRun>,
     /// A's lines, shown beside B's in text and Markdown.
     #[serde(skip)]
     pub files_a: BTreeMap<String, Lines>,
@@ -103,7 +106,13 @@ fn changed_in(file: &FileCoverage, changed: &BTreeSet<u32>) -> (Lines, BTreeMap<
 }
 
 /// The coverage of `b`'s run over what changed from `a`.
-pub fn build(a: &Side, b: &Side, suite: &'static str, workloads: &[Workload]) -> Result<Coverage> {
+pub fn build(
+    a: &Side,
+    b: &Side,
+    suite: &'static str,
+    workloads: &[Workload],
+    not_run: Vec<NotRun>,
+) -> Result<Coverage> {
     let (mut files, mut files_a) = (BTreeMap::new(), BTreeMap::new());
     let mut changed = Lines::default();
     let mut missed: BTreeMap<String, usize> = BTreeMap::new();
@@ -131,6 +140,7 @@ pub fn build(a: &Side, b: &Side, suite: &'static str, workloads: &[Workload]) ->
         files,
         changed,
         missed,
+        not_run,
         files_a,
     })
 }
@@ -165,6 +175,7 @@ impl Coverage {
             out += &format!("{name:width$}{}{b}\n", cell(&a));
         }
         out += &format!("\n{}\n", wrap(&self.changed_sentence()));
+        out += &self.not_run_lines(|s| wrap(s) + "\n");
         out += &self.missed_lines(|m| format!("  {:<32}{:>6}\n", m.function, m.changed_lines));
         out
     }
@@ -175,10 +186,25 @@ impl Coverage {
             out += &format!("| {name} | {} | {} |\n", words(self.files_a[name]), words(self.files[name]));
         }
         out += &format!("\n{}\n", self.changed_sentence());
+        out += &self.not_run_lines(|s| format!("- {s}\n"));
         if !self.missed.is_empty() {
             out += "\n| function | changed lines |\n|---|---:|\n";
         }
         out += &self.missed_lines(|m| format!("| {} | {} |\n", m.function, m.changed_lines));
+        out
+    }
+
+    /// The workloads that failed, each a sentence by `row`, under one that says their lines
+    /// are not counted.
+    fn not_run_lines(&self, row: impl Fn(&str) -> String) -> String {
+        if self.not_run.is_empty() {
+            return String::new();
+        }
+        let mut out =
+            format!("\n{} workload run(s) failed; the lines they would run are not counted:\n", self.not_run.len());
+        for n in &self.not_run {
+            out += &row(&format!("{} on {}: {}", n.workload, n.unit, n.error));
+        }
         out
     }
 
@@ -249,7 +275,7 @@ mod tests {
         let fs = vec![function("put", 1, 2, true), function("copy", 3, 4, false), function("drop", 5, 7, false)];
         let b_files = account(&[(1, true), (2, true), (3, false), (5, false), (6, false), (7, false)], fs);
         let b = Side { label: "B".into(), files: &b_files, sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n") };
-        let c = build(&a, &b, "lmdbjava", &[Workload::Write]).unwrap();
+        let c = build(&a, &b, "lmdbjava", &[Workload::Write], Vec::new()).unwrap();
         assert_eq!(c.files["mdb.c"], Lines { executable: 6, executed: 2 });
         assert_eq!(c.files_a["mdb.c"], Lines { executable: 2, executed: 1 });
         assert_eq!(c.changed, Lines { executable: 5, executed: 1 });
@@ -262,5 +288,22 @@ mod tests {
         assert!(text.replace('\n', " ").contains("executed 1 of 5 (20.0%).") && text.contains("  drop"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= TEXT_WIDTH), "{text}");
         assert!(c.markdown().contains("| drop | 3 |"), "{}", c.markdown());
+    }
+
+    #[test]
+    fn a_workload_that_failed_is_named_in_every_format_as_not_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = account(&[(1, true)], Vec::new());
+        let side = |l: &str| Side { label: l.into(), files: &files, sources: sources(dir.path(), l, "a\n") };
+        let failed = NotRun { unit: "B".into(), workload: "write".into(), error: "killed by signal 6".into() };
+        let c = build(&side("A"), &side("B"), "lmdbjava", &[Workload::Write], vec![failed]).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        assert_eq!(
+            json["not_run"],
+            serde_json::json!([{"unit": "B", "workload": "write", "error": "killed by signal 6"}])
+        );
+        for doc in [c.text(), c.markdown()] {
+            assert!(doc.contains("not counted") && doc.contains("write on B: killed by signal 6"), "{doc}");
+        }
     }
 }

@@ -6,12 +6,13 @@ use serde::Serialize;
 
 use super::model::{Delta, ReportModel};
 use super::{Exporter, Output};
-use crate::record::Metric;
+use crate::record::{Engine, Metric};
+use crate::workload::Workload;
 
 pub struct Csv;
 
 /// A cell as the csv crate writes it: empty for none, numbers as serde gives them.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(untagged)]
 enum Cell {
     Float(Option<f64>),
@@ -69,7 +70,8 @@ fn summary_header(counts: &[Metric]) -> Vec<String> {
 pub fn summaries(m: &ReportModel) -> Result<String> {
     let counts = count_columns(m.beside.iter().copied());
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(summary_header(&counts))?;
+    let header = summary_header(&counts);
+    w.write_record(&header)?;
     for s in &m.sections {
         for r in &s.ranked {
             let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
@@ -87,7 +89,26 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
             w.serialize(row)?;
         }
     }
+    let mut engines: Vec<Engine> = m.sections.iter().map(|s| s.engine).collect();
+    engines.dedup();
+    for n in &m.not_applicable {
+        for (engine, tag) in engines.iter().flat_map(|e| n.units.iter().map(move |t| (*e, t))) {
+            w.serialize(not_applicable_row(&header, engine, n.workload, tag))?;
+        }
+    }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// A summary row of a unit that cannot run the workload: its names, and the baseline
+/// verdict "not applicable".
+fn not_applicable_row(header: &[String], engine: Engine, workload: Workload, tag: &str) -> Vec<Cell> {
+    let text = |t: String| Cell::Text(Some(t));
+    let mut row: Vec<Cell> = header.iter().map(|_| Cell::Text(None)).collect();
+    row[..3].clone_from_slice(&[text(engine.to_string()), text(workload.to_string()), text(tag.to_string())]);
+    if let Some(at) = header.iter().position(|h| h == "vs_baseline_verdict") {
+        row[at] = text("not applicable".into());
+    }
+    row
 }
 
 pub fn samples(m: &ReportModel) -> Result<String> {

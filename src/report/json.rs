@@ -124,6 +124,9 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     toolchains: Vec<ToolchainRecord<'a>>,
     failures: &'a [crate::record::Failure],
+    /// The workloads some units cannot run (a 1.0 option on a 0.9 unit), and why.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    not_applicable: &'a [super::model::NotApplicableRow],
     /// What the run checked about itself (instruction counts repeating).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     checks: &'a [crate::record::RunCheck],
@@ -182,6 +185,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
             })
             .collect(),
         failures: &m.failures,
+        not_applicable: &m.not_applicable,
         checks: &m.checks,
         end: m.end.as_ref(),
         samples: &m.samples,

@@ -13,6 +13,7 @@ use crate::record::{BuildStatus, TagStatus};
 use crate::record::{End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
+use crate::workload::presets::lmdb_suite::declared::NotApplicable;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -208,6 +209,9 @@ pub struct ReportModel {
     /// What the run established, in the order every report opens with it.
     pub findings: Findings,
     pub failures: Vec<Failure>,
+    /// The workloads some of the run's units cannot run (a 1.0 option on a 0.9 unit):
+    /// not run there, and no failure.
+    pub not_applicable: Vec<NotApplicableRow>,
     /// What the run checked about itself (instruction counts repeating exactly).
     pub checks: Vec<RunCheck>,
     pub end: Option<End>,
@@ -397,6 +401,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         sections,
         findings: Findings::default(),
         failures: data.failures.clone(),
+        not_applicable: not_applicable(h),
         checks: data.checks.clone(),
         end: data.end.clone(),
         coverage: data.coverage.clone(),
@@ -411,6 +416,36 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     };
     model.findings = Findings::of(&model);
     Ok(model)
+}
+
+/// A workload that some units of a run cannot run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotApplicableRow {
+    pub workload: Workload,
+    /// The units, as the run labels them, in the header's order.
+    pub units: Vec<String>,
+    pub why: NotApplicable,
+}
+
+/// Which of the header's workloads its built units' LMDB cannot run (by the version their
+/// library reports), as the runner left them unrun.
+fn not_applicable(h: &crate::record::Header) -> Vec<NotApplicableRow> {
+    let versions: Vec<(&str, (i32, i32, i32))> = h
+        .tags
+        .iter()
+        .filter(|t| t.status == crate::record::BuildStatus::Built)
+        .filter_map(|t| {
+            let reported = t.builds.iter().find_map(|b| crate::manifest::reported_version(&b.lmdb_version))?;
+            Some((t.tag.as_str(), reported))
+        })
+        .collect();
+    let row = |w: &Workload| {
+        let not: Vec<(&str, NotApplicable)> =
+            versions.iter().filter_map(|(t, v)| w.applies_to(*v).err().map(|why| (*t, why))).collect();
+        let why = not.first()?.1;
+        Some(NotApplicableRow { workload: *w, units: not.iter().map(|(t, _)| t.to_string()).collect(), why })
+    };
+    h.workloads.iter().filter_map(row).collect()
 }
 
 /// How much layout alone moved one section's times, where the run's design shows it:

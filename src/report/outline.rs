@@ -244,7 +244,27 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
     v.extend(super::coverage::same_finding(m));
     v.extend(unresolved_line(m, &f.unresolved));
     v.extend(failures_line(m));
+    v.extend(not_applicable_lines(m));
     v
+}
+
+/// The workloads some units cannot run, grouped by units and why: said once each.
+fn not_applicable_lines(m: &ReportModel) -> Vec<String> {
+    let mut groups: Vec<(&[String], String, Vec<String>)> = Vec::new();
+    for n in &m.not_applicable {
+        match groups.iter_mut().find(|(u, why, _)| *u == n.units.as_slice() && *why == n.why.to_string()) {
+            Some(g) => g.2.push(n.workload.to_string()),
+            None => groups.push((&n.units, n.why.to_string(), vec![n.workload.to_string()])),
+        }
+    }
+    let tag = |t: &String| m.labels.get(t).map(named).unwrap_or_else(|| super::names::name(t));
+    groups
+        .into_iter()
+        .map(|(units, why, ws)| {
+            let on: Vec<String> = units.iter().map(tag).collect();
+            format!("{} on {}: {why}; they did not run there.", ws.join(", "), on.join(", "))
+        })
+        .collect()
 }
 
 /// Each space figure beside the section's metric that differs from the baseline's, the

@@ -12,6 +12,15 @@ use super::gcov::{self, FileCoverage};
 use super::job::Job;
 use super::prepare::Ready;
 use super::{RunSpec, Unit};
+use crate::workload::Workload;
+
+/// A workload whose coverage run failed on a unit: its lines are not counted.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NotRun {
+    pub unit: String,
+    pub workload: String,
+    pub error: String,
+}
 
 use crate::record::FailureStage;
 
@@ -50,34 +59,29 @@ impl Drop for CountsGoTo {
 }
 
 impl RunSpec {
-    /// Every unit's workloads run once, one unit after another, each unit's counts left in
-    /// a folder of its own under `into`; per unit, gcov's account of `sources` (`mdb.c`).
-    /// `gcov` must be the gcov of the compiler that built the units.
-    pub fn cover_units(
-        &self,
-        into: &Path,
-        gcov: &str,
-        sources: &[&str],
-    ) -> Result<Vec<BTreeMap<String, FileCoverage>>> {
-        self.run_covered(into)?;
-        self.read_covered(into, gcov, sources)
-    }
-
-    /// Every unit's workloads run once, their counts added to the unit's folder under
-    /// `into` (libgcov adds to the counts it finds there, so runs of several suites sum).
-    pub fn run_covered(&self, into: &Path) -> Result<()> {
+    /// Every unit's workloads run once, each in a worker of its own (a worker that dies
+    /// leaves no counts, so one that fails loses only its own), their counts added to the
+    /// unit's folder under `into` (libgcov adds to the counts it finds there, so runs of
+    /// several suites sum). The workloads that failed; an error if all of a unit's did.
+    pub fn run_covered(&self, into: &Path) -> Result<Vec<NotRun>> {
+        let mut not_run = Vec::new();
         for (i, u) in self.units.iter().enumerate() {
             let counts = into.join(i.to_string());
             std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
-            if let Err(e) = self.cover_one(u, &counts) {
-                bail!(
-                    "{}: its workloads did not run: {}",
-                    u.label,
-                    self.failure(u, None, FailureStage::Coverage, e).error
-                );
+            let failed: Vec<NotRun> = (self.cover_one(u, &counts).into_iter())
+                .map(|(w, e)| NotRun {
+                    unit: u.label.to_string(),
+                    workload: w.name().to_string(),
+                    error: self.failure(u, Some(w), FailureStage::Coverage, e).error,
+                })
+                .collect();
+            if failed.len() == self.workloads.len() {
+                let first = failed.first().map_or(String::new(), |f| f.error.clone());
+                bail!("{}: its workloads did not run: {first}", u.label);
             }
+            not_run.extend(failed);
         }
-        Ok(())
+        Ok(not_run)
     }
 
     /// Per unit, gcov's account of `sources` from the counts [`RunSpec::run_covered`] left.
@@ -96,23 +100,30 @@ impl RunSpec {
         Ok(out)
     }
 
-    /// `u`'s read database prepared, then its workloads run once, their counts in `counts`.
-    /// What the preparation ran is no workload's: its counts go to the scratch folder.
-    fn cover_one(&self, u: &Unit, counts: &Path) -> Result<(), String> {
-        let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
+    /// `u`'s read database prepared, then each workload run once in a worker of its own,
+    /// its counts in `counts`; the workloads that failed, with why. What the preparation ran
+    /// is no workload's: its counts go to the scratch folder.
+    fn cover_one(&self, u: &Unit, counts: &Path) -> Vec<(Workload, String)> {
+        let all_failed = |e: String| self.workloads.iter().map(|w| (*w, e.clone())).collect();
+        let own = match super::scratch::create() {
+            Ok(own) => own,
+            Err(e) => return all_failed(format!("{e:#}")),
+        };
         let mut ready = Ready::default();
         if !self.reads().is_empty() {
             let _uncounted = CountsGoTo::set(&own.path().join("preparation counts"));
-            let (db, _) = self.prepare_one(u, own.path())?;
-            ready.dbs.insert(u.label.clone(), db);
+            match self.prepare_one(u, own.path()) {
+                Ok((db, _)) => ready.dbs.insert(u.label.clone(), db),
+                Err(e) => return all_failed(e),
+            };
         }
         let _counts = CountsGoTo::set(counts);
-        let job = Job { unit: u, batch: self.workloads.clone() };
-        let (lines, death) = self.invoke(&job, &ready, own.path());
-        match death.or_else(|| lines.iter().find_map(|l| l.error.clone())) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        let run = |w: Workload| {
+            let job = Job { unit: u, batch: vec![w] };
+            let (lines, death) = self.invoke(&job, &ready, own.path());
+            death.or_else(|| lines.iter().find_map(|l| l.error.clone())).map(|e| (w, e))
+        };
+        self.workloads.iter().filter(|w| Self::applies(u, **w)).filter_map(|w| run(*w)).collect()
     }
 }
 

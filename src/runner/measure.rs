@@ -1,7 +1,7 @@
 //! Record making: a unit's worker processes for a round, and their lines as the run file's
 //! samples and failures.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 
 use anyhow::Result;
@@ -41,7 +41,7 @@ impl RunSpec {
             .workloads
             .iter()
             .copied()
-            .filter(|w| !w.is_program())
+            .filter(|w| !w.is_program() && Self::applies(u, *w))
             .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),
@@ -53,11 +53,14 @@ impl RunSpec {
         let (shared, alone): (Vec<Workload>, Vec<Workload>) =
             workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
         let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
-        for job in jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }) {
+        let mut pending: VecDeque<Job> = jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }).collect();
+        while let Some(job) = pending.pop_front() {
             if interrupted() {
                 break;
             }
             let (lines, death) = self.invoke(&job, ready, scratch);
+            let (job, rest) = split_at_death(job, &lines, death.is_some());
+            pending.extend(rest);
             if warm || interrupted() {
                 continue;
             }
@@ -144,4 +147,18 @@ pub(super) fn failed_units(records: &Result<Vec<Record>>) -> impl Iterator<Item 
         Record::Failure(f) => Some(format!("{} {}", f.engine, f.unit)),
         _ => None,
     })
+}
+
+/// A worker that died took down the workload it was running, the first of its batch it did
+/// not report (a worker runs its batch in order), and no other: the job as far as that one,
+/// and the workloads after it as a job of their own for a fresh worker.
+fn split_at_death<'a>(job: Job<'a>, lines: &[WorkerLine], died: bool) -> (Job<'a>, Option<Job<'a>>) {
+    let reported: BTreeSet<Workload> = lines.iter().filter_map(|l| l.workload).collect();
+    let Some(at) = job.batch.iter().position(|w| !reported.contains(w)).filter(|_| died) else {
+        return (job, None);
+    };
+    let mut batch = job.batch;
+    let rest: Vec<Workload> = batch.split_off(at + 1).into_iter().filter(|w| !reported.contains(w)).collect();
+    let rest = (!rest.is_empty()).then(|| Job { unit: job.unit, batch: rest });
+    (Job { unit: job.unit, batch }, rest)
 }

@@ -80,6 +80,12 @@ impl RunSpec {
     }
 
     /// This specification's read workloads.
+    /// Whether `w` runs on `u`: a row that asks for what `u`'s LMDB has not got does not
+    /// (the report says so once, from the run's header); a unit of unknown version runs it.
+    pub(super) fn applies(u: &Unit, w: Workload) -> bool {
+        crate::manifest::reported_version(&u.version).is_none_or(|v| w.applies_to(v).is_ok())
+    }
+
     pub(super) fn reads(&self) -> Vec<Workload> {
         self.workloads.iter().copied().filter(|w| w.is_read()).collect()
     }

@@ -107,7 +107,7 @@ fn value(i: u32, version: u32) -> [u8; VALUE_BYTES] {
 /// in the unnamed database.
 pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'a>> {
     let map_size = (u64::from(keys) * 400).max(1 << 24) * 4;
-    let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed })?;
+    let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() })?;
     let txn = env.begin(false)?;
     for i in 0..keys {
         let (k, v) = (key(i), value(i, 0));

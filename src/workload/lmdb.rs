@@ -30,6 +30,8 @@ macro_rules! api {
         pub struct Api {
             _lib: sys::Lmdb,
             $(pub $name: $ty,)*
+            /// The calls only LMDB 1.0 has; None before.
+            pub v10: Option<Api10>,
         }
         impl Api {
             pub fn load(path: &Path) -> Result<Api> {
@@ -37,6 +39,7 @@ macro_rules! api {
                 let lib = unsafe { sys::Lmdb::new(path) }.with_context(|| format!("cannot load {}", path.display()))?;
                 Ok(Api {
                     $($name: *lib.$name.as_ref().map_err(|e| anyhow::anyhow!("{}: no {}: {e}", path.display(), stringify!($name)))?,)*
+                    v10: Api10::load(path)?,
                     _lib: lib,
                 })
             }
@@ -73,6 +76,52 @@ api! {
     mdb_txn_renew: unsafe extern "C" fn(*mut MDB_txn) -> c_int,
     mdb_cursor_count: unsafe extern "C" fn(*mut MDB_cursor, *mut usize) -> c_int,
 }
+
+/// mdb_env_set_checksum's callback: a page's checksum into `dst`.
+pub type SumFunc = unsafe extern "C" fn(*const MDB_val, *mut MDB_val, *const MDB_val);
+/// mdb_env_set_encrypt's callback: `src` en- or decrypted into `dst`; 0 on success.
+pub type EncFunc = unsafe extern "C" fn(*const MDB_val, *mut MDB_val, *const MDB_val, c_int) -> c_int;
+
+/// The calls of LMDB 1.0 that 0.9 has not got (none are in the bindings, made from 0.9's
+/// lmdb.h), loaded when the library has them.
+pub struct Api10 {
+    _lib: libloading::Library,
+    pub mdb_env_set_pagesize: unsafe extern "C" fn(*mut MDB_env, c_int) -> c_int,
+    pub mdb_env_set_checksum: unsafe extern "C" fn(*mut MDB_env, SumFunc, c_uint) -> c_int,
+    pub mdb_env_set_encrypt: unsafe extern "C" fn(*mut MDB_env, EncFunc, *const MDB_val, c_uint) -> c_int,
+    pub mdb_env_incr_dump: unsafe extern "C" fn(*mut MDB_env, *const c_char, usize) -> c_int,
+    pub mdb_env_incr_loadfd: unsafe extern "C" fn(*mut MDB_env, c_int) -> c_int,
+}
+
+impl Api10 {
+    fn load(path: &Path) -> Result<Option<Api10>> {
+        // SAFETY: the library is loaded already (by Api::load); the symbols have 1.0's types.
+        unsafe {
+            let lib = libloading::Library::new(path).with_context(|| format!("cannot load {}", path.display()))?;
+            let (Ok(pagesize), Ok(checksum), Ok(encrypt), Ok(dump), Ok(load)) = (
+                lib.get(b"mdb_env_set_pagesize\0"),
+                lib.get(b"mdb_env_set_checksum\0"),
+                lib.get(b"mdb_env_set_encrypt\0"),
+                lib.get(b"mdb_env_incr_dump\0"),
+                lib.get(b"mdb_env_incr_loadfd\0"),
+            ) else {
+                return Ok(None);
+            };
+            let (pagesize, checksum, encrypt, dump, load) = (*pagesize, *checksum, *encrypt, *dump, *load);
+            Ok(Some(Api10 {
+                _lib: lib,
+                mdb_env_set_pagesize: pagesize,
+                mdb_env_set_checksum: checksum,
+                mdb_env_set_encrypt: encrypt,
+                mdb_env_incr_dump: dump,
+                mdb_env_incr_loadfd: load,
+            }))
+        }
+    }
+}
+
+/// mdb_env_open's flag of LMDB 1.0 that maps the file a chunk at a time (not in 0.9's lmdb.h).
+pub const MDB_REMAP_CHUNKS: u32 = 0x400_0000;
 
 impl Api {
     pub fn check(&self, call: &'static str, rc: c_int) -> Result<(), LmdbError> {
@@ -131,6 +180,81 @@ pub struct EnvOptions {
     /// database is created when missing.
     pub flags: u32,
     pub db: Database,
+    /// What only LMDB 1.0 can be asked, set before mdb_env_open.
+    pub lmdb10: Lmdb10,
+}
+
+/// An environment's settings only LMDB 1.0 has (its MDB_REMAP_CHUNKS is a flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lmdb10 {
+    /// mdb_env_set_pagesize.
+    pub page_size: Option<u32>,
+    /// mdb_env_set_checksum with [`page_checksum`], 8 bytes a page.
+    pub checksum: bool,
+    /// mdb_env_set_encrypt with [`page_cipher`] and [`CIPHER_KEY`].
+    pub encrypt: bool,
+}
+
+/// The key [`page_cipher`] XORs with (the C twin's, harness/lmdb_suite.c, the same).
+pub const CIPHER_KEY: &[u8; 16] = b"lmdb-regress-key";
+
+/// A page's checksum: FNV-1a over its bytes, 8 bytes little-endian (the C twin's the same).
+///
+/// # Safety
+/// LMDB's arguments: `src` `dst` point at their sizes of bytes, `dst` 8 of them.
+pub unsafe extern "C" fn page_checksum(src: *const MDB_val, dst: *mut MDB_val, _key: *const MDB_val) {
+    let h = bytes(&*src).iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3));
+    let out = std::slice::from_raw_parts_mut((*dst).mv_data as *mut u8, (*dst).mv_size);
+    out.copy_from_slice(&h.to_le_bytes()[..out.len().min(8)]);
+}
+
+/// A page en- or decrypted: each byte XORed with the key's (`key[0]`), which is its own
+/// inverse. No secrecy: it makes LMDB run its encryption paths.
+///
+/// # Safety
+/// LMDB's arguments: `src` and `dst` of `dst`'s size, `key` at least one value.
+pub unsafe extern "C" fn page_cipher(
+    src: *const MDB_val,
+    dst: *mut MDB_val,
+    key: *const MDB_val,
+    _enc: c_int,
+) -> c_int {
+    let (k, n) = (bytes(&*key), (*dst).mv_size);
+    let (from, to) = (bytes(&*src), std::slice::from_raw_parts_mut((*dst).mv_data as *mut u8, n));
+    to.iter_mut().zip(from).enumerate().for_each(|(i, (t, f))| *t = f ^ k[i % k.len()]);
+    0
+}
+
+impl Lmdb10 {
+    fn any(&self) -> bool {
+        *self != Lmdb10::default()
+    }
+
+    /// # Safety
+    /// `env` is created and not yet open.
+    unsafe fn set(&self, api: &Api, env: *mut MDB_env) -> Result<(), LmdbError> {
+        if !self.any() {
+            return Ok(());
+        }
+        let Some(v) = &api.v10 else {
+            return Err(LmdbError {
+                call: "mdb_env_set_pagesize",
+                code: 0,
+                text: "an LMDB 1.0 call, and this LMDB is older".into(),
+            });
+        };
+        if let Some(size) = self.page_size {
+            api.check("mdb_env_set_pagesize", (v.mdb_env_set_pagesize)(env, size as c_int))?;
+        }
+        if self.checksum {
+            api.check("mdb_env_set_checksum", (v.mdb_env_set_checksum)(env, page_checksum, 8))?;
+        }
+        if self.encrypt {
+            let key = val(CIPHER_KEY);
+            api.check("mdb_env_set_encrypt", (v.mdb_env_set_encrypt)(env, page_cipher, &key, 0))?;
+        }
+        Ok(())
+    }
 }
 
 /// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, MDB_NOSYNC
@@ -178,6 +302,7 @@ impl<'a> Env<'a> {
                 api.check("mdb_env_set_maxdbs", (api.mdb_env_set_maxdbs)(env, 1))?;
                 api.check("mdb_env_set_maxreaders", (api.mdb_env_set_maxreaders)(env, 2))?;
             }
+            o.lmdb10.set(api, env)?;
             api.check("mdb_env_open", (api.mdb_env_open)(env, c_path(dir).as_ptr(), o.flags, 0o664))?;
             let txn = e.begin(rdonly)?;
             let create = if rdonly { 0 } else { sys::MDB_CREATE };

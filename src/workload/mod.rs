@@ -88,6 +88,15 @@ impl Workload {
         }
     }
 
+    /// Whether it runs on an LMDB of `version`: only rows that ask for a 1.0 option do not
+    /// run before 1.0.
+    pub fn applies_to(self, version: (i32, i32, i32)) -> Result<(), presets::lmdb_suite::declared::NotApplicable> {
+        match self {
+            Workload::Preset(presets::PresetWorkload::Lmdb(l)) => l.declared().applies_to(version),
+            _ => Ok(()),
+        }
+    }
+
     /// Reads the database the runner prepares once per tag (and so needs it).
     pub fn is_read(self) -> bool {
         match self {

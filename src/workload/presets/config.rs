@@ -71,7 +71,8 @@ impl PresetConfig {
 /// How every preset environment is opened (a resolved configuration): the unnamed database.
 pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     let map_size = cfg.map_size.expect("a resolved preset configuration");
-    EnvOptions { map_size, flags: lmdb::env_flags(!cfg.no_writemap, cfg.sync), db: Database::Unnamed }
+    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync);
+    EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() }
 }
 
 #[cfg(test)]

@@ -120,6 +120,14 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
         Shape::Delete => walk((0..m).filter(|&i| !d.deletes(i)).map(first).collect()),
         Shape::Copy => walk((0..m).filter(|i| i % 2 == 1).map(first).collect()),
         Shape::Drop => checksum_of(std::iter::empty()),
+        Shape::Incremental => walk(
+            (0..m)
+                .map(|i| match i % 2 {
+                    0 => (key(i, false), values.of(i, Generation::Overwritten)),
+                    _ => first(i),
+                })
+                .collect(),
+        ),
         Shape::Fragment => {
             let odd = (0..entries).filter(|i| i % 2 == 1).map(|i| (key(i, false), small.of(i, Generation::First)));
             let large = (0..m).map(|i| (key(i, true), values.of(i, Generation::Large)));

@@ -21,6 +21,7 @@ pub enum Shape {
     Renew,
     Copy,
     Drop,
+    Incremental,
 }
 
 /// The order the timed operations visit the keys.
@@ -44,7 +45,13 @@ impl Options {
     pub const REVERSE: Options = Options(64);
     pub const MOST: Options = Options(128);
     pub const COUNT: Options = Options(256);
-    const NAMED: [(&'static str, Options); 9] = [
+    pub const NESTED: Options = Options(512);
+    pub const TRACKED: Options = Options(1024);
+    pub const REMAP: Options = Options(2048);
+    pub const PAGESIZE: Options = Options(4096);
+    pub const CHECKSUM: Options = Options(8192);
+    pub const ENCRYPT: Options = Options(16384);
+    const NAMED: [(&'static str, Options); 15] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -54,6 +61,19 @@ impl Options {
         ("REVERSE", Options::REVERSE),
         ("MOST", Options::MOST),
         ("COUNT", Options::COUNT),
+        ("NESTED", Options::NESTED),
+        ("TRACKED", Options::TRACKED),
+        ("REMAP", Options::REMAP),
+        ("PAGESIZE", Options::PAGESIZE),
+        ("CHECKSUM", Options::CHECKSUM),
+        ("ENCRYPT", Options::ENCRYPT),
+    ];
+    /// The options only LMDB 1.0 has, each by what it calls.
+    const SINCE_1_0: [(Options, &'static str); 4] = [
+        (Options::REMAP, "MDB_REMAP_CHUNKS"),
+        (Options::PAGESIZE, "mdb_env_set_pagesize"),
+        (Options::CHECKSUM, "mdb_env_set_checksum"),
+        (Options::ENCRYPT, "mdb_env_set_encrypt"),
     ];
 
     pub fn has(self, o: Options) -> bool {
@@ -67,8 +87,25 @@ impl Options {
             (Options::WRITEMAP, "MDB_WRITEMAP"),
             (Options::DUPFIXED, "MDB_DUPFIXED"),
             (Options::COMPACT, "MDB_CP_COMPACT"),
+            (Options::REMAP, "MDB_REMAP_CHUNKS"),
         ];
         names.into_iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| n).collect()
+    }
+}
+
+/// Why a row cannot run on a unit: it asks for what the unit's LMDB has not got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NotApplicable {
+    /// The call or flag the row needs.
+    pub needs: &'static str,
+    /// The first LMDB version that has it.
+    pub since: (i32, i32, i32),
+}
+
+impl fmt::Display for NotApplicable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (a, b, c) = self.since;
+        write!(f, "not applicable: needs {}, which LMDB has from {a}.{b}.{c}", self.needs)
     }
 }
 
@@ -90,6 +127,17 @@ pub struct Declared {
 }
 
 impl Declared {
+    /// Whether the row runs on an LMDB of `version`; why not, when not.
+    pub fn applies_to(&self, version: (i32, i32, i32)) -> Result<(), NotApplicable> {
+        let since = (1, 0, 0);
+        let shape = (self.shape == Shape::Incremental).then_some("mdb_env_incr_dump");
+        let option = Options::SINCE_1_0.iter().find(|(o, _)| self.options.has(*o)).map(|(_, needs)| *needs);
+        match shape.or(option) {
+            Some(needs) if version < since => Err(NotApplicable { needs, since }),
+            _ => Ok(()),
+        }
+    }
+
     /// DELETE: whether key `i` is deleted (every other, or with MOST all but every tenth).
     pub fn deletes(&self, i: u32) -> bool {
         match self.options.has(Options::MOST) {
@@ -174,6 +222,7 @@ fn shape_of(s: &str) -> Result<Shape, String> {
         ("RENEW", Renew),
         ("COPY", Copy),
         ("DROP", Drop),
+        ("INCREMENTAL", Incremental),
     ];
     all.into_iter().find(|(n, _)| *n == s).map(|(_, v)| v).ok_or_else(|| format!("unknown shape {s}"))
 }
@@ -261,6 +310,15 @@ mod tests {
         let ok = parse_row(r#"LMDB_WORKLOAD(x, "X, y", FILL, RANDOM, 1, 1, 1, CURSOR|READER, "a, b")"#).unwrap();
         assert_eq!((ok.title, ok.about), ("X, y", "a, b"));
         assert!(ok.options.has(Options::CURSOR) && ok.options.has(Options::READER));
+    }
+
+    #[test]
+    fn a_1_0_option_does_not_apply_before_1_0() {
+        let row = |o: Options| Declared { options: o, ..LmdbWorkload::named("fillRandom").unwrap().declared().clone() };
+        assert_eq!(row(Options::default()).applies_to((0, 9, 17)), Ok(()));
+        let remap = row(Options::REMAP).applies_to((0, 9, 33)).unwrap_err();
+        assert_eq!(remap.to_string(), "not applicable: needs MDB_REMAP_CHUNKS, which LMDB has from 1.0.0");
+        assert_eq!(row(Options::CHECKSUM).applies_to((1, 0, 1)), Ok(()));
     }
 
     #[test]

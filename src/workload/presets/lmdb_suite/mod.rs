@@ -21,7 +21,7 @@ use pass::Write;
 use super::store::{size_on_disk, walk_checksum};
 use super::Context;
 use crate::ffi::bindings as sys;
-use crate::workload::lmdb::{self, c_path, Database, Env, EnvOptions, Failed};
+use crate::workload::lmdb::{self, c_path, Database, Env, EnvOptions, Failed, Lmdb10};
 use crate::workload::measure::{timed, Figures, Outcome};
 use crate::workload::perf::PerfCounter;
 use crate::workload::{Checksum, WorkloadConfig};
@@ -35,12 +35,23 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         }
         _ => Database::Unnamed,
     };
+    let has = |o| d.options.has(o);
+    let remap = if has(Options::REMAP) { lmdb::MDB_REMAP_CHUNKS } else { 0 };
+    let lmdb10 = Lmdb10 {
+        page_size: has(Options::PAGESIZE).then_some(PAGE_SIZE),
+        checksum: has(Options::CHECKSUM),
+        encrypt: has(Options::ENCRYPT),
+    };
     EnvOptions {
         map_size: cfg.map_size.expect("a resolved preset configuration"),
-        flags: lmdb::env_flags(writemap, cfg.sync),
+        flags: lmdb::env_flags(writemap, cfg.sync) | remap,
         db,
+        lmdb10,
     }
 }
+
+/// PAGESIZE's page size (mdb_env_set_pagesize): four times the usual 4 KiB.
+pub const PAGE_SIZE: u32 = 16384;
 
 /// The map an lmdb-suite run needs for `entries`: room for every row's data, twice over.
 pub fn map_size(entries: u32) -> u64 {
@@ -55,6 +66,8 @@ pub fn expected_checksum(w: LmdbWorkload, cfg: &WorkloadConfig) -> Checksum {
 /// Runs `w` `ctx.iterations` times, each on a fresh environment.
 pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
     let d = w.declared();
+    let (a, b, c, _) = ctx.api.version();
+    d.applies_to((a, b, c)).map_err(|n| anyhow::anyhow!("{n}"))?;
     let plan = Plan::new(d, ctx.cfg.entries, ctx.cfg.seed);
     let mut out = Outcome::default();
     for _ in 0..ctx.iterations {
@@ -62,9 +75,15 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let env = Env::open(ctx.api, dir.path(), &env_options(d, ctx.cfg))?;
         setup(&env, &plan)?;
         let copy = tempfile::tempdir_in(ctx.scratch)?;
-        let (ns, instructions, checksum) = timed_pass(&env, d, &plan, copy.path(), counter.as_deref_mut())?;
+        let backup = match d.shape {
+            Shape::Incremental => Some(backup(ctx, &env, d, &plan, copy.path())?),
+            _ => None,
+        };
+        let places = Places { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
+        let (ns, instructions, checksum) = timed_pass(&env, d, &plan, places, counter.as_deref_mut())?;
+        drop(backup);
         let (checksum, space, db_bytes) = match d.shape {
-            Shape::Copy => {
+            Shape::Copy | Shape::Incremental => {
                 drop(env);
                 let copied = Env::open(ctx.api, copy.path(), &env_options(d, ctx.cfg))?;
                 (walk_checksum(&copied)?, copied.space(copy.path())?, size_on_disk(copy.path())?)
@@ -82,8 +101,7 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
 
 /// The untimed puts and deletes a pass starts from.
 fn setup(env: &Env, plan: &Plan) -> Result<()> {
-    let w = Write { batch: 0, cursor: false, flags: 0 };
-    let deletes = Write { batch: SETUP_BATCH, ..w };
+    let (w, deletes) = (Write::plain(0), Write::plain(SETUP_BATCH));
     // SAFETY: env is open and idle.
     let r = unsafe {
         pass::put(env.api, env, &plan.setup_puts, w)
@@ -93,19 +111,44 @@ fn setup(env: &Env, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// INCREMENTAL's untimed start: a backup (mdb_env_copy2) as of the last transaction, then
+/// the changes; the backup opened with MDB_WRITEMAP, as mdb_env_incr_loadfd needs it, and
+/// the transaction it holds.
+fn backup<'a>(ctx: &Context<'a>, env: &Env, d: &Declared, plan: &Plan, to: &Path) -> Result<(Env<'a>, usize)> {
+    let api = env.api;
+    // SAFETY: mdb_env_info fills the struct; mdb_env_copy2 and the puts run on an idle env.
+    let since = unsafe {
+        let mut info: sys::MDB_envinfo = std::mem::zeroed();
+        api.check("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))?;
+        api.check("mdb_env_copy2", (api.mdb_env_copy2)(env.env, c_path(to).as_ptr(), 0))?;
+        pass::put(api, env, &plan.timed, Write::plain(d.batch)).map_err(|e| api.failure(e))?;
+        info.me_last_txnid as usize
+    };
+    let o = env_options(d, ctx.cfg);
+    Ok((Env::open(ctx.api, to, &EnvOptions { flags: o.flags | sys::MDB_WRITEMAP, ..o })?, since))
+}
+
+/// Where a pass's copies go: COPY's and INCREMENTAL's folder, INCREMENTAL's dump file and
+/// its open backup.
+struct Places<'p, 'a> {
+    copy: &'p Path,
+    dump: &'p Path,
+    backup: Option<&'p (Env<'a>, usize)>,
+}
+
 /// Times the pass; a read's checksum is what it returned, a write's is read after.
 fn timed_pass(
     env: &Env,
     d: &Declared,
     plan: &Plan,
-    copy_to: &Path,
+    places: Places,
     counter: Option<&mut PerfCounter>,
 ) -> Result<(u64, Option<u64>, Option<Checksum>)> {
     let api = env.api;
     let has = |o| d.options.has(o);
     let reader = if has(Options::READER) { Some(env.begin(true)?) } else { None };
     let renew = if d.shape == Shape::Renew { Some(reset_txn(env)?) } else { None };
-    let to = c_path(copy_to);
+    let (to, dump) = (c_path(places.copy), c_path(places.dump));
     let copy_flags = if has(Options::COMPACT) { sys::MDB_CP_COMPACT } else { 0 };
     let w = write_of(d);
     // SAFETY: env is open; the only transactions are the reader (read-only) and the reset
@@ -124,6 +167,10 @@ fn timed_pass(
             }
             Shape::Copy => pass::lmdbregress_timed_lmdb_copy(api, env, &to, copy_flags).map(|()| None),
             Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env).map(|()| None),
+            Shape::Incremental => {
+                let (backup, since) = places.backup.expect("made by backup()");
+                pass::lmdbregress_timed_lmdb_incremental(api, env, backup, &dump, *since).map(|()| None)
+            }
         }
     })?;
     for txn in reader.into_iter().chain(renew) {
@@ -155,7 +202,8 @@ fn write_of(d: &Declared) -> Write {
     } else {
         0
     };
-    Write { batch: d.batch, cursor, flags }
+    let (nested, tracked) = (d.options.has(Options::NESTED), d.options.has(Options::TRACKED));
+    Write { batch: d.batch, cursor, flags, nested, tracked }
 }
 
 /// A read transaction, reset: the renew loop renews it for each get.

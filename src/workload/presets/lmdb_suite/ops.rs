@@ -37,6 +37,8 @@ impl Ops {
 pub struct Plan {
     pub setup_puts: Ops,
     pub setup_deletes: Ops,
+    /// The operations the clock times; INCREMENTAL's, the changes made (untimed) after its
+    /// backup, which its timed dump and load carry over.
     pub timed: Ops,
 }
 
@@ -90,6 +92,10 @@ impl Plan {
                 (0..m).filter(|i| i % 2 == 0).for_each(|i| p.setup_deletes.push(&key(i, false), &[]));
             }
             Shape::Drop => each(&mut p.setup_puts, &mut (0..m), Generation::First),
+            Shape::Incremental => {
+                each(&mut p.setup_puts, &mut (0..m), Generation::First);
+                each(&mut p.timed, &mut visit.into_iter().filter(|i| i % 2 == 0), Generation::Overwritten);
+            }
         }
         p
     }

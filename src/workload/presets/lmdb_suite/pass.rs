@@ -20,6 +20,19 @@ pub struct Write {
     pub cursor: bool,
     /// mdb_put's / mdb_cursor_put's flags.
     pub flags: u32,
+    /// Each mdb_put / mdb_del in a child transaction, committed; every tenth first in one
+    /// aborted.
+    pub nested: bool,
+    /// The cursor is put on the key (MDB_SET_RANGE) before each mdb_put / mdb_del, so the
+    /// write adjusts a cursor it does not own.
+    pub tracked: bool,
+}
+
+impl Write {
+    /// Plain mdb_put / mdb_del in transactions of `batch`.
+    pub const fn plain(batch: u32) -> Write {
+        Write { batch, cursor: false, flags: 0, nested: false, tracked: false }
+    }
 }
 
 /// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`.
@@ -60,6 +73,50 @@ unsafe fn batched(
     Ok(())
 }
 
+/// Runs `op` on `txn`, or as `w` says in a child of it (operation `i`'s); first puts the
+/// cursor on `key` when `w` says so.
+#[inline(always)]
+unsafe fn write_one(
+    api: &Api,
+    env: &Env,
+    w: Write,
+    (txn, cur): (*mut MDB_txn, *mut MDB_cursor),
+    (i, key): (usize, &[u8]),
+    op: impl Fn(*mut MDB_txn) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    if w.tracked {
+        let (mut k, mut v) = (val(key), empty_val());
+        let rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_RANGE);
+        if rc != sys::MDB_NOTFOUND {
+            ok("mdb_cursor_get(MDB_SET_RANGE)", rc)?;
+        }
+    }
+    if !w.nested {
+        return op(txn);
+    }
+    if i % 10 == 0 {
+        let child = child_of(api, env, txn)?;
+        let r = op(child);
+        (api.mdb_txn_abort)(child);
+        r?;
+    }
+    let child = child_of(api, env, txn)?;
+    match op(child) {
+        Ok(()) => ok("mdb_txn_commit(child)", (api.mdb_txn_commit)(child)),
+        Err(e) => {
+            (api.mdb_txn_abort)(child);
+            Err(e)
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn child_of(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<*mut MDB_txn, Failed> {
+    let mut child = ptr::null_mut();
+    ok("mdb_txn_begin(child)", (api.mdb_txn_begin)(env.env, txn, 0, &mut child))?;
+    Ok(child)
+}
+
 /// Puts every operation's key and value.
 ///
 /// # Safety
@@ -67,11 +124,14 @@ unsafe fn batched(
 #[inline(always)]
 pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
     batched(api, env, ops.len(), w.batch, |txn, cur, i| {
-        let (k, v) = ops.get(i);
-        let (mut k, mut v) = (val(k), val(v));
+        let (key, value) = ops.get(i);
         if !w.cursor {
-            return ok("mdb_put", (api.mdb_put)(txn, env.dbi, &mut k, &mut v, w.flags));
+            return write_one(api, env, w, (txn, cur), (i, key), |t| {
+                let (mut k, mut v) = (val(key), val(value));
+                ok("mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
+            });
         }
+        let (mut k, mut v) = (val(key), val(value));
         if w.flags & sys::MDB_CURRENT != 0 {
             let mut found = empty_val();
             ok(
@@ -90,13 +150,16 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
 #[inline(always)]
 pub unsafe fn delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
     batched(api, env, ops.len(), w.batch, |txn, cur, i| {
-        let (k, d) = ops.get(i);
-        let (mut k, mut d) = (val(k), val(d));
-        let one = d.mv_size > 0;
+        let (key, dup) = ops.get(i);
+        let one = !dup.is_empty();
         if !w.cursor {
-            let data = if one { &mut d as *mut MDB_val } else { ptr::null_mut() };
-            return ok("mdb_del", (api.mdb_del)(txn, env.dbi, &mut k, data));
+            return write_one(api, env, w, (txn, cur), (i, key), |t| {
+                let (mut k, mut d) = (val(key), val(dup));
+                let data = if one { &mut d as *mut MDB_val } else { ptr::null_mut() };
+                ok("mdb_del", (api.mdb_del)(t, env.dbi, &mut k, data))
+            });
         }
+        let (mut k, mut d) = (val(key), val(dup));
         let (op, call) = match one {
             true => (sys::MDB_cursor_op_MDB_GET_BOTH, "mdb_cursor_get(MDB_GET_BOTH)"),
             false => (sys::MDB_cursor_op_MDB_SET_KEY, "mdb_cursor_get(MDB_SET_KEY)"),
@@ -253,4 +316,29 @@ pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Fa
         return Err(e);
     }
     ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+}
+
+/// LMDB 1.0's incremental backup: the pages `env` changed after transaction `since`
+/// (mdb_env_incr_dump) into the file `dump`, then loaded into `backup` (mdb_env_incr_loadfd).
+///
+/// # Safety
+/// `env` and `backup` are open and idle; `backup` was opened with MDB_WRITEMAP.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_incremental(
+    api: &Api,
+    env: &Env,
+    backup: &Env,
+    dump: &CStr,
+    since: usize,
+) -> Result<(), Failed> {
+    let v = api.v10.as_ref().ok_or(("mdb_env_incr_dump", libc::ENOSYS))?;
+    ok("mdb_env_incr_dump", (v.mdb_env_incr_dump)(env.env, dump.as_ptr(), since))?;
+    let fd = libc::open(dump.as_ptr(), libc::O_RDONLY);
+    if fd < 0 {
+        return Err(("open(incremental dump)", std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)));
+    }
+    let r = ok("mdb_env_incr_loadfd", (v.mdb_env_incr_loadfd)(backup.env, fd));
+    libc::close(fd);
+    r
 }
