@@ -8,7 +8,7 @@ use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
 use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
-use crate::hunt::search::Verdict;
+use crate::hunt::search::ProbeVerdict;
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::record::{Engine, Metric};
@@ -591,10 +591,10 @@ fn summary_document(
         let mut t = Cells::new(&["candidate", "verdict", "detail"], 0, 3);
         for step in &f.outcome.steps {
             let verdict = match &step.verdict {
-                Verdict::Good => "good".to_string(),
-                Verdict::Bad => "bad".into(),
-                Verdict::Undecided => "undecided".into(),
-                Verdict::Skipped(why) => format!("skipped: {why}"),
+                ProbeVerdict::Good => "good".to_string(),
+                ProbeVerdict::Bad => "bad".into(),
+                ProbeVerdict::Undecided => "undecided".into(),
+                ProbeVerdict::Skipped(why) => format!("skipped: {why}"),
             };
             t.push(vec![step.candidate.clone(), verdict, step.detail.clone()], false);
         }

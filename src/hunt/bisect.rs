@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::search::{self, decide, SearchOutcome, Verdict};
+use super::search::{self, decide, ProbeVerdict, SearchOutcome};
 use crate::compile::{BuildKind, Toolchain};
 use crate::layout::{self, Linker};
 use crate::manifest::Manifest;
@@ -333,7 +333,7 @@ impl<'a> Bisector<'a> {
     }
 
     /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.
-    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(Verdict, String, ToGood)> {
+    fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(ProbeVerdict, String, ToGood)> {
         let interrupted = || runner::interrupt_flag().load(Ordering::SeqCst);
         let stop_here = || Interrupted(self.settings.run_dir.display().to_string());
         if interrupted() {
@@ -343,7 +343,7 @@ impl<'a> Bisector<'a> {
             Ok(u) => u,
             // Ctrl-C reaches the compiler too: its failure is no reason to skip.
             Err(_) if interrupted() => return Err(stop_here().into()),
-            Err(e) => return Ok((Verdict::Skipped(format!("not built: {e}")), String::new(), ToGood::default())),
+            Err(e) => return Ok((ProbeVerdict::Skipped(format!("not built: {e}")), String::new(), ToGood::default())),
         };
         let (g, b, p) = (good.label.to_string(), bad.label.to_string(), label.to_string());
         let (metric, rule) = (self.settings.metric, self.rule());
@@ -355,12 +355,12 @@ impl<'a> Bisector<'a> {
         let samples = match self.interleave(&format!("probe-{label}"), units.clone(), &stop) {
             Ok(s) => s,
             Err(e) if e.is::<Interrupted>() => return Err(e),
-            Err(e) => return Ok((Verdict::Skipped(format!("{e:#}")), String::new(), ToGood::default())),
+            Err(e) => return Ok((ProbeVerdict::Skipped(format!("{e:#}")), String::new(), ToGood::default())),
         };
         let pv = self.values(&samples, &p);
         if pv.is_empty() {
             let why = "no sample: the probe's worker failed (see its run file)";
-            return Ok((Verdict::Skipped(why.into()), String::new(), ToGood::default()));
+            return Ok((ProbeVerdict::Skipped(why.into()), String::new(), ToGood::default()));
         }
         let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
         let to_good =
@@ -376,7 +376,7 @@ impl<'a> Bisector<'a> {
                 return Ok((v, detail, to_good));
             }
         }
-        Ok((verdict.unwrap_or(Verdict::Undecided), detail, to_good))
+        Ok((verdict.unwrap_or(ProbeVerdict::Undecided), detail, to_good))
     }
 
     /// `--metric auto`: time left the probe undecided, so one counting run decides it.
@@ -388,7 +388,7 @@ impl<'a> Bisector<'a> {
         b: &str,
         p: &str,
         detail: &mut String,
-    ) -> Result<Option<Verdict>> {
+    ) -> Result<Option<ProbeVerdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
         let pass =
             Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
@@ -430,11 +430,11 @@ impl<'a> Bisector<'a> {
                 // Undecided ends the search at once; the step is taken back below.
                 Err(_) => {
                     interrupted = true;
-                    return (Verdict::Undecided, String::new());
+                    return (ProbeVerdict::Undecided, String::new());
                 }
             };
             let verdict = match &v {
-                Verdict::Skipped(why) => format!("skipped ({why})"),
+                ProbeVerdict::Skipped(why) => format!("skipped ({why})"),
                 other => format!("{other:?}").to_lowercase(),
             };
             self.say(format!("  probe {n}: {label}: {detail} → {verdict}"));
@@ -568,12 +568,12 @@ fn axis_label(candidate: &str) -> String {
 }
 
 /// The side a probe was judged on; None for one skipped.
-fn side(v: &Verdict) -> Option<Side> {
+fn side(v: &ProbeVerdict) -> Option<Side> {
     match v {
-        Verdict::Good => Some(Side::Good),
-        Verdict::Bad => Some(Side::Bad),
-        Verdict::Undecided => Some(Side::Undecided),
-        Verdict::Skipped(_) => None,
+        ProbeVerdict::Good => Some(Side::Good),
+        ProbeVerdict::Bad => Some(Side::Bad),
+        ProbeVerdict::Undecided => Some(Side::Undecided),
+        ProbeVerdict::Skipped(_) => None,
     }
 }
 
@@ -652,7 +652,11 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let step = |i: usize, verdict| search::Step { candidate: c[i].clone(), verdict, detail: String::new() };
-        let steps = vec![step(2, Verdict::Skipped("not built".into())), step(3, Verdict::Bad), step(1, Verdict::Good)];
+        let steps = vec![
+            step(2, ProbeVerdict::Skipped("not built".into())),
+            step(3, ProbeVerdict::Bad),
+            step(1, ProbeVerdict::Good),
+        ];
         let outcome =
             SearchOutcome { last_good: 1, first_bad: 3, steps, skipped_between: vec![2], stopped_undecided: false };
         let vs_good = [(c[3].clone(), cmp(1.08, 1.12)), (c[1].clone(), cmp(0.99, 1.01))].into_iter().collect();

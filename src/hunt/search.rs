@@ -7,7 +7,7 @@ use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Verdict as StatVerdict};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Verdict {
+pub enum ProbeVerdict {
     Good,
     Bad,
     /// The round cap came before the probe's interval left the middle.
@@ -19,7 +19,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
     pub candidate: String,
-    pub verdict: Verdict,
+    pub verdict: ProbeVerdict,
     /// What was measured, in words.
     pub detail: String,
 }
@@ -47,7 +47,7 @@ impl SearchOutcome {
 
 /// Bisects `candidates`, whose first is known good and last known bad. `probe` measures
 /// one candidate and says which side it is on.
-pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (Verdict, String)) -> SearchOutcome {
+pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (ProbeVerdict, String)) -> SearchOutcome {
     assert!(candidates.len() >= 2, "a good and a bad end are needed");
     let (mut lo, mut hi) = (0usize, candidates.len() - 1);
     let mut skipped: Vec<usize> = Vec::new();
@@ -65,10 +65,10 @@ pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (Verdict, St
         let (verdict, detail) = probe(&candidates[i]);
         steps.push(Step { candidate: candidates[i].clone(), verdict: verdict.clone(), detail });
         match verdict {
-            Verdict::Good => lo = i,
-            Verdict::Bad => hi = i,
-            Verdict::Skipped(_) => skipped.push(i),
-            Verdict::Undecided => {
+            ProbeVerdict::Good => lo = i,
+            ProbeVerdict::Bad => hi = i,
+            ProbeVerdict::Skipped(_) => skipped.push(i),
+            ProbeVerdict::Undecided => {
                 stopped_undecided = true;
                 break;
             }
@@ -101,7 +101,7 @@ pub fn decide(
     probe: &Rounds,
     family: usize,
     rule: &Rule,
-) -> (Option<Verdict>, Option<Position>) {
+) -> (Option<ProbeVerdict>, Option<Position>) {
     let med = |r: &Rounds| stats::median(&r.values().copied().collect::<Vec<_>>());
     let (mg, mb, mp) = (med(good), med(bad), med(probe));
     let position = (mg.is_finite() && mb.is_finite() && mp.is_finite() && mb != mg)
@@ -113,8 +113,8 @@ pub fn decide(
     let bad_is_slower = ends == Some(StatVerdict::Slower);
     let side = family::compare(&midpoint(good, bad), probe, family, rule).map(|c| c.verdict);
     let verdict = match (side, bad_is_slower) {
-        (Some(StatVerdict::Slower), true) | (Some(StatVerdict::Faster), false) => Some(Verdict::Bad),
-        (Some(StatVerdict::Faster), true) | (Some(StatVerdict::Slower), false) => Some(Verdict::Good),
+        (Some(StatVerdict::Slower), true) | (Some(StatVerdict::Faster), false) => Some(ProbeVerdict::Bad),
+        (Some(StatVerdict::Faster), true) | (Some(StatVerdict::Slower), false) => Some(ProbeVerdict::Good),
         _ => None,
     };
     (verdict, position)
@@ -139,7 +139,7 @@ mod tests {
             let mut probes = 0;
             let out = bisect(&c, &mut |x| {
                 probes += 1;
-                (if idx(x) >= step { Verdict::Bad } else { Verdict::Good }, String::new())
+                (if idx(x) >= step { ProbeVerdict::Bad } else { ProbeVerdict::Good }, String::new())
             });
             assert!(out.resolved(), "step {step}");
             assert_eq!(out.first_bad, step);
@@ -153,18 +153,18 @@ mod tests {
         let c = names(9);
         // c4 does not build; the step is at c6.
         let out = bisect(&c, &mut |x| match idx(x) {
-            4 => (Verdict::Skipped("does not compile".into()), String::new()),
-            i if i >= 6 => (Verdict::Bad, String::new()),
-            _ => (Verdict::Good, String::new()),
+            4 => (ProbeVerdict::Skipped("does not compile".into()), String::new()),
+            i if i >= 6 => (ProbeVerdict::Bad, String::new()),
+            _ => (ProbeVerdict::Good, String::new()),
         });
         assert!(out.resolved());
         assert_eq!(out.first_bad, 6);
-        assert!(out.steps.iter().any(|s| s.candidate == "c4" && matches!(s.verdict, Verdict::Skipped(_))));
+        assert!(out.steps.iter().any(|s| s.candidate == "c4" && matches!(s.verdict, ProbeVerdict::Skipped(_))));
         // If the skipped one is right at the step, the result names the range.
         let out = bisect(&c, &mut |x| match idx(x) {
-            4 => (Verdict::Skipped("crashes".into()), String::new()),
-            i if i >= 4 => (Verdict::Bad, String::new()),
-            _ => (Verdict::Good, String::new()),
+            4 => (ProbeVerdict::Skipped("crashes".into()), String::new()),
+            i if i >= 4 => (ProbeVerdict::Bad, String::new()),
+            _ => (ProbeVerdict::Good, String::new()),
         });
         assert!(!out.resolved());
         assert_eq!((out.last_good, out.first_bad), (3, 5));
@@ -175,9 +175,9 @@ mod tests {
     fn an_undecided_probe_stops_with_the_remaining_range() {
         let c = names(9);
         let out = bisect(&c, &mut |x| match idx(x) {
-            i if i >= 6 => (Verdict::Bad, String::new()),
-            5 => (Verdict::Undecided, String::new()),
-            _ => (Verdict::Good, String::new()),
+            i if i >= 6 => (ProbeVerdict::Bad, String::new()),
+            5 => (ProbeVerdict::Undecided, String::new()),
+            _ => (ProbeVerdict::Good, String::new()),
         });
         assert!(out.stopped_undecided && !out.resolved());
         assert_eq!((out.last_good, out.first_bad), (4, 6));
@@ -211,8 +211,8 @@ mod tests {
     #[test]
     fn noisy_probes_are_decided_by_their_interval() {
         let (good, bad) = (noisy(100.0, 20, 1), noisy(110.0, 20, 2));
-        assert_eq!(decide(&good, &bad, &noisy(100.5, 20, 3), 1, &rule()).0, Some(Verdict::Good));
-        assert_eq!(decide(&good, &bad, &noisy(109.5, 20, 4), 1, &rule()).0, Some(Verdict::Bad));
+        assert_eq!(decide(&good, &bad, &noisy(100.5, 20, 3), 1, &rule()).0, Some(ProbeVerdict::Good));
+        assert_eq!(decide(&good, &bad, &noisy(109.5, 20, 4), 1, &rule()).0, Some(ProbeVerdict::Bad));
         // A probe right in the middle cannot be placed.
         assert_eq!(decide(&good, &bad, &noisy(104.9, 20, 5), 1, &rule()).0, None);
         // Too few rounds to separate the references: no decision yet.
@@ -224,8 +224,8 @@ mod tests {
         let r = |v: &[f64]| -> Rounds { v.iter().enumerate().map(|(i, x)| (i as u32, *x)).collect() };
         let counts = rule().for_counts();
         let (good, bad) = (r(&[1000.0, 1000.0]), r(&[1100.0, 1100.0]));
-        assert_eq!(decide(&good, &bad, &r(&[1099.0, 1100.0]), 1, &counts).0, Some(Verdict::Bad));
-        assert_eq!(decide(&good, &bad, &r(&[1000.0, 1000.0]), 1, &counts).0, Some(Verdict::Good));
+        assert_eq!(decide(&good, &bad, &r(&[1099.0, 1100.0]), 1, &counts).0, Some(ProbeVerdict::Bad));
+        assert_eq!(decide(&good, &bad, &r(&[1000.0, 1000.0]), 1, &counts).0, Some(ProbeVerdict::Good));
         let (_, pos) = decide(&good, &bad, &r(&[1100.0, 1100.0]), 1, &counts);
         assert!((pos.unwrap().at - 1.0).abs() < 1e-9);
     }
