@@ -147,21 +147,25 @@ fn workloads_lists_every_suite_with_its_flags() {
     assert_eq!(copy["mdb_flags"], serde_json::json!(["MDB_CP_COMPACT"]));
 }
 
-/// A repository holding LMDB_0.9.33 and a commit after it with two lines planted in
-/// mdb_env_copy2, which only the lmdb suite's copies call.
-#[test]
-fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+/// A repository at `repo` holding LMDB_0.9.33 and a commit after it with `lines` planted at
+/// the top of mdb_env_copy2, which only the lmdb suite's copies call; that commit's id.
+fn planted_in_env_copy2(repo: &Path, lines: &str) -> String {
+    make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
     let p = repo.join("libraries/liblmdb/mdb.c");
     let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(text.contains(at));
-    let planted = "\t{ volatile int planted = 1; (void)planted; }\n".repeat(2);
-    std::fs::write(&p, text.replacen(at, &format!("{at}{planted}"), 1)).unwrap();
-    git(&repo, &["commit", "-q", "-am", "planted lines"]);
-    let b = git(&repo, &["rev-parse", "HEAD"]);
+    std::fs::write(&p, text.replacen(at, &format!("{at}{lines}"), 1)).unwrap();
+    git(repo, &["commit", "-q", "-am", "planted lines"]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// Two lines planted in mdb_env_copy2: the six never run them, the lmdb suite's copy does.
+#[test]
+fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let b = planted_in_env_copy2(&repo, &"\t{ volatile int planted = 1; (void)planted; }\n".repeat(2));
     let cover = |suite: &str, workloads: &str| {
         let mut c = lmdb_regress();
         c.env("LMDB_REGRESS_OFFLINE", "1").args(["coverage", "LMDB_0.9.33", &b, "--suite", suite]);
@@ -183,14 +187,7 @@ fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
 fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
-    let text = std::fs::read_to_string(&p).unwrap();
-    assert!(text.contains(at));
-    std::fs::write(&p, text.replacen(at, &format!("{at}\tabort();\n"), 1)).unwrap();
-    git(&repo, &["commit", "-q", "-am", "planted abort"]);
-    let b = git(&repo, &["rev-parse", "HEAD"]);
+    let b = planted_in_env_copy2(&repo, "\tabort();\n");
     let file = tmp.path().join("run.jsonl");
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--suite", "lmdb", "--tags", &b, "--git"]).arg(&repo);
