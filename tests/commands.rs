@@ -82,8 +82,10 @@ fn its_10406_of_the_fixed_run() {
     // The command measures; its page is rendered from the model, as here.
     let data = lmdb_regress::record::load(&testdata("run-fixed.jsonl")).unwrap();
     let m = lmdb_regress::report::model::build(&data, Some("LMDB_0.9.17")).unwrap();
-    let r = lmdb_regress::hunt::its10406::build(&m);
-    golden("commands/its-10406.txt", &lmdb_regress::hunt::its10406::render(&r, &m, false));
+    let report = lmdb_regress::hunt::its10406::build(&m);
+    let result = lmdb_regress::hunt::its10406::ItsResult { report, attributions: Vec::new(), model: &m };
+    let text = lmdb_regress::report::document::render(&result, lmdb_regress::report::Format::Text, &Default::default());
+    golden("commands/its-10406.txt", &text.unwrap());
 }
 
 #[test]

@@ -53,15 +53,18 @@ fn explain_names_the_function_that_received_the_planted_work_and_reconciles_with
     let in_exported = commit_mdb(&repo, &plant(&original, GET), "nops in mdb_cursor_get");
     let entries = ["--entries", "1000"];
     for (planted, function) in [(&in_static, "mdb_cursor_set"), (&in_exported, "mdb_cursor_get")] {
-        let o = explain(
+        let dir = tmp.path().join(function);
+        let dir_arg = ["--out-dir", dir.to_str().unwrap()];
+        explain(
             &repo,
             &base,
             planted,
-            &[&entries[..], &["--workloads", "readKey", "--format", "json,text"]].concat(),
+            &[&entries[..], &["--workloads", "readKey", "--format", "json,text"], &dir_arg].concat(),
         );
-        let out = stdout(&o);
-        let (json, text) = out.split_at(out.find("\n}\n").expect("the text after the JSON") + 3);
-        let e: serde_json::Value = serde_json::from_str(json).unwrap();
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        let (json, text) = (read("explain.json"), read("explain.txt"));
+        let e: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!((e["kind"].as_str(), e["schema"].as_u64()), (Some("lmdb-regress-explain"), Some(1)));
         assert_eq!(e["metric"], "instructions");
         assert!(e["a"].as_str().unwrap().contains(&base[..8]), "{e}");
         assert!(e["b"].as_str().unwrap().contains(&planted[..8]), "{e}");
@@ -221,12 +224,15 @@ fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
     assert_eq!(rows[0].name, "mdb_cursor_put → _mdb_cursor_put", "{rows:?}");
     assert_eq!((rows[0].self_cost.a, rows[0].self_cost.b), (184.7, 185.7));
     assert_eq!(rows.len(), 3, "the two halves are one row: {rows:?}");
-    let text = e.text().split_whitespace().collect::<Vec<_>>().join(" ");
+    use lmdb_regress::report::{document, Format};
+    let text = document::render(&e, Format::Text, &Default::default()).unwrap();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         text.contains("Renamed between A and B, so one row each: mdb_cursor_put (A) → _mdb_cursor_put (B)"),
         "{text}"
     );
-    assert!(e.json().contains("\"renamed\""), "{}", e.json());
+    let json = document::json(&e).unwrap();
+    assert!(json.contains("\"renamed\""), "{json}");
     // A function new in B that took no function's cost stays a row of its own.
     let c =
         [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("mdb_new", "mdb.c", 50)])];

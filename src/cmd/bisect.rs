@@ -7,14 +7,14 @@ use anyhow::{bail, Context, Result};
 use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
-use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings};
-use crate::hunt::search::ProbeVerdict;
+use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings, ATTRIBUTED};
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::record::{Engine, Metric};
-use crate::report::cells::{self, Cells};
+use crate::report::cells;
+use crate::report::document::{self, Shown};
 use crate::report::explain::Attribution;
-use crate::report::outline::{Block, Document};
+use crate::report::outline::Document;
 use crate::runner::counter;
 use crate::runner::{self, Stage};
 use crate::stats::{self, Comparison};
@@ -355,9 +355,6 @@ fn attribute(args: &BisectArgs, build: &BuildArgs, b: &Bisector, found: &Found) 
     }
 }
 
-/// Functions an attribution names per workload.
-const ATTRIBUTED: usize = 5;
-
 /// Why the slowdown from `good` to `bad` is not confirmed, with the interval measured and
 /// what would decide it.
 fn unconfirmed(args: &BisectArgs, s: &Settings, (good, bad): (&str, &str), c: Option<&Comparison>) -> String {
@@ -545,76 +542,29 @@ fn finish(
         true => eprintln!("{tally}"),
         false => println!("{tally}"),
     }
-    let summary = serde_json::json!({
-        "log": b.log,
-        "confirmation": confirmation,
-        "phases": results,
-        "attribution": attribution,
-        "wall_seconds": started.elapsed().as_secs_f64()
-    });
-    // Serialised first: a failure never leaves an empty file behind.
-    let bytes = serde_json::to_vec_pretty(&summary).context("cannot serialise the bisect summary")?;
-    let d = summary_document(b, results, attribution, started);
-    let min_effect = b.settings.rule.min_effect;
-    let page = crate::hunt::bisect::page(&d, results, min_effect)?;
+    let summary = crate::hunt::bisect::Summary {
+        workload: b.settings.workload,
+        metric: b.settings.metric,
+        threshold_percent: b.settings.threshold,
+        run_dir: b.settings.run_dir.clone(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        log: &b.log,
+        confirmation,
+        phases: results,
+        attribution,
+        min_effect: b.settings.rule.min_effect,
+    };
+    // Rendered first: a failure never leaves an empty file behind.
+    let json = document::json(&summary).context("cannot serialise the bisect summary")?;
+    let page = document::render(&summary, crate::report::Format::Html, &Default::default())?;
     let dir = &b.settings.run_dir;
-    let mut outputs = vec![(dir.join("bisect.json"), bytes), (dir.join("bisect.html"), page.into_bytes())];
+    let mut outputs = vec![(dir.join("bisect.json"), json.into_bytes()), (dir.join("bisect.html"), page.into_bytes())];
     for f in results {
-        if let Some(svg) = crate::hunt::bisect::probes_chart(f, min_effect)? {
+        if let Some(svg) = crate::hunt::bisect::probes_chart(f, summary.min_effect)? {
             outputs.push((dir.join(format!("bisect-{}.svg", f.phase)), svg.into_bytes()));
         }
     }
     files::write_each(&outputs, b.settings.existing)?;
-    searches.push(d);
+    searches.push(summary.outline());
     Ok(())
-}
-
-/// The search as a page: every phase's probes with their verdicts, what each found, and
-/// every line printed.
-fn summary_document(
-    b: &Bisector,
-    results: &[Found],
-    attribution: Option<&Attribution>,
-    started: std::time::Instant,
-) -> Document {
-    let s = &b.settings;
-    let mut d = Document::default();
-    d.heading(1, format!("Bisect: {} workload", s.workload));
-    d.blocks.push(Block::Pairs(vec![
-        ("Metric".into(), s.metric.key().into()),
-        ("Threshold".into(), format!("{}%", s.threshold)),
-        ("Runs saved in".into(), s.run_dir.display().to_string()),
-        ("Wall time".into(), cells::seconds(started.elapsed().as_secs_f64())),
-    ]));
-    for f in results {
-        d.heading(2, crate::hunt::bisect::phase_heading(f.phase));
-        let mut t = Cells::new(&["candidate", "verdict", "detail"], 0, 3);
-        for step in &f.outcome.steps {
-            let verdict = match &step.verdict {
-                ProbeVerdict::Good => "good".to_string(),
-                ProbeVerdict::Bad => "bad".into(),
-                ProbeVerdict::Undecided => "undecided".into(),
-                ProbeVerdict::Skipped(why) => format!("skipped: {why}"),
-            };
-            t.push(vec![step.candidate.clone(), verdict, step.detail.clone()], false);
-        }
-        d.table(t);
-        let (lg, fb) = (&f.candidates[f.outcome.last_good], &f.candidates[f.outcome.first_bad]);
-        let found = match (&f.first_bad_info, &f.step) {
-            (Some(info), step) => format!(
-                "First bad: {fb} ({info}); the step from {lg}: {}.",
-                step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
-            ),
-            (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
-        };
-        d.findings.push(format!("{}: {found}", f.phase));
-        d.para(found);
-    }
-    if let Some(a) = attribution {
-        d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));
-        d.list(a.lines(ATTRIBUTED));
-    }
-    d.heading(2, "Log");
-    d.list(b.log.clone());
-    d
 }

@@ -27,9 +27,9 @@ pub struct CoverageArgs {
     /// lmdbjava (LmdbJava's six), lmdb (LMDB's own shapes) or all (both).
     #[arg(long, value_enum, default_value_t = SuiteChoice::Lmdbjava)]
     pub suite: SuiteChoice,
-    /// text, markdown or json.
+    /// text (80 columns), markdown, html, json or github.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: CoverageFormat,
+    pub format: crate::report::Format,
     #[command(flatten)]
     pub workload: WorkloadConfig,
     /// Entries (default here: 100000), map size, MDB_WRITEMAP and sync.
@@ -39,13 +39,6 @@ pub struct CoverageArgs {
     /// their own flags.
     #[command(flatten)]
     pub build: BuildArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CoverageFormat {
-    Text,
-    Markdown,
-    Json,
 }
 
 /// The build options of coverage builds: the user's sources and jobs, gcc (or `--cc`) with
@@ -61,6 +54,7 @@ fn coverage_build(build: &BuildArgs) -> Result<(BuildArgs, String)> {
 }
 
 pub fn run(args: &CoverageArgs) -> Result<()> {
+    crate::report::document::refuse_unshown(args.format)?;
     let groups = selection(args)?;
     let (build, gcov) = coverage_build(&args.build)?;
     let opts = super::matrix_options(&build, vec![BuildKind::SharedLibrary])?;
@@ -71,15 +65,7 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
         bail!("coverage compares two builds, and {spec:?} names {} (A and B must differ)", wants.len());
     }
     let model = cover(&wants, &opts, &gcov, args.suite.name(), &groups)?;
-    print!(
-        "{}",
-        match args.format {
-            CoverageFormat::Text => model.text(),
-            CoverageFormat::Markdown => model.markdown(),
-            CoverageFormat::Json => model.json(),
-        }
-    );
-    Ok(())
+    super::print_shown(&model, args.format)
 }
 
 /// The workloads coverage runs, a group per suite with that suite's configuration.

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::files::Existing;
 use crate::record::{Engine, Metric, Plan};
+use crate::report::document::render;
 use crate::report::explain::{self, Side};
 use crate::runner::profiling::{self, WorkloadProfile};
 use crate::runner::{sanitize, RunSpec};
@@ -32,9 +33,9 @@ pub struct ExplainArgs {
     /// build's C twin).
     #[arg(long, value_parser = super::args::engine(), default_value = "rust")]
     pub engine: Engine,
-    /// text (80 columns), markdown, json, html (several: comma-separated).
+    /// text (80 columns), markdown, json, html, github (several: comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "text")]
-    pub format: Vec<ExplainFormat>,
+    pub format: Vec<crate::report::Format>,
     /// Write explain.<ext> for every format here, and each workload's callgrind profiles
     /// under profiles/, instead of printing.
     #[arg(long)]
@@ -60,25 +61,6 @@ pub struct ExplainArgs {
     pub env: EnvSettings,
     #[command(flatten)]
     pub build: BuildArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExplainFormat {
-    Text,
-    Markdown,
-    Json,
-    Html,
-}
-
-impl ExplainFormat {
-    fn ext(self) -> &'static str {
-        match self {
-            ExplainFormat::Text => "txt",
-            ExplainFormat::Markdown => "md",
-            ExplainFormat::Json => "json",
-            ExplainFormat::Html => "html",
-        }
-    }
 }
 
 /// The tag spec of the two builds, refused unless it names exactly two.
@@ -183,8 +165,12 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     };
     let (workloads, _) = crate::workload::suite::workloads_of(preset, &args.workloads)?;
     let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
+    let formats = crate::report::distinct(&args.format);
+    for f in &formats {
+        crate::report::document::refuse_unshown(*f)?;
+    }
     let outputs: Vec<PathBuf> = match &args.out_dir {
-        Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
+        Some(dir) => formats.iter().map(|f| dir.join(format!("explain.{}", f.extension()))).collect(),
         None => Vec::new(),
     };
     for out in &outputs {
@@ -200,27 +186,16 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         listed: args.listed,
     };
     let Explained { model, profiles } = explain_builds(&spec, &ask)?;
-    let rendered: Vec<(ExplainFormat, String)> = args
-        .format
-        .iter()
-        .map(|f| {
-            let text = match f {
-                ExplainFormat::Text => model.text(),
-                ExplainFormat::Markdown => model.markdown(),
-                ExplainFormat::Json => model.json(),
-                ExplainFormat::Html => model.html(),
-            };
-            (*f, text)
-        })
-        .collect();
     let Some(dir) = &args.out_dir else {
-        for (_, text) in &rendered {
-            print!("{text}");
-        }
-        return Ok(());
+        let [format] = formats[..] else {
+            bail!("--format names {} formats, and stdout holds one document: add --out-dir DIR", formats.len());
+        };
+        return super::print_shown(&model, format);
     };
-    let mut files: Vec<(PathBuf, Vec<u8>)> =
-        outputs.iter().zip(&rendered).map(|(p, (_, text))| (p.clone(), text.clone().into_bytes())).collect();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for (path, f) in outputs.iter().zip(&formats) {
+        files.push((path.clone(), render(&model, *f, &Default::default())?.into_bytes()));
+    }
     for (label, ps) in &profiles {
         for p in ps {
             let name = format!("{}.{}.callgrind.out", sanitize(label), p.workload.name());

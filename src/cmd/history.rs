@@ -10,8 +10,10 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use super::request::RunArgs;
 use crate::record::{self, Engine, Metric};
+use crate::report::document::{self, render};
 use crate::report::gate::{Against, FailOn, GateOutcome};
 use crate::report::history::{its_of, History, Point};
+use crate::report::Format;
 use crate::source::GitRepo;
 use crate::workload::WorkloadConfig;
 
@@ -43,6 +45,14 @@ pub struct HistoryArgs {
 /// What a history writes into --out-dir beside its run file, in the order they are placed:
 /// history.json, which names the run file, last.
 const OUTPUTS: [&str; 3] = ["history.txt", "history.html", "history.json"];
+
+/// The history's files, in [`OUTPUTS`]' order.
+fn documents(history: &History) -> Result<Vec<Vec<u8>>> {
+    [Format::Text, Format::Html, Format::Json]
+        .into_iter()
+        .map(|f| Ok(render(history, f, &Default::default())?.into_bytes()))
+        .collect()
+}
 
 /// The range's start and its commits, each as a point labelled by its first 10 digits.
 fn points(repo: &GitRepo, range: &str) -> Result<Vec<Point>> {
@@ -83,8 +93,8 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     if args.run.given.contains("tags") {
         bail!("history measures the commits of --range; --tags is run's option, not history's");
     }
-    if let Some(f @ (crate::report::Format::Csv | crate::report::Format::Svg)) = args.run.format {
-        bail!("--format {}: history prints text, markdown, html, json or github", f.name());
+    if let Some(f) = args.run.format {
+        crate::report::document::refuse_unshown(f)?;
     }
     let repo = GitRepo::open(&git)?;
     let points = points(&repo, &args.range)?;
@@ -125,9 +135,7 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     history.run = data.path.as_deref().map(|p| run_name(p, &args.out_dir));
     attribute_steps(&mut history, &args.run.build, &data.header.config, |_| true);
     std::fs::create_dir_all(&args.out_dir).with_context(|| format!("cannot create {}", args.out_dir.display()))?;
-    let text = history.text();
-    let files = [text.into_bytes(), history.html()?.into_bytes(), serde_json::to_vec_pretty(&history)?];
-    super::write_set(&outputs.into_iter().zip(files).collect::<Vec<_>>(), existing)?;
+    super::write_set(&outputs.into_iter().zip(documents(&history)?).collect::<Vec<_>>(), existing)?;
     let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
         let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
         let run =
@@ -138,29 +146,18 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
         Some(fail_on) => Some(gate(&history, fail_on, |_| true, args.run.confirm, again)?),
         None => None,
     };
-    conclude(&history, &model, data.path.as_slice(), args.run.format, outcome)
+    conclude(&history, data.path.as_slice(), args.run.format, outcome)
 }
 
-/// `history` printed as `--format` says (its own 80-column text by default, its page for
-/// html, the document every command shares for markdown and github), then the gate's exit.
+/// `history` printed as `--format` says (80-column text by default), then the gate's exit.
 fn conclude(
     history: &History,
-    model: &crate::report::model::ReportModel,
     run_files: &[PathBuf],
     format: Option<crate::report::Format>,
     outcome: Option<GateOutcome>,
 ) -> Result<()> {
-    use crate::report::Format;
-    match format.unwrap_or(Format::Text) {
-        Format::Text => print!("{}", history.text()),
-        Format::Html => print!("{}", history.html()?),
-        Format::Json => println!("{}", serde_json::to_string_pretty(history)?),
-        format => {
-            let machine = Some(crate::report::outline::machine(&model.environment));
-            let github = crate::report::github::Github::of_job(outcome.clone(), run_files);
-            super::print_document(&history.outline(machine), format, &github, None)?
-        }
-    }
+    let github = crate::report::github::Github::of_job(outcome.clone(), run_files);
+    super::print_shown_with(history, format.unwrap_or(Format::Text), &github)?;
     match outcome {
         Some(outcome) => outcome.conclude(),
         None => Ok(()),
@@ -252,7 +249,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// measured with its run file's settings; then its run joined with theirs (by `merge`, which
 /// checks that every setting agrees) and its files written again, all or none.
 fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
-    let saved: History = serde_json::from_str(&crate::files::read_text(file, "history")?)
+    let saved: History = document::read(&crate::files::read_text(file, "history")?, &file.display().to_string())
         .with_context(|| format!("{} is not a history.json written by `lmdb-regress history`", file.display()))?;
     let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     let Some(run) = saved.run.as_deref().map(|r| dir.join(r)) else {
@@ -316,15 +313,10 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     history.new_from = Some(saved.points.len());
     let new: Vec<String> = history.points[saved.points.len()..].iter().map(|p| p.commit.clone()).collect();
     attribute_steps(&mut history, &args.run.build, &merged.header.config, |c| new.iter().any(|n| n == c));
-    let text = history.text();
     // Placed in this order, and taken back whole should one not go: history.json, which
     // names the run file, goes after it, so that it never names a file not yet in place.
-    let files = [
-        (merged_run.clone(), merged.text()?.into_bytes()),
-        (dir.join(OUTPUTS[0]), text.into_bytes()),
-        (dir.join(OUTPUTS[1]), history.html()?.into_bytes()),
-        (dir.join(OUTPUTS[2]), serde_json::to_vec_pretty(&history)?),
-    ];
+    let mut files = vec![(merged_run.clone(), merged.text()?.into_bytes())];
+    files.extend(OUTPUTS.iter().map(|name| dir.join(name)).zip(documents(&history)?));
     // The saved history's own files are what an extension replaces.
     super::write_set(&files, crate::files::Existing::Replace)?;
     let again = |points: &[Point], _: (String, Vec<Engine>)| {
@@ -342,7 +334,7 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
         Some(fail_on) => Some(gate(&history, fail_on, |c| history.is_new(c), args.run.confirm, again)?),
         None => None,
     };
-    conclude(&history, &model, &[merged_run], args.run.format, outcome)
+    conclude(&history, &[merged_run], args.run.format, outcome)
 }
 
 /// Functions a history names for each step it attributes.

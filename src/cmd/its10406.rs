@@ -138,41 +138,17 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let r = its10406::build(&m);
     let format = args.format.unwrap_or(report::Format::Text);
     // Refused before anything is written.
-    report::render_document(&Default::default(), format, &Default::default(), None)?;
+    report::document::refuse_unshown(format)?;
     let attributions = if args.no_instructions { Vec::new() } else { attribute_claims(&r, &args.build) };
-    let mut d = its10406::outline(&r, &m);
-    for a in &attributions {
-        d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));
-        d.list(a.lines(ATTRIBUTED));
-    }
-    let md = report::markdown::render_document(&d);
+    let result = its10406::ItsResult { report: r, attributions, model: &m };
     // The reports take the run file's name (its-10406-<date>, or -2, … when taken).
     let stem = data.path.as_deref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
     let base = args.out_dir.join(stem.unwrap_or_else(|| format!("its-10406-{stamp}")));
-    let claims: Vec<serde_json::Value> = r
-        .engines
-        .iter()
-        .flat_map(|e| e.claims.iter().map(move |c| (e.engine, c)))
-        .map(|(engine, c)| {
-            let mut v = serde_json::to_value(c).unwrap_or_default();
-            v["engine"] = serde_json::json!(engine);
-            v
-        })
-        .collect();
-    let doc = serde_json::json!({
-        "schema": 2,
-        "kind": "lmdb-regress-its-10406",
-        "claims": claims,
-        "its_10406": r,
-        "attributions": attributions,
-        "report": serde_json::from_str::<serde_json::Value>(&report::json::render(&m)?)?,
-    });
-    let mut outputs = vec![
-        (base.with_extension("md"), md.into_bytes()),
-        (base.with_extension("txt"), report::text::render_document(&d).into_bytes()),
-        (base.with_extension("json"), (serde_json::to_string_pretty(&doc)? + "\n").into_bytes()),
-        (base.with_extension("html"), its10406::page(&r, &m, &d)?.into_bytes()),
-    ];
+    let mut outputs = Vec::new();
+    for f in [report::Format::Markdown, report::Format::Text, report::Format::Json, report::Format::Html] {
+        let doc = report::document::render(&result, f, &Default::default())?;
+        outputs.push((base.with_extension(f.extension()), doc.into_bytes()));
+    }
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {
         outputs.push((base.with_extension("svg"), report::svg::chart(&m, s)?.into_bytes()));
     }
@@ -186,15 +162,12 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         None => None,
     };
     let github = report::github::Github::of_job(outcome.clone(), data.path.as_slice());
-    super::print_document(&d, format, &github, Some(&m))?;
+    super::print_shown_with(&result, format, &github)?;
     match outcome {
         Some(outcome) => outcome.conclude(),
         None => Ok(()),
     }
 }
-
-/// Functions named for each claim that reproduces.
-const ATTRIBUTED: usize = 5;
 
 /// Each claim that reproduces (on any engine), its two tags explained function by function
 /// by instructions, as `explain` gives them (the write workload, 100,000 entries); a pair
@@ -224,7 +197,7 @@ fn attribute_claims(
         build,
         engine: crate::record::Engine::Rust,
         cache: false,
-        top: ATTRIBUTED,
+        top: its10406::ATTRIBUTED,
         listed: 0,
     };
     let mut out = Vec::new();

@@ -163,6 +163,26 @@ pub fn job_summary(document: &str) -> Result<()> {
 }
 
 /// `d` on stdout in `format`; the github format's also appended to the job's summary.
+/// A command's result printed in `format` (github's also written to the job's summary).
+pub fn print_shown<S: crate::report::document::Shown>(s: &S, format: crate::report::Format) -> Result<()> {
+    print_shown_with(s, format, &Default::default())
+}
+
+/// [`print_shown`], `--format github` given its gate and links.
+pub fn print_shown_with<S: crate::report::document::Shown>(
+    s: &S,
+    format: crate::report::Format,
+    github: &crate::report::github::Github,
+) -> Result<()> {
+    use std::io::Write;
+    let text = crate::report::document::render(s, format, github)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    if format == crate::report::Format::Github {
+        job_summary(&text)?;
+    }
+    Ok(())
+}
+
 pub fn print_document(
     d: &crate::report::outline::Document,
     format: crate::report::Format,

@@ -37,7 +37,10 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
         pages.push((dir.join(&r.page), html::render(&r.model)?.into_bytes()));
     }
     for h in &histories {
-        pages.push((dir.join(&h.page), h.history.html()?.into_bytes()));
+        pages.push((
+            dir.join(&h.page),
+            crate::report::document::render(&h.history, crate::report::Format::Html, &Default::default())?.into_bytes(),
+        ));
     }
     pages.push((dir.join("index.html"), site::index(&site_runs, &histories)?.into_bytes()));
     // GitHub Pages serves the folder as it is, without Jekyll.
@@ -87,7 +90,7 @@ fn claim(taken: &mut Vec<String>, page: &str, path: &Path) -> Result<()> {
 /// A history's `history.json`, as `history` wrote it.
 fn load_history(path: &Path) -> Result<History> {
     let text = files::read_text(path, "history")?;
-    serde_json::from_str(&text).with_context(|| {
+    crate::report::document::read(&text, &path.display().to_string()).with_context(|| {
         format!("{} is not a history.json (a site takes run files, .jsonl, and histories, .json)", path.display())
     })
 }

@@ -17,6 +17,7 @@ use crate::manifest::Manifest;
 use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::record::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::report::cells;
+use crate::report::document::Shown;
 use crate::report::html::{self, Item};
 use crate::report::outline::{Block, Document};
 use crate::report::svg::{self, RatioChart, RatioPoint, Side};
@@ -611,18 +612,96 @@ pub fn probes_chart(f: &Found, min_effect: f64) -> Result<Option<String>> {
     svg::ratios(&chart).map(Some)
 }
 
-/// Bisect's page: its document, each phase's chart of probes after the phase's table.
-pub fn page(d: &Document, results: &[Found], min_effect: f64) -> Result<String> {
-    let mut items = html::items(d, None)?;
-    // From the last phase, so that the earlier ones' positions hold.
-    for f in results.iter().rev() {
-        let heading = phase_heading(f.phase);
-        let at = items.iter().position(|i| matches!(i, Item::Block(Block::Heading(2, t)) if *t == heading));
-        if let (Some(at), Some(svg)) = (at, probes_chart(f, min_effect)?) {
-            items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
+/// One search's account: every phase's probes with their verdicts, what each found, the
+/// attribution of the step, and every line printed.
+#[derive(Serialize)]
+pub struct Summary<'a> {
+    pub workload: Workload,
+    pub metric: Metric,
+    pub threshold_percent: f64,
+    pub run_dir: PathBuf,
+    pub wall_seconds: f64,
+    pub log: &'a [String],
+    pub confirmation: Option<&'a Comparison>,
+    pub phases: &'a [Found],
+    pub attribution: Option<&'a crate::report::explain::Attribution>,
+    /// The smallest change a chart marks.
+    #[serde(skip)]
+    pub min_effect: f64,
+}
+
+/// Functions named for the step found.
+pub const ATTRIBUTED: usize = 5;
+
+impl Shown for Summary<'_> {
+    const KIND: &'static str = "lmdb-regress-bisect";
+    const SCHEMA: u32 = 1;
+
+    fn outline(&self) -> Document {
+        let mut d = Document::default();
+        d.heading(1, format!("Bisect: {} workload", self.workload));
+        d.blocks.push(Block::Pairs(vec![
+            ("Metric".into(), self.metric.key().into()),
+            ("Threshold".into(), format!("{}%", self.threshold_percent)),
+            ("Runs saved in".into(), self.run_dir.display().to_string()),
+            ("Wall time".into(), cells::seconds(self.wall_seconds)),
+        ]));
+        for f in self.phases {
+            d.heading(2, phase_heading(f.phase));
+            d.table(probes_table(f));
+            let found = found_sentence(f);
+            d.findings.push(format!("{}: {found}", f.phase));
+            d.para(found);
         }
+        if let Some(a) = self.attribution {
+            d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));
+            d.list(a.lines(ATTRIBUTED));
+        }
+        d.heading(2, "Log");
+        d.list(self.log.to_vec());
+        d
     }
-    Ok(html::render_items(&items))
+
+    /// The outline's items, each phase's chart of probes after its table.
+    fn html_items<'d>(&self, d: &'d Document) -> Result<Vec<Item<'d>>> {
+        let mut items = html::items(d, None)?;
+        // From the last phase, so that the earlier ones' positions hold.
+        for f in self.phases.iter().rev() {
+            let heading = phase_heading(f.phase);
+            let at = items.iter().position(|i| matches!(i, Item::Block(Block::Heading(2, t)) if *t == heading));
+            if let (Some(at), Some(svg)) = (at, probes_chart(f, self.min_effect)?) {
+                items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// A phase's probes, each with its verdict and what decided it.
+fn probes_table(f: &Found) -> cells::Cells {
+    let mut t = cells::Cells::new(&["candidate", "verdict", "detail"], 0, 3);
+    for step in &f.outcome.steps {
+        let verdict = match &step.verdict {
+            ProbeVerdict::Good => "good".to_string(),
+            ProbeVerdict::Bad => "bad".into(),
+            ProbeVerdict::Undecided => "undecided".into(),
+            ProbeVerdict::Skipped(why) => format!("skipped: {why}"),
+        };
+        t.push(vec![step.candidate.clone(), verdict, step.detail.clone()], false);
+    }
+    t
+}
+
+/// What a phase found: its first bad candidate and the step to it, or where it stopped.
+fn found_sentence(f: &Found) -> String {
+    let (lg, fb) = (&f.candidates[f.outcome.last_good], &f.candidates[f.outcome.first_bad]);
+    match (&f.first_bad_info, &f.step) {
+        (Some(info), step) => format!(
+            "First bad: {fb} ({info}); the step from {lg}: {}.",
+            step.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
+        ),
+        (None, _) => format!("Not resolved: the first bad one is after {lg}, at {fb} at the latest."),
+    }
 }
 
 #[cfg(test)]
@@ -690,16 +769,24 @@ mod tests {
 
     #[test]
     fn the_page_puts_each_phase_chart_after_its_table() {
-        let mut d = Document::default();
-        d.heading(1, "Bisect");
-        d.heading(2, phase_heading("commits"));
-        d.table(cells::Cells::new(&["candidate"], 0, 1));
-        d.para("First bad: 3333333cccc.");
-        let page = page(&d, &[phase()], 0.02).unwrap();
+        let phases = [phase()];
+        let summary = Summary {
+            workload: Workload::Write,
+            metric: Metric::Time,
+            threshold_percent: 2.0,
+            run_dir: PathBuf::from("runs"),
+            wall_seconds: 1.0,
+            log: &[],
+            confirmation: None,
+            phases: &phases,
+            attribution: None,
+            min_effect: 0.02,
+        };
+        let page = crate::report::document::render(&summary, crate::report::Format::Html, &Default::default()).unwrap();
         let (table, chart, after) = (
-            page.find("</table>").unwrap(),
+            page.rfind("</table>").unwrap(),
             page.find("<svg class=\"ratio-chart\"").unwrap(),
-            page.find("First bad").unwrap(),
+            page.find("Not resolved").unwrap(),
         );
         assert!(table < chart && chart < after, "{page}");
     }

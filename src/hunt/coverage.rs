@@ -9,6 +9,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::report::cells::Cells;
+use crate::report::document::Shown;
+use crate::report::outline::Document;
+
 pub use crate::record::Lines;
 use crate::report::numbers::line_share as words;
 pub use crate::runner::coverage::NotRun;
@@ -17,12 +21,6 @@ use crate::workload::Workload;
 
 /// The library's sources whose lines are counted.
 pub const FILES: [&str; 2] = ["mdb.c", "midl.c"];
-
-/// The text format's width.
-const TEXT_WIDTH: usize = 80;
-
-/// Which version of [`Coverage`]'s JSON this is.
-const SCHEMA: u32 = 1;
 
 /// A function of B with changed lines that no workload executed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -34,8 +32,6 @@ pub struct Missed {
 /// `coverage`'s answer; its JSON is a script interface (issue 37's names).
 #[derive(Debug, Clone, Serialize)]
 pub struct Coverage {
-    pub schema: u32,
-    pub kind: &'static str,
     pub a: String,
     pub b: String,
     pub suite: &'static str,
@@ -131,8 +127,6 @@ pub fn build(
         missed.into_iter().map(|(function, changed_lines)| Missed { function, changed_lines }).collect();
     missed.sort_by(|x, y| y.changed_lines.cmp(&x.changed_lines).then_with(|| x.function.cmp(&y.function)));
     Ok(Coverage {
-        schema: SCHEMA,
-        kind: "coverage",
         a: a.label.clone(),
         b: b.label.clone(),
         suite,
@@ -145,11 +139,40 @@ pub fn build(
     })
 }
 
-impl Coverage {
-    pub fn json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("coverage serializes") + "\n"
-    }
+impl Shown for Coverage {
+    const KIND: &'static str = "lmdb-regress-coverage";
+    const SCHEMA: u32 = 2;
 
+    /// A's and B's lines per file, the changed lines run, the failed workloads, then the
+    /// changed functions never executed.
+    fn outline(&self) -> Document {
+        let mut d = Document { findings: vec![self.changed_sentence()], ..Document::default() };
+        d.heading(1, format!("Coverage of {} → {} by {}", self.a, self.b, self.workloads.join(", ")));
+        let mut t = Cells::new(&["lines", &self.a, &self.b], 0, 3);
+        for name in FILES {
+            t.push(vec![name.to_string(), words(self.files_a[name]), words(self.files[name])], false);
+        }
+        d.table(t);
+        d.para(self.changed_sentence());
+        if !self.not_run.is_empty() {
+            d.para(format!("{} workload run(s) failed; the lines they would run are not counted:", self.not_run.len()));
+            d.list(self.not_run.iter().map(|n| format!("{} on {}: {}", n.workload, n.unit, n.error)).collect());
+        }
+        if self.missed.is_empty() {
+            d.para("Every changed function was executed.");
+            return d;
+        }
+        d.para(format!("Changed functions never executed ({}), by changed lines:", self.missed.len()));
+        let mut t = Cells::new(&["function", "changed lines"], 0, 1);
+        for m in &self.missed {
+            t.push(vec![m.function.clone(), m.changed_lines.to_string()], false);
+        }
+        d.table(t);
+        d
+    }
+}
+
+impl Coverage {
     /// The sentence every format says first.
     fn changed_sentence(&self) -> String {
         format!(
@@ -159,69 +182,17 @@ impl Coverage {
             words(self.changed)
         )
     }
-
-    fn heading(&self) -> String {
-        format!("Coverage of {} → {} by {}", self.a, self.b, self.workloads.join(", "))
-    }
-
-    /// 80 columns, as a Bugzilla comment takes them.
-    pub fn text(&self) -> String {
-        let wrap = |s: &str| crate::terminal::wrap(s, TEXT_WIDTH, "");
-        let width = FILES.iter().map(|f| f.len()).max().unwrap_or(0) + 2;
-        let cell = |s: &str| format!("{s:<28}");
-        let mut out = format!("{}\n\n{:width$}{}{}\n", wrap(&self.heading()), "lines", cell(&self.a), self.b);
-        for name in FILES {
-            let (a, b) = (words(self.files_a[name]), words(self.files[name]));
-            out += &format!("{name:width$}{}{b}\n", cell(&a));
-        }
-        out += &format!("\n{}\n", wrap(&self.changed_sentence()));
-        out += &self.not_run_lines(|s| wrap(s) + "\n");
-        out += &self.missed_lines(|m| format!("  {:<32}{:>6}\n", m.function, m.changed_lines));
-        out
-    }
-
-    pub fn markdown(&self) -> String {
-        let mut out = format!("## {}\n\n| lines | {} | {} |\n|---|---|---|\n", self.heading(), self.a, self.b);
-        for name in FILES {
-            out += &format!("| {name} | {} | {} |\n", words(self.files_a[name]), words(self.files[name]));
-        }
-        out += &format!("\n{}\n", self.changed_sentence());
-        out += &self.not_run_lines(|s| format!("- {s}\n"));
-        if !self.missed.is_empty() {
-            out += "\n| function | changed lines |\n|---|---:|\n";
-        }
-        out += &self.missed_lines(|m| format!("| {} | {} |\n", m.function, m.changed_lines));
-        out
-    }
-
-    /// The workloads that failed, each a sentence by `row`, under one that says their lines
-    /// are not counted.
-    fn not_run_lines(&self, row: impl Fn(&str) -> String) -> String {
-        if self.not_run.is_empty() {
-            return String::new();
-        }
-        let mut out =
-            format!("\n{} workload run(s) failed; the lines they would run are not counted:\n", self.not_run.len());
-        for n in &self.not_run {
-            out += &row(&format!("{} on {}: {}", n.workload, n.unit, n.error));
-        }
-        out
-    }
-
-    /// The missed functions, each by `row`, under a line that says what they are.
-    fn missed_lines(&self, row: impl Fn(&Missed) -> String) -> String {
-        if self.missed.is_empty() {
-            return "Every changed function was executed.\n".to_string();
-        }
-        let head = format!("\nChanged functions never executed ({}), by changed lines:\n", self.missed.len());
-        head + &self.missed.iter().map(row).collect::<String>()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{document, Format};
     use crate::runner::gcov::FunctionCoverage;
+
+    fn shown(c: &Coverage, f: Format) -> String {
+        document::render(c, f, &Default::default()).unwrap()
+    }
 
     #[test]
     fn changed_lines_are_bs_inserted_and_replaced_lines() {
@@ -281,13 +252,15 @@ mod tests {
         assert_eq!(c.changed, Lines { executable: 5, executed: 1 });
         let missed: Vec<(&str, usize)> = c.missed.iter().map(|m| (m.function.as_str(), m.changed_lines)).collect();
         assert_eq!(missed, [("drop", 3), ("copy", 1)]);
-        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&shown(&c, Format::Json)).unwrap();
         assert_eq!(json["missed"][0], serde_json::json!({"function": "drop", "changed_lines": 3}));
         assert_eq!(json["files"]["midl.c"], serde_json::json!({"executable": 1, "executed": 1}));
-        let text = c.text();
-        assert!(text.replace('\n', " ").contains("executed 1 of 5 (20.0%).") && text.contains("  drop"), "{text}");
-        assert!(text.lines().all(|l| l.chars().count() <= TEXT_WIDTH), "{text}");
-        assert!(c.markdown().contains("| drop | 3 |"), "{}", c.markdown());
+        assert_eq!(json["kind"], "lmdb-regress-coverage");
+        let text = shown(&c, Format::Text);
+        assert!(text.replace('\n', " ").contains("executed 1 of 5 (20.0%).") && text.contains("drop"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let markdown = shown(&c, Format::Markdown);
+        assert!(markdown.contains("| `drop` | 3 |"), "{markdown}");
     }
 
     #[test]
@@ -297,12 +270,12 @@ mod tests {
         let side = |l: &str| Side { label: l.into(), files: &files, sources: sources(dir.path(), l, "a\n") };
         let failed = NotRun { unit: "B".into(), workload: "write".into(), error: "killed by signal 6".into() };
         let c = build(&side("A"), &side("B"), "lmdbjava", &[Workload::Write], vec![failed]).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&c.json()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&shown(&c, Format::Json)).unwrap();
         assert_eq!(
             json["not_run"],
             serde_json::json!([{"unit": "B", "workload": "write", "error": "killed by signal 6"}])
         );
-        for doc in [c.text(), c.markdown()] {
+        for doc in [Format::Text, Format::Markdown, Format::Html].map(|f| shown(&c, f)) {
             assert!(doc.contains("not counted") && doc.contains("write on B: killed by signal 6"), "{doc}");
         }
     }

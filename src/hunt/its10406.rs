@@ -7,6 +7,8 @@ use serde::Serialize;
 use crate::record::BuildStatus;
 use crate::record::{Engine, Metric};
 use crate::report::cells::{self, Cells};
+use crate::report::document::Shown;
+use crate::report::explain::Attribution;
 use crate::report::html::{self, Item};
 use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::{Block, Document};
@@ -337,29 +339,73 @@ pub fn claims_chart(e: &EngineResult, m: &ReportModel) -> anyhow::Result<Option<
     svg::ratios(&chart).map(Some)
 }
 
-/// The page: the outline, each engine's claims chart after its claims.
-pub fn page(r: &ItsReport, m: &ReportModel, d: &Document) -> anyhow::Result<String> {
-    let mut items = html::items(d, Some(m))?;
-    let headings: Vec<usize> = (0..items.len())
-        .filter(|&i| matches!(items[i], Item::Block(Block::Heading(3, t)) if t == CLAIMS_HEADING))
-        .collect();
-    // After each heading's list of claims; from the last, so earlier positions hold.
-    for (&at, e) in headings.iter().zip(&r.engines).rev() {
-        if let Some(svg) = claims_chart(e, m)? {
-            items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
-        }
-    }
-    Ok(html::render_items(&items))
+/// The command's result: the claims judged, each reproduced one attributed to functions,
+/// and the run's report.
+pub struct ItsResult<'m> {
+    pub report: ItsReport,
+    pub attributions: Vec<Attribution>,
+    pub model: &'m ReportModel,
 }
 
-pub fn render(r: &ItsReport, m: &ReportModel, md: bool) -> String {
-    let d = outline(r, m);
-    if md {
-        crate::report::markdown::render_document(&d)
-    } else {
-        crate::report::text::render_document(&d)
+/// A claim as scripts read it: its engine beside its fields.
+#[derive(Serialize)]
+struct EngineClaim<'a> {
+    engine: Engine,
+    #[serde(flatten)]
+    claim: &'a Claim,
+}
+
+impl Serialize for ItsResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeStruct};
+        let claims: Vec<EngineClaim> = (self.report.engines.iter())
+            .flat_map(|e| e.claims.iter().map(|claim| EngineClaim { engine: e.engine, claim }))
+            .collect();
+        let report: serde_json::Value = crate::report::json::render(self.model)
+            .and_then(|j| Ok(serde_json::from_str(&j)?))
+            .map_err(|e| S::Error::custom(format!("{e:#}")))?;
+        let mut st = s.serialize_struct("ItsResult", 4)?;
+        st.serialize_field("claims", &claims)?;
+        st.serialize_field("its_10406", &self.report)?;
+        st.serialize_field("attributions", &self.attributions)?;
+        st.serialize_field("report", &report)?;
+        st.end()
     }
 }
+
+impl Shown for ItsResult<'_> {
+    const KIND: &'static str = "lmdb-regress-its-10406";
+    const SCHEMA: u32 = 2;
+
+    /// The report's table with ours beside it, the verdicts, what is missing, then where
+    /// the instructions of each reproduced claim went.
+    fn outline(&self) -> Document {
+        let mut d = outline(&self.report, self.model);
+        for a in &self.attributions {
+            d.heading(2, format!("Where the instructions went: {} against {}", a.bad, a.good));
+            d.list(a.lines(ATTRIBUTED));
+        }
+        d
+    }
+
+    /// The outline's items, each engine's claims chart after its claims.
+    fn html_items<'d>(&self, d: &'d Document) -> anyhow::Result<Vec<Item<'d>>> {
+        let mut items = html::items(d, Some(self.model))?;
+        let headings: Vec<usize> = (0..items.len())
+            .filter(|&i| matches!(items[i], Item::Block(Block::Heading(3, t)) if t == CLAIMS_HEADING))
+            .collect();
+        // After each heading's list of claims; from the last, so earlier positions hold.
+        for (&at, e) in headings.iter().zip(&self.report.engines).rev() {
+            if let Some(svg) = claims_chart(e, self.model)? {
+                items.insert((at + 2).min(items.len()), Item::Markup(html::figure(&svg)));
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// Functions named for each claim that reproduces.
+pub const ATTRIBUTED: usize = 5;
 
 #[cfg(test)]
 mod tests {

@@ -566,14 +566,6 @@ impl Explanation {
         d
     }
 
-    pub fn text(&self) -> String {
-        super::text::render_document(&self.document())
-    }
-
-    pub fn markdown(&self) -> String {
-        super::markdown::render_document(&self.document())
-    }
-
     /// The functions past the shown rows, and their difference together.
     fn rest(&self, w: &WorkloadExplanation) -> Option<String> {
         let rest = &w.functions[self.top.min(w.functions.len())..];
@@ -633,81 +625,41 @@ impl Explanation {
         }
         d.table(t);
     }
+}
 
-    fn cache_html(&self, w: &WorkloadExplanation) -> String {
-        use html_escape::encode_text as esc;
-        let Some(sentence) = Self::cache_sentence(w) else { return String::new() };
-        let mut out = format!(
-            "<p>{}</p>\n<table>\n<tr><th>function</th><th>est. cycles A</th><th>est. cycles B</th>\
-                               <th>B − A</th><th>D1 misses A</th><th>D1 misses B</th><th>LL misses A</th>\
-                               <th>LL misses B</th></tr>\n",
-            esc(&sentence)
-        );
-        for f in self.by_cycles(w) {
-            let cells: String = Self::cache_cells(f).iter().map(|c| format!("<td>{c}</td>")).collect();
-            out += &format!("<tr><td><code>{}</code></td>{cells}</tr>\n", esc(&f.name));
-        }
-        out + "</table>\n"
+impl super::document::Shown for Explanation {
+    const KIND: &'static str = "lmdb-regress-explain";
+    const SCHEMA: u32 = 1;
+
+    fn outline(&self) -> Document {
+        self.document()
     }
 
-    pub fn json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("an explanation serialises") + "\n"
-    }
-
-    pub fn html(&self) -> String {
-        use html_escape::encode_text as esc;
-        let mut body = format!("<h1>explain: {} (A) and {} (B)</h1>\n", esc(&self.a), esc(&self.b));
-        body += &format!(
-            "<p>Instructions per entry ({} entries), counted in the timed function only. Functions by \
-             |self B − self A|; <em>share</em> is each one's part of the workload's whole difference.</p>\n",
-            self.entries
-        );
-        for w in &self.workloads {
-            let d = w.per_entry.diff();
-            body += &format!(
-                "<h2>{}</h2>\n<p>A {}, B {}, B − A {} ({})</p>\n",
-                esc(&w.workload),
-                fig(w.per_entry.a),
-                fig(w.per_entry.b),
-                signed(d),
-                percent(&w.per_entry)
-            );
-            body += "<table>\n<tr><th>function</th><th>self A</th><th>self B</th><th>B − A</th><th>share</th>\
-                     <th>inclusive A</th><th>inclusive B</th></tr>\n";
-            for f in w.functions.iter().take(self.top) {
-                body += &format!(
-                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                    esc(&f.name),
-                    fig(f.self_cost.a),
-                    fig(f.self_cost.b),
-                    signed(f.self_cost.diff()),
-                    share(f, d),
-                    fig(f.inclusive.a),
-                    fig(f.inclusive.b)
-                );
+    /// The outline's items, each workload's differential flame graph after its table of
+    /// functions.
+    fn html_items<'d>(&self, d: &'d Document) -> anyhow::Result<Vec<super::html::Item<'d>>> {
+        use super::html::Item;
+        use super::outline::Block;
+        let mut items = Vec::new();
+        let mut workloads = self.workloads.iter();
+        let mut pending = None;
+        for item in super::html::items(d, None)? {
+            let table = matches!(item, Item::Block(Block::Table(_)));
+            if matches!(item, Item::Block(Block::Heading(2, _))) {
+                pending = workloads.next().and_then(|w| w.flame.as_ref().map(|f| (w, f)));
             }
-            body += "</table>\n";
-            if let Some(renamed) = renamed_sentence(&w.functions) {
-                body += &format!("<p>{}</p>\n", esc(&renamed));
-            }
-            if let Some((fa, fb)) = &w.flame {
-                body += &format!(
+            items.push(item);
+            if let (true, Some((w, (fa, fb)))) = (table, pending.take()) {
+                items.push(Item::Markup(format!(
                     "<p>Differential flame graph: each frame as wide as its cost in B, red where its own \
                      (self) cost grew from A to B, blue where it shrank. Stacks are approximated from \
                      callgrind's caller → callee edges: a function with several callers splits its cost \
                      between them as their calls cost.</p>\n{}",
                     flame::svg(&w.workload, fa, fb, self.entries.max(1) as f64)
-                );
-            }
-            if let Some(rest) = self.rest(w) {
-                body += &format!("<p>{}</p>\n", esc(&rest));
-            }
-            body += &self.cache_html(w);
-            for l in &w.listings {
-                body += &format!("<pre>{}</pre>\n", esc(&listing_text(l, &w.workload).join("\n")));
+                )));
             }
         }
-        crate::report::html::page(&format!("explain {} {}", self.a, self.b), &body)
+        Ok(items)
     }
 }
 

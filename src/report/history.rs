@@ -91,6 +91,9 @@ pub struct History {
     /// before it were the saved history's.
     #[serde(default)]
     pub new_from: Option<usize>,
+    /// The machine it was measured on, in a sentence (histories written before: none).
+    #[serde(default)]
+    pub machine: Option<String>,
 }
 
 /// `ITS#8557` from a subject such as "ITS#8557 fix ...".
@@ -100,7 +103,97 @@ pub fn its_of(subject: &str) -> Option<String> {
     (!digits.is_empty()).then(|| format!("ITS#{digits}"))
 }
 
+impl super::document::Shown for History {
+    const KIND: &'static str = "lmdb-regress-history";
+    const SCHEMA: u32 = 1;
+
+    /// Its range, what was not measured, then each series' steps in a table, and the
+    /// functions that carry each step when the history attributed them.
+    fn outline(&self) -> Document {
+        let mut d = Document { findings: self.findings(), machine: self.machine.clone(), ..Document::default() };
+        d.heading(1, format!("History {}", self.range));
+        d.para(format!(
+            "{} from the start, {} not measured; steps are changes beyond {} in {}.",
+            super::cells::plural(self.points.len().saturating_sub(1), "commit"),
+            self.skipped(),
+            super::cells::within(self.tolerance * 100.0),
+            self.unit
+        ));
+        if let Some(line) = self.extended() {
+            d.para(line);
+        }
+        d.list(
+            self.points
+                .iter()
+                .filter_map(|p| {
+                    Some(format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref()?))
+                })
+                .collect(),
+        );
+        for s in &self.series {
+            d.heading(2, format!("{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step")));
+            if s.steps.is_empty() {
+                continue;
+            }
+            d.table(self.steps_table(s));
+            d.list(s.steps.iter().flat_map(step_functions).collect());
+        }
+        d
+    }
+
+    /// The outline's items, each series' charts after its heading: the level with its
+    /// steps, and each commit against the one before.
+    fn html_items<'d>(&self, d: &'d Document) -> anyhow::Result<Vec<super::html::Item<'d>>> {
+        use super::html::{figure, Item};
+        let mut items = Vec::new();
+        let mut series = self.series.iter();
+        for item in super::html::items(d, None)? {
+            let heading = matches!(item, Item::Block(super::outline::Block::Heading(2, _)));
+            items.push(item);
+            if let Some(s) = heading.then(|| series.next()).flatten() {
+                items.push(Item::Markup(figure(&self.chart(s))));
+                if let Some(svg) = self.changes_chart(s)? {
+                    items.push(Item::Markup(figure(&svg)));
+                }
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// Each function that carries `st`, in a line: its self cost before and after.
+fn step_functions(st: &StepRow) -> Vec<String> {
+    st.functions
+        .iter()
+        .filter(|f| f.self_cost.diff() != 0.0)
+        .map(|f| {
+            let (a, b) = (f.self_cost.a, f.self_cost.b);
+            format!("{}: {:+.1} {} (self {a:.1} -> {b:.1})", short(&st.commit), f.self_cost.diff(), f.name)
+        })
+        .collect()
+}
+
 impl History {
+    /// A series' steps, the new ones marked.
+    fn steps_table(&self, s: &Series) -> Cells {
+        let mut t = Cells::new(&["commit", "change", "before", "after", "ITS", "subject"], 0, 2);
+        for st in &s.steps {
+            let new = if self.is_new(&st.commit) { " (new)" } else { "" };
+            t.push(
+                vec![
+                    format!("{}{new}", short(&st.commit)),
+                    format!("{:+.1}%", st.change_percent),
+                    super::cells::num(st.before_value),
+                    super::cells::num(st.value),
+                    st.its.clone().unwrap_or_default(),
+                    st.subject.clone(),
+                ],
+                self.is_new(&st.commit),
+            );
+        }
+        t
+    }
+
     /// The history of `points` (labels of the run's tags) from the report of their run.
     pub fn of(range: &str, mut points: Vec<Point>, model: &ReportModel) -> History {
         for p in &mut points {
@@ -154,6 +247,7 @@ impl History {
             series,
             run: None,
             new_from: None,
+            machine: Some(super::outline::machine(&model.environment)),
         }
     }
 
@@ -161,103 +255,6 @@ impl History {
     pub fn is_new(&self, commit: &str) -> bool {
         let Some(from) = self.new_from else { return false };
         self.points.iter().position(|p| p.commit == commit).is_some_and(|i| i >= from)
-    }
-
-    /// 80 columns: the range, what was measured and skipped, then every step.
-    pub fn text(&self) -> String {
-        let width = 80;
-        let mut o = String::new();
-        let skipped: Vec<&Point> = self.points.iter().filter(|p| p.skipped.is_some()).collect();
-        let intro = format!(
-            "HISTORY {}: {} from the start, {} not measured; steps are changes beyond {} in {}.",
-            self.range,
-            super::cells::plural(self.points.len().saturating_sub(1), "commit"),
-            self.skipped(),
-            super::cells::within(self.tolerance * 100.0),
-            self.unit
-        );
-        o.push_str(&crate::terminal::wrap(&intro, width, ""));
-        o.push('\n');
-        if let Some(line) = self.extended() {
-            o.push_str(&crate::terminal::wrap(&line, width, ""));
-            o.push('\n');
-        }
-        for p in &skipped {
-            let line =
-                format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref().unwrap_or(""));
-            o.push_str(&crate::terminal::wrap(&line, width, "  "));
-            o.push('\n');
-        }
-        for s in &self.series {
-            let _ = writeln!(o, "\n{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step"));
-            for st in &s.steps {
-                let its = st.its.as_deref().map(|i| format!(" {i}")).unwrap_or_default();
-                let new = if self.is_new(&st.commit) { "new " } else { "" };
-                let line = format!(
-                    "{new}{} {:+.1}% ({} -> {}){its}: {}",
-                    short(&st.commit),
-                    st.change_percent,
-                    super::cells::num(st.before_value),
-                    super::cells::num(st.value),
-                    st.subject
-                );
-                o.push_str(&crate::terminal::wrap(&line, width, "    "));
-                o.push('\n');
-                for f in st.functions.iter().filter(|f| f.self_cost.diff() != 0.0) {
-                    let (a, b) = (f.self_cost.a, f.self_cost.b);
-                    let _ = writeln!(o, "      {:+.1} {} (self {a:.1} -> {b:.1})", f.self_cost.diff(), f.name);
-                }
-            }
-        }
-        o
-    }
-
-    /// The history as the document every command's formats lay out (Markdown, github): its
-    /// range, what was not measured, then each series' steps in a table.
-    pub fn outline(&self, machine: Option<String>) -> Document {
-        let mut d = Document { findings: self.findings(), machine, ..Document::default() };
-        d.heading(1, format!("History {}", self.range));
-        d.para(format!(
-            "{} from the start, {} not measured; steps are changes beyond {} in {}.",
-            super::cells::plural(self.points.len().saturating_sub(1), "commit"),
-            self.skipped(),
-            super::cells::within(self.tolerance * 100.0),
-            self.unit
-        ));
-        if let Some(line) = self.extended() {
-            d.para(line);
-        }
-        d.list(
-            self.points
-                .iter()
-                .filter_map(|p| {
-                    Some(format!("not measured: {} {}: {}", short(&p.commit), p.subject, p.skipped.as_deref()?))
-                })
-                .collect(),
-        );
-        for s in &self.series {
-            d.heading(2, format!("{} {}: {}", s.engine, s.workload, super::cells::plural(s.steps.len(), "step")));
-            if s.steps.is_empty() {
-                continue;
-            }
-            let mut t = Cells::new(&["commit", "change", "before", "after", "ITS", "subject"], 0, 2);
-            for st in &s.steps {
-                let new = if self.is_new(&st.commit) { " (new)" } else { "" };
-                t.push(
-                    vec![
-                        format!("{}{new}", short(&st.commit)),
-                        format!("{:+.1}%", st.change_percent),
-                        super::cells::num(st.before_value),
-                        super::cells::num(st.value),
-                        st.its.clone().unwrap_or_default(),
-                        st.subject.clone(),
-                    ],
-                    self.is_new(&st.commit),
-                );
-            }
-            d.table(t);
-        }
-        d
     }
 
     /// Every step in a sentence (the new ones marked), or that there is none.
@@ -302,24 +299,6 @@ impl History {
             self.points.get(from.saturating_sub(1)).map_or("the start", |p| short(&p.commit)),
             super::cells::plural(new_steps, "step")
         ))
-    }
-
-    /// A page in the reports' style (so `site` can hold it): the text, then per engine and
-    /// workload a step chart.
-    pub fn html(&self) -> anyhow::Result<String> {
-        let title = format!("History {}", self.range);
-        let mut body = format!("<h1>{}</h1>\n<pre>{}</pre>\n", esc(&title), esc(&self.text()));
-        for s in &self.series {
-            let _ = write!(
-                body,
-                "<h2>{} {}</h2>\n{}{}",
-                esc(&s.engine.to_string()),
-                esc(&s.workload.to_string()),
-                super::html::figure(&self.chart(s)),
-                self.changes_chart(s)?.map(|svg| super::html::figure(&svg)).unwrap_or_default()
-            );
-        }
-        Ok(super::html::page(&title, &body))
     }
 
     /// Beside the level, each measured commit's ratio to the one measured before it, the

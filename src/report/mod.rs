@@ -7,6 +7,7 @@ pub mod cells;
 pub mod compare;
 pub mod coverage;
 pub mod csv;
+pub mod document;
 pub mod explain;
 pub mod extras;
 pub mod flame;
@@ -74,6 +75,20 @@ impl Format {
     /// samples, more for a preset), SVG one chart per workload.
     pub fn single_document(self) -> bool {
         !matches!(self, Format::Csv | Format::Svg)
+    }
+
+    /// The file name extension of its one document (github's is Markdown, apart from
+    /// markdown's own file).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Github => "github.md",
+            Format::Text => "txt",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Svg => "svg",
+            Format::Html => "html",
+        }
     }
 
     /// The name `--format` takes.
