@@ -309,6 +309,11 @@ impl Metric {
         matches!(self.info().collect, Collect::Events { cache_sim: true, .. })
     }
 
+    /// The metrics the cache simulation adds, in the registry's order.
+    pub fn cache_simulated() -> impl Iterator<Item = Metric> {
+        Metric::ALL.into_iter().filter(|m| m.needs_cache_sim())
+    }
+
     /// The metric's figure of a region whose events are `counts`; None for time, and for a
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {

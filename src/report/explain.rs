@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::record::metric::{Counts, Event, Metric};
-use crate::report::cells::Cells;
+use crate::report::cells::{num, Cells};
 use crate::report::flame::{self, Folded};
 use crate::report::outline::Document;
 use crate::runner::profile::{FunctionCost, Profile};
@@ -46,9 +46,6 @@ pub struct Explanation {
     pub caches: Option<String>,
 }
 
-/// The cache metrics `--cache` adds, in their order, from the runner's declarations.
-pub const CACHE_METRICS: [Metric; 3] = [Metric::EstimatedCycles, Metric::D1Misses, Metric::LlMisses];
-
 /// A cost vector over `p`'s events as the runner's counts, for its metric formulas.
 fn counts_of(p: &Profile, v: &[u64]) -> Counts {
     p.events.iter().zip(v).filter_map(|(e, n)| Some((Event::from_callgrind(e)?, *n))).collect()
@@ -64,8 +61,7 @@ fn cache_pairs(
     per: &dyn Fn(u64) -> f64,
 ) -> BTreeMap<&'static str, Pair> {
     let (ca, cb) = (counts_of(pa, va), counts_of(pb, vb));
-    CACHE_METRICS
-        .iter()
+    Metric::cache_simulated()
         .filter_map(|m| Some((m.key(), Pair { a: per(m.of_counts(&ca)?), b: per(m.of_counts(&cb)?) })))
         .collect()
 }
@@ -586,38 +582,28 @@ impl Explanation {
         rows
     }
 
-    /// The workload's cache figures in a sentence.
+    /// The workload's cache figures in a sentence, each cache metric A and B per entry.
     fn cache_sentence(w: &WorkloadExplanation) -> Option<String> {
-        let get = |m: Metric| w.cache.get(m.key());
-        let cycles = get(Metric::EstimatedCycles)?;
-        let (d1, ll) = (get(Metric::D1Misses)?, get(Metric::LlMisses)?);
-        Some(format!(
-            "Simulated caches, per entry: estimated cycles A {}, B {}, B - A {} ({}); D1 misses A {:.2}, B {:.2}; \
-             LL misses A {:.2}, B {:.2}.",
-            fig(cycles.a),
-            fig(cycles.b),
-            signed(cycles.diff()),
-            percent(cycles),
-            d1.a,
-            d1.b,
-            ll.a,
-            ll.b
-        ))
+        let figures: Vec<String> = Metric::cache_simulated()
+            .map(|m| {
+                w.cache.get(m.key()).map(|p| format!("{} A {}, B {} ({})", m.name(), num(p.a), num(p.b), percent(p)))
+            })
+            .collect::<Option<_>>()?;
+        Some(format!("Simulated caches, per entry: {}.", figures.join("; ")))
     }
 
-    /// A function's cache cells: cycles A, B, B − A, D1 A, B, LL A, B.
-    fn cache_cells(f: &FunctionRow) -> [String; 7] {
+    /// A function's cache cells: each cache metric's A and B per entry.
+    fn cache_cells(f: &FunctionRow) -> Vec<String> {
         let get = |m: Metric| f.cache.get(m.key()).copied().unwrap_or(Pair { a: 0.0, b: 0.0 });
-        let (c, d1, ll) = (get(Metric::EstimatedCycles), get(Metric::D1Misses), get(Metric::LlMisses));
-        let m = |v: f64| format!("{v:.2}");
-        [fig(c.a), fig(c.b), signed(c.diff()), m(d1.a), m(d1.b), m(ll.a), m(ll.b)]
+        Metric::cache_simulated().flat_map(|m| [num(get(m).a), num(get(m).b)]).collect()
     }
 
     fn cache_blocks(&self, w: &WorkloadExplanation, d: &mut Document) {
         let Some(sentence) = Self::cache_sentence(w) else { return };
         d.para(sentence);
-        let header = ["function (by cycles)", "cycles A", "cycles B", "B - A", "D1 A", "D1 B", "LL A", "LL B"];
-        let mut t = Cells::new(&header, 0, 1);
+        let mut header = vec!["function (by cycles)".to_string()];
+        header.extend(Metric::cache_simulated().flat_map(|m| ["A", "B"].map(|s| format!("{} {s}", m.info().short))));
+        let mut t = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
         for f in self.by_cycles(w) {
             let mut row = vec![cut_name(&f.name, CACHE_NAME)];
             row.extend(Self::cache_cells(f));

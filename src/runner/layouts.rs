@@ -120,7 +120,7 @@ fn moved_by_layout(a: &Counts, b: &Counts) -> String {
     if let (Some(x), Some(y)) = (i1(a), i1(b)) {
         shown.push(format!("I1 misses {x} then {y}"));
     }
-    for m in [Metric::D1Misses, Metric::LlMisses, Metric::EstimatedCycles] {
+    for m in Metric::cache_simulated() {
         if let (Some(x), Some(y)) = (m.of_counts(a), m.of_counts(b)) {
             shown.push(format!("{} {x} then {y}", m.name()));
         }
