@@ -225,7 +225,7 @@ fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
     assert_eq!((rows[0].self_cost.a, rows[0].self_cost.b), (184.7, 185.7));
     assert_eq!(rows.len(), 3, "the two halves are one row: {rows:?}");
     use lmdb_regress::report::{document, Format};
-    let text = document::render(&e, Format::Text, &Default::default()).unwrap();
+    let text = lmdb_regress::report::render_shown(&e, Format::Text, &Default::default()).unwrap();
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         text.contains("Renamed between A and B, so one row each: mdb_cursor_put (A) → _mdb_cursor_put (B)"),

@@ -3,6 +3,7 @@
 //! difference, nothing resolved; the same sentences first in JSON and on the HTML page.
 
 use lmdb_regress::record;
+use lmdb_regress::report::findings::{self, Findings};
 use lmdb_regress::report::{markdown, model, names, outline, text};
 
 use crate::common::*;
@@ -13,7 +14,7 @@ fn model_of(name: &str) -> model::ReportModel {
 }
 
 /// The findings of `name` match their golden files; returns them as values.
-fn golden_findings(name: &str) -> model::Findings {
+fn golden_findings(name: &str) -> Findings {
     let m = model_of(name);
     let section = outline::findings_section(&m);
     golden(&format!("findings-{name}.txt"), &text::render_document(&section));
@@ -32,7 +33,7 @@ fn golden_findings(name: &str) -> model::Findings {
     for l in &lines {
         assert!(html.contains(&format!("<li>{}</li>", html_escape::encode_text(l))), "{l}");
     }
-    m.findings
+    Findings::of(&m)
 }
 
 #[test]
@@ -40,7 +41,7 @@ fn a_step_shared_by_consecutive_tags_is_one_finding() {
     let f = golden_findings("step");
     assert_eq!(f.steps.len(), 1, "{f:#?}");
     let s = &f.steps[0];
-    assert_eq!((s.workload.name(), s.by), ("write", model::StepBy::Instructions));
+    assert_eq!((s.workload.name(), s.by), ("write", findings::StepBy::Instructions));
     let tags: Vec<&str> = s.deltas.iter().map(|d| d.tag.as_str()).collect();
     assert_eq!(tags, ["LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23"]);
     assert!(s.to_last);
@@ -57,7 +58,7 @@ fn a_time_only_difference_says_instructions_did_not_move() {
     let f = golden_findings("time-only");
     assert_eq!(f.steps.len(), 1, "{f:#?}");
     let s = &f.steps[0];
-    assert_eq!((s.workload.name(), s.by), ("readSeq", model::StepBy::Time));
+    assert_eq!((s.workload.name(), s.by), ("readSeq", findings::StepBy::Time));
     assert!(s.deltas.iter().all(|d| d.time_only && d.verdict() == lmdb_regress::stats::Verdict::Faster));
     // 0.9.21 measured between: the step lies after it, nothing unmeasured in between.
     assert_eq!(s.deltas[0].tag, "LMDB_0.9.22");

@@ -556,7 +556,7 @@ fn finish(
     };
     // Rendered first: a failure never leaves an empty file behind.
     let json = document::json(&summary).context("cannot serialise the bisect summary")?;
-    let page = document::render(&summary, crate::report::Format::Html, &Default::default())?;
+    let page = crate::report::render_shown(&summary, crate::report::Format::Html, &Default::default())?;
     let dir = &b.settings.run_dir;
     let mut outputs = vec![(dir.join("bisect.json"), json.into_bytes()), (dir.join("bisect.html"), page.into_bytes())];
     for f in results {

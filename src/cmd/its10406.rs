@@ -146,7 +146,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
     let base = args.out_dir.join(stem.unwrap_or_else(|| format!("its-10406-{stamp}")));
     let mut outputs = Vec::new();
     for f in [report::Format::Markdown, report::Format::Text, report::Format::Json, report::Format::Html] {
-        let doc = report::document::render(&result, f, &Default::default())?;
+        let doc = report::render_shown(&result, f, &Default::default())?;
         outputs.push((base.with_extension(f.extension()), doc.into_bytes()));
     }
     if let Some(s) = m.sections.iter().find(|s| s.workload == crate::workload::Workload::Write) {

@@ -175,7 +175,7 @@ pub fn print_shown_with<S: crate::report::document::Shown>(
     github: &crate::report::github::Github,
 ) -> Result<()> {
     use std::io::Write;
-    let text = crate::report::document::render(s, format, github)?;
+    let text = crate::report::render_shown(s, format, github)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if format == crate::report::Format::Github {
         job_summary(&text)?;

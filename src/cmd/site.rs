@@ -39,7 +39,7 @@ pub fn run(dir: &Path, runs: &[PathBuf], force: bool) -> Result<()> {
     for h in &histories {
         pages.push((
             dir.join(&h.page),
-            crate::report::document::render(&h.history, crate::report::Format::Html, &Default::default())?.into_bytes(),
+            crate::report::render_shown(&h.history, crate::report::Format::Html, &Default::default())?.into_bytes(),
         ));
     }
     pages.push((dir.join("index.html"), site::index(&site_runs, &histories)?.into_bytes()));

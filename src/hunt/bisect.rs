@@ -782,7 +782,7 @@ mod tests {
             attribution: None,
             min_effect: 0.02,
         };
-        let page = crate::report::document::render(&summary, crate::report::Format::Html, &Default::default()).unwrap();
+        let page = crate::report::render_shown(&summary, crate::report::Format::Html, &Default::default()).unwrap();
         let (table, chart, after) = (
             page.rfind("</table>").unwrap(),
             page.find("<svg class=\"ratio-chart\"").unwrap(),

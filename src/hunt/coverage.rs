@@ -191,7 +191,7 @@ mod tests {
     use crate::runner::gcov::FunctionCoverage;
 
     fn shown(c: &Coverage, f: Format) -> String {
-        document::render(c, f, &Default::default()).unwrap()
+        crate::report::render_shown(c, f, &Default::default()).unwrap()
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The one way every command other than `run` and `report` shows its result: the result
 //! gives an outline (which text, Markdown, HTML and github lay out) and serialises itself
 //! into a JSON document that carries its kind and schema version. A result with charts
-//! puts them into the outline's HTML items; nothing renders a format by hand.
+//! puts them into the outline's HTML items; nothing renders a format by hand
+//! (`report::render_shown` lays a result out in a format).
 
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::github::Github;
 use super::html::Item;
 use super::outline::Document;
 use super::Format;
@@ -78,22 +78,11 @@ pub fn refuse_unshown(f: Format) -> Result<()> {
     Ok(())
 }
 
-/// `s` in `f`: JSON from its fields, the rest from its outline; CSV and SVG are refused.
-pub fn render<S: Shown>(s: &S, f: Format, github: &Github) -> Result<String> {
-    refuse_unshown(f)?;
-    if f == Format::Json {
-        return json(s);
-    }
-    let d = s.outline();
-    match f {
-        Format::Html => Ok(super::html::render_items(&s.html_items(&d)?)),
-        f => super::render_document(&d, f, github, None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::github::Github;
+    use crate::report::render_shown as render;
 
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Answer {

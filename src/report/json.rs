@@ -91,10 +91,10 @@ struct ToolchainComparison<'a> {
 /// What the run established: the model's values, and the sentences every prose format
 /// opens with.
 #[derive(Serialize)]
-struct FindingsRecord<'a> {
+struct FindingsRecord {
     lines: Vec<String>,
     #[serde(flatten)]
-    findings: &'a super::model::Findings,
+    findings: super::findings::Findings,
 }
 
 #[derive(Serialize)]
@@ -105,7 +105,7 @@ struct Document<'a> {
     partial: bool,
     baseline: &'a str,
     newest: Option<&'a str>,
-    findings: FindingsRecord<'a>,
+    findings: FindingsRecord,
     rule: &'a crate::stats::family::Rule,
     method: Vec<String>,
     /// The run's coverage record; null in files from before runs measured it.
@@ -156,7 +156,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         newest: m.newest.as_deref(),
         findings: FindingsRecord {
             lines: super::outline::findings(m).iter().map(|l| super::names::plain(l)).collect(),
-            findings: &m.findings,
+            findings: super::findings::Findings::of(m),
         },
         rule: &m.rule,
         method: super::method::method_lines(m).iter().map(|l| super::names::plain(l)).collect(),

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod document;
 pub mod explain;
 pub mod extras;
+pub mod findings;
 pub mod flame;
 pub mod gate;
 pub mod github;
@@ -28,6 +29,7 @@ pub mod site;
 pub mod summary;
 pub mod svg;
 pub mod text;
+pub mod trend;
 
 use std::path::{Path, PathBuf};
 
@@ -187,5 +189,18 @@ pub fn render_document(
         Format::Json | Format::Csv | Format::Svg => {
             anyhow::bail!("--format {} is not one of this command's: give markdown, text, html or github", f.name())
         }
+    }
+}
+
+/// `s` in `f`: JSON from its fields, the rest from its outline; CSV and SVG are refused.
+pub fn render_shown<S: document::Shown>(s: &S, f: Format, github: &github::Github) -> Result<String> {
+    document::refuse_unshown(f)?;
+    if f == Format::Json {
+        return document::json(s);
+    }
+    let d = s.outline();
+    match f {
+        Format::Html => Ok(html::render_items(&s.html_items(&d)?)),
+        f => render_document(&d, f, github, None),
     }
 }

@@ -4,7 +4,8 @@
 
 use super::cells::{self, label, named, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
-use super::model::{Delta, ReportModel, Step, StepBy, Unresolved};
+use super::findings::{Findings, Step, StepBy, Unresolved};
+use super::model::{Delta, ReportModel};
 use crate::environment::Environment;
 use crate::record::{Engine, Metric};
 use crate::stats::Verdict;
@@ -234,7 +235,7 @@ pub fn findings_section(m: &ReportModel) -> Document {
 /// What the run established, in sentences: each resolved step, what time left open and
 /// the rounds that would close it, what failed.
 pub fn findings(m: &ReportModel) -> Vec<String> {
-    let f = &m.findings;
+    let f = &Findings::of(m);
     let mut v = Vec::new();
     if !f.any() {
         v.push(nothing_resolved(m));
@@ -242,8 +243,8 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
     v.extend(f.steps.iter().map(|s| step_line(m, s)));
     v.extend(space_lines(m));
     v.extend(super::coverage::same_finding(m));
-    v.extend(unresolved_line(m, &f.unresolved));
-    v.extend(failures_line(m));
+    v.extend(unresolved_line(m, f));
+    v.extend(failures_line(m, f));
     v.extend(not_applicable_lines(m));
     v
 }
@@ -407,7 +408,8 @@ fn step_line(m: &ReportModel, s: &Step) -> String {
 }
 
 /// What time left open, where, and how many rounds would resolve ±min-effect.
-fn unresolved_line(m: &ReportModel, open: &[Unresolved]) -> Option<String> {
+fn unresolved_line(m: &ReportModel, f: &Findings) -> Option<String> {
+    let open: &[Unresolved] = &f.unresolved;
     let most = two_digits(open.iter().filter_map(|u| u.rounds_to_resolve).max()?);
     let (k, n): (usize, usize) = open.iter().fold((0, 0), |(k, n), u| (k + u.inconclusive, n + u.of));
     let rounds = open.iter().map(|u| u.rounds).max().unwrap_or(0);
@@ -421,8 +423,7 @@ fn unresolved_line(m: &ReportModel, open: &[Unresolved]) -> Option<String> {
             format!("{} {} of {} {r}", section_name(m, u.engine, u.workload), u.inconclusive, u.of)
         })
         .collect();
-    let cost = m
-        .findings
+    let cost = f
         .seconds_per_round
         .map(|s| format!(" (about {} at this run's {} a round)", cells::seconds(s * most as f64), cells::seconds(s)))
         .unwrap_or_default();
@@ -445,8 +446,7 @@ fn two_digits(n: usize) -> usize {
 
 /// What failed, counted, the first few named, and the tags not measured; the Problems
 /// section tells each in full.
-fn failures_line(m: &ReportModel) -> Option<String> {
-    let f = &m.findings;
+fn failures_line(m: &ReportModel, f: &Findings) -> Option<String> {
     let mut failed = Vec::new();
     if f.failures > 0 {
         let mut named: Vec<String> = m

@@ -13,7 +13,8 @@ use super::history::History;
 use super::html::{self, Item};
 use super::model::{ReportModel, Section};
 use super::outline::{Block, Document};
-use super::svg::{self, RatioChart, RatioPoint, TrendSeries};
+use super::svg::{self, RatioChart, RatioPoint};
+use super::trend::{self, TrendSeries};
 use crate::record::label::Label;
 use crate::stats::Verdict;
 
@@ -180,7 +181,7 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
             let title = format!("{} — median {} per run", m0.section_title(s), m0.unit.label);
             out.push(Trend::Block(Block::Heading(3, m0.section_title(s))));
             out.push(Trend::Chart(newest_ratios(&g, s, &labels)?));
-            out.push(Trend::Chart(svg::trend(&title, m0.unit.label, &labels, &series(&g, s))?));
+            out.push(Trend::Chart(trend::trend(&title, m0.unit.label, &labels, &series(&g, s))?));
         }
     }
     Ok(out)
