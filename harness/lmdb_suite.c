@@ -21,7 +21,7 @@
 enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL };
 enum keys { SEQUENTIAL, RANDOM };
 enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
-       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384 };
+       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -39,6 +39,8 @@ static const struct row ROWS[] = {
 #define SMALL_VALUE 100
 #define DUPS 10
 #define SETUP_BATCH 1000
+/* DUPREAD's RANGE: MDB_GET_BOTH_RANGE looks for this byte then zeros: duplicate 5 on. */
+#define RANGE_FROM 5
 
 static struct settings P;
 
@@ -171,8 +173,12 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
     case DUPFILL: push_dups(&p->timed, dup_keys(r), r->keys); break;
     case DUPREAD: {
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
+        unsigned char probe[8] = {RANGE_FROM}, k[KEY];
         push_dups(&p->setup_puts, n, SEQUENTIAL);
-        for (uint32_t x = 0; x < n; x++) push_key(&p->timed, keys[x]);
+        for (uint32_t x = 0; x < n; x++) {
+            key_of(keys[x], 0, k);
+            ops_push(&p->timed, k, probe, r->options & RANGE ? 8 : 0);
+        }
         free(keys);
         break;
     }
@@ -180,6 +186,9 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
         push_dups(&p->setup_puts, n, SEQUENTIAL);
         for (uint32_t x = 0; x < n; x++)
+            if (r->options & MOST) {
+                if (deletes(r, keys[x])) push_key(&p->timed, keys[x]);
+            } else
             for (uint32_t j = 0; j < DUPS; j += 2) {
                 unsigned char k[KEY], d[8];
                 key_of(keys[x], 0, k);
@@ -295,16 +304,44 @@ __attribute__((noinline)) int timed_lmdb_delete(struct env *e, const struct ops 
 
 static void add_dup(uint64_t *entries, uint64_t *sum, const unsigned char *d) { ++*entries; *sum += head(d, 8); }
 
-enum dup_walk { FORWARD, BACKWARD, MULTIPLE, COUNTED };
+/* declared.rs's DupWalk. */
+enum dup_walk { FORWARD, BACKWARD, MULTIPLE, MULTIPLE_BACK, COUNTED, RANGED, SCAN_FORWARD, SCAN_BACKWARD, NODUP_FORWARD,
+                NODUP_BACKWARD };
 
-static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *entries, uint64_t *sum, const char **call) {
-    static const MDB_cursor_op first[] = {MDB_NEXT_DUP, MDB_LAST_DUP, MDB_GET_MULTIPLE};
-    static const MDB_cursor_op step[] = {MDB_NEXT_DUP, MDB_PREV_DUP, MDB_NEXT_MULTIPLE};
-    MDB_val v;
+/* `step` until MDB_NOTFOUND, every duplicate (or page of them) it returns summed. */
+static int steps(MDB_cursor *cur, MDB_val *k, MDB_cursor_op step, uint64_t *entries, uint64_t *sum, const char **call) {
+    MDB_val v = {0, NULL};
+    int rc;
+    while (!(rc = mdb_cursor_get(cur, k, &v, step)))
+        for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
+    *call = "mdb_cursor_get";
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+#if MDB_VERSION_FULL >= MDB_VERINT(0, 9, 19)
+#define PREV_MULTIPLE MDB_PREV_MULTIPLE
+#else
+#define PREV_MULTIPLE 18 /* not this LMDB's: the runner asks MULTIPLE_BACK of 0.9.19 on only */
+#endif
+
+/* The whole database by `step` from the unpositioned cursor, then one step past the end. */
+static int whole(MDB_cursor *cur, MDB_cursor_op step, uint64_t *entries, uint64_t *sum, const char **call) {
+    MDB_val k = {0, NULL}, v = {0, NULL};
+    int rc = steps(cur, &k, step, entries, sum, call);
+    if (rc) return rc;
+    *call = "mdb_cursor_get(past the end)";
+    rc = mdb_cursor_get(cur, &k, &v, step);
+    return rc == MDB_NOTFOUND ? 0 : rc ? rc : MDB_CORRUPTED;
+}
+
+static int dups_of(MDB_cursor *cur, MDB_val *k, MDB_val *probe, enum dup_walk walk, uint64_t *entries, uint64_t *sum,
+                   const char **call) {
+    MDB_val v = *probe;
     size_t n;
     int rc;
-    *call = "mdb_cursor_get(MDB_SET_KEY)";
-    if ((rc = mdb_cursor_get(cur, k, &v, MDB_SET_KEY))) return rc;
+    MDB_cursor_op at = walk == RANGED ? MDB_GET_BOTH_RANGE : MDB_SET_KEY;
+    *call = walk == RANGED ? "mdb_cursor_get(MDB_GET_BOTH_RANGE)" : "mdb_cursor_get(MDB_SET_KEY)";
+    if ((rc = mdb_cursor_get(cur, k, &v, at))) return rc;
     if (walk == COUNTED) {
         *call = "mdb_cursor_count";
         if ((rc = mdb_cursor_count(cur, &n))) return rc;
@@ -312,23 +349,30 @@ static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *en
         *sum += n;
         return 0;
     }
-    if (walk == FORWARD) add_dup(entries, sum, v.mv_data);
-    for (rc = mdb_cursor_get(cur, k, &v, first[walk]); !rc; rc = mdb_cursor_get(cur, k, &v, step[walk]))
+    int multiple = walk == MULTIPLE || walk == MULTIPLE_BACK;
+    MDB_cursor_op first = multiple ? MDB_GET_MULTIPLE : walk == BACKWARD ? MDB_LAST_DUP : MDB_NEXT_DUP;
+    MDB_cursor_op step = multiple ? MDB_NEXT_MULTIPLE : walk == BACKWARD ? MDB_PREV_DUP : MDB_NEXT_DUP;
+    if (walk == FORWARD || walk == RANGED) add_dup(entries, sum, v.mv_data);
+    for (rc = mdb_cursor_get(cur, k, &v, first); !rc; rc = mdb_cursor_get(cur, k, &v, step))
         for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
     *call = "mdb_cursor_get";
+    if (rc == MDB_NOTFOUND && walk == MULTIPLE_BACK) return steps(cur, k, PREV_MULTIPLE, entries, sum, call);
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 __attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct ops *o, enum dup_walk walk, uint64_t *entries,
                                                   uint64_t *sum, const char **call) {
+    static const MDB_cursor_op whole_step[] = {MDB_NEXT, MDB_PREV, MDB_NEXT_NODUP, MDB_PREV_NODUP};
     MDB_txn *txn;
     MDB_cursor *cur;
-    MDB_val k, v;
+    MDB_val k, v, none = {0, NULL};
     int rc = begin_cursor(e, MDB_RDONLY, &txn, &cur, call);
     if (rc) return rc;
+    if (walk >= SCAN_FORWARD) return end_cursor(txn, cur, 0, whole(cur, whole_step[walk - SCAN_FORWARD], entries, sum, call), call);
+    if (walk == MULTIPLE_BACK) rc = steps(cur, &none, PREV_MULTIPLE, entries, sum, call);
     for (size_t i = 0; i < o->n && !rc; i++) {
         ops_get(o, i, &k, &v);
-        rc = dups_of(cur, &k, walk, entries, sum, call);
+        rc = dups_of(cur, &k, &v, walk, entries, sum, call);
     }
     return end_cursor(txn, cur, 0, rc, call);
 }
@@ -463,7 +507,13 @@ static int backup_of(const struct row *r, struct env *e, const struct plan *p, c
 }
 
 static enum dup_walk dup_walk_of(const struct row *r) {
-    return r->options & COUNT ? COUNTED : r->options & DUPFIXED ? MULTIPLE : r->options & REVERSE ? BACKWARD : FORWARD;
+    int reverse = (r->options & REVERSE) != 0;
+    if (r->options & COUNT) return COUNTED;
+    if (r->options & DUPFIXED) return reverse ? MULTIPLE_BACK : MULTIPLE;
+    if (r->options & SCAN) return reverse ? SCAN_BACKWARD : SCAN_FORWARD;
+    if (r->options & NODUP) return reverse ? NODUP_BACKWARD : NODUP_FORWARD;
+    if (r->options & RANGE) return RANGED;
+    return reverse ? BACKWARD : FORWARD;
 }
 
 static struct write write_of(const struct row *r) {

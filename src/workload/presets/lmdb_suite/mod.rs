@@ -161,7 +161,10 @@ fn timed_pass(
             Shape::Delete | Shape::DupDelete => {
                 pass::lmdbregress_timed_lmdb_delete(api, env, &plan.timed, w).map(|()| None)
             }
-            Shape::DupRead => pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, dup_walk(d)).map(Some),
+            Shape::DupRead => {
+                let walk = d.dup_walk().expect("a DUPREAD row's");
+                pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, walk).map(Some)
+            }
             Shape::Renew => {
                 pass::lmdbregress_timed_lmdb_renew(api, env, renew.expect("made above"), &plan.timed).map(Some)
             }
@@ -179,17 +182,6 @@ fn timed_pass(
     }
     let r: Result<Option<Checksum>, Failed> = r;
     Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
-}
-
-/// How a DUPREAD row walks each key's duplicates.
-fn dup_walk(d: &Declared) -> pass::DupWalk {
-    let has = |o| d.options.has(o);
-    match (has(Options::COUNT), has(Options::DUPFIXED), has(Options::REVERSE)) {
-        (true, _, _) => pass::DupWalk::Count,
-        (false, true, _) => pass::DupWalk::Multiple,
-        (false, false, true) => pass::DupWalk::Reverse,
-        (false, false, false) => pass::DupWalk::Forward,
-    }
 }
 
 /// How row `d`'s timed puts or deletes are made.

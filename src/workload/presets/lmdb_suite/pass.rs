@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use super::data::head;
+use super::declared::DupWalk;
 use super::ops::Ops;
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{bytes, empty_val, ok, val, Api, Env, Failed, MDB_cursor, MDB_txn, MDB_val};
@@ -185,21 +186,8 @@ pub unsafe fn lmdbregress_timed_lmdb_delete(api: &Api, env: &Env, ops: &Ops, w: 
     delete(api, env, ops, w)
 }
 
-/// How a duplicate read walks each key's duplicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DupWalk {
-    /// MDB_NEXT_DUP from the first.
-    Forward,
-    /// MDB_LAST_DUP, then MDB_PREV_DUP.
-    Reverse,
-    /// A page at a time: MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE (MDB_DUPFIXED).
-    Multiple,
-    /// Only mdb_cursor_count: a key each, its duplicates' count summed.
-    Count,
-}
-
-/// Looks each key up and walks its duplicates as `walk` says; the count and the sum of
-/// every duplicate's 8 bytes.
+/// Walks the duplicates as `walk` says, each key of `ops` or the whole database; the count
+/// and the sum of every duplicate's 8 bytes it visits.
 ///
 /// # Safety
 /// `env` is open; no transaction of this thread is active.
@@ -213,26 +201,84 @@ pub unsafe fn lmdbregress_timed_lmdb_dup_read(
 ) -> Result<Checksum, Failed> {
     let tc = crate::workload::lmdb::begin_cursor(api, env, sys::MDB_RDONLY)?;
     let mut sum = Checksum { entries: 0, digest: 0 };
-    let mut r = Ok(());
-    for i in 0..ops.len() {
-        r = dups_of(api, tc.1, ops.get(i).0, walk, &mut sum);
+    let mut r = match walk {
+        DupWalk::Scan { reverse } => whole(api, tc.1, (sys::MDB_cursor_op_MDB_NEXT, reverse), &mut sum),
+        DupWalk::NoDup { reverse } => whole(api, tc.1, (sys::MDB_cursor_op_MDB_NEXT_NODUP, reverse), &mut sum),
+        DupWalk::MultipleBack => steps(api, tc.1, &mut empty_val(), sys::MDB_cursor_op_MDB_PREV_MULTIPLE, &mut sum),
+        _ => Ok(()),
+    };
+    let per_key = !matches!(walk, DupWalk::Scan { .. } | DupWalk::NoDup { .. });
+    for i in (0..ops.len()).filter(|_| per_key) {
         if r.is_err() {
             break;
         }
+        r = dups_of(api, tc.1, ops.get(i), walk, &mut sum);
     }
     crate::workload::lmdb::end_cursor(api, tc, false, r.map(|()| sum))
 }
 
+/// The whole database by `step` (its MDB_PREV twin with `reverse`) from the unpositioned
+/// cursor, then one step past the end, which must find nothing.
+#[inline(always)]
+unsafe fn whole(
+    api: &Api,
+    cur: *mut MDB_cursor,
+    (step, reverse): (sys::MDB_cursor_op, bool),
+    sum: &mut Checksum,
+) -> Result<(), Failed> {
+    let step = match (reverse, step) {
+        (false, s) => s,
+        (true, sys::MDB_cursor_op_MDB_NEXT) => sys::MDB_cursor_op_MDB_PREV,
+        (true, _) => sys::MDB_cursor_op_MDB_PREV_NODUP,
+    };
+    let mut k = empty_val();
+    steps(api, cur, &mut k, step, sum)?;
+    let mut v = empty_val();
+    match (api.mdb_cursor_get)(cur, &mut k, &mut v, step) {
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get(past the end)", if rc == 0 { sys::MDB_CORRUPTED } else { rc })),
+    }
+}
+
+/// `step` until MDB_NOTFOUND, every duplicate (or page of them) it returns summed.
+#[inline(always)]
+unsafe fn steps(
+    api: &Api,
+    cur: *mut MDB_cursor,
+    k: &mut MDB_val,
+    step: sys::MDB_cursor_op,
+    sum: &mut Checksum,
+) -> Result<(), Failed> {
+    let mut v = empty_val();
+    let mut rc = (api.mdb_cursor_get)(cur, k, &mut v, step);
+    while rc == 0 {
+        bytes(&v).chunks_exact(8).for_each(|d| add(sum, d));
+        rc = (api.mdb_cursor_get)(cur, k, &mut v, step);
+    }
+    match rc {
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get", rc)),
+    }
+}
+
+/// One key's duplicates, as `walk` says; `key` and, for Range, the data it looks for.
 #[inline(always)]
 unsafe fn dups_of(
     api: &Api,
     cur: *mut MDB_cursor,
-    key: &[u8],
+    (key, probe): (&[u8], &[u8]),
     walk: DupWalk,
     sum: &mut Checksum,
 ) -> Result<(), Failed> {
     let (mut k, mut v) = (val(key), empty_val());
-    ok("mdb_cursor_get(MDB_SET_KEY)", (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY))?;
+    let (at, call) = match walk {
+        DupWalk::Range => {
+            v = val(probe);
+            (sys::MDB_cursor_op_MDB_GET_BOTH_RANGE, "mdb_cursor_get(MDB_GET_BOTH_RANGE)")
+        }
+        _ => (sys::MDB_cursor_op_MDB_SET_KEY, "mdb_cursor_get(MDB_SET_KEY)"),
+    };
+    ok(call, (api.mdb_cursor_get)(cur, &mut k, &mut v, at))?;
     if walk == DupWalk::Count {
         let mut n = 0usize;
         ok("mdb_cursor_count", (api.mdb_cursor_count)(cur, &mut n))?;
@@ -241,9 +287,11 @@ unsafe fn dups_of(
         return Ok(());
     }
     let (first, step) = match walk {
-        DupWalk::Multiple => (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE),
+        DupWalk::Multiple | DupWalk::MultipleBack => {
+            (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE)
+        }
         DupWalk::Reverse => (sys::MDB_cursor_op_MDB_LAST_DUP, sys::MDB_cursor_op_MDB_PREV_DUP),
-        DupWalk::Forward | DupWalk::Count => {
+        _ => {
             add(sum, bytes(&v));
             (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
         }
@@ -253,10 +301,12 @@ unsafe fn dups_of(
         bytes(&v).chunks_exact(8).for_each(|d| add(sum, d));
         rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, step);
     }
-    if rc == sys::MDB_NOTFOUND {
-        Ok(())
-    } else {
-        Err(("mdb_cursor_get", rc))
+    match rc {
+        sys::MDB_NOTFOUND if walk == DupWalk::MultipleBack => {
+            steps(api, cur, &mut k, sys::MDB_cursor_op_MDB_PREV_MULTIPLE, sum)
+        }
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get", rc)),
     }
 }
 
