@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -18,10 +20,11 @@
 #include "presets.h"
 #include "results.h"
 
-enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL };
+enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL, READERS };
 enum keys { SEQUENTIAL, RANDOM };
 enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
-       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17 };
+       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17,
+       NOOVERWRITE = 1 << 18 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -206,11 +209,16 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
         for (uint32_t i = 0; i < m; i += 2) push_key(&p->setup_deletes, i);
         break;
-    case DROP: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
+    case DROP: case READERS: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
     case INCREMENTAL:
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
         for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_value(&p->timed, v, visit[x], OVERWRITTEN);
         break;
+    }
+    for (size_t i = 0; (r->options & NOOVERWRITE) && i < p->timed.n; i++) {
+        MDB_val k, d;
+        ops_get(&p->timed, i, &k, &d);
+        ops_push(&p->setup_puts, k.mv_data, d.mv_data, d.mv_size);
     }
     free(visit);
 }
@@ -228,7 +236,11 @@ static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, 
     ops_get(o, i, &k, &v);
     if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
     *call = "mdb_put";
-    return mdb_put(txn, e->dbi, &k, &v, w->flags);
+    int rc = mdb_put(txn, e->dbi, &k, &v, w->flags);
+    /* pass.rs's refused_as_asked: the data is there already, so LMDB must refuse it. */
+    if (!(w->flags & (MDB_NOOVERWRITE | MDB_NODUPDATA))) return rc;
+    if (!rc) *call = "mdb_put(stored what it had to refuse)";
+    return rc == MDB_KEYEXIST ? 0 : rc ? rc : MDB_CORRUPTED;
 }
 
 /* plain_op in a child of txn, committed (abort: aborted). */
@@ -410,6 +422,30 @@ __attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) 
     return mdb_txn_commit(txn);
 }
 
+/* READERS (readers.rs): processes that die holding a reader slot. */
+#define STALE 8
+
+static int count_line(const char *msg, void *ctx) { (void)msg; ++*(unsigned *)ctx; return 0; }
+
+/* mdb_reader_list (each line counted), mdb_reader_check, which must clear `stale` slots,
+ * then mdb_env_stat and mdb_env_info. */
+__attribute__((noinline)) int timed_lmdb_readers(struct env *e, unsigned stale, const char **call) {
+    unsigned lines = 0;
+    int dead = 0, rc;
+    MDB_stat st;
+    MDB_envinfo info;
+    *call = "mdb_reader_list";
+    if ((rc = mdb_reader_list(e->env, count_line, &lines))) return rc;
+    *call = "mdb_reader_check";
+    if ((rc = mdb_reader_check(e->env, &dead))) return rc;
+    *call = "mdb_reader_check(stale slots)";
+    if (lines != stale + 1 || dead != (int)stale) return MDB_CORRUPTED;
+    *call = "mdb_env_stat";
+    if ((rc = mdb_env_stat(e->env, &st))) return rc;
+    *call = "mdb_env_info";
+    return mdb_env_info(e->env, &info);
+}
+
 /* LMDB 1.0's incremental backup: the pages e changed after transaction `since` dumped
  * (mdb_env_incr_dump) to `dump`, then loaded into `backup` (mdb_env_incr_loadfd). */
 __attribute__((noinline)) int timed_lmdb_incremental(struct env *e, struct env *backup, const char *dump, size_t since,
@@ -506,6 +542,37 @@ static int backup_of(const struct row *r, struct env *e, const struct plan *p, c
     return rc;
 }
 
+/* READERS' untimed start (readers.rs): STALE child processes each open the environment at
+ * dir, begin a read transaction and exit holding it; then a thread does so, and LMDB's
+ * thread-exit destructor frees its slot. */
+static void *begin_read(void *env) {
+    MDB_txn *txn = NULL;
+    return mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) ? NULL : txn;
+}
+
+static int leave_readers(const struct row *r, const char *dir, struct env *e, const char **call) {
+    for (unsigned i = 0; i < STALE; i++) {
+        pid_t child = fork();
+        int status;
+        *call = "fork";
+        if (child < 0) return errno;
+        if (child == 0) {
+            struct env c;
+            MDB_txn *txn;
+            const char *ignored;
+            _exit(open_for(r, dir, &c, &ignored) || mdb_txn_begin(c.env, NULL, MDB_RDONLY, &txn));
+        }
+        *call = "a process meant to hold a reader slot";
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) return ECHILD;
+    }
+    pthread_t t;
+    void *txn = NULL;
+    *call = "mdb_txn_begin(in a thread)";
+    if (pthread_create(&t, NULL, begin_read, e->env) || pthread_join(t, &txn) || !txn) return EINVAL;
+    mdb_txn_abort(txn);
+    return 0;
+}
+
 static enum dup_walk dup_walk_of(const struct row *r) {
     int reverse = (r->options & REVERSE) != 0;
     if (r->options & COUNT) return COUNTED;
@@ -519,6 +586,7 @@ static enum dup_walk dup_walk_of(const struct row *r) {
 static struct write write_of(const struct row *r) {
     struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
+    else if (r->options & NOOVERWRITE) w.flags = r->shape == DUPFILL ? MDB_NODUPDATA : MDB_NOOVERWRITE;
     else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
     return w;
 }
@@ -547,6 +615,7 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
     case COPY: rc = timed_lmdb_copy(e, at->copy, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
     case DROP: rc = timed_lmdb_drop(e, call); break;
     case INCREMENTAL: rc = timed_lmdb_incremental(e, at->backup, at->dump, at->since, call); break;
+    case READERS: rc = timed_lmdb_readers(e, STALE, call); break;
     }
     *ns = now_ns() - t0;
     if (reader) mdb_txn_abort(reader);
@@ -577,12 +646,14 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     const char *at = copied ? copy : dir;
     if (!(rc = open_for(r, dir, &e, &call))) {
         rc = setup(&e, p, &call);
+        if (!rc && r->shape == READERS) rc = leave_readers(r, dir, &e, &call);
         if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
         if (backup.env) mdb_env_close(backup.env);
         if (!rc && copied) {
+            /* mod.rs's copy_options: a COPY's copy is verified opened read-only. */
             mdb_env_close(e.env);
-            rc = open_for(r, copy, &e, &call);
+            rc = open_with(r, copy, r->shape == COPY ? MDB_RDONLY : 0, &e, &call);
             if (rc) e.env = NULL;
         }
         if (!rc && !read && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";

@@ -75,6 +75,9 @@ api! {
     mdb_txn_reset: unsafe extern "C" fn(*mut MDB_txn),
     mdb_txn_renew: unsafe extern "C" fn(*mut MDB_txn) -> c_int,
     mdb_cursor_count: unsafe extern "C" fn(*mut MDB_cursor, *mut usize) -> c_int,
+    mdb_env_stat: unsafe extern "C" fn(*mut MDB_env, *mut sys::MDB_stat) -> c_int,
+    mdb_reader_list: unsafe extern "C" fn(*mut MDB_env, sys::MDB_msg_func, *mut c_void) -> c_int,
+    mdb_reader_check: unsafe extern "C" fn(*mut MDB_env, *mut c_int) -> c_int,
 }
 
 /// mdb_env_set_checksum's callback: a page's checksum into `dst`.

@@ -120,6 +120,7 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
         Shape::Delete => walk((0..m).filter(|&i| !d.deletes(i)).map(first).collect()),
         Shape::Copy => walk((0..m).filter(|i| i % 2 == 1).map(first).collect()),
         Shape::Drop => checksum_of(std::iter::empty()),
+        Shape::Readers => walk((0..m).map(first).collect()),
         Shape::Incremental => walk(
             (0..m)
                 .map(|i| match i % 2 {

@@ -22,6 +22,7 @@ pub enum Shape {
     Copy,
     Drop,
     Incremental,
+    Readers,
 }
 
 /// The order the timed operations visit the keys.
@@ -54,7 +55,8 @@ impl Options {
     pub const SCAN: Options = Options(1 << 15);
     pub const NODUP: Options = Options(1 << 16);
     pub const RANGE: Options = Options(1 << 17);
-    const NAMED: [(&'static str, Options); 18] = [
+    pub const NOOVERWRITE: Options = Options(1 << 18);
+    const NAMED: [(&'static str, Options); 19] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -73,6 +75,7 @@ impl Options {
         ("SCAN", Options::SCAN),
         ("NODUP", Options::NODUP),
         ("RANGE", Options::RANGE),
+        ("NOOVERWRITE", Options::NOOVERWRITE),
     ];
     /// The options only LMDB 1.0 has, each by what it calls.
     const SINCE_1_0: [(Options, &'static str); 4] = [
@@ -283,6 +286,7 @@ fn shape_of(s: &str) -> Result<Shape, String> {
         ("COPY", Copy),
         ("DROP", Drop),
         ("INCREMENTAL", Incremental),
+        ("READERS", Readers),
     ];
     all.into_iter().find(|(n, _)| *n == s).map(|(_, v)| v).ok_or_else(|| format!("unknown shape {s}"))
 }

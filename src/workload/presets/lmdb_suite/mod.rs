@@ -8,6 +8,7 @@ pub mod data;
 pub mod declared;
 pub mod ops;
 pub mod pass;
+mod readers;
 
 use std::path::Path;
 
@@ -50,6 +51,14 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
     }
 }
 
+/// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB
+/// opens a fresh lock file for a reader.
+fn copy_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
+    let o = env_options(d, cfg);
+    let rdonly = if d.shape == Shape::Copy { sys::MDB_RDONLY } else { 0 };
+    EnvOptions { flags: o.flags | rdonly, ..o }
+}
+
 /// PAGESIZE's page size (mdb_env_set_pagesize): four times the usual 4 KiB.
 pub const PAGE_SIZE: u32 = 16384;
 
@@ -74,6 +83,9 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let dir = tempfile::tempdir_in(ctx.scratch)?;
         let env = Env::open(ctx.api, dir.path(), &env_options(d, ctx.cfg))?;
         setup(&env, &plan)?;
+        if d.shape == Shape::Readers {
+            readers::leave(ctx, &env, dir.path(), &env_options(d, ctx.cfg))?;
+        }
         let copy = tempfile::tempdir_in(ctx.scratch)?;
         let backup = match d.shape {
             Shape::Incremental => Some(backup(ctx, &env, d, &plan, copy.path())?),
@@ -85,7 +97,7 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let (checksum, space, db_bytes) = match d.shape {
             Shape::Copy | Shape::Incremental => {
                 drop(env);
-                let copied = Env::open(ctx.api, copy.path(), &env_options(d, ctx.cfg))?;
+                let copied = Env::open(ctx.api, copy.path(), &copy_options(d, ctx.cfg))?;
                 (walk_checksum(&copied)?, copied.space(copy.path())?, size_on_disk(copy.path())?)
             }
             _ => (checksum.map_or_else(|| walk_checksum(&env), Ok)?, env.space(dir.path())?, size_on_disk(dir.path())?),
@@ -170,6 +182,7 @@ fn timed_pass(
             }
             Shape::Copy => pass::lmdbregress_timed_lmdb_copy(api, env, &to, copy_flags).map(|()| None),
             Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env).map(|()| None),
+            Shape::Readers => pass::lmdbregress_timed_lmdb_readers(api, env, readers::STALE).map(|()| None),
             Shape::Incremental => {
                 let (backup, since) = places.backup.expect("made by backup()");
                 pass::lmdbregress_timed_lmdb_incremental(api, env, backup, &dump, *since).map(|()| None)
@@ -189,6 +202,10 @@ fn write_of(d: &Declared) -> Write {
     let cursor = d.options.has(Options::CURSOR);
     let flags = if d.options.has(Options::APPEND) {
         sys::MDB_APPEND
+    } else if d.options.has(Options::NOOVERWRITE) && d.shape == Shape::DupFill {
+        sys::MDB_NODUPDATA
+    } else if d.options.has(Options::NOOVERWRITE) {
+        sys::MDB_NOOVERWRITE
     } else if cursor && d.shape == Shape::Overwrite {
         sys::MDB_CURRENT
     } else {

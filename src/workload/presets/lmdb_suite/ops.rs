@@ -9,7 +9,7 @@ use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
 const RANGE_PROBE: [u8; 8] = [RANGE_FROM as u8, 0, 0, 0, 0, 0, 0, 0];
 
 /// Operations as one buffer: each is a 16-byte key, then its value (maybe empty).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Ops {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -105,11 +105,14 @@ impl Plan {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
                 (0..m).filter(|i| i % 2 == 0).for_each(|i| p.setup_deletes.push(&key(i, false), &[]));
             }
-            Shape::Drop => each(&mut p.setup_puts, &mut (0..m), Generation::First),
+            Shape::Drop | Shape::Readers => each(&mut p.setup_puts, &mut (0..m), Generation::First),
             Shape::Incremental => {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
                 each(&mut p.timed, &mut visit.into_iter().filter(|i| i % 2 == 0), Generation::Overwritten);
             }
+        }
+        if d.options.has(Options::NOOVERWRITE) {
+            p.setup_puts = p.timed.clone();
         }
         p
     }

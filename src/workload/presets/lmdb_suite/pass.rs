@@ -129,7 +129,7 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
         if !w.cursor {
             return write_one(api, env, w, (txn, cur), (i, key), |t| {
                 let (mut k, mut v) = (val(key), val(value));
-                ok("mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
+                refused_as_asked(w, "mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
             });
         }
         let (mut k, mut v) = (val(key), val(value));
@@ -142,6 +142,18 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
         }
         ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, &mut k, &mut v, w.flags))
     })
+}
+
+/// `rc` of a put: with MDB_NOOVERWRITE or MDB_NODUPDATA the data is there already, so
+/// LMDB must refuse it (MDB_KEYEXIST), and that refusal is the put's success.
+#[inline(always)]
+fn refused_as_asked(w: Write, call: &'static str, rc: libc::c_int) -> Result<(), Failed> {
+    match (w.flags & (sys::MDB_NOOVERWRITE | sys::MDB_NODUPDATA) != 0, rc) {
+        (false, rc) => ok(call, rc),
+        (true, sys::MDB_KEYEXIST) => Ok(()),
+        (true, 0) => Err(("mdb_put(stored what it had to refuse)", sys::MDB_CORRUPTED)),
+        (true, rc) => Err((call, rc)),
+    }
 }
 
 /// Deletes every operation's key, or with a value, that one duplicate of it.
@@ -366,6 +378,34 @@ pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Fa
         return Err(e);
     }
     ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+}
+
+/// The reader table's housekeeping: mdb_reader_list (each line counted), mdb_reader_check,
+/// which must clear `stale` slots, then mdb_env_stat and mdb_env_info.
+///
+/// # Safety
+/// `env` is open; `stale` processes that held its reader slots have ended.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_readers(api: &Api, env: &Env, stale: u32) -> Result<(), Failed> {
+    let mut lines = 0u32;
+    let ctx = &mut lines as *mut u32 as *mut libc::c_void;
+    ok("mdb_reader_list", (api.mdb_reader_list)(env.env, Some(count_line), ctx))?;
+    let mut dead = 0;
+    ok("mdb_reader_check", (api.mdb_reader_check)(env.env, &mut dead))?;
+    if (lines, dead) != (stale + 1, stale as i32) {
+        return Err(("mdb_reader_check(stale slots)", sys::MDB_CORRUPTED));
+    }
+    let mut stat: sys::MDB_stat = std::mem::zeroed();
+    ok("mdb_env_stat", (api.mdb_env_stat)(env.env, &mut stat))?;
+    let mut info: sys::MDB_envinfo = std::mem::zeroed();
+    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))
+}
+
+/// mdb_reader_list's callback: one more line in `*ctx` (a u32).
+unsafe extern "C" fn count_line(_msg: *const libc::c_char, ctx: *mut libc::c_void) -> libc::c_int {
+    *(ctx as *mut u32) += 1;
+    0
 }
 
 /// LMDB 1.0's incremental backup: the pages `env` changed after transaction `since`
