@@ -24,7 +24,7 @@ enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, REN
 enum keys { SEQUENTIAL, RANDOM };
 enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
        REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17,
-       NOOVERWRITE = 1 << 18 };
+       NOOVERWRITE = 1 << 18, GROW = 1 << 19, NAMED = 1 << 20, REVERSEKEY = 1 << 21 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -227,7 +227,10 @@ static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->s
 
 /* ---- passes (pass.rs) ---- */
 
-struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked; };
+struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked, grow; };
+
+/* GROW's first map (mod.rs's GROW_FROM): 256 KiB, doubled as the fill needs. */
+#define GROW_FROM (256u << 10)
 
 /* One mdb_put or mdb_del of operation i in txn. */
 static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
@@ -291,17 +294,33 @@ static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops
     return mdb_cursor_put(cur, &k, &v, w->flags);
 }
 
-/* Every operation in transactions of w->batch (0: one for all). */
+/* Doubles the map of e, which has no transaction active (pass.rs's double_map). */
+static int double_map(struct env *e, const char **call) {
+    MDB_envinfo info;
+    int rc;
+    *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info))) return rc;
+    *call = "mdb_env_set_mapsize";
+    return mdb_env_set_mapsize(e->env, info.me_mapsize * 2);
+}
+
+/* Every operation in transactions of w->batch (0: one for all); with w->grow, a batch that
+ * fills the map is aborted, the map doubled and the batch run again. */
 static int batched(struct env *e, const struct ops *o, const struct write *w, int del, const char **call) {
     size_t per = w->batch ? w->batch : (o->n ? o->n : 1), i = 0;
     while (i < o->n) {
         MDB_txn *txn;
         MDB_cursor *cur;
+        size_t start = i;
         int rc = begin_cursor(e, 0, &txn, &cur, call);
         if (rc) return rc;
         size_t end = i + per < o->n ? i + per : o->n;
         while (!rc && i < end) rc = one_op(e, txn, cur, o, i++, w, del, call);
-        if ((rc = end_cursor(txn, cur, 1, rc, call))) return rc;
+        rc = end_cursor(txn, cur, 1, rc, call);
+        if (rc == MDB_MAP_FULL && w->grow) {
+            if ((rc = double_map(e, call))) return rc;
+            i = start;
+        } else if (rc) return rc;
     }
     return 0;
 }
@@ -411,13 +430,22 @@ __attribute__((noinline)) int timed_lmdb_copy(struct env *e, const char *to, uns
     return mdb_env_copy2(e->env, to, flags);
 }
 
-__attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) {
+/* mdb_drop of the database in one transaction; with `named`, del 1, then the named
+ * database "db" created again on the handle it had (pass.rs's). */
+__attribute__((noinline)) int timed_lmdb_drop(struct env *e, int named, const char **call) {
     MDB_txn *txn;
+    MDB_dbi dbi;
     int rc;
     *call = "mdb_txn_begin";
     if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
     *call = "mdb_drop";
-    if ((rc = mdb_drop(txn, e->dbi, 0))) { mdb_txn_abort(txn); return rc; }
+    if ((rc = mdb_drop(txn, e->dbi, named))) { mdb_txn_abort(txn); return rc; }
+    *call = "mdb_dbi_open(after mdb_drop)";
+    if (named && !(rc = mdb_dbi_open(txn, "db", MDB_CREATE, &dbi)) && dbi != e->dbi) {
+        *call = "mdb_dbi_open(after mdb_drop): another handle";
+        rc = MDB_BAD_DBI;
+    }
+    if (rc) { mdb_txn_abort(txn); return rc; }
     *call = "mdb_txn_commit";
     return mdb_txn_commit(txn);
 }
@@ -428,7 +456,7 @@ __attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) 
 static int count_line(const char *msg, void *ctx) { (void)msg; ++*(unsigned *)ctx; return 0; }
 
 /* mdb_reader_list (each line counted), mdb_reader_check, which must clear `stale` slots,
- * then mdb_env_stat and mdb_env_info. */
+ * then mdb_env_stat, mdb_env_info and a forced mdb_env_sync. */
 __attribute__((noinline)) int timed_lmdb_readers(struct env *e, unsigned stale, const char **call) {
     unsigned lines = 0;
     int dead = 0, rc;
@@ -443,7 +471,9 @@ __attribute__((noinline)) int timed_lmdb_readers(struct env *e, unsigned stale, 
     *call = "mdb_env_stat";
     if ((rc = mdb_env_stat(e->env, &st))) return rc;
     *call = "mdb_env_info";
-    return mdb_env_info(e->env, &info);
+    if ((rc = mdb_env_info(e->env, &info))) return rc;
+    *call = "mdb_env_sync";
+    return mdb_env_sync(e->env, 1);
 }
 
 /* LMDB 1.0's incremental backup: the pages e changed after transaction `since` dumped
@@ -518,7 +548,9 @@ static int open_with(const struct row *r, const char *dir, unsigned more, struct
     if (r->options & REMAP) flags |= MDB_REMAP_CHUNKS;
 #endif
     options_of_open = r->options;
-    return env_open_set(dir, P.map_size, flags, 0, db, set_1_0, e, call);
+    int named = !db && (r->options & NAMED);
+    if (r->options & REVERSEKEY) db |= MDB_REVERSEKEY;
+    return env_open_set(dir, r->options & GROW ? GROW_FROM : P.map_size, flags, named, db, set_1_0, e, call);
 }
 
 static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
@@ -584,7 +616,8 @@ static enum dup_walk dup_walk_of(const struct row *r) {
 }
 
 static struct write write_of(const struct row *r) {
-    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0};
+    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0,
+                      (r->options & GROW) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
     else if (r->options & NOOVERWRITE) w.flags = r->shape == DUPFILL ? MDB_NODUPDATA : MDB_NOOVERWRITE;
     else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
@@ -613,7 +646,7 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
     case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, dup_walk_of(r), entries, sum, call); break;
     case RENEW: rc = timed_lmdb_renew(e, renew, &p->timed, entries, sum, call); break;
     case COPY: rc = timed_lmdb_copy(e, at->copy, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
-    case DROP: rc = timed_lmdb_drop(e, call); break;
+    case DROP: rc = timed_lmdb_drop(e, (r->options & NAMED) != 0, call); break;
     case INCREMENTAL: rc = timed_lmdb_incremental(e, at->backup, at->dump, at->since, call); break;
     case READERS: rc = timed_lmdb_readers(e, STALE, call); break;
     }

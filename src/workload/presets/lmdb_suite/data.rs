@@ -113,7 +113,12 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
     let values = Values::new(seed, d.value);
     let small = Values::new(seed, SMALL_VALUE);
     let first = |i: u32| (key(i, false), values.of(i, Generation::First));
-    let walk = |pairs: Vec<([u8; KEY], &[u8])>| checksum_of(pairs.iter().map(|(k, v)| (&k[..], *v)));
+    let walk = |mut pairs: Vec<([u8; KEY], &[u8])>| {
+        if d.options.has(Options::REVERSEKEY) {
+            pairs.sort_by_key(|(k, _)| k.iter().rev().copied().collect::<Vec<u8>>());
+        }
+        checksum_of(pairs.iter().map(|(k, v)| (&k[..], *v)))
+    };
     match d.shape {
         Shape::Fill => walk((0..m).map(first).collect()),
         Shape::Overwrite => walk((0..m).map(|i| (key(i, false), values.of(i, Generation::Overwritten))).collect()),

@@ -56,7 +56,10 @@ impl Options {
     pub const NODUP: Options = Options(1 << 16);
     pub const RANGE: Options = Options(1 << 17);
     pub const NOOVERWRITE: Options = Options(1 << 18);
-    const NAMED: [(&'static str, Options); 19] = [
+    pub const GROW: Options = Options(1 << 19);
+    pub const NAMED: Options = Options(1 << 20);
+    pub const REVERSEKEY: Options = Options(1 << 21);
+    const NAMES: [(&'static str, Options); 22] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -76,6 +79,9 @@ impl Options {
         ("NODUP", Options::NODUP),
         ("RANGE", Options::RANGE),
         ("NOOVERWRITE", Options::NOOVERWRITE),
+        ("GROW", Options::GROW),
+        ("NAMED", Options::NAMED),
+        ("REVERSEKEY", Options::REVERSEKEY),
     ];
     /// The options only LMDB 1.0 has, each by what it calls.
     const SINCE_1_0: [(Options, &'static str); 4] = [
@@ -296,7 +302,7 @@ fn options_of(s: &str) -> Result<Options, String> {
         return Ok(Options::default());
     }
     s.split('|').map(str::trim).try_fold(Options::default(), |acc, n| {
-        let (_, o) = Options::NAMED.iter().find(|(name, _)| *name == n).ok_or_else(|| format!("unknown option {n}"))?;
+        let (_, o) = Options::NAMES.iter().find(|(name, _)| *name == n).ok_or_else(|| format!("unknown option {n}"))?;
         Ok(Options(acc.0 | o.0))
     })
 }

@@ -34,6 +34,8 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         Shape::DupFill | Shape::DupRead | Shape::DupDelete => {
             Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) }
         }
+        _ if d.options.has(Options::NAMED) => Database::Named { integer_keys: false },
+        _ if d.options.has(Options::REVERSEKEY) => Database::UnnamedReverse,
         _ => Database::Unnamed,
     };
     let has = |o| d.options.has(o);
@@ -43,8 +45,9 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         checksum: has(Options::CHECKSUM),
         encrypt: has(Options::ENCRYPT),
     };
+    let map_size = cfg.map_size.expect("a resolved preset configuration");
     EnvOptions {
-        map_size: cfg.map_size.expect("a resolved preset configuration"),
+        map_size: if has(Options::GROW) { GROW_FROM } else { map_size },
         flags: lmdb::env_flags(writemap, cfg.sync) | remap,
         db,
         lmdb10,
@@ -58,6 +61,9 @@ fn copy_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
     let rdonly = if d.shape == Shape::Copy { sys::MDB_RDONLY } else { 0 };
     EnvOptions { flags: o.flags | rdonly, ..o }
 }
+
+/// GROW's first map: 256 KiB, which the map doubles from as the fill needs.
+pub const GROW_FROM: u64 = 256 << 10;
 
 /// PAGESIZE's page size (mdb_env_set_pagesize): four times the usual 4 KiB.
 pub const PAGE_SIZE: u32 = 16384;
@@ -181,7 +187,7 @@ fn timed_pass(
                 pass::lmdbregress_timed_lmdb_renew(api, env, renew.expect("made above"), &plan.timed).map(Some)
             }
             Shape::Copy => pass::lmdbregress_timed_lmdb_copy(api, env, &to, copy_flags).map(|()| None),
-            Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env).map(|()| None),
+            Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env, has(Options::NAMED)).map(|()| None),
             Shape::Readers => pass::lmdbregress_timed_lmdb_readers(api, env, readers::STALE).map(|()| None),
             Shape::Incremental => {
                 let (backup, since) = places.backup.expect("made by backup()");
@@ -212,7 +218,7 @@ fn write_of(d: &Declared) -> Write {
         0
     };
     let (nested, tracked) = (d.options.has(Options::NESTED), d.options.has(Options::TRACKED));
-    Write { batch: d.batch, cursor, flags, nested, tracked }
+    Write { batch: d.batch, cursor, flags, nested, tracked, grow: d.options.has(Options::GROW) }
 }
 
 /// A read transaction, reset: the renew loop renews it for each get.

@@ -27,16 +27,20 @@ pub struct Write {
     /// The cursor is put on the key (MDB_SET_RANGE) before each mdb_put / mdb_del, so the
     /// write adjusts a cursor it does not own.
     pub tracked: bool,
+    /// A batch that fills the map (MDB_MAP_FULL) is aborted, the map doubled
+    /// (mdb_env_set_mapsize) and the batch run again.
+    pub grow: bool,
 }
 
 impl Write {
     /// Plain mdb_put / mdb_del in transactions of `batch`.
     pub const fn plain(batch: u32) -> Write {
-        Write { batch, cursor: false, flags: 0, nested: false, tracked: false }
+        Write { batch, cursor: false, flags: 0, nested: false, tracked: false, grow: false }
     }
 }
 
-/// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`.
+/// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`; with
+/// `w.grow`, a batch that fills the map is aborted, the map doubled and the batch run again.
 ///
 /// # Safety
 /// `env` is open and no write transaction of it is active.
@@ -45,12 +49,13 @@ unsafe fn batched(
     api: &Api,
     env: &Env,
     n: usize,
-    batch: u32,
+    w: Write,
     mut op: impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
-    let per = if batch == 0 { n.max(1) } else { batch as usize };
+    let per = if w.batch == 0 { n.max(1) } else { w.batch as usize };
     let mut i = 0;
     while i < n {
+        let start = i;
         let mut txn = ptr::null_mut();
         ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
         let mut cur = ptr::null_mut();
@@ -63,15 +68,30 @@ unsafe fn batched(
         if !cur.is_null() {
             (api.mdb_cursor_close)(cur);
         }
-        match r {
-            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?,
+        let ended = match r {
+            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn)),
             Err(e) => {
                 (api.mdb_txn_abort)(txn);
-                return Err(e);
+                Err(e)
             }
+        };
+        match ended {
+            Err((_, sys::MDB_MAP_FULL)) if w.grow => {
+                double_map(api, env)?;
+                i = start;
+            }
+            ended => ended?,
         }
     }
     Ok(())
+}
+
+/// Doubles the map of `env`, which has no transaction active.
+#[inline(always)]
+unsafe fn double_map(api: &Api, env: &Env) -> Result<(), Failed> {
+    let mut info: sys::MDB_envinfo = std::mem::zeroed();
+    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))?;
+    ok("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env.env, info.me_mapsize * 2))
 }
 
 /// Runs `op` on `txn`, or as `w` says in a child of it (operation `i`'s); first puts the
@@ -124,7 +144,7 @@ unsafe fn child_of(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<*mut MDB_t
 /// As [`batched`].
 #[inline(always)]
 pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
-    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+    batched(api, env, ops.len(), w, |txn, cur, i| {
         let (key, value) = ops.get(i);
         if !w.cursor {
             return write_one(api, env, w, (txn, cur), (i, key), |t| {
@@ -162,7 +182,7 @@ fn refused_as_asked(w: Write, call: &'static str, rc: libc::c_int) -> Result<(),
 /// As [`batched`].
 #[inline(always)]
 pub unsafe fn delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
-    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+    batched(api, env, ops.len(), w, |txn, cur, i| {
         let (key, dup) = ops.get(i);
         let one = !dup.is_empty();
         if !w.cursor {
@@ -364,24 +384,43 @@ pub unsafe fn lmdbregress_timed_lmdb_copy(api: &Api, env: &Env, to: &CStr, flags
     ok("mdb_env_copy2", (api.mdb_env_copy2)(env.env, to.as_ptr(), flags))
 }
 
-/// Empties the database (mdb_drop, del 0) in one transaction.
+/// Empties the database (mdb_drop, del 0) in one transaction; with `named`, deletes the
+/// named database (del 1) and creates it again (mdb_dbi_open, MDB_CREATE), which must give
+/// back the same handle.
 ///
 /// # Safety
-/// `env` is open; no write transaction of it is active.
+/// `env` is open; no write transaction of it is active; with `named` its database is the
+/// named database "db".
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Failed> {
+pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env, named: bool) -> Result<(), Failed> {
     let mut txn = ptr::null_mut();
     ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
-    if let Err(e) = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, 0)) {
+    let r = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, named as libc::c_int)).and_then(|()| match named {
+        true => reopen(api, env, txn),
+        false => Ok(()),
+    });
+    if let Err(e) = r {
         (api.mdb_txn_abort)(txn);
         return Err(e);
     }
     ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
 }
 
+/// The named database "db" created again in `txn`, on the handle it had.
+#[inline(always)]
+unsafe fn reopen(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<(), Failed> {
+    let mut dbi = 0;
+    ok("mdb_dbi_open(after mdb_drop)", (api.mdb_dbi_open)(txn, c"db".as_ptr(), sys::MDB_CREATE, &mut dbi))?;
+    match dbi == env.dbi {
+        true => Ok(()),
+        false => Err(("mdb_dbi_open(after mdb_drop): another handle", sys::MDB_BAD_DBI)),
+    }
+}
+
 /// The reader table's housekeeping: mdb_reader_list (each line counted), mdb_reader_check,
-/// which must clear `stale` slots, then mdb_env_stat and mdb_env_info.
+/// which must clear `stale` slots, then mdb_env_stat, mdb_env_info and a forced
+/// mdb_env_sync.
 ///
 /// # Safety
 /// `env` is open; `stale` processes that held its reader slots have ended.
@@ -399,7 +438,8 @@ pub unsafe fn lmdbregress_timed_lmdb_readers(api: &Api, env: &Env, stale: u32) -
     let mut stat: sys::MDB_stat = std::mem::zeroed();
     ok("mdb_env_stat", (api.mdb_env_stat)(env.env, &mut stat))?;
     let mut info: sys::MDB_envinfo = std::mem::zeroed();
-    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))
+    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))?;
+    ok("mdb_env_sync", (api.mdb_env_sync)(env.env, 1))
 }
 
 /// mdb_reader_list's callback: one more line in `*ctx` (a u32).
