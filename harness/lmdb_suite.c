@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -18,10 +20,11 @@
 #include "presets.h"
 #include "results.h"
 
-enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL };
+enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, RENEW, COPY, DROP, INCREMENTAL, READERS };
 enum keys { SEQUENTIAL, RANDOM };
 enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
-       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384 };
+       REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17,
+       NOOVERWRITE = 1 << 18, GROW = 1 << 19, NAMED = 1 << 20, REVERSEKEY = 1 << 21 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -39,6 +42,8 @@ static const struct row ROWS[] = {
 #define SMALL_VALUE 100
 #define DUPS 10
 #define SETUP_BATCH 1000
+/* DUPREAD's RANGE: MDB_GET_BOTH_RANGE looks for this byte then zeros: duplicate 5 on. */
+#define RANGE_FROM 5
 
 static struct settings P;
 
@@ -171,8 +176,12 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
     case DUPFILL: push_dups(&p->timed, dup_keys(r), r->keys); break;
     case DUPREAD: {
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
+        unsigned char probe[8] = {RANGE_FROM}, k[KEY];
         push_dups(&p->setup_puts, n, SEQUENTIAL);
-        for (uint32_t x = 0; x < n; x++) push_key(&p->timed, keys[x]);
+        for (uint32_t x = 0; x < n; x++) {
+            key_of(keys[x], 0, k);
+            ops_push(&p->timed, k, probe, r->options & RANGE ? 8 : 0);
+        }
         free(keys);
         break;
     }
@@ -180,6 +189,9 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
         push_dups(&p->setup_puts, n, SEQUENTIAL);
         for (uint32_t x = 0; x < n; x++)
+            if (r->options & MOST) {
+                if (deletes(r, keys[x])) push_key(&p->timed, keys[x]);
+            } else
             for (uint32_t j = 0; j < DUPS; j += 2) {
                 unsigned char k[KEY], d[8];
                 key_of(keys[x], 0, k);
@@ -197,11 +209,16 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
         for (uint32_t i = 0; i < m; i += 2) push_key(&p->setup_deletes, i);
         break;
-    case DROP: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
+    case DROP: case READERS: for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST); break;
     case INCREMENTAL:
         for (uint32_t i = 0; i < m; i++) push_value(&p->setup_puts, v, i, FIRST);
         for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_value(&p->timed, v, visit[x], OVERWRITTEN);
         break;
+    }
+    for (size_t i = 0; (r->options & NOOVERWRITE) && i < p->timed.n; i++) {
+        MDB_val k, d;
+        ops_get(&p->timed, i, &k, &d);
+        ops_push(&p->setup_puts, k.mv_data, d.mv_data, d.mv_size);
     }
     free(visit);
 }
@@ -210,7 +227,10 @@ static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->s
 
 /* ---- passes (pass.rs) ---- */
 
-struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked; };
+struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked, grow; };
+
+/* GROW's first map (mod.rs's GROW_FROM): 256 KiB, doubled as the fill needs. */
+#define GROW_FROM (256u << 10)
 
 /* One mdb_put or mdb_del of operation i in txn. */
 static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, const struct write *w, int del,
@@ -219,7 +239,11 @@ static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, 
     ops_get(o, i, &k, &v);
     if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
     *call = "mdb_put";
-    return mdb_put(txn, e->dbi, &k, &v, w->flags);
+    int rc = mdb_put(txn, e->dbi, &k, &v, w->flags);
+    /* pass.rs's refused_as_asked: the data is there already, so LMDB must refuse it. */
+    if (!(w->flags & (MDB_NOOVERWRITE | MDB_NODUPDATA))) return rc;
+    if (!rc) *call = "mdb_put(stored what it had to refuse)";
+    return rc == MDB_KEYEXIST ? 0 : rc ? rc : MDB_CORRUPTED;
 }
 
 /* plain_op in a child of txn, committed (abort: aborted). */
@@ -270,17 +294,33 @@ static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops
     return mdb_cursor_put(cur, &k, &v, w->flags);
 }
 
-/* Every operation in transactions of w->batch (0: one for all). */
+/* Doubles the map of e, which has no transaction active (pass.rs's double_map). */
+static int double_map(struct env *e, const char **call) {
+    MDB_envinfo info;
+    int rc;
+    *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info))) return rc;
+    *call = "mdb_env_set_mapsize";
+    return mdb_env_set_mapsize(e->env, info.me_mapsize * 2);
+}
+
+/* Every operation in transactions of w->batch (0: one for all); with w->grow, a batch that
+ * fills the map is aborted, the map doubled and the batch run again. */
 static int batched(struct env *e, const struct ops *o, const struct write *w, int del, const char **call) {
     size_t per = w->batch ? w->batch : (o->n ? o->n : 1), i = 0;
     while (i < o->n) {
         MDB_txn *txn;
         MDB_cursor *cur;
+        size_t start = i;
         int rc = begin_cursor(e, 0, &txn, &cur, call);
         if (rc) return rc;
         size_t end = i + per < o->n ? i + per : o->n;
         while (!rc && i < end) rc = one_op(e, txn, cur, o, i++, w, del, call);
-        if ((rc = end_cursor(txn, cur, 1, rc, call))) return rc;
+        rc = end_cursor(txn, cur, 1, rc, call);
+        if (rc == MDB_MAP_FULL && w->grow) {
+            if ((rc = double_map(e, call))) return rc;
+            i = start;
+        } else if (rc) return rc;
     }
     return 0;
 }
@@ -295,16 +335,44 @@ __attribute__((noinline)) int timed_lmdb_delete(struct env *e, const struct ops 
 
 static void add_dup(uint64_t *entries, uint64_t *sum, const unsigned char *d) { ++*entries; *sum += head(d, 8); }
 
-enum dup_walk { FORWARD, BACKWARD, MULTIPLE, COUNTED };
+/* declared.rs's DupWalk. */
+enum dup_walk { FORWARD, BACKWARD, MULTIPLE, MULTIPLE_BACK, COUNTED, RANGED, SCAN_FORWARD, SCAN_BACKWARD, NODUP_FORWARD,
+                NODUP_BACKWARD };
 
-static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *entries, uint64_t *sum, const char **call) {
-    static const MDB_cursor_op first[] = {MDB_NEXT_DUP, MDB_LAST_DUP, MDB_GET_MULTIPLE};
-    static const MDB_cursor_op step[] = {MDB_NEXT_DUP, MDB_PREV_DUP, MDB_NEXT_MULTIPLE};
-    MDB_val v;
+/* `step` until MDB_NOTFOUND, every duplicate (or page of them) it returns summed. */
+static int steps(MDB_cursor *cur, MDB_val *k, MDB_cursor_op step, uint64_t *entries, uint64_t *sum, const char **call) {
+    MDB_val v = {0, NULL};
+    int rc;
+    while (!(rc = mdb_cursor_get(cur, k, &v, step)))
+        for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
+    *call = "mdb_cursor_get";
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+#if MDB_VERSION_FULL >= MDB_VERINT(0, 9, 19)
+#define PREV_MULTIPLE MDB_PREV_MULTIPLE
+#else
+#define PREV_MULTIPLE 18 /* not this LMDB's: the runner asks MULTIPLE_BACK of 0.9.19 on only */
+#endif
+
+/* The whole database by `step` from the unpositioned cursor, then one step past the end. */
+static int whole(MDB_cursor *cur, MDB_cursor_op step, uint64_t *entries, uint64_t *sum, const char **call) {
+    MDB_val k = {0, NULL}, v = {0, NULL};
+    int rc = steps(cur, &k, step, entries, sum, call);
+    if (rc) return rc;
+    *call = "mdb_cursor_get(past the end)";
+    rc = mdb_cursor_get(cur, &k, &v, step);
+    return rc == MDB_NOTFOUND ? 0 : rc ? rc : MDB_CORRUPTED;
+}
+
+static int dups_of(MDB_cursor *cur, MDB_val *k, MDB_val *probe, enum dup_walk walk, uint64_t *entries, uint64_t *sum,
+                   const char **call) {
+    MDB_val v = *probe;
     size_t n;
     int rc;
-    *call = "mdb_cursor_get(MDB_SET_KEY)";
-    if ((rc = mdb_cursor_get(cur, k, &v, MDB_SET_KEY))) return rc;
+    MDB_cursor_op at = walk == RANGED ? MDB_GET_BOTH_RANGE : MDB_SET_KEY;
+    *call = walk == RANGED ? "mdb_cursor_get(MDB_GET_BOTH_RANGE)" : "mdb_cursor_get(MDB_SET_KEY)";
+    if ((rc = mdb_cursor_get(cur, k, &v, at))) return rc;
     if (walk == COUNTED) {
         *call = "mdb_cursor_count";
         if ((rc = mdb_cursor_count(cur, &n))) return rc;
@@ -312,23 +380,30 @@ static int dups_of(MDB_cursor *cur, MDB_val *k, enum dup_walk walk, uint64_t *en
         *sum += n;
         return 0;
     }
-    if (walk == FORWARD) add_dup(entries, sum, v.mv_data);
-    for (rc = mdb_cursor_get(cur, k, &v, first[walk]); !rc; rc = mdb_cursor_get(cur, k, &v, step[walk]))
+    int multiple = walk == MULTIPLE || walk == MULTIPLE_BACK;
+    MDB_cursor_op first = multiple ? MDB_GET_MULTIPLE : walk == BACKWARD ? MDB_LAST_DUP : MDB_NEXT_DUP;
+    MDB_cursor_op step = multiple ? MDB_NEXT_MULTIPLE : walk == BACKWARD ? MDB_PREV_DUP : MDB_NEXT_DUP;
+    if (walk == FORWARD || walk == RANGED) add_dup(entries, sum, v.mv_data);
+    for (rc = mdb_cursor_get(cur, k, &v, first); !rc; rc = mdb_cursor_get(cur, k, &v, step))
         for (size_t at = 0; at + 8 <= v.mv_size; at += 8) add_dup(entries, sum, (unsigned char *)v.mv_data + at);
     *call = "mdb_cursor_get";
+    if (rc == MDB_NOTFOUND && walk == MULTIPLE_BACK) return steps(cur, k, PREV_MULTIPLE, entries, sum, call);
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 __attribute__((noinline)) int timed_lmdb_dup_read(struct env *e, const struct ops *o, enum dup_walk walk, uint64_t *entries,
                                                   uint64_t *sum, const char **call) {
+    static const MDB_cursor_op whole_step[] = {MDB_NEXT, MDB_PREV, MDB_NEXT_NODUP, MDB_PREV_NODUP};
     MDB_txn *txn;
     MDB_cursor *cur;
-    MDB_val k, v;
+    MDB_val k, v, none = {0, NULL};
     int rc = begin_cursor(e, MDB_RDONLY, &txn, &cur, call);
     if (rc) return rc;
+    if (walk >= SCAN_FORWARD) return end_cursor(txn, cur, 0, whole(cur, whole_step[walk - SCAN_FORWARD], entries, sum, call), call);
+    if (walk == MULTIPLE_BACK) rc = steps(cur, &none, PREV_MULTIPLE, entries, sum, call);
     for (size_t i = 0; i < o->n && !rc; i++) {
         ops_get(o, i, &k, &v);
-        rc = dups_of(cur, &k, walk, entries, sum, call);
+        rc = dups_of(cur, &k, &v, walk, entries, sum, call);
     }
     return end_cursor(txn, cur, 0, rc, call);
 }
@@ -355,15 +430,50 @@ __attribute__((noinline)) int timed_lmdb_copy(struct env *e, const char *to, uns
     return mdb_env_copy2(e->env, to, flags);
 }
 
-__attribute__((noinline)) int timed_lmdb_drop(struct env *e, const char **call) {
+/* mdb_drop of the database in one transaction; with `named`, del 1, then the named
+ * database "db" created again on the handle it had (pass.rs's). */
+__attribute__((noinline)) int timed_lmdb_drop(struct env *e, int named, const char **call) {
     MDB_txn *txn;
+    MDB_dbi dbi;
     int rc;
     *call = "mdb_txn_begin";
     if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
     *call = "mdb_drop";
-    if ((rc = mdb_drop(txn, e->dbi, 0))) { mdb_txn_abort(txn); return rc; }
+    if ((rc = mdb_drop(txn, e->dbi, named))) { mdb_txn_abort(txn); return rc; }
+    *call = "mdb_dbi_open(after mdb_drop)";
+    if (named && !(rc = mdb_dbi_open(txn, "db", MDB_CREATE, &dbi)) && dbi != e->dbi) {
+        *call = "mdb_dbi_open(after mdb_drop): another handle";
+        rc = MDB_BAD_DBI;
+    }
+    if (rc) { mdb_txn_abort(txn); return rc; }
     *call = "mdb_txn_commit";
     return mdb_txn_commit(txn);
+}
+
+/* READERS (readers.rs): processes that die holding a reader slot. */
+#define STALE 8
+
+static int count_line(const char *msg, void *ctx) { (void)msg; ++*(unsigned *)ctx; return 0; }
+
+/* mdb_reader_list (each line counted), mdb_reader_check, which must clear `stale` slots,
+ * then mdb_env_stat, mdb_env_info and a forced mdb_env_sync. */
+__attribute__((noinline)) int timed_lmdb_readers(struct env *e, unsigned stale, const char **call) {
+    unsigned lines = 0;
+    int dead = 0, rc;
+    MDB_stat st;
+    MDB_envinfo info;
+    *call = "mdb_reader_list";
+    if ((rc = mdb_reader_list(e->env, count_line, &lines))) return rc;
+    *call = "mdb_reader_check";
+    if ((rc = mdb_reader_check(e->env, &dead))) return rc;
+    *call = "mdb_reader_check(stale slots)";
+    if (lines != stale + 1 || dead != (int)stale) return MDB_CORRUPTED;
+    *call = "mdb_env_stat";
+    if ((rc = mdb_env_stat(e->env, &st))) return rc;
+    *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info))) return rc;
+    *call = "mdb_env_sync";
+    return mdb_env_sync(e->env, 1);
 }
 
 /* LMDB 1.0's incremental backup: the pages e changed after transaction `since` dumped
@@ -438,7 +548,9 @@ static int open_with(const struct row *r, const char *dir, unsigned more, struct
     if (r->options & REMAP) flags |= MDB_REMAP_CHUNKS;
 #endif
     options_of_open = r->options;
-    return env_open_set(dir, P.map_size, flags, 0, db, set_1_0, e, call);
+    int named = !db && (r->options & NAMED);
+    if (r->options & REVERSEKEY) db |= MDB_REVERSEKEY;
+    return env_open_set(dir, r->options & GROW ? GROW_FROM : P.map_size, flags, named, db, set_1_0, e, call);
 }
 
 static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
@@ -462,13 +574,52 @@ static int backup_of(const struct row *r, struct env *e, const struct plan *p, c
     return rc;
 }
 
+/* READERS' untimed start (readers.rs): STALE child processes each open the environment at
+ * dir, begin a read transaction and exit holding it; then a thread does so, and LMDB's
+ * thread-exit destructor frees its slot. */
+static void *begin_read(void *env) {
+    MDB_txn *txn = NULL;
+    return mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) ? NULL : txn;
+}
+
+static int leave_readers(const struct row *r, const char *dir, struct env *e, const char **call) {
+    for (unsigned i = 0; i < STALE; i++) {
+        pid_t child = fork();
+        int status;
+        *call = "fork";
+        if (child < 0) return errno;
+        if (child == 0) {
+            struct env c;
+            MDB_txn *txn;
+            const char *ignored;
+            _exit(open_for(r, dir, &c, &ignored) || mdb_txn_begin(c.env, NULL, MDB_RDONLY, &txn));
+        }
+        *call = "a process meant to hold a reader slot";
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) return ECHILD;
+    }
+    pthread_t t;
+    void *txn = NULL;
+    *call = "mdb_txn_begin(in a thread)";
+    if (pthread_create(&t, NULL, begin_read, e->env) || pthread_join(t, &txn) || !txn) return EINVAL;
+    mdb_txn_abort(txn);
+    return 0;
+}
+
 static enum dup_walk dup_walk_of(const struct row *r) {
-    return r->options & COUNT ? COUNTED : r->options & DUPFIXED ? MULTIPLE : r->options & REVERSE ? BACKWARD : FORWARD;
+    int reverse = (r->options & REVERSE) != 0;
+    if (r->options & COUNT) return COUNTED;
+    if (r->options & DUPFIXED) return reverse ? MULTIPLE_BACK : MULTIPLE;
+    if (r->options & SCAN) return reverse ? SCAN_BACKWARD : SCAN_FORWARD;
+    if (r->options & NODUP) return reverse ? NODUP_BACKWARD : NODUP_FORWARD;
+    if (r->options & RANGE) return RANGED;
+    return reverse ? BACKWARD : FORWARD;
 }
 
 static struct write write_of(const struct row *r) {
-    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0};
+    struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0,
+                      (r->options & GROW) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
+    else if (r->options & NOOVERWRITE) w.flags = r->shape == DUPFILL ? MDB_NODUPDATA : MDB_NOOVERWRITE;
     else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
     return w;
 }
@@ -495,8 +646,9 @@ static int timed_pass(const struct row *r, struct env *e, const struct plan *p, 
     case DUPREAD: rc = timed_lmdb_dup_read(e, &p->timed, dup_walk_of(r), entries, sum, call); break;
     case RENEW: rc = timed_lmdb_renew(e, renew, &p->timed, entries, sum, call); break;
     case COPY: rc = timed_lmdb_copy(e, at->copy, r->options & COMPACT ? MDB_CP_COMPACT : 0, call); break;
-    case DROP: rc = timed_lmdb_drop(e, call); break;
+    case DROP: rc = timed_lmdb_drop(e, (r->options & NAMED) != 0, call); break;
     case INCREMENTAL: rc = timed_lmdb_incremental(e, at->backup, at->dump, at->since, call); break;
+    case READERS: rc = timed_lmdb_readers(e, STALE, call); break;
     }
     *ns = now_ns() - t0;
     if (reader) mdb_txn_abort(reader);
@@ -527,12 +679,14 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     const char *at = copied ? copy : dir;
     if (!(rc = open_for(r, dir, &e, &call))) {
         rc = setup(&e, p, &call);
+        if (!rc && r->shape == READERS) rc = leave_readers(r, dir, &e, &call);
         if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
         if (backup.env) mdb_env_close(backup.env);
         if (!rc && copied) {
+            /* mod.rs's copy_options: a COPY's copy is verified opened read-only. */
             mdb_env_close(e.env);
-            rc = open_for(r, copy, &e, &call);
+            rc = open_with(r, copy, r->shape == COPY ? MDB_RDONLY : 0, &e, &call);
             if (rc) e.env = NULL;
         }
         if (!rc && !read && (rc = walk_checksum(&e, &entries, &digest))) call = "mdb_cursor_get";

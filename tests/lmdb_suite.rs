@@ -21,42 +21,60 @@ fn config(entries: u32) -> WorkloadConfig {
     env.resolve(&WorkloadConfig::default(), &PresetConfig::default(), Some(Preset::Lmdb))
 }
 
-/// The run file's samples of `run --suite lmdb` with `extra` flags.
-fn samples(dir: &Path, name: &str, extra: &[&str]) -> Vec<Value> {
+/// The run file's samples and failures of `run --suite lmdb` with `extra` flags.
+fn records(dir: &Path, name: &str, extra: &[&str]) -> (Vec<Value>, Vec<Value>) {
     let file = dir.join(format!("{name}.jsonl"));
     let mut c = lmdb_regress();
     c.args(["run", "--suite", "lmdb", "--warmup", "0", "--no-coverage", "--out"]).arg(&file).args(extra);
     run_ok(&mut c);
     let text = std::fs::read_to_string(&file).unwrap();
     let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let failures: Vec<&Value> = records.iter().filter(|r| r["type"] == "failure").collect();
-    assert!(failures.is_empty(), "{failures:?}");
-    records.into_iter().filter(|r| r["type"] == "sample").collect()
+    let (samples, rest) = records.into_iter().partition(|r| r["type"] == "sample");
+    (samples, rest.into_iter().filter(|r| r["type"] == "failure").collect())
 }
+
+/// The run file's samples of `run --suite lmdb` with `extra` flags, none failing.
+fn samples(dir: &Path, name: &str, extra: &[&str]) -> Vec<Value> {
+    let (samples, failures) = records(dir, name, extra);
+    assert!(failures.is_empty(), "{failures:?}");
+    samples
+}
+
+/// LMDB 0.9.18's MDB_PREV through sorted duplicates returns 2,009 of 2,000 (measured in
+/// both engines); 0.9.33's returns each once.
+const REVERSE_SCAN_ON_0_9_18: &str = "the pass left 2009:b5831c8113a8c94c, but the data written gives 2000:";
 
 #[test]
 fn every_lmdb_workload_gives_its_definitions_checksum_and_space_in_both_engines() {
     let tmp = tempfile::tempdir().unwrap();
     let entries = ENTRIES.to_string();
-    let s = samples(
+    let (s, failures) = records(
         tmp.path(),
         "both",
         &["--tags", "0.9.18,0.9.33", "--engine", "rust,c", "--rounds", "1", "--entries", &entries],
     );
+    let failed: Vec<(&str, &str)> =
+        failures.iter().map(|f| (f["workload"].as_str().unwrap(), f["tag"].as_str().unwrap())).collect();
+    assert_eq!(failed, [("dupsortScanReverse", "LMDB_0.9.18"); 2], "{failures:?}");
+    assert!(failures.iter().all(|f| f["error"].as_str().unwrap().starts_with(REVERSE_SCAN_ON_0_9_18)), "{failures:?}");
     let cfg = config(ENTRIES);
     for w in LmdbWorkload::all() {
         let want = lmdb_regress::workload::expected_checksum(Workload::Preset(PresetWorkload::Lmdb(w)), &cfg).unwrap();
         let of: Vec<&Value> = s.iter().filter(|r| r["workload"] == w.name()).collect();
-        if w.declared().applies_to((0, 9, 33)).is_err() {
-            assert!(of.is_empty(), "{w}: an LMDB 1.0 option, not run on 0.9");
+        let tags: Vec<&str> = [("LMDB_0.9.18", (0, 9, 18)), ("LMDB_0.9.33", (0, 9, 33))]
+            .into_iter()
+            .filter(|(t, v)| w.declared().applies_to(*v).is_ok() && !failed.contains(&(w.name(), *t)))
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(of.len(), 2 * tags.len(), "{w}: {tags:?} by two engines");
+        if tags.is_empty() {
             continue;
         }
-        assert_eq!(of.len(), 4, "{w}: two tags by two engines");
         for r in &of {
             let got = (r["checksum"]["entries"].as_u64(), r["checksum"]["digest"].as_u64());
             assert_eq!(got, (Some(want.entries), Some(want.digest)), "{w} {} {}", r["engine"], r["tag"]);
         }
-        for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        for tag in tags {
             let space: Vec<&Value> = of.iter().filter(|r| r["tag"] == tag).map(|r| &r["space"]).collect();
             assert!(space[0]["leaf-pages"].as_u64().is_some(), "{w}: {:?}", space[0]);
             assert_eq!(space[0], space[1], "{w} {tag}: the engines make the same calls, so the same pages");

@@ -75,6 +75,10 @@ api! {
     mdb_txn_reset: unsafe extern "C" fn(*mut MDB_txn),
     mdb_txn_renew: unsafe extern "C" fn(*mut MDB_txn) -> c_int,
     mdb_cursor_count: unsafe extern "C" fn(*mut MDB_cursor, *mut usize) -> c_int,
+    mdb_env_stat: unsafe extern "C" fn(*mut MDB_env, *mut sys::MDB_stat) -> c_int,
+    mdb_env_sync: unsafe extern "C" fn(*mut MDB_env, c_int) -> c_int,
+    mdb_reader_list: unsafe extern "C" fn(*mut MDB_env, sys::MDB_msg_func, *mut c_void) -> c_int,
+    mdb_reader_check: unsafe extern "C" fn(*mut MDB_env, *mut c_int) -> c_int,
 }
 
 /// mdb_env_set_checksum's callback: a page's checksum into `dst`.
@@ -168,6 +172,8 @@ pub enum Database {
     Named { integer_keys: bool },
     /// The unnamed database, as Xodus opens it (no named-database table).
     Unnamed,
+    /// The unnamed database, its keys compared from their last byte (MDB_REVERSEKEY).
+    UnnamedReverse,
     /// The unnamed database with sorted duplicates (MDB_DUPSORT), fixed-size with `fixed`.
     UnnamedDup { fixed: bool },
 }
@@ -312,6 +318,9 @@ impl<'a> Env<'a> {
                     (api.mdb_dbi_open)(txn, c"db".as_ptr(), create | keys, &mut e.dbi)
                 }
                 Database::Unnamed => (api.mdb_dbi_open)(txn, ptr::null(), create, &mut e.dbi),
+                Database::UnnamedReverse => {
+                    (api.mdb_dbi_open)(txn, ptr::null(), create | sys::MDB_REVERSEKEY, &mut e.dbi)
+                }
                 Database::UnnamedDup { fixed } => {
                     let dups = sys::MDB_DUPSORT | if fixed { sys::MDB_DUPFIXED } else { 0 };
                     (api.mdb_dbi_open)(txn, ptr::null(), create | if rdonly { 0 } else { dups }, &mut e.dbi)

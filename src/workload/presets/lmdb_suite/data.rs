@@ -2,7 +2,7 @@
 //! the same seed: keys of 16 decimal digits (db_bench's), values cut from one random pool,
 //! the orders the timed operations visit them in, and what a correct pass leaves.
 
-use super::declared::{Declared, Keys, Options, Shape};
+use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
 use crate::workload::checksum::{checksum_of, Checksum};
 use crate::workload::dataset::SplitMix64;
 
@@ -113,13 +113,19 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
     let values = Values::new(seed, d.value);
     let small = Values::new(seed, SMALL_VALUE);
     let first = |i: u32| (key(i, false), values.of(i, Generation::First));
-    let walk = |pairs: Vec<([u8; KEY], &[u8])>| checksum_of(pairs.iter().map(|(k, v)| (&k[..], *v)));
+    let walk = |mut pairs: Vec<([u8; KEY], &[u8])>| {
+        if d.options.has(Options::REVERSEKEY) {
+            pairs.sort_by_key(|(k, _)| k.iter().rev().copied().collect::<Vec<u8>>());
+        }
+        checksum_of(pairs.iter().map(|(k, v)| (&k[..], *v)))
+    };
     match d.shape {
         Shape::Fill => walk((0..m).map(first).collect()),
         Shape::Overwrite => walk((0..m).map(|i| (key(i, false), values.of(i, Generation::Overwritten))).collect()),
         Shape::Delete => walk((0..m).filter(|&i| !d.deletes(i)).map(first).collect()),
         Shape::Copy => walk((0..m).filter(|i| i % 2 == 1).map(first).collect()),
         Shape::Drop => checksum_of(std::iter::empty()),
+        Shape::Readers => walk((0..m).map(first).collect()),
         Shape::Incremental => walk(
             (0..m)
                 .map(|i| match i % 2 {
@@ -139,11 +145,13 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
                 (0..n).flat_map(|i| (0..DUPS).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
             checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
         }
-        Shape::DupRead if d.options.has(Options::COUNT) => {
-            let n = dup_keys(d, entries) as u64;
-            Checksum { entries: n, digest: n * DUPS as u64 }
+        Shape::DupRead => dup_read(d, dup_keys(d, entries), seed),
+        Shape::DupDelete if d.options.has(Options::MOST) => {
+            let kept = (0..dup_keys(d, entries)).filter(|&i| !d.deletes(i));
+            let dups: Vec<([u8; KEY], [u8; 8])> =
+                kept.flat_map(|i| (0..DUPS).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
+            checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
         }
-        Shape::DupRead => dup_sum(seed, dup_keys(d, entries)),
         Shape::DupDelete => {
             let n = dup_keys(d, entries);
             let odd: Vec<([u8; KEY], [u8; 8])> =
@@ -154,6 +162,25 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
             let digest = (0..m).fold(0u64, |s, i| s.wrapping_add(head(values.of(i, Generation::First))));
             Checksum { entries: m as u64, digest }
         }
+    }
+}
+
+/// What a DUPREAD row's walk of `keys` keys returns: the count and sum of the duplicates
+/// it visits (COUNT: of each key's count).
+fn dup_read(d: &Declared, keys: u32, seed: u64) -> Checksum {
+    let sum = |dups: &dyn Fn(u32) -> std::ops::Range<u32>| {
+        let visited = (0..keys).flat_map(|i| dups(i).map(move |j| dup(seed, i, j)));
+        visited.fold(Checksum { entries: 0, digest: 0 }, |c, d| Checksum {
+            entries: c.entries + 1,
+            digest: c.digest.wrapping_add(u64::from_le_bytes(d)),
+        })
+    };
+    match d.dup_walk() {
+        Some(DupWalk::Count) => Checksum { entries: keys as u64, digest: keys as u64 * DUPS as u64 },
+        Some(DupWalk::Range) => sum(&|_| RANGE_FROM..DUPS),
+        Some(DupWalk::NoDup { reverse: false }) => sum(&|_| 0..1),
+        Some(DupWalk::NoDup { reverse: true }) => sum(&|_| DUPS - 1..DUPS),
+        _ => dup_sum(seed, keys),
     }
 }
 

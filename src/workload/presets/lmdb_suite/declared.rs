@@ -22,6 +22,7 @@ pub enum Shape {
     Copy,
     Drop,
     Incremental,
+    Readers,
 }
 
 /// The order the timed operations visit the keys.
@@ -33,7 +34,7 @@ pub enum Keys {
 
 /// A workload's options, a set of the table's flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Options(u16);
+pub struct Options(u32);
 
 impl Options {
     pub const APPEND: Options = Options(1);
@@ -51,7 +52,14 @@ impl Options {
     pub const PAGESIZE: Options = Options(4096);
     pub const CHECKSUM: Options = Options(8192);
     pub const ENCRYPT: Options = Options(16384);
-    const NAMED: [(&'static str, Options); 15] = [
+    pub const SCAN: Options = Options(1 << 15);
+    pub const NODUP: Options = Options(1 << 16);
+    pub const RANGE: Options = Options(1 << 17);
+    pub const NOOVERWRITE: Options = Options(1 << 18);
+    pub const GROW: Options = Options(1 << 19);
+    pub const NAMED: Options = Options(1 << 20);
+    pub const REVERSEKEY: Options = Options(1 << 21);
+    const NAMES: [(&'static str, Options); 22] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -67,6 +75,13 @@ impl Options {
         ("PAGESIZE", Options::PAGESIZE),
         ("CHECKSUM", Options::CHECKSUM),
         ("ENCRYPT", Options::ENCRYPT),
+        ("SCAN", Options::SCAN),
+        ("NODUP", Options::NODUP),
+        ("RANGE", Options::RANGE),
+        ("NOOVERWRITE", Options::NOOVERWRITE),
+        ("GROW", Options::GROW),
+        ("NAMED", Options::NAMED),
+        ("REVERSEKEY", Options::REVERSEKEY),
     ];
     /// The options only LMDB 1.0 has, each by what it calls.
     const SINCE_1_0: [(Options, &'static str); 4] = [
@@ -109,6 +124,35 @@ impl fmt::Display for NotApplicable {
     }
 }
 
+/// How a DUPREAD row walks the duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupWalk {
+    /// Each key: MDB_SET_KEY, then MDB_NEXT_DUP from its first.
+    Forward,
+    /// Each key: MDB_SET_KEY, MDB_LAST_DUP, then MDB_PREV_DUP.
+    Reverse,
+    /// Each key a page at a time: MDB_SET_KEY, MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE
+    /// (MDB_DUPFIXED).
+    Multiple,
+    /// As Multiple, then MDB_PREV_MULTIPLE back to the key's first page, after one
+    /// MDB_PREV_MULTIPLE on the unpositioned cursor (LMDB has it from 0.9.19). With the
+    /// suite's ten duplicates a key (one sub-page) neither finds a page before it.
+    MultipleBack,
+    /// Each key: MDB_SET_KEY, then only mdb_cursor_count.
+    Count,
+    /// Each key: MDB_GET_BOTH_RANGE at [`RANGE_FROM`]'s first byte, then MDB_NEXT_DUP.
+    Range,
+    /// Every duplicate of every key: MDB_NEXT from the unpositioned cursor (MDB_PREV with
+    /// `reverse`), then one step past the end.
+    Scan { reverse: bool },
+    /// Each key's first duplicate: MDB_NEXT_NODUP from the unpositioned cursor (with
+    /// `reverse` its last, MDB_PREV_NODUP), then one step past the end.
+    NoDup { reverse: bool },
+}
+
+/// Range: the duplicates from this index on are found by MDB_GET_BOTH_RANGE.
+pub const RANGE_FROM: u32 = 5;
+
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {
@@ -129,13 +173,38 @@ pub struct Declared {
 impl Declared {
     /// Whether the row runs on an LMDB of `version`; why not, when not.
     pub fn applies_to(&self, version: (i32, i32, i32)) -> Result<(), NotApplicable> {
-        let since = (1, 0, 0);
-        let shape = (self.shape == Shape::Incremental).then_some("mdb_env_incr_dump");
-        let option = Options::SINCE_1_0.iter().find(|(o, _)| self.options.has(*o)).map(|(_, needs)| *needs);
-        match shape.or(option) {
-            Some(needs) if version < since => Err(NotApplicable { needs, since }),
+        match self.needs() {
+            Some(n) if version < n.since => Err(n),
             _ => Ok(()),
         }
+    }
+
+    /// What the row calls that not every LMDB has, and from which version it has it.
+    fn needs(&self) -> Option<NotApplicable> {
+        let shape = (self.shape == Shape::Incremental).then_some("mdb_env_incr_dump");
+        let option = Options::SINCE_1_0.iter().find(|(o, _)| self.options.has(*o)).map(|(_, needs)| *needs);
+        if let Some(needs) = shape.or(option) {
+            return Some(NotApplicable { needs, since: (1, 0, 0) });
+        }
+        (self.dup_walk() == Some(DupWalk::MultipleBack))
+            .then_some(NotApplicable { needs: "MDB_PREV_MULTIPLE", since: (0, 9, 19) })
+    }
+
+    /// DUPREAD: how it walks the duplicates; None for other shapes.
+    pub fn dup_walk(&self) -> Option<DupWalk> {
+        let has = |o| self.options.has(o);
+        let reverse = has(Options::REVERSE);
+        let walk = match () {
+            _ if has(Options::COUNT) => DupWalk::Count,
+            _ if has(Options::DUPFIXED) && reverse => DupWalk::MultipleBack,
+            _ if has(Options::DUPFIXED) => DupWalk::Multiple,
+            _ if has(Options::SCAN) => DupWalk::Scan { reverse },
+            _ if has(Options::NODUP) => DupWalk::NoDup { reverse },
+            _ if has(Options::RANGE) => DupWalk::Range,
+            _ if reverse => DupWalk::Reverse,
+            _ => DupWalk::Forward,
+        };
+        (self.shape == Shape::DupRead).then_some(walk)
     }
 
     /// DELETE: whether key `i` is deleted (every other, or with MOST all but every tenth).
@@ -223,6 +292,7 @@ fn shape_of(s: &str) -> Result<Shape, String> {
         ("COPY", Copy),
         ("DROP", Drop),
         ("INCREMENTAL", Incremental),
+        ("READERS", Readers),
     ];
     all.into_iter().find(|(n, _)| *n == s).map(|(_, v)| v).ok_or_else(|| format!("unknown shape {s}"))
 }
@@ -232,7 +302,7 @@ fn options_of(s: &str) -> Result<Options, String> {
         return Ok(Options::default());
     }
     s.split('|').map(str::trim).try_fold(Options::default(), |acc, n| {
-        let (_, o) = Options::NAMED.iter().find(|(name, _)| *name == n).ok_or_else(|| format!("unknown option {n}"))?;
+        let (_, o) = Options::NAMES.iter().find(|(name, _)| *name == n).ok_or_else(|| format!("unknown option {n}"))?;
         Ok(Options(acc.0 | o.0))
     })
 }
@@ -319,6 +389,10 @@ mod tests {
         let remap = row(Options::REMAP).applies_to((0, 9, 33)).unwrap_err();
         assert_eq!(remap.to_string(), "not applicable: needs MDB_REMAP_CHUNKS, which LMDB has from 1.0.0");
         assert_eq!(row(Options::CHECKSUM).applies_to((1, 0, 1)), Ok(()));
+        let back = LmdbWorkload::named("dupfixedMultipleBack").unwrap().declared();
+        let why = back.applies_to((0, 9, 18)).unwrap_err();
+        assert_eq!(why.to_string(), "not applicable: needs MDB_PREV_MULTIPLE, which LMDB has from 0.9.19");
+        assert_eq!(back.applies_to((0, 9, 19)), Ok(()));
     }
 
     #[test]

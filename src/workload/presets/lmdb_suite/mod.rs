@@ -8,6 +8,7 @@ pub mod data;
 pub mod declared;
 pub mod ops;
 pub mod pass;
+mod readers;
 
 use std::path::Path;
 
@@ -33,6 +34,8 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         Shape::DupFill | Shape::DupRead | Shape::DupDelete => {
             Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) }
         }
+        _ if d.options.has(Options::NAMED) => Database::Named { integer_keys: false },
+        _ if d.options.has(Options::REVERSEKEY) => Database::UnnamedReverse,
         _ => Database::Unnamed,
     };
     let has = |o| d.options.has(o);
@@ -42,13 +45,25 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         checksum: has(Options::CHECKSUM),
         encrypt: has(Options::ENCRYPT),
     };
+    let map_size = cfg.map_size.expect("a resolved preset configuration");
     EnvOptions {
-        map_size: cfg.map_size.expect("a resolved preset configuration"),
+        map_size: if has(Options::GROW) { GROW_FROM } else { map_size },
         flags: lmdb::env_flags(writemap, cfg.sync) | remap,
         db,
         lmdb10,
     }
 }
+
+/// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB
+/// opens a fresh lock file for a reader.
+fn copy_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
+    let o = env_options(d, cfg);
+    let rdonly = if d.shape == Shape::Copy { sys::MDB_RDONLY } else { 0 };
+    EnvOptions { flags: o.flags | rdonly, ..o }
+}
+
+/// GROW's first map: 256 KiB, which the map doubles from as the fill needs.
+pub const GROW_FROM: u64 = 256 << 10;
 
 /// PAGESIZE's page size (mdb_env_set_pagesize): four times the usual 4 KiB.
 pub const PAGE_SIZE: u32 = 16384;
@@ -74,6 +89,9 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let dir = tempfile::tempdir_in(ctx.scratch)?;
         let env = Env::open(ctx.api, dir.path(), &env_options(d, ctx.cfg))?;
         setup(&env, &plan)?;
+        if d.shape == Shape::Readers {
+            readers::leave(ctx, &env, dir.path(), &env_options(d, ctx.cfg))?;
+        }
         let copy = tempfile::tempdir_in(ctx.scratch)?;
         let backup = match d.shape {
             Shape::Incremental => Some(backup(ctx, &env, d, &plan, copy.path())?),
@@ -85,7 +103,7 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let (checksum, space, db_bytes) = match d.shape {
             Shape::Copy | Shape::Incremental => {
                 drop(env);
-                let copied = Env::open(ctx.api, copy.path(), &env_options(d, ctx.cfg))?;
+                let copied = Env::open(ctx.api, copy.path(), &copy_options(d, ctx.cfg))?;
                 (walk_checksum(&copied)?, copied.space(copy.path())?, size_on_disk(copy.path())?)
             }
             _ => (checksum.map_or_else(|| walk_checksum(&env), Ok)?, env.space(dir.path())?, size_on_disk(dir.path())?),
@@ -161,12 +179,16 @@ fn timed_pass(
             Shape::Delete | Shape::DupDelete => {
                 pass::lmdbregress_timed_lmdb_delete(api, env, &plan.timed, w).map(|()| None)
             }
-            Shape::DupRead => pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, dup_walk(d)).map(Some),
+            Shape::DupRead => {
+                let walk = d.dup_walk().expect("a DUPREAD row's");
+                pass::lmdbregress_timed_lmdb_dup_read(api, env, &plan.timed, walk).map(Some)
+            }
             Shape::Renew => {
                 pass::lmdbregress_timed_lmdb_renew(api, env, renew.expect("made above"), &plan.timed).map(Some)
             }
             Shape::Copy => pass::lmdbregress_timed_lmdb_copy(api, env, &to, copy_flags).map(|()| None),
-            Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env).map(|()| None),
+            Shape::Drop => pass::lmdbregress_timed_lmdb_drop(api, env, has(Options::NAMED)).map(|()| None),
+            Shape::Readers => pass::lmdbregress_timed_lmdb_readers(api, env, readers::STALE).map(|()| None),
             Shape::Incremental => {
                 let (backup, since) = places.backup.expect("made by backup()");
                 pass::lmdbregress_timed_lmdb_incremental(api, env, backup, &dump, *since).map(|()| None)
@@ -181,29 +203,22 @@ fn timed_pass(
     Ok((ns, instructions, r.map_err(|e| api.failure(e))?))
 }
 
-/// How a DUPREAD row walks each key's duplicates.
-fn dup_walk(d: &Declared) -> pass::DupWalk {
-    let has = |o| d.options.has(o);
-    match (has(Options::COUNT), has(Options::DUPFIXED), has(Options::REVERSE)) {
-        (true, _, _) => pass::DupWalk::Count,
-        (false, true, _) => pass::DupWalk::Multiple,
-        (false, false, true) => pass::DupWalk::Reverse,
-        (false, false, false) => pass::DupWalk::Forward,
-    }
-}
-
 /// How row `d`'s timed puts or deletes are made.
 fn write_of(d: &Declared) -> Write {
     let cursor = d.options.has(Options::CURSOR);
     let flags = if d.options.has(Options::APPEND) {
         sys::MDB_APPEND
+    } else if d.options.has(Options::NOOVERWRITE) && d.shape == Shape::DupFill {
+        sys::MDB_NODUPDATA
+    } else if d.options.has(Options::NOOVERWRITE) {
+        sys::MDB_NOOVERWRITE
     } else if cursor && d.shape == Shape::Overwrite {
         sys::MDB_CURRENT
     } else {
         0
     };
     let (nested, tracked) = (d.options.has(Options::NESTED), d.options.has(Options::TRACKED));
-    Write { batch: d.batch, cursor, flags, nested, tracked }
+    Write { batch: d.batch, cursor, flags, nested, tracked, grow: d.options.has(Options::GROW) }
 }
 
 /// A read transaction, reset: the renew loop renews it for each get.

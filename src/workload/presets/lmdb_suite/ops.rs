@@ -2,10 +2,14 @@
 //! untimed setup and its timed operations, each a key and a value, in visiting order.
 
 use super::data::{self, dup, key, keys_touched, order, Generation, Values, DUPS, KEY, SMALL_VALUE};
-use super::declared::{Declared, Keys, Shape};
+use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
+
+/// DUPREAD's Range: the data MDB_GET_BOTH_RANGE looks for, below duplicate [`RANGE_FROM`]
+/// of any key and above those before it (a duplicate's first byte is its index).
+const RANGE_PROBE: [u8; 8] = [RANGE_FROM as u8, 0, 0, 0, 0, 0, 0, 0];
 
 /// Operations as one buffer: each is a 16-byte key, then its value (maybe empty).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Ops {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -74,7 +78,17 @@ impl Plan {
             Shape::DupRead => {
                 let n = data::dup_keys(d, entries);
                 dups(&mut p.setup_puts, n, Keys::Sequential, seed);
-                order(n, d.keys, seed).into_iter().for_each(|i| p.timed.push(&key(i, false), &[]));
+                let probe: &[u8] = match d.dup_walk() {
+                    Some(DupWalk::Range) => &RANGE_PROBE,
+                    _ => &[],
+                };
+                order(n, d.keys, seed).into_iter().for_each(|i| p.timed.push(&key(i, false), probe));
+            }
+            Shape::DupDelete if d.options.has(Options::MOST) => {
+                let n = data::dup_keys(d, entries);
+                dups(&mut p.setup_puts, n, Keys::Sequential, seed);
+                let deleted = order(n, d.keys, seed).into_iter().filter(|&i| d.deletes(i));
+                deleted.for_each(|i| p.timed.push(&key(i, false), &[]));
             }
             Shape::DupDelete => {
                 let n = data::dup_keys(d, entries);
@@ -91,11 +105,14 @@ impl Plan {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
                 (0..m).filter(|i| i % 2 == 0).for_each(|i| p.setup_deletes.push(&key(i, false), &[]));
             }
-            Shape::Drop => each(&mut p.setup_puts, &mut (0..m), Generation::First),
+            Shape::Drop | Shape::Readers => each(&mut p.setup_puts, &mut (0..m), Generation::First),
             Shape::Incremental => {
                 each(&mut p.setup_puts, &mut (0..m), Generation::First);
                 each(&mut p.timed, &mut visit.into_iter().filter(|i| i % 2 == 0), Generation::Overwritten);
             }
+        }
+        if d.options.has(Options::NOOVERWRITE) {
+            p.setup_puts = p.timed.clone();
         }
         p
     }

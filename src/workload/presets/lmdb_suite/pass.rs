@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use super::data::head;
+use super::declared::DupWalk;
 use super::ops::Ops;
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{bytes, empty_val, ok, val, Api, Env, Failed, MDB_cursor, MDB_txn, MDB_val};
@@ -26,16 +27,20 @@ pub struct Write {
     /// The cursor is put on the key (MDB_SET_RANGE) before each mdb_put / mdb_del, so the
     /// write adjusts a cursor it does not own.
     pub tracked: bool,
+    /// A batch that fills the map (MDB_MAP_FULL) is aborted, the map doubled
+    /// (mdb_env_set_mapsize) and the batch run again.
+    pub grow: bool,
 }
 
 impl Write {
     /// Plain mdb_put / mdb_del in transactions of `batch`.
     pub const fn plain(batch: u32) -> Write {
-        Write { batch, cursor: false, flags: 0, nested: false, tracked: false }
+        Write { batch, cursor: false, flags: 0, nested: false, tracked: false, grow: false }
     }
 }
 
-/// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`.
+/// Runs `ops` in transactions of `w.batch`, each operation `op(txn, cursor, i)`; with
+/// `w.grow`, a batch that fills the map is aborted, the map doubled and the batch run again.
 ///
 /// # Safety
 /// `env` is open and no write transaction of it is active.
@@ -44,12 +49,13 @@ unsafe fn batched(
     api: &Api,
     env: &Env,
     n: usize,
-    batch: u32,
+    w: Write,
     mut op: impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
-    let per = if batch == 0 { n.max(1) } else { batch as usize };
+    let per = if w.batch == 0 { n.max(1) } else { w.batch as usize };
     let mut i = 0;
     while i < n {
+        let start = i;
         let mut txn = ptr::null_mut();
         ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
         let mut cur = ptr::null_mut();
@@ -62,15 +68,30 @@ unsafe fn batched(
         if !cur.is_null() {
             (api.mdb_cursor_close)(cur);
         }
-        match r {
-            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))?,
+        let ended = match r {
+            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn)),
             Err(e) => {
                 (api.mdb_txn_abort)(txn);
-                return Err(e);
+                Err(e)
             }
+        };
+        match ended {
+            Err((_, sys::MDB_MAP_FULL)) if w.grow => {
+                double_map(api, env)?;
+                i = start;
+            }
+            ended => ended?,
         }
     }
     Ok(())
+}
+
+/// Doubles the map of `env`, which has no transaction active.
+#[inline(always)]
+unsafe fn double_map(api: &Api, env: &Env) -> Result<(), Failed> {
+    let mut info: sys::MDB_envinfo = std::mem::zeroed();
+    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))?;
+    ok("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env.env, info.me_mapsize * 2))
 }
 
 /// Runs `op` on `txn`, or as `w` says in a child of it (operation `i`'s); first puts the
@@ -123,12 +144,12 @@ unsafe fn child_of(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<*mut MDB_t
 /// As [`batched`].
 #[inline(always)]
 pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
-    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+    batched(api, env, ops.len(), w, |txn, cur, i| {
         let (key, value) = ops.get(i);
         if !w.cursor {
             return write_one(api, env, w, (txn, cur), (i, key), |t| {
                 let (mut k, mut v) = (val(key), val(value));
-                ok("mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
+                refused_as_asked(w, "mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
             });
         }
         let (mut k, mut v) = (val(key), val(value));
@@ -143,13 +164,25 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
     })
 }
 
+/// `rc` of a put: with MDB_NOOVERWRITE or MDB_NODUPDATA the data is there already, so
+/// LMDB must refuse it (MDB_KEYEXIST), and that refusal is the put's success.
+#[inline(always)]
+fn refused_as_asked(w: Write, call: &'static str, rc: libc::c_int) -> Result<(), Failed> {
+    match (w.flags & (sys::MDB_NOOVERWRITE | sys::MDB_NODUPDATA) != 0, rc) {
+        (false, rc) => ok(call, rc),
+        (true, sys::MDB_KEYEXIST) => Ok(()),
+        (true, 0) => Err(("mdb_put(stored what it had to refuse)", sys::MDB_CORRUPTED)),
+        (true, rc) => Err((call, rc)),
+    }
+}
+
 /// Deletes every operation's key, or with a value, that one duplicate of it.
 ///
 /// # Safety
 /// As [`batched`].
 #[inline(always)]
 pub unsafe fn delete(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Failed> {
-    batched(api, env, ops.len(), w.batch, |txn, cur, i| {
+    batched(api, env, ops.len(), w, |txn, cur, i| {
         let (key, dup) = ops.get(i);
         let one = !dup.is_empty();
         if !w.cursor {
@@ -185,21 +218,8 @@ pub unsafe fn lmdbregress_timed_lmdb_delete(api: &Api, env: &Env, ops: &Ops, w: 
     delete(api, env, ops, w)
 }
 
-/// How a duplicate read walks each key's duplicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DupWalk {
-    /// MDB_NEXT_DUP from the first.
-    Forward,
-    /// MDB_LAST_DUP, then MDB_PREV_DUP.
-    Reverse,
-    /// A page at a time: MDB_GET_MULTIPLE, MDB_NEXT_MULTIPLE (MDB_DUPFIXED).
-    Multiple,
-    /// Only mdb_cursor_count: a key each, its duplicates' count summed.
-    Count,
-}
-
-/// Looks each key up and walks its duplicates as `walk` says; the count and the sum of
-/// every duplicate's 8 bytes.
+/// Walks the duplicates as `walk` says, each key of `ops` or the whole database; the count
+/// and the sum of every duplicate's 8 bytes it visits.
 ///
 /// # Safety
 /// `env` is open; no transaction of this thread is active.
@@ -213,26 +233,84 @@ pub unsafe fn lmdbregress_timed_lmdb_dup_read(
 ) -> Result<Checksum, Failed> {
     let tc = crate::workload::lmdb::begin_cursor(api, env, sys::MDB_RDONLY)?;
     let mut sum = Checksum { entries: 0, digest: 0 };
-    let mut r = Ok(());
-    for i in 0..ops.len() {
-        r = dups_of(api, tc.1, ops.get(i).0, walk, &mut sum);
+    let mut r = match walk {
+        DupWalk::Scan { reverse } => whole(api, tc.1, (sys::MDB_cursor_op_MDB_NEXT, reverse), &mut sum),
+        DupWalk::NoDup { reverse } => whole(api, tc.1, (sys::MDB_cursor_op_MDB_NEXT_NODUP, reverse), &mut sum),
+        DupWalk::MultipleBack => steps(api, tc.1, &mut empty_val(), sys::MDB_cursor_op_MDB_PREV_MULTIPLE, &mut sum),
+        _ => Ok(()),
+    };
+    let per_key = !matches!(walk, DupWalk::Scan { .. } | DupWalk::NoDup { .. });
+    for i in (0..ops.len()).filter(|_| per_key) {
         if r.is_err() {
             break;
         }
+        r = dups_of(api, tc.1, ops.get(i), walk, &mut sum);
     }
     crate::workload::lmdb::end_cursor(api, tc, false, r.map(|()| sum))
 }
 
+/// The whole database by `step` (its MDB_PREV twin with `reverse`) from the unpositioned
+/// cursor, then one step past the end, which must find nothing.
+#[inline(always)]
+unsafe fn whole(
+    api: &Api,
+    cur: *mut MDB_cursor,
+    (step, reverse): (sys::MDB_cursor_op, bool),
+    sum: &mut Checksum,
+) -> Result<(), Failed> {
+    let step = match (reverse, step) {
+        (false, s) => s,
+        (true, sys::MDB_cursor_op_MDB_NEXT) => sys::MDB_cursor_op_MDB_PREV,
+        (true, _) => sys::MDB_cursor_op_MDB_PREV_NODUP,
+    };
+    let mut k = empty_val();
+    steps(api, cur, &mut k, step, sum)?;
+    let mut v = empty_val();
+    match (api.mdb_cursor_get)(cur, &mut k, &mut v, step) {
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get(past the end)", if rc == 0 { sys::MDB_CORRUPTED } else { rc })),
+    }
+}
+
+/// `step` until MDB_NOTFOUND, every duplicate (or page of them) it returns summed.
+#[inline(always)]
+unsafe fn steps(
+    api: &Api,
+    cur: *mut MDB_cursor,
+    k: &mut MDB_val,
+    step: sys::MDB_cursor_op,
+    sum: &mut Checksum,
+) -> Result<(), Failed> {
+    let mut v = empty_val();
+    let mut rc = (api.mdb_cursor_get)(cur, k, &mut v, step);
+    while rc == 0 {
+        bytes(&v).chunks_exact(8).for_each(|d| add(sum, d));
+        rc = (api.mdb_cursor_get)(cur, k, &mut v, step);
+    }
+    match rc {
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get", rc)),
+    }
+}
+
+/// One key's duplicates, as `walk` says; `key` and, for Range, the data it looks for.
 #[inline(always)]
 unsafe fn dups_of(
     api: &Api,
     cur: *mut MDB_cursor,
-    key: &[u8],
+    (key, probe): (&[u8], &[u8]),
     walk: DupWalk,
     sum: &mut Checksum,
 ) -> Result<(), Failed> {
     let (mut k, mut v) = (val(key), empty_val());
-    ok("mdb_cursor_get(MDB_SET_KEY)", (api.mdb_cursor_get)(cur, &mut k, &mut v, sys::MDB_cursor_op_MDB_SET_KEY))?;
+    let (at, call) = match walk {
+        DupWalk::Range => {
+            v = val(probe);
+            (sys::MDB_cursor_op_MDB_GET_BOTH_RANGE, "mdb_cursor_get(MDB_GET_BOTH_RANGE)")
+        }
+        _ => (sys::MDB_cursor_op_MDB_SET_KEY, "mdb_cursor_get(MDB_SET_KEY)"),
+    };
+    ok(call, (api.mdb_cursor_get)(cur, &mut k, &mut v, at))?;
     if walk == DupWalk::Count {
         let mut n = 0usize;
         ok("mdb_cursor_count", (api.mdb_cursor_count)(cur, &mut n))?;
@@ -241,9 +319,11 @@ unsafe fn dups_of(
         return Ok(());
     }
     let (first, step) = match walk {
-        DupWalk::Multiple => (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE),
+        DupWalk::Multiple | DupWalk::MultipleBack => {
+            (sys::MDB_cursor_op_MDB_GET_MULTIPLE, sys::MDB_cursor_op_MDB_NEXT_MULTIPLE)
+        }
         DupWalk::Reverse => (sys::MDB_cursor_op_MDB_LAST_DUP, sys::MDB_cursor_op_MDB_PREV_DUP),
-        DupWalk::Forward | DupWalk::Count => {
+        _ => {
             add(sum, bytes(&v));
             (sys::MDB_cursor_op_MDB_NEXT_DUP, sys::MDB_cursor_op_MDB_NEXT_DUP)
         }
@@ -253,10 +333,12 @@ unsafe fn dups_of(
         bytes(&v).chunks_exact(8).for_each(|d| add(sum, d));
         rc = (api.mdb_cursor_get)(cur, &mut k, &mut v, step);
     }
-    if rc == sys::MDB_NOTFOUND {
-        Ok(())
-    } else {
-        Err(("mdb_cursor_get", rc))
+    match rc {
+        sys::MDB_NOTFOUND if walk == DupWalk::MultipleBack => {
+            steps(api, cur, &mut k, sys::MDB_cursor_op_MDB_PREV_MULTIPLE, sum)
+        }
+        sys::MDB_NOTFOUND => Ok(()),
+        rc => Err(("mdb_cursor_get", rc)),
     }
 }
 
@@ -302,20 +384,68 @@ pub unsafe fn lmdbregress_timed_lmdb_copy(api: &Api, env: &Env, to: &CStr, flags
     ok("mdb_env_copy2", (api.mdb_env_copy2)(env.env, to.as_ptr(), flags))
 }
 
-/// Empties the database (mdb_drop, del 0) in one transaction.
+/// Empties the database (mdb_drop, del 0) in one transaction; with `named`, deletes the
+/// named database (del 1) and creates it again (mdb_dbi_open, MDB_CREATE), which must give
+/// back the same handle.
 ///
 /// # Safety
-/// `env` is open; no write transaction of it is active.
+/// `env` is open; no write transaction of it is active; with `named` its database is the
+/// named database "db".
 #[no_mangle]
 #[inline(never)]
-pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env) -> Result<(), Failed> {
+pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env, named: bool) -> Result<(), Failed> {
     let mut txn = ptr::null_mut();
     ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
-    if let Err(e) = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, 0)) {
+    let r = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, named as libc::c_int)).and_then(|()| match named {
+        true => reopen(api, env, txn),
+        false => Ok(()),
+    });
+    if let Err(e) = r {
         (api.mdb_txn_abort)(txn);
         return Err(e);
     }
     ok("mdb_txn_commit", (api.mdb_txn_commit)(txn))
+}
+
+/// The named database "db" created again in `txn`, on the handle it had.
+#[inline(always)]
+unsafe fn reopen(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<(), Failed> {
+    let mut dbi = 0;
+    ok("mdb_dbi_open(after mdb_drop)", (api.mdb_dbi_open)(txn, c"db".as_ptr(), sys::MDB_CREATE, &mut dbi))?;
+    match dbi == env.dbi {
+        true => Ok(()),
+        false => Err(("mdb_dbi_open(after mdb_drop): another handle", sys::MDB_BAD_DBI)),
+    }
+}
+
+/// The reader table's housekeeping: mdb_reader_list (each line counted), mdb_reader_check,
+/// which must clear `stale` slots, then mdb_env_stat, mdb_env_info and a forced
+/// mdb_env_sync.
+///
+/// # Safety
+/// `env` is open; `stale` processes that held its reader slots have ended.
+#[no_mangle]
+#[inline(never)]
+pub unsafe fn lmdbregress_timed_lmdb_readers(api: &Api, env: &Env, stale: u32) -> Result<(), Failed> {
+    let mut lines = 0u32;
+    let ctx = &mut lines as *mut u32 as *mut libc::c_void;
+    ok("mdb_reader_list", (api.mdb_reader_list)(env.env, Some(count_line), ctx))?;
+    let mut dead = 0;
+    ok("mdb_reader_check", (api.mdb_reader_check)(env.env, &mut dead))?;
+    if (lines, dead) != (stale + 1, stale as i32) {
+        return Err(("mdb_reader_check(stale slots)", sys::MDB_CORRUPTED));
+    }
+    let mut stat: sys::MDB_stat = std::mem::zeroed();
+    ok("mdb_env_stat", (api.mdb_env_stat)(env.env, &mut stat))?;
+    let mut info: sys::MDB_envinfo = std::mem::zeroed();
+    ok("mdb_env_info", (api.mdb_env_info)(env.env, &mut info))?;
+    ok("mdb_env_sync", (api.mdb_env_sync)(env.env, 1))
+}
+
+/// mdb_reader_list's callback: one more line in `*ctx` (a u32).
+unsafe extern "C" fn count_line(_msg: *const libc::c_char, ctx: *mut libc::c_void) -> libc::c_int {
+    *(ctx as *mut u32) += 1;
+    0
 }
 
 /// LMDB 1.0's incremental backup: the pages `env` changed after transaction `since`
