@@ -240,17 +240,22 @@ fn same_per_entry(two: f64, one: f64) {
     );
 }
 
-/// The C paired worker, as a small C run builds it into this test's cache.
+/// The C paired worker, as a small C run builds it into this test's cache: the one its
+/// run file records (a cache may hold workers of older harness sources beside it).
 fn c_paired_worker() -> PathBuf {
     let dir = tempfile::tempdir().unwrap();
     let mut c = lmdb_regress();
     c.args(["run", "--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "100", "--rounds", "1"]);
-    run_ok(c.arg("--out").arg(dir.path().join("run.jsonl")));
+    let file = dir.path().join("run.jsonl");
+    run_ok(c.arg("--out").arg(&file));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let recorded = header["c_paired_worker"]["sha256"].as_str().unwrap().to_string();
     let builds = std::fs::read_dir(test_cache().join("builds")).unwrap();
     builds
         .flatten()
         .map(|e| e.path().join("lmdb-paired-c"))
-        .find(|p| p.is_file())
+        .find(|p| p.is_file() && sha256(p) == recorded)
         .expect("the C paired worker is built")
 }
 
