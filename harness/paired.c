@@ -14,7 +14,8 @@
  *                         --rotation-seed R [config]
  *
  * The slots file: one line per slot, tab-separated: library, SHA-256, the text its
- * mdb_version() must report, the read database's directory (or -). The runner checks each
+ * mdb_version() must report, the read database's directory (or -), the workloads it runs
+ * (comma-separated, among --workloads). The runner checks each
  * library's SHA-256 before it starts this worker (as it checks the twin's executable).
  */
 #define _GNU_SOURCE
@@ -332,6 +333,7 @@ static int kind_of(const char *w) {
 struct slot {
     int id;
     const char *library, *version, *dir;
+    const char *workloads;     /* the comma-separated workloads it runs; NULL: all */
     struct api api;
     void *handle;
     char load_error[1024];
@@ -446,8 +448,19 @@ static void shuffle(int *order, int n, uint64_t *rng) {
     }
 }
 
+/* Whether slot s runs workload w: an adaptive round leaves a unit out of the workloads
+ * whose comparison is decided. */
+static int runs(const struct slot *s, const char *w) {
+    if (!s->workloads) return 1;
+    size_t n = strlen(w);
+    for (const char *p = s->workloads; (p = strstr(p, w)); p += n)
+        if ((p == s->workloads || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
 /* What each slot measured of one workload: per pass its chunk times and its output. */
 struct outcome {
+    int skipped;        /* the slot does not run this workload: no line */
     uint64_t *chunks;   /* passes × count */
     uint64_t *outputs;  /* passes */
     struct space *space; /* passes: the write's */
@@ -503,6 +516,8 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
         out[k].chunks = xmalloc((size_t)c->iterations * count * sizeof *out[k].chunks);
         out[k].outputs = xmalloc(c->iterations * sizeof *out[k].outputs);
         out[k].space = xmalloc(c->iterations * sizeof *out[k].space);
+        out[k].skipped = !runs(&slots[k], w);
+        if (out[k].skipped) continue;
         if (!slots[k].handle) snprintf(out[k].error, sizeof out[k].error, "refusing to load the library: %s", slots[k].load_error);
         else if (kind != WRITE && !slots[k].have_reads) fail(&out[k], &slots[k], slots[k].reads_error, 0);
     }
@@ -510,7 +525,7 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
         for (int k = 0; k < n; k++) {
             passes[k].live = 0;
             passes[k].s = NULL;
-            if (out[k].error[0]) continue;
+            if (out[k].error[0] || out[k].skipped) continue;
             running = slots[k].id;
             if (open_pass(&passes[k], &slots[k], kind, d, c, c->scratch)) {
                 fail(&out[k], &slots[k], passes[k].call, passes[k].rc);
@@ -601,7 +616,7 @@ static int measure(struct slot *slots, int n, const struct settings *c, size_t c
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         run_workload(slots, n, w, &d, c, size, &rng, out);
         for (int k = 0; k < n; k++) {
-            print_outcome(w, paired ? slots[k].id : -1, &out[k], count, paired);
+            if (!out[k].skipped) print_outcome(w, paired ? slots[k].id : -1, &out[k], count, paired);
             free(out[k].chunks);
             free(out[k].outputs);
             free(out[k].space);
@@ -740,15 +755,16 @@ static int read_slots(const char *path, struct slot *slots, char **text) {
     char *save = NULL;
     for (char *line = strtok_r(*text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (n == MAX_SLOTS) { fprintf(stderr, "more than %d slots\n", MAX_SLOTS); return -1; }
-        char *field[4], *fs = NULL;
+        char *field[5], *fs = NULL;
         int m = 0;
-        for (char *p = strtok_r(line, "\t", &fs); p && m < 4; p = strtok_r(NULL, "\t", &fs)) field[m++] = p;
-        if (m != 4) { fprintf(stderr, "a slot line has 4 tab-separated fields: %s\n", line); return -1; }
+        for (char *p = strtok_r(line, "\t", &fs); p && m < 5; p = strtok_r(NULL, "\t", &fs)) field[m++] = p;
+        if (m != 5) { fprintf(stderr, "a slot line has 5 tab-separated fields: %s\n", line); return -1; }
         memset(&slots[n], 0, sizeof slots[n]);
         slots[n].id = n;
         slots[n].library = field[0];
         slots[n].version = field[2];
         slots[n].dir = strcmp(field[3], "-") ? field[3] : NULL;
+        slots[n].workloads = field[4];
         n++;
     }
     return n;

@@ -214,14 +214,19 @@ struct TwoCopies {
 }
 
 fn two_copies() -> TwoCopies {
+    two_copies_running(["readKey", "readKey"])
+}
+
+/// [`two_copies`], each slot running the workloads its line names.
+fn two_copies_running(workloads: [&str; 2]) -> TwoCopies {
     let (lib, sha, version) = built("0.9.18");
     let work = tempfile::tempdir().unwrap();
     let (db1, db2) = (work.path().join("db1"), work.path().join("db2"));
     prepare(&lib, &sha, &version, &db1);
     prepare(&lib, &sha, &version, &db2);
     let slots = work.path().join("slots.tsv");
-    let line = |db: &Path| format!("{}\t{sha}\t{version}\t{}\n", lib.display(), db.display());
-    std::fs::write(&slots, line(&db1) + &line(&db2)).unwrap();
+    let line = |db: &Path, w: &str| format!("{}\t{sha}\t{version}\t{}\t{w}\n", lib.display(), db.display());
+    std::fs::write(&slots, line(&db1, workloads[0]) + &line(&db2, workloads[1])).unwrap();
     TwoCopies { work, slots, db1, lib, sha, version }
 }
 
@@ -235,17 +240,22 @@ fn same_per_entry(two: f64, one: f64) {
     );
 }
 
-/// The C paired worker, as a small C run builds it into this test's cache.
+/// The C paired worker, as a small C run builds it into this test's cache: the one its
+/// run file records (a cache may hold workers of older harness sources beside it).
 fn c_paired_worker() -> PathBuf {
     let dir = tempfile::tempdir().unwrap();
     let mut c = lmdb_regress();
     c.args(["run", "--engine", "c", "--tags", "0.9.18", "--workloads", "write", "--entries", "100", "--rounds", "1"]);
-    run_ok(c.arg("--out").arg(dir.path().join("run.jsonl")));
+    let file = dir.path().join("run.jsonl");
+    run_ok(c.arg("--out").arg(&file));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let recorded = header["c_paired_worker"]["sha256"].as_str().unwrap().to_string();
     let builds = std::fs::read_dir(test_cache().join("builds")).unwrap();
     builds
         .flatten()
         .map(|e| e.path().join("lmdb-paired-c"))
-        .find(|p| p.is_file())
+        .find(|p| p.is_file() && sha256(p) == recorded)
         .expect("the C paired worker is built")
 }
 
@@ -269,6 +279,34 @@ fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     let (two, one) = (count(&paired), count(&alone));
     assert!(one > 0.0, "callgrind counted the whole pass");
     same_per_entry(two, one);
+}
+
+/// A slot runs only the workloads its line names (an adaptive round leaves a unit out of the
+/// workloads whose comparison is decided), in the Rust paired worker and in the C twin's.
+#[test]
+fn a_slot_runs_only_the_workloads_its_line_names() {
+    let TwoCopies { work, slots, .. } = two_copies_running(["write", "readKey,write"]);
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let mut args = vec![os("--slots"), slots.clone().into(), os("--scratch"), work.path().into()];
+    args.extend(
+        ["--chunk", "500", "--rotation-seed", "1", "--workloads", "readKey,write", "--entries", "2000"].map(os),
+    );
+    args.extend(["--map-size", "100000000"].map(os));
+    let ran = |out: &std::process::Output| -> Vec<(u64, String)> {
+        let lines = stdout(out);
+        let parsed = lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok());
+        let mut got: Vec<(u64, String)> = parsed
+            .filter(|v| v["samples_ns"].as_array().is_some_and(|s| !s.is_empty()))
+            .map(|v| (v["slot"].as_u64().unwrap(), v["workload"].as_str().unwrap().to_string()))
+            .collect();
+        got.sort();
+        got
+    };
+    let want: Vec<(u64, String)> = [(0, "write"), (1, "readKey"), (1, "write")].map(|(k, w)| (k, w.into())).to_vec();
+    let rust = run_ok(lmdb_regress().arg("paired-worker").args(&args));
+    assert_eq!(ran(&rust), want, "{}", stdout(&rust));
+    let c = run_ok(Command::new(c_paired_worker()).arg("paired").args(&args));
+    assert_eq!(ran(&c), want, "{}", stdout(&c));
 }
 
 /// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it

@@ -9,7 +9,7 @@ use clap::builder::{EnumValueParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 
 use crate::compile::ToolchainSpec;
-use crate::record::{Engine, FigureUnit, Layouts, Metric, Pairing};
+use crate::record::{Adaptive, Engine, FigureUnit, Layouts, Metric, Pairing};
 use crate::workload::suite::Suite;
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
@@ -225,6 +225,23 @@ impl From<PairingName> for Pairing {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum AdaptiveName {
+    /// Rounds measure only the comparisons not yet decided.
+    On,
+    /// Every round measures every unit on every workload.
+    Off,
+}
+
+impl From<AdaptiveName> for Adaptive {
+    fn from(n: AdaptiveName) -> Adaptive {
+        match n {
+            AdaptiveName::On => Adaptive::On,
+            AdaptiveName::Off => Adaptive::Off,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FigureUnitName {
     S,
     Ms,
@@ -265,6 +282,11 @@ pub fn layouts() -> impl TypedValueParser<Value = Layouts> + Clone + Send + Sync
 /// `--pairing`.
 pub fn pairing() -> impl TypedValueParser<Value = Pairing> + Clone + Send + Sync + 'static {
     names::<PairingName, Pairing>()
+}
+
+/// `--adaptive`.
+pub fn adaptive() -> impl TypedValueParser<Value = Adaptive> + Clone + Send + Sync + 'static {
+    names::<AdaptiveName, Adaptive>()
 }
 
 /// `--program-figure-unit`.
@@ -317,6 +339,7 @@ mod tests {
         spelt::<EngineName, Engine>();
         spelt::<LayoutsName, Layouts>();
         spelt::<PairingName, Pairing>();
+        spelt::<AdaptiveName, Adaptive>();
         spelt::<FigureUnitName, FigureUnit>();
     }
 }

@@ -115,7 +115,7 @@ fn cover(
         plan: Plan::new(1, 0, Metric::Instructions).counting(),
         counter: None,
         jobs: 1,
-        target_reached: crate::stats::stop::target_reached,
+        judge: crate::stats::stop::progress,
     };
     let specs: Vec<RunSpec> = groups.iter().map(spec).collect();
     let counts = tempfile::tempdir().context("cannot create a temporary folder for the counts")?;

@@ -132,7 +132,7 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
         plan: Plan::new(1, 0, Metric::Instructions).counting(),
         counter: Some(counter),
         jobs: ask.build.jobs(),
-        target_reached: crate::stats::stop::target_reached,
+        judge: crate::stats::stop::progress,
     };
     eprintln!(
         "explain: profiling {} workload(s) of {} and {} under callgrind, {} entries",

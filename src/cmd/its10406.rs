@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
 use crate::hunt::its10406;
-use crate::record::{Engine, Metric};
+use crate::record::{Adaptive, Engine, Metric};
 use crate::report::{self, model};
 use crate::workload::EnvSettings;
 
@@ -57,6 +57,10 @@ pub struct ItsArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub pairing: PairingArgs,
+    /// As `run --adaptive`: on, each round measures a tag only while its comparison is
+    /// undecided; off, every tag in every round.
+    #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::On)]
+    pub adaptive: Adaptive,
     #[command(flatten)]
     pub gate: GateArgs,
     /// With --fail-on: measure what fails again in a second, independent run, and fail only
@@ -120,6 +124,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         build: args.build.clone(),
         layout: args.layout.clone(),
         pairing: args.pairing.clone(),
+        adaptive: args.adaptive,
         // The report's benchmark as given, whatever the metric; a resumed one is the file's.
         given: match args.resume {
             Some(_) => resumed_given(args),

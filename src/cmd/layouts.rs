@@ -84,8 +84,8 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         ..Plan::new(args.rounds, args.warmup, Metric::Time)
     };
     let (engines, jobs) = (args.engine.clone(), args.build.jobs());
-    let target_reached = crate::stats::stop::target_reached;
-    let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, target_reached };
+    let judge = crate::stats::stop::progress;
+    let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, judge };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::prepare::default_out("layouts");
     let header = Header { c_paired_worker, ..spec.header(tags, &labels) };

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::args::{BuildArgs, GateArgs, LayoutArgs, PairingArgs};
-use crate::record::{self, Engine, Metric, RunData};
+use crate::record::{self, Adaptive, Engine, Metric, RunData};
 use crate::workload::presets::{self, Preset};
 use crate::workload::suite::SuiteChoice;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -77,6 +77,12 @@ pub struct RunArgs {
     /// tag is decided (slower, faster or same) or resolved to within ± this percent.
     #[arg(long, value_parser = super::args::ci_percent)]
     pub target_ci: Option<f64>,
+    /// on: after the rounds every interval needs, each round measures a workload's tag only
+    /// while its comparison is undecided, the furthest from decided every round and the
+    /// others in proportion (the baseline whenever any other tag is); off: every tag in
+    /// every round. Time runs only; a resumed run keeps its own.
+    #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::On)]
+    pub adaptive: Adaptive,
     /// `same` needs the whole interval within ± this percent.
     #[arg(long, default_value_t = 2.0)]
     pub min_effect: f64,
@@ -177,6 +183,15 @@ pub enum Continue {
 }
 
 impl RunArgs {
+    /// The plan's adaptive rounds: as asked for time; exact counts are decided in one round.
+    pub(super) fn adaptive_plan(&self) -> Adaptive {
+        if self.metric.is_exact() {
+            Adaptive::Off
+        } else {
+            self.adaptive
+        }
+    }
+
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
     /// round, no warm-up), LmdbJava's workloads at 100k entries; the report gives counts
     /// per entry.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
-use crate::record::{Metric, Pairing, RunData};
+use crate::record::{Adaptive, Metric, Pairing, RunData};
 use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
@@ -58,6 +58,7 @@ struct Settings {
     iterations: u32,
     metric: Metric,
     pairing: Pairing,
+    adaptive: Adaptive,
     chunk: Option<u32>,
     time_budget: Option<f64>,
     target_ci: Option<f64>,
@@ -95,6 +96,7 @@ impl Settings {
             iterations: args.iterations,
             metric: args.metric,
             pairing: args.pairing.pairing,
+            adaptive: args.adaptive_plan(),
             chunk: Some(args.pairing.chunk),
             time_budget: args.time_budget.map(|d| d.as_secs_f64()),
             target_ci: args.target_ci,
@@ -132,6 +134,7 @@ impl Settings {
             iterations: p.iterations,
             metric: p.metric,
             pairing: p.pairing,
+            adaptive: p.adaptive,
             chunk: p.chunk,
             time_budget: p.time_budget_s,
             target_ci: p.target_ci,

@@ -114,6 +114,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         layouts,
         layout_seed,
         pairing,
+        adaptive: args.adaptive_plan(),
         chunk,
         programs,
         baseline: Some(baseline),
@@ -121,8 +122,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     };
     let counter = runner::instruction_counter(&plan)?;
     let engines = args.engine.clone();
-    let target_reached = crate::stats::stop::target_reached;
-    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), target_reached };
+    let judge = crate::stats::stop::progress;
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), judge };
     let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
@@ -191,8 +192,7 @@ pub fn measure_recorded(
         super::program::compile_all(&h.plan.programs, units, &tags, build.git.as_deref(), args.jobs(), &mut failures)?;
     let baseline = Some(baseline_of(None, None, &tags, &labels)?);
     let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
-    let spec =
-        RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::target_reached)?;
+    let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::progress)?;
     let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
@@ -375,7 +375,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
-    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::target_reached)?;
+    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::progress)?;
     let stopped = match left {
         Some(Phase::Counting) => None,
         _ => spec.resume(&data, &mut writer)?.stopped,

@@ -264,7 +264,7 @@ impl<'a> Bisector<'a> {
             plan,
             counter: pass.counter,
             jobs: s.jobs,
-            target_reached: crate::stats::stop::target_reached,
+            judge: crate::stats::stop::progress,
         };
         // The probes' labels, so that the run file lists every tag its samples name.
         let labels: Vec<Label> = spec.units.iter().map(|u| u.label.clone()).collect();

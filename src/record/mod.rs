@@ -18,7 +18,8 @@ mod fixtures;
 pub use label::Label;
 pub use metric::{Counts, Event, Metric};
 pub use plan::{
-    Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, COUNT_TOLERANCE, MIN_EFFECT,
+    Adaptive, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, COUNT_TOLERANCE,
+    MIN_EFFECT,
 };
 pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};

@@ -52,6 +52,27 @@ impl std::fmt::Display for Pairing {
     }
 }
 
+/// Whether a run's rounds measure only the comparisons not yet decided (`--adaptive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Adaptive {
+    /// After the rounds every interval needs, a round measures a workload's unit only while
+    /// its comparison is undecided, as often as it is far from decided; the reference
+    /// whenever any other unit of the workload is measured.
+    On,
+    /// Every round measures every unit on every workload (every run before schema 8).
+    Off,
+}
+
+impl std::fmt::Display for Adaptive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Adaptive::On => "on",
+            Adaptive::Off => "off",
+        })
+    }
+}
+
 /// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +93,8 @@ pub struct Plan {
     /// The design of the time samples; runs from before chunks read as `process`.
     #[serde(default)]
     pub pairing: Pairing,
+    /// Whether rounds skip the comparisons already decided; the reader gives older files `off`.
+    pub adaptive: Adaptive,
     /// Operations per chunk with `pairing: chunks`; null otherwise.
     #[serde(default)]
     pub chunk: Option<u32>,
@@ -181,8 +204,8 @@ pub const COUNT_TOLERANCE: f64 = 0.005;
 
 impl Plan {
     /// `rounds` measured rounds after `warmup` by `metric`, one repetition per worker, and
-    /// nothing more: no budget, no target, the default `same`, fixed layouts, no counting
-    /// pass, no shard, study or control.
+    /// nothing more: no budget, no target, every unit in every round, the default `same`,
+    /// fixed layouts, no counting pass, no shard, study or control.
     pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
         Plan {
             rounds,
@@ -192,6 +215,7 @@ impl Plan {
             iterations: 1,
             metric,
             pairing: Pairing::Process,
+            adaptive: Adaptive::Off,
             chunk: None,
             min_effect: None,
             count_entries: None,
@@ -207,7 +231,8 @@ impl Plan {
     }
 
     /// This plan's counting pass: instructions, each unit once (one round, no warm-up, one
-    /// repetition), from the fixed builds (layouts change no count), no budget or target.
+    /// repetition), from the fixed builds (layouts change no count), no budget, target or
+    /// adaptive rounds.
     pub fn counting(&self) -> Plan {
         Plan {
             metric: Metric::Instructions,
@@ -220,6 +245,7 @@ impl Plan {
             layouts: Layouts::Fixed,
             layout_seed: None,
             pairing: Pairing::Process,
+            adaptive: Adaptive::Off,
             chunk: None,
             ..self.clone()
         }

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
-    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus,
+    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus, ADAPTIVE,
     DECLARES_UNITS, SCHEMA,
 };
 use crate::files;
@@ -133,7 +133,7 @@ enum Unread {
 /// failure's unit, named by its label's text, becomes the value the header declares (in
 /// a file of schema 3 or before, the text read once). Samples written before their counts
 /// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
-/// their `Ir`.
+/// their `Ir`. The header is upgraded by [`upgrade_header`], its part of this upgrader.
 fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Result<Record, Unread> {
     if let Some(record) = v.as_object_mut() {
         let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_string();
@@ -151,6 +151,16 @@ fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Res
         }
     }
     serde_json::from_value(v).map_err(Unread::Corrupt)
+}
+
+/// The header of any schema in today's shape: a plan from before schema 8 measured every
+/// unit in every round (`adaptive: off`).
+fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
+    if let Some(plan) = header.get_mut("plan").and_then(|p| p.as_object_mut()) {
+        if schema < ADAPTIVE as u64 {
+            plan.entry("adaptive").or_insert_with(|| "off".into());
+        }
+    }
 }
 
 /// Whether `line` is a whole record, whatever unit it names: what a line cut off while
@@ -222,7 +232,7 @@ impl UnitLabels {
 /// The header on a run file's first line; `only_line` when no newline follows it, so that a
 /// first line that is no JSON was torn while it was written, not some other file's.
 pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<Header> {
-    let value: serde_json::Value = match serde_json::from_str(first) {
+    let mut value: serde_json::Value = match serde_json::from_str(first) {
         Ok(v) => v,
         Err(_) if only_line && torn_header(first) => bail!(
             "{}:1: the header is torn ({} bytes; the run was stopped, or the disk filled, while writing \
@@ -245,6 +255,7 @@ pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<H
             path.display()
         );
     }
+    upgrade_header(&mut value, schema);
     match serde_json::from_value::<Record>(value).with_context(|| format!("{}:1: corrupt header", path.display()))? {
         Record::Header(h) => Ok(*h),
         _ => unreachable!("checked the type above"),
@@ -442,6 +453,23 @@ mod tests {
         let newer =
             format!("schema {}, newer than this lmdb-regress reads ({SCHEMA}); upgrade lmdb-regress", SCHEMA + 1);
         assert!(e.contains(&newer), "{e}");
+    }
+
+    #[test]
+    fn a_plan_before_schema_8_measured_every_unit_in_every_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), &every_form());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        header["plan"]["adaptive"] = "on".into();
+        let read = |h: &serde_json::Value| {
+            std::fs::write(&path, format!("{h}\n{}", text.split_once('\n').unwrap().1)).unwrap();
+            load(&path).unwrap().header.plan.adaptive
+        };
+        assert_eq!(read(&header), super::super::Adaptive::On);
+        header["schema"] = 7.into();
+        header["plan"].as_object_mut().unwrap().remove("adaptive");
+        assert_eq!(read(&header), super::super::Adaptive::Off);
     }
 
     #[test]

@@ -23,9 +23,14 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// header's `units`, each label's value declared field by field, which a reader of 3 would
 /// not know to need; 5: a sample's `counts`, its events by name, where a reader of 4 looks
 /// for `instructions`; 6: a write sample's `space`, which a reader of 5 would drop on a
-/// resume or merge; 7: the `coverage` record, a type a reader of 6 refuses). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// resume or merge; 7: the `coverage` record, a type a reader of 6 refuses; 8: the plan's
+/// `adaptive`, whose rounds leave decided comparisons out, which a reader of 7 would resume
+/// measuring every unit in every round). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 7;
+pub const SCHEMA: u32 = 8;
+
+/// The first schema whose plan says whether its rounds were adaptive: older ones were not.
+pub(super) const ADAPTIVE: u32 = 8;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 pub(super) const DECLARES_UNITS: u32 = 4;
@@ -318,7 +323,8 @@ pub enum EndReason {
     TargetCi,
     /// Ctrl-C.
     Interrupted,
-    /// The caller's stop condition held (bisect decided a probe).
+    /// The caller's stop condition held (bisect decided a probe), or adaptive rounds
+    /// decided every comparison.
     Decided,
 }
 

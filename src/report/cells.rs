@@ -401,6 +401,19 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
     format!("Bursts: {} of {} round values {rule}: {}.", b.found.len(), b.values, at.join(", "))
 }
 
+/// "Stopped early, decided (adaptive rounds): 0.9.18 after round 12, …".
+fn stopped_early_line(m: &ReportModel, s: &Section) -> Option<String> {
+    if s.stopped_early.is_empty() {
+        return None;
+    }
+    let at: Vec<String> =
+        s.stopped_early.iter().map(|x| format!("{} after round {}", named(m.label(&x.tag)), x.round)).collect();
+    Some(format!(
+        "Stopped early, decided (adaptive rounds; the others were measured to the run's last round): {}.",
+        at.join(", ")
+    ))
+}
+
 /// Per section: the noise the run saw, the resolution it reached, the verdict counts,
 /// and the control.
 pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
@@ -434,6 +447,9 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         ));
     }
     if let Some(line) = rounds_line(m, s) {
+        v.push(line);
+    }
+    if let Some(line) = stopped_early_line(m, s) {
         v.push(line);
     }
     if let Some(line) = layout_spread_line(m, s) {

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::environment::Environment;
 use crate::record::label::Label;
+use crate::record::{Adaptive, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::record::{BuildStatus, TagStatus};
-use crate::record::{End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
@@ -113,6 +113,17 @@ pub struct Section {
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
+    /// Adaptive rounds: the tags no longer measured here before the run's last round,
+    /// their comparison decided (empty when every round measured every tag).
+    pub stopped_early: Vec<StoppedEarly>,
+}
+
+/// A tag that adaptive rounds stopped measuring on a workload once its comparison was decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoppedEarly {
+    pub tag: String,
+    /// The last round (counted from 1) that measured it here.
+    pub round: u32,
 }
 
 impl Section {
@@ -375,6 +386,11 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     for s in sections.iter_mut().filter(|_| !metric.is_exact()) {
         s.layout_spread = layout_spread(data, s.engine, s.workload, &blocks[&(s.engine, s.workload)]);
     }
+    for s in sections.iter_mut().filter(|_| h.plan.adaptive == Adaptive::On) {
+        s.stopped_early = stopped_early(data, s.engine, s.workload);
+        // The baseline is measured whenever another tag is: it has no comparison to decide.
+        s.stopped_early.retain(|x| x.tag != baseline);
+    }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
     let newest = measured.iter().filter(|t| data.labels[*t].is_plain_release()).last().cloned();
@@ -601,7 +617,30 @@ fn section(
         layout_spread: None,
         checksum_mismatches,
         checksum,
+        stopped_early: Vec::new(),
     }
+}
+
+/// The tags adaptive rounds stopped measuring on `engine`'s `workload` before the run's
+/// last measured round: each one's last round; a tag that failed there is not among them.
+fn stopped_early(data: &RunData, engine: Engine, workload: Workload) -> Vec<StoppedEarly> {
+    let timed = |s: &&Sample| !s.counted;
+    let Some(last) = data.samples.iter().filter(timed).map(|s| s.round).max() else { return Vec::new() };
+    let mut rounds: BTreeMap<String, u32> = BTreeMap::new();
+    for s in data.samples.iter().filter(timed).filter(|s| s.engine == engine && s.workload == workload) {
+        let r = rounds.entry(s.unit.to_string()).or_default();
+        *r = (*r).max(s.round);
+    }
+    let failed = |tag: &str| {
+        data.failures
+            .iter()
+            .any(|f| f.engine == engine && f.workload.is_none_or(|w| w == workload) && f.unit.to_string() == tag)
+    };
+    rounds
+        .into_iter()
+        .filter(|(tag, r)| *r < last && !failed(tag))
+        .map(|(tag, r)| StoppedEarly { tag, round: r + 1 })
+        .collect()
 }
 
 /// Order, ranks and the fastest as `stats` decides them from the paired estimate; every

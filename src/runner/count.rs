@@ -82,7 +82,7 @@ impl RunSpec {
         pool::for_each(
             &units,
             self.jobs,
-            |u| self.measure(u, 0, (false, true), &ready, scratch.path()),
+            |u| self.measure(u, 0, (false, true), (&ready, None), scratch.path()),
             |_, records| {
                 bar.inc(1);
                 failed_units(&records).for_each(|u| log.failed(u));

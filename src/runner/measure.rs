@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::adaptive::Selection;
 use super::counter::{self, Counter};
 use super::job::{interrupted, Job};
 use super::prepare::Ready;
@@ -16,21 +17,23 @@ use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
 impl RunSpec {
-    /// One unit's worker process(es) for a round: the records to append (none when warm),
-    /// their samples marked `counted` in a counting pass.
+    /// One unit's worker process(es) for a round, on the workloads `selection` measures
+    /// (all without one): the records to append (none when warm), their samples marked
+    /// `counted` in a counting pass.
     pub(super) fn measure(
         &self,
         u: &Unit,
         round: u32,
         (warm, counted): (bool, bool),
-        ready: &Ready,
+        (ready, selection): (&Ready, Option<&Selection>),
         scratch: &Path,
     ) -> Result<Vec<Record>> {
+        let selected = |w: Workload| selection.is_none_or(|s| s.measures(u, w));
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
         let mut out = Vec::new();
         // Programs: each a process of its own, run by the runner itself.
-        for &w in self.workloads.iter().filter(|w| w.is_program()) {
+        for &w in self.workloads.iter().filter(|w| w.is_program() && selected(**w)) {
             if interrupted() {
                 return Ok(out);
             }
@@ -41,7 +44,7 @@ impl RunSpec {
             .workloads
             .iter()
             .copied()
-            .filter(|w| !w.is_program() && Self::applies(u, *w))
+            .filter(|w| !w.is_program() && Self::applies(u, *w) && selected(*w))
             .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),

@@ -4,10 +4,11 @@
 //! database prepared (`prepare.rs`) and its reads verified (`verify.rs`), workers
 //! started under callgrind when counting there (`callgrind.rs`), their lines made into
 //! run-file records (`record.rs`), the counting pass (`count.rs`), the layout check
-//! (`layouts.rs`) and the stop rule (`stop.rs`), whose `--target-ci` judgement the
-//! statistics pass in ([`TargetReached`]). The stages are methods of [`RunSpec`]; none
+//! (`layouts.rs`), the stop rule (`stop.rs`) and adaptive rounds (`adaptive.rs`), whose
+//! judgement of what is still undecided the statistics pass in ([`Judge`]). The stages are methods of [`RunSpec`]; none
 //! of them knows the schedule.
 
+pub mod adaptive;
 mod callgrind;
 mod count;
 pub mod counter;
@@ -39,5 +40,5 @@ pub use crate::compile::sanitize;
 pub use crate::record::label::Label;
 pub use job::{interrupt_flag, interrupted, Interrupted, ScheduleOutcome, Stage, StopWhen};
 pub use paired::DEFAULT_CHUNK;
-pub use spec::{instruction_counter, RunSpec, TargetReached};
+pub use spec::{instruction_counter, Judge, RunSpec};
 pub use unit::{CompiledProgram, Unit};

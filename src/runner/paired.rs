@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+use super::adaptive::Selection;
 use super::job::Job;
 use super::paired_worker::SlotSpec;
 use super::prepare::Ready;
@@ -41,8 +42,9 @@ impl RunSpec {
         self.counter.is_none() && self.plan.pairing == crate::record::Pairing::Chunks
     }
 
-    /// One paired process of `units` (one engine's) for `round`: the records to append
-    /// (none when warm).
+    /// One paired process of `units` (one engine's) for `round`, each on the workloads
+    /// `selection` measures (all without one): the records to append (none when warm).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn measure_paired(
         &self,
         units: &[Unit],
@@ -51,10 +53,15 @@ impl RunSpec {
         ready: &Ready,
         scratch: &Path,
         excluded: &Excluded,
+        selection: Option<&Selection>,
     ) -> Result<Vec<Record>> {
         let units: Vec<&Unit> =
             units.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
-        let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: self.measurable(u, ready) }).collect();
+        let batch = |u: &Unit| {
+            let all = self.measurable(u, ready);
+            selection.map_or(all.clone(), |s| s.of(u, &all))
+        };
+        let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: batch(u) }).collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
         // A C unit whose program or library is not as recorded is refused before the start.
         let (jobs, refused) = self.checked(jobs, round, warm);
@@ -172,22 +179,26 @@ impl RunSpec {
             .collect()
     }
 
-    /// Runs the paired worker, under the watchdog, on `jobs`' units, the workloads in a
-    /// fresh shuffled order.
+    /// Runs the paired worker, under the watchdog, on `jobs`' units, each on its batch, the
+    /// workloads in a fresh shuffled order.
     fn invoke_paired(&self, jobs: &[Job], ready: &Ready, scratch: &Path) -> Result<Ran> {
         let mut rng = rand::thread_rng();
         // Only units whose every read was verified share their files; the others open none.
         let units: Vec<&Unit> = jobs.iter().map(|j| j.unit).collect();
-        let verified: Vec<bool> = jobs.iter().map(|j| self.reads().iter().all(|w| j.batch.contains(w))).collect();
+        let verified: Vec<bool> =
+            units.iter().map(|u| self.reads().iter().all(|w| self.measurable(u, ready).contains(w))).collect();
         let dbs = assign_databases(&units, &verified, ready, &mut rng);
         let slots = scratch.join("slots.tsv");
         let mut text = String::new();
-        for (u, db) in units.iter().zip(dbs) {
+        for (j, db) in jobs.iter().zip(dbs) {
+            let (u, workloads) = (j.unit, j.batch.clone());
             let library = u.library.clone().context("paired processes load units' shared libraries")?;
-            text += &SlotSpec { library, sha256: u.sha256.clone(), version: u.version.clone(), dir: db }.line()?;
+            let (sha256, version) = (u.sha256.clone(), u.version.clone());
+            text += &SlotSpec { library, sha256, version, dir: db, workloads }.line()?;
         }
         std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
-        let mut order = self.workloads.clone();
+        let mut order: Vec<Workload> =
+            self.workloads.iter().copied().filter(|w| jobs.iter().any(|j| j.batch.contains(w))).collect();
         order.shuffle(&mut rng);
         let names: Vec<&str> = order.iter().map(|w| w.name()).collect();
         let mut cmd = paired_worker(&units)?;

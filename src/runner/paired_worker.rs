@@ -22,7 +22,8 @@ use crate::workload::{Dataset, Workload};
 #[derive(clap::Args, Debug)]
 pub struct PairedWorkerArgs {
     /// One slot per line, tab-separated: the library, its SHA-256, the text its
-    /// mdb_version() must report, the read database's directory (or -).
+    /// mdb_version() must report, the read database's directory (or -), the workloads it
+    /// runs (comma-separated, among --workloads).
     #[arg(long)]
     pub slots: PathBuf,
     /// Where write passes create their fresh environments.
@@ -51,12 +52,17 @@ pub struct SlotSpec {
     pub sha256: String,
     pub version: String,
     pub dir: Option<PathBuf>,
+    /// The workloads this slot runs: an adaptive round leaves a unit out of the workloads
+    /// whose comparison is decided.
+    pub workloads: Vec<Workload>,
 }
 
 impl SlotSpec {
     pub fn line(&self) -> Result<String> {
         let dir = self.dir.as_deref().map_or("-".into(), |d| d.display().to_string());
-        let fields = [self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir];
+        let names: Vec<&str> = self.workloads.iter().map(|w| w.name()).collect();
+        let fields =
+            [self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir, names.join(",")];
         if fields.iter().any(|f| f.contains(['\t', '\n'])) {
             bail!("a slot's path holds a tab or a newline: {}", fields.join(" "));
         }
@@ -65,9 +71,12 @@ impl SlotSpec {
 
     pub fn parse(line: &str) -> Result<SlotSpec> {
         let f: Vec<&str> = line.split('\t').collect();
-        let [library, sha256, version, dir] = f[..] else { bail!("a slot line has 4 tab-separated fields: {line:?}") };
+        let [library, sha256, version, dir, workloads] = f[..] else {
+            bail!("a slot line has 5 tab-separated fields: {line:?}")
+        };
         let dir = (dir != "-").then(|| PathBuf::from(dir));
-        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir })
+        let workloads = Workload::parse_list(workloads)?;
+        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir, workloads })
     }
 }
 
@@ -88,18 +97,21 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .map(|(k, s)| paired::as_slot(k, || load(s, &mut seen)).map_err(|e| format!("{e:#}")))
         .collect();
     let data = Dataset::generate(&cfg);
-    let reads = workloads.iter().any(|w| w.is_read());
-    let slots: Vec<Slot> = loaded
+    // A slot opens its read database only when it runs a read.
+    let reads = |s: &SlotSpec| s.workloads.iter().any(|w| w.is_read());
+    let slots: Vec<(Slot, &SlotSpec)> = loaded
         .iter()
         .zip(&specs)
         .enumerate()
-        .filter_map(|(k, (l, s))| Some(Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads))))
+        .filter_map(|(k, (l, s))| {
+            Some((Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads(s))), s))
+        })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
     let after_round = || emit(&WorkerLine { progress: true, ..Default::default() });
     let rotation = Rotation { chunk: args.chunk, passes: args.iterations, after_round };
     for &w in &workloads {
-        for (k, l) in loaded.iter().enumerate() {
+        for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {
                 emit(&WorkerLine {
                     slot: Some(k as u32),
@@ -107,8 +119,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
                 });
             }
         }
-        let outcomes = paired::run(&slots, &cfg, &args.scratch, &data, w, rotation, &mut rng);
-        for (slot, o) in slots.iter().zip(outcomes) {
+        let running: Vec<&Slot> = slots.iter().filter(|(_, s)| s.workloads.contains(&w)).map(|(s, _)| s).collect();
+        let outcomes = paired::run(&running, &cfg, &args.scratch, &data, w, rotation, &mut rng);
+        for (slot, o) in running.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
         }
     }

@@ -1,6 +1,6 @@
 //! Scheduling: one worker process per (engine, tag, round), warm-up rounds first, every
-//! round in a fresh shuffled order, until the stop rule says so. Results go to the run
-//! file as they arrive.
+//! round in a fresh shuffled order, until the stop rule says so; adaptive rounds measure
+//! what the last one left undecided. Results go to the run file as they arrive.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
+use super::adaptive::{Progress, Selection};
 use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
@@ -94,6 +95,8 @@ impl Schedule<'_> {
         let mut round = self.start_round;
         // Warm-up only before rounds: a run resumed after its last round has none left.
         let mut warm_left = if round < self.spec.plan.rounds { self.spec.plan.warmup } else { 0 };
+        // A resumed run goes on from what its rounds so far decided.
+        let mut progress = self.spec.progress(&samples);
         loop {
             let warm = warm_left > 0;
             if !warm && round >= self.spec.plan.rounds {
@@ -107,7 +110,9 @@ impl Schedule<'_> {
                     log.rounds(round, self.spec.plan.rounds);
                 }
             }
-            samples.extend(self.round(round, warm_index, &ready, scratch.path(), (&bar, &log), w)?);
+            let selection = self.selection(round, progress.as_ref()).filter(|_| !warm);
+            let slot = (round, warm_index, selection.as_ref());
+            samples.extend(self.round(slot, &ready, scratch.path(), (&bar, &log), w)?);
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -117,7 +122,8 @@ impl Schedule<'_> {
                 continue;
             }
             round += 1;
-            if let Some(why) = self.spec.stop_after(round, started, &samples, self.stop_when) {
+            progress = self.spec.progress(&samples);
+            if let Some(why) = self.spec.stop_after(round, started, &samples, self.stop_when, progress.as_ref()) {
                 reason = why;
                 break;
             }
@@ -152,21 +158,28 @@ impl Schedule<'_> {
         Ok(ScheduleOutcome { end, stopped })
     }
 
-    /// One round: every unit once, in a fresh shuffled order, one worker at a time, so no
-    /// two timed regions overlap. Counted rounds run on every core: counts ignore load.
-    /// With random layouts every unit first gets its own, linked on every core before the
-    /// round's first worker starts. `warm_index` numbers warm-up rounds (not recorded).
+    /// Which units adaptive round `round` measures on each workload, from what the rounds
+    /// before it left undecided; None when every unit is measured.
+    fn selection(&self, round: u32, progress: Option<&Progress>) -> Option<Selection> {
+        progress.filter(|_| self.spec.adaptive()).map(|p| p.selection(round, &self.spec.units))
+    }
+
+    /// One round: every unit once (or those `selection` measures), in a fresh shuffled
+    /// order, one worker at a time, so no two timed regions overlap. Counted rounds run on
+    /// every core: counts ignore load. With random layouts every unit first gets its own,
+    /// linked on every core before the round's first worker starts. `warm_index` numbers
+    /// warm-up rounds (not recorded).
     fn round(
         &self,
-        round: u32,
-        warm_index: Option<u32>,
+        (round, warm_index, selection): (u32, Option<u32>, Option<&Selection>),
         ready: &Ready,
         scratch: &Path,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
         let warm = warm_index.is_some();
-        let mut units: Vec<Unit> = self.spec.units.clone();
+        let measured = |u: &Unit| selection.is_none_or(|s| self.spec.workloads.iter().any(|w| s.measures(u, *w)));
+        let mut units: Vec<Unit> = self.spec.units.iter().filter(|u| measured(u)).cloned().collect();
         units.shuffle(&mut rand::thread_rng());
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
@@ -183,7 +196,7 @@ impl Schedule<'_> {
             units = linked;
         }
         if self.spec.paired() {
-            return self.paired_round(&units, round, warm, ready, scratch, (bar, log), w);
+            return self.paired_round(&units, (round, warm, selection), ready, scratch, (bar, log), w);
         }
         // A unit whose worker stalled is left out, as paired rounds leave out their culprits.
         let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)).collect();
@@ -195,8 +208,10 @@ impl Schedule<'_> {
             } else {
                 format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.label)
             });
-            self.spec.measure(u, round, (warm, false), ready, scratch)
+            self.spec.measure(u, round, (warm, false), (ready, selection), scratch)
         };
+        // A unit left out of an adaptive round counts as done on the bar.
+        bar.inc((self.spec.units.len() - order.len()) as u64);
         pool::for_each(&order, jobs, work, |_, records| {
             bar.inc(1);
             failed_units(&records).for_each(|u| log.failed(u));
@@ -206,25 +221,25 @@ impl Schedule<'_> {
         Ok(out)
     }
 
-    /// A paired round: one process per engine holding all its units.
-    #[allow(clippy::too_many_arguments)]
+    /// A paired round: one process per engine holding all its units (those `selection`
+    /// measures).
     fn paired_round(
         &self,
         units: &[Unit],
-        round: u32,
-        warm: bool,
+        (round, warm, selection): (u32, bool, Option<&Selection>),
         ready: &Ready,
         scratch: &Path,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
         let mut out = Vec::new();
+        bar.inc((self.spec.units.len() - units.len()) as u64);
         for engine in self.spec.engines.iter() {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
             let slot =
                 if warm { "warm-up".to_string() } else { format!("round {}/{}", round + 1, self.spec.plan.rounds) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
-            let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded);
+            let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
             bar.inc(of.len() as u64);

@@ -6,20 +6,21 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
+use super::adaptive::Progress;
 use super::counter::{self, Counter};
 use super::{Label, Unit};
 use crate::record::{Engine, Failure, FailureStage, Header, Metric, Plan, Sample, TagStatus};
 use crate::workload::{Workload, WorkloadConfig};
 
-/// The judgement the `--target-ci` stop rule needs, which statistics provide
-/// (`stats::stop::target_reached`): whether `samples` (their tags rendered from `labels`'
-/// values) resolve every comparison to within ±`target` percent, judged by `metric` and
-/// `min_effect`.
-pub type TargetReached = fn(&[Sample], &BTreeMap<String, &Label>, Option<&str>, f64, Metric, f64) -> bool;
+/// The judgement the stop rules and adaptive rounds need, which statistics provide
+/// (`stats::stop::progress`): which comparisons with the baseline `samples` (their tags
+/// rendered from `labels`' values) leave undecided and unresolved to within ±`target`
+/// percent (when given), judged by `metric` and `min_effect`, and how far each is from it.
+pub type Judge = fn(&[Sample], &BTreeMap<String, &Label>, Option<&str>, Option<f64>, Metric, f64) -> Progress;
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
 /// once for untimed and counted work (timed rounds: always one); with the judgement its
-/// plan's `target_ci` stops by.
+/// plan's `target_ci` and adaptive rounds go by.
 pub struct RunSpec {
     pub units: Vec<Unit>,
     pub workloads: Vec<Workload>,
@@ -29,13 +30,13 @@ pub struct RunSpec {
     /// Set when the plan's metric is instructions.
     pub counter: Option<Counter>,
     pub jobs: usize,
-    pub target_reached: TargetReached,
+    pub judge: Judge,
 }
 
 impl RunSpec {
     /// The specification a run file's header records, measured now by `units` (built
-    /// again), with `jobs` workers at once, stopped at its `target_ci` by `target_reached`.
-    pub fn recorded(h: &Header, units: Vec<Unit>, jobs: usize, target_reached: TargetReached) -> Result<RunSpec> {
+    /// again), with `jobs` workers at once, judged by `judge`.
+    pub fn recorded(h: &Header, units: Vec<Unit>, jobs: usize, judge: Judge) -> Result<RunSpec> {
         Ok(RunSpec {
             units,
             workloads: h.workloads.clone(),
@@ -44,7 +45,7 @@ impl RunSpec {
             plan: h.plan.clone(),
             counter: instruction_counter(&h.plan)?,
             jobs,
-            target_reached,
+            judge,
         })
     }
 
@@ -75,7 +76,7 @@ impl RunSpec {
             plan: self.plan.counting(),
             counter: Some(counter),
             jobs: self.jobs,
-            target_reached: self.target_reached,
+            judge: self.judge,
         })
     }
 

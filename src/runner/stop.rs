@@ -1,22 +1,42 @@
-//! The stop rule: the time budget, the caller's stop condition, and the resolution target,
-//! whose judgement the statistics provide ([`TargetReached`]).
+//! The stop rule: the time budget, the caller's stop condition, and what the statistics
+//! judge still undecided ([`Progress`]): a run ends when nothing is, at its resolution
+//! target or, with adaptive rounds, once every comparison is decided.
 
 use std::time::{Duration, Instant};
 
+use super::adaptive::Progress;
 use super::job::StopWhen;
 use super::RunSpec;
-use crate::record::{EndReason, Sample};
+use crate::record::{Adaptive, EndReason, Sample};
 
 impl RunSpec {
+    /// Whether this run's rounds leave decided comparisons out: time rounds of a plan that says so.
+    pub(super) fn adaptive(&self) -> bool {
+        self.counter.is_none() && self.plan.adaptive == Adaptive::On
+    }
+
+    /// What `samples` leave undecided, when the resolution target or adaptive rounds need it.
+    pub(super) fn progress(&self, samples: &[Sample]) -> Option<Progress> {
+        if self.plan.target_ci.is_none() && !self.adaptive() {
+            return None;
+        }
+        let labels = self.units.iter().map(|u| (u.label.to_string(), &u.label)).collect();
+        let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
+        let baseline = self.plan.baseline.as_deref();
+        Some((self.judge)(samples, &labels, baseline, self.plan.target_ci, metric, min_effect))
+    }
+
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the
     /// time budget (unless that was the last round anyway), the caller's stop condition, or
-    /// the resolution target. The round count and Ctrl-C are the schedule's own.
+    /// `progress` settled (at the resolution target, or every comparison decided). The
+    /// round count and Ctrl-C are the schedule's own.
     pub(super) fn stop_after(
         &self,
         round: u32,
         started: Instant,
         samples: &[Sample],
         stop_when: Option<&StopWhen<'_>>,
+        progress: Option<&Progress>,
     ) -> Option<EndReason> {
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
         if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
@@ -25,10 +45,10 @@ impl RunSpec {
         if stop_when.is_some_and(|f| f(samples)) {
             return Some(EndReason::Decided);
         }
-        let target = self.plan.target_ci?;
-        let labels = self.units.iter().map(|u| (u.label.to_string(), &u.label)).collect();
-        let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
-        let baseline = self.plan.baseline.as_deref();
-        (self.target_reached)(samples, &labels, baseline, target, metric, min_effect).then_some(EndReason::TargetCi)
+        match (progress.is_some_and(Progress::settled), self.plan.target_ci) {
+            (false, _) => None,
+            (true, Some(_)) => Some(EndReason::TargetCi),
+            (true, None) => Some(EndReason::Decided),
+        }
     }
 }

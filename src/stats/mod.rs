@@ -4,6 +4,7 @@
 //! [`layout`]; what more rounds would resolve in [`project`]; the judgement of the runner's `--target-ci` stop rule in [`stop`].
 //! Distributions come from statrs.
 
+pub mod adaptive;
 pub mod burst;
 pub mod chunks;
 pub mod family;

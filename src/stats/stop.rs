@@ -1,42 +1,167 @@
-//! The `--target-ci` stop rule's judgement, given to the runner as its
-//! [`TargetReached`](crate::runner::TargetReached): whether the measured rounds resolve
-//! every comparison the report makes.
+//! The runner's judgement ([`Judge`](crate::runner::Judge)) of what the measured rounds
+//! leave undecided: the `--target-ci` stop rule ends a run when nothing is, and adaptive
+//! rounds measure only what is, as often as it is far from decided.
 
 use std::collections::BTreeMap;
 
+use super::family::Rounds;
+use super::ratio::{Comparison, Verdict};
 use super::{chunks, family};
 use crate::record::{Engine, Metric, Sample};
+use crate::runner::adaptive::{Progress, Section};
 use crate::runner::Label;
 use crate::workload::Workload;
 
-/// True when, in every (engine, workload), every tag's comparison with the `baseline` (the
-/// oldest tag when None) is decided or resolved to within ±`target` percent: more rounds
-/// would not change the table. `labels` are the values the samples' labels were rendered from.
-pub fn target_reached(
+/// The least share of the rounds an undecided comparison is measured in: how far it is
+/// from decided is estimated from its interval's width, which wanders from round to round.
+pub const MIN_SHARE: f64 = 0.25;
+
+/// In every (engine, workload), each tag's comparison with the `baseline` (the oldest tag
+/// when None): closed when decided or resolved to within ±`target` percent, else open, in
+/// a share of the coming rounds proportional to the rounds it still needs. `labels` are the
+/// values the samples' labels were rendered from.
+pub fn progress(
     samples: &[Sample],
     labels: &BTreeMap<String, &Label>,
     baseline: Option<&str>,
-    target: f64,
+    target: Option<f64>,
     metric: Metric,
     min_effect: f64,
-) -> bool {
+) -> Progress {
+    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric);
+    judge(&compared(samples, labels, baseline, metric), &rule, target)
+}
+
+/// One (engine, workload)'s reference and each label's values per round as compared.
+pub type Compared = BTreeMap<(Engine, Workload), (String, BTreeMap<String, Rounds>)>;
+
+/// Every section's values per round as comparisons pair them, with its reference: the
+/// oldest of the `baseline`'s labels (the oldest of all when None). Controls and counted
+/// samples are not compared.
+pub fn compared(
+    samples: &[Sample],
+    labels: &BTreeMap<String, &Label>,
+    baseline: Option<&str>,
+    metric: Metric,
+) -> Compared {
     let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
     let measured = |s: &&Sample| !s.counted && !s.unit.control;
     for s in samples.iter().filter(measured) {
         groups.entry((s.engine, s.workload)).or_default().push(s);
     }
-    let rule = family::Rule { min_effect, ..Default::default() };
-    let rule = rule.for_metric(metric);
-    !groups.is_empty()
-        && groups.into_values().all(|group| {
+    groups
+        .into_iter()
+        .map(|(key, group)| {
             let blocks = chunks::group(group, |s| s.value(metric)).compared;
-            let is_baseline =
-                |t: &&String| baseline.is_none_or(|b| labels.get(*t).is_some_and(|l| l.compared_as().0 == b));
-            let oldest = |keys: &mut dyn Iterator<Item = &String>| {
-                keys.min_by_key(|t| labels.get(*t).map(|l| l.release_key())).cloned()
-            };
-            let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
-            let reference = reference.unwrap_or_default();
-            family::resolved(&blocks, &reference, &rule, target / 100.0)
+            (key, (reference(&blocks, labels, baseline), blocks))
         })
+        .collect()
+}
+
+/// [`progress`] from values already compared: each section's comparisons closed or open,
+/// the open ones' shares of the coming rounds in proportion to the rounds they need.
+pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>) -> Progress {
+    let mut out = BTreeMap::new();
+    let mut needs: BTreeMap<(Engine, Workload), BTreeMap<String, Option<f64>>> = BTreeMap::new();
+    for (&key, (reference, blocks)) in sections {
+        let cmp = family::against(blocks, reference, rule);
+        let mut section = Section { reference: reference.clone(), ..Default::default() };
+        // A section of one label has nothing compared yet: its label is open.
+        for label in blocks.keys().filter(|l| *l != reference || blocks.len() < 2) {
+            match cmp.get(label) {
+                Some(c) if closed(c, target) => _ = section.closed.insert(label.clone()),
+                c => {
+                    let need = c.and_then(|c| rounds_needed(c, rule.min_effect, target));
+                    needs.entry(key).or_default().insert(label.clone(), need);
+                }
+            }
+        }
+        out.insert(key, section);
+    }
+    let most = needs.values().flat_map(|n| n.values().flatten()).copied().fold(0.0, f64::max);
+    let share = |need: Option<f64>| need.filter(|_| most > 0.0).map_or(1.0, |n| (n / most).clamp(MIN_SHARE, 1.0));
+    for (key, open) in needs {
+        if let Some(section) = out.get_mut(&key) {
+            section.open = open.into_iter().map(|(l, n)| (l, share(n))).collect();
+        }
+    }
+    Progress { sections: out }
+}
+
+/// The label a section's comparisons are made with: the oldest among the `baseline`'s
+/// labels, else the oldest of all.
+fn reference(
+    blocks: &BTreeMap<String, family::Rounds>,
+    labels: &BTreeMap<String, &Label>,
+    baseline: Option<&str>,
+) -> String {
+    let is_baseline = |t: &&String| baseline.is_none_or(|b| labels.get(*t).is_some_and(|l| l.compared_as().0 == b));
+    let oldest =
+        |keys: &mut dyn Iterator<Item = &String>| keys.min_by_key(|t| labels.get(*t).map(|l| l.release_key())).cloned();
+    let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
+    reference.unwrap_or_default()
+}
+
+/// Whether a comparison needs no more rounds: decided, or resolved to within ±`target` percent.
+fn closed(c: &Comparison, target: Option<f64>) -> bool {
+    c.verdict != Verdict::Inconclusive || target.is_some_and(|t| c.half_width().is_some_and(|h| h <= t / 100.0))
+}
+
+/// About how many more rounds an undecided comparison needs: its interval's half-width h
+/// (in log terms) shrinks as 1/√n, and it is decided once h is below the largest of |m|
+/// (the interval's centre: then it excludes 1), the `same` margin less |m| (then it lies
+/// within it) and the target. None without an interval.
+fn rounds_needed(c: &Comparison, min_effect: f64, target: Option<f64>) -> Option<f64> {
+    let ci = c.ci?;
+    let (h, m) = ((ci.hi / ci.lo).ln() / 2.0, (ci.hi * ci.lo).ln().abs() / 2.0);
+    let goal = m.max((1.0 + min_effect).ln() - m).max(target.map_or(0.0, |t| (1.0 + t / 100.0).ln()));
+    Some(c.n as f64 * ((h / goal).powi(2) - 1.0).max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(tag: &str, round: u32, ns: f64) -> Sample {
+        Sample {
+            round,
+            engine: Engine::Rust,
+            unit: Label::build(tag, None),
+            workload: Workload::Write,
+            ns: ns as u64,
+            counts: Default::default(),
+            checksum: None,
+            counted: false,
+            figures: Default::default(),
+            layout: None,
+            chunks_ns: Vec::new(),
+            space: None,
+        }
+    }
+
+    /// Twelve rounds of a reference, a tag 10% slower, and two tags within ±3% and ±2.5%
+    /// of it from round to round: the slower is decided, the others are not, the wider
+    /// in every round and the narrower in fewer; a 10% target resolves them all.
+    #[test]
+    fn decided_comparisons_close_and_the_widest_open_one_runs_every_round() {
+        let mut samples = Vec::new();
+        for r in 0..12u32 {
+            let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
+            let base = 1e6 * (1.0 + 0.01 * r as f64);
+            samples.push(sample("LMDB_0.9.17", r, base));
+            samples.push(sample("LMDB_0.9.18", r, base * 1.10));
+            samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
+            samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
+        }
+        let tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.19", "LMDB_0.9.20"].map(|t| Label::build(t, None));
+        let labels = tags.iter().map(|l| (l.to_string(), l)).collect();
+        let p = progress(&samples, &labels, None, None, Metric::Time, 0.02);
+        let s = &p.sections[&(Engine::Rust, Workload::Write)];
+        assert_eq!(s.reference, "LMDB_0.9.17");
+        assert_eq!(s.closed.iter().collect::<Vec<_>>(), ["LMDB_0.9.18"]);
+        assert_eq!(s.open["LMDB_0.9.19"], 1.0, "{s:?}");
+        assert!((MIN_SHARE..1.0).contains(&s.open["LMDB_0.9.20"]), "{s:?}");
+        assert!(!p.settled());
+        assert!(progress(&samples, &labels, None, Some(10.0), Metric::Time, 0.02).settled());
+    }
 }

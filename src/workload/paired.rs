@@ -57,7 +57,7 @@ pub struct Rotation {
 /// Every slot's `passes` of `w`, chunk by chunk, side by side: each slot's outcome (its
 /// pass times, each pass's chunk times, what each pass computed), or why it has none.
 pub fn run(
-    slots: &[Slot],
+    slots: &[&Slot],
     cfg: &WorkloadConfig,
     scratch: &Path,
     data: &Dataset,

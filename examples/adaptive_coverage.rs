@@ -1,0 +1,29 @@
+//! Prints the figure behind reports/README.md's "Adaptive budget": a run file's processes
+//! (rounds) drawn again with replacement, each resample run through the adaptive stopping
+//! rule, and the coverage of the intervals it reports against the whole run's estimates,
+//! with the same resamples measured in every round beside it. Seeded.
+//!
+//!     cargo run --release --example adaptive_coverage -- RUN.jsonl [RESAMPLES] [SEED]
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+
+use lmdb_regress::record;
+use lmdb_regress::stats::{adaptive, family, stop};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else { anyhow::bail!("usage: adaptive_coverage RUN.jsonl [RESAMPLES] [SEED]") };
+    let resamples: usize = args.get(1).map_or(Ok(1000), |a| a.parse())?;
+    let seed: u64 = args.get(2).map_or(Ok(1), |a| a.parse())?;
+    let data = record::load(std::path::Path::new(path))?;
+    let plan = &data.header.plan;
+    let labels: BTreeMap<String, &record::Label> = data.labels.iter().map(|(t, l)| (t.clone(), l)).collect();
+    let compared = stop::compared(&data.samples, &labels, plan.baseline.as_deref(), plan.metric);
+    let rule = family::Rule { min_effect: plan.min_effect(), ..Default::default() }.for_metric(plan.metric);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let c = adaptive::coverage(&compared, &rule, plan.target_ci, resamples, &mut rng);
+    println!("{}", serde_json::to_string_pretty(&c)?);
+    Ok(())
+}
