@@ -184,7 +184,8 @@ impl RunSpec {
         let mut text = String::new();
         for (u, db) in units.iter().zip(dbs) {
             let library = u.library.clone().context("paired processes load units' shared libraries")?;
-            text += &SlotSpec { library, sha256: u.sha256.clone(), version: u.version.clone(), dir: db }.line()?;
+            let (sha256, version, readers) = (u.sha256.clone(), u.version.clone(), u.label.readers);
+            text += &SlotSpec { library, sha256, version, dir: db, readers }.line()?;
         }
         std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
         let mut order = self.workloads.clone();

@@ -51,30 +51,40 @@ pub struct SlotSpec {
     pub sha256: String,
     pub version: String,
     pub dir: Option<PathBuf>,
+    /// Readers beside a writer: the unit's reader threads, a fifth field (the Rust
+    /// paired worker's only; the C twin's slots have four).
+    pub readers: Option<u32>,
 }
 
 impl SlotSpec {
     pub fn line(&self) -> Result<String> {
         let dir = self.dir.as_deref().map_or("-".into(), |d| d.display().to_string());
-        let fields = [self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir];
+        let mut fields = vec![self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir];
         if fields.iter().any(|f| f.contains(['\t', '\n'])) {
             bail!("a slot's path holds a tab or a newline: {}", fields.join(" "));
         }
+        fields.extend(self.readers.map(|n| n.to_string()));
         Ok(fields.join("\t") + "\n")
     }
 
     pub fn parse(line: &str) -> Result<SlotSpec> {
         let f: Vec<&str> = line.split('\t').collect();
-        let [library, sha256, version, dir] = f[..] else { bail!("a slot line has 4 tab-separated fields: {line:?}") };
+        let (library, sha256, version, dir, readers) = match f[..] {
+            [library, sha256, version, dir] => (library, sha256, version, dir, None),
+            [library, sha256, version, dir, n] => {
+                (library, sha256, version, dir, Some(n.parse().with_context(|| format!("readers {n:?}"))?))
+            }
+            _ => bail!("a slot line has 4 tab-separated fields, or 5 with readers: {line:?}"),
+        };
         let dir = (dir != "-").then(|| PathBuf::from(dir));
-        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir })
+        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir, readers })
     }
 }
 
 pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let workloads = Workload::parse_list(&args.workloads)?;
     let suite = Suite::of(&workloads)?;
-    if suite != Suite::LmdbJava {
+    if suite != Suite::LmdbJava && suite != Suite::Concurrency {
         bail!("{suite} is measured a process per unit (--pairing process): only LmdbJava's six run in chunks");
     }
     let cfg = args.settings.resolve(suite)?;
@@ -87,6 +97,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .enumerate()
         .map(|(k, s)| paired::as_slot(k, || load(s, &mut seen)).map_err(|e| format!("{e:#}")))
         .collect();
+    if suite == Suite::Concurrency {
+        return crews(&args, &cfg, &workloads, &specs, &loaded);
+    }
     let data = Dataset::generate(&cfg);
     let reads = workloads.iter().any(|w| w.is_read());
     let slots: Vec<Slot> = loaded
@@ -110,6 +123,41 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         let outcomes = paired::run(&slots, &cfg, &args.scratch, &data, w, rotation, &mut rng);
         for (slot, o) in slots.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
+        }
+    }
+    Ok(())
+}
+
+/// Readers beside a writer: each workload's passes, every slot's crew taking its interval
+/// in turn (`presets::concurrency`), one line per slot and workload.
+fn crews(
+    args: &PairedWorkerArgs,
+    cfg: &crate::workload::WorkloadConfig,
+    workloads: &[Workload],
+    specs: &[SlotSpec],
+    loaded: &[Result<(File, Api), String>],
+) -> Result<()> {
+    use crate::workload::presets::concurrency::{side_by_side, Member};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
+    let live: Vec<usize> = (0..loaded.len()).filter(|k| loaded[*k].is_ok()).collect();
+    let members: Vec<Member> = live
+        .iter()
+        .map(|&k| Member { api: &loaded[k].as_ref().expect("live").1, readers: specs[k].readers.unwrap_or(1) })
+        .collect();
+    for &w in workloads {
+        let Workload::Preset(p) = w else { bail!("{w} is not a workload of readers beside a writer") };
+        for (k, l) in loaded.iter().enumerate() {
+            if let Err(e) = l {
+                emit(&WorkerLine {
+                    slot: Some(k as u32),
+                    ..line(w, Err(format!("refusing to load the library: {e}")))
+                });
+            }
+        }
+        let progress = || emit(&WorkerLine { progress: true, ..Default::default() });
+        let outcomes = side_by_side(&members, cfg, &args.scratch, (p, args.iterations), &mut rng, progress);
+        for (k, o) in live.iter().zip(outcomes) {
+            emit(&WorkerLine { slot: Some(*k as u32), ..line(w, o) });
         }
     }
     Ok(())

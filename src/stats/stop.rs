@@ -29,7 +29,7 @@ pub fn target_reached(
     let rule = rule.for_metric(metric);
     !groups.is_empty()
         && groups.into_values().all(|group| {
-            let blocks = chunks::group(group, |s| s.value(metric)).compared;
+            let blocks = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
             let is_baseline =
                 |t: &&String| baseline.is_none_or(|b| labels.get(*t).is_some_and(|l| l.compared_as().0 == b));
             let oldest = |keys: &mut dyn Iterator<Item = &String>| {
