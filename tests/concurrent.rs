@@ -17,7 +17,7 @@ fn crew(readers: u32, writer: Option<Writer>) -> Crew {
 fn crews_take_turns_and_no_interval_overlaps_another() {
     let api = Api::load(&common::library("0.9.33")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let writer = Some(Writer { puts_per_txn: 10, rate: None });
+    let writer = Some(Writer { puts_per_txn: 10, rate: None, quota: None });
     let crews = [crew(2, writer), crew(1, writer), crew(2, None)];
     let envs: Vec<_> = (0..crews.len())
         .map(|i| {
@@ -28,8 +28,7 @@ fn crews_take_turns_and_no_interval_overlaps_another() {
         .collect();
     let orders = [vec![0, 1, 2], vec![2, 0, 1], vec![1, 2, 0]];
     let out =
-        concurrent::alternate(&api, &envs, &crews, (3, Duration::from_millis(30)), |r| orders[r as usize].clone())
-            .unwrap();
+        concurrent::alternate(&envs, &crews, (3, Duration::from_millis(30)), |r| orders[r as usize].clone()).unwrap();
     // Every thread of every crew worked in every interval, and only there.
     for (unit, intervals) in out.iter().enumerate() {
         assert_eq!(intervals.len(), 3);
@@ -55,9 +54,9 @@ fn a_rate_limited_writer_keeps_to_its_rate_and_a_failing_crew_says_why() {
     let api = Api::load(&common::library("0.9.33")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let env = concurrent::fill(&api, tmp.path(), KEYS, MDB_NOSYNC).unwrap();
-    let slow = crew(1, Some(Writer { puts_per_txn: 5, rate: Some(1_000) }));
+    let slow = crew(1, Some(Writer { puts_per_txn: 5, rate: Some(1_000), quota: None }));
     let length = Duration::from_millis(50);
-    let out = concurrent::alternate(&api, std::slice::from_ref(&env), &[slow], (2, length), |_| vec![0]).unwrap();
+    let out = concurrent::alternate(std::slice::from_ref(&env), &[slow], (2, length), |_| vec![0]).unwrap();
     for i in &out[0] {
         let w = i.writer.as_ref().unwrap();
         // Puts are made a transaction at a time, each after the limiter allowed the last.
@@ -66,7 +65,7 @@ fn a_rate_limited_writer_keeps_to_its_rate_and_a_failing_crew_says_why() {
     }
     // A crew whose keys are not all in the database: its readers' failure is the error.
     let absent = Crew { keys: KEYS * 10, ..crew(1, None) };
-    let e = concurrent::alternate(&api, &[env], &[absent], (1, length), |_| vec![0]).unwrap_err();
+    let e = concurrent::alternate(&[env], &[absent], (1, length), |_| vec![0]).unwrap_err();
     assert!(e.to_string().contains("mdb_get") && e.to_string().contains("MDB_NOTFOUND"), "{e}");
 }
 
@@ -79,15 +78,13 @@ fn a_reader_held_open_stops_page_reuse_and_the_pages_are_reused_after() {
     let api = Api::load(&common::library("0.9.33")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let env = concurrent::fill(&api, tmp.path(), KEYS, MDB_NOSYNC).unwrap();
-    let writer = Some(Writer { puts_per_txn: 10, rate: Some(20_000) });
+    let writer = Some(Writer { puts_per_txn: 10, rate: Some(20_000), quota: None });
     let growth_per_commit = |reader_txn| {
         let before = env.space(tmp.path()).unwrap().last_page;
         let crew = Crew { reader_txn, ..crew(1, writer) };
         let out =
-            concurrent::alternate(&api, std::slice::from_ref(&env), &[crew], (1, Duration::from_millis(60)), |_| {
-                vec![0]
-            })
-            .unwrap();
+            concurrent::alternate(std::slice::from_ref(&env), &[crew], (1, Duration::from_millis(60)), |_| vec![0])
+                .unwrap();
         let commits = out[0][0].writer.as_ref().unwrap().ops.div_ceil(10);
         assert!(commits >= 20, "{commits} commits");
         (env.space(tmp.path()).unwrap().last_page - before) as f64 / commits as f64

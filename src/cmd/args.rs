@@ -104,7 +104,7 @@ impl PairingArgs {
             Some("instruction counts are exact: each unit is counted in a process of its own")
         } else if suite == Suite::Programs {
             Some("a program runs whole, in a process of its own")
-        } else if suite != Suite::LmdbJava {
+        } else if suite != Suite::LmdbJava && suite != Suite::Concurrency {
             Some("a preset's passes are not split into chunks")
         } else {
             None

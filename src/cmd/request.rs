@@ -116,6 +116,11 @@ pub struct RunArgs {
     /// cache simulation d1-misses, ll-misses or estimated-cycles.
     #[arg(long, value_enum, default_value_t = Metric::Time)]
     pub metric: Metric,
+    /// Suite concurrency: reader threads beside the writer, a unit of each count (1,2,4);
+    /// the label says it ([2 readers]). Its metric is reader-ops unless --metric says.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub readers: Vec<u32>,
     /// The run file (JSON Lines), appended as samples arrive. Default: reports/runs/run-<date>.jsonl
     /// (run-<date>-2.jsonl, … when taken). An existing file is refused unless --force.
     #[arg(long)]
@@ -197,6 +202,9 @@ impl RunArgs {
     /// per entry.
     pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
+        if !self.given.contains("metric") && self.is_concurrency() {
+            a.metric = Metric::ReaderOps;
+        }
         if a.metric.is_exact() {
             let default = |id: &str| !self.given.contains(id);
             if default("entries") && matches!(suite(self), Ok((_, None))) {
@@ -210,6 +218,11 @@ impl RunArgs {
             }
         }
         a
+    }
+
+    /// Whether it runs readers beside a writer (`--suite concurrency`).
+    pub fn is_concurrency(&self) -> bool {
+        matches!(suite(self), Ok((_, Some(Preset::Concurrency))))
     }
 
     pub fn jobs(&self) -> usize {

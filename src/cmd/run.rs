@@ -94,6 +94,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
     }
+    let units = crews(units, args)?;
     let entries = config.entries;
     if args.given.contains("count_entries") && args.count_entries > entries {
         bail!(
@@ -132,6 +133,37 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         u.check_recorded(&header.tags)?;
     }
     Ok((spec, header, failures))
+}
+
+/// With `--suite concurrency`, each unit once per reader count of `--readers`, the Rust
+/// engine's only; `--readers` and the concurrency-only metrics refused elsewhere.
+fn crews(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
+    if !args.is_concurrency() {
+        if args.given.contains("readers") {
+            bail!("--readers: reader threads run beside a writer in --suite concurrency only");
+        }
+        if args.metric.is_crew() {
+            bail!("--metric {}: a figure of readers beside a writer; measure --suite concurrency", args.metric);
+        }
+        return Ok(units);
+    }
+    if args.engine.contains(&Engine::C) {
+        bail!(
+            "--suite concurrency runs on the rust engine only (the C twin has no reader threads): leave out --engine"
+        );
+    }
+    if args.metric.is_exact() && !args.metric.is_space() {
+        bail!(
+            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, time or a space metric",
+            args.metric
+        );
+    }
+    let mut readers = args.readers.clone();
+    readers.dedup();
+    Ok(units
+        .iter()
+        .flat_map(|u| readers.iter().map(move |n| Unit { label: u.label.with_readers(*n), ..u.clone() }))
+        .collect())
 }
 
 /// The unit the run compares every other with: a shard's (the whole run's), `--baseline`,

@@ -1,8 +1,9 @@
 //! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
-//! whether it is the run's A/A control, and in a layout study which layout. Labels are
-//! rendered from it (`Display`) and never read back: a run file (schema 4) declares each
-//! unit's value field by field (`runfile::Declared`). [`Label::parse`], the one reader of
-//! the label grammar `BASE[ (TOOLCHAIN)][@LAYOUT][~control]`, is left for the run files of
+//! whether it is the run's A/A control, in a layout study which layout, and in a run of
+//! readers beside a writer how many reader threads. Labels are rendered from it
+//! (`Display`) and never read back: a run file (schema 4) declares each unit's value field
+//! by field (`runfile::Declared`). [`Label::parse`], the one reader of the label grammar
+//! `BASE[ (TOOLCHAIN)][ [N readers]][@LAYOUT][~control]`, is left for the run files of
 //! schema 3 and before, which hold labels as text only, and for a label typed on the
 //! command line (`report --baseline`).
 
@@ -26,12 +27,31 @@ pub struct Label {
     pub layout: Option<String>,
     /// Measured a second time as the run's own A/A control.
     pub control: bool,
+    /// Reader threads beside the writer (`run --suite concurrency --readers LIST`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readers: Option<u32>,
 }
 
 impl Label {
     /// A build of `base` by `toolchain` (None: the default toolchain).
     pub fn build(base: &str, toolchain: Option<&str>) -> Label {
-        Label { base: base.to_string(), toolchain: toolchain.map(str::to_string), layout: None, control: false }
+        Label {
+            base: base.to_string(),
+            toolchain: toolchain.map(str::to_string),
+            layout: None,
+            control: false,
+            readers: None,
+        }
+    }
+
+    /// This unit with `n` reader threads beside its writer.
+    pub fn with_readers(&self, n: u32) -> Label {
+        Label { readers: Some(n), ..self.clone() }
+    }
+
+    /// The build this label measures: no layout, no control, no reader count.
+    pub fn built(&self) -> Label {
+        Label { layout: None, control: false, readers: None, ..self.clone() }
     }
 
     /// This label measured again as its control.
@@ -62,19 +82,32 @@ impl Label {
             }
             _ => (rest, None),
         };
+        let (rest, readers) = match rest.strip_suffix(" readers]").or_else(|| rest.strip_suffix(" reader]")) {
+            Some(r) => match r.rsplit_once(" [").and_then(|(b, n)| Some((b, n.parse::<u32>().ok()?))) {
+                Some((b, n)) => (b, Some(n)),
+                None => (rest, None),
+            },
+            None => (rest, None),
+        };
         // Tags and commit ids hold no space, so the first " (" starts a toolchain's name.
         let (base, toolchain) = match rest.split_once(" (").and_then(|(b, r)| Some((b, r.strip_suffix(')')?))) {
             Some((b, name)) => (b, Some(name.to_string())),
             None => (rest, None),
         };
-        Label { base: base.to_string(), toolchain, layout, control }
+        Label { base: base.to_string(), toolchain, layout, control, readers }
     }
 
     /// Whether a unit's base (a patch's or a directory's name in it) reads back as itself
     /// in every label built on it (with a toolchain, as a control), and holds no control
     /// character: ` (`, a trailing `~control` or `@NUMBER` would be read as a label's parts.
     pub fn reads_back(base: &str) -> bool {
-        let every = Label { base: base.to_string(), toolchain: Some("cc".into()), layout: None, control: true };
+        let every = Label {
+            base: base.to_string(),
+            toolchain: Some("cc".into()),
+            layout: None,
+            control: true,
+            readers: Some(2),
+        };
         !base.chars().any(char::is_control)
             && Label::parse(base) == Label::build(base, None)
             && Label::parse(&every.to_string()) == every
@@ -122,6 +155,11 @@ impl fmt::Display for Label {
         if let Some(name) = &self.toolchain {
             write!(f, " ({name})")?;
         }
+        match self.readers {
+            Some(1) => f.write_str(" [1 reader]")?,
+            Some(n) => write!(f, " [{n} readers]")?,
+            None => {}
+        }
         if let Some(n) = &self.layout {
             write!(f, "@{n}")?;
         }
@@ -147,7 +185,10 @@ pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
-    const LABELS: [&str; 15] = [
+    const LABELS: [&str; 18] = [
+        "LMDB_0.9.33 [1 reader]",
+        "LMDB_1.0.1 (clang -O2) [4 readers]",
+        "LMDB_0.9.33 [2 readers]~control",
         "LMDB_0.9.33",
         "LMDB_0.9.9",
         "LMDB_1.0.1 (clang -O2)",

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::concurrent::CrewFigures;
 use crate::workload::space::Space;
 use crate::workload::Workload;
 
@@ -122,6 +123,11 @@ pub enum Metric {
     Depth,
     /// Page numbers on the freelist after a write pass.
     FreePages,
+    /// Readers beside a writer (`--suite concurrency`): a reader thread's nanoseconds per
+    /// get, the inverse of its gets per second, judged by paired intervals.
+    ReaderOps,
+    /// The writer beside them: nanoseconds per put, the inverse of its puts per second.
+    WriterOps,
 }
 
 /// How a metric's figures are collected, and so judged.
@@ -138,6 +144,9 @@ pub enum Collect {
     /// A figure of the environment a write pass left, read after the pass: exact, judged
     /// as counts are.
     Space { value: fn(&Space) -> u64 },
+    /// A figure of a crew of readers and a writer (`workload::concurrent`), per pass and
+    /// per interval: judged by paired intervals, as time is.
+    Crew { pass: fn(&CrewFigures) -> Option<f64>, intervals: fn(&CrewFigures) -> Vec<f64> },
 }
 
 /// A metric's one declaration.
@@ -162,6 +171,8 @@ pub struct MetricInfo {
 const NO_CACHE: &str = "this run has no cache simulation: measure with `run --metric instructions --with-cache`, \
                         or `run --metric d1-misses` (ll-misses, estimated-cycles)";
 
+const NO_CREW: &str = "this run has no readers beside a writer: measure `run --suite concurrency`";
+
 const NO_SPACE: &str = "this run has no space figures: they are read after each write pass, so measure the write \
                         (`run --workloads write`) with this version of lmdb-regress";
 
@@ -179,7 +190,7 @@ const fn space(name: &'static str, short: &'static str, unit: &'static str, valu
 }
 
 impl Metric {
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 14] = [
         Metric::Time,
         Metric::Instructions,
         Metric::D1Misses,
@@ -192,6 +203,8 @@ impl Metric {
         Metric::OverflowPages,
         Metric::Depth,
         Metric::FreePages,
+        Metric::ReaderOps,
+        Metric::WriterOps,
     ];
 
     /// The metric's one row.
@@ -250,6 +263,30 @@ impl Metric {
         const OVERFLOW_PAGES: MetricInfo = space("overflow pages", "ovfl", "ovfl pages", |s| s.overflow_pages);
         const DEPTH: MetricInfo = space("depth", "depth", "levels", |s| s.depth);
         const FREE_PAGES: MetricInfo = space("free pages", "free", "free pages", |s| s.free_pages);
+        const READER_OPS: MetricInfo = MetricInfo {
+            name: "reader time per get",
+            short: "get",
+            unit: "ns/get",
+            per_cycle: "ns/get",
+            collect: Collect::Crew {
+                pass: CrewFigures::pass_reader_ns_per_get,
+                intervals: CrewFigures::reader_ns_per_get,
+            },
+            slack: 0,
+            missing: Some(NO_CREW),
+        };
+        const WRITER_OPS: MetricInfo = MetricInfo {
+            name: "writer time per put",
+            short: "put",
+            unit: "ns/put",
+            per_cycle: "ns/put",
+            collect: Collect::Crew {
+                pass: CrewFigures::pass_writer_ns_per_put,
+                intervals: CrewFigures::writer_ns_per_put,
+            },
+            slack: 0,
+            missing: Some(NO_CREW),
+        };
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
@@ -263,6 +300,8 @@ impl Metric {
             Metric::OverflowPages => &OVERFLOW_PAGES,
             Metric::Depth => &DEPTH,
             Metric::FreePages => &FREE_PAGES,
+            Metric::ReaderOps => &READER_OPS,
+            Metric::WriterOps => &WRITER_OPS,
         }
     }
 
@@ -286,6 +325,8 @@ impl Metric {
             Metric::OverflowPages => "overflow-pages",
             Metric::Depth => "depth",
             Metric::FreePages => "free-pages",
+            Metric::ReaderOps => "reader-ops",
+            Metric::WriterOps => "writer-ops",
         }
     }
 
@@ -304,6 +345,11 @@ impl Metric {
         matches!(self.info().collect, Collect::Space { .. })
     }
 
+    /// Whether it is a figure of readers beside a writer, judged by paired intervals.
+    pub fn is_crew(self) -> bool {
+        matches!(self.info().collect, Collect::Crew { .. })
+    }
+
     /// Whether collecting it needs callgrind's cache simulation.
     pub fn needs_cache_sim(self) -> bool {
         matches!(self.info().collect, Collect::Events { cache_sim: true, .. })
@@ -318,7 +364,7 @@ impl Metric {
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {
         match self.info().collect {
-            Collect::Clock | Collect::Space { .. } => None,
+            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } => None,
             Collect::Events { value, .. } => value(counts),
         }
     }
@@ -332,12 +378,22 @@ impl Metric {
     }
 
     /// The total of one operation: time in the workload's time unit per timed region;
-    /// counts per operation of the pass; space as it is, of the whole pass.
+    /// counts per operation of the pass; space as it is, of the whole pass (a crew's
+    /// figures are per operation already: [`Metric::of_crew`]).
     pub fn per_op(self, total: f64, w: Workload, ops: u64) -> f64 {
         match self.info().collect {
             Collect::Clock => total / w.time_unit().ns,
             Collect::Events { .. } => total / ops.max(1) as f64,
-            Collect::Space { .. } => total,
+            Collect::Space { .. } | Collect::Crew { .. } => total,
+        }
+    }
+
+    /// A crew's figure for its whole pass, and for each of its intervals; None for the
+    /// other metrics, and for a crew without what it needs (a writer's, without a writer).
+    pub fn of_crew(self, crew: &CrewFigures) -> Option<(f64, Vec<f64>)> {
+        match self.info().collect {
+            Collect::Crew { pass, intervals } => Some((pass(crew)?, intervals(crew))),
+            _ => None,
         }
     }
 
@@ -345,7 +401,7 @@ impl Metric {
     pub fn unit_of(self, w: Workload) -> &'static str {
         match (self.info().collect, w) {
             (Collect::Clock, _) => w.time_unit().label,
-            (Collect::Space { .. }, _) => self.unit(),
+            (Collect::Space { .. } | Collect::Crew { .. }, _) => self.unit(),
             (_, Workload::Preset(p)) if p.per() == "cycle" => self.info().per_cycle,
             _ => self.unit(),
         }
@@ -354,7 +410,7 @@ impl Metric {
     /// How many of the metric's own units make one display unit of a whole region (ms,
     /// millions).
     pub fn display(self) -> f64 {
-        if self.is_space() {
+        if self.is_space() || self.is_crew() {
             1.0
         } else {
             1e6

@@ -234,7 +234,23 @@ impl Sample {
         match metric {
             Metric::Time => Some(self.ns),
             m if m.is_space() => m.of_space(self.space.as_ref()?),
+            m if m.is_crew() => self.crew(m).map(|(pass, _)| pass.round() as u64),
             m => m.of_counts(&self.counts),
+        }
+    }
+
+    /// A crew's figure under a metric of readers beside a writer: of the pass, and of
+    /// each interval.
+    fn crew(&self, metric: Metric) -> Option<(f64, Vec<f64>)> {
+        metric.of_crew(self.figures.crew.as_ref()?)
+    }
+
+    /// What paired intervals compare under a metric: the chunk times of a chunked pass, a
+    /// crew's figure of each interval; empty for a pass run whole.
+    pub fn chunk_values(&self, metric: Metric) -> Vec<f64> {
+        match metric {
+            m if m.is_crew() => self.crew(m).map(|(_, each)| each).unwrap_or_default(),
+            _ => self.chunks_ns.iter().map(|ns| *ns as f64).collect(),
         }
     }
 
@@ -246,7 +262,10 @@ impl Sample {
     /// The sample's figure under a metric, in display units (ms, or millions of
     /// instructions); None for a count that was not taken.
     pub fn value(&self, metric: Metric) -> Option<f64> {
-        self.total(metric).map(|t| t as f64 / metric.display())
+        match metric.is_crew() {
+            true => self.crew(metric).map(|(pass, _)| pass),
+            false => self.total(metric).map(|t| t as f64 / metric.display()),
+        }
     }
 
     /// The one "per operation": the sample's figure in its workload's unit under a metric
@@ -254,6 +273,9 @@ impl Sample {
     /// pass). `entries` is what the sample's pass ran; a preset's sample says itself how
     /// many operations it ran (entries, or open-get's cycles), and that wins.
     pub fn per_op(&self, metric: Metric, entries: u32) -> Option<f64> {
+        if metric.is_crew() {
+            return self.value(metric);
+        }
         let ops = self.figures.ops.unwrap_or(u64::from(entries));
         Some(metric.per_op(self.total(metric)? as f64, self.workload, ops))
     }

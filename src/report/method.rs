@@ -150,8 +150,13 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
     };
     let mut v = Vec::new();
     if used(Pairing::Chunks) {
-        let chunk =
-            m.plan.chunk.map_or("chunks".into(), |c| format!("chunks of {} operations", thousands(u64::from(c))));
+        let crews = m.sections.iter().any(|s| s.workload.is_crew());
+        let chunk = match m.plan.chunk {
+            // Readers beside a writer: a chunk is an interval of the crew's threads.
+            _ if crews => format!("intervals of {} ms (the chunks)", m.config.preset.interval_ms),
+            Some(c) => format!("chunks of {} operations", thousands(u64::from(c))),
+            None => "chunks".into(),
+        };
         v.push(format!(
             "Paired in one process{}: each round is one process (per engine) holding every tag, each workload's \
              passes split into {chunk} and alternated between the tags, every round of chunks in a \

@@ -332,7 +332,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
     groups
         .into_iter()
         .map(|(k, samples)| {
-            let g = stats::chunks::group(samples.iter().copied(), timed);
+            let g = stats::chunks::group_by(samples.iter().copied(), timed, |s| s.chunk_values(metric));
             let counts = beside
                 .iter()
                 .map(|&m| {
@@ -523,9 +523,10 @@ impl LabelTable<'_> {
         &self.labels[text]
     }
 
-    /// The label of the baseline built by `label`'s toolchain.
+    /// The label of the baseline built by `label`'s toolchain, with its reader threads.
     fn own_baseline(&self, label: &str) -> String {
-        Label::build(self.baseline, self.of(label).compared_as().1).to_string()
+        let of = self.of(label);
+        Label { readers: of.readers, ..Label::build(self.baseline, of.compared_as().1) }.to_string()
     }
 }
 
@@ -682,7 +683,11 @@ fn toolchain_tables(
     let mut by_tag: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for s in sections {
         for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !units.of(t).control) {
-            let labels = by_tag.entry(units.of(t).compared_as().0).or_default();
+            // Reader counts are units of their own, compared with the baseline's same count.
+            let of = units.of(t);
+            let labels = by_tag
+                .entry(Label { readers: of.readers, ..Label::build(&of.compared_as().0, None) }.to_string())
+                .or_default();
             if !labels.contains(&t.as_str()) {
                 labels.push(t);
             }

@@ -61,8 +61,8 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     let measured =
         |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.unit == u.label && x.workload == wl);
     let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
-        // A program is timed, never counted here.
-        let wl = s.workloads.iter().copied().find(|wl| !wl.is_program() && measured(u, *wl))?;
+        // A program is timed, never counted here; nor are threads whose work the clock sets.
+        let wl = s.workloads.iter().copied().find(|wl| !wl.is_program() && !wl.is_crew() && measured(u, *wl))?;
         Some((u, wl))
     });
     let Some((unit, workload)) = chosen else { return Ok(()) };

@@ -193,8 +193,8 @@ impl RunSpec {
         for (j, db) in jobs.iter().zip(dbs) {
             let (u, workloads) = (j.unit, j.batch.clone());
             let library = u.library.clone().context("paired processes load units' shared libraries")?;
-            let (sha256, version) = (u.sha256.clone(), u.version.clone());
-            text += &SlotSpec { library, sha256, version, dir: db, workloads }.line()?;
+            let (sha256, version, readers) = (u.sha256.clone(), u.version.clone(), u.label.readers);
+            text += &SlotSpec { library, sha256, version, dir: db, workloads, readers }.line()?;
         }
         std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
         let mut order: Vec<Workload> =

@@ -55,35 +55,45 @@ pub struct SlotSpec {
     /// The workloads this slot runs: an adaptive round leaves a unit out of the workloads
     /// whose comparison is decided.
     pub workloads: Vec<Workload>,
+    /// Readers beside a writer: the unit's reader threads, a sixth field (the Rust
+    /// paired worker's only; the C twin's slots have five).
+    pub readers: Option<u32>,
 }
 
 impl SlotSpec {
     pub fn line(&self) -> Result<String> {
         let dir = self.dir.as_deref().map_or("-".into(), |d| d.display().to_string());
         let names: Vec<&str> = self.workloads.iter().map(|w| w.name()).collect();
-        let fields =
-            [self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir, names.join(",")];
+        let mut fields =
+            vec![self.library.display().to_string(), self.sha256.clone(), self.version.clone(), dir, names.join(",")];
         if fields.iter().any(|f| f.contains(['\t', '\n'])) {
             bail!("a slot's path holds a tab or a newline: {}", fields.join(" "));
         }
+        fields.extend(self.readers.map(|n| n.to_string()));
         Ok(fields.join("\t") + "\n")
     }
 
     pub fn parse(line: &str) -> Result<SlotSpec> {
         let f: Vec<&str> = line.split('\t').collect();
-        let [library, sha256, version, dir, workloads] = f[..] else {
-            bail!("a slot line has 5 tab-separated fields: {line:?}")
+        let (library, sha256, version, dir, workloads, readers) = match f[..] {
+            [library, sha256, version, dir, workloads] => (library, sha256, version, dir, workloads, None),
+            [library, sha256, version, dir, workloads, n] => {
+                let readers = n.parse().with_context(|| format!("readers {n:?}"))?;
+                (library, sha256, version, dir, workloads, Some(readers))
+            }
+            _ => bail!("a slot line has 5 tab-separated fields, or 6 with readers: {line:?}"),
         };
         let dir = (dir != "-").then(|| PathBuf::from(dir));
         let workloads = Workload::parse_list(workloads)?;
-        Ok(SlotSpec { library: library.into(), sha256: sha256.into(), version: version.into(), dir, workloads })
+        let (library, sha256, version) = (library.into(), sha256.into(), version.into());
+        Ok(SlotSpec { library, sha256, version, dir, workloads, readers })
     }
 }
 
 pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let workloads = Workload::parse_list(&args.workloads)?;
     let suite = Suite::of(&workloads)?;
-    if suite != Suite::LmdbJava {
+    if suite != Suite::LmdbJava && suite != Suite::Concurrency {
         bail!("{suite} is measured a process per unit (--pairing process): only LmdbJava's six run in chunks");
     }
     let cfg = args.settings.resolve(suite)?;
@@ -96,6 +106,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .enumerate()
         .map(|(k, s)| paired::as_slot(k, || load(s, &mut seen)).map_err(|e| format!("{e:#}")))
         .collect();
+    if suite == Suite::Concurrency {
+        return crews(&args, &cfg, &workloads, &specs, &loaded);
+    }
     let data = Dataset::generate(&cfg);
     // A slot opens its read database only when it runs a read.
     let reads = |s: &SlotSpec| s.workloads.iter().any(|w| w.is_read());
@@ -123,6 +136,41 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         let outcomes = paired::run(&running, &cfg, &args.scratch, &data, w, rotation, &mut rng);
         for (slot, o) in running.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
+        }
+    }
+    Ok(())
+}
+
+/// Readers beside a writer: each workload's passes, every slot's crew taking its interval
+/// in turn (`presets::concurrency`), one line per slot and workload.
+fn crews(
+    args: &PairedWorkerArgs,
+    cfg: &crate::workload::WorkloadConfig,
+    workloads: &[Workload],
+    specs: &[SlotSpec],
+    loaded: &[Result<(File, Api), String>],
+) -> Result<()> {
+    use crate::workload::presets::concurrency::{side_by_side, Member};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
+    let live: Vec<usize> = (0..loaded.len()).filter(|k| loaded[*k].is_ok()).collect();
+    let members: Vec<Member> = live
+        .iter()
+        .map(|&k| Member { api: &loaded[k].as_ref().expect("live").1, readers: specs[k].readers.unwrap_or(1) })
+        .collect();
+    for &w in workloads {
+        let Workload::Preset(p) = w else { bail!("{w} is not a workload of readers beside a writer") };
+        for (k, l) in loaded.iter().enumerate() {
+            if let Err(e) = l {
+                emit(&WorkerLine {
+                    slot: Some(k as u32),
+                    ..line(w, Err(format!("refusing to load the library: {e}")))
+                });
+            }
+        }
+        let progress = || emit(&WorkerLine { progress: true, ..Default::default() });
+        let outcomes = side_by_side(&members, cfg, &args.scratch, (p, args.iterations), &mut rng, progress);
+        for (k, o) in live.iter().zip(outcomes) {
+            emit(&WorkerLine { slot: Some(*k as u32), ..line(w, o) });
         }
     }
     Ok(())

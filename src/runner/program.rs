@@ -89,7 +89,7 @@ pub fn source_sha256(source: &Path) -> Result<String> {
 /// The label of the build a unit's programs are compiled against: its own, of no layout
 /// and no control.
 pub fn build_label(u: &Unit) -> String {
-    super::Label { layout: None, control: false, ..u.label.clone() }.to_string()
+    u.label.built().to_string()
 }
 
 /// `programs` with the SHA-256 of each as compiled for `units`, by their builds' labels,

@@ -97,7 +97,7 @@ impl Unit {
     /// same SHA-256 and version. A run measures one build per unit, however many sessions
     /// it takes; the error names the unit and both hashes.
     pub fn check_recorded(&self, tags: &[TagStatus]) -> Result<()> {
-        let built = Label { layout: None, control: false, ..self.label.clone() }.to_string();
+        let built = self.label.built().to_string();
         let kind = self.kind();
         let artifact = self.library.as_ref().unwrap_or(&self.program);
         let Some(rec) = tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == kind) else {
@@ -145,6 +145,9 @@ impl Unit {
         if let Some(library) = &self.library {
             args.extend(["--library".into(), library.into(), "--library-sha256".into(), self.sha256.clone().into()]);
             args.extend(["--library-version".into(), self.version.clone().into()]);
+        }
+        if let Some(n) = self.label.readers {
+            args.extend(["--crew-readers".into(), n.to_string().into()]);
         }
         (self.program.clone(), args)
     }

@@ -49,12 +49,25 @@ pub fn by_round<'a>(
 }
 
 /// Groups samples of one (engine, workload) by label and round; `value` gives each
-/// sample's figure (None leaves it out).
+/// sample's figure (None leaves it out), paired by its chunk times.
 pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&Sample) -> Option<f64>) -> Grouped {
+    group_by(samples, value, |s| s.chunk_values(crate::record::Metric::Time))
+}
+
+/// [`group`], the chunks paired being `chunks`' figures of each sample (a crew's per
+/// interval; empty for a pass run whole).
+pub fn group_by<'a>(
+    samples: impl IntoIterator<Item = &'a Sample>,
+    value: impl Fn(&Sample) -> Option<f64>,
+    chunk_values: impl Fn(&Sample) -> Vec<f64>,
+) -> Grouped {
     let samples: Vec<&Sample> = samples.into_iter().filter(|s| value(s).is_some()).collect();
-    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<&'a [u64]>>> = BTreeMap::new();
-    for s in samples.iter().filter(|s| !s.chunks_ns.is_empty()) {
-        chunks.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(&s.chunks_ns);
+    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<Vec<f64>>>> = BTreeMap::new();
+    for s in &samples {
+        let each = chunk_values(s);
+        if !each.is_empty() {
+            chunks.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(each);
+        }
     }
     let values = by_round(samples.iter().copied(), value);
     let Some(reference) = reference(&chunks) else {
@@ -94,15 +107,15 @@ pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&
 
 /// The label measured in the most processes (ties: the first by name): every other label's
 /// chunks are divided by its chunks of the same round.
-fn reference(chunks: &BTreeMap<String, BTreeMap<u32, Vec<&[u64]>>>) -> Option<String> {
+fn reference(chunks: &BTreeMap<String, BTreeMap<u32, Vec<Vec<f64>>>>) -> Option<String> {
     let most = chunks.values().map(BTreeMap::len).max()?;
     chunks.iter().find(|(_, r)| r.len() == most).map(|(t, _)| t.clone())
 }
 
 /// ln(chunk / reference's chunk) for every chunk both passes ran; None when they share
 /// none or a time is not positive.
-fn log_ratios(base: &[u64], pass: &[u64]) -> Option<Vec<f64>> {
-    let logs: Vec<f64> = base.iter().zip(pass).map(|(b, p)| (*p as f64 / *b as f64).ln()).collect();
+fn log_ratios(base: &[f64], pass: &[f64]) -> Option<Vec<f64>> {
+    let logs: Vec<f64> = base.iter().zip(pass).map(|(b, p)| (p / b).ln()).collect();
     (!logs.is_empty() && logs.iter().all(|x| x.is_finite())).then_some(logs)
 }
 

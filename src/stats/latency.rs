@@ -43,9 +43,50 @@ pub fn latency(xs: &[f64]) -> Option<Latency> {
     })
 }
 
+/// [`latency`] of a histogram: each value with how many times it was seen (ascending, as
+/// hdrhistogram's recorded buckets come), by the same type-8 quantile, without expanding it.
+pub fn latency_of_counts(counted: &[(f64, u64)]) -> Option<Latency> {
+    let n: u64 = counted.iter().map(|(_, c)| c).sum();
+    let (first, last) = (counted.iter().find(|(_, c)| *c > 0)?.0, counted.iter().rev().find(|(_, c)| *c > 0)?.0);
+    // The k-th smallest value (1-based).
+    let nth = |k: u64| {
+        let mut seen = 0;
+        counted.iter().find(|(_, c)| {
+            seen += c;
+            seen >= k
+        })
+    };
+    let quantile = |p: f64| {
+        let h = (n as f64 + 1.0 / 3.0) * p + 1.0 / 3.0;
+        if h <= 1.0 {
+            return first;
+        }
+        if h >= n as f64 {
+            return last;
+        }
+        let k = h.floor() as u64;
+        let (lo, hi) = (nth(k).expect("k <= n").0, nth(k + 1).expect("k < n").0);
+        lo + (h - h.floor()) * (hi - lo)
+    };
+    let mean = counted.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
+    Some(Latency { n: n as usize, min: first, mean, p50: quantile(0.5), p99: quantile(0.99), max: last })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_histogram_has_the_percentiles_of_its_values_expanded() {
+        let counted = [(1.0, 3), (2.0, 0), (5.0, 10), (7.0, 1), (100.0, 2)];
+        let expanded: Vec<f64> = counted.iter().flat_map(|(v, c)| std::iter::repeat_n(*v, *c as usize)).collect();
+        let (a, b) = (latency_of_counts(&counted).unwrap(), latency(&expanded).unwrap());
+        assert_eq!((a.n, a.min, a.max), (b.n, b.min, b.max));
+        for (x, y) in [(a.mean, b.mean), (a.p50, b.p50), (a.p99, b.p99)] {
+            assert!((x - y).abs() < 1e-9, "{a:?} {b:?}");
+        }
+        assert!(latency_of_counts(&[]).is_none());
+    }
 
     #[test]
     fn percentiles_follow_type_8() {

@@ -52,7 +52,7 @@ pub fn compared(
     groups
         .into_iter()
         .map(|(key, group)| {
-            let blocks = chunks::group(group, |s| s.value(metric)).compared;
+            let blocks = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
             (key, (reference(&blocks, labels, baseline), blocks))
         })
         .collect()

@@ -7,13 +7,14 @@
 
 use std::path::Path;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use super::dataset::SplitMix64;
 use super::lmdb::{ok, val, Api, Database, Env, EnvOptions, Failed, MDB_env, MDB_txn};
@@ -40,6 +41,9 @@ pub struct Writer {
     pub puts_per_txn: u32,
     /// Puts per second at most (LMDB dbbench's `--writes_per_second`); None: as fast as it can.
     pub rate: Option<u32>,
+    /// Puts per interval at most: the writer then waits for the interval's end, so what
+    /// it leaves in the file is the same in every run.
+    pub quota: Option<u64>,
 }
 
 /// One crew's shape.
@@ -94,6 +98,11 @@ pub fn key(i: u32) -> [u8; 16] {
     k
 }
 
+/// The index a key of [`key`] spells.
+fn key_index(k: &[u8; 16]) -> u32 {
+    k.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as u32
+}
+
 /// The value of key `i` in its `version`-th write: its bytes name both, so a reader can
 /// check what it read.
 fn value(i: u32, version: u32) -> [u8; VALUE_BYTES] {
@@ -106,7 +115,7 @@ fn value(i: u32, version: u32) -> [u8; VALUE_BYTES] {
 /// Makes the environment a crew runs on in `dir`: `keys` keys of [`VALUE_BYTES`] each,
 /// in the unnamed database.
 pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'a>> {
-    let map_size = (u64::from(keys) * 400).max(1 << 24) * 4;
+    let map_size = map_size(keys);
     let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() })?;
     let txn = env.begin(false)?;
     for i in 0..keys {
@@ -121,6 +130,11 @@ pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'
     }
     api.check("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
     Ok(env)
+}
+
+/// The map of `keys` keys: room for the writer's copies beside a stale reader's pages.
+pub fn map_size(keys: u32) -> u64 {
+    (u64::from(keys) * 400).max(1 << 24) * 4
 }
 
 /// An environment handle the crew's threads share: LMDB's environments are made for
@@ -138,6 +152,8 @@ pub struct Running {
     closed: Barrier,
     stop: AtomicBool,
     quit: AtomicBool,
+    /// Readers whose read transaction of the interval has begun.
+    begun: AtomicUsize,
     results: Mutex<Vec<Option<Result<Work, String>>>>,
 }
 
@@ -150,20 +166,15 @@ impl Running {
             closed: Barrier::new(n + 1),
             stop: AtomicBool::new(false),
             quit: AtomicBool::new(false),
+            begun: AtomicUsize::new(0),
             results: Mutex::new(vec![None; n]),
         }
     }
 
     /// Starts `crew`'s threads on `env` in `scope`; they wait for [`Running::interval`].
     /// `seed` draws each thread's keys.
-    pub fn start<'scope, 'env: 'scope>(
-        &'scope self,
-        scope: &'scope Scope<'scope, 'env>,
-        api: &'env Api,
-        env: &Env<'_>,
-        seed: u64,
-    ) {
-        let shared = Shared(env.env, env.dbi);
+    pub fn start<'scope, 'env: 'scope>(&'scope self, scope: &'scope Scope<'scope, 'env>, env: &Env<'env>, seed: u64) {
+        let (api, shared) = (env.api, Shared(env.env, env.dbi));
         let threads = self.results.lock().expect("not poisoned").len();
         for slot in 0..threads {
             let is_writer = slot == self.crew.readers as usize;
@@ -186,9 +197,9 @@ impl Running {
             let work = match (is_writer, self.crew.writer) {
                 (true, Some(w)) => {
                     version += 1;
-                    write(api, env, &self.crew, w, version, rng, &self.stop)
+                    write(api, env, (&self.crew, w, version), rng, (&self.stop, &self.begun))
                 }
-                _ => read(api, env, &self.crew, rng, &self.stop),
+                _ => read(api, env, &self.crew, rng, (&self.stop, &self.begun)),
             };
             let work = work.map_err(|(call, rc)| api.failure((call, rc)).to_string());
             self.results.lock().expect("not poisoned")[slot] = Some(work);
@@ -199,6 +210,7 @@ impl Running {
     /// Opens the crew for `length`, then closes it and waits for every thread to stop.
     pub fn interval(&self, length: Duration) -> Result<Interval> {
         self.stop.store(false, Ordering::Release);
+        self.begun.store(0, Ordering::Release);
         self.open.wait();
         std::thread::sleep(length);
         self.stop.store(true, Ordering::Release);
@@ -222,19 +234,20 @@ impl Running {
     }
 }
 
-/// Runs `crews` (each on its own environment) for `intervals` rounds of `length` each,
-/// every round in the order `order(round)` gives, one crew's interval at a time.
-pub fn alternate(
-    api: &Api,
-    envs: &[Env<'_>],
+/// Runs `crews` (each on its own environment, of its own library) for `intervals` rounds
+/// of `length` each, every round in the order `order(round)` gives (called between
+/// rounds, outside every interval), one crew's interval at a time.
+pub fn alternate<'a>(
+    envs: &[Env<'a>],
     crews: &[Crew],
     (intervals, length): (u32, Duration),
-    order: impl Fn(u32) -> Vec<usize>,
+    mut order: impl FnMut(u32) -> Vec<usize>,
 ) -> Result<Vec<Vec<Interval>>> {
     let running: Vec<Running> = crews.iter().map(|c| Running::new(*c)).collect();
     std::thread::scope(|scope| {
-        for (i, (env, crew)) in envs.iter().zip(&running).enumerate() {
-            crew.start(scope, api, env, i as u64 + 1);
+        // One seed for every crew: each unit's writer overwrites the same keys in the same order.
+        for (env, crew) in envs.iter().zip(&running) {
+            crew.start(scope, env, 1);
         }
         let mut out: Vec<Vec<Interval>> = crews.iter().map(|_| Vec::new()).collect();
         let mut result = Ok(());
@@ -255,11 +268,19 @@ pub fn alternate(
 }
 
 /// A reader's interval: random gets until told to stop, each timed.
-fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, stop: &AtomicBool) -> Result<Work, Failed> {
+fn read(
+    api: &Api,
+    env: Shared,
+    crew: &Crew,
+    rng: &mut SplitMix64,
+    (stop, begun): (&AtomicBool, &AtomicUsize),
+) -> Result<Work, Failed> {
     let mut latency = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
     let mut txn: *mut MDB_txn = ptr::null_mut();
     // SAFETY: a read transaction of this thread's own, on an open environment.
-    ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) })?;
+    let rc = unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) };
+    begun.fetch_add(1, Ordering::AcqRel);
+    ok("mdb_txn_begin", rc)?;
     let (mut ops, mut bytes) = (0u64, 0u64);
     let first = Instant::now();
     let mut last = first;
@@ -297,6 +318,10 @@ unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: Rea
     ok("mdb_get", (api.mdb_get)(txn, env.1, &mut kv, &mut v))?;
     // The first and last byte: the page is touched, and the read cannot be skipped.
     let data = std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size);
+    // A value names its key (see `value`): anything else is a wrong read.
+    if v.mv_size != VALUE_BYTES || data[..4] != key_index(k).to_le_bytes() {
+        return Err(("mdb_get (a value of another key)", sys::MDB_CORRUPTED));
+    }
     Ok(u64::from(data[0]) + u64::from(data[v.mv_size - 1]) + v.mv_size as u64)
 }
 
@@ -305,15 +330,19 @@ unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: Rea
 fn write(
     api: &Api,
     env: Shared,
-    crew: &Crew,
-    w: Writer,
-    version: u32,
+    (crew, w, version): (&Crew, Writer, u32),
     rng: &mut SplitMix64,
-    stop: &AtomicBool,
+    (stop, begun): (&AtomicBool, &AtomicUsize),
 ) -> Result<Work, Failed> {
+    // Readers that hold a transaction for the interval hold it from before the first put.
+    if crew.reader_txn == ReaderTxn::PerInterval {
+        while begun.load(Ordering::Acquire) < crew.readers as usize && !stop.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    }
     let first = Instant::now();
-    let mut ops = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    let (mut ops, mut last) = (0u64, first);
+    while !stop.load(Ordering::Relaxed) && w.quota.is_none_or(|q| ops < q) {
         let mut txn: *mut MDB_txn = ptr::null_mut();
         ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
         for _ in 0..w.puts_per_txn {
@@ -328,6 +357,7 @@ fn write(
             ops += 1;
         }
         ok("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
+        last = Instant::now();
         if let Some(rate) = w.rate {
             let due = first + Duration::from_secs_f64(ops as f64 / f64::from(rate));
             while Instant::now() < due && !stop.load(Ordering::Relaxed) {
@@ -335,7 +365,99 @@ fn write(
             }
         }
     }
-    Ok(Work { ops, first, last: Instant::now(), latency: None, bytes: 0 })
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    Ok(Work { ops, first, last, latency: None, bytes: 0 })
+}
+
+/// What a crew did over a pass of intervals, as a sample carries it: each interval's span
+/// and each thread's operations in it, and every get's latency as a histogram.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrewFigures {
+    pub readers: u32,
+    /// Each interval, from its first operation to its last, in nanoseconds.
+    pub intervals_ns: Vec<u64>,
+    /// Each interval: every reader thread's gets.
+    pub reader_ops: Vec<Vec<u64>>,
+    /// Each interval: the writer's puts; empty without a writer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writer_ops: Vec<u64>,
+    /// Each interval: from the writer's first put to its last commit, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writer_ns: Vec<u64>,
+    /// Every get of the pass: (nanoseconds, how many), the histogram's recorded buckets
+    /// in ascending order (two significant digits).
+    pub latency_ns: Vec<(u64, u64)>,
+}
+
+impl CrewFigures {
+    /// The figures of a crew of `readers` readers that ran `intervals`.
+    pub fn of(readers: u32, intervals: &[Interval]) -> CrewFigures {
+        let mut all = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
+        for w in intervals.iter().flat_map(|i| &i.readers) {
+            if let Some(h) = &w.latency {
+                all.add(h).expect("same bounds");
+            }
+        }
+        CrewFigures {
+            readers,
+            intervals_ns: intervals.iter().map(|i| i.span()).map(|(a, b)| (b - a).as_nanos() as u64).collect(),
+            reader_ops: intervals.iter().map(|i| i.readers.iter().map(|w| w.ops).collect()).collect(),
+            writer_ops: intervals.iter().filter_map(|i| i.writer.as_ref().map(|w| w.ops)).collect(),
+            writer_ns: intervals
+                .iter()
+                .filter_map(|i| i.writer.as_ref())
+                .map(|w| (w.last - w.first).as_nanos() as u64)
+                .collect(),
+            latency_ns: all.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
+        }
+    }
+
+    /// Each interval's reader cost: nanoseconds of one reader thread per get (the
+    /// inverse of its gets per second), so a larger figure is slower, as times are.
+    pub fn reader_ns_per_get(&self) -> Vec<f64> {
+        let per = |(ns, ops): (&u64, &Vec<u64>)| *ns as f64 * f64::from(self.readers) / ops.iter().sum::<u64>() as f64;
+        self.intervals_ns.iter().zip(&self.reader_ops).map(per).collect()
+    }
+
+    /// Each interval's writer cost: nanoseconds per put, over the writer's own span (a
+    /// writer with a quota rests after it); empty without a writer.
+    pub fn writer_ns_per_put(&self) -> Vec<f64> {
+        self.writer_ns.iter().zip(&self.writer_ops).map(|(ns, ops)| *ns as f64 / *ops as f64).collect()
+    }
+
+    /// The pass's reader cost, over all its intervals: nanoseconds of a reader thread per get.
+    pub fn pass_reader_ns_per_get(&self) -> Option<f64> {
+        let gets: u64 = self.reader_ops.iter().flatten().sum();
+        (gets > 0).then(|| self.span_ns() * f64::from(self.readers) / gets as f64)
+    }
+
+    /// The pass's writer cost: nanoseconds per put; None without a writer or a put.
+    pub fn pass_writer_ns_per_put(&self) -> Option<f64> {
+        let puts: u64 = self.writer_ops.iter().sum();
+        (puts > 0).then(|| self.writer_ns.iter().sum::<u64>() as f64 / puts as f64)
+    }
+
+    /// Gets per second by all readers together, and by one reader thread.
+    pub fn reader_ops_per_s(&self) -> (f64, f64) {
+        let total = self.reader_ops.iter().flatten().sum::<u64>() as f64 / self.span_ns() * 1e9;
+        (total, total / f64::from(self.readers.max(1)))
+    }
+
+    /// The writer's puts per second of its own span; None without a writer.
+    pub fn writer_ops_per_s(&self) -> Option<f64> {
+        self.pass_writer_ns_per_put().map(|ns| 1e9 / ns)
+    }
+
+    /// The gets of every reader thread.
+    pub fn gets(&self) -> u64 {
+        self.reader_ops.iter().flatten().sum()
+    }
+
+    fn span_ns(&self) -> f64 {
+        self.intervals_ns.iter().sum::<u64>() as f64
+    }
 }
 
 #[cfg(test)]

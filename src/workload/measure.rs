@@ -132,6 +132,9 @@ pub struct Figures {
     /// migrate: the source file's pages in the page cache just before the timed region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resident: Option<Residency>,
+    /// concurrency: what the readers and the writer did in each interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crew: Option<super::concurrent::CrewFigures>,
 }
 
 impl Figures {

@@ -112,6 +112,12 @@ impl Workload {
         matches!(self, Workload::ReadCrc | Workload::ReadXxh64)
     }
 
+    /// Readers beside a writer (`--suite concurrency`): threads that work for an interval,
+    /// so what they do is set by the clock, and no count of it repeats.
+    pub fn is_crew(self) -> bool {
+        self.suite() == suite::Suite::Concurrency
+    }
+
     /// A program of the user's, run whole by the runner rather than by a worker.
     pub fn is_program(self) -> bool {
         matches!(self, Workload::Program(_))

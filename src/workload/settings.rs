@@ -42,7 +42,7 @@ impl EnvSettings {
             // LmdbJava's own, as its configuration's default holds it.
             None => WorkloadConfig::default().entries,
             Some(Preset::TokyoCabinet) => 1_000_000,
-            Some(Preset::OpenGet | Preset::Migrate | Preset::Lmdb) => 100_000,
+            Some(Preset::OpenGet | Preset::Migrate | Preset::Lmdb | Preset::Concurrency) => 100_000,
         });
         let cfg = WorkloadConfig {
             entries,
@@ -67,6 +67,7 @@ pub(super) fn fill_defaults(mut cfg: WorkloadConfig, suite: Option<Preset>) -> W
         Preset::TokyoCabinet => 1 << 30,
         Preset::OpenGet | Preset::Migrate => (2 * data).max(64 << 20).next_multiple_of(1 << 20),
         Preset::Lmdb => super::presets::lmdb_suite::map_size(cfg.entries),
+        Preset::Concurrency => super::concurrent::map_size(cfg.entries),
     }));
     cfg.preset.open_get_key = Some(cfg.preset.open_get_key.unwrap_or(cfg.entries / 2));
     cfg
@@ -146,6 +147,7 @@ impl From<Stored> for WorkloadConfig {
             open_get_cycles: o.open_get_cycles,
             open_get_key: o.open_get_key,
             migrate_append: o.migrate_append,
+            ..PresetConfig::default()
         };
         match (o.entries, o.map_size, o.open_get_key) {
             // A preset's run: its settings were resolved (entries, map and key all given).

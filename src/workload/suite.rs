@@ -29,6 +29,8 @@ pub enum Suite {
     /// LMDB's own shapes (`presets::lmdb_suite`, harness/lmdb_suite.c), one row each of
     /// harness/lmdb_suite.def.
     Lmdb,
+    /// Readers beside a writer (`presets::concurrency`), the Rust engine's only.
+    Concurrency,
     /// Programs of the user's (`run --program`): each run whole by the runner, in a
     /// process of its own; no read database, nothing to verify, no worker.
     Programs,
@@ -39,6 +41,7 @@ pub enum Suite {
 pub enum SuiteChoice {
     Lmdbjava,
     Lmdb,
+    Concurrency,
     All,
 }
 
@@ -47,7 +50,8 @@ impl SuiteChoice {
         match self {
             SuiteChoice::Lmdbjava => vec![Suite::LmdbJava],
             SuiteChoice::Lmdb => vec![Suite::Lmdb],
-            SuiteChoice::All => vec![Suite::LmdbJava, Suite::Lmdb],
+            SuiteChoice::Concurrency => vec![Suite::Concurrency],
+            SuiteChoice::All => vec![Suite::LmdbJava, Suite::Lmdb, Suite::Concurrency],
         }
     }
 
@@ -56,6 +60,7 @@ impl SuiteChoice {
         match self {
             SuiteChoice::Lmdbjava => Some(None),
             SuiteChoice::Lmdb => Some(Some(Preset::Lmdb)),
+            SuiteChoice::Concurrency => Some(Some(Preset::Concurrency)),
             SuiteChoice::All => None,
         }
     }
@@ -64,6 +69,7 @@ impl SuiteChoice {
         match self {
             SuiteChoice::Lmdbjava => "lmdbjava",
             SuiteChoice::Lmdb => "lmdb",
+            SuiteChoice::Concurrency => "concurrency",
             SuiteChoice::All => "all",
         }
     }
@@ -97,7 +103,8 @@ pub enum Verification {
 }
 
 impl Suite {
-    pub const ALL: [Suite; 5] = [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate, Suite::Lmdb];
+    pub const ALL: [Suite; 6] =
+        [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate, Suite::Lmdb, Suite::Concurrency];
 
     /// The preset this suite is, None for LmdbJava's.
     pub fn preset(self) -> Option<Preset> {
@@ -107,6 +114,7 @@ impl Suite {
             Suite::OpenGet => Some(Preset::OpenGet),
             Suite::Migrate => Some(Preset::Migrate),
             Suite::Lmdb => Some(Preset::Lmdb),
+            Suite::Concurrency => Some(Preset::Concurrency),
         }
     }
 
@@ -147,9 +155,12 @@ impl Suite {
     pub fn verification(self) -> Verification {
         match self {
             Suite::LmdbJava => Verification::Once,
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
-                Verification::EachPass
-            }
+            Suite::TokyoCabinet
+            | Suite::OpenGet
+            | Suite::Migrate
+            | Suite::Lmdb
+            | Suite::Concurrency
+            | Suite::Programs => Verification::EachPass,
         }
     }
 
@@ -159,9 +170,12 @@ impl Suite {
             Suite::LmdbJava => native::timed_functions(w),
             // open-get times a call per cycle, a thousand to a sample; tokyo-cabinet's
             // writes share one function, migrate's passes another pair.
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
-                TimedFunctions::ManyPerPass
-            }
+            Suite::TokyoCabinet
+            | Suite::OpenGet
+            | Suite::Migrate
+            | Suite::Lmdb
+            | Suite::Concurrency
+            | Suite::Programs => TimedFunctions::ManyPerPass,
         }
     }
 
@@ -186,7 +200,12 @@ impl Suite {
     ) -> Result<()> {
         match self {
             Suite::LmdbJava => native::verify_all(api, dir, cfg, reads, report),
-            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Lmdb | Suite::Programs => {
+            Suite::TokyoCabinet
+            | Suite::OpenGet
+            | Suite::Migrate
+            | Suite::Lmdb
+            | Suite::Concurrency
+            | Suite::Programs => {
                 bail!("{self} checks its checksums in each timed pass: it has no verify step")
             }
         }
@@ -225,7 +244,7 @@ impl Suite {
             Some(_) => workloads
                 .iter()
                 .filter_map(|&w| match w {
-                    Workload::Preset(p) => Some((w, presets::expected_checksum(p, cfg))),
+                    Workload::Preset(p) => Some((w, presets::expected_checksum(p, cfg)?)),
                     _ => None,
                 })
                 .collect(),

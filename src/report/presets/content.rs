@@ -29,6 +29,9 @@ pub fn extras(data: &RunData, engines: &[Engine], newest: Option<&str>) -> Resul
     if !p.resources.is_empty() {
         x.parts.push(resources_part(&p, &heading));
     }
+    if !p.crews.is_empty() {
+        x.parts.push(super::crew::part(&p, &heading));
+    }
     x.preset = Some(p);
     Ok(x)
 }

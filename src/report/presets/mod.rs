@@ -5,6 +5,7 @@
 //! renders; JSON carries the rows as they are.
 
 pub mod content;
+pub mod crew;
 pub mod csv;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,9 @@ pub struct PresetReport {
     pub settings: String,
     pub latency: Vec<LatencyRow>,
     pub resources: Vec<ResourceRow>,
+    /// Readers beside a writer (`--suite concurrency`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub crews: Vec<crew::CrewRow>,
 }
 
 /// open-get on one tag and engine: every cycle of every round pooled.
@@ -85,6 +89,7 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
         settings: preset.settings(&data.header.config),
         latency: if preset == Preset::OpenGet { latency_rows(&groups, &data.labels) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
+        crews: if preset == Preset::Concurrency { crew::rows(&groups, &data.labels) } else { Vec::new() },
     })
 }
 

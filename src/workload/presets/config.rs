@@ -25,11 +25,44 @@ pub struct PresetConfig {
     /// Preset migrate: put with MDB_APPEND (the keys arrive sorted) instead of plain puts.
     #[arg(long)]
     pub migrate_append: bool,
+    /// Suite concurrency: the length of an interval (a chunk of paired rounds), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub interval_ms: u32,
+    /// Suite concurrency: intervals per pass.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub intervals: u32,
+    /// Suite concurrency: the writer's puts per write transaction.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub puts_per_txn: u32,
+    /// Suite concurrency: the writer's puts per second at most (LMDB dbbench's
+    /// --writes_per_second); unlimited when not given.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub writes_per_second: Option<u32>,
+    /// Suite concurrency: the writer's puts per interval at most, then it rests until the
+    /// interval ends (stalereader: 1000 unless given; readwhilewriting: no limit).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub puts_per_interval: Option<u32>,
+    /// Suite concurrency: reader threads of the unit a worker runs (the runner sets it
+    /// from the unit's label; `run --readers` is the list).
+    #[arg(long, hide = true, value_name = "N", default_value_t = 1)]
+    #[serde(skip)]
+    pub crew_readers: u32,
 }
 
 impl Default for PresetConfig {
     fn default() -> Self {
-        PresetConfig { max_value: 2000, open_get_cycles: 1000, open_get_key: None, migrate_append: false }
+        PresetConfig {
+            max_value: 2000,
+            open_get_cycles: 1000,
+            open_get_key: None,
+            migrate_append: false,
+            interval_ms: 200,
+            intervals: 5,
+            puts_per_txn: 1,
+            writes_per_second: None,
+            puts_per_interval: None,
+            crew_readers: 1,
+        }
     }
 }
 
@@ -61,6 +94,11 @@ impl PresetConfig {
         opt("--preset-max-value", (self.max_value != d.max_value).then(|| self.max_value.to_string()));
         opt("--open-get-cycles", (self.open_get_cycles != d.open_get_cycles).then(|| self.open_get_cycles.to_string()));
         opt("--open-get-key", self.open_get_key.map(|v| v.to_string()));
+        opt("--interval-ms", (self.interval_ms != d.interval_ms).then(|| self.interval_ms.to_string()));
+        opt("--intervals", (self.intervals != d.intervals).then(|| self.intervals.to_string()));
+        opt("--puts-per-txn", (self.puts_per_txn != d.puts_per_txn).then(|| self.puts_per_txn.to_string()));
+        opt("--writes-per-second", self.writes_per_second.map(|v| v.to_string()));
+        opt("--puts-per-interval", self.puts_per_interval.map(|v| v.to_string()));
         if self.migrate_append {
             a.push("--migrate-append".into());
         }

@@ -7,7 +7,9 @@
 //! - `open-get`: cold-start latency: open, read one key, close, a thousand times.
 //! - `migrate`: a bulk copy into a fresh environment, and a read-only pass, warm and cold.
 //! - `lmdb`: LMDB's own benchmark shapes and the paths LMDB changed a table's rows.
+//! - `concurrency`: readers beside a writer, a crew of threads per unit.
 
+pub mod concurrency;
 pub mod config;
 pub mod data;
 pub mod lmdb_suite;
@@ -38,6 +40,7 @@ pub enum Preset {
     OpenGet,
     Migrate,
     Lmdb,
+    Concurrency,
 }
 
 /// The workloads of every preset, in the order their sections are shown.
@@ -54,6 +57,10 @@ pub enum PresetWorkload {
     MigrateCopyCold,
     MigrateReadWarm,
     MigrateReadCold,
+    #[serde(rename = "readwhilewriting")]
+    ReadWhileWriting,
+    #[serde(rename = "stalereader")]
+    StaleReader,
     /// A row of harness/lmdb_suite.def, by its name.
     #[serde(untagged)]
     Lmdb(lmdb_suite::LmdbWorkload),
@@ -90,7 +97,7 @@ impl PresetWorkload {
         PresetWorkload::FIXED.into_iter().chain(lmdb_suite::LmdbWorkload::all().map(PresetWorkload::Lmdb))
     }
 
-    const FIXED: [PresetWorkload; 10] = [
+    const FIXED: [PresetWorkload; 12] = [
         PresetWorkload::TcSuccessiveWrite,
         PresetWorkload::TcRandomWrite,
         PresetWorkload::TcSuccessiveRead,
@@ -101,6 +108,8 @@ impl PresetWorkload {
         PresetWorkload::MigrateCopyCold,
         PresetWorkload::MigrateReadWarm,
         PresetWorkload::MigrateReadCold,
+        PresetWorkload::ReadWhileWriting,
+        PresetWorkload::StaleReader,
     ];
 
     fn info(self) -> Info {
@@ -128,6 +137,10 @@ impl PresetWorkload {
             W::MigrateCopyCold => ("migrateCopyCold", "Copy, Cold", Migrate, true, MS_PER_OP, "entry"),
             W::MigrateReadWarm => ("migrateReadWarm", "Read Only, Warm", Migrate, true, MS_PER_OP, "entry"),
             W::MigrateReadCold => ("migrateReadCold", "Read Only, Cold", Migrate, true, MS_PER_OP, "entry"),
+            W::ReadWhileWriting => {
+                ("readwhilewriting", "Readers Beside a Writer", Concurrency, false, MS_PER_OP, "get")
+            }
+            W::StaleReader => ("stalereader", "Stale Readers Beside a Writer", Concurrency, false, MS_PER_OP, "get"),
             W::Lmdb(_) => unreachable!("answered above"),
         };
         Info { name, title, preset, reads_database, unit, per }
@@ -172,7 +185,8 @@ impl FromStr for PresetWorkload {
 }
 
 impl Preset {
-    pub const ALL: [Preset; 4] = [Preset::TokyoCabinet, Preset::OpenGet, Preset::Migrate, Preset::Lmdb];
+    pub const ALL: [Preset; 5] =
+        [Preset::TokyoCabinet, Preset::OpenGet, Preset::Migrate, Preset::Lmdb, Preset::Concurrency];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -180,6 +194,7 @@ impl Preset {
             Preset::OpenGet => "open-get",
             Preset::Migrate => "migrate",
             Preset::Lmdb => "lmdb",
+            Preset::Concurrency => "concurrency",
         }
     }
 
@@ -197,6 +212,10 @@ impl Preset {
             }
             Preset::Migrate => "--entries (100000), --preset-max-value (2000), --migrate-append",
             Preset::Lmdb => "--entries (100000), --map-size (4 KiB an entry, at least 64 MiB)",
+            Preset::Concurrency => {
+                "--entries (100000), --readers (1), --interval-ms (200), --intervals (5), --puts-per-txn (1), \
+                 --writes-per-second (unlimited), --puts-per-interval (stalereader 1000, else unlimited)"
+            }
         }
     }
 
@@ -236,6 +255,16 @@ impl Preset {
                  one row of harness/lmdb_suite.def, which both engines read; each pass runs on a \
                  fresh environment, its setup untimed, and its checksum and space are read after it."
             }
+            Preset::Concurrency => {
+                "Readers beside a writer, as db_bench_mdb's readwhilewriting: N reader threads get random \
+                 keys, each get in a read transaction reset and renewed around it, beside one writer \
+                 overwriting random keys, --puts-per-txn a transaction. stalereader: each reader holds one \
+                 read transaction for the whole interval, so the writer cannot reuse the pages it frees \
+                 (the file grows). A pass is --intervals intervals of --interval-ms; paired, every unit's \
+                 crew takes its interval in a shuffled order each round, one crew at a time. Judged by \
+                 --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put); \
+                 `--readers 1,2,4` makes a unit of each count."
+            }
         }
     }
 
@@ -253,6 +282,10 @@ impl Preset {
             Preset::Lmdb => format!(
                 "up to {n} entries: keys of 16 decimal digits, values cut from a random pool, of each \
                  workload's size"
+            ),
+            Preset::Concurrency => format!(
+                "{n} keys of 16 decimal digits, values of {} bytes naming their key",
+                crate::workload::concurrent::VALUE_BYTES
             ),
         }
     }
@@ -273,6 +306,13 @@ impl Preset {
             }
             Preset::Migrate => (if r.migrate_append { ", MDB_APPEND puts" } else { ", plain puts" }).to_string(),
             Preset::Lmdb => ", the unnamed database (MDB_DUPSORT for the duplicates)".to_string(),
+            Preset::Concurrency => format!(
+                ", {} intervals of {} ms a pass, {} put(s) a write transaction{}",
+                r.intervals,
+                r.interval_ms,
+                r.puts_per_txn,
+                r.writes_per_second.map_or(String::new(), |n| format!(", at most {n} puts/s"))
+            ),
         };
         format!("{}, {map}{own}", flags.join(", "))
     }
@@ -350,6 +390,9 @@ pub fn prepare(api: &Api, dir: &Path, cfg: &WorkloadConfig, p: Preset) -> Result
         Preset::TokyoCabinet => tokyo_cabinet::prepare(api, dir, cfg),
         Preset::OpenGet | Preset::Migrate => open_get::prepare(api, dir, cfg),
         Preset::Lmdb => anyhow::bail!("lmdb's workloads read no prepared database: each pass makes its own"),
+        Preset::Concurrency => {
+            anyhow::bail!("concurrency's workloads read no prepared database: each pass fills its own")
+        }
     }
 }
 
@@ -371,21 +414,24 @@ pub fn run(
             PresetWorkload::Lmdb(l) => lmdb_suite::run(&ctx, l, counter),
             _ => unreachable!("lmdb's workloads are rows of its table"),
         },
+        Preset::Concurrency => concurrency::run(&ctx, w, cfg.preset.crew_readers),
     }
 }
 
 /// The checksum a correct pass of `w` must produce under a configuration resolved for its
 /// preset, computed without LMDB (callers use [`crate::workload::expected_checksum`], for
-/// every workload).
-pub(crate) fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Checksum {
-    match w.preset() {
+/// every workload); None for readers beside a writer, whose reads depend on the writer's
+/// pace (each reader checks that every value names its key instead).
+pub(crate) fn expected_checksum(w: PresetWorkload, cfg: &WorkloadConfig) -> Option<Checksum> {
+    Some(match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::expected_checksum(w, cfg),
         Preset::OpenGet | Preset::Migrate => open_get::expected_checksum(w, cfg),
         Preset::Lmdb => match w {
             PresetWorkload::Lmdb(l) => lmdb_suite::expected_checksum(l, cfg),
             _ => unreachable!("lmdb's workloads are rows of its table"),
         },
-    }
+        Preset::Concurrency => return None,
+    })
 }
 
 #[cfg(test)]
@@ -405,6 +451,6 @@ mod tests {
             .parse::<Preset>()
             .unwrap_err()
             .to_string()
-            .contains("tokyo-cabinet, open-get, migrate, lmdb, list"));
+            .contains("tokyo-cabinet, open-get, migrate, lmdb, concurrency, list"));
     }
 }

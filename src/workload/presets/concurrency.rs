@@ -1,0 +1,138 @@
+//! Readers beside a writer (`--suite concurrency`): db_bench_mdb's readwhilewriting (each
+//! reader's get in a read transaction reset and renewed around it, beside one writer of
+//! random overwrites) and stalereader (the same, each reader holding one read transaction
+//! for the whole interval, so the writer cannot reuse the pages it frees). A pass is a
+//! number of intervals of one length; side by side, every unit's crew runs its interval in
+//! a shuffled order each round, one crew at a time (`workload::concurrent`), as chunks pair
+//! the one-thread workloads. Each pass fills a fresh environment first, untimed, and its
+//! space is read after it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use super::{Context, PresetWorkload};
+use crate::workload::concurrent::{self, Crew, CrewFigures, Interval, ReaderTxn, Writer};
+use crate::workload::lmdb::{self, Api, Env};
+use crate::workload::measure::{Figures, Outcome};
+use crate::workload::WorkloadConfig;
+
+/// The writer's puts per interval beside stale readers unless `--puts-per-interval` says.
+pub const STALE_PUTS: u32 = 1000;
+
+/// The crew a unit of `readers` reader threads runs for `w`.
+pub fn crew(w: PresetWorkload, readers: u32, cfg: &WorkloadConfig) -> Crew {
+    let reader_txn = match w {
+        PresetWorkload::StaleReader => ReaderTxn::PerInterval,
+        _ => ReaderTxn::PerGet,
+    };
+    // A stale reader's file grows with every commit: a quota keeps it in the map, and
+    // what the writer leaves the same in every run.
+    let quota = match w {
+        PresetWorkload::StaleReader => Some(cfg.preset.puts_per_interval.unwrap_or(STALE_PUTS)),
+        _ => cfg.preset.puts_per_interval,
+    };
+    let writer = Writer {
+        puts_per_txn: cfg.preset.puts_per_txn,
+        rate: cfg.preset.writes_per_second,
+        quota: quota.map(u64::from),
+    };
+    Crew { readers, reader_txn, writer: Some(writer), keys: cfg.entries }
+}
+
+/// One unit of a side-by-side pass: its library and its readers.
+#[derive(Clone, Copy)]
+pub struct Member<'a> {
+    pub api: &'a Api,
+    pub readers: u32,
+}
+
+/// `iterations` passes of `w` by every member, side by side: each pass fills every member's
+/// environment (untimed), then runs the members' crews interval by interval, each round in
+/// a fresh shuffled order; `after_round` is called between rounds. A failing crew fails
+/// the pass of every member (they share the process and its rounds).
+pub fn side_by_side(
+    members: &[Member],
+    cfg: &WorkloadConfig,
+    scratch: &Path,
+    (w, iterations): (PresetWorkload, u32),
+    rng: &mut impl Rng,
+    after_round: impl Fn(),
+) -> Vec<Result<Outcome, String>> {
+    let mut out: Vec<Result<Outcome, String>> = members.iter().map(|_| Ok(Outcome::default())).collect();
+    for _ in 0..iterations {
+        let orders: Vec<Vec<usize>> = (0..cfg.preset.intervals)
+            .map(|_| {
+                let mut o: Vec<usize> = (0..members.len()).collect();
+                o.shuffle(rng);
+                o
+            })
+            .collect();
+        let order = |round: u32| {
+            if round > 0 {
+                after_round();
+            }
+            orders[round as usize].clone()
+        };
+        match pass(members, cfg, scratch, w, order) {
+            Ok(done) => {
+                for (o, (figures, space)) in out.iter_mut().zip(done) {
+                    if let Ok(o) = o {
+                        push(o, figures, space);
+                    }
+                }
+            }
+            Err(e) => return members.iter().map(|_| Err(format!("{e:#}"))).collect(),
+        }
+    }
+    out
+}
+
+/// `w` by `readers` readers alone, `iterations` passes (one process per unit and round).
+pub fn run(ctx: &Context, w: PresetWorkload, readers: u32) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    let me = [Member { api: ctx.api, readers }];
+    for _ in 0..ctx.iterations {
+        let (figures, space) = pass(&me, ctx.cfg, ctx.scratch, w, |_| vec![0])?.remove(0);
+        push(&mut out, figures, space);
+    }
+    Ok(out)
+}
+
+/// Records one pass: its time is its intervals', each interval a chunk.
+fn push(o: &mut Outcome, crew: CrewFigures, space: crate::workload::space::Space) {
+    o.push(crew.intervals_ns.iter().sum(), None);
+    o.chunks_ns.push(crew.intervals_ns.clone());
+    o.figures.push(Figures { ops: Some(crew.gets()), crew: Some(crew), ..Default::default() });
+    o.space.push(space);
+}
+
+/// One pass of every member on a fresh environment of its own: each crew's figures and
+/// the space its environment was left with.
+fn pass(
+    members: &[Member],
+    cfg: &WorkloadConfig,
+    scratch: &Path,
+    w: PresetWorkload,
+    order: impl FnMut(u32) -> Vec<usize>,
+) -> Result<Vec<(CrewFigures, crate::workload::space::Space)>> {
+    let dirs: Vec<tempfile::TempDir> =
+        members.iter().map(|_| tempfile::tempdir_in(scratch)).collect::<Result<_, _>>()?;
+    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync);
+    let envs: Vec<Env> = members
+        .iter()
+        .zip(&dirs)
+        .map(|(m, d)| concurrent::fill(m.api, d.path(), cfg.entries, flags))
+        .collect::<Result<_>>()?;
+    let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
+    let length = Duration::from_millis(u64::from(cfg.preset.interval_ms));
+    let intervals: Vec<Vec<Interval>> = concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
+    let mut out = Vec::new();
+    for ((env, d), (m, i)) in envs.iter().zip(&dirs).zip(members.iter().zip(&intervals)) {
+        out.push((CrewFigures::of(m.readers, i), env.space(d.path())?));
+    }
+    Ok(out)
+}
