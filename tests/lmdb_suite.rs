@@ -147,6 +147,36 @@ fn the_suite_is_chosen_by_name_and_all_is_a_coverage_choice() {
     assert!(stderr(&wrong).contains("write is LmdbJava's, not of --suite lmdb"), "{}", stderr(&wrong));
 }
 
+/// bisect and history take --suite as run does, refused before anything is built.
+#[test]
+fn bisect_and_history_take_the_suite_as_run_does() {
+    let refused = |args: &[&str], why: &str| {
+        let out = lmdb_regress().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    };
+    let bisect = ["bisect", "--good", "0.9.17", "--bad", "0.9.33", "--suite"];
+    refused(&[&bisect[..], &["lmdb"]].concat(), "--suite lmdb: name the workload to bisect");
+    refused(&[&bisect[..], &["lmdb", "--workload", "write"]].concat(), "write is LmdbJava's, not of --suite lmdb");
+    refused(
+        &[&bisect[..], &["lmdbjava", "--workload", "fillRandom"]].concat(),
+        "fillRandom is lmdb's, not of --suite lmdbjava",
+    );
+    refused(&[&bisect[..], &["all", "--workload", "fillRandom"]].concat(), "--suite all: bisect follows one workload");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.18", &source_dir("LMDB_0.9.18")), ("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let out = tmp.path().join("history");
+    let history = ["history", "--range", "LMDB_0.9.18..LMDB_0.9.33", "--git", repo.to_str().unwrap(), "--out-dir"];
+    let history = [&history[..], &[out.to_str().unwrap(), "--suite"]].concat();
+    refused(
+        &[&history[..], &["lmdb", "--workloads", "write"]].concat(),
+        "--workloads write are not all of the preset lmdb",
+    );
+    refused(&[&history[..], &["all"]].concat(), "--suite all: a run holds one suite");
+    assert!(!out.exists(), "refused before it measured or wrote anything");
+}
+
 #[test]
 fn workloads_lists_every_suite_with_its_flags() {
     let text = stdout(&run_ok(lmdb_regress().args(["workloads"])));

@@ -18,7 +18,7 @@ use crate::report::outline::Document;
 use crate::runner::counter;
 use crate::runner::{self, Stage};
 use crate::stats::{self, Comparison};
-use crate::workload::suite::Suite;
+use crate::workload::suite::{Suite, SuiteChoice};
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
 
 /// What a bisect decides its probes by.
@@ -61,10 +61,15 @@ pub struct BisectArgs {
     /// The tag (or commit) after it: slower, or faster when an improvement is searched.
     #[arg(long)]
     pub bad: String,
-    /// The one workload to bisect: readKey, readSeq, readRev, readCrc, readXxh64 or write
-    /// (one at a time; `all` is for `run`).
+    /// The one workload to bisect: readKey, readSeq, readRev, readCrc, readXxh64 or write,
+    /// or one of another suite's (`lmdb-regress workloads`); one at a time (`all` is for
+    /// `run`).
     #[arg(long, default_value = "write", value_parser = one_workload)]
     pub workload: Workload,
+    /// lmdbjava (LmdbJava's six) or lmdb (LMDB's own shapes), as on `run`: --workload must
+    /// be of it, and the search runs with that suite's defaults.
+    #[arg(long, value_enum)]
+    pub suite: Option<SuiteChoice>,
     /// Bad must differ from good by more than this percent (0 to 1000): slower by it, or
     /// faster by its inverse.
     #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
@@ -122,6 +127,16 @@ impl BisectArgs {
     /// The configuration every run of the search uses: the workload's suite's defaults for
     /// what the flags leave out.
     fn config(&self) -> Result<WorkloadConfig> {
+        match self.suite {
+            Some(SuiteChoice::All) => {
+                bail!("--suite all: bisect follows one workload of one suite (give lmdbjava or lmdb)")
+            }
+            Some(s) if !self.given.contains("workload") && s.holds(&[self.workload]).is_err() => {
+                bail!("--suite {}: name the workload to bisect (--workload, `lmdb-regress workloads`)", s.name())
+            }
+            Some(s) => s.holds(&[self.workload])?,
+            None => {}
+        }
         let suite = Suite::of(&[self.workload])?.preset();
         let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
         cfg.validate(suite)?;

@@ -75,13 +75,7 @@ fn selection(args: &CoverageArgs) -> Result<Vec<(Vec<Workload>, WorkloadConfig)>
         "all" => suites.iter().flat_map(|s| s.workloads()).collect(),
         list => Workload::parse_list(list)?,
     };
-    if let Some(w) = workloads.iter().find(|w| !suites.contains(&w.suite())) {
-        bail!(
-            "{w} is {}'s, not of --suite {} (lmdb-regress workloads lists each suite's)",
-            w.suite(),
-            args.suite.name()
-        );
-    }
+    args.suite.holds(&workloads)?;
     let mut groups = Vec::new();
     for s in suites {
         let of: Vec<Workload> = workloads.iter().copied().filter(|w| w.suite() == s).collect();

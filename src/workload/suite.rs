@@ -65,6 +65,19 @@ impl SuiteChoice {
         }
     }
 
+    /// Refuses a workload that is none of this choice's suites'.
+    pub fn holds(self, workloads: &[Workload]) -> Result<()> {
+        let suites = self.suites();
+        match workloads.iter().find(|w| !suites.contains(&w.suite())) {
+            Some(w) => bail!(
+                "{w} is {}'s, not of --suite {} (lmdb-regress workloads lists each suite's)",
+                w.suite(),
+                self.name()
+            ),
+            None => Ok(()),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SuiteChoice::Lmdbjava => "lmdbjava",
