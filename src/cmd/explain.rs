@@ -182,6 +182,9 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         bail!("--suite all: explain profiles one suite, as one run holds (give lmdbjava or lmdb)");
     };
     let (workloads, _) = crate::workload::suite::workloads_of(preset, &args.workloads)?;
+    if let Some(w) = workloads.iter().find(|w| w.is_crew()) {
+        bail!("{w}: explain counts instructions, and what reader threads do in an interval is set by the clock");
+    }
     let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
     let outputs: Vec<PathBuf> = match &args.out_dir {
         Some(dir) => args.format.iter().map(|f| dir.join(format!("explain.{}", f.ext()))).collect(),
