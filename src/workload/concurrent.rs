@@ -276,7 +276,7 @@ fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Sig
     ok("mdb_txn_begin", rc)?;
     let (mut ops, mut bytes) = (0u64, 0u64);
     let first = Instant::now();
-    let mut last = first;
+    let mut last;
     // At least one get, however late the thread was scheduled.
     let result = loop {
         let k = key((rng.next_u64() % u64::from(crew.keys)) as u32);
@@ -337,7 +337,8 @@ fn write(
         }
     }
     let first = Instant::now();
-    let (mut ops, mut last) = (0u64, first);
+    let mut ops = 0u64;
+    let mut last;
     loop {
         let mut txn: *mut MDB_txn = ptr::null_mut();
         ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
