@@ -94,3 +94,42 @@ fn a_reader_held_open_stops_page_reuse_and_the_pages_are_reused_after() {
     assert!(held >= 5.0, "a held reader: {held:.2} new pages a commit");
     assert!(renewed <= 1.0, "renewed per get, after: {renewed:.2} new pages a commit");
 }
+
+/// `run --suite concurrency` end to end: a unit per tag and reader count, paired by
+/// interval, each sample with its crew's figures and its intervals as chunks; the stale
+/// reader's space is exact (the same for every unit of one format, and in every round);
+/// every format's report shows gets per second and the scaling against one reader.
+#[test]
+fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut c = common::lmdb_regress();
+    c.args(["run", "--suite", "concurrency", "--tags", "0.9.18,0.9.33", "--readers", "1,2", "--rounds", "2"])
+        .args(["--warmup", "0", "--entries", "2000", "--intervals", "3", "--interval-ms", "20"])
+        .args(["--puts-per-interval", "40", "--layouts", "fixed", "--no-coverage", "--format", "json", "--out"])
+        .arg(&file);
+    let report = common::json(&common::run_ok(&mut c));
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["plan"]["metric"], "reader-ops", "the suite's metric unless --metric says");
+    let samples: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
+    assert_eq!(samples.len(), 2 * 2 * 2 * 2, "tags × readers × workloads × rounds: {samples:?}");
+    let mut stale_files = std::collections::BTreeSet::new();
+    for s in &samples {
+        let crew = &s["figures"]["crew"];
+        let readers = if s["tag"].as_str().unwrap().ends_with("[2 readers]") { 2 } else { 1 };
+        assert_eq!(crew["readers"], readers, "{s}");
+        assert_eq!(s["chunks_ns"].as_array().unwrap().len(), 3, "an interval a chunk: {s}");
+        assert!(crew["reader_ops"].as_array().unwrap().iter().all(|i| i.as_array().unwrap().len() == readers));
+        if s["workload"] == "stalereader" {
+            assert!(crew["writer_ops"].as_array().unwrap().iter().all(|n| n == 40), "the quota: {s}");
+            stale_files.insert(s["space"]["file-size"].as_u64().unwrap());
+        }
+    }
+    assert_eq!(stale_files.len(), 1, "a stale reader's file is the same size for every unit and round");
+    let text = report.to_string();
+    assert!(text.contains("reader_ops_per_s") && text.contains("scaling"), "{text}");
+    let md = common::run_ok(common::lmdb_regress().args(["report", "--format", "markdown"]).arg(&file));
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("LMDB_0.9.33 [2 readers]") && md.contains("vs 1 reader") && md.contains("ns/get"), "{md}");
+}

@@ -164,6 +164,9 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         bail!("--suite all: explain profiles one suite, as one run holds (give lmdbjava or lmdb)");
     };
     let (workloads, _) = crate::workload::suite::workloads_of(preset, &args.workloads)?;
+    if let Some(w) = workloads.iter().find(|w| w.is_crew()) {
+        bail!("{w}: explain counts instructions, and what reader threads do in an interval is set by the clock");
+    }
     let config = super::prepare::config_of(&args.env, &args.workload, &workloads)?;
     let formats = crate::report::distinct(&args.format);
     for f in &formats {

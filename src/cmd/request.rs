@@ -50,8 +50,9 @@ pub struct RunArgs {
     /// Run a preset (tokyo-cabinet, open-get, migrate, lmdb) instead of LmdbJava's six; `list` describes them.
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
-    /// lmdbjava (LmdbJava's six, the default) or lmdb (LMDB's own shapes, the same as
-    /// --preset lmdb); `lmdb-regress workloads` lists both.
+    /// lmdbjava (LmdbJava's six, the default), lmdb (LMDB's own shapes, the same as
+    /// --preset lmdb) or concurrency (readers beside a writer, with --readers); `lmdb-regress
+    /// workloads` lists each.
     #[arg(long, value_enum, conflicts_with = "preset")]
     pub suite: Option<SuiteChoice>,
     /// rust, c, or rust,c (both, interleaved in the same rounds).

@@ -27,7 +27,8 @@ struct Listed {
     name: &'static str,
     suite: String,
     about: &'static str,
-    /// Its passes alternate with other units' chunk by chunk (`--pairing chunks`).
+    /// Its passes alternate with other units' chunk by chunk, or interval by interval
+    /// (`--pairing chunks`).
     chunks: bool,
     mdb_flags: Vec<&'static str>,
 }
@@ -42,7 +43,8 @@ fn listed(w: Workload) -> Listed {
         Workload::Write => (w.title(), vec!["MDB_APPEND"]),
         _ => (w.title(), Vec::new()),
     };
-    Listed { name: w.name(), suite, about, chunks: w.suite() == Suite::LmdbJava, mdb_flags }
+    let chunks = matches!(w.suite(), Suite::LmdbJava | Suite::Concurrency);
+    Listed { name: w.name(), suite, about, chunks, mdb_flags }
 }
 
 pub fn run(args: &WorkloadsArgs) -> Result<()> {

@@ -245,12 +245,15 @@ impl Sample {
         metric.of_crew(self.figures.crew.as_ref()?)
     }
 
-    /// What paired intervals compare under a metric: the chunk times of a chunked pass, a
-    /// crew's figure of each interval; empty for a pass run whole.
+    /// What paired chunks compare under a metric: a chunked pass's chunk times, or its
+    /// crew's figure of each interval (its chunks); empty for a pass run whole (a process
+    /// of its own), and for an exact figure, which needs no pairing.
     pub fn chunk_values(&self, metric: Metric) -> Vec<f64> {
         match metric {
+            _ if self.chunks_ns.is_empty() => Vec::new(),
+            Metric::Time => self.chunks_ns.iter().map(|ns| *ns as f64).collect(),
             m if m.is_crew() => self.crew(m).map(|(_, each)| each).unwrap_or_default(),
-            _ => self.chunks_ns.iter().map(|ns| *ns as f64).collect(),
+            _ => Vec::new(),
         }
     }
 

@@ -150,10 +150,8 @@ pub struct Running {
     crew: Crew,
     open: Barrier,
     closed: Barrier,
-    stop: AtomicBool,
+    signals: Signals,
     quit: AtomicBool,
-    /// Readers whose read transaction of the interval has begun.
-    begun: AtomicUsize,
     results: Mutex<Vec<Option<Result<Work, String>>>>,
 }
 
@@ -164,9 +162,8 @@ impl Running {
             crew,
             open: Barrier::new(n + 1),
             closed: Barrier::new(n + 1),
-            stop: AtomicBool::new(false),
+            signals: Signals::default(),
             quit: AtomicBool::new(false),
-            begun: AtomicUsize::new(0),
             results: Mutex::new(vec![None; n]),
         }
     }
@@ -197,9 +194,12 @@ impl Running {
             let work = match (is_writer, self.crew.writer) {
                 (true, Some(w)) => {
                     version += 1;
-                    write(api, env, (&self.crew, w, version), rng, (&self.stop, &self.begun))
+                    let work = write(api, env, (&self.crew, w, version), rng, &self.signals);
+                    // Every way out says so: readers wait for the writer's end.
+                    self.signals.written.store(true, Ordering::Release);
+                    work
                 }
-                _ => read(api, env, &self.crew, rng, (&self.stop, &self.begun)),
+                _ => read(api, env, &self.crew, rng, &self.signals),
             };
             let work = work.map_err(|(call, rc)| api.failure((call, rc)).to_string());
             self.results.lock().expect("not poisoned")[slot] = Some(work);
@@ -209,11 +209,10 @@ impl Running {
 
     /// Opens the crew for `length`, then closes it and waits for every thread to stop.
     pub fn interval(&self, length: Duration) -> Result<Interval> {
-        self.stop.store(false, Ordering::Release);
-        self.begun.store(0, Ordering::Release);
+        self.signals.reset(self.crew.writer.is_some());
         self.open.wait();
         std::thread::sleep(length);
-        self.stop.store(true, Ordering::Release);
+        self.signals.stop.store(true, Ordering::Release);
         self.closed.wait();
         let mut done: Vec<Work> = Vec::new();
         for r in self.results.lock().expect("not poisoned").iter_mut() {
@@ -268,26 +267,18 @@ pub fn alternate<'a>(
 }
 
 /// A reader's interval: random gets until told to stop, each timed.
-fn read(
-    api: &Api,
-    env: Shared,
-    crew: &Crew,
-    rng: &mut SplitMix64,
-    (stop, begun): (&AtomicBool, &AtomicUsize),
-) -> Result<Work, Failed> {
+fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Signals) -> Result<Work, Failed> {
     let mut latency = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
     let mut txn: *mut MDB_txn = ptr::null_mut();
     // SAFETY: a read transaction of this thread's own, on an open environment.
     let rc = unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) };
-    begun.fetch_add(1, Ordering::AcqRel);
+    signals.begun.fetch_add(1, Ordering::AcqRel);
     ok("mdb_txn_begin", rc)?;
     let (mut ops, mut bytes) = (0u64, 0u64);
     let first = Instant::now();
-    let mut last = first;
+    let mut last;
+    // At least one get, however late the thread was scheduled.
     let result = loop {
-        if stop.load(Ordering::Relaxed) {
-            break Ok(());
-        }
         let k = key((rng.next_u64() % u64::from(crew.keys)) as u32);
         let began = Instant::now();
         let got = unsafe { get(api, env, txn, &k, crew.reader_txn) };
@@ -298,6 +289,9 @@ fn read(
         }
         latency.saturating_record((last - began).as_nanos() as u64);
         ops += 1;
+        if signals.over() {
+            break Ok(());
+        }
     };
     unsafe { (api.mdb_txn_abort)(txn) };
     result.map(|()| Work { ops, first, last, latency: Some(latency), bytes })
@@ -326,23 +320,26 @@ unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: Rea
 }
 
 /// The writer's interval: overwrites of random keys, `puts_per_txn` a transaction, at
-/// most `rate` a second, until told to stop; a transaction under way is committed.
+/// most `rate` a second, at least one transaction, until told to stop (a transaction under
+/// way is committed) or, with a quota, until it is met, however long that takes.
 fn write(
     api: &Api,
     env: Shared,
     (crew, w, version): (&Crew, Writer, u32),
     rng: &mut SplitMix64,
-    (stop, begun): (&AtomicBool, &AtomicUsize),
+    signals: &Signals,
 ) -> Result<Work, Failed> {
+    let stop = &signals.stop;
     // Readers that hold a transaction for the interval hold it from before the first put.
     if crew.reader_txn == ReaderTxn::PerInterval {
-        while begun.load(Ordering::Acquire) < crew.readers as usize && !stop.load(Ordering::Relaxed) {
+        while signals.begun.load(Ordering::Acquire) < crew.readers as usize {
             std::hint::spin_loop();
         }
     }
     let first = Instant::now();
-    let (mut ops, mut last) = (0u64, first);
-    while !stop.load(Ordering::Relaxed) && w.quota.is_none_or(|q| ops < q) {
+    let mut ops = 0u64;
+    let mut last;
+    loop {
         let mut txn: *mut MDB_txn = ptr::null_mut();
         ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
         for _ in 0..w.puts_per_txn {
@@ -358,17 +355,49 @@ fn write(
         }
         ok("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
         last = Instant::now();
+        if w.quota.is_some_and(|q| ops >= q) {
+            break;
+        }
         if let Some(rate) = w.rate {
             let due = first + Duration::from_secs_f64(ops as f64 / f64::from(rate));
             while Instant::now() < due && !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_micros(100).min(due.saturating_duration_since(Instant::now())));
             }
         }
+        if w.quota.is_none() && stop.load(Ordering::Relaxed) {
+            break;
+        }
     }
+    signals.written.store(true, Ordering::Release);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_micros(200));
     }
     Ok(Work { ops, first, last, latency: None, bytes: 0 })
+}
+
+/// What a crew's threads tell each other within an interval.
+#[derive(Default)]
+struct Signals {
+    /// The interval's length has passed.
+    stop: AtomicBool,
+    /// Readers whose read transaction of the interval has begun.
+    begun: AtomicUsize,
+    /// The writer is done with the interval (or there is none).
+    written: AtomicBool,
+}
+
+impl Signals {
+    fn reset(&self, writer: bool) {
+        self.stop.store(false, Ordering::Release);
+        self.begun.store(0, Ordering::Release);
+        self.written.store(!writer, Ordering::Release);
+    }
+
+    /// A reader's interval is over: its length has passed and the writer is done, so a
+    /// reader held open is open across every put.
+    fn over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) && self.written.load(Ordering::Acquire)
+    }
 }
 
 /// What a crew did over a pass of intervals, as a sample carries it: each interval's span

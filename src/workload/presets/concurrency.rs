@@ -81,7 +81,7 @@ pub fn side_by_side(
             Ok(done) => {
                 for (o, (figures, space)) in out.iter_mut().zip(done) {
                     if let Ok(o) = o {
-                        push(o, figures, space);
+                        push(o, figures, space, true);
                     }
                 }
             }
@@ -97,15 +97,18 @@ pub fn run(ctx: &Context, w: PresetWorkload, readers: u32) -> Result<Outcome> {
     let me = [Member { api: ctx.api, readers }];
     for _ in 0..ctx.iterations {
         let (figures, space) = pass(&me, ctx.cfg, ctx.scratch, w, |_| vec![0])?.remove(0);
-        push(&mut out, figures, space);
+        // Alone in its process: no other unit's intervals to pair with.
+        push(&mut out, figures, space, false);
     }
     Ok(out)
 }
 
-/// Records one pass: its time is its intervals', each interval a chunk.
-fn push(o: &mut Outcome, crew: CrewFigures, space: crate::workload::space::Space) {
+/// Records one pass: its time is its intervals'; side by side, each interval a chunk.
+fn push(o: &mut Outcome, crew: CrewFigures, space: crate::workload::space::Space, paired: bool) {
     o.push(crew.intervals_ns.iter().sum(), None);
-    o.chunks_ns.push(crew.intervals_ns.clone());
+    if paired {
+        o.chunks_ns.push(crew.intervals_ns.clone());
+    }
     o.figures.push(Figures { ops: Some(crew.gets()), crew: Some(crew), ..Default::default() });
     o.space.push(space);
 }
