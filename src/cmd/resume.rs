@@ -164,6 +164,7 @@ fn suite_name(workloads: &[crate::workload::Workload]) -> Option<&'static str> {
     match Suite::of(workloads).ok()? {
         Suite::LmdbJava => Some("lmdbjava"),
         Suite::Lmdb => Some("lmdb"),
+        Suite::Concurrency => Some("concurrency"),
         _ => None,
     }
 }

@@ -166,6 +166,17 @@ fn crews(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
         .collect())
 }
 
+/// A resumed run's units at each reader count its header declares (none: as they are).
+fn at_reader_counts(units: Vec<Unit>, declared: &[record::Declared]) -> Vec<Unit> {
+    let counts: std::collections::BTreeSet<u32> = declared.iter().filter_map(|d| d.value.readers).collect();
+    if counts.is_empty() {
+        return units;
+    }
+    let each =
+        |u: &Unit| counts.iter().map(|n| Unit { label: u.label.with_readers(*n), ..u.clone() }).collect::<Vec<_>>();
+    units.iter().flat_map(each).collect()
+}
+
 /// The unit the run compares every other with: a shard's (the whole run's), `--baseline`,
 /// else the first unit as given that built; never the first as sorted,
 /// which for commit ids is whichever id sorts first.
@@ -398,6 +409,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for base in controlled {
         units.extend(control_units(&units, &base)?);
     }
+    let units = at_reader_counts(units, &h.units);
     // Before anything is appended: the builds are the ones the earlier sessions measured.
     for u in &units {
         u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;

@@ -274,6 +274,6 @@ mod tests {
         assert_eq!(Label::parse("LMDB_0.9.33 (gcc -O3)").compared_as().1, Some("gcc -O3"));
         assert_eq!(Label::parse("LMDB_0.9.20 (clang -O2)@03").compared_as().1, None);
         let plain: Vec<&str> = LABELS.into_iter().filter(|t| Label::parse(t).is_plain_release()).collect();
-        assert_eq!(plain, ["LMDB_0.9.33", "LMDB_0.9.9"]);
+        assert_eq!(plain, ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33", "LMDB_0.9.9"]);
     }
 }

@@ -296,7 +296,7 @@ mod tests {
         let text = serde_json::to_string(&now).unwrap();
         assert!(
             text.contains(
-                r#""preset":{"max_value":300,"open_get_cycles":1000,"open_get_key":1000,"migrate_append":false}"#
+                r#""preset":{"max_value":300,"open_get_cycles":1000,"open_get_key":1000,"migrate_append":false,"interval_ms":200,"intervals":5,"puts_per_txn":1,"writes_per_second":null,"puts_per_interval":null}"#
             ),
             "{text}"
         );

@@ -26,21 +26,21 @@ pub struct PresetConfig {
     #[arg(long)]
     pub migrate_append: bool,
     /// Suite concurrency: the length of an interval (a chunk of paired rounds), in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(id = "preset_interval_ms", long = "interval-ms", value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     pub interval_ms: u32,
     /// Suite concurrency: intervals per pass.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(id = "preset_intervals", long = "intervals", value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub intervals: u32,
     /// Suite concurrency: the writer's puts per write transaction.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(id = "preset_puts_per_txn", long = "puts-per-txn", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub puts_per_txn: u32,
     /// Suite concurrency: the writer's puts per second at most (LMDB dbbench's
     /// --writes_per_second); unlimited when not given.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(id = "preset_writes_per_second", long = "writes-per-second", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub writes_per_second: Option<u32>,
     /// Suite concurrency: the writer's puts per interval at most, then it rests until the
     /// interval ends (stalereader: 1000 unless given; readwhilewriting: no limit).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(id = "preset_puts_per_interval", long = "puts-per-interval", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub puts_per_interval: Option<u32>,
     /// Suite concurrency: reader threads of the unit a worker runs (the runner sets it
     /// from the unit's label; `run --readers` is the list).
