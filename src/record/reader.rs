@@ -135,6 +135,11 @@ enum Unread {
 /// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
 /// their `Ir`. The header is upgraded by [`upgrade_header`], its part of this upgrader.
 fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Result<Record, Unread> {
+    // A header past the first line is refused by the rules, once read as the header it is.
+    if v.get("type").and_then(|t| t.as_str()) == Some("header") {
+        let schema = v.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
+        upgrade_header(&mut v, schema);
+    }
     if let Some(record) = v.as_object_mut() {
         let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_string();
         if kind == "sample" {
