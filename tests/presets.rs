@@ -217,7 +217,10 @@ fn the_list_describes_every_preset_and_bad_selections_are_clear_errors() {
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     };
-    fails(&["--preset", "rocksdb"], "unknown preset rocksdb; known: tokyo-cabinet, open-get, migrate, lmdb, concurrency, list");
+    fails(
+        &["--preset", "rocksdb"],
+        "unknown preset rocksdb; known: tokyo-cabinet, open-get, migrate, lmdb, concurrency, list",
+    );
     fails(&["--preset", "migrate", "--workloads", "readKey"], "are not all of the preset migrate");
     fails(&["--workloads", "tcRandomWrite,readKey"], "cannot share a run");
     fails(

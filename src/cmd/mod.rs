@@ -162,7 +162,6 @@ pub fn job_summary(document: &str) -> Result<()> {
     f.write_all(document.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))
 }
 
-/// `d` on stdout in `format`; the github format's also appended to the job's summary.
 /// A command's result printed in `format` (github's also written to the job's summary).
 pub fn print_shown<S: crate::report::document::Shown>(s: &S, format: crate::report::Format) -> Result<()> {
     print_shown_with(s, format, &Default::default())
@@ -174,26 +173,25 @@ pub fn print_shown_with<S: crate::report::document::Shown>(
     format: crate::report::Format,
     github: &crate::report::github::Github,
 ) -> Result<()> {
-    use std::io::Write;
-    let text = crate::report::render_shown(s, format, github)?;
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    if format == crate::report::Format::Github {
-        job_summary(&text)?;
-    }
-    Ok(())
+    print_rendered(&crate::report::render_shown(s, format, github)?, format)
 }
 
+/// `d` on stdout in `format`; the github format's also appended to the job's summary.
 pub fn print_document(
     d: &crate::report::outline::Document,
     format: crate::report::Format,
     github: &crate::report::github::Github,
     m: Option<&crate::report::model::ReportModel>,
 ) -> Result<()> {
+    print_rendered(&crate::report::render_document(d, format, github, m)?, format)
+}
+
+/// A rendered document on stdout; github's also appended to the job's summary.
+fn print_rendered(text: &str, format: crate::report::Format) -> Result<()> {
     use std::io::Write;
-    let text = crate::report::render_document(d, format, github, m)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     if format == crate::report::Format::Github {
-        job_summary(&text)?;
+        job_summary(text)?;
     }
     Ok(())
 }

@@ -18,7 +18,9 @@ pub struct ChecksumMismatch {
 }
 
 /// Per workload: every engine and tag must read the same data.
-pub fn checksum_agreement_by_workload(samples: &[Sample]) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
+pub fn checksum_agreement_by_workload(
+    samples: &[Sample],
+) -> BTreeMap<Workload, (Option<Checksum>, Vec<ChecksumMismatch>)> {
     let mut by_workload: BTreeMap<Workload, Vec<&Sample>> = BTreeMap::new();
     for s in samples.iter().filter(|s| !s.counted) {
         by_workload.entry(s.workload).or_default().push(s);

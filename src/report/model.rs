@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
+use super::checksums::checksum_agreement_by_workload;
+pub use super::checksums::ChecksumMismatch;
 use crate::environment::Environment;
 use crate::record::label::Label;
 use crate::record::{Adaptive, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::record::{BuildStatus, TagStatus};
-pub use super::checksums::ChecksumMismatch;
-use super::checksums::checksum_agreement_by_workload;
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
