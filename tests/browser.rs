@@ -262,7 +262,7 @@ fn intervals_and_references(model: &lmdb_regress::report::model::ReportModel) ->
                 .iter()
                 .filter_map(|b| {
                     let ci = b.vs_baseline.as_ref()?.comparison.ci?;
-                    let tag = b.tag.strip_prefix("LMDB_").unwrap_or(&b.tag).to_string();
+                    let tag = b.tag.to_string().trim_start_matches("LMDB_").to_string();
                     Some([tag, ci.lo.to_string(), ci.hi.to_string()])
                 })
                 .collect();
@@ -329,7 +329,7 @@ fn seventeen_tags_read_at_phone_and_laptop_width() {
             let labels = chart["labels"].as_array().unwrap();
             let texts: Vec<&str> = labels.iter().map(|l| l["text"].as_str().unwrap()).collect();
             let want: Vec<String> =
-                s.vs_baseline.iter().map(|b| b.tag.trim_start_matches("LMDB_").to_string()).collect();
+                s.vs_baseline.iter().map(|b| b.tag.to_string().trim_start_matches("LMDB_").to_string()).collect();
             assert_eq!(texts, want, "{} at {width} px: one label per tag, in release order", s.workload);
             let f = |l: &serde_json::Value, k: &str| l[k].as_f64().unwrap();
             for (a, b) in labels.iter().zip(labels.iter().skip(1)) {

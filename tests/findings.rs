@@ -42,7 +42,7 @@ fn a_step_shared_by_consecutive_tags_is_one_finding() {
     assert_eq!(f.steps.len(), 1, "{f:#?}");
     let s = &f.steps[0];
     assert_eq!((s.workload.name(), s.by), ("write", findings::StepBy::Instructions));
-    let tags: Vec<&str> = s.deltas.iter().map(|d| d.tag.as_str()).collect();
+    let tags: Vec<String> = s.deltas.iter().map(|d| d.tag.to_string()).collect();
     assert_eq!(tags, ["LMDB_0.9.21", "LMDB_0.9.22", "LMDB_0.9.23"]);
     assert!(s.to_last);
     assert_eq!(s.not_measured, ["LMDB_0.9.19", "LMDB_0.9.20"]);
@@ -61,7 +61,7 @@ fn a_time_only_difference_says_instructions_did_not_move() {
     assert_eq!((s.workload.name(), s.by), ("readSeq", findings::StepBy::Time));
     assert!(s.deltas.iter().all(|d| d.time_only && d.verdict() == lmdb_regress::stats::Verdict::Faster));
     // 0.9.21 measured between: the step lies after it, nothing unmeasured in between.
-    assert_eq!(s.deltas[0].tag, "LMDB_0.9.22");
+    assert_eq!(s.deltas[0].tag.to_string(), "LMDB_0.9.22");
     assert!(s.not_measured.is_empty());
 }
 

@@ -242,7 +242,7 @@ fn summary_json_counts_per_operation_as_the_report_does() {
     assert_eq!(rows.len(), 6, "three tags, two workloads");
     for r in &rows {
         let section = model.sections.iter().find(|s| s.workload.to_string() == r.workload).unwrap();
-        let ranked = section.ranked.iter().find(|x| x.tag == r.tag).unwrap();
+        let ranked = section.ranked.iter().find(|x| x.tag.to_string() == r.tag).unwrap();
         let counted = ranked.per_entry.get(&lmdb_regress::record::Metric::Instructions).copied();
         assert_eq!(r.instructions_per_entry, counted, "{r:?}");
     }

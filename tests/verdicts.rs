@@ -112,7 +112,7 @@ fn tables_of_identical_tags_rarely_show_a_change() {
                 .any(|(_, r)| family::compare(&b[&fastest], r, k, &rule).unwrap().verdict.is_change());
             ranked_flagged += usize::from(any_ranked);
             // The baseline table: every tag against the first, k − 1 comparisons.
-            let any_baseline = family::against(&b, "t00", &rule).values().any(|c| c.verdict.is_change());
+            let any_baseline = family::against(&b, &"t00".to_string(), &rule).values().any(|c| c.verdict.is_change());
             baseline_flagged += usize::from(any_baseline);
         }
         let (fr, fb) = (ranked_flagged as f64 / tables as f64, baseline_flagged as f64 / tables as f64);
@@ -129,7 +129,7 @@ fn a_five_percent_step_is_found_at_the_default_size() {
     let (trials, mut found, mut wrong) = (200, 0, 0);
     for _ in 0..trials {
         let b = simulate(&mut rng, Noise::Plain, &centers, 20);
-        let c = family::against(&b, "t00", &Rule::default());
+        let c = family::against(&b, &"t00".to_string(), &Rule::default());
         found += (5..11).filter(|i| c[&format!("t{i:02}")].verdict == Verdict::Slower).count();
         wrong += (1..5).filter(|i| c[&format!("t{i:02}")].verdict.is_change()).count();
     }

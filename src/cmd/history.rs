@@ -186,7 +186,7 @@ fn gate(
     let mut wanted: BTreeSet<&str> = BTreeSet::new();
     let (mut workloads, mut engines): (Vec<String>, Vec<Engine>) = (Vec::new(), Vec::new());
     for s in &failed {
-        wanted.insert(&s.tag);
+        wanted.insert(&s.tag.base);
         if let Against::Tag(before) = &s.against {
             wanted.insert(before);
         }
@@ -203,7 +203,7 @@ fn gate(
         .filter(|p| wanted.contains(short(&p.commit)))
         .map(|p| Point { skipped: None, ..p.clone() })
         .collect();
-    let steps: Vec<String> = failed.iter().map(|s| s.tag.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let steps: Vec<String> = failed.iter().map(|s| s.tag.to_string()).collect::<BTreeSet<_>>().into_iter().collect();
     eprintln!(
         "{} beyond the gate {fail_on}: measuring {} again in a second run ({} against the commit before {})",
         crate::report::cells::plural(first.failed().count(), "comparison"),

@@ -120,7 +120,7 @@ impl Settings {
         let p = &h.plan;
         let tags = match &p.shard {
             Some(shard) => shard.tags.clone(),
-            None => h.tags.iter().filter_map(|t| data.labels.get(&t.tag)).map(|l| l.base.clone()).collect(),
+            None => data.tags().map(|(_, l)| l.base.clone()).collect(),
         };
         let build = recorded_toolchains(data);
         Settings {

@@ -582,7 +582,7 @@ fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate:
     let mut workloads: Vec<String> = Vec::new();
     let mut engine: Vec<Engine> = Vec::new();
     for s in failed {
-        let base = model.label(&s.tag).base.clone();
+        let base = s.tag.base.clone();
         if !tags.contains(&base) {
             tags.push(base);
         }

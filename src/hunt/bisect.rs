@@ -552,10 +552,9 @@ fn position(p: &search::Position) -> String {
 /// One tag's values under a metric, one per round, as comparisons pair them (chunk-paired
 /// samples against the run's other units: `stats::chunks`).
 fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
-    stats::chunks::group_by(samples, |s| s.value(metric), |s| s.chunk_values(metric))
-        .compared
-        .remove(tag)
-        .unwrap_or_default()
+    // A candidate is named by its tag or commit id: its identity in the search.
+    let grouped = stats::chunks::group_by(samples, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+    grouped.into_iter().find_map(|(l, r)| (l.to_string() == tag).then_some(r)).unwrap_or_default()
 }
 
 /// A phase's heading on bisect's page: its chart of probes follows the table under it.

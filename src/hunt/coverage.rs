@@ -187,7 +187,7 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{document, Format};
+    use crate::report::Format;
     use crate::runner::gcov::FunctionCoverage;
 
     fn shown(c: &Coverage, f: Format) -> String {

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::record::BuildStatus;
-use crate::record::{Engine, Metric};
+use crate::record::{Engine, Label, Metric};
 use crate::report::cells::{self, Cells};
 use crate::report::document::Shown;
 use crate::report::explain::Attribution;
@@ -139,12 +139,13 @@ fn short(t: &str) -> &str {
 fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
     let reported_pct = pct(reported(from).unwrap(), reported(to).unwrap());
     let claimed = 1.0 + reported_pct / 100.0;
-    let measured = match (b.compared.get(from), b.compared.get(to)) {
+    let (a, z) = (Label::build(from, None), Label::build(to, None));
+    let measured = match (b.compared.get(&a), b.compared.get(&z)) {
         (Some(x), Some(y)) => family::compare(x, y, CLAIMS.len(), &m.rule),
         _ => None,
     };
     let work = b.counts.get(&Metric::Instructions);
-    let instr = match (work.and_then(|c| c.get(from)), work.and_then(|c| c.get(to))) {
+    let instr = match (work.and_then(|c| c.get(&a)), work.and_then(|c| c.get(&z))) {
         (Some(x), Some(y)) if !m.rule.counts => family::compare(x, y, 1, &m.rule.for_counts()),
         _ => None,
     };
@@ -195,6 +196,7 @@ pub fn build(m: &ReportModel) -> ItsReport {
     let missing = m
         .tags
         .iter()
+        .map(|t| &t.record)
         .filter(|t| t.status != BuildStatus::Built)
         .map(|t| (t.tag.clone(), t.reason.clone().unwrap_or_default()))
         .collect();
@@ -207,10 +209,11 @@ fn table(m: &ReportModel, engine: Engine) -> Option<Cells> {
     let mut c = cells::baseline_cells(m, s);
     c.header.extend(["Reported ms/op".to_string(), format!("Reported vs {}", short(BASELINE))]);
     for (row, r) in c.rows.iter_mut().zip(&s.vs_baseline) {
-        let rep = reported(&r.tag);
+        // The report measured the default builds of its tags.
+        let rep = (r.tag == Label::build(&r.tag.base, None)).then(|| reported(&r.tag.base)).flatten();
         row.push(rep.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into()));
         row.push(match rep {
-            Some(_) if r.tag == BASELINE => "baseline".into(),
+            Some(_) if r.tag.base == BASELINE => "baseline".into(),
             Some(v) => cells::percent(pct(reported(BASELINE).unwrap(), v)),
             None => "-".into(),
         });

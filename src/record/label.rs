@@ -172,6 +172,24 @@ impl fmt::Display for Label {
 
 /// The base (tag or commit, as [`Label::compared_as`] gives it) that `asked` names among
 /// `bases`: a label as written, or a pinned tag by its short name (`0.9.33`).
+/// A label written as its text, as reports and their JSON name a unit (`serialize_with`).
+pub fn as_text<S: serde::Serializer>(label: &Label, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(label)
+}
+
+/// [`as_text`] for an optional label.
+pub fn as_text_opt<S: serde::Serializer>(label: &Option<Label>, s: S) -> Result<S::Ok, S::Error> {
+    match label {
+        Some(l) => s.collect_str(l),
+        None => s.serialize_none(),
+    }
+}
+
+/// [`as_text`] for a list of labels.
+pub fn as_texts<S: serde::Serializer>(labels: &[Label], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(labels.iter().map(Label::to_string))
+}
+
 pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
     let b = Label::parse(asked).compared_as().0;
     let full = match crate::manifest::parse_version(&b).is_none() && !bases.contains(&b) {

@@ -254,12 +254,12 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
     c.verdict_col = Some(verdict_col);
     for r in &s.ranked {
-        let mut row = vec![r.rank.to_string(), label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
         row.extend(delta_cells(beside, r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
         row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
-        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_fastest.as_ref().map(Judged::of));
+        c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_fastest.as_ref().map(Judged::of));
     }
     c
 }
@@ -273,10 +273,10 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     c.verdict_col = Some(verdict_col);
     for r in &s.vs_baseline {
-        let mut row = vec![label(m.label(&r.tag)), num(r.summary.median), plus_minus(&r.summary)];
+        let mut row = vec![label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.extend(delta_cells(&m.beside, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
-        c.push_judged(row, m.newest.as_deref() == Some(r.tag.as_str()), r.vs_baseline.as_ref().map(Judged::of));
+        c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_baseline.as_ref().map(Judged::of));
     }
     c
 }
@@ -307,13 +307,14 @@ pub fn toolchain_cells(m: &ReportModel, t: &ToolchainTable) -> Cells {
 /// and the toolchain stand in columns of their own, so that the tag and its sources still
 /// fit 80 columns of text.
 pub fn provenance_cells(m: &ReportModel) -> Cells {
-    let toolchains = m.tags.iter().any(|t| m.label(&t.tag).compared_as().1.is_some());
+    let toolchains = m.tags.iter().any(|t| t.label.compared_as().1.is_some());
     let mut header = vec!["Tag", "status", "sources", "match", "compiler", "flags"];
     if toolchains {
         header.insert(1, "toolchain");
     }
     let mut c = Cells::new(&header, 0, header.len());
-    for t in &m.tags {
+    for row_of in &m.tags {
+        let t = &row_of.record;
         let b = t.builds.first();
         let mut row = vec![
             super::names::visible(&t.tag),
@@ -325,8 +326,8 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
         if toolchains {
-            row[0] = super::names::visible(&m.label(&t.tag).compared_as().0);
-            row.insert(1, super::model::toolchain_name(m.label(&t.tag), &m.tags));
+            row[0] = super::names::visible(&row_of.label.compared_as().0);
+            row.insert(1, super::model::toolchain_name(&row_of.label, &m.tags));
         }
         c.push(row, false);
     }
@@ -362,7 +363,7 @@ pub fn overhead_cells(m: &ReportModel) -> Cells {
     for r in &m.overhead {
         let row = vec![
             r.workload.to_string(),
-            label(m.label(&r.tag)),
+            label(&r.tag),
             format!("{} {}", num(r.rust.median), plus_minus(&r.rust)),
             format!("{} {}", num(r.c.median), plus_minus(&r.c)),
             format!("{:.3}", r.ratio.ratio),
@@ -380,7 +381,7 @@ pub(super) fn per_sample_layouts(m: &ReportModel) -> bool {
 }
 
 /// "Bursts: 2 of 340 round values …": how many, the statistic, and where (the largest three).
-fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
+fn bursts_line(b: &crate::stats::burst::Bursts<Label>) -> String {
     use crate::stats::burst::{MIN_EXCESS, ROBUST_SDS};
     let rule = format!(
         "more than {ROBUST_SDS} robust SDs and {:.0}% slower than their tag and round predict (kept, not removed)",
@@ -393,7 +394,7 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
         .found
         .iter()
         .take(3)
-        .map(|x| format!("{} round {} {}", named(m.label(&x.label)), x.round + 1, percent(100.0 * x.excess)))
+        .map(|x| format!("{} round {} {}", named(&x.label), x.round + 1, percent(100.0 * x.excess)))
         .collect();
     if b.found.len() > 3 {
         at.push(format!("{} more", b.found.len() - 3));
@@ -402,12 +403,12 @@ fn bursts_line(m: &ReportModel, b: &crate::stats::burst::Bursts) -> String {
 }
 
 /// "Stopped early, decided (adaptive rounds): 0.9.18 after round 12, …".
-fn stopped_early_line(m: &ReportModel, s: &Section) -> Option<String> {
+fn stopped_early_line(s: &Section) -> Option<String> {
     if s.stopped_early.is_empty() {
         return None;
     }
     let at: Vec<String> =
-        s.stopped_early.iter().map(|x| format!("{} after round {}", named(m.label(&x.tag)), x.round)).collect();
+        s.stopped_early.iter().map(|x| format!("{} after round {}", named(&x.tag), x.round)).collect();
     Some(format!(
         "Stopped early, decided (adaptive rounds; the others were measured to the run's last round): {}.",
         at.join(", ")
@@ -434,7 +435,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         ));
     }
     if let Some(b) = &s.bursts {
-        v.push(bursts_line(m, b));
+        v.push(bursts_line(b));
     }
     if let Some(r) = s.resolution {
         let layouts = match per_sample_layouts(m) {
@@ -449,7 +450,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     if let Some(line) = rounds_line(m, s) {
         v.push(line);
     }
-    if let Some(line) = stopped_early_line(m, s) {
+    if let Some(line) = stopped_early_line(s) {
         v.push(line);
     }
     if let Some(line) = layout_spread_line(m, s) {
@@ -472,8 +473,8 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
         };
         v.push(format!(
             "Control (A/A): {} against {}: {}.{warn}",
-            named(m.label(&c.tag)),
-            named(m.label(&c.against)),
+            named(&c.tag),
+            named(&c.against),
             delta_line(&c.comparison)
         ));
     }
@@ -636,7 +637,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
                 "CONTROL {}: {} {} against itself ({}); this run's verdicts are not to be trusted",
                 c.verdict(),
                 s.workload,
-                name(&c.against),
+                name(&c.against.to_string()),
                 delta_line(&c.comparison)
             ));
         }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cells::{self, Cells};
 use super::outline::Document;
 use crate::environment::Environment;
-use crate::record::label::Label;
+use crate::record::label::{as_text, Label};
 use crate::record::{Engine, Layouts, Metric, Pairing, RunData};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
@@ -20,7 +20,8 @@ use crate::workload::Workload;
 pub struct CompareRow {
     pub engine: Engine,
     pub workload: Workload,
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     pub old: Summary,
     pub new: Summary,
     pub change: Comparison,
@@ -43,15 +44,13 @@ pub struct Comparisons {
     /// Units of one name that are different patches in the two runs: kept apart, never
     /// compared as one unit.
     pub apart: Vec<Apart>,
-    /// The rows' labels as values.
-    #[serde(skip)]
-    pub labels: BTreeMap<String, Label>,
 }
 
 /// A patched unit named alike in both runs whose patches differ, by their SHA-256.
 #[derive(Debug, Clone, Serialize)]
 pub struct Apart {
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     pub old_patch: String,
     pub new_patch: String,
 }
@@ -62,7 +61,7 @@ impl Apart {
     pub fn describe(&self) -> String {
         format!(
             "{} is a different patch in each run (SHA-256 {}… in the old, {}… in the new)",
-            super::names::name(&self.tag),
+            super::names::name(&self.tag.to_string()),
             &self.old_patch[..self.old_patch.len().min(12)],
             &self.new_patch[..self.new_patch.len().min(12)]
         )
@@ -70,14 +69,14 @@ impl Apart {
 }
 
 /// The SHA-256 of the patch the unit `tag` of run `d` applies (its control's, for a control).
-fn patch_of<'a>(d: &'a RunData, tag: &str) -> Option<&'a str> {
-    let built = d.labels.get(tag).and_then(Label::controlled).map_or(tag.to_string(), |l| l.to_string());
-    let status = d.header.tags.iter().find(|t| t.tag == built)?;
+fn patch_of<'a>(d: &'a RunData, tag: &Label) -> Option<&'a str> {
+    let built = tag.controlled().unwrap_or_else(|| tag.clone());
+    let (status, _) = d.tags().find(|(_, l)| **l == built)?;
     status.builds.iter().find_map(|b| b.patch.as_ref()).map(|p| p.sha256.as_str())
 }
 
 /// The units both runs name whose patches differ.
-fn apart(old: &RunData, new: &RunData, tags: impl Iterator<Item = String>) -> Vec<Apart> {
+fn apart(old: &RunData, new: &RunData, tags: impl Iterator<Item = Label>) -> Vec<Apart> {
     let mut out: Vec<Apart> = tags
         .filter_map(|tag| match (patch_of(old, &tag), patch_of(new, &tag)) {
             (Some(o), Some(n)) if o != n => Some(Apart { old_patch: o.to_string(), new_patch: n.to_string(), tag }),
@@ -90,7 +89,7 @@ fn apart(old: &RunData, new: &RunData, tags: impl Iterator<Item = String>) -> Ve
 }
 
 /// Each (engine, workload, tag) with its one value per round.
-fn groups(d: &RunData) -> BTreeMap<(Engine, Workload, String), Rounds> {
+fn groups(d: &RunData) -> BTreeMap<(Engine, Workload, Label), Rounds> {
     let mut out = BTreeMap::new();
     for ((engine, workload), b) in super::model::blocks(d, d.header.plan.metric) {
         for (tag, r) in b.values {
@@ -117,7 +116,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     let rule = Rule { min_effect: new.header.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let (go, gn) = (groups(old), groups(new));
     let apart = apart(old, new, go.keys().filter(|k| gn.contains_key(*k)).map(|k| k.2.clone()));
-    let kept_apart = |tag: &String| apart.iter().any(|a| &a.tag == tag);
+    let kept_apart = |tag: &Label| apart.iter().any(|a| &a.tag == tag);
     let common: Vec<_> = go.keys().filter(|k| gn.contains_key(*k) && !kept_apart(&k.2)).cloned().collect();
     let k = common.len();
     let vals = |r: &Rounds| r.values().copied().collect::<Vec<f64>>();
@@ -142,23 +141,11 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     if rows.is_empty() {
         bail!("the two runs have no (engine, tag, workload) in common");
     }
-    // A row's tag is measured in both runs: the new run's value names it.
-    let labels: BTreeMap<String, Label> = rows.iter().map(|r| (r.tag.clone(), new.labels[&r.tag].clone())).collect();
-    let order =
-        |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), labels[&r.tag].release_key());
+    let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), r.tag.release_key());
     rows.sort_by_key(order);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
     let pairing = (old.header.plan.pairing, new.header.plan.pairing);
-    Ok(Comparisons {
-        metric,
-        rule,
-        rows,
-        config_differences: config_differences(old, new),
-        layouts,
-        pairing,
-        apart,
-        labels,
-    })
+    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, apart })
 }
 
 impl Comparisons {
@@ -204,7 +191,7 @@ pub fn findings(c: &Comparisons) -> Vec<String> {
                 "{} ({}) {}: {} {} {}, {}.",
                 r.workload,
                 r.engine,
-                cells::label(&c.labels[&r.tag]),
+                cells::label(&r.tag),
                 c.metric.name(),
                 cells::delta(&r.change),
                 cells::interval(&r.change),
@@ -275,7 +262,7 @@ pub fn outline(c: &Comparisons) -> Document {
         for r in rows {
             t.push(
                 vec![
-                    cells::label(&c.labels[&r.tag]),
+                    cells::label(&r.tag),
                     format!("{} {}", cells::num(r.old.median), cells::plus_minus(&r.old)),
                     format!("{} {}", cells::num(r.new.median), cells::plus_minus(&r.new)),
                     cells::delta(&r.change),

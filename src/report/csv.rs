@@ -77,7 +77,7 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
             let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
             let x = &r.summary;
             let text = |t: &str| Cell::Text(Some(t.to_string()));
-            let mut row = vec![text(&s.engine.to_string()), text(&s.workload.to_string()), text(&r.tag)];
+            let mut row = vec![text(&s.engine.to_string()), text(&s.workload.to_string()), text(&r.tag.to_string())];
             row.extend([Cell::Whole(Some(r.rank as u64)), Cell::Whole(Some(x.n as u64)), Cell::Float(Some(x.median))]);
             row.extend([Cell::Float(x.median_ci.map(|c| c.lo)), Cell::Float(x.median_ci.map(|c| c.hi))]);
             row.extend([x.mean, x.stddev, x.min, x.max].map(|v| Cell::Float(Some(v))));
@@ -93,7 +93,7 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
     engines.dedup();
     for n in &m.not_applicable {
         for (engine, tag) in engines.iter().flat_map(|e| n.units.iter().map(move |t| (*e, t))) {
-            w.serialize(not_applicable_row(&header, engine, n.workload, tag))?;
+            w.serialize(not_applicable_row(&header, engine, n.workload, &tag.to_string()))?;
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)

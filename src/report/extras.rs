@@ -5,6 +5,7 @@
 //! carries its rows as they are.
 
 use super::presets::PresetReport;
+use crate::record::Label;
 
 #[derive(Debug, Clone, Default)]
 pub struct Extras {
@@ -27,7 +28,7 @@ pub struct ExtraPart {
     pub about: String,
     pub tables: Vec<ExtraTable>,
     /// Notes after the tables, each about one tag: its label, then the words.
-    pub notes: Vec<(String, String)>,
+    pub notes: Vec<(Label, String)>,
 }
 
 /// A table under its own heading; its first column names the tag.
@@ -43,7 +44,7 @@ pub struct ExtraTable {
 /// A cell as data: the formats decide how tags and figures are written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
-    Tag(String),
+    Tag(Label),
     /// A figure, written with the report's decimals.
     Num(f64),
     /// Anything already in words ("-", "1.0", "cold not achieved").

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::model::{unmeasured, Delta, ReportModel, Section};
-use crate::record::Engine;
+use crate::record::{Engine, Label};
 use crate::stats::{self, Verdict};
 use crate::workload::Workload;
 
@@ -141,8 +141,7 @@ fn same_step(m: &ReportModel, first: Resolved, next: Resolved) -> bool {
 /// Which series a label's steps run along: a release tag's toolchain (release tags of one
 /// toolchain follow each other); None for commits and layouts, whose order says nothing,
 /// so that each of them stands alone.
-fn series(m: &ReportModel, tag: &str) -> Option<Option<String>> {
-    let l = m.label(tag);
+fn series(l: &Label) -> Option<Option<String>> {
     (l.version().is_some() && l.layout.is_none()).then(|| l.compared_as().1.map(String::from))
 }
 
@@ -152,7 +151,7 @@ fn steps_of(m: &ReportModel, s: &Section) -> Vec<Step> {
     let rows: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
     let mut lines: Vec<(Option<Option<String>>, Vec<&Delta>)> = Vec::new();
     for d in &rows {
-        let key = series(m, &d.tag);
+        let key = series(&d.tag);
         match lines.iter_mut().find(|(k, _)| k.is_some() && *k == key) {
             Some((_, line)) => line.push(d),
             None => lines.push((key, vec![d])),
@@ -183,14 +182,14 @@ fn steps_of(m: &ReportModel, s: &Section) -> Vec<Step> {
 
 /// The tags of `tag`'s series the run asked for and the section lacks, between the
 /// section's tag before `tag` and `tag`.
-fn not_measured_before(m: &ReportModel, s: &Section, tag: &str) -> Vec<String> {
-    let key = series(m, tag);
+fn not_measured_before(m: &ReportModel, s: &Section, tag: &Label) -> Vec<String> {
+    let key = series(tag);
     if key.is_none() {
         return Vec::new();
     }
-    let order: Vec<&str> = m.tags.iter().map(|t| t.tag.as_str()).filter(|t| series(m, t) == key).collect();
+    let order: Vec<&Label> = m.tags.iter().map(|t| &t.label).filter(|t| series(t) == key).collect();
     let Some(at) = order.iter().position(|t| *t == tag) else { return Vec::new() };
-    let measured = |t: &str| s.vs_baseline.iter().any(|r| r.tag == t);
+    let measured = |t: &Label| s.vs_baseline.iter().any(|r| r.tag == *t);
     let after = order[..at].iter().rposition(|t| measured(t)).map_or(0, |i| i + 1);
     order[after..at].iter().map(|t| t.to_string()).collect()
 }

@@ -14,7 +14,7 @@ use super::cells;
 use super::compare::Comparisons;
 use super::history::History;
 use super::model::ReportModel;
-use crate::record::{Engine, Metric};
+use crate::record::{Engine, Label, Metric};
 use crate::stats::{project, Comparison, Method};
 use crate::workload::Workload;
 
@@ -89,7 +89,8 @@ impl FromStr for FailOn {
 pub struct Subject {
     pub engine: Engine,
     pub workload: Workload,
-    pub tag: String,
+    #[serde(serialize_with = "crate::record::label::as_text")]
+    pub tag: Label,
     pub against: Against,
 }
 
@@ -390,7 +391,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
                 engine: s.engine,
                 workload: s.workload,
                 tag: d.tag.clone(),
-                against: Against::Tag(d.against.clone()),
+                against: Against::Tag(d.against.to_string()),
             };
             let counts = d.counts.iter().map(|(m, i)| (subject.clone(), *m, *i)).collect::<Vec<_>>();
             std::iter::once((subject, metric, d.comparison)).chain(counts)
@@ -406,12 +407,13 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
 
 /// Each built tag and section (engine, workload) with no comparison against the baseline.
 fn unsampled(m: &ReportModel) -> Vec<String> {
-    let built = m.tags.iter().filter(|t| t.status == crate::record::BuildStatus::Built && t.tag != m.baseline);
+    let baseline = Label::build(&m.baseline, None);
+    let built = m.tags.iter().filter(|t| t.record.status == crate::record::BuildStatus::Built && t.label != baseline);
     let mut out = Vec::new();
     for t in built {
         for s in &m.sections {
-            if !s.vs_baseline.iter().any(|r| r.tag == t.tag && r.vs_baseline.is_some()) {
-                out.push(format!("{} {} ({})", t.tag, s.workload, s.engine));
+            if !s.vs_baseline.iter().any(|r| r.tag == t.label && r.vs_baseline.is_some()) {
+                out.push(format!("{} {} ({})", t.record.tag, s.workload, s.engine));
             }
         }
     }
@@ -424,7 +426,8 @@ pub fn of_compare(c: &Comparisons, fail_on: FailOn) -> GateOutcome {
         let subject = Subject { engine: r.engine, workload: r.workload, tag: r.tag.clone(), against: Against::OldRun };
         (subject, c.metric, r.change)
     });
-    let apart = c.apart.iter().map(|a| NotJudged { unit: a.tag.clone(), why: "a different patch in each run".into() });
+    let apart =
+        c.apart.iter().map(|a| NotJudged { unit: a.tag.to_string(), why: "a different patch in each run".into() });
     GateOutcome { apart: apart.collect(), ..GateOutcome::new(fail_on, compared) }
 }
 
@@ -439,7 +442,7 @@ pub fn of_history(h: &History, fail_on: FailOn, gated: impl Fn(&str) -> bool) ->
             let subject = Subject {
                 engine: s.engine,
                 workload: s.workload,
-                tag: short(&c.commit),
+                tag: Label::build(&short(&c.commit), None),
                 against: Against::Tag(short(&c.after)),
             };
             let counts = c.counts.iter().map(|(m, i)| (subject.clone(), *m, *i)).collect::<Vec<_>>();
@@ -522,7 +525,7 @@ mod tests {
         let subject = |tag: &str| Subject {
             engine: Engine::Rust,
             workload: Workload::Write,
-            tag: tag.into(),
+            tag: Label::build(tag, None),
             against: Against::Tag("LMDB_0.9.17".into()),
         };
         let first = GateOutcome::new(

@@ -11,7 +11,7 @@ use super::cells::Cells;
 use super::model::ReportModel;
 use super::outline::Document;
 use super::svg::{RatioChart, RatioPoint};
-use crate::record::{BuildStatus, Engine, Metric};
+use crate::record::{BuildStatus, Engine, Label, Metric};
 use crate::stats::history::steps;
 use crate::stats::Comparison;
 use crate::workload::Workload;
@@ -196,8 +196,10 @@ impl History {
 
     /// The history of `points` (labels of the run's tags) from the report of their run.
     pub fn of(range: &str, mut points: Vec<Point>, model: &ReportModel) -> History {
-        for p in &mut points {
-            p.skipped = model.tags.iter().find(|t| t.tag == p.label).and_then(|t| match t.status {
+        // A history's units are its commits, each built by the default toolchain.
+        let units: Vec<Label> = points.iter().map(|p| Label::build(&p.label, None)).collect();
+        for (p, unit) in points.iter_mut().zip(&units) {
+            p.skipped = model.tags.iter().find(|t| t.label == *unit).map(|t| &t.record).and_then(|t| match t.status {
                 BuildStatus::Built => None,
                 _ => Some(t.reason.as_deref().map_or_else(|| format!("{:?}", t.status).to_lowercase(), brief)),
             });
@@ -207,8 +209,8 @@ impl History {
             .sections
             .iter()
             .map(|s| {
-                let value = |label: &str| s.ranked.iter().find(|r| r.tag == label).map(|r| r.summary.median);
-                let values: Vec<Option<f64>> = points.iter().map(|p| value(&p.label)).collect();
+                let value = |label: &Label| s.ranked.iter().find(|r| r.tag == *label).map(|r| r.summary.median);
+                let values: Vec<Option<f64>> = units.iter().map(value).collect();
                 let steps = steps(&values, tolerance)
                     .into_iter()
                     .map(|st| StepRow {
@@ -222,8 +224,8 @@ impl History {
                         functions: Vec::new(),
                     })
                     .collect();
-                let order: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
-                let commit = |label: &str| points.iter().find(|p| p.label == label).map(|p| p.commit.clone());
+                let order: Vec<&Label> = units.iter().collect();
+                let commit = |label: &Label| units.iter().position(|u| u == label).map(|i| points[i].commit.clone());
                 let changes = super::model::consecutive(model, s, &order)
                     .into_iter()
                     .filter_map(|d| {

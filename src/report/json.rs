@@ -19,9 +19,9 @@ pub struct Json;
 
 /// One delta as scripts read it.
 #[derive(Serialize)]
-pub struct ComparisonRecord<'a> {
-    pub tag: &'a str,
-    pub against: &'a str,
+pub struct ComparisonRecord {
+    pub tag: String,
+    pub against: String,
     pub kind: DeltaKind,
     pub ratio: f64,
     pub ci_low: Option<f64>,
@@ -35,15 +35,15 @@ pub struct ComparisonRecord<'a> {
     pub time_only: bool,
 }
 
-impl<'a> ComparisonRecord<'a> {
+impl ComparisonRecord {
     /// The record of `d`, with a ratio for instructions and for each metric in `beside`
     /// (null where `d` has none).
-    pub fn of(d: &'a Delta, beside: &[Metric]) -> Self {
+    pub fn of(d: &Delta, beside: &[Metric]) -> Self {
         let c = &d.comparison;
         let metrics = std::iter::once(Metric::Instructions).chain(beside.iter().copied());
         ComparisonRecord {
-            tag: &d.tag,
-            against: &d.against,
+            tag: d.tag.to_string(),
+            against: d.against.to_string(),
             kind: d.kind,
             ratio: c.ratio,
             ci_low: c.ci.map(|i| i.lo),
@@ -69,23 +69,23 @@ struct SectionRecord<'a> {
     /// Present when the section's unit is not the document's (a preset's "s/op").
     #[serde(skip_serializing_if = "Option::is_none")]
     unit: Option<&'static str>,
-    comparisons: Vec<ComparisonRecord<'a>>,
+    comparisons: Vec<ComparisonRecord>,
 }
 
 #[derive(Serialize)]
 struct ToolchainRecord<'a> {
     #[serde(flatten)]
     table: &'a ToolchainTable,
-    comparisons: Vec<ToolchainComparison<'a>>,
+    comparisons: Vec<ToolchainComparison>,
 }
 
 /// A toolchain table's delta: a table spans workloads (and engines), so each says its own.
 #[derive(Serialize)]
-struct ToolchainComparison<'a> {
+struct ToolchainComparison {
     engine: crate::record::Engine,
     workload: crate::workload::Workload,
     #[serde(flatten)]
-    comparison: ComparisonRecord<'a>,
+    comparison: ComparisonRecord,
 }
 
 /// What the run established: the model's values, and the sentences every prose format
@@ -104,7 +104,7 @@ struct Document<'a> {
     unit: &'static str,
     partial: bool,
     baseline: &'a str,
-    newest: Option<&'a str>,
+    newest: Option<String>,
     findings: FindingsRecord,
     rule: &'a crate::stats::family::Rule,
     method: Vec<String>,
@@ -117,7 +117,7 @@ struct Document<'a> {
     /// Only in runs whose C units ran in the C paired worker, so other reports keep their shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     c_paired_worker: Option<&'a crate::record::WorkerBuild>,
-    tags: &'a [crate::record::TagStatus],
+    tags: &'a [super::model::TagRow],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
     /// Only in runs with several toolchains, so other reports keep their shape.
@@ -153,7 +153,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         unit: m.unit.label,
         partial: m.partial(),
         baseline: &m.baseline,
-        newest: m.newest.as_deref(),
+        newest: m.newest.as_ref().map(ToString::to_string),
         findings: FindingsRecord {
             lines: super::outline::findings(m).iter().map(|l| super::names::plain(l)).collect(),
             findings: super::findings::Findings::of(m),

@@ -4,7 +4,7 @@
 use super::cells::{baseline_named, named, per_sample_layouts, within};
 use super::model::ReportModel;
 use super::numbers::thousands;
-use crate::record::{Layouts, Metric, Pairing};
+use crate::record::{Label, Layouts, Metric, Pairing};
 
 /// How deltas were judged, in words every human format carries.
 pub fn method_lines(m: &ReportModel) -> Vec<String> {
@@ -40,13 +40,13 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     let built = m.toolchains.iter().flat_map(|t| &t.rows).map(|r| &r.label);
-    if let Some(example) = built.clone().find(|l| m.label(l).compared_as().1.is_some()) {
+    if let Some(example) = built.clone().find(|l| l.compared_as().1.is_some()) {
         v.push(format!(
             "Toolchains: a build by any toolchain but the default carries its name after the tag \
              (\"{}\"). The tables against {} compare each build with {}'s build by the same \
              toolchain. A toolchain table compares one tag's builds with its reference \
              toolchain's, by the same method and verdicts, the table one family.",
-            named(m.label(example)),
+            named(example),
             baseline_named(m),
             baseline_named(m)
         ));
@@ -105,7 +105,7 @@ fn layouts_line(m: &ReportModel) -> String {
             "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
              functions), each a label of its own measured in every round with the same layout; \
              layout spread: how much their times differ beyond the per-sample noise.",
-            named(m.label(&study.tag)),
+            named(&Label::build(&study.tag, None)),
             study.layouts.len()
         );
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::checksums::checksum_agreement_by_workload;
 pub use super::checksums::ChecksumMismatch;
 use crate::environment::Environment;
-use crate::record::label::Label;
+use crate::record::label::{as_text, as_text_opt, as_texts, Label};
 use crate::record::{Adaptive, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
 use crate::record::{BuildStatus, TagStatus};
 use crate::stats::family::{self, Noise, Rounds, Rule};
@@ -33,8 +33,10 @@ pub enum DeltaKind {
 /// One tag against another, in the section's metric, with the counts beside it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Delta {
-    pub tag: String,
-    pub against: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
+    #[serde(serialize_with = "as_text")]
+    pub against: Label,
     pub kind: DeltaKind,
     pub comparison: Comparison,
     /// The same two tags' counts, by each metric the run counted beside the section's own
@@ -63,7 +65,8 @@ pub struct RankedRow {
     /// 1 + the number of tags measured faster than this one beyond doubt; tags that the
     /// fastest does not resolve share its rank.
     pub rank: usize,
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     /// Over one value per round.
     pub summary: Summary,
     /// Per entry in the timed region, by each metric counted beside the section's own.
@@ -74,7 +77,8 @@ pub struct RankedRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineRow {
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     pub summary: Summary,
     /// Against the baseline; None for the baseline itself.
     pub vs_baseline: Option<Delta>,
@@ -105,7 +109,8 @@ pub struct Section {
     /// None when not measured.
     pub layout_spread: Option<f64>,
     /// Round values far slower than their tag and round predict (time only).
-    pub bursts: Option<stats::burst::Bursts>,
+    #[serde(serialize_with = "bursts_as_text")]
+    pub bursts: Option<stats::burst::Bursts<Label>>,
     /// How the section's time samples were paired: chunks inside one process, or a
     /// process per unit.
     pub pairing: Pairing,
@@ -123,7 +128,8 @@ pub struct Section {
 /// A tag that adaptive rounds stopped measuring on a workload once its comparison was decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoppedEarly {
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     /// The last round (counted from 1) that measured it here.
     pub round: u32,
 }
@@ -143,7 +149,9 @@ impl Section {
 /// toolchain's, one family per table.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolchainTable {
-    pub tag: String,
+    /// The base its builds share, by the default toolchain.
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     /// The toolchain every other is compared with: the default (the plain tag's build)
     /// when it was measured, else the first by name.
     pub reference: String,
@@ -159,7 +167,8 @@ pub struct ToolchainRow {
     pub workload: Workload,
     /// "clang -O2"; the default toolchain's name for the plain tag.
     pub toolchain: String,
-    pub label: String,
+    #[serde(serialize_with = "as_text")]
+    pub label: Label,
     pub summary: Summary,
     pub per_entry: BTreeMap<Metric, f64>,
     /// Against the reference toolchain's build; None for the reference itself.
@@ -170,7 +179,8 @@ pub struct ToolchainRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct OverheadRow {
     pub workload: Workload,
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     pub rust: Summary,
     pub c: Summary,
     pub ratio: Comparison,
@@ -206,10 +216,11 @@ pub struct ReportModel {
     pub config: WorkloadConfig,
     pub plan: Plan,
     pub environment: Environment,
-    pub tags: Vec<TagStatus>,
+    pub tags: Vec<TagRow>,
     pub baseline: String,
     /// The newest release tag in the run: highlighted in tables.
-    pub newest: Option<String>,
+    #[serde(serialize_with = "as_text_opt")]
+    pub newest: Option<Label>,
     pub sections: Vec<Section>,
     pub failures: Vec<Failure>,
     /// The workloads some of the run's units cannot run (a 1.0 option on a 0.9 unit):
@@ -240,20 +251,12 @@ pub struct ReportModel {
     /// format renders; empty for LmdbJava's six.
     #[serde(skip)]
     pub extras: super::extras::Extras,
-    /// Every label of the run as its value, by its text.
-    #[serde(skip)]
-    pub labels: BTreeMap<String, Label>,
     /// The shards a merged run was made of (`K/N`), none for one run.
     #[serde(skip)]
     pub shards: Vec<String>,
 }
 
 impl ReportModel {
-    /// The value of a label of this run.
-    pub fn label(&self, text: &str) -> &Label {
-        &self.labels[text]
-    }
-
     /// Whether the run lacks part of its plan: rounds, their closing check, or counts.
     pub fn partial(&self) -> bool {
         self.left.is_some()
@@ -298,15 +301,28 @@ impl ReportModel {
     }
 }
 
+/// A section's bursts with their labels written as text, as every other label of a report.
+fn bursts_as_text<S: serde::Serializer>(b: &Option<stats::burst::Bursts<Label>>, s: S) -> Result<S::Ok, S::Error> {
+    let found = |b: &stats::burst::Bursts<Label>| {
+        let text = |x: &stats::burst::Burst<Label>| stats::burst::Burst {
+            label: x.label.to_string(),
+            round: x.round,
+            excess: x.excess,
+        };
+        stats::burst::Bursts { values: b.values, found: b.found.iter().map(text).collect() }
+    };
+    b.as_ref().map(found).serialize(s)
+}
+
 /// Per-round values of every tag for one (engine, workload), the values comparisons pair
 /// (`stats::chunks`), and the counts beside them.
 #[derive(Debug, Clone, Default)]
 pub struct Blocks {
-    pub values: BTreeMap<String, Rounds>,
-    pub compared: BTreeMap<String, Rounds>,
+    pub values: BTreeMap<Label, Rounds>,
+    pub compared: BTreeMap<Label, Rounds>,
     pub spreads: stats::chunks::Spreads,
     /// Per entry, by each metric counted beside the section's own.
-    pub counts: BTreeMap<Metric, BTreeMap<String, Rounds>>,
+    pub counts: BTreeMap<Metric, BTreeMap<Label, Rounds>>,
     /// The samples carry chunk times.
     pub chunked: bool,
 }
@@ -363,8 +379,8 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
-    let baseline = pick_baseline(&measured, &data.labels, baseline, h.plan.baseline.as_deref())?;
-    let units = LabelTable { labels: &data.labels, baseline: &baseline };
+    let baseline = pick_baseline(&measured, baseline, h.plan.baseline.as_deref())?;
+    let units = Baseline(&baseline);
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
     let mut sections: Vec<Section> = blocks
@@ -383,17 +399,18 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     for s in sections.iter_mut().filter(|_| h.plan.adaptive == Adaptive::On) {
         s.stopped_early = stopped_early(data, s.engine, s.workload);
         // The baseline is measured whenever another tag is: it has no comparison to decide.
-        s.stopped_early.retain(|x| x.tag != baseline);
+        s.stopped_early.retain(|x| x.tag != Label::build(&baseline, None));
     }
     // Sections in LmdbJava's order of workloads.
     sections.sort_by_key(|s| (s.engine, Workload::ALL.iter().position(|w| *w == s.workload)));
-    let newest = measured.iter().filter(|t| data.labels[*t].is_plain_release()).last().cloned();
+    let newest = measured.iter().filter(|t| t.is_plain_release()).last().cloned();
     let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
     engines.dedup();
-    let extras = super::presets::content::extras(data, &engines, newest.as_deref())?;
+    let extras = super::presets::content::extras(data, &engines, newest.as_ref())?;
     let mut listed: Vec<(&TagStatus, &Label)> = data.tags().collect();
     listed.sort_by_key(|(_, label)| label.release_key());
-    let tags: Vec<TagStatus> = listed.into_iter().map(|(t, _)| t.clone()).collect();
+    let tags: Vec<TagRow> = listed.into_iter().map(|(t, l)| TagRow { record: t.clone(), label: l.clone() }).collect();
+    let toolchains = toolchain_tables(&sections, &blocks, &tags, &rule);
     Ok(ReportModel {
         unit: ColumnUnit::of(metric),
         beside: beside(data, metric),
@@ -404,11 +421,11 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         tags,
         newest,
         baseline: baseline.clone(),
-        overhead: engine_overhead(&blocks, &data.labels, &rule),
-        toolchains: toolchain_tables(&sections, &blocks, &units, &h.tags, &rule),
+        overhead: engine_overhead(&blocks, &rule),
+        toolchains,
         sections,
         failures: data.failures.clone(),
-        not_applicable: not_applicable(h),
+        not_applicable: not_applicable(data),
         checks: data.checks.clone(),
         end: data.end.clone(),
         coverage: data.coverage.clone(),
@@ -418,39 +435,47 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         samples: data.samples.clone(),
         blocks,
         extras,
-        labels: data.labels.clone(),
         shards: h.parts.iter().filter_map(|p| p.shard.clone()).collect(),
     })
+}
+
+/// A requested tag as the run file records it, with the unit it names.
+#[derive(Debug, Clone, Serialize)]
+pub struct TagRow {
+    #[serde(flatten)]
+    pub record: TagStatus,
+    #[serde(skip)]
+    pub label: Label,
 }
 
 /// A workload that some units of a run cannot run, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotApplicableRow {
     pub workload: Workload,
-    /// The units, as the run labels them, in the header's order.
-    pub units: Vec<String>,
+    /// The units, in the header's order.
+    #[serde(serialize_with = "as_texts")]
+    pub units: Vec<Label>,
     pub why: NotApplicable,
 }
 
 /// Which of the header's workloads its built units' LMDB cannot run (by the version their
 /// library reports), as the runner left them unrun.
-fn not_applicable(h: &crate::record::Header) -> Vec<NotApplicableRow> {
-    let versions: Vec<(&str, (i32, i32, i32))> = h
-        .tags
-        .iter()
-        .filter(|t| t.status == crate::record::BuildStatus::Built)
-        .filter_map(|t| {
+fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
+    let versions: Vec<(&Label, (i32, i32, i32))> = data
+        .tags()
+        .filter(|(t, _)| t.status == crate::record::BuildStatus::Built)
+        .filter_map(|(t, label)| {
             let reported = t.builds.iter().find_map(|b| crate::manifest::reported_version(&b.lmdb_version))?;
-            Some((t.tag.as_str(), reported))
+            Some((label, reported))
         })
         .collect();
     let row = |w: &Workload| {
-        let not: Vec<(&str, NotApplicable)> =
+        let not: Vec<(&Label, NotApplicable)> =
             versions.iter().filter_map(|(t, v)| w.applies_to(*v).err().map(|why| (*t, why))).collect();
         let why = not.first()?.1;
-        Some(NotApplicableRow { workload: *w, units: not.iter().map(|(t, _)| t.to_string()).collect(), why })
+        Some(NotApplicableRow { workload: *w, units: not.iter().map(|(t, _)| (*t).clone()).collect(), why })
     };
-    h.workloads.iter().filter_map(row).collect()
+    data.header.workloads.iter().filter_map(row).collect()
 }
 
 /// How much layout alone moved one section's times, where the run's design shows it:
@@ -459,41 +484,35 @@ fn not_applicable(h: &crate::record::Header) -> Vec<NotApplicableRow> {
 fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks) -> Option<f64> {
     let plan = &data.header.plan;
     if plan.layout_study.is_some() {
-        let layouts = b.values.iter().filter(|(t, _)| !data.labels[*t].control).map(|(t, r)| (t.clone(), r.clone()));
+        let layouts = b.values.iter().filter(|(t, _)| !t.control).map(|(t, r)| (t.clone(), r.clone()));
         return stats::layout::across_layouts(&layouts.collect());
     }
     if plan.layouts != Layouts::Random || plan.iterations < 2 {
         return None;
     }
-    let mut workers: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    let mut workers: BTreeMap<Label, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
     for s in data.samples.iter().filter(|s| !s.counted && s.engine == engine && s.workload == workload) {
         let value = data.per_op(s, Metric::Time).filter(|_| s.layout.is_some());
         if let Some(v) = value {
-            workers.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(v);
+            workers.entry(s.unit.clone()).or_default().entry(s.round).or_default().push(v);
         }
     }
     stats::layout::between_workers(&workers)
 }
 
 /// Measured tags (controls aside) in release order.
-fn measured_tags(data: &RunData) -> Vec<String> {
+fn measured_tags(data: &RunData) -> Vec<Label> {
     let mut measured: Vec<&Label> = data.samples.iter().map(|s| &s.unit).filter(|u| !u.control).collect();
     measured.sort_by_key(|u| u.release_key());
     measured.dedup();
-    let measured: Vec<String> = measured.into_iter().map(Label::to_string).collect();
-    measured
+    measured.into_iter().cloned().collect()
 }
 
 /// The baseline tag (or commit): every label is compared with its build by the same
 /// toolchain. The one `asked` for, else the one the run `recorded` (its `--baseline`, or
 /// its first unit as given), else (files from before runs recorded it) the oldest measured.
-fn pick_baseline(
-    measured: &[String],
-    labels: &BTreeMap<String, Label>,
-    asked: Option<&str>,
-    recorded: Option<&str>,
-) -> Result<String> {
-    let mut bases: Vec<String> = measured.iter().map(|t| labels[t].compared_as().0).collect();
+fn pick_baseline(measured: &[Label], asked: Option<&str>, recorded: Option<&str>) -> Result<String> {
+    let mut bases: Vec<String> = measured.iter().map(|t| t.compared_as().0).collect();
     bases.dedup();
     let Some(b) = asked else {
         return Ok(recorded.map(str::to_string).or_else(|| bases.first().cloned()).unwrap_or_default());
@@ -506,36 +525,28 @@ fn pick_baseline(
     })
 }
 
-/// The run's labels as values, and the baseline every label is compared with.
-struct LabelTable<'a> {
-    labels: &'a BTreeMap<String, Label>,
-    baseline: &'a str,
-}
+/// The base (tag or commit) every label is compared with.
+struct Baseline<'a>(&'a str);
 
-impl LabelTable<'_> {
-    fn of(&self, text: &str) -> &Label {
-        &self.labels[text]
-    }
-
+impl Baseline<'_> {
     /// The label of the baseline built by `label`'s toolchain, with its reader threads.
-    fn own_baseline(&self, label: &str) -> String {
-        let of = self.of(label);
-        Label { readers: of.readers, ..Label::build(self.baseline, of.compared_as().1) }.to_string()
+    fn of(&self, label: &Label) -> Label {
+        Label { readers: label.readers, ..Label::build(self.0, label.compared_as().1) }
     }
 }
 
 /// Each label of `order` (a history's commits, oldest first) against the one measured
 /// before it in section `s`, one family over the section's pairs: the comparisons a
 /// history's steps and its gate read, made here as every other.
-pub fn consecutive(m: &ReportModel, s: &Section, order: &[&str]) -> Vec<Delta> {
+pub fn consecutive(m: &ReportModel, s: &Section, order: &[&Label]) -> Vec<Delta> {
     let Some(b) = m.blocks.get(&(s.engine, s.workload)) else { return Vec::new() };
-    let measured: Vec<&str> = order.iter().copied().filter(|l| b.compared.contains_key(*l)).collect();
+    let measured: Vec<&Label> = order.iter().copied().filter(|l| b.compared.contains_key(*l)).collect();
     let k = measured.len().saturating_sub(1);
     measured.windows(2).filter_map(|w| delta(b, w[0], w[1], DeltaKind::Previous, k, &m.rule)).collect()
 }
 
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.
-fn delta(b: &Blocks, against: &str, tag: &str, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
+fn delta(b: &Blocks, against: &Label, tag: &Label, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
     let comparison = family::compare(b.compared.get(against)?, b.compared.get(tag)?, k, rule)?;
     let counts: BTreeMap<Metric, Comparison> = b
         .counts
@@ -544,38 +555,38 @@ fn delta(b: &Blocks, against: &str, tag: &str, kind: DeltaKind, k: usize, rule: 
         .collect();
     let work_same = counts.get(&Metric::Instructions).is_some_and(|i| i.verdict == Verdict::Same);
     let time_only = !rule.counts && comparison.verdict.is_change() && work_same;
-    Some(Delta { tag: tag.into(), against: against.into(), kind, comparison, counts, time_only })
+    Some(Delta { tag: tag.clone(), against: against.clone(), kind, comparison, counts, time_only })
 }
 
 fn section(
     engine: Engine,
     workload: Workload,
     b: &Blocks,
-    units: &LabelTable,
+    units: &Baseline,
     rule: &Rule,
     checksum: Option<Checksum>,
     checksum_mismatches: Vec<ChecksumMismatch>,
 ) -> Section {
-    let tags: Vec<&str> = b.values.keys().map(String::as_str).filter(|t| !units.of(t).control).collect();
-    let summaries: BTreeMap<&str, Summary> = tags
+    let tags: Vec<&Label> = b.values.keys().filter(|t| !t.control).collect();
+    let summaries: BTreeMap<&Label, Summary> = tags
         .iter()
         .filter_map(|t| stats::summarize(&b.values[*t].values().copied().collect::<Vec<_>>()).map(|s| (*t, s)))
         .collect();
     let ranked = ranked_rows(b, &summaries, rule);
     let mut release = tags.clone();
-    release.sort_by_key(|t| units.of(t).release_key());
+    release.sort_by_key(|t| t.release_key());
     let k = tags.len().saturating_sub(1);
     // Each label against the baseline built by its own toolchain; a label whose
     // toolchain has no baseline here has no row.
-    let own_baseline = |t: &str| units.own_baseline(t);
-    release.retain(|t| summaries.contains_key(own_baseline(t).as_str()));
-    let baseline_family = release.iter().filter(|t| **t != own_baseline(t)).count();
+    let own_baseline = |t: &Label| units.of(t);
+    release.retain(|t| summaries.contains_key(&own_baseline(t)));
+    let baseline_family = release.iter().filter(|t| ***t != own_baseline(t)).count();
     let vs_baseline: Vec<BaselineRow> = release
         .iter()
         .map(|t| BaselineRow {
-            tag: t.to_string(),
+            tag: (*t).clone(),
             summary: summaries[t].clone(),
-            vs_baseline: (*t != own_baseline(t))
+            vs_baseline: (**t != own_baseline(t))
                 .then(|| delta(b, &own_baseline(t), t, DeltaKind::Baseline, baseline_family, rule))
                 .flatten(),
         })
@@ -583,9 +594,7 @@ fn section(
     let controls: Vec<Delta> = b
         .values
         .keys()
-        .filter_map(|c| {
-            units.of(c).controlled().and_then(|base| delta(b, &base.to_string(), c, DeltaKind::Control, k.max(1), rule))
-        })
+        .filter_map(|c| c.controlled().and_then(|base| delta(b, &base, c, DeltaKind::Control, k.max(1), rule)))
         .collect();
     let half_widths = |ds: Vec<&Delta>| -> Option<f64> {
         let hw: Vec<f64> = ds.iter().filter_map(|d| d.comparison.half_width()).collect();
@@ -593,7 +602,7 @@ fn section(
     };
     let resolution = half_widths(vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect())
         .or_else(|| half_widths(ranked.iter().filter_map(|r| r.vs_fastest.as_ref()).collect()));
-    let real: BTreeMap<String, Rounds> = tags.iter().map(|t| (t.to_string(), b.values[*t].clone())).collect();
+    let real: BTreeMap<Label, Rounds> = tags.iter().map(|t| ((*t).clone(), b.values[*t].clone())).collect();
     Section {
         engine,
         workload,
@@ -621,15 +630,13 @@ fn section(
 fn stopped_early(data: &RunData, engine: Engine, workload: Workload) -> Vec<StoppedEarly> {
     let timed = |s: &&Sample| !s.counted;
     let Some(last) = data.samples.iter().filter(timed).map(|s| s.round).max() else { return Vec::new() };
-    let mut rounds: BTreeMap<String, u32> = BTreeMap::new();
+    let mut rounds: BTreeMap<Label, u32> = BTreeMap::new();
     for s in data.samples.iter().filter(timed).filter(|s| s.engine == engine && s.workload == workload) {
-        let r = rounds.entry(s.unit.to_string()).or_default();
+        let r = rounds.entry(s.unit.clone()).or_default();
         *r = (*r).max(s.round);
     }
-    let failed = |tag: &str| {
-        data.failures
-            .iter()
-            .any(|f| f.engine == engine && f.workload.is_none_or(|w| w == workload) && f.unit.to_string() == tag)
+    let failed = |tag: &Label| {
+        data.failures.iter().any(|f| f.engine == engine && f.workload.is_none_or(|w| w == workload) && f.unit == *tag)
     };
     rounds
         .into_iter()
@@ -641,26 +648,26 @@ fn stopped_early(data: &RunData, engine: Engine, workload: Workload) -> Vec<Stop
 /// Order, ranks and the fastest as `stats` decides them from the paired estimate; every
 /// pair is compared in one family, so the comparison with the fastest (chosen after seeing
 /// the data) keeps its level.
-fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&str, Summary>, rule: &Rule) -> Vec<RankedRow> {
-    let measured: BTreeMap<String, Rounds> =
-        summaries.keys().filter_map(|t| Some((t.to_string(), b.compared.get(*t)?.clone()))).collect();
+fn ranked_rows(b: &Blocks, summaries: &BTreeMap<&Label, Summary>, rule: &Rule) -> Vec<RankedRow> {
+    let measured: BTreeMap<&Label, Rounds> =
+        summaries.keys().filter_map(|t| Some((*t, b.compared.get(*t)?.clone()))).collect();
     let ranking = family::ranking(&measured, rule);
-    let fastest = ranking.first().map(|r| r.label.clone()).unwrap_or_default();
+    let Some(fastest) = ranking.first().map(|r| r.label) else { return Vec::new() };
     let pairs = family::all_pairs(ranking.len());
     ranking
         .into_iter()
         .map(|r| RankedRow {
             rank: r.rank,
-            summary: summaries[r.label.as_str()].clone(),
-            per_entry: count_medians(b, &r.label),
-            vs_fastest: r.vs_fastest.and_then(|_| delta(b, &fastest, &r.label, DeltaKind::Fastest, pairs, rule)),
-            tag: r.label,
+            summary: summaries[r.label].clone(),
+            per_entry: count_medians(b, r.label),
+            vs_fastest: r.vs_fastest.and_then(|_| delta(b, fastest, r.label, DeltaKind::Fastest, pairs, rule)),
+            tag: r.label.clone(),
         })
         .collect()
 }
 
 /// A label's counts per entry, by each metric counted.
-fn count_medians(b: &Blocks, label: &str) -> BTreeMap<Metric, f64> {
+fn count_medians(b: &Blocks, label: &Label) -> BTreeMap<Metric, f64> {
     let median = |c: &Rounds| stats::median(&c.values().copied().collect::<Vec<_>>());
     b.counts.iter().filter_map(|(m, c)| Some((*m, median(c.get(label)?)))).collect()
 }
@@ -670,19 +677,16 @@ fn count_medians(b: &Blocks, label: &str) -> BTreeMap<Metric, f64> {
 fn toolchain_tables(
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &LabelTable,
-    tags: &[TagStatus],
+    tags: &[TagRow],
     rule: &Rule,
 ) -> Vec<ToolchainTable> {
-    let mut by_tag: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut by_tag: BTreeMap<Label, Vec<&Label>> = BTreeMap::new();
     for s in sections {
-        for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !units.of(t).control) {
+        for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !t.control) {
             // Reader counts are units of their own, compared with the baseline's same count.
-            let of = units.of(t);
-            let labels = by_tag
-                .entry(Label { readers: of.readers, ..Label::build(&of.compared_as().0, None) }.to_string())
-                .or_default();
-            if !labels.contains(&t.as_str()) {
+            let labels =
+                by_tag.entry(Label { readers: t.readers, ..Label::build(&t.compared_as().0, None) }).or_default();
+            if !labels.contains(&t) {
                 labels.push(t);
             }
         }
@@ -691,23 +695,22 @@ fn toolchain_tables(
         .into_iter()
         .filter(|(_, labels)| labels.len() > 1)
         .map(|(tag, mut labels)| {
-            labels.sort_by_key(|l| units.of(l).release_key());
-            toolchain_table(&tag, &labels, sections, all, units, tags, rule)
+            labels.sort_by_key(|l| l.release_key());
+            toolchain_table(tag, &labels, sections, all, tags, rule)
         })
         .collect();
     // A table's tag is the base its builds share, ordered as its default build.
-    out.sort_by_key(|t| Label::build(&t.tag, None).release_key());
+    out.sort_by_key(|t| t.tag.release_key());
     out
 }
 
 /// One tag's table; `labels` are its builds in release order (the default first).
 fn toolchain_table(
-    tag: &str,
-    labels: &[&str],
+    tag: Label,
+    labels: &[&Label],
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    units: &LabelTable,
-    tags: &[TagStatus],
+    tags: &[TagRow],
     rule: &Rule,
 ) -> ToolchainTable {
     let reference = labels[0];
@@ -721,53 +724,48 @@ fn toolchain_table(
     // A section without the reference's build has nothing to compare with.
     for s in sections.iter().filter(|s| blocks(s).values.contains_key(reference)) {
         let b = blocks(s);
-        for l in labels.iter().filter(|l| b.values.contains_key(**l)) {
-            let Some(summary) = stats::summarize(&b.values[*l].values().copied().collect::<Vec<_>>()) else { continue };
+        for l in labels.iter().copied().filter(|l| b.values.contains_key(*l)) {
+            let Some(summary) = stats::summarize(&b.values[l].values().copied().collect::<Vec<_>>()) else { continue };
             rows.push(ToolchainRow {
                 engine: s.engine,
                 workload: s.workload,
-                toolchain: toolchain_name(units.of(l), tags),
-                label: l.to_string(),
+                toolchain: toolchain_name(l, tags),
+                label: l.clone(),
                 summary,
                 per_entry: count_medians(b, l),
-                vs_reference: (*l != reference)
+                vs_reference: (l != reference)
                     .then(|| delta(b, reference, l, DeltaKind::Toolchain, family, rule))
                     .flatten(),
             });
         }
     }
-    ToolchainTable { tag: tag.to_string(), reference: toolchain_name(units.of(reference), tags), rows, family }
+    ToolchainTable { tag, reference: toolchain_name(reference, tags), rows, family }
 }
 
 /// The toolchain a label was built by: its suffix, or for a plain tag its build record's.
-pub fn toolchain_name(label: &Label, tags: &[TagStatus]) -> String {
+pub fn toolchain_name(label: &Label, tags: &[TagRow]) -> String {
     if let Some(name) = label.compared_as().1 {
         return name.to_string();
     }
-    let text = label.to_string();
-    let record = tags.iter().find(|t| t.tag == text).and_then(|t| t.builds.first());
+    let record = tags.iter().find(|t| t.label == *label).and_then(|t| t.record.builds.first());
     record.map(|b| b.toolchain.name()).unwrap_or_else(|| "default".into())
 }
 
 /// Rust against C on each tag both engines measured; one family over all rows.
-fn engine_overhead(
-    all: &BTreeMap<(Engine, Workload), Blocks>,
-    labels: &BTreeMap<String, Label>,
-    rule: &Rule,
-) -> Vec<OverheadRow> {
-    let mut pairs: Vec<(Workload, String)> = Vec::new();
+fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: &Rule) -> Vec<OverheadRow> {
+    let mut pairs: Vec<(Workload, &Label)> = Vec::new();
     let workloads: std::collections::BTreeSet<Workload> = all.keys().map(|(_, w)| *w).collect();
     for w in workloads {
         let (Some(rust), Some(c)) = (all.get(&(Engine::Rust, w)), all.get(&(Engine::C, w))) else { continue };
-        let mut tags: Vec<&String> = rust.values.keys().filter(|t| c.values.contains_key(*t)).collect();
-        tags.sort_by_key(|t| labels[*t].release_key());
-        pairs.extend(tags.into_iter().map(|t| (w, t.clone())));
+        let mut tags: Vec<&Label> = rust.values.keys().filter(|t| c.values.contains_key(*t)).collect();
+        tags.sort_by_key(|t| t.release_key());
+        pairs.extend(tags.into_iter().map(|t| (w, t)));
     }
     let k = pairs.len();
     pairs
         .into_iter()
         .filter_map(|(w, t)| {
-            let (r, c) = (&all[&(Engine::Rust, w)].values[&t], &all[&(Engine::C, w)].values[&t]);
+            let (r, c) = (&all[&(Engine::Rust, w)].values[t], &all[&(Engine::C, w)].values[t]);
             let vals = |x: &Rounds| x.values().copied().collect::<Vec<f64>>();
             Some(OverheadRow {
                 workload: w,
@@ -782,5 +780,5 @@ fn engine_overhead(
 
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
-    m.tags.iter().filter(|t| t.status != BuildStatus::Built).collect()
+    m.tags.iter().map(|t| &t.record).filter(|t| t.status != BuildStatus::Built).collect()
 }

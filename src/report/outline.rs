@@ -7,7 +7,7 @@ use super::extras::{Cell, ExtraPart, ExtraTable};
 use super::findings::{Findings, Step, StepBy, Unresolved};
 use super::model::{Delta, ReportModel};
 use crate::environment::Environment;
-use crate::record::{Engine, Metric};
+use crate::record::{Engine, Label, Metric};
 use crate::stats::Verdict;
 use crate::workload::Workload;
 
@@ -93,7 +93,7 @@ impl Document {
                 self.blocks.push(Block::Chart(Chart::Extra(i)));
             }
         }
-        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", named(m.label(tag)))).collect());
+        self.list(part.notes.iter().map(|(tag, words)| format!("{} {words}", named(tag))).collect());
     }
 
     /// The environment, the builds and the method: the tail every report carries.
@@ -109,9 +109,9 @@ impl Document {
 fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
     let mut c = Cells::new(&t.columns.iter().map(String::as_str).collect::<Vec<_>>(), 0, 1);
     for row in &t.rows {
-        let newest = row.iter().any(|x| matches!(x, Cell::Tag(tag) if m.newest.as_deref() == Some(tag.as_str())));
+        let newest = row.iter().any(|x| matches!(x, Cell::Tag(tag) if m.newest.as_ref() == Some(tag)));
         let cells = row.iter().map(|x| match x {
-            Cell::Tag(tag) => label(m.label(tag)),
+            Cell::Tag(tag) => label(tag),
             Cell::Num(v) => num(*v),
             Cell::Text(s) => s.clone(),
         });
@@ -142,11 +142,7 @@ pub fn report(m: &ReportModel) -> Document {
     }
     d.blocks.extend(findings_section(m).blocks);
     d.blocks.push(Block::Contents);
-    let newest = m
-        .newest
-        .as_deref()
-        .map(|n| format!(" The newest tag ({}) is marked.", super::names::name(n)))
-        .unwrap_or_default();
+    let newest = m.newest.as_ref().map(|n| format!(" The newest tag ({}) is marked.", named(n))).unwrap_or_default();
     d.para(if m.rule.counts {
         format!(
             "Each workload's tags ranked by {} (exact counts; smaller is less work): \"vs Fastest\" \
@@ -173,7 +169,7 @@ pub fn report(m: &ReportModel) -> Document {
              measured in every round with the same layout. Layout spread: how much identical code \
              moves between layouts on this machine, beyond the per-sample noise; the tables below \
              rank the layouts.",
-            named(m.label(&study.tag)),
+            named(&Label::build(&study.tag, None)),
             study.layouts.len()
         ));
         d.table(cells::layout_study_cells(m));
@@ -202,7 +198,7 @@ pub fn report(m: &ReportModel) -> Document {
         );
     }
     for t in &m.toolchains {
-        d.heading(2, format!("{} (reference: {})", named(m.label(&t.tag)), super::names::name(&t.reference)));
+        d.heading(2, format!("{} (reference: {})", named(&t.tag), super::names::name(&t.reference)));
         d.table(cells::toolchain_cells(m, t));
     }
     if !m.overhead.is_empty() {
@@ -251,18 +247,17 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
 
 /// The workloads some units cannot run, grouped by units and why: said once each.
 fn not_applicable_lines(m: &ReportModel) -> Vec<String> {
-    let mut groups: Vec<(&[String], String, Vec<String>)> = Vec::new();
+    let mut groups: Vec<(&[Label], String, Vec<String>)> = Vec::new();
     for n in &m.not_applicable {
         match groups.iter_mut().find(|(u, why, _)| *u == n.units.as_slice() && *why == n.why.to_string()) {
             Some(g) => g.2.push(n.workload.to_string()),
             None => groups.push((&n.units, n.why.to_string(), vec![n.workload.to_string()])),
         }
     }
-    let tag = |t: &String| m.labels.get(t).map(named).unwrap_or_else(|| super::names::name(t));
     groups
         .into_iter()
         .map(|(units, why, ws)| {
-            let on: Vec<String> = units.iter().map(tag).collect();
+            let on: Vec<String> = units.iter().map(named).collect();
             format!("{} on {}: {why}; they did not run there.", ws.join(", "), on.join(", "))
         })
         .collect()
@@ -277,7 +272,7 @@ fn space_lines(m: &ReportModel) -> Vec<String> {
         let mut by_change: Vec<(String, Vec<String>)> = Vec::new();
         for d in s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()) {
             let Some(c) = d.counts.get(&metric).filter(|c| c.verdict.is_change()) else { continue };
-            let (moved, tag) = (cells::delta(c), named(m.label(&d.tag)));
+            let (moved, tag) = (cells::delta(c), named(&d.tag));
             match by_change.iter_mut().find(|(k, _)| *k == moved) {
                 Some((_, tags)) => tags.push(tag),
                 None => by_change.push((moved, vec![tag])),
@@ -317,8 +312,8 @@ fn section_name(m: &ReportModel, engine: Engine, workload: Workload) -> String {
 }
 
 /// "at X", "from X on", "from X to Y".
-fn span(m: &ReportModel, s: &Step) -> String {
-    let (first, last) = (named(m.label(&s.first().tag)), named(m.label(&s.last().tag)));
+fn span(s: &Step) -> String {
+    let (first, last) = (named(&s.first().tag), named(&s.last().tag));
     match (s.deltas.len(), s.to_last) {
         (1, _) => format!("at {first}"),
         (_, true) => format!("from {first} on"),
@@ -362,8 +357,8 @@ fn tally(deltas: &[Delta]) -> String {
 
 fn step_line(m: &ReportModel, s: &Step) -> String {
     let name = section_name(m, s.engine, s.workload);
-    let (first, at, elsewhere) = (s.first(), span(m, s), not_measured(s));
-    let first_tag = named(m.label(&first.tag));
+    let (first, at, elsewhere) = (s.first(), span(s), not_measured(s));
+    let first_tag = named(&first.tag);
     let time = &first.comparison;
     let line = match s.by {
         StepBy::Instructions => {

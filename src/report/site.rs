@@ -4,8 +4,6 @@
 //! its baseline, then each tag's median per run), and one row per history (range,
 //! commits, steps, a link to its step charts).
 
-use std::collections::BTreeMap;
-
 use anyhow::Result;
 
 use super::cells::{self, short_tag, Cells};
@@ -96,10 +94,10 @@ fn host(m: &ReportModel) -> String {
 
 /// "0.9.17 … 0.9.33 (17)": the first and last tag measured, and how many.
 fn tag_range(m: &ReportModel) -> String {
-    let mut tags: Vec<&str> = m.sections.iter().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    tags.sort_by_key(|t| m.label(t).release_key());
+    let mut tags: Vec<&Label> = m.sections.iter().flat_map(|s| s.ranked.iter().map(|r| &r.tag)).collect();
+    tags.sort_by_key(|t| t.release_key());
     tags.dedup();
-    let short = |t: &str| short_tag(&cells::label(m.label(t))).to_string();
+    let short = |t: &Label| short_tag(&cells::label(t)).to_string();
     match (tags.first(), tags.last()) {
         (Some(a), Some(b)) if a != b => format!("{} … {} ({})", short(a), short(b), tags.len()),
         (Some(a), _) => short(a),
@@ -194,10 +192,10 @@ fn newest_ratios(g: &[&SiteRun], s: &Section, runs: &[String]) -> Result<String>
     let mut points = Vec::new();
     for (r, run) in g.iter().zip(runs) {
         let m = &r.model;
-        let Some(newest) = m.newest.as_deref() else { continue };
-        let row = m.section(s.engine, s.workload).and_then(|s| s.vs_baseline.iter().find(|b| b.tag == newest));
+        let Some(newest) = m.newest.as_ref() else { continue };
+        let row = m.section(s.engine, s.workload).and_then(|s| s.vs_baseline.iter().find(|b| b.tag == *newest));
         let Some(d) = row.and_then(|b| b.vs_baseline.as_ref()) else { continue };
-        let (tag, base) = (cells::label(m.label(newest)), cells::baseline_label(m));
+        let (tag, base) = (cells::label(newest), cells::baseline_label(m));
         points.push(RatioPoint {
             label: run.clone(),
             comparison: Some(d.comparison.clone()),
@@ -237,17 +235,15 @@ fn short_date(iso: &str) -> String {
 /// Each tag's median in each run of the group, for one (engine, workload).
 fn series(g: &[&SiteRun], s: &Section) -> Vec<TrendSeries> {
     let sections: Vec<Option<&Section>> = g.iter().map(|r| r.model.section(s.engine, s.workload)).collect();
-    let mut tags: Vec<&str> = sections.iter().flatten().flat_map(|s| s.ranked.iter().map(|r| r.tag.as_str())).collect();
-    // Every run of the group that measured a tag holds its value.
-    let labels: BTreeMap<&str, &Label> = g.iter().flat_map(|r| &r.model.labels).map(|(t, l)| (t.as_str(), l)).collect();
-    tags.sort_by_key(|t| labels[t].release_key());
+    let mut tags: Vec<&Label> = sections.iter().flatten().flat_map(|s| s.ranked.iter().map(|r| &r.tag)).collect();
+    tags.sort_by_key(|t| t.release_key());
     tags.dedup();
     tags.into_iter()
         .map(|tag| TrendSeries {
-            label: labels[tag].clone(),
+            label: tag.clone(),
             medians: sections
                 .iter()
-                .map(|s| s.and_then(|s| s.ranked.iter().find(|r| r.tag == tag)).map(|r| r.summary.median))
+                .map(|s| s.and_then(|s| s.ranked.iter().find(|r| r.tag == *tag)).map(|r| r.summary.median))
                 .collect(),
         })
         .collect()

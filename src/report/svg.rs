@@ -17,6 +17,7 @@ pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
 use super::outline::Chart;
 use super::{Exporter, Output};
+use crate::record::Label;
 use crate::stats::{Comparison, Verdict};
 
 pub struct Svg;
@@ -76,23 +77,19 @@ fn verdict_mark(j: cells::Judged) -> Option<(&'static str, &'static RGBColor)> {
 }
 
 /// The tooltip of one tag's point.
-fn point_text(m: &ReportModel, s: &Section, tag: &str) -> String {
-    let r = s.ranked.iter().find(|r| r.tag == tag).expect("the tag is ranked");
+fn point_text(m: &ReportModel, s: &Section, tag: &Label) -> String {
+    let Some(r) = s.ranked.iter().find(|r| r.tag == *tag) else { return cells::label(tag) };
     let mut t = format!(
         "{}: median {} {} {}, min {}, n {}",
-        cells::label(m.label(tag)),
+        cells::label(tag),
         cells::num(r.summary.median),
         m.unit_of(s),
         cells::plus_minus(&r.summary),
         cells::num(r.summary.min),
         r.summary.n
     );
-    if let Some(d) = s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()) {
-        t.push_str(&format!(
-            "; vs {}: {}",
-            short_tag(&cells::label(m.label(&d.against))),
-            cells::delta_line(&d.comparison)
-        ));
+    if let Some(d) = s.vs_baseline.iter().find(|b| b.tag == *tag).and_then(|b| b.vs_baseline.as_ref()) {
+        t.push_str(&format!("; vs {}: {}", short_tag(&cells::label(&d.against)), cells::delta_line(&d.comparison)));
         if d.time_only {
             t.push_str(", time only");
         }
@@ -493,12 +490,12 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
         .map(|b| {
             let d = b.vs_baseline.as_ref();
             RatioPoint {
-                label: short_tag(&cells::label(m.label(&b.tag))).to_string(),
+                label: short_tag(&cells::label(&b.tag)).to_string(),
                 comparison: d.map(|d| d.comparison.clone()),
                 time_only: d.is_some_and(|d| d.time_only),
                 instructions: d.and_then(|d| d.instructions()).map(|c| c.ratio),
                 claimed: None,
-                newest: m.newest.as_deref() == Some(b.tag.as_str()),
+                newest: m.newest.as_ref() == Some(&b.tag),
                 side: None,
                 tip: point_text(m, s, &b.tag),
             }
@@ -519,7 +516,7 @@ pub fn chart(m: &ReportModel, s: &Section) -> Result<String> {
 /// below the chart of ratios.
 pub fn levels(m: &ReportModel, s: &Section) -> Result<String> {
     let mut rows: Vec<_> = s.ranked.iter().collect();
-    rows.sort_by_key(|r| m.label(&r.tag).release_key());
+    rows.sort_by_key(|r| r.tag.release_key());
     let n = rows.len() as i32;
     let bounds: Vec<(f64, f64)> = rows
         .iter()
@@ -536,8 +533,8 @@ pub fn levels(m: &ReportModel, s: &Section) -> Result<String> {
         "against {}: ▲ slower  ▼ faster  = same  (hollow: time only)   red: newest tag",
         short_tag(&cells::baseline_label(m))
     );
-    let judged = |tag: &str| {
-        s.vs_baseline.iter().find(|b| b.tag == tag).and_then(|b| b.vs_baseline.as_ref()).map(cells::Judged::of)
+    let judged = |tag: &Label| {
+        s.vs_baseline.iter().find(|b| b.tag == *tag).and_then(|b| b.vs_baseline.as_ref()).map(cells::Judged::of)
     };
     let mut buf = String::new();
     let tips = {
@@ -549,7 +546,7 @@ pub fn levels(m: &ReportModel, s: &Section) -> Result<String> {
             .y_label_area_size(76)
             .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), ylo..yhi)
             .map_err(err)?;
-        let labels: Vec<String> = rows.iter().map(|r| short_tag(&cells::label(m.label(&r.tag))).to_string()).collect();
+        let labels: Vec<String> = rows.iter().map(|r| short_tag(&cells::label(&r.tag)).to_string()).collect();
         axes(&mut c.configure_mesh())
             .x_labels(rows.len())
             .x_label_formatter(&|v| match v {
@@ -563,7 +560,7 @@ pub fn levels(m: &ReportModel, s: &Section) -> Result<String> {
             .y_label_formatter(&|y| format!("{y:.2}"))
             .draw()
             .map_err(err)?;
-        let color = |tag: &str| if m.newest.as_deref() == Some(tag) { NEWEST } else { OTHER };
+        let color = |tag: &Label| if m.newest.as_ref() == Some(tag) { NEWEST } else { OTHER };
         let x = |i: usize| SegmentValue::CenterOf(i as i32);
         c.draw_series(rows.iter().zip(&bounds).enumerate().map(|(i, (r, b))| {
             ErrorBar::new_vertical(x(i), b.0, r.summary.median, b.1, color(&r.tag).stroke_width(2), 12)

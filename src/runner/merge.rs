@@ -273,18 +273,17 @@ fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()>
 /// Every run's tag statuses; a tag listed unbuilt by several runs (separate runs, not
 /// shards) is kept once, the run that built it winning.
 fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
-    let mut by_tag: BTreeMap<String, TagStatus> = BTreeMap::new();
-    for t in runs.iter().flat_map(|(_, r)| &r.header.tags) {
+    let mut by_unit: BTreeMap<&Label, &TagStatus> = BTreeMap::new();
+    for (t, unit) in runs.iter().flat_map(|(_, r)| r.tags()) {
         let keep =
-            by_tag.get(&t.tag).is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
+            by_unit.get(unit).is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
         if keep {
-            by_tag.insert(t.tag.clone(), t.clone());
+            by_unit.insert(unit, t);
         }
     }
-    let mut out: Vec<TagStatus> = by_tag.into_values().collect();
-    let labels: BTreeMap<&String, &Label> = runs.iter().flat_map(|(_, r)| &r.labels).collect();
-    out.sort_by_key(|t| labels.get(&t.tag).map(|l| l.release_key()));
-    out
+    let mut out: Vec<(&Label, &TagStatus)> = by_unit.into_iter().collect();
+    out.sort_by_key(|(unit, _)| unit.release_key());
+    out.into_iter().map(|(_, t)| t.clone()).collect()
 }
 
 /// What a merged file records of each run (a merged run brings its own parts).

@@ -17,8 +17,8 @@ pub const MIN_EXCESS: f64 = 0.10;
 
 /// Where a burst was: the label and the round, and how much slower than predicted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Burst {
-    pub label: String,
+pub struct Burst<K> {
+    pub label: K,
     pub round: u32,
     /// The value over its prediction, less 1 (0.3: 30% slower).
     pub excess: f64,
@@ -26,27 +26,27 @@ pub struct Burst {
 
 /// A section's bursts among its round values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Bursts {
+pub struct Bursts<K> {
     /// Round values looked at.
     pub values: usize,
     /// Largest excess first.
-    pub found: Vec<Burst>,
+    pub found: Vec<Burst<K>>,
 }
 
 /// Each round value's prediction is its label's median plus its round's median effect over
 /// the labels (one sweep of median polish, on log values); a burst lies more than
 /// [`ROBUST_SDS`] robust standard deviations and [`MIN_EXCESS`] above it. None below two
 /// labels of three rounds each (no round effect to take out).
-pub fn bursts(blocks: &BTreeMap<String, Rounds>) -> Option<Bursts> {
+pub fn bursts<K: Ord + Clone>(blocks: &BTreeMap<K, Rounds>) -> Option<Bursts<K>> {
     let c = centred_logs(blocks).filter(|c| c.labels.len() >= 2)?;
-    let residuals: Vec<(&str, u32, f64)> =
+    let residuals: Vec<(&K, u32, f64)> =
         c.labels.iter().flat_map(|(l, r)| r.iter().map(|(k, v)| (*l, *k, v - c.effects[k]))).collect();
     let sd = robust_sd(&residuals.iter().map(|(_, _, e)| *e).collect::<Vec<_>>());
     let limit = (ROBUST_SDS * sd).max(MIN_EXCESS.ln_1p());
-    let mut found: Vec<Burst> = residuals
+    let mut found: Vec<Burst<K>> = residuals
         .iter()
         .filter(|(_, _, e)| *e > limit)
-        .map(|(l, round, e)| Burst { label: l.to_string(), round: *round, excess: e.exp_m1() })
+        .map(|(l, round, e)| Burst { label: (*l).clone(), round: *round, excess: e.exp_m1() })
         .collect();
     found.sort_by(|a, b| b.excess.total_cmp(&a.excess).then(a.label.cmp(&b.label)));
     Some(Bursts { values: residuals.len(), found })

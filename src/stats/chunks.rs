@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::family::{per_round, robust_sd, Rounds};
 use super::median;
-use crate::record::Sample;
+use crate::record::{Label, Sample};
 
 /// The spread of a section's log ratios to its reference at both levels (fractions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -26,11 +26,11 @@ pub struct Spreads {
 #[derive(Debug, Clone, Default)]
 pub struct Grouped {
     /// Each label's value per round (the median of its repetitions): what a table shows.
-    pub values: BTreeMap<String, Rounds>,
+    pub values: BTreeMap<Label, Rounds>,
     /// Each label's value per round as comparisons pair it: `values` again, or for
     /// chunk-paired samples the reference's median value times the round's median chunk
     /// ratio to the reference. Ratios of these are the per-process chunk-paired ratios.
-    pub compared: BTreeMap<String, Rounds>,
+    pub compared: BTreeMap<Label, Rounds>,
     pub spreads: Spreads,
 }
 
@@ -39,11 +39,11 @@ pub struct Grouped {
 pub fn by_round<'a>(
     samples: impl IntoIterator<Item = &'a Sample>,
     value: impl Fn(&Sample) -> Option<f64>,
-) -> BTreeMap<String, Rounds> {
-    let mut raw: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
+) -> BTreeMap<Label, Rounds> {
+    let mut raw: BTreeMap<Label, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         let Some(v) = value(s) else { continue };
-        raw.entry(s.unit.to_string()).or_default().push((s.round, v));
+        raw.entry(s.unit.clone()).or_default().push((s.round, v));
     }
     raw.into_iter().map(|(t, v)| (t, per_round(v))).collect()
 }
@@ -62,11 +62,11 @@ pub fn group_by<'a>(
     chunk_values: impl Fn(&Sample) -> Vec<f64>,
 ) -> Grouped {
     let samples: Vec<&Sample> = samples.into_iter().filter(|s| value(s).is_some()).collect();
-    let mut chunks: BTreeMap<String, BTreeMap<u32, Vec<Vec<f64>>>> = BTreeMap::new();
+    let mut chunks: BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>> = BTreeMap::new();
     for s in &samples {
         let each = chunk_values(s);
         if !each.is_empty() {
-            chunks.entry(s.unit.to_string()).or_default().entry(s.round).or_default().push(each);
+            chunks.entry(s.unit.clone()).or_default().entry(s.round).or_default().push(each);
         }
     }
     let values = by_round(samples.iter().copied(), value);
@@ -107,9 +107,9 @@ pub fn group_by<'a>(
 
 /// The label measured in the most processes (ties: the first by name): every other label's
 /// chunks are divided by its chunks of the same round.
-fn reference(chunks: &BTreeMap<String, BTreeMap<u32, Vec<Vec<f64>>>>) -> Option<String> {
+fn reference(chunks: &BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>>) -> Option<Label> {
     let most = chunks.values().map(BTreeMap::len).max()?;
-    chunks.iter().find(|(_, r)| r.len() == most).map(|(t, _)| t.clone())
+    chunks.iter().filter(|(_, r)| r.len() == most).min_by_key(|(t, _)| t.to_string()).map(|(t, _)| t.clone())
 }
 
 /// ln(chunk / reference's chunk) for every chunk both passes ran; None when they share
@@ -121,8 +121,8 @@ fn log_ratios(base: &[f64], pass: &[f64]) -> Option<Vec<f64>> {
 
 /// The robust spread over rounds of each label's log ratio to the first label (by name)
 /// measured in the same rounds, median over labels.
-fn between_processes(rounds: &BTreeMap<String, Rounds>) -> Option<f64> {
-    let (first, base) = rounds.iter().max_by_key(|(t, r)| (r.len(), std::cmp::Reverse(t.as_str())))?;
+fn between_processes(rounds: &BTreeMap<Label, Rounds>) -> Option<f64> {
+    let (first, base) = rounds.iter().max_by_key(|(t, r)| (r.len(), std::cmp::Reverse(t.to_string())))?;
     let spreads: Vec<f64> = rounds
         .iter()
         .filter(|(t, _)| *t != first)
@@ -139,6 +139,10 @@ mod tests {
     use super::*;
     use crate::record::Engine;
     use crate::workload::Workload;
+
+    fn unit(tag: &str) -> crate::record::Label {
+        crate::record::Label::build(tag, None)
+    }
 
     fn sample(tag: &str, round: u32, chunks: Vec<u64>) -> Sample {
         Sample {
@@ -168,10 +172,10 @@ mod tests {
             sample("b", 1, vec![210, 210, 210]),
         ];
         let g = group(&samples, |s| Some(s.ns as f64));
-        let (a, b) = (&g.compared["a"], &g.compared["b"]);
+        let (a, b) = (&g.compared[&unit("a")], &g.compared[&unit("b")]);
         assert!((b[&0] / a[&0] - 1.10).abs() < 1e-9 && (b[&1] / a[&1] - 1.05).abs() < 1e-9, "{g:?}");
         // The values a table shows stay the passes' own times.
-        assert_eq!(g.values["b"][&0], 550.0);
+        assert_eq!(g.values[&unit("b")][&0], 550.0);
         assert_eq!(g.spreads.between_chunks, Some(0.0));
     }
 
@@ -221,7 +225,8 @@ mod tests {
         for _ in 0..trials {
             let g = group(&simulate(&mut rng, 12, 1.05, 0.002), |s| Some(s.ns as f64));
             for (i, (tag, truth)) in [("copy", 1.0), ("slow", 1.05)].iter().enumerate() {
-                let c = super::super::family::compare(&g.compared["ref"], &g.compared[*tag], 2, &rule).unwrap();
+                let c = super::super::family::compare(&g.compared[&unit("ref")], &g.compared[&unit(tag)], 2, &rule)
+                    .unwrap();
                 let ci = c.ci.expect("12 rounds give an interval at 97.5%");
                 covered[i] += usize::from(ci.lo <= *truth && *truth <= ci.hi);
             }

@@ -88,12 +88,12 @@ pub fn compare_apart(a: &Rounds, b: &Rounds, family: usize, rule: &Rule) -> Opti
 }
 
 /// Every label against `reference`, as one family of (labels − 1) comparisons.
-pub fn against(blocks: &BTreeMap<String, Rounds>, reference: &str, rule: &Rule) -> BTreeMap<String, Comparison> {
+pub fn against<K: Ord + Clone>(blocks: &BTreeMap<K, Rounds>, reference: &K, rule: &Rule) -> BTreeMap<K, Comparison> {
     let Some(base) = blocks.get(reference) else { return BTreeMap::new() };
     let k = blocks.len().saturating_sub(1);
     blocks
         .iter()
-        .filter(|(t, _)| t.as_str() != reference)
+        .filter(|(t, _)| *t != reference)
         .filter_map(|(t, r)| compare(base, r, k, rule).map(|c| (t.clone(), c)))
         .collect()
 }
@@ -107,8 +107,8 @@ pub fn all_pairs(k: usize) -> usize {
 
 /// One row of a ranked table, as [`ranking`] decides it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ranked {
-    pub label: String,
+pub struct Ranked<K> {
+    pub label: K,
     /// 1 + the number of labels resolved faster than this one in the all-pairs family.
     pub rank: usize,
     /// This label against the fastest (None for the fastest itself).
@@ -124,8 +124,8 @@ pub struct Ranked {
 /// - a label's rank is 1 + the labels resolved faster than it, each pair compared in the
 ///   all-pairs family (the fastest is chosen after seeing the data);
 /// - rows go fastest first, then by rank, then by the estimate against the fastest.
-pub fn ranking(blocks: &BTreeMap<String, Rounds>, rule: &Rule) -> Vec<Ranked> {
-    let labels: Vec<&String> = blocks.keys().collect();
+pub fn ranking<K: Ord + Clone>(blocks: &BTreeMap<K, Rounds>, rule: &Rule) -> Vec<Ranked<K>> {
+    let labels: Vec<&K> = blocks.keys().collect();
     let k = labels.len();
     let family = all_pairs(k);
     // against[i][j]: label j against label i.
@@ -144,12 +144,12 @@ pub fn ranking(blocks: &BTreeMap<String, Rounds>, rule: &Rule) -> Vec<Ranked> {
     };
     let resolved_faster =
         |j: usize| (0..k).filter(|i| against[*i][j].is_some_and(|c| c.verdict == Verdict::Slower)).count();
-    let mut rows: Vec<Ranked> = (0..k)
+    let mut rows: Vec<Ranked<K>> = (0..k)
         .map(|j| Ranked { label: labels[j].clone(), rank: 1 + resolved_faster(j), vs_fastest: against[fastest][j] })
         .collect();
-    let estimate = |r: &Ranked| r.vs_fastest.map_or(f64::INFINITY, |c| c.ratio);
+    let estimate = |r: &Ranked<K>| r.vs_fastest.map_or(f64::INFINITY, |c| c.ratio);
     rows.sort_by(|x, y| {
-        let first = |r: &Ranked| r.label != *labels[fastest];
+        let first = |r: &Ranked<K>| r.label != *labels[fastest];
         (first(x), x.rank).cmp(&(first(y), y.rank)).then(estimate(x).total_cmp(&estimate(y)))
     });
     rows
@@ -197,7 +197,7 @@ pub fn robust_sd(xs: &[f64]) -> f64 {
     1.4826 * median(&xs.iter().map(|x| (x - m).abs()).collect::<Vec<f64>>())
 }
 
-pub fn noise(blocks: &BTreeMap<String, Rounds>) -> Option<Noise> {
+pub fn noise<K: Ord>(blocks: &BTreeMap<K, Rounds>) -> Option<Noise> {
     let c = centred_logs(blocks)?;
     let spread =
         median(&c.labels.values().map(|l| robust_sd(&l.values().copied().collect::<Vec<_>>())).collect::<Vec<_>>());
@@ -208,19 +208,19 @@ pub fn noise(blocks: &BTreeMap<String, Rounds>) -> Option<Noise> {
 
 /// Log values by label and round, each label less its own median, and each round's effect
 /// common to all labels (the median of those over the labels in that round).
-pub struct Centred<'a> {
-    pub labels: BTreeMap<&'a str, BTreeMap<u32, f64>>,
+pub struct Centred<'a, K> {
+    pub labels: BTreeMap<&'a K, BTreeMap<u32, f64>>,
     pub effects: BTreeMap<u32, f64>,
 }
 
 /// [`Centred`] over the labels with three rounds or more of positive values; None without one.
-pub fn centred_logs(blocks: &BTreeMap<String, Rounds>) -> Option<Centred<'_>> {
-    let labels: BTreeMap<&str, BTreeMap<u32, f64>> = blocks
+pub fn centred_logs<K: Ord>(blocks: &BTreeMap<K, Rounds>) -> Option<Centred<'_, K>> {
+    let labels: BTreeMap<&K, BTreeMap<u32, f64>> = blocks
         .iter()
         .filter(|(_, r)| r.len() >= 3 && r.values().all(|v| *v > 0.0))
         .map(|(l, r)| {
             let m = median(&r.values().map(|v| v.ln()).collect::<Vec<_>>());
-            (l.as_str(), r.iter().map(|(k, v)| (*k, v.ln() - m)).collect())
+            (l, r.iter().map(|(k, v)| (*k, v.ln() - m)).collect())
         })
         .collect();
     if labels.is_empty() {
@@ -234,7 +234,7 @@ pub fn centred_logs(blocks: &BTreeMap<String, Rounds>) -> Option<Centred<'_>> {
 
 /// True when every comparison against `reference` is decided, or resolved to within
 /// ±`target` (a fraction): the run has nothing more to learn at this resolution.
-pub fn resolved(blocks: &BTreeMap<String, Rounds>, reference: &str, rule: &Rule, target: f64) -> bool {
+pub fn resolved<K: Ord + Clone>(blocks: &BTreeMap<K, Rounds>, reference: &K, rule: &Rule, target: f64) -> bool {
     if blocks.len() < 2 {
         return false;
     }

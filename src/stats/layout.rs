@@ -28,7 +28,7 @@ fn two_way(table: &[Vec<f64>]) -> Option<(f64, f64)> {
 }
 
 /// The rows of `values` (label → round → value) as logs, over the rounds every label has.
-fn complete_logs(values: &BTreeMap<String, Rounds>) -> Option<Vec<Vec<f64>>> {
+fn complete_logs<K>(values: &BTreeMap<K, Rounds>) -> Option<Vec<Vec<f64>>> {
     let mut rounds: Option<BTreeSet<u32>> = None;
     for r in values.values() {
         let have: BTreeSet<u32> = r.keys().copied().collect();
@@ -63,7 +63,7 @@ fn median_polish(table: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
 /// the residuals' robust spread (1.4826 × MAD). The layouts' variance is their effects'
 /// variance less what the noise puts into a median of that many rounds (π/2 · σ² / rounds),
 /// at least 0. None below two layouts or two complete rounds.
-pub fn across_layouts(layouts: &BTreeMap<String, Rounds>) -> Option<f64> {
+pub fn across_layouts<K>(layouts: &BTreeMap<K, Rounds>) -> Option<f64> {
     let table = complete_logs(layouts)?;
     let rounds = table.first()?.len();
     if table.len() < 2 || rounds < 2 {
@@ -83,9 +83,9 @@ pub fn across_layouts(layouts: &BTreeMap<String, Rounds>) -> Option<f64> {
 /// placement). `workers`: label → round → that worker's repetitions. The residual of the
 /// two-way table of worker means, less the repetitions' variance over their number, at
 /// least 0. None below two labels, two complete rounds, or two repetitions a worker.
-pub fn between_workers(workers: &BTreeMap<String, BTreeMap<u32, Vec<f64>>>) -> Option<f64> {
+pub fn between_workers<K: Ord + Clone>(workers: &BTreeMap<K, BTreeMap<u32, Vec<f64>>>) -> Option<f64> {
     let (mut within_ss, mut within_df, mut reps) = (0.0, 0usize, Vec::new());
-    let mut means: BTreeMap<String, Rounds> = BTreeMap::new();
+    let mut means: BTreeMap<K, Rounds> = BTreeMap::new();
     for (label, rounds) in workers {
         for (round, xs) in rounds.iter().filter(|(_, xs)| xs.len() >= 2 && xs.iter().all(|x| *x > 0.0)) {
             let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();

@@ -52,7 +52,8 @@ pub fn compared(
     groups
         .into_iter()
         .map(|(key, group)| {
-            let blocks = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+            let grouped = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+            let blocks: BTreeMap<String, Rounds> = grouped.into_iter().map(|(l, r)| (l.to_string(), r)).collect();
             (key, (reference(&blocks, labels, baseline), blocks))
         })
         .collect()

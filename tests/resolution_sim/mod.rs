@@ -166,7 +166,7 @@ pub fn simulate(w: Workload, d: Design, trials: usize, seed: u64) -> Outcome {
     for _ in 0..trials {
         for (truth, aa) in [(vec![0.0; TAGS], true), (step.clone(), false)] {
             let blocks = run(&mut rng, w, d, &truth, rounds);
-            let cmp = family::against(&blocks, "t00", &rule);
+            let cmp = family::against(&blocks, &"t00".to_string(), &rule);
             assert_eq!(cmp.len(), TAGS - 1, "every tag compared");
             let covers = cmp.iter().all(|(t, c)| {
                 let want = truth[t[1..].parse::<usize>().unwrap()].exp();

@@ -5,13 +5,13 @@
 use anyhow::Result;
 
 use super::{LatencyRow, PresetReport, ResourceRow};
-use crate::record::{Engine, RunData};
+use crate::record::{Engine, Label, RunData};
 use crate::report::extras::{Cell, ExtraChart, ExtraPart, ExtraTable, Extras, Whisker};
 use crate::workload::Workload;
 
 /// The run's extra content: a preset's, or none for LmdbJava's six. `engines` are the
 /// report's (one sub-heading per engine when there are several); `newest` is marked.
-pub fn extras(data: &RunData, engines: &[Engine], newest: Option<&str>) -> Result<Extras> {
+pub fn extras(data: &RunData, engines: &[Engine], newest: Option<&Label>) -> Result<Extras> {
     let Some(p) = super::build(data) else { return Ok(Extras::default()) };
     let mut x = Extras {
         intro: vec![format!("Preset {}: {}", p.preset, p.about), format!("Data: {}; {}.", p.dataset, p.settings)],
@@ -41,7 +41,7 @@ fn latency_part(
     p: &PresetReport,
     charts: &mut Vec<ExtraChart>,
     engines: &[Engine],
-    newest: Option<&str>,
+    newest: Option<&Label>,
     heading: &dyn Fn(Engine, &str) -> String,
 ) -> ExtraPart {
     let mut charted: Vec<Engine> = p.latency.iter().map(|r| r.engine).collect();
@@ -83,16 +83,16 @@ fn latency_cells(r: &LatencyRow) -> Vec<Cell> {
 }
 
 /// p50 per cycle, min to p99, × mean, per tag, as the sections' charts are drawn.
-fn latency_chart(engine: Engine, rows: &[&LatencyRow], suffix: String, newest: Option<&str>) -> ExtraChart {
+fn latency_chart(engine: Engine, rows: &[&LatencyRow], suffix: String, newest: Option<&Label>) -> ExtraChart {
     let columns = rows
         .iter()
         .map(|r| Whisker {
-            tag: r.tag.clone(),
+            tag: r.tag.to_string(),
             lo: r.latency_us.min,
             mid: r.latency_us.p50,
             hi: r.latency_us.p99,
             mark: r.latency_us.mean,
-            newest: newest == Some(r.tag.as_str()),
+            newest: newest == Some(&r.tag),
         })
         .collect();
     ExtraChart {
@@ -153,7 +153,7 @@ fn resource_cells(r: &ResourceRow) -> Vec<Cell> {
 }
 
 /// Rows whose cold rounds (some or all) kept pages in the cache, with the worker's words.
-fn cold_notes(rows: &[ResourceRow]) -> Vec<(String, String)> {
+fn cold_notes(rows: &[ResourceRow]) -> Vec<(Label, String)> {
     rows.iter()
         .filter_map(|r| {
             let why = r.cold_not_achieved.as_deref()?;

@@ -19,7 +19,8 @@ use crate::workload::Workload;
 pub struct CrewRow {
     pub engine: Engine,
     pub workload: Workload,
-    pub tag: String,
+    #[serde(serialize_with = "crate::record::label::as_text")]
+    pub tag: Label,
     pub readers: u32,
     pub n: usize,
     /// Gets per second by all readers together, and by one reader thread.
@@ -33,20 +34,16 @@ pub struct CrewRow {
     pub get_ns: Option<Latency>,
 }
 
-pub(super) fn rows(groups: &BTreeMap<Key, Vec<&Sample>>, labels: &BTreeMap<String, Label>) -> Vec<CrewRow> {
+pub(super) fn rows(groups: &BTreeMap<Key, Vec<&Sample>>) -> Vec<CrewRow> {
     let mut rows: Vec<CrewRow> = groups.iter().filter_map(|(k, ss)| row(k, ss)).collect();
-    let alone: BTreeMap<(Engine, Workload, String), f64> = rows
-        .iter()
-        .filter(|r| r.readers == 1)
-        .map(|r| {
-            ((r.engine, r.workload, Label { readers: None, ..labels[&r.tag].clone() }.to_string()), r.reader_ops_per_s)
-        })
-        .collect();
+    // A build's rows differ by their reader count alone.
+    let build = |r: &CrewRow| (r.engine, r.workload, Label { readers: None, ..r.tag.clone() });
+    let alone: BTreeMap<(Engine, Workload, Label), f64> =
+        rows.iter().filter(|r| r.readers == 1).map(|r| (build(r), r.reader_ops_per_s)).collect();
     for r in &mut rows {
-        let one = Label { readers: None, ..labels[&r.tag].clone() }.to_string();
-        r.scaling = alone.get(&(r.engine, r.workload, one)).map(|a| r.reader_ops_per_s / a);
+        r.scaling = alone.get(&build(r)).map(|a| r.reader_ops_per_s / a);
     }
-    sorted(rows, labels, |r: &CrewRow| (r.engine, r.workload, r.tag.as_str()))
+    sorted(rows, |r: &CrewRow| (r.engine, r.workload, &r.tag))
 }
 
 fn row((engine, workload, tag): &Key, ss: &[&Sample]) -> Option<CrewRow> {

@@ -8,9 +8,9 @@ use super::{LatencyRow, PresetReport, ResourceRow};
 use crate::report::extras::DataFile;
 
 #[derive(Serialize)]
-struct Latency<'a> {
+struct Latency {
     engine: String,
-    tag: &'a str,
+    tag: String,
     cycles: usize,
     min_us: f64,
     mean_us: f64,
@@ -25,7 +25,7 @@ struct Latency<'a> {
 struct Resources<'a> {
     engine: String,
     workload: String,
-    tag: &'a str,
+    tag: String,
     n: Option<usize>,
     wall_ms: Option<f64>,
     user_ms: Option<f64>,
@@ -43,7 +43,7 @@ fn latency(rows: &[LatencyRow]) -> Result<Vec<u8>> {
         let l = &r.latency_us;
         w.serialize(Latency {
             engine: r.engine.to_string(),
-            tag: &r.tag,
+            tag: r.tag.to_string(),
             cycles: l.n,
             min_us: l.min,
             mean_us: l.mean,
@@ -64,7 +64,7 @@ fn resources(rows: &[ResourceRow]) -> Result<Vec<u8>> {
         w.serialize(Resources {
             engine: r.engine.to_string(),
             workload: r.workload.to_string(),
-            tag: &r.tag,
+            tag: r.tag.to_string(),
             n: f.map(|f| f.n),
             wall_ms: f.map(|f| f.wall_ms),
             user_ms: f.map(|f| f.user_ms),

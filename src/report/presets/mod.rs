@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::label::Label;
+use crate::record::label::{as_text, Label};
 use crate::record::{Engine, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
@@ -38,7 +38,8 @@ pub struct PresetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyRow {
     pub engine: Engine,
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     /// Per cycle, in microseconds.
     pub latency_us: Latency,
     /// Median time to write the database, in milliseconds.
@@ -52,7 +53,8 @@ pub struct LatencyRow {
 pub struct ResourceRow {
     pub engine: Engine,
     pub workload: Workload,
-    pub tag: String,
+    #[serde(serialize_with = "as_text")]
+    pub tag: Label,
     /// None when no round of a cold variant achieved cold.
     pub figures: Option<Resources>,
     /// Why some rounds (all, without `figures`) have no sample: the file stayed cached.
@@ -73,34 +75,30 @@ pub struct Resources {
     pub resident_percent: Option<f64>,
 }
 
-type Key = (Engine, Workload, String);
+type Key = (Engine, Workload, Label);
 
 /// The preset's report, or None for a run of LmdbJava's workloads.
 pub fn build(data: &RunData) -> Option<PresetReport> {
     let preset = Suite::of(&data.header.workloads).ok()?.preset()?;
     let mut groups: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
     for s in data.samples.iter().filter(|s| !s.counted) {
-        groups.entry((s.engine, s.workload, s.unit.to_string())).or_default().push(s);
+        groups.entry((s.engine, s.workload, s.unit.clone())).or_default().push(s);
     }
     Some(PresetReport {
         preset: preset.name().into(),
         about: preset.about().into(),
         dataset: preset.dataset(&data.header.config),
         settings: preset.settings(&data.header.config),
-        latency: if preset == Preset::OpenGet { latency_rows(&groups, &data.labels) } else { Vec::new() },
+        latency: if preset == Preset::OpenGet { latency_rows(&groups) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
-        crews: if preset == Preset::Concurrency { crew::rows(&groups, &data.labels) } else { Vec::new() },
+        crews: if preset == Preset::Concurrency { crew::rows(&groups) } else { Vec::new() },
     })
 }
 
-fn sorted<T>(
-    mut rows: Vec<T>,
-    labels: &BTreeMap<String, Label>,
-    key: impl Fn(&T) -> (Engine, Workload, &str),
-) -> Vec<T> {
+fn sorted<T>(mut rows: Vec<T>, key: impl Fn(&T) -> (Engine, Workload, &Label)) -> Vec<T> {
     rows.sort_by(|a, b| {
         let (x, y) = (key(a), key(b));
-        (x.0, x.1, labels[x.2].release_key()).cmp(&(y.0, y.1, labels[y.2].release_key()))
+        (x.0, x.1, x.2.release_key()).cmp(&(y.0, y.1, y.2.release_key()))
     });
     rows
 }
@@ -110,7 +108,7 @@ fn median_of(xs: impl Iterator<Item = f64>) -> Option<f64> {
     (!v.is_empty()).then(|| median(&v))
 }
 
-fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>, labels: &BTreeMap<String, Label>) -> Vec<LatencyRow> {
+fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>) -> Vec<LatencyRow> {
     let open_get = Workload::Preset(PresetWorkload::OpenGet);
     let write = Workload::Preset(PresetWorkload::OpenGetWrite);
     let rows = groups
@@ -129,7 +127,7 @@ fn latency_rows(groups: &BTreeMap<Key, Vec<&Sample>>, labels: &BTreeMap<String, 
             })
         })
         .collect();
-    sorted(rows, labels, |r: &LatencyRow| (r.engine, open_get, r.tag.as_str()))
+    sorted(rows, |r: &LatencyRow| (r.engine, open_get, &r.tag))
 }
 
 fn resources(ss: &[&Sample]) -> Resources {
@@ -156,7 +154,7 @@ fn resource_rows(groups: &BTreeMap<Key, Vec<&Sample>>, data: &RunData) -> Vec<Re
     let mut cold: BTreeMap<Key, &str> = BTreeMap::new();
     for f in data.failures.iter().filter(|f| f.error.starts_with(COLD_NOT_ACHIEVED)) {
         if let Some(w) = f.workload {
-            cold.entry((f.engine, w, f.unit.to_string())).or_insert(&f.error);
+            cold.entry((f.engine, w, f.unit.clone())).or_insert(&f.error);
         }
     }
     let keys: std::collections::BTreeSet<Key> = groups.keys().chain(cold.keys()).cloned().collect();
@@ -170,5 +168,5 @@ fn resource_rows(groups: &BTreeMap<Key, Vec<&Sample>>, data: &RunData) -> Vec<Re
             cold_not_achieved: cold.get(&k).map(|e| e.to_string()),
         })
         .collect();
-    sorted(rows, &data.labels, |r: &ResourceRow| (r.engine, r.workload, r.tag.as_str()))
+    sorted(rows, |r: &ResourceRow| (r.engine, r.workload, &r.tag))
 }
