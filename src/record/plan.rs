@@ -84,7 +84,9 @@ pub struct LayoutStudy {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    pub rounds: u32,
+    /// Measured rounds at most; None: no cap, the time budget or the decisions end the run
+    /// (an adaptive time run given `--time-budget` and no `--rounds`; schema 9).
+    pub rounds: Option<u32>,
     pub warmup: u32,
     pub time_budget_s: Option<f64>,
     pub target_ci: Option<f64>,
@@ -208,7 +210,7 @@ impl Plan {
     /// fixed layouts, no counting pass, no shard, study or control.
     pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
         Plan {
-            rounds,
+            rounds: Some(rounds),
             warmup,
             time_budget_s: None,
             target_ci: None,
@@ -236,7 +238,7 @@ impl Plan {
     pub fn counting(&self) -> Plan {
         Plan {
             metric: Metric::Instructions,
-            rounds: 1,
+            rounds: Some(1),
             warmup: 0,
             iterations: 1,
             time_budget_s: None,
@@ -249,6 +251,11 @@ impl Plan {
             chunk: None,
             ..self.clone()
         }
+    }
+
+    /// Whether measured round `round` (counted from 0) is one the plan allows.
+    pub fn allows_round(&self, round: u32) -> bool {
+        self.rounds.is_none_or(|cap| round < cap)
     }
 
     pub fn min_effect(&self) -> f64 {
