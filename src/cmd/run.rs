@@ -81,6 +81,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
+    let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
     let Prepared { tags, labels, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
@@ -114,6 +115,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         control,
         layouts,
         layout_seed,
+        layouts_per_process,
         pairing,
         adaptive: args.adaptive_plan(),
         chunk,

@@ -120,6 +120,10 @@ pub struct Plan {
     /// With random layouts: the seed every sample's layout derives from, with its unit and round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_seed: Option<u64>,
+    /// Random layouts of each unit in one paired process, each timing every K-th of the
+    /// unit's chunks (each its own sample); 1, and absent, in every other run.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub layouts_per_process: u32,
     /// Set when the run is a layout-sensitivity study of one tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_study: Option<LayoutStudy>,
@@ -197,6 +201,14 @@ impl FigureUnit {
     }
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
 pub const MIN_EFFECT: f64 = 0.02;
 
@@ -225,6 +237,7 @@ impl Plan {
             shard: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
+            layouts_per_process: 1,
             layout_study: None,
             control: None,
             programs: Vec::new(),
@@ -246,6 +259,7 @@ impl Plan {
             count_entries: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
+            layouts_per_process: 1,
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
             chunk: None,

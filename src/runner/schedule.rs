@@ -85,7 +85,8 @@ impl Schedule<'_> {
         if self.spec.paired() {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
-            paired::check_memory(self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0), &ready)?;
+            let most = self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0);
+            paired::check_memory(most * self.spec.plan.layouts_per_process as usize, &ready)?;
         }
         let plan = &self.spec.plan;
         // Without a cap on its rounds the bar grows a round at a time.
@@ -198,7 +199,8 @@ impl Schedule<'_> {
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
-            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.spec.jobs, &self.interrupted);
+            let per_unit = (seed, self.spec.plan.layouts_per_process);
+            let (linked, failed) = layouts::link_round_each(&units, per_unit, &slot, self.spec.jobs, &self.interrupted);
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
@@ -255,7 +257,7 @@ impl Schedule<'_> {
             let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
-            bar.inc(of.len() as u64);
+            bar.inc((of.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
         }
         Ok(out)
     }
