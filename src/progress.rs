@@ -93,7 +93,7 @@ struct JobState {
     phase: String,
     /// Measured rounds done and planned, and when the first of them began (with the
     /// rounds done then, for a resumed run), which the estimate of the last is made from.
-    rounds: Option<(u32, u32)>,
+    rounds: Option<(u32, Option<u32>)>,
     rounds_began: Option<(Instant, u32)>,
     budget: Option<Duration>,
     /// The units (engine and label) that failed so far.
@@ -125,9 +125,9 @@ impl Log {
         self.status().phase = phase.into();
     }
 
-    /// `done` measured rounds of `planned`. The first call starts the clock the estimate
-    /// of the last round is made from.
-    pub fn rounds(&self, done: u32, planned: u32) {
+    /// `done` measured rounds of `planned` (None: no cap). The first call starts the clock
+    /// the estimate of the last round is made from.
+    pub fn rounds(&self, done: u32, planned: Option<u32>) {
         let mut s = self.status();
         s.rounds_began.get_or_insert((Instant::now(), done));
         s.rounds = Some((done, planned));
@@ -176,9 +176,11 @@ fn line(s: &JobState, elapsed: Duration, now: Instant) -> String {
     let mut parts = vec![format!("progress: {}", s.phase)];
     let left = s.budget.map(|b| b.saturating_sub(elapsed));
     if let Some((done, planned)) = s.rounds {
-        parts.push(match estimate(s, done, planned, left, now) {
-            Some(n) if n < planned => format!("round {} of about {n}", (done + 1).min(n)),
-            _ => format!("round {} of {planned}", (done + 1).min(planned)),
+        parts.push(match (estimate(s, done, planned, left, now), planned) {
+            (Some(n), Some(p)) if n >= p => format!("round {} of {p}", (done + 1).min(p)),
+            (Some(n), _) => format!("round {} of about {n}", (done + 1).min(n)),
+            (None, Some(p)) => format!("round {} of {p}", (done + 1).min(p)),
+            (None, None) => format!("round {}", done + 1),
         });
     }
     parts.push(format!("elapsed {}", clock(elapsed)));
@@ -194,12 +196,13 @@ fn line(s: &JobState, elapsed: Duration, now: Instant) -> String {
 
 /// The round the job will likely end at: as many as the budget left allows at the pace
 /// of the rounds so far, never more than planned; None before a round is done.
-fn estimate(s: &JobState, done: u32, planned: u32, left: Option<Duration>, now: Instant) -> Option<u32> {
+fn estimate(s: &JobState, done: u32, planned: Option<u32>, left: Option<Duration>, now: Instant) -> Option<u32> {
     let (began, first) = s.rounds_began?;
     let timed = done.checked_sub(first).filter(|n| *n > 0)?;
     let per_round = now.duration_since(began).as_secs_f64() / f64::from(timed);
     let more = left?.as_secs_f64() / per_round.max(1e-9);
-    Some(planned.min(done.saturating_add(more.ceil() as u32)))
+    let likely = done.saturating_add(more.ceil() as u32);
+    Some(planned.map_or(likely, |p| p.min(likely)))
 }
 
 /// "45s", "2m30s", "1h05m".
@@ -282,13 +285,17 @@ mod tests {
         );
         // 10 rounds in 60 s, 480 s left: about 80 more, of 1000 planned.
         s.rounds_began = Some((now - Duration::from_secs(60), 0));
-        s.rounds = Some((10, 1000));
+        s.rounds = Some((10, Some(1000)));
         s.failed.insert("c LMDB_0.9.18".into());
         assert_eq!(
             line(&s, Duration::from_secs(60), now),
             "progress: measuring, round 11 of about 90, elapsed 1m00s, budget left 8m00s, 2 units failed"
         );
+        // Without a cap on the rounds the budget is the end.
+        s.rounds = Some((10, None));
+        assert!(line(&s, Duration::from_secs(60), now).contains("round 11 of about 90,"));
         // Without a budget the plan is the end.
+        s.rounds = Some((10, Some(1000)));
         s.budget = None;
         assert_eq!(
             line(&s, Duration::from_secs(3725), now),

@@ -252,6 +252,39 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     assert_eq!(&after[..before.len()], &before[..]);
 }
 
+/// An adaptive run given a time budget and no --rounds has no cap on its rounds: one tag
+/// compared with nothing is never decided, so it goes past the default 20 rounds until the
+/// budget (here Ctrl-C, once round 21 is written) ends it.
+#[test]
+fn a_budget_not_the_default_rounds_ends_an_adaptive_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let args = ["run", "--tags", "0.9.33", "--entries", "500", "--workloads", "readSeq", "--warmup", "0"];
+    let child = lmdb_regress()
+        .args(args)
+        .args(["--layouts", "fixed", "--time-budget", "10m", "--out"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let past_20 = |text: &str| text.lines().any(|l| l.contains("\"sample\"") && l.contains("\"round\":20,"));
+    let start = Instant::now();
+    while !std::fs::read_to_string(&file).is_ok_and(|s| past_20(&s)) {
+        assert!(start.elapsed() < Duration::from_secs(120), "no 21st round");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let records = run_file(dir.path());
+    assert_eq!(records[0]["plan"]["rounds"], Value::Null, "no cap on the rounds");
+    assert_eq!(records.last().unwrap()["reason"], "interrupted", "{}", stderr(&out));
+    // Round 21 (counted from 1) was measured; Ctrl-C may have cut the one under way.
+    assert!(records.last().unwrap()["rounds"].as_u64().unwrap() >= 20);
+    assert!(records.iter().any(|r| r["type"] == "sample" && r["round"] == 20));
+}
+
 #[test]
 fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
     let dir = tempfile::tempdir().unwrap();

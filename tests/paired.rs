@@ -281,6 +281,40 @@ fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     same_per_entry(two, one);
 }
 
+/// Two layouts of each unit in one process: each is a sample of its own, timing every
+/// other chunk (5 chunks of 1,000: 3 and 2, which its operations say), every pass still
+/// computing the whole walk's checksum; one layout per process and the C twin are refused
+/// their share before anything is built.
+#[test]
+fn several_layouts_of_a_unit_share_its_chunks_in_one_process() {
+    let args = ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "1000", "--rounds", "1"];
+    let (rows, lines, _d) =
+        run(&[&args[..], &["--workloads", "readKey,readXxh64,write", "--layouts-per-process", "2"]].concat(), &[]);
+    assert_eq!(lines[0]["plan"]["layouts_per_process"], 2);
+    for row in &rows {
+        // A sample a layout.
+        assert_eq!((&row["n"], &row["failures"]), (&Value::from(2), &Value::from(0)), "{row}");
+    }
+    for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
+        for w in ["readKey", "readXxh64", "write"] {
+            let mut got: Vec<(u64, usize)> = samples(&lines, tag, w)
+                .map(|s| (s["figures"]["ops"].as_u64().unwrap(), s["chunks_ns"].as_array().unwrap().len()))
+                .collect();
+            got.sort();
+            assert_eq!(got, [(2000, 2), (3000, 3)], "{tag} {w}");
+            let layouts: std::collections::BTreeSet<u64> =
+                samples(&lines, tag, w).map(|s| s["layout"].as_u64().unwrap()).collect();
+            assert_eq!(layouts.len(), 2, "a layout of its own each");
+        }
+    }
+    for (more, needs) in [(["--layouts", "fixed"], "random layouts"), (["--engine", "c"], "the rust engine alone")] {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", "0.9.18,0.9.33", "--layouts-per-process", "2"]).args(more);
+        let out = c.output().unwrap();
+        assert!(!out.status.success() && stderr(&out).contains(needs), "{}", stderr(&out));
+    }
+}
+
 /// A slot runs only the workloads its line names (an adaptive round leaves a unit out of the
 /// workloads whose comparison is decided), in the Rust paired worker and in the C twin's.
 #[test]

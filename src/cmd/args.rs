@@ -66,9 +66,33 @@ pub struct LayoutArgs {
     /// and recorded in the run file).
     #[arg(long, value_name = "N")]
     pub layout_seed: Option<u64>,
+    /// Random layouts of each unit in one paired process (rust engine, time): each times
+    /// every K-th chunk of the unit's pass and is its own sample; a process's value for the
+    /// unit is the mean over its layouts.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub layouts_per_process: u32,
 }
 
 impl LayoutArgs {
+    /// `--layouts-per-process` for a run of these layouts, pairing and engines: more than
+    /// one needs random layouts in paired processes of the Rust engine.
+    pub fn per_process(&self, layouts: Layouts, pairing: Pairing, engines: &[Engine]) -> Result<u32> {
+        let k = self.layouts_per_process;
+        let why_not = match () {
+            _ if k == 1 => None,
+            _ if layouts != Layouts::Random => Some("random layouts (a time run's --layouts random)"),
+            _ if pairing != Pairing::Chunks => Some("paired processes (--pairing chunks)"),
+            _ if engines != [Engine::Rust] => {
+                Some("the rust engine alone: the C twin's paired worker times every chunk")
+            }
+            _ => None,
+        };
+        match why_not {
+            Some(why) => bail!("--layouts-per-process {k} needs {why}"),
+            None => Ok(k),
+        }
+    }
+
     /// The layouts of a run by `metric` and its seed: random layouts only for inexact
     /// figures (time); exact counts are taken under each unit's one layout.
     pub fn plan(&self, metric: Metric) -> (Layouts, Option<u64>) {

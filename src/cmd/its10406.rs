@@ -18,7 +18,9 @@ pub struct ItsArgs {
     /// Stop after this long, at the end of a round (e.g. 10m).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
-    /// Measured rounds (each runs every tag once, in a fresh shuffled order).
+    /// Measured rounds (each runs every tag once, in a fresh shuffled order); with
+    /// --time-budget and adaptive rounds, no cap unless given: the budget, or every claim
+    /// decided, ends the run.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
@@ -78,6 +80,14 @@ fn resumed_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
     args.given.iter().filter(|id| !["resume", "out_dir"].contains(&id.as_str())).cloned().collect()
 }
 
+/// The options a new its-10406 run takes as given: the report's entries, its warm-up and
+/// its rounds, except where a time run's budget, not the rounds, is to end it.
+fn benchmark_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
+    let budget_ends = args.time_budget.is_some() && args.metric == Metric::Time && !args.given.contains("rounds");
+    let rounds = (!budget_ends).then_some("rounds");
+    ["entries", "warmup"].into_iter().chain(rounds).map(String::from).collect()
+}
+
 /// Refuses to judge ITS#10406's claims from a run file that is not one of its runs.
 fn refuse_other_run(file: &std::path::Path) -> Result<()> {
     let data = crate::record::load(file)?;
@@ -128,7 +138,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         // The report's benchmark as given, whatever the metric; a resumed one is the file's.
         given: match args.resume {
             Some(_) => resumed_given(args),
-            None => ["entries", "rounds", "warmup"].map(String::from).into(),
+            None => benchmark_given(args),
         },
         resume: args.resume.clone(),
         baseline: args.baseline.clone().or_else(|| report_baseline(args)),

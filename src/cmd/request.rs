@@ -58,7 +58,9 @@ pub struct RunArgs {
     /// rust, c, or rust,c (both, interleaved in the same rounds).
     #[arg(long, value_parser = super::args::engine(), value_delimiter = ',', default_value = "rust")]
     pub engine: Vec<Engine>,
-    /// Measured rounds (each runs every tag once, in a fresh shuffled order).
+    /// Measured rounds (each runs every tag once, in a fresh shuffled order); with
+    /// --time-budget and adaptive rounds, no cap unless given: the budget, or every
+    /// comparison decided, ends the run.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Warm-up rounds, run first and not recorded.
@@ -196,6 +198,13 @@ impl RunArgs {
         } else {
             self.adaptive
         }
+    }
+
+    /// The plan's cap on measured rounds: none for an adaptive run given a time budget and
+    /// no `--rounds`, which spends its budget on what is undecided.
+    pub(super) fn round_cap(&self) -> Option<u32> {
+        let budget_ends = self.adaptive_plan() == Adaptive::On && self.time_budget.is_some();
+        (self.given.contains("rounds") || !budget_ends).then_some(self.rounds)
     }
 
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
@@ -352,5 +361,22 @@ mod tests {
         assert!(!d.with_instructions && !d.force && !d.summary_json && d.out.is_none() && d.given.is_empty());
         assert_eq!(d.env.resolve(&d.workload, &d.preset_cfg, None), WorkloadConfig::default());
         assert!(d.preset_cfg.is_default() && d.env == EnvSettings::default());
+    }
+
+    /// A time budget, not the default rounds, ends an adaptive run; --rounds given, or
+    /// rounds measuring every unit, keep the cap.
+    #[test]
+    fn the_budget_lifts_the_default_cap_of_an_adaptive_run() {
+        let budget = Some(std::time::Duration::from_secs(60));
+        let with = |edit: &dyn Fn(&mut RunArgs)| {
+            let mut a = RunArgs { time_budget: budget, ..RunArgs::defaults() };
+            edit(&mut a);
+            a.round_cap()
+        };
+        assert_eq!(with(&|_| {}), None);
+        assert_eq!(with(&|a| a.time_budget = None), Some(20));
+        assert_eq!(with(&|a| _ = a.given.insert("rounds".into())), Some(20));
+        assert_eq!(with(&|a| a.adaptive = Adaptive::Off), Some(20));
+        assert_eq!(with(&|a| a.metric = Metric::Instructions), Some(20));
     }
 }

@@ -56,7 +56,7 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
         eprintln!(
             "counting {}: {data}, {}, {} at once",
             args.metric.name(),
-            crate::report::cells::plural(spec.plan.rounds as usize, "round"),
+            crate::report::cells::plural(spec.plan.rounds.unwrap_or(1) as usize, "round"),
             crate::report::cells::plural(spec.jobs, "job")
         );
     }
@@ -81,6 +81,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
+    let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
     let Prepared { tags, labels, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
@@ -114,11 +115,13 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         control,
         layouts,
         layout_seed,
+        layouts_per_process,
         pairing,
         adaptive: args.adaptive_plan(),
         chunk,
         programs,
         baseline: Some(baseline),
+        rounds: args.round_cap(),
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
     let counter = runner::instruction_counter(&plan)?;
@@ -428,12 +431,15 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
 }
 
 /// Where a resumed run goes on, in words.
-fn resumed_from(left: Option<Phase>, rounds: u32) -> String {
-    match left {
-        Some(Phase::Rounds { from }) if from < rounds => format!("at round {} of {rounds}", from + 1),
-        Some(Phase::Rounds { .. }) => "every round is measured; its end record is left".into(),
-        Some(phase @ Phase::Check(_)) => format!("every round is measured; {phase} is left"),
-        Some(Phase::Counting) | None => "its rounds are complete; the instruction-counting pass is left".into(),
+fn resumed_from(left: Option<Phase>, rounds: Option<u32>) -> String {
+    match (left, rounds) {
+        (Some(Phase::Rounds { from }), None) => {
+            format!("at round {}, until its budget or its decisions end it", from + 1)
+        }
+        (Some(Phase::Rounds { from }), Some(rounds)) if from < rounds => format!("at round {} of {rounds}", from + 1),
+        (Some(Phase::Rounds { .. }), _) => "every round is measured; its end record is left".into(),
+        (Some(phase @ Phase::Check(_)), _) => format!("every round is measured; {phase} is left"),
+        (Some(Phase::Counting) | None, _) => "its rounds are complete; the instruction-counting pass is left".into(),
     }
 }
 
@@ -444,10 +450,10 @@ fn refuse_unresumable(data: &RunData, path: &std::path::Path) -> Result<()> {
     let h = &data.header;
     if let Some(study) = &h.plan.layout_study {
         let mut again = format!(
-            "lmdb-regress layouts --tag {} --count {} --rounds {} --warmup {}",
+            "lmdb-regress layouts --tag {} --count {}{} --warmup {}",
             study.tag,
             study.layouts.len(),
-            h.plan.rounds,
+            h.plan.rounds.map_or(String::new(), |r| format!(" --rounds {r}")),
             h.plan.warmup
         );
         if let Some(seed) = h.plan.layout_seed {

@@ -84,7 +84,9 @@ pub struct LayoutStudy {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    pub rounds: u32,
+    /// Measured rounds at most; None: no cap, the time budget or the decisions end the run
+    /// (an adaptive time run given `--time-budget` and no `--rounds`; schema 9).
+    pub rounds: Option<u32>,
     pub warmup: u32,
     pub time_budget_s: Option<f64>,
     pub target_ci: Option<f64>,
@@ -118,6 +120,10 @@ pub struct Plan {
     /// With random layouts: the seed every sample's layout derives from, with its unit and round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_seed: Option<u64>,
+    /// Random layouts of each unit in one paired process, each timing every K-th of the
+    /// unit's chunks (each its own sample); 1, and absent, in every other run.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub layouts_per_process: u32,
     /// Set when the run is a layout-sensitivity study of one tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_study: Option<LayoutStudy>,
@@ -195,6 +201,14 @@ impl FigureUnit {
     }
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// The `same` margin of a plan that names none (statistics judge by it: `stats::family`).
 pub const MIN_EFFECT: f64 = 0.02;
 
@@ -208,7 +222,7 @@ impl Plan {
     /// fixed layouts, no counting pass, no shard, study or control.
     pub fn new(rounds: u32, warmup: u32, metric: Metric) -> Plan {
         Plan {
-            rounds,
+            rounds: Some(rounds),
             warmup,
             time_budget_s: None,
             target_ci: None,
@@ -223,6 +237,7 @@ impl Plan {
             shard: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
+            layouts_per_process: 1,
             layout_study: None,
             control: None,
             programs: Vec::new(),
@@ -236,7 +251,7 @@ impl Plan {
     pub fn counting(&self) -> Plan {
         Plan {
             metric: Metric::Instructions,
-            rounds: 1,
+            rounds: Some(1),
             warmup: 0,
             iterations: 1,
             time_budget_s: None,
@@ -244,11 +259,17 @@ impl Plan {
             count_entries: None,
             layouts: Layouts::Fixed,
             layout_seed: None,
+            layouts_per_process: 1,
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
             chunk: None,
             ..self.clone()
         }
+    }
+
+    /// Whether measured round `round` (counted from 0) is one the plan allows.
+    pub fn allows_round(&self, round: u32) -> bool {
+        self.rounds.is_none_or(|cap| round < cap)
     }
 
     pub fn min_effect(&self) -> f64 {

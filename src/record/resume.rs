@@ -65,7 +65,7 @@ impl RunData {
         let recorded = |kind| !checks || self.checks.iter().any(|c| c.kind == Some(kind));
         if self.finished().is_none() {
             let from = self.completed_rounds();
-            if from < self.header.plan.rounds {
+            if self.header.plan.allows_round(from) {
                 return Some(Phase::Rounds { from });
             }
             return Some(self.closing_check().filter(|k| !recorded(*k)).map_or(Phase::Rounds { from }, Phase::Check));

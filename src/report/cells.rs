@@ -124,6 +124,14 @@ pub fn partial_note(m: &ReportModel) -> Option<String> {
     })
 }
 
+/// "20 rounds planned", or what ends a plan with no cap on its rounds.
+fn planned_rounds(cap: Option<u32>) -> String {
+    match cap {
+        Some(n) => format!("{} planned", plural(n as usize, "round")),
+        None => "rounds until the time budget is spent or every comparison decided".into(),
+    }
+}
+
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
@@ -543,9 +551,9 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         (
             "Plan".into(),
             format!(
-                "{} warm-up + {} planned, {} per worker (their median is the round's value); ended: {}",
+                "{} warm-up + {}, {} per worker (their median is the round's value); ended: {}",
                 m.plan.warmup,
-                plural(m.plan.rounds as usize, "round"),
+                planned_rounds(m.plan.rounds),
                 plural(m.plan.iterations as usize, "timed repetition"),
                 m.end
                     .as_ref()

@@ -53,6 +53,33 @@ pub(super) fn link_round(
     (ready, failed)
 }
 
+/// [`link_round`] with `per_unit` layouts of every unit: each unit's layouts side by side
+/// (the first as `link_round` links it), a unit left out whole when any of its layouts
+/// could not be had.
+pub(super) fn link_round_each(
+    units: &[Unit],
+    (run_seed, per_unit): (u64, u32),
+    slot: &str,
+    jobs: usize,
+    interrupted: &AtomicBool,
+) -> (Vec<Unit>, Vec<(Unit, String)>) {
+    let mut copies: Vec<Vec<Unit>> = units.iter().map(|_| Vec::new()).collect();
+    let mut failed: Vec<(Unit, String)> = Vec::new();
+    for k in 0..per_unit {
+        let slot = if k == 0 { slot.to_string() } else { format!("{slot}, layout {k}") };
+        let (linked, lost) = link_round(units, run_seed, &slot, jobs, interrupted);
+        let mut linked = linked.into_iter();
+        for (i, u) in units.iter().enumerate() {
+            match lost.iter().find(|(l, _)| l.engine == u.engine && l.label == u.label) {
+                Some(f) => failed.push(f.clone()),
+                None => copies[i].extend(linked.next()),
+            }
+        }
+    }
+    let whole = |c: &&Vec<Unit>| c.len() == per_unit as usize;
+    (copies.iter().filter(whole).flatten().cloned().collect(), failed)
+}
+
 /// Instruction counts are the same under every layout, which is why counting passes run
 /// the fixed builds: checked once per run by counting the first unit's first workload that
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.

@@ -209,7 +209,19 @@ impl RunSpec {
             .arg("--rotation-seed")
             .arg(rng.gen::<u64>().to_string());
         cmd.args(self.config.to_args());
+        if let Some(k) = self.layout_groups(&units) {
+            cmd.arg("--layouts-per-process").arg(k.to_string());
+        }
         Ok(watchdog::run(cmd, Watched::Paired(units[0].engine)))
+    }
+
+    /// The plan's layouts per process when `units` are whole groups of that many layouts
+    /// of one unit each (a process to find a culprit by may hold part of a group: then
+    /// every slot times every chunk).
+    fn layout_groups(&self, units: &[&Unit]) -> Option<u32> {
+        let k = self.plan.layouts_per_process as usize;
+        let one_unit = |g: &[&Unit]| g.len() == k && g.iter().all(|u| u.label == g[0].label);
+        (k > 1 && units.chunks(k).all(one_unit)).then_some(k as u32)
     }
 
     /// Operations per chunk.
@@ -288,8 +300,15 @@ fn death_of(death: &str, k: usize, blame: Option<(usize, Blame)>, jobs: &[Job]) 
 /// format version, the same page counts) draw their files at random among themselves, so
 /// that where a file lies in memory does not follow its unit through the run.
 fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut impl Rng) -> Vec<Option<PathBuf>> {
-    let own = |(u, v): (&&Unit, &bool)| ready.dbs.get(&u.label).filter(|_| *v).cloned();
-    let mut out: Vec<Option<PathBuf>> = units.iter().zip(verified).map(own).collect();
+    // A unit's n-th layout in the process reads the n-th copy of its database.
+    let own = |i: usize| {
+        let u = units[i];
+        let nth = units[..i].iter().filter(|o| o.label == u.label).count();
+        let copy = |n: usize| ready.copies.get(&u.label).and_then(|c| c.get(n - 1));
+        let db = if nth == 0 { ready.dbs.get(&u.label) } else { copy(nth) };
+        db.filter(|_| verified[i]).cloned()
+    };
+    let mut out: Vec<Option<PathBuf>> = (0..units.len()).map(own).collect();
     let mut families: BTreeMap<_, Vec<usize>> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         if let (Some(shape), Some(_)) = (ready.shapes.get(&u.label), &out[i]) {

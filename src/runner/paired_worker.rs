@@ -41,6 +41,10 @@ pub struct PairedWorkerArgs {
     /// Seeds the order of the slots in each round of chunks.
     #[arg(long)]
     pub rotation_seed: u64,
+    /// Every K consecutive slots are layouts of one unit, each timing its share of the
+    /// unit's chunks.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub layouts_per_process: u32,
     #[command(flatten)]
     pub settings: WorkerSettings,
 }
@@ -122,7 +126,11 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
     let after_round = || emit(&WorkerLine { progress: true, ..Default::default() });
-    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, after_round };
+    let layouts = args.layouts_per_process as usize;
+    if specs.len() % layouts != 0 {
+        bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
+    }
+    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round };
     for &w in &workloads {
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {

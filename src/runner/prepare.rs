@@ -18,6 +18,10 @@ use crate::workload::{Checksum, Workload};
 #[derive(Default)]
 pub(super) struct Ready {
     pub dbs: BTreeMap<Label, PathBuf>,
+    /// With several layouts of a unit in one process: copies of its read database, one for
+    /// each layout past the first (two environments of one file in one process would share
+    /// its reader table).
+    pub copies: BTreeMap<Label, Vec<PathBuf>>,
     /// Each read database's shape, when its writer reported one.
     pub shapes: BTreeMap<Label, DbShape>,
     /// (engine, tag, read workload) → the verified checksum; reads without one are not measured.
@@ -66,6 +70,11 @@ impl RunSpec {
         if !interrupted() {
             ready.checksums = self.verify(&ready.dbs, w)?;
         }
+        let extra = self.plan.layouts_per_process.saturating_sub(1) as usize;
+        for (label, dir) in ready.dbs.iter().filter(|_| extra > 0) {
+            let copies = (1..=extra).map(|k| copy_db(dir, k)).collect::<Result<Vec<_>, String>>();
+            ready.copies.insert(label.clone(), copies.map_err(anyhow::Error::msg)?);
+        }
         Ok(ready)
     }
 
@@ -96,6 +105,17 @@ impl RunSpec {
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
         }
     }
+}
+
+/// Copy `k` of the read database in `dir` (its data file; each environment makes its own
+/// lock file), beside it and flushed to disk.
+fn copy_db(dir: &Path, k: usize) -> Result<PathBuf, String> {
+    let to = dir.with_file_name(format!("db-{k}"));
+    std::fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    let data = dir.join("data.mdb");
+    std::fs::copy(&data, to.join("data.mdb")).map_err(|e| format!("cannot copy {}: {e}", data.display()))?;
+    flush(&to)?;
+    Ok(to)
 }
 
 /// Every file of a database folder written to disk.

@@ -85,29 +85,36 @@ impl Schedule<'_> {
         if self.spec.paired() {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
-            paired::check_memory(self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0), &ready)?;
+            let most = self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0);
+            paired::check_memory(most * self.spec.plan.layouts_per_process as usize, &ready)?;
         }
-        let total_rounds = self.spec.plan.warmup + self.spec.plan.rounds.saturating_sub(self.start_round);
-        let bar = crate::progress::bar(total_rounds as u64 * self.spec.units.len() as u64, "measuring");
+        let plan = &self.spec.plan;
+        // Without a cap on its rounds the bar grows a round at a time.
+        let rounds_ahead = |from: u32| plan.rounds.map_or(1, |cap| cap.saturating_sub(from));
+        let units = self.spec.units.len() as u64;
+        let bar = crate::progress::bar(u64::from(plan.warmup + rounds_ahead(self.start_round)) * units, "measuring");
         let mut samples = self.prior.clone();
         let prior = samples.len();
         let mut reason = EndReason::Rounds;
         let mut round = self.start_round;
         // Warm-up only before rounds: a run resumed after its last round has none left.
-        let mut warm_left = if round < self.spec.plan.rounds { self.spec.plan.warmup } else { 0 };
+        let mut warm_left = if plan.allows_round(round) { plan.warmup } else { 0 };
         // A resumed run goes on from what its rounds so far decided.
         let mut progress = self.spec.progress(&samples);
         loop {
             let warm = warm_left > 0;
-            if !warm && round >= self.spec.plan.rounds {
+            if !warm && !plan.allows_round(round) {
                 break;
             }
-            let warm_index = warm.then(|| self.spec.plan.warmup - warm_left);
+            let warm_index = warm.then(|| plan.warmup - warm_left);
             match warm {
                 true => log.phase("warm-up"),
                 false => {
                     log.phase("measuring");
-                    log.rounds(round, self.spec.plan.rounds);
+                    log.rounds(round, plan.rounds);
+                    if plan.rounds.is_none() && round > self.start_round {
+                        bar.inc_length(units);
+                    }
                 }
             }
             let selection = self.selection(round, progress.as_ref()).filter(|_| !warm);
@@ -158,6 +165,14 @@ impl Schedule<'_> {
         Ok(ScheduleOutcome { end, stopped })
     }
 
+    /// "round 3/20", or "round 3" without a cap on the rounds.
+    fn round_text(&self, round: u32) -> String {
+        match self.spec.plan.rounds {
+            Some(cap) => format!("round {}/{cap}", round + 1),
+            None => format!("round {}", round + 1),
+        }
+    }
+
     /// Which units adaptive round `round` measures on each workload, from what the rounds
     /// before it left undecided; None when every unit is measured.
     fn selection(&self, round: u32, progress: Option<&Progress>) -> Option<Selection> {
@@ -184,7 +199,8 @@ impl Schedule<'_> {
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
-            let (linked, failed) = layouts::link_round(&units, seed, &slot, self.spec.jobs, &self.interrupted);
+            let per_unit = (seed, self.spec.plan.layouts_per_process);
+            let (linked, failed) = layouts::link_round_each(&units, per_unit, &slot, self.spec.jobs, &self.interrupted);
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
@@ -206,7 +222,7 @@ impl Schedule<'_> {
             bar.set_message(if warm {
                 format!("warm-up, {}", u.label)
             } else {
-                format!("round {}/{}, {} {}", round + 1, self.spec.plan.rounds, u.engine, u.label)
+                format!("{}, {} {}", self.round_text(round), u.engine, u.label)
             });
             self.spec.measure(u, round, (warm, false), (ready, selection), scratch)
         };
@@ -236,13 +252,12 @@ impl Schedule<'_> {
         bar.inc((self.spec.units.len() - units.len()) as u64);
         for engine in self.spec.engines.iter() {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
-            let slot =
-                if warm { "warm-up".to_string() } else { format!("round {}/{}", round + 1, self.spec.plan.rounds) };
+            let slot = if warm { "warm-up".to_string() } else { self.round_text(round) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
             let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
-            bar.inc(of.len() as u64);
+            bar.inc((of.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
         }
         Ok(out)
     }

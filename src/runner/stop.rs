@@ -39,7 +39,7 @@ impl RunSpec {
         progress: Option<&Progress>,
     ) -> Option<EndReason> {
         let budget = self.plan.time_budget_s.map(Duration::from_secs_f64);
-        if budget.is_some_and(|b| started.elapsed() >= b) && round < self.plan.rounds {
+        if budget.is_some_and(|b| started.elapsed() >= b) && self.plan.allows_round(round) {
             return Some(EndReason::TimeBudget);
         }
         if stop_when.is_some_and(|f| f(samples)) {

@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::lmdb::{Api, Env};
-use super::measure::Outcome;
+use super::measure::{Figures, Outcome};
 use super::pass::{Chunks, Pass};
 use super::session;
 use super::{Dataset, Workload, WorkloadConfig};
@@ -50,6 +50,10 @@ pub struct Rotation {
     pub chunk: usize,
     /// Passes of each workload per slot.
     pub passes: u32,
+    /// Consecutive slots (by line, from the first) that are layouts of one unit (1: every
+    /// slot its own unit): chunk `i` of such a group is timed in its member `i mod
+    /// layouts` only.
+    pub layouts: usize,
     /// Called after every round of chunks, between timed chunks (the worker's sign of life).
     pub after_round: fn(),
 }
@@ -74,17 +78,28 @@ pub fn run(
             .map(|(s, o)| o.is_ok().then(|| as_slot(s.id, || open(s, cfg, scratch, data, w))).and_then(|p| keep(p, o)))
             .collect();
         let ids: Vec<usize> = slots.iter().map(|s| s.id).collect();
-        let times = rotate(&mut passes, (&ids, rotation.after_round), &chunks, &mut out, rng);
+        let times = rotate(&mut passes, (&ids, rotation), (&chunks, w), &mut out, rng);
         for (k, pass) in passes.into_iter().enumerate() {
             let Some(pass) = pass else { continue };
             match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
-                (Ok(ended), Ok(o)) => o.push_chunks(times[k].clone(), ended, w),
+                (Ok(ended), Ok(o)) => {
+                    o.push_chunks(times[k].clone(), ended, w);
+                    if rotation.layouts > 1 {
+                        let ops = timed_ops(&chunks, ids[k] % rotation.layouts, rotation.layouts);
+                        o.figures.push(Figures { ops: Some(ops), ..Figures::default() });
+                    }
+                }
                 (Err(e), o) => *o = Err(format!("{e:#}")),
                 (Ok(_), Err(_)) => {}
             }
         }
     }
     out
+}
+
+/// The operations of the chunks layout `member` of `layouts` times: every `layouts`-th.
+fn timed_ops(chunks: &Chunks, member: usize, layouts: usize) -> u64 {
+    (member..chunks.count()).step_by(layouts).map(|i| chunks.range(i).len() as u64).sum()
 }
 
 /// A slot's empty outcome, or why it cannot run `w`.
@@ -116,31 +131,46 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 }
 
 /// Runs every chunk of every live pass, each round of chunks in a fresh shuffled order of
-/// the slots; returns each slot's chunk times. A chunk that fails ends its slot's pass.
+/// the slots; returns each slot's times of the chunks it timed. A chunk that fails ends
+/// its slot's pass. With several layouts of a unit, chunk `i` is timed in one of them;
+/// the others run it untimed after the round's timed chunks, so each pass still walks or
+/// writes everything in order, or skip it where a chunk stands alone (readKey's gets).
 fn rotate(
     passes: &mut [Option<Pass>],
-    (ids, after_round): (&[usize], fn()),
-    chunks: &Chunks,
+    (ids, rotation): (&[usize], Rotation),
+    (chunks, w): (&Chunks, Workload),
     out: &mut [Result<Outcome, String>],
     rng: &mut impl Rng,
 ) -> Vec<Vec<u64>> {
-    let mut times = vec![vec![0u64; chunks.count()]; passes.len()];
+    let mut times = vec![Vec::with_capacity(chunks.count()); passes.len()];
     let mut order: Vec<usize> = (0..passes.len()).filter(|k| passes[*k].is_some()).collect();
+    let layouts = rotation.layouts.max(1);
     for i in 0..chunks.count() {
         order.shuffle(rng);
-        for &k in &order {
+        let timed = |k: &usize| ids[*k] % layouts == i % layouts;
+        for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
             let start = Instant::now();
             let r = pass.chunk(chunks, i);
-            times[k][i] = start.elapsed().as_nanos() as u64;
+            times[k].push(start.elapsed().as_nanos() as u64);
             if let Err(e) = r {
                 out[k] = Err(pass.failure(e).to_string());
                 passes[k] = None;
             }
         }
+        if w != Workload::ReadKey {
+            for &k in order.iter().filter(|k| !timed(k)) {
+                let Some(pass) = passes[k].as_mut() else { continue };
+                RUNNING.store(ids[k], Ordering::Relaxed);
+                if let Err(e) = pass.chunk(chunks, i) {
+                    out[k] = Err(pass.failure(e).to_string());
+                    passes[k] = None;
+                }
+            }
+        }
         RUNNING.store(usize::MAX, Ordering::Relaxed);
-        after_round();
+        (rotation.after_round)();
     }
     times
 }
