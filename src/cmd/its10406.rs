@@ -20,7 +20,7 @@ pub struct ItsArgs {
     pub time_budget: Option<std::time::Duration>,
     /// Measured rounds (each runs every tag once, in a fresh shuffled order); with
     /// --time-budget and adaptive rounds, no cap unless given: the budget, or every claim
-    /// decided, ends the run.
+    /// decided, ends the run. Instruction counts are taken once unless given.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Tags to measure (default: the report's range, 0.9.17..0.9.33).
@@ -80,12 +80,16 @@ fn resumed_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
     args.given.iter().filter(|id| !["resume", "out_dir"].contains(&id.as_str())).cloned().collect()
 }
 
-/// The options a new its-10406 run takes as given: the report's entries, its warm-up and
-/// its rounds, except where a time run's budget, not the rounds, is to end it.
+/// The options a new its-10406 run takes as given: the report's entries, and for time its
+/// warm-up and its rounds, except where the budget, not the rounds, is to end it. Exact
+/// counts repeat: counted once, as `run` counts them, unless rounds are asked for.
 fn benchmark_given(args: &ItsArgs) -> std::collections::BTreeSet<String> {
-    let budget_ends = args.time_budget.is_some() && args.metric == Metric::Time && !args.given.contains("rounds");
-    let rounds = (!budget_ends).then_some("rounds");
-    ["entries", "warmup"].into_iter().chain(rounds).map(String::from).collect()
+    let asked = |id: &str| args.given.contains(id);
+    let time = args.metric == Metric::Time;
+    let budget_ends = args.time_budget.is_some() && time && !asked("rounds");
+    let rounds = ((time && !budget_ends) || asked("rounds")).then_some("rounds");
+    let warmup = (time || asked("warmup")).then_some("warmup");
+    ["entries"].into_iter().chain(rounds).chain(warmup).map(String::from).collect()
 }
 
 /// Refuses to judge ITS#10406's claims from a run file that is not one of its runs.
