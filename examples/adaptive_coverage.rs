@@ -5,8 +5,6 @@
 //!
 //!     cargo run --release --example adaptive_coverage -- RUN.jsonl [RESAMPLES] [SEED]
 
-use std::collections::BTreeMap;
-
 use rand::SeedableRng;
 
 use lmdb_regress::record;
@@ -19,8 +17,7 @@ fn main() -> anyhow::Result<()> {
     let seed: u64 = args.get(2).map_or(Ok(1), |a| a.parse())?;
     let data = record::load(std::path::Path::new(path))?;
     let plan = &data.header.plan;
-    let labels: BTreeMap<String, &record::Label> = data.labels.iter().map(|(t, l)| (t.clone(), l)).collect();
-    let compared = stop::compared(&data.samples, &labels, plan.baseline.as_deref(), plan.metric);
+    let compared = stop::compared(&data.samples, plan.baseline.as_deref(), plan.metric);
     let rule = family::Rule { min_effect: plan.min_effect(), ..Default::default() }.for_metric(plan.metric);
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let c = adaptive::coverage(&compared, &rule, plan.target_ci, resamples, &mut rng);

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Unit;
-use crate::record::Engine;
+use crate::record::{Engine, Label};
 use crate::workload::Workload;
 
 /// What the measured rounds leave to learn, section by section.
@@ -15,15 +15,15 @@ pub struct Progress {
 }
 
 /// One (engine, workload)'s comparisons with its reference.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Section {
     /// The label every other is compared with.
-    pub reference: String,
+    pub reference: Label,
     /// Labels whose comparison is undecided (or not yet made), each with the share of the
     /// coming rounds it is measured in, in (0, 1]: 1 for the furthest from decided.
-    pub open: BTreeMap<String, f64>,
+    pub open: BTreeMap<Label, f64>,
     /// Labels whose comparison is decided, or resolved to the run's target.
-    pub closed: BTreeSet<String>,
+    pub closed: BTreeSet<Label>,
 }
 
 impl Progress {
@@ -38,10 +38,10 @@ impl Progress {
     pub fn selection(&self, round: u32, units: &[Unit]) -> Selection {
         let mut measured = BTreeMap::new();
         for (&key, s) in &self.sections {
-            let known = |l: &String| s.open.contains_key(l) || s.closed.contains(l) || *l == s.reference;
-            let fresh = units.iter().filter(|u| u.engine == key.0).map(|u| u.label.to_string()).filter(|l| !known(l));
+            let known = |l: &Label| s.open.contains_key(l) || s.closed.contains(l) || *l == s.reference;
+            let fresh = units.iter().filter(|u| u.engine == key.0).map(|u| u.label.clone()).filter(|l| !known(l));
             let drawn = s.open.iter().filter(|(_, share)| drawn(round, **share)).map(|(l, _)| l.clone());
-            let mut labels: BTreeSet<String> = fresh.chain(drawn).collect();
+            let mut labels: BTreeSet<Label> = fresh.chain(drawn).collect();
             if !labels.is_empty() {
                 labels.insert(s.reference.clone());
             }
@@ -62,12 +62,12 @@ pub fn drawn(round: u32, share: f64) -> bool {
 /// on every unit (nothing of it is known yet).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Selection {
-    measured: BTreeMap<(Engine, Workload), BTreeSet<String>>,
+    measured: BTreeMap<(Engine, Workload), BTreeSet<Label>>,
 }
 
 impl Selection {
     pub fn measures(&self, u: &Unit, w: Workload) -> bool {
-        self.measured.get(&(u.engine, w)).is_none_or(|labels| labels.contains(&u.label.to_string()))
+        self.measured.get(&(u.engine, w)).is_none_or(|labels| labels.contains(&u.label))
     }
 
     /// `u`'s workloads among `batch` that this round measures.
@@ -79,7 +79,6 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::Label;
 
     fn unit(tag: &str) -> Unit {
         Unit {
@@ -99,9 +98,10 @@ mod tests {
     #[test]
     fn a_round_measures_the_undecided_the_new_and_their_reference() {
         let units: Vec<Unit> = ["a", "b", "c", "d"].map(unit).to_vec();
-        let open = |o: &[(&str, f64)]| o.iter().map(|(l, s)| (l.to_string(), *s)).collect();
-        let closed = |c: &[&str]| c.iter().map(|l| l.to_string()).collect();
-        let section = |o, c| Section { reference: "a".into(), open: open(o), closed: closed(c) };
+        let label = |l: &str| Label::build(l, None);
+        let open = |o: &[(&str, f64)]| o.iter().map(|(l, s)| (label(l), *s)).collect();
+        let closed = |c: &[&str]| c.iter().map(|l| label(l)).collect();
+        let section = |o, c| Section { reference: label("a"), open: open(o), closed: closed(c) };
         let progress = Progress {
             sections: BTreeMap::from([
                 // c undecided, in half the rounds; b decided; d never measured here.

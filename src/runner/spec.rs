@@ -2,8 +2,6 @@
 //! pass, the layout check, `layouts`, `bisect` and `its-10406` (through `run`) each make
 //! one, and only a specification makes a run file's header or a schedule.
 
-use std::collections::BTreeMap;
-
 use anyhow::Result;
 
 use super::adaptive::Progress;
@@ -16,7 +14,7 @@ use crate::workload::{Workload, WorkloadConfig};
 /// (`stats::stop::progress`): which comparisons with the baseline `samples` (their tags
 /// rendered from `labels`' values) leave undecided and unresolved to within ±`target`
 /// percent (when given), judged by `metric` and `min_effect`, and how far each is from it.
-pub type Judge = fn(&[Sample], &BTreeMap<String, &Label>, Option<&str>, Option<f64>, Metric, f64) -> Progress;
+pub type Judge = fn(&[Sample], Option<&str>, Option<f64>, Metric, f64) -> Progress;
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
 /// once for untimed and counted work (timed rounds: always one); with the judgement its

@@ -20,10 +20,9 @@ impl RunSpec {
         if self.plan.target_ci.is_none() && !self.adaptive() {
             return None;
         }
-        let labels = self.units.iter().map(|u| (u.label.to_string(), &u.label)).collect();
         let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
         let baseline = self.plan.baseline.as_deref();
-        Some((self.judge)(samples, &labels, baseline, self.plan.target_ci, metric, min_effect))
+        Some((self.judge)(samples, baseline, self.plan.target_ci, metric, min_effect))
     }
 
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::family::{self, Rounds, Rule};
 use super::stop::{judge, Compared};
-use crate::record::Engine;
+use crate::record::{Engine, Label};
 use crate::runner::adaptive::drawn;
 use crate::workload::Workload;
 
@@ -88,13 +88,13 @@ fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<f64>
         let progress = judge(&nonempty(&got), rule, target);
         for (k, (reference, blocks)) in got.iter_mut() {
             let section = progress.sections.get(k);
-            let measured = |l: &String| match section {
+            let measured = |l: &Label| match section {
                 None => true,
                 Some(s) => {
                     s.open.get(l).map_or(!s.closed.contains(l) && *l != s.reference, |share| drawn(step, *share))
                 }
             };
-            let chosen: Vec<String> = blocks.keys().filter(|l| measured(l)).cloned().collect();
+            let chosen: Vec<Label> = blocks.keys().filter(|l| measured(l)).cloned().collect();
             let with_reference = chosen.iter().any(|l| l != reference);
             for (l, r) in blocks.iter_mut() {
                 if chosen.contains(l) || (with_reference && l == reference) {
@@ -126,7 +126,7 @@ fn nonempty(c: &Compared) -> Compared {
 }
 
 /// Each section's comparisons' estimates from the whole run: what the intervals should cover.
-type Truth = BTreeMap<(Engine, Workload), BTreeMap<String, f64>>;
+type Truth = BTreeMap<(Engine, Workload), BTreeMap<Label, f64>>;
 
 #[derive(Default)]
 struct Tally {
@@ -207,9 +207,11 @@ mod tests {
             .map(|w| {
                 let blocks = effects
                     .iter()
-                    .map(|(l, e)| (l.to_string(), (0..30).map(|r| (r, e * (0.02 * normal(rng)).exp())).collect()))
+                    .map(|(l, e)| {
+                        (Label::build(l, None), (0..30).map(|r| (r, e * (0.02 * normal(rng)).exp())).collect())
+                    })
                     .collect();
-                ((Engine::Rust, w), ("a".to_string(), blocks))
+                ((Engine::Rust, w), (Label::build("a", None), blocks))
             })
             .collect()
     }

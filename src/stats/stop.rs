@@ -18,32 +18,25 @@ pub const MIN_SHARE: f64 = 0.25;
 
 /// In every (engine, workload), each tag's comparison with the `baseline` (the oldest tag
 /// when None): closed when decided or resolved to within ±`target` percent, else open, in
-/// a share of the coming rounds proportional to the rounds it still needs. `labels` are the
-/// values the samples' labels were rendered from.
+/// a share of the coming rounds proportional to the rounds it still needs.
 pub fn progress(
     samples: &[Sample],
-    labels: &BTreeMap<String, &Label>,
     baseline: Option<&str>,
     target: Option<f64>,
     metric: Metric,
     min_effect: f64,
 ) -> Progress {
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric);
-    judge(&compared(samples, labels, baseline, metric), &rule, target)
+    judge(&compared(samples, baseline, metric), &rule, target)
 }
 
 /// One (engine, workload)'s reference and each label's values per round as compared.
-pub type Compared = BTreeMap<(Engine, Workload), (String, BTreeMap<String, Rounds>)>;
+pub type Compared = BTreeMap<(Engine, Workload), (Label, BTreeMap<Label, Rounds>)>;
 
 /// Every section's values per round as comparisons pair them, with its reference: the
 /// oldest of the `baseline`'s labels (the oldest of all when None). Controls and counted
 /// samples are not compared.
-pub fn compared(
-    samples: &[Sample],
-    labels: &BTreeMap<String, &Label>,
-    baseline: Option<&str>,
-    metric: Metric,
-) -> Compared {
+pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> Compared {
     let mut groups: BTreeMap<(Engine, Workload), Vec<&Sample>> = BTreeMap::new();
     let measured = |s: &&Sample| !s.counted && !s.unit.control;
     for s in samples.iter().filter(measured) {
@@ -52,9 +45,8 @@ pub fn compared(
     groups
         .into_iter()
         .map(|(key, group)| {
-            let grouped = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
-            let blocks: BTreeMap<String, Rounds> = grouped.into_iter().map(|(l, r)| (l.to_string(), r)).collect();
-            (key, (reference(&blocks, labels, baseline), blocks))
+            let blocks = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+            (key, (reference(&blocks, baseline), blocks))
         })
         .collect()
 }
@@ -63,10 +55,10 @@ pub fn compared(
 /// the open ones' shares of the coming rounds in proportion to the rounds they need.
 pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>) -> Progress {
     let mut out = BTreeMap::new();
-    let mut needs: BTreeMap<(Engine, Workload), BTreeMap<String, Option<f64>>> = BTreeMap::new();
+    let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
         let cmp = family::against(blocks, reference, rule);
-        let mut section = Section { reference: reference.clone(), ..Default::default() };
+        let mut section = Section { reference: reference.clone(), open: BTreeMap::new(), closed: Default::default() };
         // A section of one label has nothing compared yet: its label is open.
         for label in blocks.keys().filter(|l| *l != reference || blocks.len() < 2) {
             match cmp.get(label) {
@@ -91,16 +83,11 @@ pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>) -> P
 
 /// The label a section's comparisons are made with: the oldest among the `baseline`'s
 /// labels, else the oldest of all.
-fn reference(
-    blocks: &BTreeMap<String, family::Rounds>,
-    labels: &BTreeMap<String, &Label>,
-    baseline: Option<&str>,
-) -> String {
-    let is_baseline = |t: &&String| baseline.is_none_or(|b| labels.get(*t).is_some_and(|l| l.compared_as().0 == b));
-    let oldest =
-        |keys: &mut dyn Iterator<Item = &String>| keys.min_by_key(|t| labels.get(*t).map(|l| l.release_key())).cloned();
+fn reference(blocks: &BTreeMap<Label, family::Rounds>, baseline: Option<&str>) -> Label {
+    let is_baseline = |t: &&Label| baseline.is_none_or(|b| t.compared_as().0 == b);
+    let oldest = |keys: &mut dyn Iterator<Item = &Label>| keys.min_by_key(|t| t.release_key()).cloned();
     let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
-    reference.unwrap_or_default()
+    reference.unwrap_or_else(|| Label::build("", None))
 }
 
 /// Whether a comparison needs no more rounds: decided, or resolved to within ±`target` percent.
@@ -154,15 +141,14 @@ mod tests {
             samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
             samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
         }
-        let tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.19", "LMDB_0.9.20"].map(|t| Label::build(t, None));
-        let labels = tags.iter().map(|l| (l.to_string(), l)).collect();
-        let p = progress(&samples, &labels, None, None, Metric::Time, 0.02);
+        let tag = |t: &str| Label::build(t, None);
+        let p = progress(&samples, None, None, Metric::Time, 0.02);
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
-        assert_eq!(s.reference, "LMDB_0.9.17");
-        assert_eq!(s.closed.iter().collect::<Vec<_>>(), ["LMDB_0.9.18"]);
-        assert_eq!(s.open["LMDB_0.9.19"], 1.0, "{s:?}");
-        assert!((MIN_SHARE..1.0).contains(&s.open["LMDB_0.9.20"]), "{s:?}");
+        assert_eq!(s.reference, tag("LMDB_0.9.17"));
+        assert_eq!(s.closed.iter().collect::<Vec<_>>(), [&tag("LMDB_0.9.18")]);
+        assert_eq!(s.open[&tag("LMDB_0.9.19")], 1.0, "{s:?}");
+        assert!((MIN_SHARE..1.0).contains(&s.open[&tag("LMDB_0.9.20")]), "{s:?}");
         assert!(!p.settled());
-        assert!(progress(&samples, &labels, None, Some(10.0), Metric::Time, 0.02).settled());
+        assert!(progress(&samples, None, Some(10.0), Metric::Time, 0.02).settled());
     }
 }
