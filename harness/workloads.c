@@ -9,7 +9,7 @@
  *   lmdb-harness-c verify --dir D --workloads LIST [config]
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
- * config: --entries N --map-size M --writemap|--no-writemap [--sync] --value-size V
+ * config: --entries N --map-size M --writemap|--no-writemap [--sync[=nometasync|sync]] --value-size V
  *         --keys int|str16 --order seq|random --values fixed|random --seed S, and the
  *         presets' own (common.h)
  */

@@ -13,6 +13,7 @@ use super::plan::Plan;
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
 use crate::manifest::{FileHashes, Match};
+use crate::workload::iocount::Io;
 use crate::workload::presets::Figures;
 use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -221,6 +222,10 @@ pub struct Sample {
     /// space was measured (schema ≤ 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<Space>,
+    /// A write's syncs, bytes written and commits in its timed region; none for
+    /// reads, and in runs from before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Io>,
 }
 
 impl Sample {
@@ -234,6 +239,7 @@ impl Sample {
         match metric {
             Metric::Time => Some(self.ns),
             m if m.is_space() => m.of_space(self.space.as_ref()?),
+            m if m.is_io() => m.of_io(self.io.as_ref()?),
             m if m.is_crew() => self.crew(m).map(|(pass, _)| pass.round() as u64),
             m => m.of_counts(&self.counts),
         }
@@ -279,7 +285,10 @@ impl Sample {
         if metric.is_crew() {
             return self.value(metric);
         }
-        let ops = self.figures.ops.unwrap_or(u64::from(entries));
+        let ops = match metric.is_io() {
+            true => self.io?.commits,
+            false => self.figures.ops.unwrap_or(u64::from(entries)),
+        };
         Some(metric.per_op(self.total(metric)? as f64, self.workload, ops))
     }
 }

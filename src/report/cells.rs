@@ -610,7 +610,11 @@ fn workload_line(m: &ReportModel) -> String {
         cfg.values,
         cfg.order,
         if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
-        if cfg.sync { "" } else { "MDB_NOSYNC, " },
+        match cfg.sync {
+            crate::workload::SyncMode::Nosync => "MDB_NOSYNC, ",
+            crate::workload::SyncMode::Nometasync => "MDB_NOMETASYNC, ",
+            crate::workload::SyncMode::Sync => "",
+        },
         cfg.effective_map_size(),
         cfg.seed
     )

@@ -517,10 +517,11 @@ impl LabelTable<'_> {
         &self.labels[text]
     }
 
-    /// The label of the baseline built by `label`'s toolchain, with its reader threads.
+    /// The label of the baseline built by `label`'s toolchain, with its reader threads and
+    /// sync mode.
     fn own_baseline(&self, label: &str) -> String {
         let of = self.of(label);
-        Label { readers: of.readers, ..Label::build(self.baseline, of.compared_as().1) }.to_string()
+        of.beside(self.baseline, of.compared_as().1).to_string()
     }
 }
 
@@ -677,11 +678,10 @@ fn toolchain_tables(
     let mut by_tag: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for s in sections {
         for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !units.of(t).control) {
-            // Reader counts are units of their own, compared with the baseline's same count.
+            // Reader counts and sync modes are units of their own, compared with the
+            // baseline's same count and mode.
             let of = units.of(t);
-            let labels = by_tag
-                .entry(Label { readers: of.readers, ..Label::build(&of.compared_as().0, None) }.to_string())
-                .or_default();
+            let labels = by_tag.entry(of.beside(&of.compared_as().0, None).to_string()).or_default();
             if !labels.contains(&t.as_str()) {
                 labels.push(t);
             }

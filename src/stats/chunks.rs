@@ -154,6 +154,7 @@ mod tests {
             layout: None,
             chunks_ns: chunks,
             space: None,
+            io: None,
         }
     }
 

@@ -136,6 +136,7 @@ mod tests {
             layout: None,
             chunks_ns: Vec::new(),
             space: None,
+            io: None,
         }
     }
 

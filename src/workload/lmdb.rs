@@ -263,10 +263,9 @@ impl Lmdb10 {
     }
 }
 
-/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, MDB_NOSYNC
-/// without `sync`.
-pub fn env_flags(writemap: bool, sync: bool) -> u32 {
-    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | (if sync { 0 } else { sys::MDB_NOSYNC })
+/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, and `sync`'s.
+pub fn env_flags(writemap: bool, sync: super::SyncMode) -> u32 {
+    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | sync.env_flags()
 }
 
 impl EnvOptions {
@@ -298,6 +297,8 @@ impl<'a> Env<'a> {
     /// Opens the environment in `dir` and its database (creating both unless read-only).
     pub fn open(api: &'a Api, dir: &Path, o: &EnvOptions) -> Result<Env<'a>, LmdbError> {
         let rdonly = o.flags & sys::MDB_RDONLY != 0;
+        // Its descriptors may take closed ones' numbers, with other flags.
+        super::iocount::forget_descriptors();
         let mut env = ptr::null_mut();
         // SAFETY: the standard LMDB opening sequence on pointers we own; `e` closes on drop.
         unsafe {
@@ -535,6 +536,15 @@ pub struct PageCounts {
 }
 
 impl Env<'_> {
+    /// The id of the last committed write transaction (mdb_env_info's me_last_txnid):
+    /// one more at each commit that changed something.
+    pub fn last_txnid(&self) -> Result<u64, LmdbError> {
+        let mut info: sys::MDB_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: env is open; mdb_env_info fills the struct.
+        self.api.check("mdb_env_info", unsafe { (self.api.mdb_env_info)(self.env, &mut info) })?;
+        Ok(info.me_last_txnid as u64)
+    }
+
     /// The database's page counts, in a read transaction of its own.
     pub fn page_counts(&self) -> Result<PageCounts, LmdbError> {
         let txn = self.begin(true)?;
