@@ -573,6 +573,9 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
             ),
         ));
     }
+    if let Some(storage) = &e.storage {
+        v.push(("Data folder".into(), storage.clone()));
+    }
     v
 }
 
