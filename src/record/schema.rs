@@ -26,9 +26,10 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// for `instructions`; 6: a write sample's `space`, which a reader of 5 would drop on a
 /// resume or merge; 7: the `coverage` record, a type a reader of 6 refuses; 8: the plan's
 /// `adaptive`, whose rounds leave decided comparisons out, which a reader of 7 would resume
-/// measuring every unit in every round). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// measuring every unit in every round; 9: a write sample's `io`, a unit's `sync` mode and the
+/// environment's `storage`, which a reader of 8 would drop on a resume or merge). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 8;
+pub const SCHEMA: u32 = 9;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;

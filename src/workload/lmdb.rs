@@ -8,6 +8,7 @@ use std::path::Path;
 use std::ptr;
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::ffi::bindings as sys;
 pub use sys::{MDB_cursor, MDB_dbi, MDB_env, MDB_txn, MDB_val};
@@ -263,8 +264,60 @@ impl Lmdb10 {
     }
 }
 
+/// How commits are made durable: mdb_env_open's sync flags.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// MDB_NOSYNC: nothing synced at a commit (LmdbJava's benchmark).
+    #[default]
+    Nosync,
+    /// MDB_NOMETASYNC: the data synced at each commit, the meta page left to the next.
+    Nometasync,
+    /// Data and meta page synced at each commit.
+    Sync,
+}
+
+impl SyncMode {
+    pub const ALL: [SyncMode; 3] = [SyncMode::Nosync, SyncMode::Nometasync, SyncMode::Sync];
+
+    /// As `--sync` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Nosync => "nosync",
+            SyncMode::Nometasync => "nometasync",
+            SyncMode::Sync => "sync",
+        }
+    }
+
+    /// mdb_env_open's flags for it.
+    pub fn env_flags(self) -> u32 {
+        match self {
+            SyncMode::Nosync => sys::MDB_NOSYNC,
+            SyncMode::Nometasync => sys::MDB_NOMETASYNC,
+            SyncMode::Sync => 0,
+        }
+    }
+
+    /// The run file's two fields: whether commits sync, and whether meta pages are left.
+    pub(super) fn from_stored(sync: bool, nometasync: bool) -> SyncMode {
+        match (sync, nometasync) {
+            (false, _) => SyncMode::Nosync,
+            (true, true) => SyncMode::Nometasync,
+            (true, false) => SyncMode::Sync,
+        }
+    }
+}
+
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, and `sync`'s.
-pub fn env_flags(writemap: bool, sync: super::SyncMode) -> u32 {
+pub fn env_flags(writemap: bool, sync: SyncMode) -> u32 {
     (if writemap { sys::MDB_WRITEMAP } else { 0 }) | sync.env_flags()
 }
 

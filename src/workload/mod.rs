@@ -21,7 +21,8 @@ pub mod suite;
 
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
-pub use settings::{EnvSettings, SyncMode};
+pub use lmdb::SyncMode;
+pub use settings::EnvSettings;
 
 use std::fmt;
 use std::str::FromStr;

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::lmdb::SyncMode;
 use super::presets::{Preset, PresetConfig};
 use super::{KeyKind, Order, ValueKind, WorkloadConfig};
 
@@ -34,58 +35,6 @@ pub struct EnvSettings {
     #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
           default_missing_value = "sync")]
     pub sync: Vec<SyncMode>,
-}
-
-/// How commits are made durable: mdb_env_open's sync flags.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum SyncMode {
-    /// MDB_NOSYNC: nothing synced at a commit (LmdbJava's benchmark).
-    #[default]
-    Nosync,
-    /// MDB_NOMETASYNC: the data synced at each commit, the meta page left to the next.
-    Nometasync,
-    /// Data and meta page synced at each commit.
-    Sync,
-}
-
-impl SyncMode {
-    pub const ALL: [SyncMode; 3] = [SyncMode::Nosync, SyncMode::Nometasync, SyncMode::Sync];
-
-    /// As `--sync` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SyncMode::Nosync => "nosync",
-            SyncMode::Nometasync => "nometasync",
-            SyncMode::Sync => "sync",
-        }
-    }
-
-    /// mdb_env_open's flags for it.
-    pub fn env_flags(self) -> u32 {
-        match self {
-            SyncMode::Nosync => crate::ffi::bindings::MDB_NOSYNC,
-            SyncMode::Nometasync => crate::ffi::bindings::MDB_NOMETASYNC,
-            SyncMode::Sync => 0,
-        }
-    }
-
-    /// The run file's two fields: whether commits sync, and whether meta pages are left.
-    fn from_stored(sync: bool, nometasync: bool) -> SyncMode {
-        match (sync, nometasync) {
-            (false, _) => SyncMode::Nosync,
-            (true, true) => SyncMode::Nometasync,
-            (true, false) => SyncMode::Sync,
-        }
-    }
-}
-
-impl std::fmt::Display for SyncMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 impl EnvSettings {
