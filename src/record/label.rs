@@ -155,15 +155,18 @@ impl Label {
 
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
-    /// name; a control right after the label it repeats.
-    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, bool) {
+    /// name, then by reader count and sync mode (as numbers and in the modes' order, not
+    /// as text); a control right after the label it repeats.
+    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, (Option<u32>, Option<SyncMode>), bool) {
         let toolchain = self.toolchain.clone().unwrap_or_default();
+        let axes = (self.readers, self.sync);
         match (self.version(), &self.layout) {
-            (Some(v), _) => (0, v, String::new(), toolchain, self.control),
-            (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, self.control),
+            (Some(v), _) => (0, v, String::new(), toolchain, axes, self.control),
+            (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, axes, self.control),
             // A layout's label is ordered by its whole text, toolchain and number included.
             (None, Some(_)) => {
-                (1, (0, 0, 0), Label { control: false, ..self.clone() }.to_string(), String::new(), self.control)
+                let text = Label { control: false, ..self.clone() }.to_string();
+                (1, (0, 0, 0), text, String::new(), axes, self.control)
             }
         }
     }
@@ -260,6 +263,10 @@ mod tests {
     fn release_order() {
         // Version order across series: 1.0.0 comes after 0.9.36, never between 0.9.1 and 0.9.2.
         assert!(Label::build("LMDB_1.0.0", None).release_key() > Label::build("LMDB_0.9.36", None).release_key());
+        let (two, ten) = (Label::parse("LMDB_0.9.33 [2 readers]"), Label::parse("LMDB_0.9.33 [10 readers]"));
+        assert!(two.release_key() < ten.release_key(), "reader counts as numbers");
+        let modes = ["nosync", "nometasync", "sync"].map(|m| Label::parse(&format!("LMDB_0.9.33 [{m}]")).release_key());
+        assert!(modes.is_sorted(), "sync modes in their order");
         let mut labels = vec![
             "deadbeef",
             "LMDB_0.9.33 (gcc -O3)",
