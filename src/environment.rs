@@ -169,11 +169,6 @@ mod tests {
         );
         assert!(!scrubbed.contains("/home/me"));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn a_path_is_on_the_longest_mount_point_it_lies_under() {

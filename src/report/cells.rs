@@ -579,11 +579,24 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     v
 }
 
+/// Under a `--sync` axis each unit opens its environments as its label says, not as the
+/// configuration's one mode: said after the configuration.
+fn sync_axis(m: &ReportModel) -> String {
+    let modes: std::collections::BTreeSet<_> = m.labels.values().filter_map(|l| l.sync).collect();
+    match modes.is_empty() {
+        true => String::new(),
+        false => {
+            let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+            format!("; commits synced as each unit's label says ({}), not as above", names.join(", "))
+        }
+    }
+}
+
 /// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
     if let Some(p) = &m.extras.preset {
-        return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
+        return format!("preset {}: {}; {}; seed {}{}", p.preset, p.dataset, p.settings, cfg.seed, sync_axis(m));
     }
     if !m.plan.programs.is_empty() {
         let one = |p: &crate::record::ProgramRecord| {
@@ -622,6 +635,7 @@ fn workload_line(m: &ReportModel) -> String {
         cfg.seed
     )
     .to_lowercase()
+        + &sync_axis(m)
 }
 
 /// Lines about failures and checksum disagreements; empty when all is well.
