@@ -56,6 +56,11 @@ fn main() {
     for v in read.into_iter().chain(checked).chain(["LMDB_REGRESS_SKIP_MATRIX", "CC"]) {
         println!("cargo:rerun-if-env-changed={v}");
     }
+    // The liblmdb a worker loads calls the binary's counting I/O functions
+    // (src/workload/iocount.rs): they must be in its dynamic symbol table.
+    for f in ["fdatasync", "fsync", "msync", "write", "pwrite", "pwrite64", "writev"] {
+        println!("cargo:rustc-link-arg-bins=-Wl,--export-dynamic-symbol={f}");
+    }
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
     // A bad LMDB_REGRESS_* value fails the build with its error, as it fails every command.

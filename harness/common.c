@@ -81,7 +81,9 @@ int settings_given(const struct settings *s) {
 static int flag(struct settings *s, const char *a) {
     if (!strcmp(a, "--writemap")) s->writemap = 1;
     else if (!strcmp(a, "--no-writemap")) s->writemap = 0;
-    else if (!strcmp(a, "--sync")) s->sync = 1;
+    else if (!strcmp(a, "--sync") || !strcmp(a, "--sync=sync")) s->sync = SYNC_ALL;
+    else if (!strcmp(a, "--sync=nometasync")) s->sync = SYNC_DATA;
+    else if (!strcmp(a, "--sync=nosync")) s->sync = SYNC_NONE;
     else if (!strcmp(a, "--migrate-append")) s->append = 1;
     else return 0;
     return 1;
@@ -182,7 +184,9 @@ const struct suite *suite_of(const struct suite *const *all, size_t n, const cha
 
 /* ---- environments ---- */
 
-unsigned env_flags(int writemap, int sync) { return (writemap ? MDB_WRITEMAP : 0) | (sync ? 0 : MDB_NOSYNC); }
+unsigned env_flags(int writemap, int sync) {
+    return (writemap ? MDB_WRITEMAP : 0) | (sync == SYNC_NONE ? MDB_NOSYNC : sync == SYNC_DATA ? MDB_NOMETASYNC : 0);
+}
 
 void remove_env_dir(const char *dir) {
     char path[4096];

@@ -19,7 +19,7 @@
 struct settings {
     const char *dir, *scratch, *workloads;
     unsigned iterations;
-    /* every suite's: --entries, --map-size, --writemap / --no-writemap, --sync */
+    /* every suite's: --entries, --map-size, --writemap / --no-writemap, --sync[=MODE] */
     uint32_t entries;
     uint64_t map_size;
     int have_entries, writemap, sync;
@@ -62,7 +62,9 @@ void check_preset(const struct settings *s, int tokyo_cabinet);
 
 struct env { MDB_env *env; MDB_dbi dbi; };
 
-/* mdb_env_open's flags: MDB_WRITEMAP with writemap, MDB_NOSYNC without sync. */
+/* How commits are made durable (--sync=MODE): nosync, nometasync, sync. */
+enum { SYNC_NONE = 0, SYNC_ALL = 1, SYNC_DATA = 2 };
+/* mdb_env_open's flags: MDB_WRITEMAP with writemap, and sync's (MDB_NOSYNC, MDB_NOMETASYNC). */
 unsigned env_flags(int writemap, int sync);
 /* Opens the environment in dir and its database, creating both unless flags has
  * MDB_RDONLY: "db" with db_flags as LmdbJava opens it (one named database, two readers)

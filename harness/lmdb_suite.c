@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "iocount.h"
 #include "lmdb.h"
 #include "presets.h"
 #include "results.h"
@@ -671,17 +672,28 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     uint64_t ns = 0, entries = 0, digest = 0;
     int read = 0, rc;
     struct space space;
+    struct io io = {0, 0, 0};
     snprintf(dir, sizeof dir, "%s/clmdb-XXXXXX", scratch);
     snprintf(copy, sizeof copy, "%s/clmdb-copy-XXXXXX", scratch);
     if (!mkdtemp(dir) || !mkdtemp(copy)) return print_error(res->workload, "mkdtemp failed", 0);
     snprintf(dump, sizeof dump, "%s.incremental", dir);
     int copied = r->shape == COPY || r->shape == INCREMENTAL;
     const char *at = copied ? copy : dir;
+    io_forget_descriptors();
     if (!(rc = open_for(r, dir, &e, &call))) {
         rc = setup(&e, p, &call);
         if (!rc && r->shape == READERS) rc = leave_readers(r, dir, &e, &call);
         if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
+        MDB_envinfo before, after;
+        struct io_mark mark = io_now();
+        if (!rc) rc = mdb_env_info(e.env, &before);
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
+        struct io_mark done = io_now();
+        if (!rc && !(rc = mdb_env_info(e.env, &after))) {
+            io.syncs = done.syncs - mark.syncs;
+            io.bytes = done.bytes - mark.bytes;
+            io.commits = after.me_last_txnid - before.me_last_txnid;
+        }
         if (backup.env) mdb_env_close(backup.env);
         if (!rc && copied) {
             /* mod.rs's copy_options: a COPY's copy is verified opened read-only. */
@@ -702,6 +714,9 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     if (result_push(res, ns, entries, digest, f)) return 1;
     res->space[res->n - 1] = space;
     res->has_space = 1;
+    /* A pass that committed nothing (a read) has no I/O per commit. */
+    res->io[res->n - 1] = io;
+    res->has_io = io.commits > 0;
     return 0;
 }
 

@@ -75,6 +75,7 @@ void result_init(struct result *r, const char *w, unsigned iterations) {
     r->fig = calloc(iterations ? iterations : 1, sizeof *r->fig);
     if (!r->fig) exit(3);
     r->space = xmalloc((iterations ? iterations : 1) * sizeof *r->space);
+    r->io = xmalloc((iterations ? iterations : 1) * sizeof *r->io);
 }
 
 void result_free(struct result *r) {
@@ -82,6 +83,7 @@ void result_free(struct result *r) {
     free(r->ns);
     free(r->fig);
     free(r->space);
+    free(r->io);
 }
 
 /* Records a pass; every pass must produce the first one's checksum. */
@@ -127,6 +129,7 @@ void result_print(const struct result *r) {
     }
     printf("]");
     if (r->has_space) print_space(r->space, r->n);
+    if (r->has_io) print_io(r->io, r->n);
     printf("}\n");
     fflush(stdout);
 }

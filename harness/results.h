@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "iocount.h"
 
 struct figures {
     uint64_t ops, *latencies, nlat;
@@ -25,6 +26,8 @@ struct result {
     struct figures *fig;
     struct space *space; /* fresh writes: each pass's */
     int has_space;
+    struct io *io; /* passes that committed: each one's */
+    int has_io;
 };
 
 /* A transaction (read-only with MDB_RDONLY in flags) and a cursor on e's database. */

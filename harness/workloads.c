@@ -9,7 +9,7 @@
  *   lmdb-harness-c verify --dir D --workloads LIST [config]
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
- * config: --entries N --map-size M --writemap|--no-writemap [--sync] --value-size V
+ * config: --entries N --map-size M --writemap|--no-writemap [--sync[=nometasync|sync]] --value-size V
  *         --keys int|str16 --order seq|random --values fixed|random --seed S, and the
  *         presets' own (common.h)
  */
@@ -28,6 +28,7 @@
 
 #include "common.h"
 #include "dataset.h"
+#include "iocount.h"
 #include "lmdb.h"
 #include "presets.h"
 
@@ -181,7 +182,7 @@ static int fault_in(struct env *e) {
 }
 
 static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, const struct space *space,
-                          unsigned n) {
+                          const struct io *io, unsigned n) {
     printf("{\"workload\":\"%s\",\"samples_ns\":", w);
     print_u64s(ns, n);
     if (outputs) {
@@ -189,6 +190,7 @@ static void print_samples(const char *w, const uint64_t *ns, const uint64_t *out
         print_u64s(outputs, n);
     }
     if (space) print_space(space, n);
+    if (io) print_io(io, n);
     printf("}\n");
     fflush(stdout);
 }
@@ -215,7 +217,7 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         mdb_txn_abort(txn);
         if (rc) { print_error(w, call, rc); goto out; }
     }
-    print_samples(w, ns, with_output ? outputs : NULL, NULL, iterations);
+    print_samples(w, ns, with_output ? outputs : NULL, NULL, NULL, iterations);
 out:
     free(ns);
     free(outputs);
@@ -233,6 +235,7 @@ static int write_all(struct env *e, const struct settings *c, const struct datas
 static void run_write(const struct settings *c, const char *scratch, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns);
     struct space *space = xmalloc(iterations * sizeof *space);
+    struct io *io = xmalloc(iterations * sizeof *io);
     unsigned char key[16];
     struct values vals = { xmalloc(d->vs), 0 };
     for (unsigned it = 0; it < iterations; it++) {
@@ -241,21 +244,29 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         if (!mkdtemp(dir)) { printf("{\"workload\":\"write\",\"error\":\"mkdtemp: %s\"}\n", strerror(errno)); goto out; }
         struct env e;
         const char *call = "";
+        io_forget_descriptors();
         int rc = lmdbjava_open(c, dir, &e, &call);
         if (rc) { print_error("write", call, rc); remove_env_dir(dir); goto out; }
         vals.pool_offset = 0;
+        MDB_envinfo before, after;
+        mdb_env_info(e.env, &before);
+        struct io_mark mark = io_now();
         uint64_t t0 = now_ns();
         rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
+        struct io_mark done = io_now();
+        mdb_env_info(e.env, &after);
+        io[it] = (struct io){done.syncs - mark.syncs, done.bytes - mark.bytes, after.me_last_txnid - before.me_last_txnid};
         if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, dir, &space[it], &call);
         mdb_env_close(e.env);
         remove_env_dir(dir);
         if (rc) { print_error("write", call, rc); goto out; }
     }
-    print_samples("write", ns, NULL, space, iterations);
+    print_samples("write", ns, NULL, space, io, iterations);
 out:
     free(ns);
     free(space);
+    free(io);
     free(vals.buf);
 }
 

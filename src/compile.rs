@@ -250,9 +250,11 @@ pub struct BuildRecord {
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
 /// with it when present: a stand-in twin (as in the tests) has none.
-const HARNESS_COMPANIONS: [&str; 11] = [
+const HARNESS_COMPANIONS: [&str; 13] = [
     "common.c",
     "common.h",
+    "iocount.c",
+    "iocount.h",
     "dataset.c",
     "dataset.h",
     "lmdb_calls.c",

@@ -13,6 +13,10 @@ pub struct Environment {
     pub harness_version: String,
     pub date: String,
     pub command_line: Vec<String>,
+    /// The file system and device of the data folders (where every environment is made):
+    /// what a sync waits for. None in runs from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
 }
 
 fn read_trim(path: &str) -> Option<String> {
@@ -44,8 +48,40 @@ impl Environment {
             harness_version: env!("CARGO_PKG_VERSION").to_string(),
             date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             command_line: scrub_command_line(std::env::args()),
+            storage: storage(),
         }
     }
+}
+
+/// The file system and device holding the scratch folder (`LMDB_REGRESS_SCRATCH`, else the
+/// temporary folder), where runs make their environments: `ext4 on /dev/vda (non-rotational)`.
+fn storage() -> Option<String> {
+    let base = crate::envvars::dir("LMDB_REGRESS_SCRATCH").ok().flatten().unwrap_or_else(std::env::temp_dir);
+    let (device, fs) = mount_of(&base.canonicalize().ok()?, &std::fs::read_to_string("/proc/self/mounts").ok()?)?;
+    let name = std::path::Path::new(&device).file_name()?.to_string_lossy().into_owned();
+    // A partition's queue is its disk's.
+    let rotational = ["queue/rotational", "../queue/rotational"]
+        .iter()
+        .find_map(|q| read_trim(&format!("/sys/class/block/{name}/{q}")));
+    let kind = match rotational.as_deref() {
+        Some("0") => " (non-rotational)",
+        Some("1") => " (rotational)",
+        _ => "",
+    };
+    Some(format!("{fs} on {device}{kind}"))
+}
+
+/// The device and file system type of the mount that holds `path` (the longest mount
+/// point it lies under), from a mount table's lines.
+pub fn mount_of(path: &std::path::Path, mounts: &str) -> Option<(String, String)> {
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 3 && path.starts_with(f[1])).then(|| (f[1].len(), f[0].to_string(), f[2].to_string()))
+        })
+        .max_by_key(|(len, ..)| *len)
+        .map(|(_, device, fs)| (device, fs))
 }
 
 /// Flags whose value is a local path, hidden whole.
@@ -132,5 +168,14 @@ mod tests {
              --workloads write"
         );
         assert!(!scrubbed.contains("/home/me"));
+    }
+
+    #[test]
+    fn a_path_is_on_the_longest_mount_point_it_lies_under() {
+        let mounts = "/dev/vda / ext4 rw 0 0\ntmpfs /tmp tmpfs rw 0 0\n/dev/vdb1 /work/data xfs rw 0 0\n";
+        let on = |p: &str| mount_of(std::path::Path::new(p), mounts).map(|(d, f)| format!("{f} {d}"));
+        assert_eq!(on("/work/data/scratch").as_deref(), Some("xfs /dev/vdb1"));
+        assert_eq!(on("/work/database").as_deref(), Some("ext4 /dev/vda"), "a component, not a prefix of text");
+        assert_eq!(on("/tmp/x").as_deref(), Some("tmpfs tmpfs"));
     }
 }

@@ -300,3 +300,44 @@ fn a_1_0_option_asked_of_a_0_9_unit_is_not_applicable_in_every_format() {
     );
     assert_eq!(remap["units"], serde_json::json!(["LMDB_0.9.33"]));
 }
+
+/// Under each sync mode, a commit's syncs are exact and LMDB's: MDB_NOSYNC none,
+/// MDB_NOMETASYNC the data's fdatasync, full sync that and the meta page's write through
+/// its O_DSYNC descriptor; one put a transaction or 1,000, the same in both engines, and a
+/// metric of the report.
+#[test]
+fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workloads = "fillRandomEach,fillRandom";
+    let flags =
+        ["--tags", "0.9.33", "--workloads", workloads, "--sync", "nosync,nometasync,sync", "--engine", "rust,c"];
+    let s = samples(
+        tmp.path(),
+        "sync",
+        &[&flags[..], &["--rounds", "1", "--entries", "500", "--layouts", "fixed"]].concat(),
+    );
+    // fillRandomEach: a tenth of the keys, one put a commit; fillRandom: 1,000 puts a commit.
+    let commits = BTreeMap::from([("fillRandomEach", 50), ("fillRandom", 1)]);
+    let mut io: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    for x in &s {
+        let (tag, w) = (x["tag"].as_str().unwrap(), x["workload"].as_str().unwrap());
+        let per = match tag.rsplit_once(" [").map(|(_, m)| m) {
+            Some("nosync]") => 0,
+            Some("nometasync]") => 1,
+            Some("sync]") => 2,
+            _ => panic!("a unit of each sync mode: {tag}"),
+        };
+        assert_eq!(
+            (x["io"]["commits"].as_u64(), x["io"]["syncs"].as_u64()),
+            (Some(commits[w]), Some(per * commits[w]))
+        );
+        assert!(x["io"]["bytes"].as_u64().unwrap() >= 4096 * commits[w], "{x}");
+        io.entry((tag.into(), w.into())).or_default().push(x["io"].clone());
+    }
+    assert_eq!(io.len(), 6, "{io:?}");
+    assert!(io.values().all(|both| both.len() == 2 && both[0] == both[1]), "the engines differ: {io:?}");
+    let md = stdout(&run_ok(
+        lmdb_regress().args(["report", "--metric", "syncs-per-commit"]).arg(tmp.path().join("sync.jsonl")),
+    ));
+    assert!(md.contains("| syncs/commit |") && md.contains("`LMDB_0.9.33 [nometasync]` | 1.000"), "{md}");
+}

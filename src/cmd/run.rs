@@ -77,7 +77,16 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
     let suite = crate::workload::suite::Suite::of(&workloads)?;
-    let (pairing, chunk) = args.pairing.plan(args.metric, suite, &args.given)?;
+    let (pairing, chunk) = match args.env.sync_axis() {
+        // The units of a paired process share one configuration, and each sync mode is one.
+        Some(_) if suite == crate::workload::suite::Suite::LmdbJava && !args.metric.is_exact() => {
+            if args.given.contains("pairing") && args.pairing.pairing == record::Pairing::Chunks {
+                bail!("--sync with several modes: each mode opens its environments apart; give --pairing process");
+            }
+            (record::Pairing::Process, None)
+        }
+        _ => args.pairing.plan(args.metric, suite, &args.given)?,
+    };
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
@@ -95,7 +104,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     if let Some(c) = control.as_deref().filter(|c| shard_holds(shard.as_ref(), c)) {
         units.extend(control_units(&units, c)?);
     }
-    let units = crews(units, args)?;
+    let units = sync_modes(crews(units, args)?, args)?;
     let entries = config.entries;
     if args.given.contains("count_entries") && args.count_entries > entries {
         bail!(
@@ -167,6 +176,32 @@ fn crews(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
         .iter()
         .flat_map(|u| readers.iter().map(move |n| Unit { label: u.label.with_readers(*n), ..u.clone() }))
         .collect())
+}
+
+/// With `--sync` of several modes, each unit once per mode; the I/O metrics refused
+/// where nothing is written.
+fn sync_modes(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
+    if args.metric.is_io() && args.is_concurrency() {
+        bail!("--metric {}: a figure of a write pass's commits; readers beside a writer have none", args.metric);
+    }
+    let Some(modes) = args.env.sync_axis() else { return Ok(units) };
+    if args.is_concurrency() {
+        bail!("--sync with several modes: readers beside a writer take one (--sync MODE)");
+    }
+    Ok(units
+        .iter()
+        .flat_map(|u| modes.iter().map(move |m| Unit { label: u.label.with_sync(*m), ..u.clone() }))
+        .collect())
+}
+
+/// A resumed run's units at each sync mode its header declares (none: as they are).
+fn at_sync_modes(units: Vec<Unit>, declared: &[record::Declared]) -> Vec<Unit> {
+    let modes: std::collections::BTreeSet<_> = declared.iter().filter_map(|d| d.value.sync).collect();
+    if modes.is_empty() {
+        return units;
+    }
+    let each = |u: &Unit| modes.iter().map(|m| Unit { label: u.label.with_sync(*m), ..u.clone() }).collect::<Vec<_>>();
+    units.iter().flat_map(each).collect()
 }
 
 /// A resumed run's units at each reader count its header declares (none: as they are).
@@ -412,7 +447,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for base in controlled {
         units.extend(control_units(&units, &base)?);
     }
-    let units = at_reader_counts(units, &h.units);
+    let units = at_sync_modes(at_reader_counts(units, &h.units), &h.units);
     // Before anything is appended: the builds are the ones the earlier sessions measured.
     for u in &units {
         u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;

@@ -66,6 +66,7 @@ pub(super) fn unit_sample(unit: &Label) -> Sample {
         layout: None,
         chunks_ns: Vec::new(),
         space: None,
+        io: None,
     }
 }
 

@@ -1,9 +1,10 @@
 //! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
 //! whether it is the run's A/A control, in a layout study which layout, and in a run of
-//! readers beside a writer how many reader threads. Labels are rendered from it
+//! readers beside a writer how many reader threads, and under a `--sync` axis how commits
+//! are made durable. Labels are rendered from it
 //! (`Display`) and never read back: a run file (schema 4) declares each unit's value field
 //! by field (`runfile::Declared`). [`Label::parse`], the one reader of the label grammar
-//! `BASE[ (TOOLCHAIN)][ [N readers]][@LAYOUT][~control]`, is left for the run files of
+//! `BASE[ (TOOLCHAIN)][ [N readers]][ [SYNC]][@LAYOUT][~control]`, is left for the run files of
 //! schema 3 and before, which hold labels as text only, and for a label typed on the
 //! command line (`report --baseline`).
 
@@ -12,6 +13,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::parse_version;
+use crate::workload::SyncMode;
 
 /// What a control's label ends with.
 const CONTROL: &str = "~control";
@@ -30,6 +32,9 @@ pub struct Label {
     /// Reader threads beside the writer (`run --suite concurrency --readers LIST`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readers: Option<u32>,
+    /// How its commits are made durable (`run --sync nosync,nometasync,sync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncMode>,
 }
 
 impl Label {
@@ -41,6 +46,7 @@ impl Label {
             layout: None,
             control: false,
             readers: None,
+            sync: None,
         }
     }
 
@@ -49,9 +55,20 @@ impl Label {
         Label { readers: Some(n), ..self.clone() }
     }
 
-    /// The build this label measures: no layout, no control, no reader count.
+    /// This unit with its commits made durable as `mode` says.
+    pub fn with_sync(&self, mode: SyncMode) -> Label {
+        Label { sync: Some(mode), ..self.clone() }
+    }
+
+    /// The build this label measures: no layout, no control, no reader count, no sync mode.
     pub fn built(&self) -> Label {
-        Label { layout: None, control: false, readers: None, ..self.clone() }
+        Label { layout: None, control: false, readers: None, sync: None, ..self.clone() }
+    }
+
+    /// What it is compared within: its reader count and sync mode, the baseline's
+    /// label at the same ones being its reference.
+    pub fn beside(&self, base: &str, toolchain: Option<&str>) -> Label {
+        Label { readers: self.readers, sync: self.sync, ..Label::build(base, toolchain) }
     }
 
     /// This label measured again as its control.
@@ -82,6 +99,8 @@ impl Label {
             }
             _ => (rest, None),
         };
+        let sync = SyncMode::ALL.into_iter().find(|m| rest.ends_with(&format!(" [{m}]")));
+        let rest = sync.map_or(rest, |m| &rest[..rest.len() - m.name().len() - 3]);
         let (rest, readers) = match rest.strip_suffix(" readers]").or_else(|| rest.strip_suffix(" reader]")) {
             Some(r) => match r.rsplit_once(" [").and_then(|(b, n)| Some((b, n.parse::<u32>().ok()?))) {
                 Some((b, n)) => (b, Some(n)),
@@ -94,7 +113,7 @@ impl Label {
             Some((b, name)) => (b, Some(name.to_string())),
             None => (rest, None),
         };
-        Label { base: base.to_string(), toolchain, layout, control, readers }
+        Label { base: base.to_string(), toolchain, layout, control, readers, sync }
     }
 
     /// Whether a unit's base (a patch's or a directory's name in it) reads back as itself
@@ -107,6 +126,7 @@ impl Label {
             layout: None,
             control: true,
             readers: Some(2),
+            sync: Some(SyncMode::Nometasync),
         };
         !base.chars().any(char::is_control)
             && Label::parse(base) == Label::build(base, None)
@@ -135,15 +155,18 @@ impl Label {
 
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
-    /// name; a control right after the label it repeats.
-    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, bool) {
+    /// name, then by reader count and sync mode (as numbers and in the modes' order, not
+    /// as text); a control right after the label it repeats.
+    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, (Option<u32>, Option<SyncMode>), bool) {
         let toolchain = self.toolchain.clone().unwrap_or_default();
+        let axes = (self.readers, self.sync);
         match (self.version(), &self.layout) {
-            (Some(v), _) => (0, v, String::new(), toolchain, self.control),
-            (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, self.control),
+            (Some(v), _) => (0, v, String::new(), toolchain, axes, self.control),
+            (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, axes, self.control),
             // A layout's label is ordered by its whole text, toolchain and number included.
             (None, Some(_)) => {
-                (1, (0, 0, 0), Label { control: false, ..self.clone() }.to_string(), String::new(), self.control)
+                let text = Label { control: false, ..self.clone() }.to_string();
+                (1, (0, 0, 0), text, String::new(), axes, self.control)
             }
         }
     }
@@ -159,6 +182,9 @@ impl fmt::Display for Label {
             Some(1) => f.write_str(" [1 reader]")?,
             Some(n) => write!(f, " [{n} readers]")?,
             None => {}
+        }
+        if let Some(mode) = self.sync {
+            write!(f, " [{mode}]")?;
         }
         if let Some(n) = &self.layout {
             write!(f, "@{n}")?;
@@ -203,8 +229,10 @@ pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
-    const LABELS: [&str; 18] = [
+    const LABELS: [&str; 20] = [
         "LMDB_0.9.33 [1 reader]",
+        "LMDB_0.9.33 [nometasync]",
+        "LMDB_1.0.1 (clang -O2) [2 readers] [sync]@01~control",
         "LMDB_1.0.1 (clang -O2) [4 readers]",
         "LMDB_0.9.33 [2 readers]~control",
         "LMDB_0.9.33",
@@ -253,6 +281,10 @@ mod tests {
     fn release_order() {
         // Version order across series: 1.0.0 comes after 0.9.36, never between 0.9.1 and 0.9.2.
         assert!(Label::build("LMDB_1.0.0", None).release_key() > Label::build("LMDB_0.9.36", None).release_key());
+        let (two, ten) = (Label::parse("LMDB_0.9.33 [2 readers]"), Label::parse("LMDB_0.9.33 [10 readers]"));
+        assert!(two.release_key() < ten.release_key(), "reader counts as numbers");
+        let modes = ["nosync", "nometasync", "sync"].map(|m| Label::parse(&format!("LMDB_0.9.33 [{m}]")).release_key());
+        assert!(modes.is_sorted(), "sync modes in their order");
         let mut labels = vec![
             "deadbeef",
             "LMDB_0.9.33 (gcc -O3)",
@@ -292,6 +324,6 @@ mod tests {
         assert_eq!(Label::parse("LMDB_0.9.33 (gcc -O3)").compared_as().1, Some("gcc -O3"));
         assert_eq!(Label::parse("LMDB_0.9.20 (clang -O2)@03").compared_as().1, None);
         let plain: Vec<&str> = LABELS.into_iter().filter(|t| Label::parse(t).is_plain_release()).collect();
-        assert_eq!(plain, ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33", "LMDB_0.9.9"]);
+        assert_eq!(plain, ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33 [nometasync]", "LMDB_0.9.33", "LMDB_0.9.9"]);
     }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::workload::concurrent::CrewFigures;
+use crate::workload::iocount::Io;
 use crate::workload::space::Space;
 use crate::workload::Workload;
 
@@ -128,6 +129,12 @@ pub enum Metric {
     ReaderOps,
     /// The writer beside them: nanoseconds per put, the inverse of its puts per second.
     WriterOps,
+    /// A write pass's syncs (fdatasync, fsync, msync MS_SYNC, writes through an O_DSYNC
+    /// descriptor) per committed write transaction.
+    SyncsPerCommit,
+    /// The bytes a write pass handed to write, pwrite and writev, per committed write
+    /// transaction (0 under MDB_WRITEMAP, which writes through the map).
+    BytesPerCommit,
 }
 
 /// How a metric's figures are collected, and so judged.
@@ -147,6 +154,9 @@ pub enum Collect {
     /// A figure of a crew of readers and a writer (`workload::concurrent`), per pass and
     /// per interval: judged by paired intervals, as time is.
     Crew { pass: fn(&CrewFigures) -> Option<f64>, intervals: fn(&CrewFigures) -> Vec<f64> },
+    /// What a write pass's timed region synced and wrote (`workload::iocount`), per
+    /// commit: exact, judged as counts are.
+    Io { value: fn(&Io) -> u64 },
 }
 
 /// A metric's one declaration.
@@ -173,6 +183,14 @@ const NO_CACHE: &str = "this run has no cache simulation: measure with `run --me
 
 const NO_CREW: &str = "this run has no readers beside a writer: measure `run --suite concurrency`";
 
+const NO_IO: &str = "this run has no I/O counts: they are taken around each write pass, so measure a write \
+                     (`run --workloads write`, or the lmdb suite's fills) with this version of lmdb-regress";
+
+/// An I/O metric's row: one figure of [`Io`] per commit, in `unit`.
+const fn io(name: &'static str, short: &'static str, unit: &'static str, value: fn(&Io) -> u64) -> MetricInfo {
+    MetricInfo { name, short, unit, per_cycle: unit, collect: Collect::Io { value }, slack: 0, missing: Some(NO_IO) }
+}
+
 const NO_SPACE: &str = "this run has no space figures: they are read after each write pass, so measure the write \
                         (`run --workloads write`) with this version of lmdb-regress";
 
@@ -190,7 +208,7 @@ const fn space(name: &'static str, short: &'static str, unit: &'static str, valu
 }
 
 impl Metric {
-    pub const ALL: [Metric; 14] = [
+    pub const ALL: [Metric; 16] = [
         Metric::Time,
         Metric::Instructions,
         Metric::D1Misses,
@@ -205,6 +223,8 @@ impl Metric {
         Metric::FreePages,
         Metric::ReaderOps,
         Metric::WriterOps,
+        Metric::SyncsPerCommit,
+        Metric::BytesPerCommit,
     ];
 
     /// The metric's one row.
@@ -287,6 +307,8 @@ impl Metric {
             slack: 0,
             missing: Some(NO_CREW),
         };
+        const SYNCS_PER_COMMIT: MetricInfo = io("syncs per commit", "syncs", "syncs/commit", |io| io.syncs);
+        const BYTES_PER_COMMIT: MetricInfo = io("bytes written per commit", "bytes", "bytes/commit", |io| io.bytes);
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
@@ -302,6 +324,8 @@ impl Metric {
             Metric::FreePages => &FREE_PAGES,
             Metric::ReaderOps => &READER_OPS,
             Metric::WriterOps => &WRITER_OPS,
+            Metric::SyncsPerCommit => &SYNCS_PER_COMMIT,
+            Metric::BytesPerCommit => &BYTES_PER_COMMIT,
         }
     }
 
@@ -327,6 +351,8 @@ impl Metric {
             Metric::FreePages => "free-pages",
             Metric::ReaderOps => "reader-ops",
             Metric::WriterOps => "writer-ops",
+            Metric::SyncsPerCommit => "syncs-per-commit",
+            Metric::BytesPerCommit => "bytes-per-commit",
         }
     }
 
@@ -337,7 +363,25 @@ impl Metric {
 
     /// Whether the figures are exact counts, judged within a tolerance.
     pub fn is_exact(self) -> bool {
-        matches!(self.info().collect, Collect::Events { .. } | Collect::Space { .. })
+        matches!(self.info().collect, Collect::Events { .. } | Collect::Space { .. } | Collect::Io { .. })
+    }
+
+    /// Whether it is counted around every write pass (syncs, bytes), per commit.
+    pub fn is_io(self) -> bool {
+        matches!(self.info().collect, Collect::Io { .. })
+    }
+
+    /// Whether every write pass reports it, counted or not (space, I/O).
+    pub fn of_every_write(self) -> bool {
+        self.is_space() || self.is_io()
+    }
+
+    /// The metric's figure of a write pass's I/O, in the pass's total; None for the others.
+    pub fn of_io(self, io: &Io) -> Option<u64> {
+        match self.info().collect {
+            Collect::Io { value } => Some(value(io)),
+            _ => None,
+        }
     }
 
     /// Whether it is read from the environment a write left, not counted in a timed region.
@@ -364,7 +408,7 @@ impl Metric {
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {
         match self.info().collect {
-            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } => None,
+            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. } => None,
             Collect::Events { value, .. } => value(counts),
         }
     }
@@ -378,12 +422,12 @@ impl Metric {
     }
 
     /// The total of one operation: time in the workload's time unit per timed region;
-    /// counts per operation of the pass; space as it is, of the whole pass (a crew's
-    /// figures are per operation already: [`Metric::of_crew`]).
+    /// counts per operation of the pass (I/O: per commit, `ops` its commits); space as it
+    /// is, of the whole pass (a crew's figures are per operation already: [`Metric::of_crew`]).
     pub fn per_op(self, total: f64, w: Workload, ops: u64) -> f64 {
         match self.info().collect {
             Collect::Clock => total / w.time_unit().ns,
-            Collect::Events { .. } => total / ops.max(1) as f64,
+            Collect::Events { .. } | Collect::Io { .. } => total / ops.max(1) as f64,
             Collect::Space { .. } | Collect::Crew { .. } => total,
         }
     }
@@ -401,7 +445,7 @@ impl Metric {
     pub fn unit_of(self, w: Workload) -> &'static str {
         match (self.info().collect, w) {
             (Collect::Clock, _) => w.time_unit().label,
-            (Collect::Space { .. } | Collect::Crew { .. }, _) => self.unit(),
+            (Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. }, _) => self.unit(),
             (_, Workload::Preset(p)) if p.per() == "cycle" => self.info().per_cycle,
             _ => self.unit(),
         }
@@ -410,7 +454,7 @@ impl Metric {
     /// How many of the metric's own units make one display unit of a whole region (ms,
     /// millions).
     pub fn display(self) -> f64 {
-        if self.is_space() || self.is_crew() {
+        if self.is_space() || self.is_crew() || self.is_io() {
             1.0
         } else {
             1e6

@@ -13,6 +13,7 @@ use super::plan::Plan;
 use crate::compile::BuildRecord;
 use crate::environment::Environment;
 use crate::manifest::{FileHashes, Match};
+use crate::workload::iocount::Io;
 use crate::workload::presets::Figures;
 use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
@@ -26,8 +27,9 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// resume or merge; 7: the `coverage` record, a type a reader of 6 refuses; 8: the plan's
 /// `adaptive`, whose rounds leave decided comparisons out, which a reader of 7 would resume
 /// measuring every unit in every round; 9: a plan's `rounds` may be null, no cap on the
-/// rounds, which a reader of 8 cannot read, and its `layouts_per_process`, which a reader
-/// of 8 would resume with one). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// rounds, which a reader of 8 cannot read, its `layouts_per_process`, which a reader of 8
+/// would resume with one, a write sample's `io`, a unit's `sync` mode and the environment's
+/// `storage`, which a reader of 8 would drop on a resume or merge). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 9;
 
@@ -223,6 +225,10 @@ pub struct Sample {
     /// space was measured (schema ≤ 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<Space>,
+    /// A write's syncs, bytes written and commits in its timed region; none for
+    /// reads, and in runs from before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Io>,
 }
 
 impl Sample {
@@ -236,6 +242,7 @@ impl Sample {
         match metric {
             Metric::Time => Some(self.ns),
             m if m.is_space() => m.of_space(self.space.as_ref()?),
+            m if m.is_io() => m.of_io(self.io.as_ref()?),
             m if m.is_crew() => self.crew(m).map(|(pass, _)| pass.round() as u64),
             m => m.of_counts(&self.counts),
         }
@@ -281,7 +288,10 @@ impl Sample {
         if metric.is_crew() {
             return self.value(metric);
         }
-        let ops = self.figures.ops.unwrap_or(u64::from(entries));
+        let ops = match metric.is_io() {
+            true => self.io?.commits,
+            false => self.figures.ops.unwrap_or(u64::from(entries)),
+        };
         Some(metric.per_op(self.total(metric)? as f64, self.workload, ops))
     }
 }

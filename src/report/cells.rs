@@ -582,14 +582,30 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
             ),
         ));
     }
+    if let Some(storage) = &e.storage {
+        v.push(("Data folder".into(), storage.clone()));
+    }
     v
+}
+
+/// Under a `--sync` axis each unit opens its environments as its label says, not as the
+/// configuration's one mode: said after the configuration.
+fn sync_axis(m: &ReportModel) -> String {
+    let modes: std::collections::BTreeSet<_> = m.samples.iter().filter_map(|s| s.unit.sync).collect();
+    match modes.is_empty() {
+        true => String::new(),
+        false => {
+            let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+            format!("; commits synced as each unit's label says ({}), not as above", names.join(", "))
+        }
+    }
 }
 
 /// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
     if let Some(p) = &m.extras.preset {
-        return format!("preset {}: {}; {}; seed {}", p.preset, p.dataset, p.settings, cfg.seed);
+        return format!("preset {}: {}; {}; seed {}{}", p.preset, p.dataset, p.settings, cfg.seed, sync_axis(m));
     }
     if !m.plan.programs.is_empty() {
         let one = |p: &crate::record::ProgramRecord| {
@@ -619,11 +635,16 @@ fn workload_line(m: &ReportModel) -> String {
         cfg.values,
         cfg.order,
         if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
-        if cfg.sync { "" } else { "MDB_NOSYNC, " },
+        match cfg.sync {
+            crate::workload::SyncMode::Nosync => "MDB_NOSYNC, ",
+            crate::workload::SyncMode::Nometasync => "MDB_NOMETASYNC, ",
+            crate::workload::SyncMode::Sync => "",
+        },
         cfg.effective_map_size(),
         cfg.seed
     )
     .to_lowercase()
+        + &sync_axis(m)
 }
 
 /// Lines about failures and checksum disagreements; empty when all is well.

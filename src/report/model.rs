@@ -529,9 +529,10 @@ fn pick_baseline(measured: &[Label], asked: Option<&str>, recorded: Option<&str>
 struct Baseline<'a>(&'a str);
 
 impl Baseline<'_> {
-    /// The label of the baseline built by `label`'s toolchain, with its reader threads.
+    /// The label of the baseline built by `label`'s toolchain, with its reader threads and
+    /// sync mode.
     fn of(&self, label: &Label) -> Label {
-        Label { readers: label.readers, ..Label::build(self.0, label.compared_as().1) }
+        label.beside(self.0, label.compared_as().1)
     }
 }
 
@@ -683,9 +684,9 @@ fn toolchain_tables(
     let mut by_tag: BTreeMap<Label, Vec<&Label>> = BTreeMap::new();
     for s in sections {
         for t in all[&(s.engine, s.workload)].values.keys().filter(|t| !t.control) {
-            // Reader counts are units of their own, compared with the baseline's same count.
-            let labels =
-                by_tag.entry(Label { readers: t.readers, ..Label::build(&t.compared_as().0, None) }).or_default();
+            // Reader counts and sync modes are units of their own, compared with the
+            // baseline's same count and mode.
+            let labels = by_tag.entry(t.beside(&t.compared_as().0, None)).or_default();
             if !labels.contains(&t) {
                 labels.push(t);
             }

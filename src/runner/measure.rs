@@ -120,6 +120,7 @@ impl RunSpec {
                     layout: u.layout.as_ref().map(|l| l.seed),
                     chunks_ns: line.chunks_ns.get(i).cloned().unwrap_or_default(),
                     space: line.space.get(i).copied(),
+                    io: line.io.get(i).copied(),
                 }));
             }
         }

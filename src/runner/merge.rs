@@ -327,6 +327,7 @@ fn environment(runs: &[(String, RunData)]) -> Environment {
         harness_version: text(|e| &e.harness_version),
         date: envs.iter().map(|e| e.date.clone()).min().unwrap_or_default(),
         command_line,
+        storage: join(&|e| e.storage.as_deref()),
     }
 }
 

@@ -277,6 +277,7 @@ impl RunSpec {
             layout: u.layout.as_ref().map(|l| l.seed),
             chunks_ns: Vec::new(),
             space: None,
+            io: None,
         })
     }
 

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::record::metric::Counts;
+use crate::workload::iocount::Io;
 use crate::workload::presets::Figures;
 use crate::workload::space::Space;
 use crate::workload::{Checksum, Workload};
@@ -56,6 +57,9 @@ pub struct WorkerLine {
     /// A write's space after each pass, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub space: Vec<Space>,
+    /// A write's syncs, bytes and commits in each pass, one per sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io: Vec<Io>,
 }
 
 impl WorkerLine {

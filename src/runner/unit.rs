@@ -149,6 +149,9 @@ impl Unit {
         if let Some(n) = self.label.readers {
             args.extend(["--crew-readers".into(), n.to_string().into()]);
         }
+        if let Some(mode) = self.label.sync {
+            args.push(format!("--sync={mode}").into());
+        }
         (self.program.clone(), args)
     }
 

@@ -62,6 +62,7 @@ impl WorkerSettings {
     /// The configuration of a worker of `suite`, refused when bad before anything is
     /// loaded, as the C twin refuses it.
     pub fn resolve(&self, suite: Suite) -> Result<WorkloadConfig> {
+        anyhow::ensure!(self.env.sync_axis().is_none(), "a worker takes one --sync mode");
         let cfg = self.env.resolve(&self.cfg, &self.preset, suite.preset());
         cfg.validate(suite.preset())?;
         Ok(cfg)
@@ -162,6 +163,7 @@ pub(super) fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
             figures: o.figures,
             chunks_ns: o.chunks_ns,
             space: o.space,
+            io: o.io,
             ..Default::default()
         },
         Err(error) => WorkerLine { workload: Some(w), error: Some(error), ..Default::default() },

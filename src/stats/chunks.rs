@@ -158,6 +158,7 @@ mod tests {
             layout: None,
             chunks_ns: chunks,
             space: None,
+            io: None,
         }
     }
 

@@ -124,6 +124,7 @@ mod tests {
             layout: None,
             chunks_ns: Vec::new(),
             space: None,
+            io: None,
         }
     }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::ptr;
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::ffi::bindings as sys;
 pub use sys::{MDB_cursor, MDB_dbi, MDB_env, MDB_txn, MDB_val};
@@ -263,10 +264,61 @@ impl Lmdb10 {
     }
 }
 
-/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, MDB_NOSYNC
-/// without `sync`.
-pub fn env_flags(writemap: bool, sync: bool) -> u32 {
-    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | (if sync { 0 } else { sys::MDB_NOSYNC })
+/// How commits are made durable: mdb_env_open's sync flags.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// MDB_NOSYNC: nothing synced at a commit (LmdbJava's benchmark).
+    #[default]
+    Nosync,
+    /// MDB_NOMETASYNC: the data synced at each commit, the meta page left to the next.
+    Nometasync,
+    /// Data and meta page synced at each commit.
+    Sync,
+}
+
+impl SyncMode {
+    pub const ALL: [SyncMode; 3] = [SyncMode::Nosync, SyncMode::Nometasync, SyncMode::Sync];
+
+    /// As `--sync` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Nosync => "nosync",
+            SyncMode::Nometasync => "nometasync",
+            SyncMode::Sync => "sync",
+        }
+    }
+
+    /// mdb_env_open's flags for it.
+    pub fn env_flags(self) -> u32 {
+        match self {
+            SyncMode::Nosync => sys::MDB_NOSYNC,
+            SyncMode::Nometasync => sys::MDB_NOMETASYNC,
+            SyncMode::Sync => 0,
+        }
+    }
+
+    /// The run file's two fields: whether commits sync, and whether meta pages are left.
+    pub(super) fn from_stored(sync: bool, nometasync: bool) -> SyncMode {
+        match (sync, nometasync) {
+            (false, _) => SyncMode::Nosync,
+            (true, true) => SyncMode::Nometasync,
+            (true, false) => SyncMode::Sync,
+        }
+    }
+}
+
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, and `sync`'s.
+pub fn env_flags(writemap: bool, sync: SyncMode) -> u32 {
+    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | sync.env_flags()
 }
 
 impl EnvOptions {
@@ -298,6 +350,8 @@ impl<'a> Env<'a> {
     /// Opens the environment in `dir` and its database (creating both unless read-only).
     pub fn open(api: &'a Api, dir: &Path, o: &EnvOptions) -> Result<Env<'a>, LmdbError> {
         let rdonly = o.flags & sys::MDB_RDONLY != 0;
+        // Its descriptors may take closed ones' numbers, with other flags.
+        super::iocount::forget_descriptors();
         let mut env = ptr::null_mut();
         // SAFETY: the standard LMDB opening sequence on pointers we own; `e` closes on drop.
         unsafe {
@@ -535,6 +589,15 @@ pub struct PageCounts {
 }
 
 impl Env<'_> {
+    /// The id of the last committed write transaction (mdb_env_info's me_last_txnid):
+    /// one more at each commit that changed something.
+    pub fn last_txnid(&self) -> Result<u64, LmdbError> {
+        let mut info: sys::MDB_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: env is open; mdb_env_info fills the struct.
+        self.api.check("mdb_env_info", unsafe { (self.api.mdb_env_info)(self.env, &mut info) })?;
+        Ok(info.me_last_txnid as u64)
+    }
+
     /// The database's page counts, in a read transaction of its own.
     pub fn page_counts(&self) -> Result<PageCounts, LmdbError> {
         let txn = self.begin(true)?;

@@ -9,6 +9,7 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use super::checksum::Checksum;
+use super::iocount::Io;
 use super::perf::PerfCounter;
 use super::space::Space;
 
@@ -17,6 +18,8 @@ use super::space::Space;
 pub struct Ended {
     pub output: u64,
     pub space: Option<Space>,
+    /// What a write pass synced, wrote and committed.
+    pub io: Option<Io>,
 }
 
 /// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
@@ -70,6 +73,8 @@ pub struct Outcome {
     pub figures: Vec<Figures>,
     /// Writes: the space each pass left, one per sample.
     pub space: Vec<Space>,
+    /// Writes: what each pass synced, wrote and committed, one per sample.
+    pub io: Vec<Io>,
 }
 
 impl Outcome {
@@ -93,6 +98,7 @@ impl Outcome {
             self.outputs.push(ended.output);
         }
         self.space.extend(ended.space);
+        self.io.extend(ended.io);
     }
 
     /// Records one timed pass with its checksum and figures; every pass must produce the

@@ -5,6 +5,7 @@
 pub mod checksum;
 pub mod concurrent;
 pub mod dataset;
+pub mod iocount;
 pub mod lmdb;
 pub mod measure;
 pub mod native;
@@ -20,6 +21,7 @@ pub mod suite;
 
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
+pub use lmdb::SyncMode;
 pub use settings::EnvSettings;
 
 use std::fmt;
@@ -234,9 +236,9 @@ pub struct WorkloadConfig {
     /// Environments are opened without MDB_WRITEMAP (`EnvSettings`).
     #[arg(skip)]
     pub no_writemap: bool,
-    /// Environments are opened without MDB_NOSYNC (`EnvSettings`).
+    /// How commits are made durable (`EnvSettings`; a unit of a `--sync` axis its own).
     #[arg(skip)]
-    pub sync: bool,
+    pub sync: SyncMode,
     /// Seed of the random order and random values.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -262,7 +264,7 @@ impl Default for WorkloadConfig {
             order: Order::Seq,
             values: ValueKind::Fixed,
             no_writemap: false,
-            sync: false,
+            sync: SyncMode::Nosync,
             seed: 42,
             map_size: None,
             preset: presets::PresetConfig::default(),
@@ -340,8 +342,8 @@ impl WorkloadConfig {
             self.effective_map_size().to_string(),
         ];
         a.push(if self.no_writemap { "--no-writemap" } else { "--writemap" }.into());
-        if self.sync {
-            a.push("--sync".into());
+        if self.sync != SyncMode::Nosync {
+            a.push(format!("--sync={}", self.sync));
         }
         a.extend(self.preset.to_args());
         a

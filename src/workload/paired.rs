@@ -10,6 +10,7 @@ use std::time::Instant;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+use super::iocount::Mark;
 use super::lmdb::{Api, Env};
 use super::measure::{Figures, Outcome};
 use super::pass::{Chunks, Pass};
@@ -151,9 +152,11 @@ fn rotate(
         for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
+            let mark = Mark::now();
             let start = Instant::now();
             let r = pass.chunk(chunks, i);
             times[k].push(start.elapsed().as_nanos() as u64);
+            pass.count_io(mark);
             if let Err(e) = r {
                 out[k] = Err(pass.failure(e).to_string());
                 passes[k] = None;

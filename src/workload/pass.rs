@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use super::dataset::ValueWriter;
+use super::iocount::{Io, Mark};
 use super::lmdb::{begin_cursor, end_cursor, Api, Env, MDB_cursor, MDB_txn, Walk};
 use super::measure::Ended;
 use super::native::{self, KeyBuffer, Timed};
@@ -75,6 +76,8 @@ enum Kind<'a> {
     // `env` is declared before `dir`: it closes before its folder is removed.
     Write {
         env: Env<'a>,
+        /// The environment's last transaction id when the pass began.
+        txnid: u64,
         dir: tempfile::TempDir,
         key: KeyBuffer,
         values: ValueWriter<'a>,
@@ -89,6 +92,8 @@ pub struct Pass<'a> {
     data: &'a Dataset,
     workload: Workload,
     kind: Kind<'a>,
+    /// The syncs and bytes its chunks made, counted around each (`iocount`).
+    io: (u64, u64),
 }
 
 impl<'a> Pass<'a> {
@@ -105,7 +110,7 @@ impl<'a> Pass<'a> {
             Workload::ReadXxh64 => walk(Hash::Xxh64(0)),
             Workload::Write | Workload::Preset(_) | Workload::Program(_) => bail!("{w} is not one of the five reads"),
         };
-        Ok(Pass { api, data, workload: w, kind })
+        Ok(Pass { api, data, workload: w, kind, io: (0, 0) })
     }
 
     /// A write pass on a fresh environment in `scratch` (created untimed).
@@ -113,8 +118,9 @@ impl<'a> Pass<'a> {
         let dir = tempfile::tempdir_in(scratch)?;
         let env = Env::open(api, dir.path(), &native::env_options(cfg))?;
         let (key, values, flags) = (KeyBuffer::new(data), data.values(), native::write_flags(cfg));
-        let kind = Kind::Write { env, dir, key, values, tc: None, flags };
-        Ok(Pass { api, data, workload: Workload::Write, kind })
+        let txnid = env.last_txnid()?;
+        let kind = Kind::Write { env, txnid, dir, key, values, tc: None, flags };
+        Ok(Pass { api, data, workload: Workload::Write, kind, io: (0, 0) })
     }
 
     /// Runs chunk `i` of `chunks`: the timed call, and nothing else.
@@ -150,6 +156,13 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// Adds what was synced and written since `mark` (taken before a chunk's clock
+    /// started, read after it stopped) to this pass's.
+    pub fn count_io(&mut self, mark: Mark) {
+        let (syncs, bytes) = mark.since();
+        self.io = (self.io.0 + syncs, self.io.1 + bytes);
+    }
+
     /// Operations in the whole pass.
     pub fn len(&self) -> usize {
         self.data.len()
@@ -174,11 +187,14 @@ impl<'a> Pass<'a> {
             Kind::Write { tc: Some(_), .. } => bail!("the write pass ended before its last chunk"),
             _ => 0,
         };
-        let space = match &self.kind {
-            Kind::Write { env, dir, .. } => Some(env.space(dir.path())?),
-            _ => None,
+        let (space, io) = match &self.kind {
+            Kind::Write { env, dir, txnid, .. } => {
+                let commits = env.last_txnid()? - txnid;
+                (Some(env.space(dir.path())?), Some(Io { syncs: self.io.0, bytes: self.io.1, commits }))
+            }
+            _ => (None, None),
         };
-        Ok(Ended { output: out, space })
+        Ok(Ended { output: out, space, io })
     }
 }
 

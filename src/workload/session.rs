@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::iocount::Mark;
 use super::lmdb::{Api, Env};
 use super::measure::Ended;
 use super::measure::{timed, Outcome, Places};
@@ -78,7 +79,9 @@ fn run_passes<'a>(
 /// it computed and left.
 fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, Ended)> {
     let whole = Chunks::whole(pass.len());
+    let mark = Mark::now();
     let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0))?;
+    pass.count_io(mark);
     r.map_err(|e| pass.failure(e))?;
     Ok((ns, instructions, pass.finish()?))
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::lmdb::SyncMode;
 use super::presets::{Preset, PresetConfig};
 use super::{KeyKind, Order, ValueKind, WorkloadConfig};
 
@@ -27,12 +28,24 @@ pub struct EnvSettings {
     /// Open environments without MDB_WRITEMAP (the default of presets, as Xodus).
     #[arg(long)]
     pub no_writemap: bool,
-    /// Open environments without MDB_NOSYNC.
-    #[arg(long, alias = "preset-sync")]
-    pub sync: bool,
+    /// How commits are made durable: nosync (MDB_NOSYNC, the default), nometasync
+    /// (MDB_NOMETASYNC: data synced at each commit, the meta page not) or sync (both);
+    /// `--sync` alone is sync. A list (`nosync,nometasync,sync`) is an axis of `run`: each
+    /// unit measured under each mode, labelled by it (`LMDB_0.9.33 [sync]`).
+    #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
+          default_missing_value = "sync")]
+    pub sync: Vec<SyncMode>,
 }
 
 impl EnvSettings {
+    /// `--sync`'s modes when they are an axis (two or more); None for one mode or none,
+    /// which is the configuration's.
+    pub fn sync_axis(&self) -> Option<Vec<SyncMode>> {
+        let mut modes = self.sync.clone();
+        modes.dedup();
+        (modes.len() > 1).then_some(modes)
+    }
+
     /// The configuration a run of `suite` (None: LmdbJava's six) uses: `base`'s data
     /// parameters, the preset's own `params`, these settings, and the suite's defaults for
     /// what they leave out, made explicit.
@@ -48,7 +61,10 @@ impl EnvSettings {
             entries,
             map_size: self.map_size,
             no_writemap: !writemap,
-            sync: self.sync,
+            sync: match self.sync[..] {
+                [one] => one,
+                _ => SyncMode::Nosync,
+            },
             preset: params.clone(),
             recorded: None,
             ..base.clone()
@@ -79,7 +95,7 @@ pub(super) fn fill_defaults(mut cfg: WorkloadConfig, suite: Option<Preset>) -> W
 pub struct Superseded {
     entries: u32,
     no_writemap: bool,
-    sync: bool,
+    sync: SyncMode,
     map_size: Option<u64>,
 }
 
@@ -93,6 +109,9 @@ pub(super) struct Stored {
     values: ValueKind,
     no_writemap: bool,
     sync: bool,
+    /// With `sync`: MDB_NOMETASYNC (absent in files from before it could be asked).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    nometasync: bool,
     seed: u64,
     map_size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,7 +142,8 @@ struct OlderPreset {
 
 impl From<Stored> for WorkloadConfig {
     fn from(s: Stored) -> WorkloadConfig {
-        let top = Superseded { entries: s.entries, no_writemap: s.no_writemap, sync: s.sync, map_size: s.map_size };
+        let sync = SyncMode::from_stored(s.sync, s.nometasync);
+        let top = Superseded { entries: s.entries, no_writemap: s.no_writemap, sync, map_size: s.map_size };
         let cfg = WorkloadConfig {
             entries: s.entries,
             value_size: s.value_size,
@@ -131,7 +151,7 @@ impl From<Stored> for WorkloadConfig {
             order: s.order,
             values: s.values,
             no_writemap: s.no_writemap,
-            sync: s.sync,
+            sync,
             seed: s.seed,
             map_size: s.map_size,
             preset: PresetConfig::default(),
@@ -155,7 +175,7 @@ impl From<Stored> for WorkloadConfig {
                 entries,
                 map_size: Some(map_size),
                 no_writemap: !o.writemap,
-                sync: o.sync,
+                sync: SyncMode::from_stored(o.sync, false),
                 preset,
                 recorded: Some(top),
                 ..cfg
@@ -180,7 +200,7 @@ impl From<WorkloadConfig> for Stored {
                     max_value: p.max_value,
                     map_size: c.map_size,
                     writemap: !c.no_writemap,
-                    sync: c.sync,
+                    sync: c.sync != SyncMode::Nosync,
                     open_get_cycles: p.open_get_cycles,
                     open_get_key: p.open_get_key,
                     migrate_append: p.migrate_append,
@@ -195,7 +215,8 @@ impl From<WorkloadConfig> for Stored {
             order: c.order,
             values: c.values,
             no_writemap: top.no_writemap,
-            sync: top.sync,
+            sync: top.sync != SyncMode::Nosync,
+            nometasync: top.sync == SyncMode::Nometasync,
             seed: c.seed,
             map_size: top.map_size,
             preset,
@@ -231,7 +252,10 @@ mod tests {
         assert_eq!((lmdbjava.entries, lmdbjava.map_size, lmdbjava.no_writemap), (1_000_000, None, false));
         assert_eq!(lmdbjava.effective_map_size(), 1_000_000 * 100 * 32 / 10, "LmdbJava's rule");
         let tc = resolved(&[], Some(Preset::TokyoCabinet));
-        assert_eq!((tc.entries, tc.map_size, tc.no_writemap, tc.sync), (1_000_000, Some(1 << 30), true, false));
+        assert_eq!(
+            (tc.entries, tc.map_size, tc.no_writemap, tc.sync),
+            (1_000_000, Some(1 << 30), true, SyncMode::Nosync)
+        );
         for p in [Preset::OpenGet, Preset::Migrate] {
             let c = resolved(&[], Some(p));
             // Twice 100000 entries of at most 2000 + 64 bytes, in whole MiB.
@@ -284,7 +308,7 @@ mod tests {
     fn older_run_files_load_into_one_set_of_settings_and_are_written_back_as_read() {
         let older = r#"{"entries":1000000,"value_size":100,"keys":"int","order":"seq","values":"fixed","no_writemap":false,"sync":false,"seed":42,"map_size":null,"preset":{"entries":2000,"max_value":300,"map_size":16777216,"writemap":false,"sync":false,"open_get_cycles":25,"open_get_key":1000,"migrate_append":false}}"#;
         let c: WorkloadConfig = serde_json::from_str(older).unwrap();
-        assert_eq!((c.entries, c.map_size, c.no_writemap, c.sync), (2000, Some(16777216), true, false));
+        assert_eq!((c.entries, c.map_size, c.no_writemap, c.sync), (2000, Some(16777216), true, SyncMode::Nosync));
         assert_eq!((c.preset.max_value, c.preset.open_get_cycles, c.preset.open_get_key), (300, 25, Some(1000)));
         assert_eq!(serde_json::to_string(&c).unwrap(), older);
         let lmdbjava = r#"{"entries":5000,"value_size":100,"keys":"int","order":"random","values":"fixed","no_writemap":true,"sync":false,"seed":42,"map_size":null}"#;

@@ -294,7 +294,11 @@ impl Preset {
     /// resolved configuration).
     pub fn settings(self, cfg: &WorkloadConfig) -> String {
         let r = &cfg.preset;
-        let mut flags = vec![if cfg.sync { "sync" } else { "MDB_NOSYNC" }];
+        let mut flags = vec![match cfg.sync {
+            super::SyncMode::Nosync => "MDB_NOSYNC",
+            super::SyncMode::Nometasync => "MDB_NOMETASYNC",
+            super::SyncMode::Sync => "sync",
+        }];
         if !cfg.no_writemap {
             flags.push("MDB_WRITEMAP");
         }

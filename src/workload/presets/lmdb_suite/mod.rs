@@ -22,6 +22,7 @@ use pass::Write;
 use super::store::{size_on_disk, walk_checksum};
 use super::Context;
 use crate::ffi::bindings as sys;
+use crate::workload::iocount::{Io, Mark};
 use crate::workload::lmdb::{self, c_path, Database, Env, EnvOptions, Failed, Lmdb10};
 use crate::workload::measure::{timed, Figures, Outcome};
 use crate::workload::perf::PerfCounter;
@@ -98,7 +99,12 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
             _ => None,
         };
         let places = Places { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
+        let txnid = env.last_txnid()?;
+        let mark = Mark::now();
         let (ns, instructions, checksum) = timed_pass(&env, d, &plan, places, counter.as_deref_mut())?;
+        let (syncs, bytes) = mark.since();
+        // A pass that committed nothing (a read) has no I/O per commit.
+        let commits = env.last_txnid()? - txnid;
         drop(backup);
         let (checksum, space, db_bytes) = match d.shape {
             Shape::Copy | Shape::Incremental => {
@@ -113,6 +119,7 @@ pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>
         let figures = Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), ..Default::default() };
         out.push_checked(ns, instructions, checksum, figures)?;
         out.space.push(space);
+        out.io.extend((commits > 0).then_some(Io { syncs, bytes, commits }));
     }
     Ok(out)
 }
