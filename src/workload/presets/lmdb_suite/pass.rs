@@ -88,7 +88,7 @@ unsafe fn batched(
         let end = (i + per).min(n);
         let mut r = work.and_then(|work| ops_in(api, env, work, start..end, &mut op));
         if r.is_ok() && w.spill {
-            r = spill(api, env, txn, start..end, &mut op);
+            r = spill((api, env), txn, start..end, &mut op);
         }
         i = end;
         let abort_first = w.child_open && !aborted && (start / per) % 10 == 0;
@@ -144,8 +144,7 @@ unsafe fn ops_in(
 /// makes LMDB spill, operations `range` once more, and the child aborted.
 #[inline(always)]
 unsafe fn spill(
-    api: &Api,
-    env: &Env,
+    (api, env): (&Api, &Env),
     txn: *mut MDB_txn,
     range: std::ops::Range<usize>,
     op: &mut impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
