@@ -13,8 +13,6 @@ const POOL: usize = 1 << 20;
 pub const MAX_VALUE: usize = 128 << 10;
 /// FRAGMENT's small values, which its deletes leave holes between.
 pub const SMALL_VALUE: u32 = 100;
-/// DUPFILL/DUPREAD: duplicates under each key (SINGLE: one).
-pub const DUPS: u32 = 10;
 /// Mixed values: 8 to 1,200 bytes.
 const MIXED: (u64, u64) = (8, 1200);
 
@@ -206,7 +204,7 @@ mod tests {
         assert_ne!(o, order(1000, Keys::Sequential, 9));
         o.sort();
         assert_eq!(o, order(1000, Keys::Sequential, 9));
-        let d: Vec<[u8; 8]> = (0..DUPS).map(|j| dup(3, 5, j)).collect();
+        let d: Vec<[u8; 8]> = (0..super::super::declared::DUPS).map(|j| dup(3, 5, j)).collect();
         assert!(d.windows(2).all(|w| w[0] < w[1]), "distinct, in index order");
     }
 }

@@ -159,6 +159,9 @@ pub enum DupWalk {
     NoDup { reverse: bool },
 }
 
+/// DUPFILL, DUPREAD, DUPDELETE: duplicates under each key (SINGLE: one).
+pub const DUPS: u32 = 10;
+
 /// Range: the duplicates from this index on are found by MDB_GET_BOTH_RANGE.
 pub const RANGE_FROM: u32 = 5;
 
@@ -220,7 +223,7 @@ impl Declared {
     pub fn dups(&self) -> u32 {
         match self.options.has(Options::SINGLE) {
             true => 1,
-            false => super::data::DUPS,
+            false => DUPS,
         }
     }
 
