@@ -25,7 +25,8 @@ enum shape { FILL, OVERWRITE, DELETE, FRAGMENT, DUPFILL, DUPREAD, DUPDELETE, REN
 enum keys { SEQUENTIAL, RANDOM };
 enum { APPEND = 1, CURSOR = 2, READER = 4, WRITEMAP = 8, DUPFIXED = 16, COMPACT = 32, REVERSE = 64, MOST = 128, COUNT = 256, NESTED = 512, TRACKED = 1024,
        REMAP = 2048, PAGESIZE = 4096, CHECKSUM = 8192, ENCRYPT = 16384, SCAN = 1 << 15, NODUP = 1 << 16, RANGE = 1 << 17,
-       NOOVERWRITE = 1 << 18, GROW = 1 << 19, NAMED = 1 << 20, REVERSEKEY = 1 << 21 };
+       NOOVERWRITE = 1 << 18, GROW = 1 << 19, NAMED = 1 << 20, REVERSEKEY = 1 << 21, RESERVE = 1 << 22, SINGLE = 1 << 23,
+       CHILDOPEN = 1 << 24, SPILL = 1 << 25 };
 
 struct row { const char *name; enum shape shape; enum keys keys; uint32_t value, batch, share; unsigned options; };
 
@@ -97,7 +98,11 @@ static uint32_t *order(uint32_t n, enum keys keys) {
 }
 
 static uint32_t touched(const struct row *r) { uint32_t m = P.entries / r->share; return m ? m : 1; }
-static uint32_t dup_keys(const struct row *r) { uint32_t m = touched(r) / DUPS; return m ? m : 1; }
+/* Duplicates under each key (declared.rs's dups): SINGLE, one. */
+static uint32_t dups_per(const struct row *r) { return r->options & SINGLE ? 1 : DUPS; }
+static uint32_t dup_keys(const struct row *r) { uint32_t m = touched(r) / dups_per(r); return m ? m : 1; }
+/* DUPDELETE: every other (key, duplicate) pair goes (declared.rs's deletes_dup). */
+static int deletes_dup(const struct row *r, uint32_t i, uint32_t j) { return (i * dups_per(r) + j) % 2 == 0; }
 
 static uint64_t head(const unsigned char *v, size_t len) {
     uint64_t h = 0;
@@ -141,12 +146,12 @@ static void push_value(struct ops *o, const struct values *v, uint32_t i, enum g
 
 static void push_key(struct ops *o, uint32_t i) { unsigned char k[KEY]; key_of(i, 0, k); ops_push(o, k, NULL, 0); }
 
-static void push_dups(struct ops *o, uint32_t n, enum keys keys) {
-    uint32_t *visit = order(n * DUPS, keys);
-    for (uint32_t x = 0; x < n * DUPS; x++) {
+static void push_dups(struct ops *o, const struct row *r, enum keys keys) {
+    uint32_t n = dup_keys(r), per = dups_per(r), *visit = order(n * per, keys);
+    for (uint32_t x = 0; x < n * per; x++) {
         unsigned char k[KEY], d[8];
-        key_of(visit[x] / DUPS, 0, k);
-        dup_of(visit[x] / DUPS, visit[x] % DUPS, d);
+        key_of(visit[x] / per, 0, k);
+        dup_of(visit[x] / per, visit[x] % per, d);
         ops_push(o, k, d, 8);
     }
     free(visit);
@@ -174,11 +179,11 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         free(small.pool);
         break;
     }
-    case DUPFILL: push_dups(&p->timed, dup_keys(r), r->keys); break;
+    case DUPFILL: push_dups(&p->timed, r, r->keys); break;
     case DUPREAD: {
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
         unsigned char probe[8] = {RANGE_FROM}, k[KEY];
-        push_dups(&p->setup_puts, n, SEQUENTIAL);
+        push_dups(&p->setup_puts, r, SEQUENTIAL);
         for (uint32_t x = 0; x < n; x++) {
             key_of(keys[x], 0, k);
             ops_push(&p->timed, k, probe, r->options & RANGE ? 8 : 0);
@@ -188,13 +193,14 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
     }
     case DUPDELETE: {
         uint32_t n = dup_keys(r), *keys = order(n, r->keys);
-        push_dups(&p->setup_puts, n, SEQUENTIAL);
+        push_dups(&p->setup_puts, r, SEQUENTIAL);
         for (uint32_t x = 0; x < n; x++)
             if (r->options & MOST) {
                 if (deletes(r, keys[x])) push_key(&p->timed, keys[x]);
             } else
-            for (uint32_t j = 0; j < DUPS; j += 2) {
+            for (uint32_t j = 0; j < dups_per(r); j++) {
                 unsigned char k[KEY], d[8];
+                if (!deletes_dup(r, keys[x], j)) continue;
                 key_of(keys[x], 0, k);
                 dup_of(keys[x], j, d);
                 ops_push(&p->timed, k, d, 8);
@@ -216,7 +222,10 @@ static void plan_make(struct plan *p, const struct row *r, const struct values *
         for (uint32_t x = 0; x < m; x++) if (visit[x] % 2 == 0) push_value(&p->timed, v, visit[x], OVERWRITTEN);
         break;
     }
-    for (size_t i = 0; (r->options & NOOVERWRITE) && i < p->timed.n; i++) {
+    /* NOOVERWRITE, and DUPFILL with CURSOR (ops.rs's rewrites_in_place): the setup puts the
+     * timed data first. */
+    int again = (r->options & NOOVERWRITE) || (r->shape == DUPFILL && (r->options & CURSOR));
+    for (size_t i = 0; again && i < p->timed.n; i++) {
         MDB_val k, d;
         ops_get(&p->timed, i, &k, &d);
         ops_push(&p->setup_puts, k.mv_data, d.mv_data, d.mv_size);
@@ -228,7 +237,13 @@ static void plan_free(struct plan *p) { ops_free(&p->setup_puts); ops_free(&p->s
 
 /* ---- passes (pass.rs) ---- */
 
-struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked, grow; };
+/* pass.rs's Write. */
+struct write { uint32_t batch; int cursor; unsigned flags; int nested, tracked, grow, dupsort, child_open, spill; };
+
+/* SPILL's reserved value (pass.rs's SPILL_BYTES), which LMDB's estimate doubles past the
+ * dirty list's room; and the key it goes under, after every key of the suite's. */
+#define SPILL_BYTES ((size_t)256 << 20)
+static const unsigned char SPILL_KEY[KEY] = "S000000000000000";
 
 /* GROW's first map (mod.rs's GROW_FROM): 256 KiB, doubled as the fill needs. */
 #define GROW_FROM (256u << 10)
@@ -239,6 +254,14 @@ static int plain_op(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, 
     MDB_val k, v;
     ops_get(o, i, &k, &v);
     if (del) { *call = "mdb_del"; return mdb_del(txn, e->dbi, &k, v.mv_size ? &v : NULL); }
+    if (w->flags & MDB_RESERVE) {
+        MDB_val room = {v.mv_size, NULL};
+        int rc;
+        *call = "mdb_put(MDB_RESERVE)";
+        if ((rc = mdb_put(txn, e->dbi, &k, &room, w->flags))) return rc;
+        memcpy(room.mv_data, v.mv_data, v.mv_size);
+        return 0;
+    }
     *call = "mdb_put";
     int rc = mdb_put(txn, e->dbi, &k, &v, w->flags);
     /* pass.rs's refused_as_asked: the data is there already, so LMDB must refuse it. */
@@ -286,11 +309,17 @@ static int one_op(struct env *e, MDB_txn *txn, MDB_cursor *cur, const struct ops
     if (del && v.mv_size) {
         *call = "mdb_cursor_get(MDB_GET_BOTH)";
         if ((rc = mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH))) return rc;
+    } else if (!del && (w->flags & MDB_CURRENT) && w->dupsort) {
+        found = v;
+        *call = "mdb_cursor_get(MDB_GET_BOTH)";
+        if ((rc = mdb_cursor_get(cur, &k, &found, MDB_GET_BOTH))) return rc;
     } else if (del || (w->flags & MDB_CURRENT)) {
         *call = "mdb_cursor_get(MDB_SET_KEY)";
         if ((rc = mdb_cursor_get(cur, &k, &found, MDB_SET_KEY))) return rc;
     }
     if (del) { *call = "mdb_cursor_del"; return mdb_cursor_del(cur, 0); }
+    /* Its own key again: MDB_SET_KEY pointed k into the page, which a resize moves. */
+    ops_get(o, i, &k, &v);
     *call = "mdb_cursor_put";
     return mdb_cursor_put(cur, &k, &v, w->flags);
 }
@@ -305,19 +334,63 @@ static int double_map(struct env *e, const char **call) {
     return mdb_env_set_mapsize(e->env, info.me_mapsize * 2);
 }
 
+/* Operations [from, to) in txn, through one cursor opened on it (pass.rs's ops_in). */
+static int ops_in(struct env *e, MDB_txn *txn, const struct ops *o, size_t from, size_t to, const struct write *w,
+                  int del, const char **call) {
+    MDB_cursor *cur;
+    int rc;
+    *call = "mdb_cursor_open";
+    if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) return rc;
+    for (size_t i = from; !rc && i < to; i++) rc = one_op(e, txn, cur, o, i, w, del, call);
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+/* pass.rs's spill: in a child of txn, operations [from, to) again, the reserved value that
+ * makes LMDB spill, the operations once more, and the child aborted. */
+static int spill(struct env *e, MDB_txn *txn, const struct ops *o, size_t from, size_t to, const struct write *w,
+                 int del, const char **call) {
+    MDB_txn *child;
+    MDB_val k = {KEY, (void *)SPILL_KEY}, room = {SPILL_BYTES, NULL};
+    int rc;
+    *call = "mdb_txn_begin(child)";
+    if ((rc = mdb_txn_begin(e->env, txn, 0, &child))) return rc;
+    if (!(rc = ops_in(e, child, o, from, to, w, del, call))) {
+        *call = "mdb_put(MDB_RESERVE, spill)";
+        if (!(rc = mdb_put(child, e->dbi, &k, &room, MDB_RESERVE))) rc = ops_in(e, child, o, from, to, w, del, call);
+    }
+    mdb_txn_abort(child);
+    return rc;
+}
+
 /* Every operation in transactions of w->batch (0: one for all); with w->grow, a batch that
- * fills the map is aborted, the map doubled and the batch run again. */
+ * fills the map is aborted, the map doubled and the batch run again; with w->child_open
+ * the operations go in a child left open, and every tenth batch is first aborted so. */
 static int batched(struct env *e, const struct ops *o, const struct write *w, int del, const char **call) {
     size_t per = w->batch ? w->batch : (o->n ? o->n : 1), i = 0;
+    int aborted = 0;
     while (i < o->n) {
-        MDB_txn *txn;
-        MDB_cursor *cur;
+        MDB_txn *txn, *work;
         size_t start = i;
-        int rc = begin_cursor(e, 0, &txn, &cur, call);
-        if (rc) return rc;
+        int rc;
+        *call = "mdb_txn_begin";
+        if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
+        work = txn;
+        *call = "mdb_txn_begin(child)";
+        if (w->child_open && (rc = mdb_txn_begin(e->env, txn, 0, &work))) { mdb_txn_abort(txn); return rc; }
         size_t end = i + per < o->n ? i + per : o->n;
-        while (!rc && i < end) rc = one_op(e, txn, cur, o, i++, w, del, call);
-        rc = end_cursor(txn, cur, 1, rc, call);
+        rc = ops_in(e, work, o, start, end, w, del, call);
+        if (!rc && w->spill) rc = spill(e, txn, o, start, end, w, del, call);
+        i = end;
+        if (!rc && w->child_open && !aborted && (start / per) % 10 == 0) {
+            mdb_txn_abort(txn);
+            aborted = 1;
+            i = start;
+            continue;
+        }
+        aborted = 0;
+        if (rc) mdb_txn_abort(txn);
+        else if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
         if (rc == MDB_MAP_FULL && w->grow) {
             if ((rc = double_map(e, call))) return rc;
             i = start;
@@ -543,7 +616,8 @@ static int set_1_0(MDB_env *env, const char **call) {
 }
 
 static int open_with(const struct row *r, const char *dir, unsigned more, struct env *e, const char **call) {
-    unsigned flags = env_flags(P.writemap || (r->options & WRITEMAP), P.sync) | more;
+    /* mod.rs's env_options: spilling is what LMDB does without MDB_WRITEMAP. */
+    unsigned flags = env_flags((P.writemap || (r->options & WRITEMAP)) && !(r->options & SPILL), P.sync) | more;
     unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD || r->shape == DUPDELETE) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
 #if MDB_VERSION_MAJOR >= 1
     if (r->options & REMAP) flags |= MDB_REMAP_CHUNKS;
@@ -551,7 +625,8 @@ static int open_with(const struct row *r, const char *dir, unsigned more, struct
     options_of_open = r->options;
     int named = !db && (r->options & NAMED);
     if (r->options & REVERSEKEY) db |= MDB_REVERSEKEY;
-    return env_open_set(dir, r->options & GROW ? GROW_FROM : P.map_size, flags, named, db, set_1_0, e, call);
+    uint64_t map = r->options & GROW ? GROW_FROM : r->options & SPILL ? P.map_size + 2 * (uint64_t)SPILL_BYTES : P.map_size;
+    return env_open_set(dir, map, flags, named, db, set_1_0, e, call);
 }
 
 static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {
@@ -618,10 +693,12 @@ static enum dup_walk dup_walk_of(const struct row *r) {
 
 static struct write write_of(const struct row *r) {
     struct write w = {r->batch, (r->options & CURSOR) != 0, 0, (r->options & NESTED) != 0, (r->options & TRACKED) != 0,
-                      (r->options & GROW) != 0};
+                      (r->options & GROW) != 0, r->shape == DUPFILL, (r->options & CHILDOPEN) != 0,
+                      (r->options & SPILL) != 0};
     if (r->options & APPEND) w.flags = MDB_APPEND;
     else if (r->options & NOOVERWRITE) w.flags = r->shape == DUPFILL ? MDB_NODUPDATA : MDB_NOOVERWRITE;
-    else if (w.cursor && r->shape == OVERWRITE) w.flags = MDB_CURRENT;
+    else if (w.cursor && (r->shape == OVERWRITE || r->shape == DUPFILL)) w.flags = MDB_CURRENT;
+    else if (r->options & RESERVE) w.flags = MDB_RESERVE;
     return w;
 }
 

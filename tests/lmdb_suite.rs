@@ -195,11 +195,14 @@ fn workloads_lists_every_suite_with_its_flags() {
     assert_eq!(copy["mdb_flags"], serde_json::json!(["MDB_CP_COMPACT"]));
 }
 
-/// A repository at `repo` holding LMDB_0.9.33 and a commit after it with `lines` planted at
-/// the top of mdb_env_copy2, which only the lmdb suite's copies call; that commit's id.
+/// A repository at `repo` holding LMDB_0.9.33, a commit that adds a comment to mdb.c, and a
+/// commit after it with `lines` planted at the top of mdb_env_copy2, which only the lmdb
+/// suite's copies call; that commit's id.
 fn planted_in_env_copy2(repo: &Path, lines: &str) -> String {
     make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
     let p = repo.join("libraries/liblmdb/mdb.c");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "/* a comment */\n").unwrap();
+    git(repo, &["commit", "-q", "-am", "a comment"]);
     let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(text.contains(at));
@@ -230,7 +233,9 @@ fn coverage_of_the_lmdb_suite_reaches_what_lmdbjavas_six_never_run() {
 }
 
 /// LMDB_0.9.33 with an abort() planted in mdb_env_copy2, which only copy calls: the worker
-/// dies in copy, and overwrite, after it in the same batch, still runs, in a fresh worker.
+/// dies in copy, and overwrite, after it in the same batch, still runs, in a fresh worker;
+/// `bisect --bad-if crash` of copy finds the commit that planted it, the commit before it
+/// running.
 #[test]
 fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     let tmp = tempfile::tempdir().unwrap();
@@ -251,6 +256,37 @@ fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     assert_eq!(of("sample"), ["fillRandom", "overwrite"], "{text}");
     assert_eq!(of("failure"), ["copy"], "{text}");
     assert!(text.contains("SIGABRT"), "{text}");
+    let died = records.iter().find(|r| r["type"] == "failure").unwrap();
+    assert_eq!(died["died"], true, "{died}");
+    bisect_finds_the_commit_whose_worker_dies(&repo, &b, tmp.path());
+}
+
+fn bisect_finds_the_commit_whose_worker_dies(repo: &Path, planted: &str, tmp: &Path) {
+    let bisect = |extra: &[&str]| {
+        let mut c = lmdb_regress();
+        c.env("LMDB_REGRESS_OFFLINE", "1").args(["bisect", "--good", "LMDB_0.9.33", "--bad", planted]);
+        c.args(["--bad-if", "crash", "--suite", "lmdb", "--workload", "copy", "--entries", "1000", "--git"]);
+        c.arg(repo).args(extra);
+        c
+    };
+    let refused = bisect(&["--metric", "instructions"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--bad-if crash decides a probe by whether its worker dies"),
+        "{}",
+        stderr(&refused)
+    );
+    let out = tmp.join("bisect");
+    let text = stdout(&run_ok(&mut bisect(&["--out-dir", out.to_str().unwrap()])));
+    let before = git(repo, &["rev-parse", &format!("{planted}~1")]);
+    assert!(text.contains("confirm: LMDB_0.9.33 ran; ") && text.contains("died (worker killed by signal"), "{text}");
+    assert!(text.contains(&format!("probe 1: {before}: ran → good")), "{text}");
+    assert!(text.contains(&format!("commits: first bad is {planted}")), "{text}");
+    let summary: Value = serde_json::from_slice(&std::fs::read(out.join("bisect.json")).unwrap()).unwrap();
+    assert_eq!(
+        (summary["bad_if"].as_str(), summary["phases"][0]["outcome"]["steps"][0]["verdict"].as_str()),
+        (Some("crash"), Some("Good"))
+    );
 }
 
 /// Rows with LMDB 1.0's options on a 0.9 unit: not run, no failure, and every format of the

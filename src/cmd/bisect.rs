@@ -7,10 +7,10 @@ use anyhow::{bail, Context, Result};
 use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
-use crate::hunt::bisect::{Bisector, Found, Interrupted, Settings, ATTRIBUTED};
+use crate::hunt::bisect::{BadIf, Bisector, Found, Interrupted, Settings, ATTRIBUTED};
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
-use crate::record::{Engine, Metric};
+use crate::record::{Engine, Layouts, Metric, Pairing};
 use crate::report::cells;
 use crate::report::document::{self, Shown};
 use crate::report::explain::Attribution;
@@ -74,6 +74,12 @@ pub struct BisectArgs {
     /// faster by its inverse.
     #[arg(long, default_value_t = 3.0, value_parser = super::args::threshold_percent)]
     pub threshold: f64,
+    /// change: a probe is bad when it differs from good as bad does (by --metric and
+    /// --threshold); crash: when its worker dies running the workload (an abort or another
+    /// signal, a non-zero exit, the watchdog), as bad's does, and good when it runs; each
+    /// side one process, once.
+    #[arg(long, value_enum, default_value = "change")]
+    pub bad_if: BadIf,
     /// auto: decide by time, and a probe time leaves undecided by instruction counts.
     /// By a count (instructions, d1-misses, ll-misses, estimated-cycles): each probe counted once.
     #[arg(long, default_value = "auto", value_parser = bisect_metric)]
@@ -127,6 +133,13 @@ impl BisectArgs {
     /// The configuration every run of the search uses: the workload's suite's defaults for
     /// what the flags leave out.
     fn config(&self) -> Result<WorkloadConfig> {
+        let measured = ["metric", "threshold", "min_effect", "min_rounds", "max_rounds"];
+        if let Some(flag) = measured.iter().find(|f| self.bad_if == BadIf::Crash && self.given.contains(**f)) {
+            bail!(
+                "--bad-if crash decides a probe by whether its worker dies, once: --{} does not apply",
+                flag.replace('_', "-")
+            );
+        }
         match self.suite {
             Some(SuiteChoice::All) => {
                 bail!("--suite all: bisect follows one workload of one suite (give lmdbjava or lmdb)")
@@ -302,7 +315,15 @@ fn bisect_under(
     let confirmed = confirmation.as_ref();
     if !changed {
         finish(&b, &[], confirmed, None, started, searches)?;
-        return Err(NotFound(unconfirmed(args, &b.settings, (&good, &bad), confirmed)).into());
+        let why = match args.bad_if {
+            BadIf::Change => unconfirmed(args, &b.settings, (&good, &bad), confirmed),
+            BadIf::Crash => format!(
+                "on {}, {good}'s worker must run and {bad}'s die, and they did not (the confirm line above; the run                  in {}): nothing to bisect",
+                args.workload,
+                b.settings.run_dir.display()
+            ),
+        };
+        return Err(NotFound(why).into());
     }
     let mut results = Vec::new();
     let (mut lg, mut fb) = (good.clone(), bad.clone());
@@ -326,13 +347,15 @@ fn bisect_under(
         let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
         let found = b.search("commits", cands, &ul, &ubad)?;
         let ended = (found.interrupted || !found.outcome.resolved()).then(|| ended_unresolved(&b, &found));
-        let attributed = ended.is_none().then(|| attribute(args, build, &b, &found)).flatten();
+        let measured = ended.is_none() && args.bad_if == BadIf::Change;
+        let attributed = measured.then(|| attribute(args, build, &b, &found)).flatten();
         results.push(found);
         finish(&b, &results, confirmed, attributed.as_ref(), started, searches)?;
         return ended.map_or(Ok(()), Err);
     }
     args.say(format!("(pass --git PATH to a clone of OpenLDAP to continue from {fb} down to the commit)"));
-    let attributed = results.last().and_then(|f| attribute(args, build, &b, f));
+    let attributed =
+        results.last().filter(|_| args.bad_if == BadIf::Change).and_then(|f| attribute(args, build, &b, f));
     finish(&b, &results, confirmed, attributed.as_ref(), started, searches)
 }
 
@@ -470,10 +493,13 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         BisectMetric::Only(m) => m,
     };
     let exact = metric.is_exact();
-    // The search's seed: each timed run's own derives from it and the run's name.
-    let (layouts, layout_seed) = args.layout.plan(metric);
+    let crash = args.bad_if == BadIf::Crash;
+    // The search's seed: each timed run's own derives from it and the run's name; whether a
+    // worker dies needs no layouts.
+    let (layouts, layout_seed) = if crash { (Layouts::Fixed, None) } else { args.layout.plan(metric) };
     // auto falls back on counts only where a counter works; say which.
     let fallback = match args.metric {
+        BisectMetric::Auto if crash => None,
         BisectMetric::Auto => match counter::detect(false) {
             Ok(c) => Some(c),
             Err(e) => {
@@ -484,8 +510,13 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         _ => None,
     };
     let cfg = args.config()?;
+    let pairing = match crash {
+        true => (Pairing::Process, None),
+        false => args.pairing.plan(metric, args.workload.suite(), &args.given)?,
+    };
     let settings = Settings {
         progress_to_stderr: args.format.is_some(),
+        bad_if: args.bad_if,
         workload: args.workload,
         cfg: cfg.clone(),
         metric,
@@ -501,7 +532,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
-        pairing: args.pairing.plan(metric, args.workload.suite(), &args.given)?,
+        pairing,
         existing: Existing::forced(args.force),
     };
     Ok((settings, layout_seed))
@@ -559,6 +590,7 @@ fn finish(
     }
     let summary = crate::hunt::bisect::Summary {
         workload: b.settings.workload,
+        bad_if: b.settings.bad_if,
         metric: b.settings.metric,
         threshold_percent: b.settings.threshold,
         run_dir: b.settings.run_dir.clone(),

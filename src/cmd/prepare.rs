@@ -106,6 +106,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                     workload: None,
                     stage: FailureStage::Build,
                     error,
+                    died: false,
                 }),
             }
         }
@@ -118,6 +119,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                 workload: None,
                 stage: FailureStage::Build,
                 error: f.reason.clone(),
+                died: false,
             });
         }
     }
@@ -165,6 +167,7 @@ fn layout_sources(
                     workload: None,
                     stage: FailureStage::Layout,
                     error: format!("{e:#}"),
+                    died: false,
                 });
             }
         }

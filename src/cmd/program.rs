@@ -60,6 +60,7 @@ pub fn compile_all(
                     workload: Some(program::workload_of(p)),
                     stage: FailureStage::Compile,
                     error: format!("{e:#}"),
+                    died: false,
                 });
             }
         }

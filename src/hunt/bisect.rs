@@ -28,9 +28,24 @@ use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
 use crate::workload::{Workload, WorkloadConfig};
 
+mod crash;
+
+/// What makes a probe bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BadIf {
+    /// It differs from the good end by the threshold, as the bad end does (slower, or
+    /// faster by its inverse).
+    Change,
+    /// Its worker dies running the workload (a signal such as an abort, a non-zero exit,
+    /// the watchdog), as the bad end's does; it is good when it gives a sample.
+    Crash,
+}
+
 pub struct Settings {
     /// Progress lines to stderr, leaving stdout to the one document printed at the end.
     pub progress_to_stderr: bool,
+    pub bad_if: BadIf,
     pub workload: Workload,
     pub cfg: WorkloadConfig,
     pub metric: Metric,
@@ -224,12 +239,12 @@ impl<'a> Bisector<'a> {
         };
         // Exact counts repeat: each unit is counted once, and its samples kept for later runs.
         if !s.metric.is_exact() {
-            return self.run_pass(name, units, stop, pass);
+            return Ok(self.run_pass(name, units, stop, pass)?.samples);
         }
         let fresh: Vec<Unit> =
             units.iter().filter(|u| !self.counted.contains_key(&u.label.to_string())).cloned().collect();
         if !fresh.is_empty() {
-            for x in self.run_pass(name, fresh, stop, pass)? {
+            for x in self.run_pass(name, fresh, stop, pass)?.samples {
                 self.counted.entry(x.unit.to_string()).or_default().push(x);
             }
         }
@@ -242,7 +257,7 @@ impl<'a> Bisector<'a> {
         units: Vec<Unit>,
         stop: &(dyn Fn(&[Sample]) -> bool + Sync),
         pass: Pass,
-    ) -> Result<Vec<Sample>> {
+    ) -> Result<record::RunData> {
         self.runs += 1;
         let entries = self.entries_for(pass.metric);
         let s = &self.settings;
@@ -277,7 +292,7 @@ impl<'a> Bisector<'a> {
         if out.end.reason == EndReason::Interrupted {
             return Err(Interrupted(s.run_dir.display().to_string()).into());
         }
-        Ok(crate::record::load(&path)?.samples)
+        crate::record::load(&path)
     }
 
     /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the
@@ -301,6 +316,9 @@ impl<'a> Bisector<'a> {
     /// it, or faster by its inverse (an improvement, searched as a slowdown is: its first
     /// commit is the first "bad").
     pub fn confirm(&mut self, good: &Unit, bad: &Unit) -> Result<(bool, Option<Comparison>)> {
+        if self.settings.bad_if == BadIf::Crash {
+            return Ok((self.confirm_crash(good, bad)?, None));
+        }
         let (g, b) = (good.label.to_string(), bad.label.to_string());
         let thr = 1.0 + self.settings.threshold / 100.0;
         let (metric, rule) = (self.settings.metric, self.rule());
@@ -346,6 +364,10 @@ impl<'a> Bisector<'a> {
             Err(_) if interrupted() => return Err(stop_here().into()),
             Err(e) => return Ok((ProbeVerdict::Skipped(format!("not built: {e}")), String::new(), ToGood::default())),
         };
+        if self.settings.bad_if == BadIf::Crash {
+            let (verdict, detail) = self.probe_crash(unit)?;
+            return Ok((verdict, detail, ToGood::default()));
+        }
         let (g, b, p) = (good.label.to_string(), bad.label.to_string(), label.to_string());
         let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
@@ -394,7 +416,7 @@ impl<'a> Bisector<'a> {
         let pass =
             Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
         let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
-            Ok(s) => s,
+            Ok(run) => run.samples,
             Err(e) if e.is::<Interrupted>() => return Err(e),
             Err(e) => {
                 detail.push_str(&format!("; counting instructions failed too: {e:#}"));
@@ -470,6 +492,13 @@ impl<'a> Bisector<'a> {
                 if found.outcome.stopped_undecided { " (a probe stayed undecided at the round cap)" } else { "" },
                 between.join(", ")
             ));
+            return Ok(found);
+        }
+        if self.settings.bad_if == BadIf::Crash {
+            found.first_bad_info = Some(self.describe(&fb));
+            let info = found.first_bad_info.as_deref().unwrap_or("");
+            let w = self.settings.workload;
+            self.say(format!("{phase}: first bad is {fb} ({info}): the worker dies there on {w}, and ran at {lg}"));
             return Ok(found);
         }
         // The step itself, measured head to head.
@@ -619,6 +648,7 @@ pub fn probes_chart(f: &Found, min_effect: f64) -> Result<Option<String>> {
 #[derive(Serialize)]
 pub struct Summary<'a> {
     pub workload: Workload,
+    pub bad_if: BadIf,
     pub metric: Metric,
     pub threshold_percent: f64,
     pub run_dir: PathBuf,
@@ -643,6 +673,7 @@ impl Shown for Summary<'_> {
         let mut d = Document::default();
         d.heading(1, format!("Bisect: {} workload", self.workload));
         d.blocks.push(Block::Pairs(vec![
+            ("Bad if".into(), self.bad_if.describe().into()),
             ("Metric".into(), self.metric.key().into()),
             ("Threshold".into(), format!("{}%", self.threshold_percent)),
             ("Runs saved in".into(), self.run_dir.display().to_string()),
@@ -774,6 +805,7 @@ mod tests {
         let phases = [phase()];
         let summary = Summary {
             workload: Workload::Write,
+            bad_if: BadIf::Change,
             metric: Metric::Time,
             threshold_percent: 2.0,
             run_dir: PathBuf::from("runs"),

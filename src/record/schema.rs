@@ -306,6 +306,11 @@ pub struct Failure {
     pub workload: Option<Workload>,
     pub stage: FailureStage,
     pub error: String,
+    /// The worker's process ended before it reported the workload: killed by a signal (an
+    /// abort, a crash), exited non-zero, or killed by the watchdog. False when the worker
+    /// reported the error itself, and in files from before it was written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub died: bool,
 }
 
 /// What a unit was failing at, as the run file writes it.

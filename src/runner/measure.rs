@@ -12,7 +12,7 @@ use super::job::{interrupted, Job};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{RunSpec, Unit};
-use crate::record::{FailureStage, Record, RunWriter, Sample};
+use crate::record::{Failure, FailureStage, Record, RunWriter, Sample};
 use crate::workload::suite::Verification;
 use crate::workload::Workload;
 
@@ -125,9 +125,11 @@ impl RunSpec {
             }
         }
         // A workload the worker never reported failed, whether the worker died or not.
+        let died = death.is_some();
         let missing = death.unwrap_or_else(|| "the worker exited normally without reporting this workload".into());
         for wl in job.batch.iter().filter(|wl| !reported.contains(wl)) {
-            out.push(Record::Failure(self.failure(u, Some(*wl), FailureStage::Run, missing.clone()).in_round(round)));
+            let failure = self.failure(u, Some(*wl), FailureStage::Run, missing.clone());
+            out.push(Record::Failure(Failure { died, ..failure }.in_round(round)));
         }
         out
     }

@@ -102,7 +102,7 @@ impl RunSpec {
                 self.config.roomy_map_size()
             ),
         };
-        Failure { round: None, engine: u.engine, unit: u.label.clone(), workload, stage, error }
+        Failure { round: None, engine: u.engine, unit: u.label.clone(), workload, stage, error, died: false }
     }
 }
 

@@ -13,8 +13,6 @@ const POOL: usize = 1 << 20;
 pub const MAX_VALUE: usize = 128 << 10;
 /// FRAGMENT's small values, which its deletes leave holes between.
 pub const SMALL_VALUE: u32 = 100;
-/// DUPFILL/DUPREAD: duplicates under each key.
-pub const DUPS: u32 = 10;
 /// Mixed values: 8 to 1,200 bytes.
 const MIXED: (u64, u64) = (8, 1200);
 
@@ -93,18 +91,7 @@ pub fn keys_touched(d: &Declared, entries: u32) -> u32 {
 
 /// DUPFILL/DUPREAD: the keys that hold duplicates.
 pub fn dup_keys(d: &Declared, entries: u32) -> u32 {
-    (keys_touched(d, entries) / DUPS).max(1)
-}
-
-/// The sum and count a duplicate read returns: every duplicate's 8 bytes, little-endian.
-pub fn dup_sum(seed: u64, keys: u32) -> Checksum {
-    let mut digest = 0u64;
-    for i in 0..keys {
-        for j in 0..DUPS {
-            digest = digest.wrapping_add(u64::from_le_bytes(dup(seed, i, j)));
-        }
-    }
-    Checksum { entries: (keys * DUPS) as u64, digest }
+    (keys_touched(d, entries) / d.dups()).max(1)
 }
 
 /// What a correct pass of row `d` leaves (or, for reads, returns), without LMDB.
@@ -139,30 +126,24 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
             let large = (0..m).map(|i| (key(i, true), values.of(i, Generation::Large)));
             walk(odd.chain(large).collect())
         }
-        Shape::DupFill => {
-            let n = dup_keys(d, entries);
-            let dups: Vec<([u8; KEY], [u8; 8])> =
-                (0..n).flat_map(|i| (0..DUPS).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
-            checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
-        }
+        Shape::DupFill => dups_left(d, entries, seed, &|_, _| true),
         Shape::DupRead => dup_read(d, dup_keys(d, entries), seed),
-        Shape::DupDelete if d.options.has(Options::MOST) => {
-            let kept = (0..dup_keys(d, entries)).filter(|&i| !d.deletes(i));
-            let dups: Vec<([u8; KEY], [u8; 8])> =
-                kept.flat_map(|i| (0..DUPS).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
-            checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
-        }
-        Shape::DupDelete => {
-            let n = dup_keys(d, entries);
-            let odd: Vec<([u8; KEY], [u8; 8])> =
-                (0..n).flat_map(|i| (1..DUPS).step_by(2).map(move |j| (key(i, false), dup(seed, i, j)))).collect();
-            checksum_of(odd.iter().map(|(k, v)| (&k[..], &v[..])))
-        }
+        Shape::DupDelete if d.options.has(Options::MOST) => dups_left(d, entries, seed, &|i, _| !d.deletes(i)),
+        Shape::DupDelete => dups_left(d, entries, seed, &|i, j| !d.deletes_dup(i, j)),
         Shape::Renew => {
             let digest = (0..m).fold(0u64, |s, i| s.wrapping_add(head(values.of(i, Generation::First))));
             Checksum { entries: m as u64, digest }
         }
     }
+}
+
+/// The checksum of the duplicates of row `d` that `kept(key, duplicate)` keeps.
+fn dups_left(d: &Declared, entries: u32, seed: u64, kept: &dyn Fn(u32, u32) -> bool) -> Checksum {
+    let n = dup_keys(d, entries);
+    let pairs = (0..n).flat_map(|i| (0..d.dups()).map(move |j| (i, j)));
+    let dups: Vec<([u8; KEY], [u8; 8])> =
+        pairs.filter(|&(i, j)| kept(i, j)).map(|(i, j)| (key(i, false), dup(seed, i, j))).collect();
+    checksum_of(dups.iter().map(|(k, v)| (&k[..], &v[..])))
 }
 
 /// What a DUPREAD row's walk of `keys` keys returns: the count and sum of the duplicates
@@ -175,12 +156,13 @@ fn dup_read(d: &Declared, keys: u32, seed: u64) -> Checksum {
             digest: c.digest.wrapping_add(u64::from_le_bytes(d)),
         })
     };
+    let n = d.dups();
     match d.dup_walk() {
-        Some(DupWalk::Count) => Checksum { entries: keys as u64, digest: keys as u64 * DUPS as u64 },
-        Some(DupWalk::Range) => sum(&|_| RANGE_FROM..DUPS),
+        Some(DupWalk::Count) => Checksum { entries: keys as u64, digest: keys as u64 * n as u64 },
+        Some(DupWalk::Range) => sum(&|_| RANGE_FROM..n),
         Some(DupWalk::NoDup { reverse: false }) => sum(&|_| 0..1),
-        Some(DupWalk::NoDup { reverse: true }) => sum(&|_| DUPS - 1..DUPS),
-        _ => dup_sum(seed, keys),
+        Some(DupWalk::NoDup { reverse: true }) => sum(&|_| n - 1..n),
+        _ => sum(&|_| 0..n),
     }
 }
 
@@ -222,7 +204,7 @@ mod tests {
         assert_ne!(o, order(1000, Keys::Sequential, 9));
         o.sort();
         assert_eq!(o, order(1000, Keys::Sequential, 9));
-        let d: Vec<[u8; 8]> = (0..DUPS).map(|j| dup(3, 5, j)).collect();
+        let d: Vec<[u8; 8]> = (0..super::super::declared::DUPS).map(|j| dup(3, 5, j)).collect();
         assert!(d.windows(2).all(|w| w[0] < w[1]), "distinct, in index order");
     }
 }

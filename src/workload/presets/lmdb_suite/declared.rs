@@ -59,7 +59,11 @@ impl Options {
     pub const GROW: Options = Options(1 << 19);
     pub const NAMED: Options = Options(1 << 20);
     pub const REVERSEKEY: Options = Options(1 << 21);
-    const NAMES: [(&'static str, Options); 22] = [
+    pub const RESERVE: Options = Options(1 << 22);
+    pub const SINGLE: Options = Options(1 << 23);
+    pub const CHILDOPEN: Options = Options(1 << 24);
+    pub const SPILL: Options = Options(1 << 25);
+    const NAMES: [(&'static str, Options); 26] = [
         ("APPEND", Options::APPEND),
         ("CURSOR", Options::CURSOR),
         ("READER", Options::READER),
@@ -82,6 +86,10 @@ impl Options {
         ("GROW", Options::GROW),
         ("NAMED", Options::NAMED),
         ("REVERSEKEY", Options::REVERSEKEY),
+        ("RESERVE", Options::RESERVE),
+        ("SINGLE", Options::SINGLE),
+        ("CHILDOPEN", Options::CHILDOPEN),
+        ("SPILL", Options::SPILL),
     ];
     /// The options only LMDB 1.0 has, each by what it calls.
     const SINCE_1_0: [(Options, &'static str); 4] = [
@@ -99,6 +107,7 @@ impl Options {
     pub fn mdb_flags(self) -> Vec<&'static str> {
         let names = [
             (Options::APPEND, "MDB_APPEND"),
+            (Options::RESERVE, "MDB_RESERVE"),
             (Options::WRITEMAP, "MDB_WRITEMAP"),
             (Options::DUPFIXED, "MDB_DUPFIXED"),
             (Options::COMPACT, "MDB_CP_COMPACT"),
@@ -149,6 +158,9 @@ pub enum DupWalk {
     /// `reverse` its last, MDB_PREV_NODUP), then one step past the end.
     NoDup { reverse: bool },
 }
+
+/// DUPFILL, DUPREAD, DUPDELETE: duplicates under each key (SINGLE: one).
+pub const DUPS: u32 = 10;
 
 /// Range: the duplicates from this index on are found by MDB_GET_BOTH_RANGE.
 pub const RANGE_FROM: u32 = 5;
@@ -205,6 +217,20 @@ impl Declared {
             _ => DupWalk::Forward,
         };
         (self.shape == Shape::DupRead).then_some(walk)
+    }
+
+    /// DUPFILL, DUPREAD, DUPDELETE: the duplicates each key holds (SINGLE: one).
+    pub fn dups(&self) -> u32 {
+        match self.options.has(Options::SINGLE) {
+            true => 1,
+            false => DUPS,
+        }
+    }
+
+    /// DUPDELETE: whether duplicate `j` of key `i` is deleted: every other (key, duplicate)
+    /// pair, so every other duplicate of each key, or with SINGLE every other key.
+    pub fn deletes_dup(&self, i: u32, j: u32) -> bool {
+        (i * self.dups() + j) % 2 == 0
     }
 
     /// DELETE: whether key `i` is deleted (every other, or with MOST all but every tenth).

@@ -30,7 +30,8 @@ use crate::workload::{Checksum, WorkloadConfig};
 
 /// How row `d`'s environments are opened.
 pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
-    let writemap = !cfg.no_writemap || d.options.has(Options::WRITEMAP);
+    // Spilling is what LMDB does without MDB_WRITEMAP: a SPILL row goes without it.
+    let writemap = (!cfg.no_writemap || d.options.has(Options::WRITEMAP)) && !d.options.has(Options::SPILL);
     let db = match d.shape {
         Shape::DupFill | Shape::DupRead | Shape::DupDelete => {
             Database::UnnamedDup { fixed: d.options.has(Options::DUPFIXED) }
@@ -47,12 +48,12 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
         encrypt: has(Options::ENCRYPT),
     };
     let map_size = cfg.map_size.expect("a resolved preset configuration");
-    EnvOptions {
-        map_size: if has(Options::GROW) { GROW_FROM } else { map_size },
-        flags: lmdb::env_flags(writemap, cfg.sync) | remap,
-        db,
-        lmdb10,
-    }
+    let map_size = match () {
+        _ if has(Options::GROW) => GROW_FROM,
+        _ if has(Options::SPILL) => map_size + SPILL_MAP,
+        _ => map_size,
+    };
+    EnvOptions { map_size, flags: lmdb::env_flags(writemap, cfg.sync) | remap, db, lmdb10 }
 }
 
 /// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB
@@ -65,6 +66,9 @@ fn copy_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
 
 /// GROW's first map: 256 KiB, which the map doubles from as the fill needs.
 pub const GROW_FROM: u64 = 256 << 10;
+
+/// SPILL's map beyond the suite's: room for the reserved value LMDB allocates.
+pub const SPILL_MAP: u64 = 2 * pass::SPILL_BYTES as u64;
 
 /// PAGESIZE's page size (mdb_env_set_pagesize): four times the usual 4 KiB.
 pub const PAGE_SIZE: u32 = 16384;
@@ -219,13 +223,25 @@ fn write_of(d: &Declared) -> Write {
         sys::MDB_NODUPDATA
     } else if d.options.has(Options::NOOVERWRITE) {
         sys::MDB_NOOVERWRITE
-    } else if cursor && d.shape == Shape::Overwrite {
+    } else if cursor && (d.shape == Shape::Overwrite || ops::rewrites_in_place(d)) {
         sys::MDB_CURRENT
+    } else if d.options.has(Options::RESERVE) {
+        sys::MDB_RESERVE
     } else {
         0
     };
-    let (nested, tracked) = (d.options.has(Options::NESTED), d.options.has(Options::TRACKED));
-    Write { batch: d.batch, cursor, flags, nested, tracked, grow: d.options.has(Options::GROW) }
+    let has = |o| d.options.has(o);
+    Write {
+        batch: d.batch,
+        cursor,
+        flags,
+        nested: has(Options::NESTED),
+        tracked: has(Options::TRACKED),
+        grow: has(Options::GROW),
+        dupsort: d.shape == Shape::DupFill,
+        child_open: has(Options::CHILDOPEN),
+        spill: has(Options::SPILL),
+    }
 }
 
 /// A read transaction, reset: the renew loop renews it for each get.

@@ -1,7 +1,7 @@
 //! What a pass of an lmdb-suite workload does, laid out before the clock starts: its
 //! untimed setup and its timed operations, each a key and a value, in visiting order.
 
-use super::data::{self, dup, key, keys_touched, order, Generation, Values, DUPS, KEY, SMALL_VALUE};
+use super::data::{self, dup, key, keys_touched, order, Generation, Values, KEY, SMALL_VALUE};
 use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
 
 /// DUPREAD's Range: the data MDB_GET_BOTH_RANGE looks for, below duplicate [`RANGE_FROM`]
@@ -74,10 +74,10 @@ impl Plan {
                 (0..entries).filter(|i| i % 2 == 0).for_each(|i| p.setup_deletes.push(&key(i, false), &[]));
                 each(&mut p.timed, &mut visit.into_iter(), Generation::Large);
             }
-            Shape::DupFill => dups(&mut p.timed, data::dup_keys(d, entries), d.keys, seed),
+            Shape::DupFill => dups(&mut p.timed, d, entries, d.keys, seed),
             Shape::DupRead => {
                 let n = data::dup_keys(d, entries);
-                dups(&mut p.setup_puts, n, Keys::Sequential, seed);
+                dups(&mut p.setup_puts, d, entries, Keys::Sequential, seed);
                 let probe: &[u8] = match d.dup_walk() {
                     Some(DupWalk::Range) => &RANGE_PROBE,
                     _ => &[],
@@ -86,15 +86,16 @@ impl Plan {
             }
             Shape::DupDelete if d.options.has(Options::MOST) => {
                 let n = data::dup_keys(d, entries);
-                dups(&mut p.setup_puts, n, Keys::Sequential, seed);
+                dups(&mut p.setup_puts, d, entries, Keys::Sequential, seed);
                 let deleted = order(n, d.keys, seed).into_iter().filter(|&i| d.deletes(i));
                 deleted.for_each(|i| p.timed.push(&key(i, false), &[]));
             }
             Shape::DupDelete => {
                 let n = data::dup_keys(d, entries);
-                dups(&mut p.setup_puts, n, Keys::Sequential, seed);
+                dups(&mut p.setup_puts, d, entries, Keys::Sequential, seed);
                 for i in order(n, d.keys, seed) {
-                    (0..DUPS).step_by(2).for_each(|j| p.timed.push(&key(i, false), &dup(seed, i, j)));
+                    let deleted = (0..d.dups()).filter(|&j| d.deletes_dup(i, j));
+                    deleted.for_each(|j| p.timed.push(&key(i, false), &dup(seed, i, j)));
                 }
             }
             Shape::Renew => {
@@ -111,17 +112,24 @@ impl Plan {
                 each(&mut p.timed, &mut visit.into_iter().filter(|i| i % 2 == 0), Generation::Overwritten);
             }
         }
-        if d.options.has(Options::NOOVERWRITE) {
+        if d.options.has(Options::NOOVERWRITE) || rewrites_in_place(d) {
             p.setup_puts = p.timed.clone();
         }
         p
     }
 }
 
-/// Every duplicate of `n` keys, in `keys`' order over (key, duplicate) pairs.
-fn dups(ops: &mut Ops, n: u32, keys: Keys, seed: u64) {
-    for o in order(n * DUPS, keys, seed) {
-        ops.push(&key(o / DUPS, false), &dup(seed, o / DUPS, o % DUPS));
+/// DUPFILL with CURSOR: each duplicate, put first by the setup, is rewritten where it is
+/// (MDB_CURRENT).
+pub fn rewrites_in_place(d: &Declared) -> bool {
+    d.shape == Shape::DupFill && d.options.has(Options::CURSOR)
+}
+
+/// Every duplicate of row `d`'s keys, in `keys`' order over (key, duplicate) pairs.
+fn dups(ops: &mut Ops, d: &Declared, entries: u32, keys: Keys, seed: u64) {
+    let (n, per) = (data::dup_keys(d, entries), d.dups());
+    for o in order(n * per, keys, seed) {
+        ops.push(&key(o / per, false), &dup(seed, o / per, o % per));
     }
 }
 

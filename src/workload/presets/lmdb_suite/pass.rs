@@ -30,12 +30,38 @@ pub struct Write {
     /// A batch that fills the map (MDB_MAP_FULL) is aborted, the map doubled
     /// (mdb_env_set_mapsize) and the batch run again.
     pub grow: bool,
+    /// The database holds sorted duplicates: an MDB_CURRENT put is put at its key and data
+    /// (MDB_GET_BOTH), not its key alone.
+    pub dupsort: bool,
+    /// Each batch's operations in a child transaction left open: the parent's commit
+    /// commits it first; every tenth batch is first aborted with its child open, then made
+    /// again.
+    pub child_open: bool,
+    /// After each batch, a child transaction makes its operations again, puts
+    /// [`SPILL_BYTES`] with MDB_RESERVE (more pages than the dirty list has room for: LMDB
+    /// spills), makes them again (spilled pages read back) and is aborted.
+    pub spill: bool,
 }
+
+/// SPILL's reserved value: 65,537 pages of 4 KiB, which LMDB's estimate doubles past the
+/// dirty list's room of 2^17 - 1 however many pages are dirty (mdb_page_spill); reserved,
+/// so LMDB touches only its first and last pages.
+pub const SPILL_BYTES: usize = 256 << 20;
 
 impl Write {
     /// Plain mdb_put / mdb_del in transactions of `batch`.
     pub const fn plain(batch: u32) -> Write {
-        Write { batch, cursor: false, flags: 0, nested: false, tracked: false, grow: false }
+        Write {
+            batch,
+            cursor: false,
+            flags: 0,
+            nested: false,
+            tracked: false,
+            grow: false,
+            dupsort: false,
+            child_open: false,
+            spill: false,
+        }
     }
 }
 
@@ -53,28 +79,33 @@ unsafe fn batched(
     mut op: impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
     let per = if w.batch == 0 { n.max(1) } else { w.batch as usize };
-    let mut i = 0;
+    let (mut i, mut aborted) = (0, false);
     while i < n {
         let start = i;
         let mut txn = ptr::null_mut();
         ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
-        let mut cur = ptr::null_mut();
-        let mut r = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur));
+        let work = if w.child_open { child_of(api, env, txn) } else { Ok(txn) };
         let end = (i + per).min(n);
-        while r.is_ok() && i < end {
-            r = op(txn, cur, i);
-            i += 1;
+        let mut r = work.and_then(|work| ops_in(api, env, work, start..end, &mut op));
+        if r.is_ok() && w.spill {
+            r = spill((api, env), txn, start..end, &mut op);
         }
-        if !cur.is_null() {
-            (api.mdb_cursor_close)(cur);
-        }
+        i = end;
+        let abort_first = w.child_open && !aborted && (start / per) % 10 == 0;
         let ended = match r {
+            Ok(()) if abort_first => {
+                (api.mdb_txn_abort)(txn);
+                aborted = true;
+                i = start;
+                continue;
+            }
             Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn)),
             Err(e) => {
                 (api.mdb_txn_abort)(txn);
                 Err(e)
             }
         };
+        aborted = false;
         match ended {
             Err((_, sys::MDB_MAP_FULL)) if w.grow => {
                 double_map(api, env)?;
@@ -84,6 +115,53 @@ unsafe fn batched(
         }
     }
     Ok(())
+}
+
+/// Operations `range` in `txn`, through one cursor opened on it.
+#[inline(always)]
+unsafe fn ops_in(
+    api: &Api,
+    env: &Env,
+    txn: *mut MDB_txn,
+    range: std::ops::Range<usize>,
+    op: &mut impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let mut cur = ptr::null_mut();
+    let mut r = ok("mdb_cursor_open", (api.mdb_cursor_open)(txn, env.dbi, &mut cur));
+    for i in range {
+        if r.is_err() {
+            break;
+        }
+        r = op(txn, cur, i);
+    }
+    if !cur.is_null() {
+        (api.mdb_cursor_close)(cur);
+    }
+    r
+}
+
+/// [`Write::spill`]'s child of `txn`: operations `range` again, the reserved value that
+/// makes LMDB spill, operations `range` once more, and the child aborted.
+#[inline(always)]
+unsafe fn spill(
+    (api, env): (&Api, &Env),
+    txn: *mut MDB_txn,
+    range: std::ops::Range<usize>,
+    op: &mut impl FnMut(*mut MDB_txn, *mut MDB_cursor, usize) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let child = child_of(api, env, txn)?;
+    let r = ops_in(api, env, child, range.clone(), op).and_then(|()| {
+        let (mut k, mut v) = (val(&spill_key()), MDB_val { mv_size: SPILL_BYTES, mv_data: ptr::null_mut() });
+        ok("mdb_put(MDB_RESERVE, spill)", (api.mdb_put)(child, env.dbi, &mut k, &mut v, sys::MDB_RESERVE))?;
+        ops_in(api, env, child, range, op)
+    });
+    (api.mdb_txn_abort)(child);
+    r
+}
+
+/// The key of SPILL's reserved value, after every key of the suite's.
+pub fn spill_key() -> [u8; super::data::KEY] {
+    *b"S000000000000000"
 }
 
 /// Doubles the map of `env`, which has no transaction active.
@@ -147,21 +225,37 @@ pub unsafe fn put(api: &Api, env: &Env, ops: &Ops, w: Write) -> Result<(), Faile
     batched(api, env, ops.len(), w, |txn, cur, i| {
         let (key, value) = ops.get(i);
         if !w.cursor {
-            return write_one(api, env, w, (txn, cur), (i, key), |t| {
-                let (mut k, mut v) = (val(key), val(value));
-                refused_as_asked(w, "mdb_put", (api.mdb_put)(t, env.dbi, &mut k, &mut v, w.flags))
-            });
+            return write_one(api, env, w, (txn, cur), (i, key), |t| put_one(api, env, t, w, key, value));
+        }
+        if w.flags & sys::MDB_CURRENT != 0 {
+            // Its own key: MDB_SET_KEY points it into the page, which a resize moves.
+            let (mut at_key, (mut found, at)) = (
+                val(key),
+                match w.dupsort {
+                    true => (val(value), (sys::MDB_cursor_op_MDB_GET_BOTH, "mdb_cursor_get(MDB_GET_BOTH)")),
+                    false => (empty_val(), (sys::MDB_cursor_op_MDB_SET_KEY, "mdb_cursor_get(MDB_SET_KEY)")),
+                },
+            );
+            ok(at.1, (api.mdb_cursor_get)(cur, &mut at_key, &mut found, at.0))?;
         }
         let (mut k, mut v) = (val(key), val(value));
-        if w.flags & sys::MDB_CURRENT != 0 {
-            let mut found = empty_val();
-            ok(
-                "mdb_cursor_get(MDB_SET_KEY)",
-                (api.mdb_cursor_get)(cur, &mut k, &mut found, sys::MDB_cursor_op_MDB_SET_KEY),
-            )?;
-        }
         ok("mdb_cursor_put", (api.mdb_cursor_put)(cur, &mut k, &mut v, w.flags))
     })
+}
+
+/// mdb_put of `value` under `key` with `w.flags`; with MDB_RESERVE, LMDB makes the room
+/// and the value is copied into it.
+#[inline(always)]
+unsafe fn put_one(api: &Api, env: &Env, txn: *mut MDB_txn, w: Write, key: &[u8], value: &[u8]) -> Result<(), Failed> {
+    let mut k = val(key);
+    if w.flags & sys::MDB_RESERVE == 0 {
+        let mut v = val(value);
+        return refused_as_asked(w, "mdb_put", (api.mdb_put)(txn, env.dbi, &mut k, &mut v, w.flags));
+    }
+    let mut room = MDB_val { mv_size: value.len(), mv_data: ptr::null_mut() };
+    ok("mdb_put(MDB_RESERVE)", (api.mdb_put)(txn, env.dbi, &mut k, &mut room, w.flags))?;
+    ptr::copy_nonoverlapping(value.as_ptr(), room.mv_data as *mut u8, value.len());
+    Ok(())
 }
 
 /// `rc` of a put: with MDB_NOOVERWRITE or MDB_NODUPDATA the data is there already, so

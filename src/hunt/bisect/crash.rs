@@ -1,0 +1,110 @@
+//! `bisect --bad-if crash`: a probe is bad when its worker dies running the workload, good
+//! when it gives a sample; each side is one process, run once.
+
+use anyhow::Result;
+
+use super::{BadIf, Bisector, Pass};
+use crate::hunt::search::ProbeVerdict;
+use crate::record::{Failure, Metric, RunData};
+use crate::runner::Unit;
+
+impl BadIf {
+    /// The search's rule, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BadIf::Change => "it differs from good by the threshold",
+            BadIf::Crash => "its worker dies running the workload",
+        }
+    }
+}
+
+impl Bisector<'_> {
+    /// Good runs the workload and bad's worker dies in it; the line that says so.
+    pub(super) fn confirm_crash(&mut self, good: &Unit, bad: &Unit) -> Result<bool> {
+        let (g, b) = (good.label.to_string(), bad.label.to_string());
+        let run = self.run_once(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()])?;
+        let (gv, bv) = (side(&run, &g), side(&run, &b));
+        let line = format!("confirm: {g} {}; {b} {}", said(&gv, &run, &g), said(&bv, &run, &b));
+        self.say(line);
+        Ok(gv == ProbeVerdict::Good && bv == ProbeVerdict::Bad)
+    }
+
+    /// One process of the probe on the workload: bad if it dies, good if it gives a sample.
+    pub(super) fn probe_crash(&mut self, unit: Unit) -> Result<(ProbeVerdict, String)> {
+        let label = unit.label.to_string();
+        let run = self.run_once(&format!("probe-{label}"), vec![unit])?;
+        let verdict = side(&run, &label);
+        Ok((verdict.clone(), said(&verdict, &run, &label)))
+    }
+
+    /// One round of `units`, no warm-up, by time (no counter), each in a process of its own.
+    fn run_once(&mut self, name: &str, units: Vec<Unit>) -> Result<RunData> {
+        let pass = Pass { metric: Metric::Time, counter: None, min_rounds: 1, max_rounds: 1, warmup: 0 };
+        self.run_pass(name, units, &|_| true, pass)
+    }
+}
+
+/// Which side `label` is on in `run`.
+fn side(run: &RunData, label: &str) -> ProbeVerdict {
+    side_of(run.samples.iter().any(|s| s.unit.to_string() == label), &run.failures, label)
+}
+
+/// Good when `label` gave a sample, bad when its worker died, skipped when it failed
+/// otherwise (an error LMDB returned, a wrong checksum).
+fn side_of(sampled: bool, failures: &[Failure], label: &str) -> ProbeVerdict {
+    if sampled {
+        return ProbeVerdict::Good;
+    }
+    match failures.iter().find(|f| f.unit.to_string() == label) {
+        Some(f) if f.died => ProbeVerdict::Bad,
+        Some(f) => ProbeVerdict::Skipped(format!("it failed without dying: {}", f.error)),
+        None => ProbeVerdict::Skipped("neither a sample nor a failure".into()),
+    }
+}
+
+/// What `label` did, in words: ran, or how its worker died.
+fn said(v: &ProbeVerdict, run: &RunData, label: &str) -> String {
+    said_of(v, &run.failures, label)
+}
+
+fn said_of(v: &ProbeVerdict, failures: &[Failure], label: &str) -> String {
+    let death = failures.iter().find(|f| f.unit.to_string() == label && f.died).map(|f| f.error.as_str());
+    match (v, death) {
+        (ProbeVerdict::Good, _) => "ran".into(),
+        (ProbeVerdict::Bad, Some(how)) => format!("died ({how})"),
+        // The search prints why it skipped.
+        (ProbeVerdict::Skipped(_), _) => String::new(),
+        (other, _) => format!("{other:?}").to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Engine, FailureStage};
+    use crate::runner::Label;
+
+    fn failure(unit: &str, died: bool) -> Failure {
+        let (stage, error) = (FailureStage::Run, "worker killed by signal 6 (SIGABRT)".to_string());
+        Failure {
+            round: Some(0),
+            engine: Engine::Rust,
+            unit: Label::build(unit, None),
+            workload: None,
+            stage,
+            error,
+            died,
+        }
+    }
+
+    #[test]
+    fn a_death_is_bad_an_error_is_skipped_and_neither_is_no_side() {
+        let failures = [failure("dies", true), failure("errs", false)];
+        assert_eq!(side_of(true, &failures, "dies"), ProbeVerdict::Good, "a sample: it ran");
+        assert_eq!(side_of(false, &failures, "dies"), ProbeVerdict::Bad);
+        let errs = side_of(false, &failures, "errs");
+        assert!(matches!(&errs, ProbeVerdict::Skipped(why) if why.starts_with("it failed without dying")), "{errs:?}");
+        assert!(matches!(side_of(false, &failures, "absent"), ProbeVerdict::Skipped(_)));
+        assert_eq!(said_of(&ProbeVerdict::Bad, &failures, "dies"), "died (worker killed by signal 6 (SIGABRT))");
+    }
+}
