@@ -262,7 +262,7 @@ fn a_budget_not_the_default_rounds_ends_an_adaptive_run() {
     let args = ["run", "--tags", "0.9.33", "--entries", "500", "--workloads", "readSeq", "--warmup", "0"];
     let child = lmdb_regress()
         .args(args)
-        .args(["--layouts", "fixed", "--time-budget", "10m", "--out"])
+        .args(["--layouts", "fixed", "--adaptive", "on", "--time-budget", "10m", "--out"])
         .arg(&file)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

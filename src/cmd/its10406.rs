@@ -60,8 +60,8 @@ pub struct ItsArgs {
     #[command(flatten)]
     pub pairing: PairingArgs,
     /// As `run --adaptive`: on, each round measures a tag only while its comparison is
-    /// undecided; off, every tag in every round.
-    #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::On)]
+    /// undecided; off (the default), every tag in every round.
+    #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::Off)]
     pub adaptive: Adaptive,
     #[command(flatten)]
     pub gate: GateArgs,
