@@ -207,10 +207,11 @@ pub fn short_tag(t: &str) -> &str {
     t.strip_prefix("LMDB_").unwrap_or(t)
 }
 
-/// A label as tables show it: tags in full, commit ids cut to 12 digits (as git does),
-/// control characters shown (`\n`), never written.
+/// A label as tables show it: tags in full, full commit ids cut to 12 digits (as git
+/// does; a shorter id stays as given, so that two ids of one commit read apart), control
+/// characters shown (`\n`), never written.
 pub fn label(l: &Label) -> String {
-    let commit = l.base.len() > 12 && l.base.chars().all(|c| c.is_ascii_hexdigit());
+    let commit = l.base.len() == 40 && l.base.chars().all(|c| c.is_ascii_hexdigit());
     if commit && l.layout.is_none() {
         super::names::visible(&Label { base: l.base[..12].to_string(), ..l.clone() }.to_string())
     } else {
@@ -720,12 +721,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn commit_ids_are_cut_to_twelve_digits_and_the_rest_of_the_label_kept() {
+    fn full_commit_ids_are_cut_to_twelve_digits_and_the_rest_of_the_label_kept() {
         let shown = |t: &str| label(&Label::parse(t));
-        assert_eq!(shown("0123456789abcdef0123 (clang -O2)~control"), "0123456789ab (clang -O2)~control");
-        assert_eq!(shown("0123456789abcdef0123"), "0123456789ab");
+        let full = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(shown(&format!("{full} (clang -O2)~control")), "0123456789ab (clang -O2)~control");
+        assert_eq!(shown(full), "0123456789ab");
         assert_eq!(shown("LMDB_0.9.33 (gcc -O3)~control"), "LMDB_0.9.33 (gcc -O3)~control");
+        // Ids as given stay whole: two ids of one commit read apart.
+        assert_ne!(shown("8ad7be251041"), shown("8ad7be2510414b"));
         // A layout's label is shown whole.
-        assert_eq!(shown("0123456789abcdef0123@01"), "0123456789abcdef0123@01");
+        assert_eq!(shown(&format!("{full}@01")), format!("{full}@01"));
     }
 }
