@@ -50,10 +50,21 @@ pub struct Io {
 }
 
 /// Forgets what is known of every descriptor: a newly opened environment may reuse a
-/// closed one's number with other flags. Called untimed, when an environment opens.
+/// closed one's number with other flags. Called untimed, when an environment opens, and
+/// looks up libc's own functions there, not at a timed region's first call.
 pub fn forget_descriptors() {
     for d in &DSYNC {
         d.store(0, Ordering::Relaxed);
+    }
+    // SAFETY: no valid descriptor and nothing to sync: each call only fails, uncounted.
+    unsafe {
+        fdatasync(-1);
+        fsync(-1);
+        msync(std::ptr::null_mut(), 0, 0);
+        write(-1, std::ptr::null(), 0);
+        pwrite(-1, std::ptr::null(), 0, 0);
+        pwrite64(-1, std::ptr::null(), 0, 0);
+        writev(-1, std::ptr::null(), 0);
     }
 }
 
