@@ -107,6 +107,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                     stage: FailureStage::Build,
                     error,
                     died: false,
+                    cause: None,
                 }),
             }
         }
@@ -120,6 +121,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
                 stage: FailureStage::Build,
                 error: f.reason.clone(),
                 died: false,
+                cause: None,
             });
         }
     }
@@ -168,6 +170,7 @@ fn layout_sources(
                     stage: FailureStage::Layout,
                     error: format!("{e:#}"),
                     died: false,
+                    cause: None,
                 });
             }
         }

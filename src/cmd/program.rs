@@ -61,6 +61,7 @@ pub fn compile_all(
                     stage: FailureStage::Compile,
                     error: format!("{e:#}"),
                     died: false,
+                    cause: None,
                 });
             }
         }

@@ -197,8 +197,8 @@ impl<'a> Bisector<'a> {
         &self.opts.toolchains[0].toolchain
     }
 
-    fn values(&self, samples: &[Sample], tag: &str) -> Rounds {
-        tag_values(samples, tag, self.settings.metric)
+    fn values(&self, samples: &[Sample], label: &Label) -> Rounds {
+        tag_values(samples, label, self.settings.metric)
     }
 
     /// The rule a metric is judged by.
@@ -297,13 +297,11 @@ impl<'a> Bisector<'a> {
 
     /// A tag's median per operation, as every report shows it (`Sample::per_op`, over the
     /// entries the search's passes ran), with its unit and number of rounds.
-    fn fmt_values(&self, samples: &[Sample], tag: &str) -> String {
+    fn fmt_values(&self, samples: &[Sample], label: &Label) -> String {
         let (metric, workload) = (self.settings.metric, self.settings.workload);
         let entries = self.entries_for(metric);
-        let per_op = samples
-            .iter()
-            .filter(|s| s.unit.to_string() == tag)
-            .filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
+        let per_op =
+            samples.iter().filter(|s| s.unit == *label).filter_map(|s| Some((s.round, s.per_op(metric, entries)?)));
         let v: Vec<f64> = family::per_round(per_op).into_values().collect();
         let unit = metric.unit_of(workload);
         match stats::summarize(&v) {
@@ -319,22 +317,22 @@ impl<'a> Bisector<'a> {
         if self.settings.bad_if == BadIf::Crash {
             return Ok((self.confirm_crash(good, bad)?, None));
         }
-        let (g, b) = (good.label.to_string(), bad.label.to_string());
+        let (g, b) = (&good.label, &bad.label);
         let thr = 1.0 + self.settings.threshold / 100.0;
         let (metric, rule) = (self.settings.metric, self.rule());
         // Decided once the interval lies wholly on one side of each threshold.
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| tag_values(xs, t, metric);
+            let v = |t: &Label| tag_values(xs, t, metric);
             let decided = |i: stats::Interval| [thr, 1.0 / thr].iter().all(|t| i.lo > *t || i.hi < *t);
-            family::compare(&v(&g), &v(&b), 1, &rule).and_then(|c| c.ci).is_some_and(decided)
+            family::compare(&v(g), &v(b), 1, &rule).and_then(|c| c.ci).is_some_and(decided)
         };
         let samples = self.interleave(&format!("confirm-{g}-{b}"), vec![good.clone(), bad.clone()], &stop)?;
-        let (gv, bv) = (self.values(&samples, &g), self.values(&samples, &b));
+        let (gv, bv) = (self.values(&samples, g), self.values(&samples, b));
         let cmp = family::compare(&gv, &bv, 1, &rule);
         let line = format!(
             "confirm: {g} {} vs {b} {}: {}",
-            self.fmt_values(&samples, &g),
-            self.fmt_values(&samples, &b),
+            self.fmt_values(&samples, g),
+            self.fmt_values(&samples, b),
             cmp.as_ref().map(cells::delta_line).unwrap_or_else(|| "not measured".into())
         );
         self.say(line);
@@ -368,10 +366,10 @@ impl<'a> Bisector<'a> {
             let (verdict, detail) = self.probe_crash(unit)?;
             return Ok((verdict, detail, ToGood::default()));
         }
-        let (g, b, p) = (good.label.to_string(), bad.label.to_string(), label.to_string());
+        let (g, b, p) = (good.label.clone(), bad.label.clone(), unit.label.clone());
         let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| tag_values(xs, t, metric);
+            let v = |t: &Label| tag_values(xs, t, metric);
             decide(&v(&g), &v(&b), &v(&p), family, &rule).0.is_some()
         };
         let units = vec![good.clone(), bad.clone(), unit];
@@ -407,9 +405,9 @@ impl<'a> Bisector<'a> {
     fn decide_by_counts(
         &mut self,
         units: Vec<Unit>,
-        g: &str,
-        b: &str,
-        p: &str,
+        g: &Label,
+        b: &Label,
+        p: &Label,
         detail: &mut String,
     ) -> Result<Option<ProbeVerdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
@@ -423,7 +421,7 @@ impl<'a> Bisector<'a> {
                 return Ok(None);
             }
         };
-        let v = |t: &str| tag_values(&samples, t, Metric::Instructions);
+        let v = |t: &Label| tag_values(&samples, t, Metric::Instructions);
         let rule = self.settings.rule.for_metric(Metric::Instructions);
         let (verdict, pos) = decide(&v(g), &v(b), &v(p), 1, &rule);
         detail.push_str(&format!(
@@ -503,10 +501,11 @@ impl<'a> Bisector<'a> {
         }
         // The step itself, measured head to head.
         let (ul, ub) = (self.unit(&lg).map_err(anyhow::Error::msg)?, self.unit(&fb).map_err(anyhow::Error::msg)?);
+        let (good, bad) = (ul.label.clone(), ub.label.clone());
         let (metric, rule) = (self.settings.metric, self.rule());
         let stop = |xs: &[Sample]| {
-            let v = |t: &str| tag_values(xs, t, metric);
-            family::compare(&v(&lg), &v(&fb), 1, &rule).is_some_and(|c| c.verdict.is_change())
+            let v = |t: &Label| tag_values(xs, t, metric);
+            family::compare(&v(&good), &v(&bad), 1, &rule).is_some_and(|c| c.verdict.is_change())
         };
         let samples = match self.interleave(&format!("step-{lg}-{fb}"), vec![ul, ub], &stop) {
             Ok(s) => s,
@@ -517,7 +516,7 @@ impl<'a> Bisector<'a> {
             }
             Err(e) => return Err(e),
         };
-        let (gv, bv) = (self.values(&samples, &lg), self.values(&samples, &fb));
+        let (gv, bv) = (self.values(&samples, &good), self.values(&samples, &bad));
         found.step = family::compare(&gv, &bv, 1, &rule);
         found.first_bad_info = Some(self.describe(&fb));
         self.say(format!(
@@ -580,10 +579,9 @@ fn position(p: &search::Position) -> String {
 
 /// One tag's values under a metric, one per round, as comparisons pair them (chunk-paired
 /// samples against the run's other units: `stats::chunks`).
-fn tag_values(samples: &[Sample], tag: &str, metric: Metric) -> Rounds {
-    // A candidate is named by its tag or commit id: its identity in the search.
-    let grouped = stats::chunks::group_by(samples, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
-    grouped.into_iter().find_map(|(l, r)| (l.to_string() == tag).then_some(r)).unwrap_or_default()
+fn tag_values(samples: &[Sample], label: &Label, metric: Metric) -> Rounds {
+    let mut grouped = stats::chunks::group_by(samples, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+    grouped.remove(label).unwrap_or_default()
 }
 
 /// A phase's heading on bisect's page: its chart of probes follows the table under it.

@@ -24,7 +24,7 @@ pub use plan::{
 pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};
 pub use schema::{
-    BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureStage, Header, Lines,
-    Part, Record, RunCheck, RunCoverage, Sample, TagStatus, WorkerBuild, SCHEMA,
+    BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureCause, FailureStage,
+    Header, Lines, Part, Record, RunCheck, RunCoverage, Sample, TagStatus, WorkerBuild, SCHEMA,
 };
 pub use writer::RunWriter;

@@ -133,7 +133,8 @@ enum Unread {
 /// failure's unit, named by its label's text, becomes the value the header declares (in
 /// a file of schema 3 or before, the text read once). Samples written before their counts
 /// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
-/// their `Ir`. The header is upgraded by [`upgrade_header`], its part of this upgrader.
+/// their `Ir`. A failure written before it had a `cause` has the one its error's words
+/// name. The header is upgraded by [`upgrade_header`], its part of this upgrader.
 fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Result<Record, Unread> {
     // A header past the first line is refused by the rules, once read as the header it is.
     if v.get("type").and_then(|t| t.as_str()) == Some("header") {
@@ -145,6 +146,12 @@ fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Res
         if kind == "sample" {
             if let Some(n) = record.remove("instructions").filter(|n| !n.is_null()) {
                 record.entry("counts").or_insert_with(|| serde_json::json!({ "Ir": n }));
+            }
+        }
+        if kind == "failure" && !record.contains_key("cause") {
+            let error = record.get("error").and_then(|e| e.as_str()).unwrap_or_default();
+            if error.starts_with("cold not achieved:") {
+                record.insert("cause".into(), "cold-not-achieved".into());
             }
         }
         if let (true, Some(serde_json::Value::String(text))) =
@@ -476,6 +483,26 @@ mod tests {
         header["schema"] = 7.into();
         header["plan"].as_object_mut().unwrap().remove("adaptive");
         assert_eq!(read(&header), super::super::Adaptive::Off);
+    }
+
+    #[test]
+    fn a_failure_written_before_causes_has_the_cause_its_error_names() {
+        let old = |error: &str| {
+            serde_json::json!({"type": "failure", "round": 0, "engine": "rust", "tag": "LMDB_0.9.33",
+                "workload": "migrateReadCold", "stage": "run", "error": error})
+        };
+        let cause = |v| {
+            let mut units = UnitLabels { declared: false, labels: BTreeMap::new() };
+            let Record::Failure(f) = upgrade(v, &mut units).unwrap() else { panic!("not a failure") };
+            f.cause
+        };
+        let cold = "cold not achieved: 3 of 40 pages of /d/data.mdb still resident after fsync and POSIX_FADV_DONTNEED";
+        assert_eq!(cause(old(cold)), Some(super::super::FailureCause::ColdNotAchieved));
+        assert_eq!(cause(old("mdb_get: MDB_NOTFOUND")), None);
+        // A cause written is the cause read, whatever the words.
+        let mut written = old("mdb_get: MDB_NOTFOUND");
+        written["cause"] = "cold-not-achieved".into();
+        assert_eq!(cause(written), Some(super::super::FailureCause::ColdNotAchieved));
     }
 
     #[test]

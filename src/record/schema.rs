@@ -311,6 +311,17 @@ pub struct Failure {
     /// reported the error itself, and in files from before it was written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub died: bool,
+    /// What the failure means to a report, where it means more than its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<FailureCause>,
+}
+
+/// A failure a report shows as a finding of its own rather than an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureCause {
+    /// A cold sample's file stayed in the page cache (`workload::presets::ColdNotAchieved`).
+    ColdNotAchieved,
 }
 
 /// What a unit was failing at, as the run file writes it.

@@ -103,7 +103,8 @@ impl RunSpec {
                 expected.map(|e| format!("the pass left {}, but the data written gives {e}", checksum.unwrap()))
             });
             if let Some(error) = error {
-                out.push(Record::Failure(self.failure(u, Some(wl), FailureStage::Run, error).in_round(round)));
+                let failure = Failure { cause: line.cause, ..self.failure(u, Some(wl), FailureStage::Run, error) };
+                out.push(Record::Failure(failure.in_round(round)));
                 continue;
             }
             for (i, ns) in line.samples_ns.iter().enumerate() {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::record::metric::Counts;
+use crate::record::FailureCause;
 use crate::workload::iocount::Io;
 use crate::workload::presets::Figures;
 use crate::workload::space::Space;
@@ -32,6 +33,9 @@ pub struct WorkerLine {
     /// The LMDB call that failed, with mdb_strerror's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the error means to a report, where it means more than its text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<FailureCause>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepared: bool,
     /// From `prepare`: the read database's shape as written.

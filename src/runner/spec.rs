@@ -102,7 +102,16 @@ impl RunSpec {
                 self.config.roomy_map_size()
             ),
         };
-        Failure { round: None, engine: u.engine, unit: u.label.clone(), workload, stage, error, died: false }
+        Failure {
+            round: None,
+            engine: u.engine,
+            unit: u.label.clone(),
+            workload,
+            stage,
+            error,
+            died: false,
+            cause: None,
+        }
     }
 }
 

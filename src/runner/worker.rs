@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::protocol::{DbShape, WorkerLine};
+use crate::record::FailureCause;
 use crate::workload::lmdb::Api;
 use crate::workload::measure::{Outcome, Places};
 use crate::workload::perf::PerfCounter;
+use crate::workload::presets::ColdNotAchieved;
 use crate::workload::suite::{Suite, Verification};
 use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
 
@@ -170,13 +172,19 @@ pub(super) fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
     }
 }
 
+/// What a workload's error means to a report, where its type says.
+fn cause_of(e: &anyhow::Error) -> Option<FailureCause> {
+    e.downcast_ref::<ColdNotAchieved>().map(|_| FailureCause::ColdNotAchieved)
+}
+
 /// Times each workload `--iterations` times as its suite runs it, one line each.
 fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Result<()> {
     let mut counter = if args.count_instructions { Some(PerfCounter::open()?) } else { None };
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     let places = Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations };
     suite.run(api, &args.cfg, places, workloads, counter.as_mut(), |w, r| {
-        emit(&line(w, r.map_err(|e| format!("{e:#}"))))
+        let cause = r.as_ref().err().and_then(cause_of);
+        emit(&WorkerLine { cause, ..line(w, r.map_err(|e| format!("{e:#}"))) })
     });
     Ok(())
 }
@@ -184,6 +192,15 @@ fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cold_sample_left_in_the_cache_is_a_cause_through_any_context() {
+        let cold = ColdNotAchieved { resident: 3, total: 40, file: "data.mdb".into() };
+        let e = anyhow::Error::from(cold).context("migrateReadCold");
+        assert_eq!(cause_of(&e), Some(FailureCause::ColdNotAchieved));
+        assert!(format!("{e:#}").contains("cold not achieved: 3 of 40 pages of data.mdb"), "{e:#}");
+        assert_eq!(cause_of(&anyhow::anyhow!("cold not achieved: said, not typed")), None);
+    }
 
     #[test]
     fn the_data_version_is_read_after_the_magic_wherever_the_page_header_ends() {

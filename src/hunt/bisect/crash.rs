@@ -94,6 +94,7 @@ mod tests {
             stage,
             error,
             died,
+            cause: None,
         }
     }
 

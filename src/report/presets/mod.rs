@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::record::label::{as_text, Label};
-use crate::record::{Engine, RunData, Sample};
+use crate::record::{Engine, FailureCause, RunData, Sample};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
-use crate::workload::presets::{self, Preset, PresetWorkload, COLD_NOT_ACHIEVED};
+use crate::workload::presets::{self, Preset, PresetWorkload};
 use crate::workload::suite::Suite;
 use crate::workload::Workload;
 
@@ -152,7 +152,7 @@ fn resources(ss: &[&Sample]) -> Resources {
 fn resource_rows(groups: &BTreeMap<Key, Vec<&Sample>>, data: &RunData) -> Vec<ResourceRow> {
     // Rounds whose cold variant never got its file out of the cache left no sample.
     let mut cold: BTreeMap<Key, &str> = BTreeMap::new();
-    for f in data.failures.iter().filter(|f| f.error.starts_with(COLD_NOT_ACHIEVED)) {
+    for f in data.failures.iter().filter(|f| f.cause == Some(FailureCause::ColdNotAchieved)) {
         if let Some(w) = f.workload {
             cold.entry((f.engine, w, f.unit.clone())).or_insert(&f.error);
         }

@@ -6,7 +6,7 @@
 use anyhow::{bail, Result};
 
 use super::config::env_options;
-use super::{pagecache, store, usage, Context, Figures, PresetWorkload, Residency, COLD_NOT_ACHIEVED};
+use super::{pagecache, store, usage, ColdNotAchieved, Context, Figures, PresetWorkload, Residency};
 use crate::ffi::bindings as sys;
 use crate::workload::lmdb::{begin_cursor, end_cursor, ok, touch, walk, Api, Env, Failed, MDB_val, FORWARD};
 use crate::workload::measure::{timed, Outcome};
@@ -54,12 +54,8 @@ fn cache_state(file: &std::path::Path, cold: bool) -> Result<Residency> {
     pagecache::evict(file)?;
     let r = pagecache::residency(file)?;
     if r.resident_pages > 0 {
-        bail!(
-            "{COLD_NOT_ACHIEVED}: {} of {} pages of {} still resident after fsync and POSIX_FADV_DONTNEED",
-            r.resident_pages,
-            r.total_pages,
-            file.display()
-        );
+        let file = file.display().to_string();
+        return Err(ColdNotAchieved { resident: r.resident_pages, total: r.total_pages, file }.into());
     }
     Ok(r)
 }

@@ -338,9 +338,15 @@ impl FromStr for Preset {
     }
 }
 
-/// The error text of a cold sample whose file was still in the page cache: the report
-/// shows "cold not achieved" instead of a number.
-pub const COLD_NOT_ACHIEVED: &str = "cold not achieved";
+/// A cold sample whose file was still in the page cache: the report shows "cold not
+/// achieved" instead of a number.
+#[derive(Debug, thiserror::Error)]
+#[error("cold not achieved: {resident} of {total} pages of {file} still resident after fsync and POSIX_FADV_DONTNEED")]
+pub struct ColdNotAchieved {
+    pub resident: u64,
+    pub total: u64,
+    pub file: String,
+}
 
 /// Where a worker runs a preset workload.
 pub struct Context<'a> {
