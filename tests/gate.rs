@@ -233,6 +233,7 @@ fn confirm_fails_only_what_a_second_run_repeats() {
     );
     assert!(err.contains("gate slower:2%: passed, none of 7 comparisons beyond it; 1 warning"), "{err}");
     assert!(tmp.path().join("once-confirm.jsonl").is_file(), "the second run has a file of its own beside the first");
+    assert!(err.contains("coverage: not measured (a confirming run: the first run measured it)"), "{err}");
     // The slowdown stays: both runs fail it.
     let (status, err) = confirmed_run(&repo, &commit[..10], &tmp.path().join("twice.jsonl"), &toggle, false);
     assert_eq!(status, Some(3), "{err}");
@@ -250,7 +251,7 @@ fn confirmed_history(
 ) -> (Option<i32>, String) {
     let mut cmd = lmdb_regress();
     cmd.args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
-        .args(["--fail-on", "slower:2%", "--confirm", "--git"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--no-coverage", "--git"])
         .arg(repo)
         .args(extra);
     if extra.is_empty() {
@@ -294,7 +295,8 @@ fn history_extend_confirm_measures_a_new_failing_step_again() {
     run_ok(
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000", "--git"])
+            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
+            .args(["--no-coverage", "--git"])
             .arg(&repo)
             .arg("--out-dir")
             .arg(&out_dir),
@@ -452,7 +454,7 @@ fn mid_sorting_base(repo: &std::path::Path, tagged: &str) -> String {
 fn bump_gate(repo: &std::path::Path, base: &str, head: &str, extra: &[&str]) -> Output {
     let mut cmd = lmdb_regress();
     cmd.args(["run", "--workloads", "write", "--entries", "2000", "--metric", "instructions"])
-        .args(["--fail-on", "slower:1%", "--git"])
+        .args(["--fail-on", "slower:1%", "--no-coverage", "--git"])
         .arg(repo)
         .arg("--tags")
         .arg(format!("{},{}", &base[..12], &head[..12]))

@@ -139,8 +139,9 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     super::write_set(&outputs.into_iter().zip(documents(&history)?).collect::<Vec<_>>(), existing)?;
     let again = |points: &[Point], (workloads, engine): (String, Vec<Engine>)| {
         let run = RunArgs { workloads, engine, ..history_run(args, &git, points) };
-        let run =
-            RunArgs { resume_with: None, default_out: Some((args.out_dir.clone(), "history-confirm".into())), ..run };
+        // Coverage is exact and the first run has it.
+        let out = Some((args.out_dir.clone(), "history-confirm".into()));
+        let run = RunArgs { resume_with: None, no_coverage: true, default_out: out, ..run };
         crate::cmd::run::measure(&run)
     };
     let outcome = match args.run.gate.fail_on {

@@ -16,9 +16,10 @@ use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
 
-/// Flags that change nothing a sample measures: free to give when resuming.
-/// `--source` is checked by [`units`], which takes the directories from it.
-const FREE: [&str; 7] = ["resume", "jobs", "git", "summary_json", "fail_on", "watchdog", "source"];
+/// Flags that change nothing a sample measures: free to give when resuming (coverage is a
+/// pass after the samples). `--source` is checked by [`units`], which takes the directories
+/// from it.
+const FREE: [&str; 8] = ["resume", "jobs", "git", "summary_json", "fail_on", "watchdog", "source", "no_coverage"];
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {

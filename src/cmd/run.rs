@@ -363,7 +363,11 @@ fn finish(
 fn coverage_of(args: &RunArgs, spec: &RunSpec) -> record::RunCoverage {
     use record::{CoverageOutcome, RunCoverage};
     if args.no_coverage {
-        eprintln!("coverage: not measured (--no-coverage)");
+        let why = match args.given.contains("no_coverage") {
+            true => "--no-coverage",
+            false => "a confirming run: the first run measured it",
+        };
+        eprintln!("coverage: not measured ({why})");
         return RunCoverage { outcome: CoverageOutcome::Skipped };
     }
     let record = super::manifest().and_then(|m| {
@@ -616,7 +620,7 @@ pub fn gate(args: &RunArgs, data: &RunData, model: &ReportModel, fail_on: FailOn
 
 /// The run that measures `first`'s failures again: the baseline and the failing tags, the
 /// failing workloads and engines, every other flag as given, into a file of its own beside
-/// the first run's.
+/// the first run's. Coverage is exact and the first run has it: not measured again.
 fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate::GateOutcome) -> RunArgs {
     let failed = first.failed_subjects();
     let mut tags = vec![model.baseline.clone()];
@@ -648,6 +652,7 @@ fn confirming(args: &RunArgs, data: &RunData, model: &ReportModel, first: &gate:
         shard: None,
         control: None,
         baseline: Some(model.baseline.clone()),
+        no_coverage: true,
         default_out: Some(beside.unwrap_or_else(|| default_out("confirm"))),
         ..args.clone()
     }
