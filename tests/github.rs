@@ -97,7 +97,7 @@ fn history_and_bisect_in_the_github_format_give_their_verdict_first() {
     let mut cmd = lmdb_regress();
     cmd.env("LMDB_REGRESS_OFFLINE", "1")
         .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
-        .args(["--fail-on", "slower:2%", "--format", "github", "--git"])
+        .args(["--fail-on", "slower:2%", "--format", "github", "--no-coverage", "--git"])
         .arg(&repo)
         .arg("--out-dir")
         .arg(&out);

@@ -34,7 +34,7 @@ fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
     let out = run_ok(
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--git"])
+            .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--no-coverage", "--git"])
             .arg(repo)
             .arg("--out-dir")
             .arg(out_dir)
@@ -48,7 +48,8 @@ fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
 fn extend_command(repo: &Path, out_dir: &Path, entries: &str) -> std::process::Command {
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", entries, "--git"])
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", entries])
+        .args(["--no-coverage", "--git"])
         .arg(repo)
         .arg("--extend")
         .arg(out_dir.join("history.json"));

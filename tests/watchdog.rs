@@ -112,7 +112,7 @@ fn a_loop_is_killed_named_and_left_out(engine: &str, pairing: &str) {
     let git = repo.to_str().unwrap();
     let flags = format!(
         "--engine {engine} --pairing {pairing} --tags {tags} --entries {ENTRIES} --rounds 100000 --iterations 5 \
-         --workloads readSeq,write --watchdog 5 --time-budget 25s"
+         --workloads readSeq,write --watchdog 5 --time-budget 14s"
     );
     let args: Vec<&str> = ["--git", git].into_iter().chain(flags.split_whitespace()).collect();
     let (_, lines) = run_guarded(&args, &[("HANG_AFTER", "9000")], BOUND);
