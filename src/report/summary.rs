@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::record::{RunData, Sample};
+use crate::record::{Engine, Label, RunData, Sample};
 use crate::workload::Workload;
 
 /// One (engine, tag, workload); names are a script interface. Times are those of the timed
@@ -27,7 +27,7 @@ pub struct SummaryRow {
     pub failures: usize,
 }
 
-type Key = (String, String, String);
+type Key = (Engine, Label, Workload);
 
 /// One group's samples: times, and counts (the whole region's and per operation).
 #[derive(Default)]
@@ -42,16 +42,19 @@ pub fn summary_json(data: &RunData) -> Vec<SummaryRow> {
     let timed = !data.header.plan.metric.is_exact();
     let mut groups: BTreeMap<Key, SummaryGroup> = BTreeMap::new();
     for s in &data.samples {
-        let g = groups.entry((s.engine.to_string(), s.unit.to_string(), s.workload.to_string())).or_default();
+        let g = groups.entry((s.engine, s.unit.clone(), s.workload)).or_default();
         add(g, data, s, timed);
     }
     for f in &data.failures {
         let reads = || data.header.workloads.iter().copied().filter(|w| w.is_read()).collect::<Vec<Workload>>();
         for w in f.workload.map(|w| vec![w]).unwrap_or_else(reads) {
-            groups.entry((f.engine.to_string(), f.unit.to_string(), w.to_string())).or_default();
+            groups.entry((f.engine, f.unit.clone(), w)).or_default();
         }
     }
-    groups.into_iter().map(|(key, g)| row(data, key, g, timed)).collect()
+    let mut rows: Vec<SummaryRow> = groups.into_iter().map(|(key, g)| row(data, key, g, timed)).collect();
+    // Scripts read the rows in the order of their names.
+    rows.sort_by(|a, b| (&a.engine, &a.tag, &a.workload).cmp(&(&b.engine, &b.tag, &b.workload)));
+    rows
 }
 
 fn add(g: &mut SummaryGroup, data: &RunData, s: &Sample, timed: bool) {
@@ -76,11 +79,7 @@ fn row(data: &RunData, (engine, tag, workload): Key, g: SummaryGroup, timed: boo
     let failures = data
         .failures
         .iter()
-        .filter(|f| {
-            f.engine.to_string() == engine
-                && f.unit.to_string() == tag
-                && f.workload.is_none_or(|w| w.to_string() == workload)
-        })
+        .filter(|f| f.engine == engine && f.unit == tag && f.workload.is_none_or(|w| w == workload))
         .count();
     SummaryRow {
         n: if timed { g.ms.len() } else { g.counts.len() },
@@ -90,8 +89,8 @@ fn row(data: &RunData, (engine, tag, workload): Key, g: SummaryGroup, timed: boo
         instructions_per_entry: median(&g.per_op),
         checksum: g.checksum,
         failures,
-        engine,
-        tag,
-        workload,
+        engine: engine.to_string(),
+        tag: tag.to_string(),
+        workload: workload.to_string(),
     }
 }
