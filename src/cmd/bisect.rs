@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
-use crate::hunt::bisect::{BadIf, Bisector, Found, Interrupted, Phase, Settings, ATTRIBUTED};
+use crate::hunt::bisect::{BadIf, Bisector, Found, Interrupted, SearchPhase, Settings, ATTRIBUTED};
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::record::{Engine, Layouts, Metric, Pairing};
@@ -331,7 +331,7 @@ fn bisect_under(
         let mut cands = vec![good.clone()];
         cands.extend(m.tags[g + 1..bb].iter().map(|t| t.name.clone()));
         cands.push(bad.clone());
-        let found = b.search(Phase::Tags, cands, &ug, &ub)?;
+        let found = b.search(SearchPhase::Tags, cands, &ug, &ub)?;
         if found.interrupted || !found.outcome.resolved() {
             let ended = ended_unresolved(&b, &found);
             results.push(found);
@@ -345,7 +345,7 @@ fn bisect_under(
     if b.git.is_some() {
         let cands = b.commit_candidates(&lg, &fb)?;
         let (ul, ubad) = (b.unit(&lg).map_err(anyhow::Error::msg)?, b.unit(&fb).map_err(anyhow::Error::msg)?);
-        let found = b.search(Phase::Commits, cands, &ul, &ubad)?;
+        let found = b.search(SearchPhase::Commits, cands, &ul, &ubad)?;
         let ended = (found.interrupted || !found.outcome.resolved()).then(|| ended_unresolved(&b, &found));
         let measured = ended.is_none() && args.bad_if == BadIf::Change;
         let attributed = measured.then(|| attribute(args, build, &b, &found)).flatten();

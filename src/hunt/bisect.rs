@@ -109,26 +109,26 @@ pub struct Bisector<'a> {
 /// What a search phase narrows: releases first, then the commits between two of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Phase {
+pub enum SearchPhase {
     Tags,
     Commits,
 }
 
-impl Phase {
+impl SearchPhase {
     /// Its candidates, as a chart's axis describes them.
     pub fn candidates(self) -> &'static str {
         match self {
-            Phase::Tags => "LMDB tag, in release order",
-            Phase::Commits => "commit, in commit order",
+            SearchPhase::Tags => "LMDB tag, in release order",
+            SearchPhase::Commits => "commit, in commit order",
         }
     }
 }
 
-impl std::fmt::Display for Phase {
+impl std::fmt::Display for SearchPhase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Phase::Tags => "tags",
-            Phase::Commits => "commits",
+            SearchPhase::Tags => "tags",
+            SearchPhase::Commits => "commits",
         })
     }
 }
@@ -136,7 +136,7 @@ impl std::fmt::Display for Phase {
 /// The end of a search phase, with the measured step.
 #[derive(Debug, Serialize)]
 pub struct Found {
-    pub phase: Phase,
+    pub phase: SearchPhase,
     pub outcome: SearchOutcome,
     pub candidates: Vec<String>,
     /// Last good → first bad, from a final interleaved run (None if unresolved).
@@ -457,7 +457,7 @@ impl<'a> Bisector<'a> {
     }
 
     /// Searches `candidates` (first good, last bad), printing every step.
-    pub fn search(&mut self, phase: Phase, candidates: Vec<String>, good: &Unit, bad: &Unit) -> Result<Found> {
+    pub fn search(&mut self, phase: SearchPhase, candidates: Vec<String>, good: &Unit, bad: &Unit) -> Result<Found> {
         let total = candidates.len().saturating_sub(2);
         self.say(format!(
             "{phase}: {} between {} and {}",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{BadIf, Found, Phase};
+use super::{BadIf, Found, SearchPhase};
 use crate::hunt::search::ProbeVerdict;
 use crate::record::Metric;
 use crate::report::cells;
@@ -18,7 +18,7 @@ use crate::stats::Comparison;
 use crate::workload::Workload;
 
 /// A phase's heading on bisect's page: its chart of probes follows the table under it.
-pub fn phase_heading(phase: Phase) -> String {
+pub fn phase_heading(phase: SearchPhase) -> String {
     format!("Phase: {phase}")
 }
 
@@ -202,7 +202,7 @@ mod tests {
             SearchOutcome { last_good: 1, first_bad: 3, steps, skipped_between: vec![2], stopped_undecided: false };
         let vs_good = [(c[3].clone(), cmp(1.08, 1.12)), (c[1].clone(), cmp(0.99, 1.01))].into_iter().collect();
         Found {
-            phase: Phase::Commits,
+            phase: SearchPhase::Commits,
             outcome,
             candidates: c,
             step: None,
