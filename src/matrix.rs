@@ -113,7 +113,7 @@ pub struct MatrixOptions {
 }
 
 /// What the matrix reports as it goes, for a progress bar or cargo warnings.
-pub enum Event<'a> {
+pub enum BuildEvent<'a> {
     Started(&'a str),
     Finished(&'a TagStatus),
 }
@@ -121,7 +121,7 @@ pub enum Event<'a> {
 /// Every target by every toolchain: one row per (target, toolchain), target by target.
 /// The work goes toolchain by toolchain, so that a target's sources are fetched once
 /// before its other toolchains' builds find them in the cache.
-pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Event) + Sync)) -> Vec<TagStatus> {
+pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(BuildEvent) + Sync)) -> Vec<TagStatus> {
     let (nt, nw) = (opts.toolchains.len(), targets.len());
     let units: Vec<(usize, &Want, &MatrixToolchain)> =
         (0..nt * nw).map(|i| (i / nw, i % nw)).map(|(t, w)| (w * nt + t, &targets[w], &opts.toolchains[t])).collect();
@@ -139,12 +139,12 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Even
                 };
                 let Some(&(row, want, toolchain)) = units.get(i) else { break };
                 let label = toolchain.label(&want.label());
-                on_event(Event::Started(&label));
+                on_event(BuildEvent::Started(&label));
                 let status = match opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
                     true => TagStatus { reason: Some("not built: interrupted".into()), ..unbuilt(want, toolchain) },
                     false => build_one(want, toolchain, opts),
                 };
-                on_event(Event::Finished(&status));
+                on_event(BuildEvent::Finished(&status));
                 results.lock().unwrap()[row] = Some(status);
             });
         }

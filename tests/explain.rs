@@ -213,12 +213,12 @@ fn functions_total(f: &std::collections::BTreeMap<String, lmdb_regress::runner::
 /// +185.7 row against a −184.7 one.
 #[test]
 fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
-    use lmdb_regress::report::explain::{build, Side};
+    use lmdb_regress::report::explain::{build, ProfiledBuild};
     let a =
         [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("memcpy", "libc.c", 90)])];
     let b =
         [profile(&[("_mdb_cursor_put", "mdb.c", 1857), ("mdb_page_search", "mdb.c", 400), ("memcpy", "libc.c", 90)])];
-    let side = |label: &str, profiles| Side { label: label.into(), profiles, sources: None };
+    let side = |label: &str, profiles| ProfiledBuild { label: label.into(), profiles, sources: None };
     let e = build(&side("A", &a), &side("B", &b), 10, 10, 0);
     let rows = &e.workloads[0].functions;
     assert_eq!(rows[0].name, "mdb_cursor_put → _mdb_cursor_put", "{rows:?}");

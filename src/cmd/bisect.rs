@@ -588,7 +588,7 @@ fn finish(
         true => eprintln!("{tally}"),
         false => println!("{tally}"),
     }
-    let summary = crate::hunt::bisect::Summary {
+    let summary = crate::hunt::bisect::BisectSummary {
         workload: b.settings.workload,
         bad_if: b.settings.bad_if,
         metric: b.settings.metric,

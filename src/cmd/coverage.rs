@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 
 use super::args::{BuildArgs, ToolchainList};
 use crate::compile::{BuildKind, ToolchainSpec, COVERAGE_FLAGS};
-use crate::hunt::coverage::{self, Side, FILES};
+use crate::hunt::coverage::{self, CoveredBuild, FILES};
 use crate::matrix::MatrixOptions;
 use crate::record::{CoverageOutcome, Engine, Layouts, Metric, Plan, RunCoverage};
 use crate::runner::{Label, RunSpec};
@@ -130,10 +130,10 @@ fn cover(
     }
     let rs = specs.first().context("no workloads to run")?;
     let files = rs.read_covered(counts.path(), gcov, &FILES)?;
-    let side = |i: usize| -> Result<Side> {
+    let side = |i: usize| -> Result<CoveredBuild> {
         let library = rs.units[i].library.as_ref().context("a coverage unit loads its library")?;
         let sources = library.parent().context("a library has a folder")?.join(crate::stage::SRC);
-        Ok(Side { label: prepared.labels[i].base.clone(), files: &files[i], sources })
+        Ok(CoveredBuild { label: prepared.labels[i].base.clone(), files: &files[i], sources })
     };
     let workloads: Vec<Workload> = groups.iter().flat_map(|(w, _)| w.clone()).collect();
     coverage::build(&side(0)?, &side(1)?, suite, &workloads, not_run)

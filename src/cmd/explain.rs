@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::files::Existing;
 use crate::record::{Engine, Metric, Plan};
-use crate::report::explain::{self, Side};
+use crate::report::explain::{self, ProfiledBuild};
 use crate::report::render_shown as render;
 use crate::runner::profiling::{self, WorkloadProfile};
 use crate::runner::{sanitize, RunSpec};
@@ -148,8 +148,11 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
             Err(e) => bail!("{} could not be profiled: {e}", u.label),
         }
     }
-    let side =
-        |i: usize| Side { label: units[i].label.to_string(), profiles: &profiles[i], sources: sources[i].clone() };
+    let side = |i: usize| ProfiledBuild {
+        label: units[i].label.to_string(),
+        profiles: &profiles[i],
+        sources: sources[i].clone(),
+    };
     let mut model = explain::build(&side(0), &side(1), ask.config.entries, ask.top, ask.listed);
     if let Some(crate::runner::counter::Counter::Callgrind { caches: Some(c), .. }) = &rs.counter {
         model.caches = Some(c.describe());

@@ -64,8 +64,8 @@ pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<T
     let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let out = matrix::build_all(wants, opts, &|ev| match ev {
-        matrix::Event::Started(label) => bar.set_message(label.to_string()),
-        matrix::Event::Finished(st) => {
+        matrix::BuildEvent::Started(label) => bar.set_message(label.to_string()),
+        matrix::BuildEvent::Finished(st) => {
             if st.status == Status::Failed {
                 bar.suspend(|| eprintln!("{} failed: {}", st.tag, st.reason.as_deref().unwrap_or("")));
             }

@@ -14,7 +14,7 @@ use crate::terminal::{self, Stream};
 
 /// One row of `tags --json`: field names are a script interface.
 #[derive(Debug, Serialize)]
-pub struct Listing {
+pub struct TagListing {
     pub tag: String,
     /// The pinned commit.
     pub commit: String,
@@ -34,7 +34,7 @@ pub fn run(git: Option<PathBuf>, json: bool) -> Result<()> {
     let resolver = Resolver::from_env(git)?;
     let repo = resolver.git.as_deref().map(GitRepo::open).transpose()?;
     let builds = crate::compile::cached_builds(&resolver.cache.builds_dir());
-    let rows: Vec<Listing> = m.tags.iter().map(|t| listing(t, &resolver, repo.as_ref(), &builds)).collect();
+    let rows: Vec<TagListing> = m.tags.iter().map(|t| listing(t, &resolver, repo.as_ref(), &builds)).collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
@@ -51,7 +51,7 @@ pub fn run(git: Option<PathBuf>, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn listing(t: &TagEntry, resolver: &Resolver, repo: Option<&GitRepo>, builds: &[BuildRecord]) -> Listing {
+fn listing(t: &TagEntry, resolver: &Resolver, repo: Option<&GitRepo>, builds: &[BuildRecord]) -> TagListing {
     let want = Want::Tag(t);
     let (sources, detail) = match resolver.cache.lookup(&want) {
         Ok(Some(set)) => {
@@ -69,7 +69,7 @@ fn listing(t: &TagEntry, resolver: &Resolver, repo: Option<&GitRepo>, builds: &[
     let mut builds: Vec<BuildRecord> = builds.iter().filter(|b| accepted.contains(&&b.files)).cloned().collect();
     builds.sort_by_key(|b| (b.build_id.clone(), b.label != t.name));
     builds.dedup_by(|b, a| a.build_id == b.build_id);
-    Listing { tag: t.name.clone(), commit: t.commit.clone(), sources, detail, builds }
+    TagListing { tag: t.name.clone(), commit: t.commit.clone(), sources, detail, builds }
 }
 
 /// Where sources not in the cache would come from, asking no network.
@@ -83,7 +83,7 @@ fn fetchable(t: &TagEntry, repo: Option<&GitRepo>) -> (&'static str, String) {
     }
 }
 
-fn listing_table(rows: &[Listing], width: usize) -> String {
+fn listing_table(rows: &[TagListing], width: usize) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {

@@ -27,7 +27,7 @@ use crate::workload::{Workload, WorkloadConfig};
 mod crash;
 mod page;
 
-pub use page::{phase_heading, probes_chart, Summary, ATTRIBUTED};
+pub use page::{phase_heading, probes_chart, BisectSummary, ATTRIBUTED};
 
 /// What makes a probe bad.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]

@@ -49,13 +49,13 @@ pub struct Coverage {
 }
 
 /// One build of the pair: its label, gcov's account of its run, its verified sources.
-pub struct Side<'a> {
+pub struct CoveredBuild<'a> {
     pub label: String,
     pub files: &'a BTreeMap<String, FileCoverage>,
     pub sources: PathBuf,
 }
 
-impl Side<'_> {
+impl CoveredBuild<'_> {
     fn file(&self, name: &str) -> Result<&FileCoverage> {
         self.files.get(name).with_context(|| format!("gcov gave no account of {name} for {}", self.label))
     }
@@ -103,8 +103,8 @@ fn changed_in(file: &FileCoverage, changed: &BTreeSet<u32>) -> (Lines, BTreeMap<
 
 /// The coverage of `b`'s run over what changed from `a`.
 pub fn build(
-    a: &Side,
-    b: &Side,
+    a: &CoveredBuild,
+    b: &CoveredBuild,
     suite: &'static str,
     workloads: &[Workload],
     not_run: Vec<NotRun>,
@@ -242,10 +242,15 @@ mod tests {
     fn a_pair_gives_bs_lines_its_changed_lines_and_the_largest_misses_first() {
         let dir = tempfile::tempdir().unwrap();
         let a_files = account(&[(1, true), (2, false)], Vec::new());
-        let a = Side { label: "A".into(), files: &a_files, sources: sources(dir.path(), "a", "a\nb\nc\nd\ne\n") };
+        let a =
+            CoveredBuild { label: "A".into(), files: &a_files, sources: sources(dir.path(), "a", "a\nb\nc\nd\ne\n") };
         let fs = vec![function("put", 1, 2, true), function("copy", 3, 4, false), function("drop", 5, 7, false)];
         let b_files = account(&[(1, true), (2, true), (3, false), (5, false), (6, false), (7, false)], fs);
-        let b = Side { label: "B".into(), files: &b_files, sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n") };
+        let b = CoveredBuild {
+            label: "B".into(),
+            files: &b_files,
+            sources: sources(dir.path(), "b", "a\nB\nC\nd\nE\nF\nG\n"),
+        };
         let c = build(&a, &b, "lmdbjava", &[Workload::Write], Vec::new()).unwrap();
         assert_eq!(c.files["mdb.c"], Lines { executable: 6, executed: 2 });
         assert_eq!(c.files_a["mdb.c"], Lines { executable: 2, executed: 1 });
@@ -267,7 +272,7 @@ mod tests {
     fn a_workload_that_failed_is_named_in_every_format_as_not_counted() {
         let dir = tempfile::tempdir().unwrap();
         let files = account(&[(1, true)], Vec::new());
-        let side = |l: &str| Side { label: l.into(), files: &files, sources: sources(dir.path(), l, "a\n") };
+        let side = |l: &str| CoveredBuild { label: l.into(), files: &files, sources: sources(dir.path(), l, "a\n") };
         let failed = NotRun { unit: "B".into(), workload: "write".into(), error: "killed by signal 6".into() };
         let c = build(&side("A"), &side("B"), "lmdbjava", &[Workload::Write], vec![failed]).unwrap();
         let json: serde_json::Value = serde_json::from_str(&shown(&c, Format::Json)).unwrap();

@@ -17,7 +17,7 @@ pub enum ProbeVerdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Step {
+pub struct ProbeStep {
     pub candidate: String,
     pub verdict: ProbeVerdict,
     /// What was measured, in words.
@@ -29,7 +29,7 @@ pub struct SearchOutcome {
     /// Index of the last candidate known good and of the first known bad.
     pub last_good: usize,
     pub first_bad: usize,
-    pub steps: Vec<Step>,
+    pub steps: Vec<ProbeStep>,
     /// Candidates strictly between the two that were skipped.
     pub skipped_between: Vec<usize>,
     /// An undecided probe stopped the search.
@@ -63,7 +63,7 @@ pub fn bisect(candidates: &[String], probe: &mut dyn FnMut(&str) -> (ProbeVerdic
             break;
         };
         let (verdict, detail) = probe(&candidates[i]);
-        steps.push(Step { candidate: candidates[i].clone(), verdict: verdict.clone(), detail });
+        steps.push(ProbeStep { candidate: candidates[i].clone(), verdict: verdict.clone(), detail });
         match verdict {
             ProbeVerdict::Good => lo = i,
             ProbeVerdict::Bad => hi = i,

@@ -126,7 +126,7 @@ pub struct WorkloadExplanation {
     pub functions: Vec<FunctionRow>,
     /// The top functions' source lines.
     #[serde(skip)]
-    pub listings: Vec<Listing>,
+    pub listings: Vec<SourceListing>,
     /// Both builds' stacks, for the differential flame graph.
     #[serde(skip)]
     pub flame: Option<(Folded, Folded)>,
@@ -161,7 +161,7 @@ impl FunctionRow {
 /// A function's source lines with their costs in both builds, A's lines aligned with B's
 /// (a line only in one build is marked as in a diff, `-` A's, `+` B's).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Listing {
+pub struct SourceListing {
     pub function: String,
     pub file: String,
     pub lines: Vec<ListedLine>,
@@ -197,7 +197,7 @@ impl ListedLine {
 }
 
 /// One build's side: its label, its profiles and the folder of its staged sources.
-pub struct Side<'a> {
+pub struct ProfiledBuild<'a> {
     pub label: String,
     pub profiles: &'a [WorkloadProfile],
     pub sources: Option<PathBuf>,
@@ -205,7 +205,7 @@ pub struct Side<'a> {
 
 /// The explanation of `a` against `b`: every workload both profiled, per entry of
 /// `entries`, with the source listings of the `listed` top functions.
-pub fn build(a: &Side, b: &Side, entries: u32, top: usize, listed: usize) -> Explanation {
+pub fn build(a: &ProfiledBuild, b: &ProfiledBuild, entries: u32, top: usize, listed: usize) -> Explanation {
     let per = |v: u64| v as f64 / entries.max(1) as f64;
     let mut workloads = Vec::new();
     for pa in a.profiles {
@@ -337,7 +337,7 @@ fn listing(
     (pa, ia, sa): (&Profile, Option<usize>, Option<&Path>),
     (pb, ib, sb): (&Profile, Option<usize>, Option<&Path>),
     per: &dyn Fn(u64) -> f64,
-) -> Option<Listing> {
+) -> Option<SourceListing> {
     let file = file_of(pa, name_a).or_else(|| file_of(pb, name_b))?;
     let side = |p: &Profile, name: &str, i: Option<usize>, src: Option<&Path>| {
         let costs: BTreeMap<u32, f64> = match (p.functions.get(name), i) {
@@ -394,7 +394,7 @@ fn listing(
         keep.contains(&(i - 1))
     });
     let function = if name_a == name_b { name_a.to_string() } else { format!("{name_a} → {name_b}") };
-    Some(Listing { function, file, lines, hidden, diff, diff_hidden })
+    Some(SourceListing { function, file, lines, hidden, diff, diff_hidden })
 }
 
 /// Which side of an aligned pair of lines.
@@ -651,7 +651,7 @@ impl super::document::Shown for Explanation {
 
 /// A listing in 80 columns: A's and B's line numbers, each line's cost per entry in both,
 /// a diff's marker, and the line (tabs as two spaces, cut at the margin).
-fn listing_text(l: &Listing, workload: &str) -> Vec<String> {
+fn listing_text(l: &SourceListing, workload: &str) -> Vec<String> {
     let mut out = vec![
         cut(&format!("{} ({}), {workload}: instructions per entry by line", l.function, l.file), 80),
         format!("{:>5} {:>5} {:>8} {:>8}   source", "A", "B", "A", "B"),

@@ -17,7 +17,7 @@ use crate::workload::Workload;
 pub struct Findings {
     /// Resolved differences against the baseline, section by section in release order;
     /// consecutive tags that share one step are one.
-    pub steps: Vec<Step>,
+    pub steps: Vec<TagStep>,
     /// Sections where time left differences against the baseline unresolved.
     pub unresolved: Vec<Unresolved>,
     /// Seconds a round took in this run, wall time (read databases and warm-up included):
@@ -42,7 +42,7 @@ pub enum StepBy {
 
 /// One difference against the baseline, shared by consecutive tags.
 #[derive(Debug, Clone, Serialize)]
-pub struct Step {
+pub struct TagStep {
     pub engine: Engine,
     pub workload: Workload,
     pub by: StepBy,
@@ -57,7 +57,7 @@ pub struct Step {
     pub not_measured: Vec<String>,
 }
 
-impl Step {
+impl TagStep {
     pub fn first(&self) -> &Delta {
         &self.deltas[0]
     }
@@ -147,7 +147,7 @@ fn series(l: &Label) -> Option<Option<String>> {
 
 /// A section's resolved differences against the baseline, grouped where consecutive tags
 /// of one series share one step.
-fn steps_of(m: &ReportModel, s: &Section) -> Vec<Step> {
+fn steps_of(m: &ReportModel, s: &Section) -> Vec<TagStep> {
     let rows: Vec<&Delta> = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).collect();
     let mut lines: Vec<(Option<Option<String>>, Vec<&Delta>)> = Vec::new();
     for d in &rows {
@@ -168,7 +168,7 @@ fn steps_of(m: &ReportModel, s: &Section) -> Vec<Step> {
                 _ => runs.push((key, i, i)),
             }
         }
-        steps.extend(runs.into_iter().map(|(key, a, b)| Step {
+        steps.extend(runs.into_iter().map(|(key, a, b)| TagStep {
             engine: s.engine,
             workload: s.workload,
             by: if matches!(key, Resolved::Instructions(..)) { StepBy::Instructions } else { StepBy::Time },

@@ -4,7 +4,7 @@
 
 use super::cells::{self, label, named, num, partial_note, Cells};
 use super::extras::{Cell, ExtraPart, ExtraTable};
-use super::findings::{Findings, Step, StepBy, Unresolved};
+use super::findings::{Findings, StepBy, TagStep, Unresolved};
 use super::model::{Delta, ReportModel};
 use crate::environment::Environment;
 use crate::record::{Engine, Label, Metric};
@@ -312,7 +312,7 @@ fn section_name(m: &ReportModel, engine: Engine, workload: Workload) -> String {
 }
 
 /// "at X", "from X on", "from X to Y".
-fn span(s: &Step) -> String {
+fn span(s: &TagStep) -> String {
     let (first, last) = (named(&s.first().tag), named(&s.last().tag));
     match (s.deltas.len(), s.to_last) {
         (1, _) => format!("at {first}"),
@@ -322,7 +322,7 @@ fn span(s: &Step) -> String {
 }
 
 /// " (0.9.19 and 0.9.20 not measured)": where else the step may lie.
-fn not_measured(s: &Step) -> String {
+fn not_measured(s: &TagStep) -> String {
     let tags: Vec<String> = s.not_measured.iter().map(|t| super::names::name(cells::short_tag(t))).collect();
     match tags.is_empty() {
         true => String::new(),
@@ -355,7 +355,7 @@ fn tally(deltas: &[Delta]) -> String {
     }
 }
 
-fn step_line(m: &ReportModel, s: &Step) -> String {
+fn step_line(m: &ReportModel, s: &TagStep) -> String {
     let name = section_name(m, s.engine, s.workload);
     let (first, at, elsewhere) = (s.first(), span(s), not_measured(s));
     let first_tag = named(&first.tag);

@@ -4,7 +4,7 @@
 /// A change from the point `from` to the point `to` (indices into the series; points in
 /// between were not measured).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Step {
+pub struct CommitStep {
     pub from: usize,
     pub to: usize,
     /// `to`'s value over `from`'s.
@@ -13,12 +13,12 @@ pub struct Step {
 
 /// Every step beyond `tolerance` (a fraction: 0.005 is ±0.5%) between consecutive measured
 /// points of `values` (None: not measured, skipped).
-pub fn steps(values: &[Option<f64>], tolerance: f64) -> Vec<Step> {
+pub fn steps(values: &[Option<f64>], tolerance: f64) -> Vec<CommitStep> {
     let measured: Vec<(usize, f64)> =
         values.iter().enumerate().filter_map(|(i, v)| v.filter(|x| *x > 0.0).map(|x| (i, x))).collect();
     measured
         .windows(2)
-        .map(|w| Step { from: w[0].0, to: w[1].0, ratio: w[1].1 / w[0].1 })
+        .map(|w| CommitStep { from: w[0].0, to: w[1].0, ratio: w[1].1 / w[0].1 })
         .filter(|s| (s.ratio - 1.0).abs() > tolerance)
         .collect()
 }

@@ -77,7 +77,7 @@ pub fn probes_chart(f: &Found, min_effect: f64) -> Result<Option<String>> {
 /// One search's account: every phase's probes with their verdicts, what each found, the
 /// attribution of the step, and every line printed.
 #[derive(Serialize)]
-pub struct Summary<'a> {
+pub struct BisectSummary<'a> {
     pub workload: Workload,
     pub bad_if: BadIf,
     pub metric: Metric,
@@ -96,7 +96,7 @@ pub struct Summary<'a> {
 /// Functions named for the step found.
 pub const ATTRIBUTED: usize = 5;
 
-impl Shown for Summary<'_> {
+impl Shown for BisectSummary<'_> {
     const KIND: &'static str = "lmdb-regress-bisect";
     const SCHEMA: u32 = 1;
 
@@ -192,7 +192,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let step = |i: usize, verdict| search::Step { candidate: c[i].clone(), verdict, detail: String::new() };
+        let step = |i: usize, verdict| search::ProbeStep { candidate: c[i].clone(), verdict, detail: String::new() };
         let steps = vec![
             step(2, ProbeVerdict::Skipped("not built".into())),
             step(3, ProbeVerdict::Bad),
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn the_page_puts_each_phase_chart_after_its_table() {
         let phases = [phase()];
-        let summary = Summary {
+        let summary = BisectSummary {
             workload: Workload::Write,
             bad_if: BadIf::Change,
             metric: Metric::Time,
