@@ -1,7 +1,8 @@
-//! Prints the figure behind reports/README.md's "Adaptive budget": a run file's processes
-//! (rounds) drawn again with replacement, each resample run through the adaptive stopping
-//! rule, and the coverage of the intervals it reports against the whole run's estimates,
-//! with the same resamples measured in every round beside it. Seeded.
+//! Prints the figure behind reports/README.md's "Stopping that spends its error over the
+//! looks": a run file's processes (rounds) drawn again with replacement, each resample run
+//! through the adaptive stopping rule, and the coverage of the intervals it reports (each
+//! at its look's level) against the whole run's estimates, with the same resamples
+//! measured in every round at the nominal level beside it. Seeded.
 //!
 //!     cargo run --release --example adaptive_coverage -- RUN.jsonl [RESAMPLES] [SEED]
 

@@ -63,6 +63,47 @@ fn a_time_only_difference_says_instructions_did_not_move() {
     // 0.9.21 measured between: the step lies after it, nothing unmeasured in between.
     assert_eq!(s.deltas[0].tag.to_string(), "LMDB_0.9.22");
     assert!(s.not_measured.is_empty());
+    // Read as a run that ended comparisons early at looks: each comparison, decided at the
+    // first look (round 10, the fewest pairs reaching its level in a family of 4), is
+    // reported there, on the rounds up to it, at that look's level; the same file without
+    // looks reports every interval on all 12 rounds at the family's 95%.
+    let looked_run = looked_model("time-only");
+    let plain = model_of("time-only");
+    let section = |m: &model::ReportModel| m.sections.iter().find(|s| s.workload.name() == "readSeq").cloned().unwrap();
+    let (looked, plain) = (section(&looked_run), section(&plain));
+    let levels = |s: &model::Section| -> Vec<f64> {
+        s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).map(|d| d.comparison.confidence).collect()
+    };
+    let first_look = 1.0 - 0.05 / 2.0 / 2.0 / 4.0;
+    assert_eq!(levels(&plain), [1.0 - 0.05 / 4.0; 4]);
+    assert_eq!(levels(&looked), [first_look; 4]);
+    assert!(looked.stopped_early.iter().all(|x| (x.round, x.confidence) == (10, first_look)), "{looked:?}");
+    assert_eq!(looked.stopped_early.len(), 4);
+    for (l, p) in looked
+        .vs_baseline
+        .iter()
+        .zip(&plain.vs_baseline)
+        .filter_map(|(l, p)| Some((l.vs_baseline.as_ref()?, p.vs_baseline.as_ref()?)))
+    {
+        assert_eq!((l.comparison.n, p.comparison.n), (10, 12), "the rounds up to the look: {l:?}");
+        assert_eq!(l.verdict(), p.verdict());
+    }
+    let md = lmdb_regress::report::render(&looked_run, lmdb_regress::report::Format::Markdown).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("`LMDB_0.9.18` at round 10 (99.69%)"), "{md}");
+}
+
+/// The fixed run `name` as if it had ended comparisons early at looks (adaptive rounds).
+fn looked_model(name: &str) -> model::ReportModel {
+    let text = std::fs::read_to_string(testdata(&format!("findings-{name}.jsonl"))).unwrap();
+    let (head, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(head).unwrap();
+    header["plan"]["adaptive"] = "on".into();
+    header["plan"]["stopping"] = "looks".into();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    model::build(&record::load(&path).unwrap(), None).unwrap()
 }
 
 #[test]

@@ -77,15 +77,18 @@ pub struct RunArgs {
           value_parser = |s: &str| crate::runner::watchdog::parse_floor(s).map(|d| d.as_secs_f64()))]
     pub watchdog: f64,
     /// Resolution target in percent (0 to 100): stop once every comparison with the oldest
-    /// tag is decided (slower, faster or same) or resolved to within ± this percent.
+    /// tag is decided (slower, faster or same) or resolved to within ± this percent, at the
+    /// looks that spend the run's error.
     #[arg(long, value_parser = super::args::ci_percent)]
     pub target_ci: Option<f64>,
     /// on: after the rounds every interval needs, each round measures a workload's tag only
-    /// while its comparison is undecided, the furthest from decided every round and the
-    /// others in proportion (the baseline whenever any other tag is); off: every tag in
-    /// every round (the default: adaptive stopping judged at the nominal level each round
-    /// gave 5 false verdicts in 36 A/A comparisons, every round 1; reports/README.md). Time
-    /// runs only; a resumed run keeps its own.
+    /// while its comparison is undecided at the looks that spend the run's error, the
+    /// furthest from decided every round and the others in proportion (the baseline
+    /// whenever any other tag is); a comparison decided at a look is reported at that
+    /// look's level. off (the default): every tag in every round (on stops a decided
+    /// comparison with its first deciding look's wider interval; reports/README.md,
+    /// "Stopping that spends its error over the looks"). Time runs only; a resumed run
+    /// keeps its own.
     #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::Off)]
     pub adaptive: Adaptive,
     /// `same` needs the whole interval within ± this percent.

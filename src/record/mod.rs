@@ -18,7 +18,7 @@ mod fixtures;
 pub use label::Label;
 pub use metric::{Counts, Event, Metric};
 pub use plan::{
-    Adaptive, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, COUNT_TOLERANCE,
+    Adaptive, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, Stopping, COUNT_TOLERANCE,
     MIN_EFFECT,
 };
 pub use reader::{load, RunData};

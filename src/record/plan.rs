@@ -73,6 +73,19 @@ impl std::fmt::Display for Adaptive {
     }
 }
 
+/// When a run that ends comparisons once they are decided (adaptive rounds, or a
+/// `target_ci`) decides them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stopping {
+    /// Only at looks spaced geometrically in rounds, each spending its share of the run's
+    /// error, so that every interval reported keeps its level (`stats::looks`).
+    Looks,
+    /// At the nominal level after every round (every run before schema 10): an interval
+    /// of a comparison closed early does not keep its level.
+    EveryRound,
+}
+
 /// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,6 +110,9 @@ pub struct Plan {
     pub pairing: Pairing,
     /// Whether rounds skip the comparisons already decided; the reader gives older files `off`.
     pub adaptive: Adaptive,
+    /// When comparisons are decided, where the run ends them early; the reader gives older
+    /// files `every-round`.
+    pub stopping: Stopping,
     /// Operations per chunk with `pairing: chunks`; null otherwise.
     #[serde(default)]
     pub chunk: Option<u32>,
@@ -230,6 +246,7 @@ impl Plan {
             metric,
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
+            stopping: Stopping::Looks,
             chunk: None,
             min_effect: None,
             count_entries: None,
@@ -265,6 +282,12 @@ impl Plan {
             chunk: None,
             ..self.clone()
         }
+    }
+
+    /// Whether this run's comparisons were decided at looks that spend its error: it ends
+    /// them early (adaptive rounds or a resolution target) and says it stops at looks.
+    pub fn spends_at_looks(&self) -> bool {
+        self.stopping == Stopping::Looks && (self.adaptive == Adaptive::On || self.target_ci.is_some())
     }
 
     /// Whether measured round `round` (counted from 0) is one the plan allows.

@@ -29,12 +29,16 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// measuring every unit in every round; 9: a plan's `rounds` may be null, no cap on the
 /// rounds, which a reader of 8 cannot read, its `layouts_per_process`, which a reader of 8
 /// would resume with one, a write sample's `io`, a unit's `sync` mode and the environment's
-/// `storage`, which a reader of 8 would drop on a resume or merge). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// `storage`, which a reader of 8 would drop on a resume or merge; 10: the plan's `stopping`, decided at looks that spend
+/// the run's error, which a reader of 9 would report at the nominal level). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 9;
+pub const SCHEMA: u32 = 10;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
+
+/// The first schema whose plan says when comparisons are decided: older ones, after every round.
+pub(super) const STOPPING: u32 = 10;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 pub(super) const DECLARES_UNITS: u32 = 4;

@@ -411,15 +411,35 @@ fn bursts_line(b: &crate::stats::burst::Bursts<Label>) -> String {
     format!("Bursts: {} of {} round values {rule}: {}.", b.found.len(), b.values, at.join(", "))
 }
 
-/// "Stopped early, decided (adaptive rounds): 0.9.18 after round 12, …".
-fn stopped_early_line(s: &Section) -> Option<String> {
+/// "Decided at an early look …: 0.9.18 at round 9 (99.38%), …": the comparisons a run
+/// ended before its last round, each interval's level beside it.
+fn stopped_early_line(m: &ReportModel, s: &Section) -> Option<String> {
     if s.stopped_early.is_empty() {
         return None;
     }
-    let at: Vec<String> =
-        s.stopped_early.iter().map(|x| format!("{} after round {}", named(&x.tag), x.round)).collect();
+    let level = |c: f64| format!("{:.2}%", 100.0 * c);
+    if !m.plan.spends_at_looks() {
+        let at: Vec<String> =
+            s.stopped_early.iter().map(|x| format!("{} after round {}", named(&x.tag), x.round)).collect();
+        return Some(format!(
+            "Stopped early, decided at the nominal level {} after any round (adaptive rounds of a run file before \
+             schema 10: these intervals do not keep their level; the others were measured to the run's last round): {}.",
+            level(s.stopped_early[0].confidence),
+            at.join(", ")
+        ));
+    }
+    let at: Vec<String> = s
+        .stopped_early
+        .iter()
+        .map(|x| format!("{} at round {} ({})", named(&x.tag), x.round, level(x.confidence)))
+        .collect();
+    let early = |d: &&Delta| s.stopped_early.iter().any(|x| x.tag == d.tag);
+    let last = s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).find(|d| !early(d));
+    let others =
+        last.map_or(String::new(), |d| format!("; the others at {}, the last look's", level(d.comparison.confidence)));
+    let error = 100.0 * crate::stats::ALPHA;
     Some(format!(
-        "Stopped early, decided (adaptive rounds; the others were measured to the run's last round): {}.",
+        "Decided at an early look (each interval at its look's level, the looks spending the run's {error:.0}% error{others}): {}.",
         at.join(", ")
     ))
 }
@@ -459,7 +479,7 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     if let Some(line) = rounds_line(m, s) {
         v.push(line);
     }
-    if let Some(line) = stopped_early_line(s) {
+    if let Some(line) = stopped_early_line(m, s) {
         v.push(line);
     }
     if let Some(line) = layout_spread_line(m, s) {

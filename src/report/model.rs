@@ -120,18 +120,22 @@ pub struct Section {
     /// Tags whose checksum differs from the majority's, with theirs and the majority's.
     pub checksum_mismatches: Vec<ChecksumMismatch>,
     pub checksum: Option<Checksum>,
-    /// Adaptive rounds: the tags no longer measured here before the run's last round,
-    /// their comparison decided (empty when every round measured every tag).
+    /// The tags whose comparison with the baseline was decided before the run's last
+    /// round, each reported at that look (empty when no comparison was ended early).
     pub stopped_early: Vec<StoppedEarly>,
 }
 
-/// A tag that adaptive rounds stopped measuring on a workload once its comparison was decided.
+/// A tag whose comparison was decided before the run's last round: at an early look
+/// (a run that stops at looks), or, in older adaptive runs, when rounds stopped measuring it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoppedEarly {
     #[serde(serialize_with = "as_text")]
     pub tag: Label,
-    /// The last round (counted from 1) that measured it here.
+    /// The look (round, counted from 1) that decided it; in older adaptive runs, the last
+    /// round that measured it here.
     pub round: u32,
+    /// The level of its reported interval: its look's.
+    pub confidence: f64,
 }
 
 impl Section {
@@ -383,21 +387,27 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let units = Baseline(&baseline);
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
+    let looks = h
+        .plan
+        .spends_at_looks()
+        .then(|| Looked { rounds: stats::stop::rounds(&data.samples), target: h.plan.target_ci });
     let mut sections: Vec<Section> = blocks
         .iter()
         .filter(|(_, b)| !b.values.is_empty())
         .map(|(&(engine, workload), b)| {
             let (checksum, mismatches) = agreement.get(&workload).cloned().unwrap_or_default();
             let mismatches = mismatches.into_iter().filter(|x| x.engine == engine).collect();
-            section(engine, workload, b, &units, &rule, checksum, mismatches)
+            section(engine, workload, b, (&units, &rule, looks), checksum, mismatches)
         })
         .collect();
     // Layout moves times; an exact count it leaves alone.
     for s in sections.iter_mut().filter(|_| !metric.is_exact()) {
         s.layout_spread = layout_spread(data, s.engine, s.workload, &blocks[&(s.engine, s.workload)]);
     }
-    for s in sections.iter_mut().filter(|_| h.plan.adaptive == Adaptive::On) {
-        s.stopped_early = stopped_early(data, s.engine, s.workload);
+    let every_round = h.plan.adaptive == Adaptive::On && looks.is_none();
+    for s in sections.iter_mut().filter(|_| every_round) {
+        let nominal = 1.0 - stats::ALPHA / s.baseline_family.max(1) as f64;
+        s.stopped_early = stopped_early(data, s.engine, s.workload, nominal);
         // The baseline is measured whenever another tag is: it has no comparison to decide.
         s.stopped_early.retain(|x| x.tag != Label::build(&baseline, None));
     }
@@ -549,6 +559,41 @@ pub fn consecutive(m: &ReportModel, s: &Section, order: &[&Label]) -> Vec<Delta>
 /// The comparison of `tag` against `against` in a family of `k`, with counts beside.
 fn delta(b: &Blocks, against: &Label, tag: &Label, kind: DeltaKind, k: usize, rule: &Rule) -> Option<Delta> {
     let comparison = family::compare(b.compared.get(against)?, b.compared.get(tag)?, k, rule)?;
+    Some(with_counts(b, against, tag, kind, comparison, rule))
+}
+
+/// A run that ended comparisons early at looks that spend its error: how it reports them.
+#[derive(Debug, Clone, Copy)]
+struct Looked {
+    /// The run's last round, counted from 1.
+    rounds: u32,
+    target: Option<f64>,
+}
+
+/// `tag` against the baseline in a family of `k`, as a run that stops at looks reports
+/// it: at the look that decided it (which it returns), else at the last look's level.
+fn looked_delta(
+    b: &Blocks,
+    against: &Label,
+    tag: &Label,
+    k: usize,
+    rule: &Rule,
+    l: Looked,
+) -> Option<(Delta, Option<u32>)> {
+    let at = stats::looks::At::Last;
+    let stand = stats::looks::stand(b.compared.get(against)?, b.compared.get(tag)?, k, rule, l.target, l.rounds, at)?;
+    Some((with_counts(b, against, tag, DeltaKind::Baseline, stand.comparison, rule), stand.decided_at))
+}
+
+/// `comparison` of `tag` against `against` as a delta, with counts beside.
+fn with_counts(
+    b: &Blocks,
+    against: &Label,
+    tag: &Label,
+    kind: DeltaKind,
+    comparison: Comparison,
+    rule: &Rule,
+) -> Delta {
     let counts: BTreeMap<Metric, Comparison> = b
         .counts
         .iter()
@@ -556,15 +601,14 @@ fn delta(b: &Blocks, against: &Label, tag: &Label, kind: DeltaKind, k: usize, ru
         .collect();
     let work_same = counts.get(&Metric::Instructions).is_some_and(|i| i.verdict == Verdict::Same);
     let time_only = !rule.counts && comparison.verdict.is_change() && work_same;
-    Some(Delta { tag: tag.clone(), against: against.clone(), kind, comparison, counts, time_only })
+    Delta { tag: tag.clone(), against: against.clone(), kind, comparison, counts, time_only }
 }
 
 fn section(
     engine: Engine,
     workload: Workload,
     b: &Blocks,
-    units: &Baseline,
-    rule: &Rule,
+    (units, rule, looks): (&Baseline, &Rule, Option<Looked>),
     checksum: Option<Checksum>,
     checksum_mismatches: Vec<ChecksumMismatch>,
 ) -> Section {
@@ -582,14 +626,21 @@ fn section(
     let own_baseline = |t: &Label| units.of(t);
     release.retain(|t| summaries.contains_key(&own_baseline(t)));
     let baseline_family = release.iter().filter(|t| ***t != own_baseline(t)).count();
+    let mut stopped_early = Vec::new();
+    let mut against_baseline = |t: &Label| match looks {
+        None => delta(b, &own_baseline(t), t, DeltaKind::Baseline, baseline_family, rule),
+        Some(l) => looked_delta(b, &own_baseline(t), t, baseline_family, rule, l).map(|(d, at)| {
+            let early = at.map(|round| StoppedEarly { tag: t.clone(), round, confidence: d.comparison.confidence });
+            stopped_early.extend(early);
+            d
+        }),
+    };
     let vs_baseline: Vec<BaselineRow> = release
         .iter()
         .map(|t| BaselineRow {
             tag: (*t).clone(),
             summary: summaries[t].clone(),
-            vs_baseline: (**t != own_baseline(t))
-                .then(|| delta(b, &own_baseline(t), t, DeltaKind::Baseline, baseline_family, rule))
-                .flatten(),
+            vs_baseline: (**t != own_baseline(t)).then(|| against_baseline(t)).flatten(),
         })
         .collect();
     let controls: Vec<Delta> = b
@@ -622,13 +673,14 @@ fn section(
         layout_spread: None,
         checksum_mismatches,
         checksum,
-        stopped_early: Vec::new(),
+        stopped_early,
     }
 }
 
-/// The tags adaptive rounds stopped measuring on `engine`'s `workload` before the run's
-/// last measured round: each one's last round; a tag that failed there is not among them.
-fn stopped_early(data: &RunData, engine: Engine, workload: Workload) -> Vec<StoppedEarly> {
+/// The tags adaptive rounds that decided after every round (older runs) stopped measuring
+/// on `engine`'s `workload` before the run's last measured round: each one's last round,
+/// its interval at the nominal `level`; a tag that failed there is not among them.
+fn stopped_early(data: &RunData, engine: Engine, workload: Workload, level: f64) -> Vec<StoppedEarly> {
     let timed = |s: &&Sample| !s.counted;
     let Some(last) = data.samples.iter().filter(timed).map(|s| s.round).max() else { return Vec::new() };
     let mut rounds: BTreeMap<Label, u32> = BTreeMap::new();
@@ -642,7 +694,7 @@ fn stopped_early(data: &RunData, engine: Engine, workload: Workload) -> Vec<Stop
     rounds
         .into_iter()
         .filter(|(tag, r)| *r < last && !failed(tag))
-        .map(|(tag, r)| StoppedEarly { tag, round: r + 1 })
+        .map(|(tag, r)| StoppedEarly { tag, round: r + 1, confidence: level })
         .collect()
 }
 

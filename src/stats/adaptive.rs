@@ -2,8 +2,9 @@
 //! it is decided: a run's processes (rounds, the unit of replication) drawn again with
 //! replacement, round after round, each resample run through the adaptive rule itself
 //! ([`judge`] and the runner's [`drawn`]), and every reported interval checked against the
-//! whole run's estimate. The same resamples without stopping give the resampling's own
-//! coverage beside it.
+//! whole run's estimate: at the level of the look that decided it, else of the last
+//! ([`looks`]). The same resamples without stopping, every interval at the nominal level,
+//! give the resampling's own coverage beside it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +12,9 @@ use rand::Rng;
 use serde::Serialize;
 
 use super::family::{self, Rounds, Rule};
+use super::looks;
 use super::stop::{judge, Compared};
+use super::Interval;
 use crate::record::{Engine, Label};
 use crate::runner::adaptive::drawn;
 use crate::workload::Workload;
@@ -51,9 +54,11 @@ pub fn coverage(full: &Compared, rule: &Rule, target: Option<f64>, resamples: us
     for _ in 0..resamples {
         let order: Vec<u32> = (0..rounds.len()).map(|_| rounds[rng.gen_range(0..rounds.len())]).collect();
         let fixed = resampled(full, &order);
-        tally.add(&fixed, &truth, (rule, order.len()), false);
+        let fixed_reported = fixed.iter().map(|(k, (r, b))| (*k, nominal(b, r, rule))).collect();
+        tally.add(&fixed, &fixed_reported, &truth, order.len(), false);
         let adaptive = adaptive_run(full, &order, rule, target);
-        tally.add(&adaptive, &truth, (rule, order.len()), true);
+        let spent = adaptive.iter().map(|(k, (r, b))| (*k, spent(b, r, rule, target, order.len()))).collect();
+        tally.add(&adaptive, &spent, &truth, order.len(), true);
     }
     let comparisons = truth.values().map(BTreeMap::len).sum();
     tally.finish(resamples, rounds.len(), full.len(), comparisons)
@@ -85,7 +90,7 @@ fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<f64>
         .map(|(k, (r, b))| (*k, (r.clone(), b.keys().map(|l| (l.clone(), Rounds::new())).collect())))
         .collect();
     for step in 0..order.len() as u32 {
-        let progress = judge(&nonempty(&got), rule, target);
+        let progress = judge(&nonempty(&got), rule, target, step);
         for (k, (reference, blocks)) in got.iter_mut() {
             let section = progress.sections.get(k);
             let measured = |l: &Label| match section {
@@ -125,6 +130,28 @@ fn nonempty(c: &Compared) -> Compared {
         .collect()
 }
 
+/// Each section's reported intervals.
+type Reported = BTreeMap<(Engine, Workload), BTreeMap<Label, Option<Interval>>>;
+
+/// A run of every round without looks: each interval at the family's nominal level.
+fn nominal(blocks: &BTreeMap<Label, Rounds>, reference: &Label, rule: &Rule) -> BTreeMap<Label, Option<Interval>> {
+    family::against(blocks, reference, rule).into_iter().map(|(l, c)| (l, c.ci)).collect()
+}
+
+/// A run that stopped at looks: each interval at the look that decided it, else the last's level.
+fn spent(
+    blocks: &BTreeMap<Label, Rounds>,
+    reference: &Label,
+    rule: &Rule,
+    target: Option<f64>,
+    rounds: usize,
+) -> BTreeMap<Label, Option<Interval>> {
+    looks::against(blocks, reference, rule, target, rounds as u32)
+        .into_iter()
+        .map(|(l, s)| (l, s.comparison.ci))
+        .collect()
+}
+
 /// Each section's comparisons' estimates from the whole run: what the intervals should cover.
 type Truth = BTreeMap<(Engine, Workload), BTreeMap<Label, f64>>;
 
@@ -142,13 +169,12 @@ struct Tally {
 
 impl Tally {
     /// One resample's intervals (`adaptive` or every round) against the whole run's estimates.
-    fn add(&mut self, got: &Compared, truth: &Truth, (rule, rounds): (&Rule, usize), adaptive: bool) {
+    fn add(&mut self, got: &Compared, reported: &Reported, truth: &Truth, rounds: usize, adaptive: bool) {
         let i = usize::from(adaptive);
-        for (k, (reference, blocks)) in got {
-            let cmp = family::against(blocks, reference, rule);
+        for (k, (_, blocks)) in got {
             let mut all = true;
             for (label, ratio) in &truth[k] {
-                let ci = cmp.get(label).and_then(|c| c.ci);
+                let ci = reported.get(k).and_then(|r| r.get(label).copied().flatten());
                 let covers = ci.is_some_and(|ci| ci.lo <= *ratio && *ratio <= ci.hi);
                 all &= covers;
                 self.intervals[i] += 1;

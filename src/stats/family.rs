@@ -69,22 +69,32 @@ impl Rule {
 /// `b` against `a` as one of `family` comparisons: per-round pairs where both were
 /// measured in the same rounds, else the two samples apart.
 pub fn compare(a: &Rounds, b: &Rounds, family: usize, rule: &Rule) -> Option<Comparison> {
+    compare_at(a, b, ALPHA / family.max(1) as f64, rule)
+}
+
+/// `b` against `a` at level 1 − `alpha`, the family's correction already made: per-round
+/// pairs where both were measured in the same rounds, else the two samples apart.
+pub fn compare_at(a: &Rounds, b: &Rounds, alpha: f64, rule: &Rule) -> Option<Comparison> {
     let common: Vec<(f64, f64)> = a.iter().filter_map(|(r, x)| b.get(r).map(|y| (*x, *y))).collect();
     if rule.counts || common.len() < 2 {
-        return compare_apart(a, b, family, rule);
+        return apart_at(a, b, alpha, rule);
     }
     let (pa, pb): (Vec<f64>, Vec<f64>) = common.into_iter().unzip();
-    ratio::paired(&pa, &pb, ALPHA / family.max(1) as f64, rule.min_effect)
+    ratio::paired(&pa, &pb, alpha, rule.min_effect)
 }
 
 /// `b` against `a` from different runs, whose round numbers mean nothing to each other:
 /// the two samples apart.
 pub fn compare_apart(a: &Rounds, b: &Rounds, family: usize, rule: &Rule) -> Option<Comparison> {
+    apart_at(a, b, ALPHA / family.max(1) as f64, rule)
+}
+
+fn apart_at(a: &Rounds, b: &Rounds, alpha: f64, rule: &Rule) -> Option<Comparison> {
     let (va, vb): (Vec<f64>, Vec<f64>) = (a.values().copied().collect(), b.values().copied().collect());
     if rule.counts {
         return ratio::counts(&va, &vb, rule.count_tolerance);
     }
-    ratio::unpaired(&va, &vb, ALPHA / family.max(1) as f64, rule.min_effect)
+    ratio::unpaired(&va, &vb, alpha, rule.min_effect)
 }
 
 /// Every label against `reference`, as one family of (labels − 1) comparisons.

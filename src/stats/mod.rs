@@ -1,7 +1,7 @@
 //! Statistics, kept apart from measurement: summaries with intervals here; the one
 //! comparison method and its verdicts in [`ratio`]; the run's design (rounds as blocks,
 //! families of comparisons, noise) in [`family`]; slow outliers in [`burst`]; how much code layout moves a time in
-//! [`layout`]; what more rounds would resolve in [`project`]; the judgement of the runner's `--target-ci` stop rule in [`stop`].
+//! [`layout`]; what more rounds would resolve in [`project`]; the judgement of the runner's `--target-ci` stop rule in [`stop`], at the looks of [`looks`].
 //! Distributions come from statrs.
 
 pub mod adaptive;
@@ -11,6 +11,7 @@ pub mod family;
 pub mod history;
 pub mod latency;
 pub mod layout;
+pub mod looks;
 pub mod project;
 pub mod rank;
 pub mod ratio;

@@ -1,11 +1,13 @@
 //! The runner's judgement ([`Judge`](crate::runner::Judge)) of what the measured rounds
 //! leave undecided: the `--target-ci` stop rule ends a run when nothing is, and adaptive
-//! rounds measure only what is, as often as it is far from decided.
+//! rounds measure only what is, as often as it is far from decided. Either way a comparison
+//! is decided only at the looks that spend the run's error ([`looks`]).
 
 use std::collections::BTreeMap;
 
 use super::family::Rounds;
-use super::ratio::{Comparison, Verdict};
+use super::looks::{self, At};
+use super::ratio::Comparison;
 use super::{chunks, family};
 use crate::record::{Engine, Metric, Sample};
 use crate::runner::adaptive::{Progress, Section};
@@ -27,7 +29,7 @@ pub fn progress(
     min_effect: f64,
 ) -> Progress {
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric);
-    judge(&compared(samples, baseline, metric), &rule, target)
+    judge(&compared(samples, baseline, metric), &rule, target, rounds(samples))
 }
 
 /// One (engine, workload)'s reference and each label's values per round as compared.
@@ -51,20 +53,25 @@ pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> C
         .collect()
 }
 
-/// [`progress`] from values already compared: each section's comparisons closed or open,
-/// the open ones' shares of the coming rounds in proportion to the rounds they need.
-pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>) -> Progress {
+/// [`progress`] from values already compared after `rounds` rounds (counted from 1): each
+/// section's comparisons closed at a look ([`looks`]) or open, the open ones' shares of the
+/// coming rounds in proportion to the rounds they need at the next look's level.
+pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>, rounds: u32) -> Progress {
     let mut out = BTreeMap::new();
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
-        let cmp = family::against(blocks, reference, rule);
+        let family = blocks.len().saturating_sub(1);
         let mut section = Section { reference: reference.clone(), open: BTreeMap::new(), closed: Default::default() };
         // A section of one label has nothing compared yet: its label is open.
-        for label in blocks.keys().filter(|l| *l != reference || blocks.len() < 2) {
-            match cmp.get(label) {
-                Some(c) if closed(c, target) => _ = section.closed.insert(label.clone()),
-                c => {
-                    let need = c.and_then(|c| rounds_needed(c, rule.min_effect, target));
+        for (label, values) in blocks.iter().filter(|(l, _)| *l != reference || blocks.len() < 2) {
+            let stand = blocks
+                .get(reference)
+                .filter(|_| label != reference)
+                .and_then(|base| looks::stand(base, values, family, rule, target, rounds, At::Next));
+            match stand {
+                Some(s) if s.decided_at.is_some() => _ = section.closed.insert(label.clone()),
+                s => {
+                    let need = s.and_then(|s| rounds_needed(&s.comparison, rule.min_effect, target));
                     needs.entry(key).or_default().insert(label.clone(), need);
                 }
             }
@@ -81,6 +88,11 @@ pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>) -> P
     Progress { sections: out }
 }
 
+/// The rounds `samples` hold (their last round, counted from 1).
+pub fn rounds(samples: &[Sample]) -> u32 {
+    samples.iter().filter(|s| !s.counted).map(|s| s.round + 1).max().unwrap_or(0)
+}
+
 /// The label a section's comparisons are made with: the oldest among the `baseline`'s
 /// labels, else the oldest of all.
 fn reference(blocks: &BTreeMap<Label, family::Rounds>, baseline: Option<&str>) -> Label {
@@ -88,11 +100,6 @@ fn reference(blocks: &BTreeMap<Label, family::Rounds>, baseline: Option<&str>) -
     let oldest = |keys: &mut dyn Iterator<Item = &Label>| keys.min_by_key(|t| t.release_key()).cloned();
     let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
     reference.unwrap_or_else(|| Label::build("", None))
-}
-
-/// Whether a comparison needs no more rounds: decided, or resolved to within ±`target` percent.
-fn closed(c: &Comparison, target: Option<f64>) -> bool {
-    c.verdict != Verdict::Inconclusive || target.is_some_and(|t| c.half_width().is_some_and(|h| h <= t / 100.0))
 }
 
 /// About how many more rounds an undecided comparison needs: its interval's half-width h
