@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,15 @@
 
 #include "common.h"
 #include "iocount.h"
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define PROFILE_PART_END(name) CALLGRIND_DUMP_STATS_AT(name)
+#define UNDER_VALGRIND RUNNING_ON_VALGRIND
+#else
+/* No valgrind here, so no callgrind to count under. */
+#define PROFILE_PART_END(name) ((void)(name))
+#define UNDER_VALGRIND 0
+#endif
 #include "lmdb.h"
 #include "presets.h"
 #include "results.h"
@@ -650,6 +661,14 @@ static int backup_of(const struct row *r, struct env *e, const struct plan *p, c
     return rc;
 }
 
+static void run_alone(void (*work)(void *), void *arg);
+
+static void take_arena(void *unused) {
+    (void)unused;
+    void *volatile taken = malloc(8); /* volatile: the compiler keeps the allocation */
+    free(taken);
+}
+
 /* READERS' untimed start (readers.rs): STALE child processes each open the environment at
  * dir, begin a read transaction and exit holding it; then a thread does so, and LMDB's
  * thread-exit destructor frees its slot. */
@@ -678,6 +697,9 @@ static int leave_readers(const struct row *r, const char *dir, struct env *e, co
     *call = "mdb_txn_begin(in a thread)";
     if (pthread_create(&t, NULL, begin_read, e->env) || pthread_join(t, &txn) || !txn) return EINVAL;
     mdb_txn_abort(txn);
+    /* readers.rs: the ended thread's malloc arena, which glibc hands to the next new thread
+     * (the next row's), is taken by one that waits: each row starts on a fresh one. */
+    if (UNDER_VALGRIND) run_alone(take_arena, NULL);
     return 0;
 }
 
@@ -803,24 +825,72 @@ static const struct row *row_named(const char *name) {
     return NULL;
 }
 
+/* One row: its passes, its line, and under callgrind the end of its profile part. */
+static void run_row(const char *name, const struct settings *s) {
+    const struct row *r = row_named(name);
+    struct values v;
+    struct plan p;
+    struct result res;
+    values_init(&v, r->value);
+    plan_make(&p, r, &v);
+    result_init(&res, name, s->iterations);
+    int failed = 0;
+    for (unsigned it = 0; it < s->iterations && !failed; it++) failed = one_pass(&res, r, &p, s->scratch);
+    if (!failed) result_print(&res);
+    result_free(&res);
+    plan_free(&p);
+    free(v.pool);
+}
+
+/* profile_part.rs's alone: under valgrind each row runs on a thread of its own with a fresh
+ * malloc arena (a thread that exits hands its arena on, so it waits instead), glibc's mmap
+ * threshold held at its default, so what ran before a row cannot change what it counts. */
+struct alone_call { void (*work)(void *); void *arg; sem_t done; };
+
+static void *alone_thread(void *arg) {
+    struct alone_call *c = arg;
+    c->work(c->arg);
+    sem_post(&c->done);
+    for (;;) pause();
+    return NULL;
+}
+
+static void run_alone(void (*work)(void *), void *arg) {
+    static int malloc_set;
+    if (!malloc_set) {
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
+        mallopt(M_ARENA_MAX, 4096);
+        malloc_set = 1;
+    }
+    struct alone_call c = {.work = work, .arg = arg};
+    pthread_attr_t attr;
+    pthread_t t;
+    sem_init(&c.done, 0, 0);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    if (pthread_create(&t, &attr, alone_thread, &c)) work(arg);
+    else
+        while (sem_wait(&c.done)) {}
+    pthread_attr_destroy(&attr);
+}
+
+struct row_call { const char *name; const struct settings *s; };
+
+static void row_work(void *arg) {
+    struct row_call *c = arg;
+    run_row(c->name, c->s);
+}
+
 static void lmdb_run(const struct settings *s) {
     char *list = strdup(s->workloads), *save = NULL;
     P = *s;
     check_preset(&P, 0);
     for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        const struct row *r = row_named(name);
-        struct values v;
-        struct plan p;
-        struct result res;
-        values_init(&v, r->value);
-        plan_make(&p, r, &v);
-        result_init(&res, name, s->iterations);
-        int failed = 0;
-        for (unsigned it = 0; it < s->iterations && !failed; it++) failed = one_pass(&res, r, &p, s->scratch);
-        if (!failed) result_print(&res);
-        result_free(&res);
-        plan_free(&p);
-        free(v.pool);
+        struct row_call c = {name, s};
+        if (UNDER_VALGRIND) run_alone(row_work, &c);
+        else run_row(name, s);
+        /* mod.rs's run: the row's profile part ends here under callgrind, whatever its passes did. */
+        PROFILE_PART_END(name);
     }
     free(list);
 }

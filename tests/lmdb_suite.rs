@@ -113,13 +113,23 @@ fn space_is_exact_across_rounds_and_layouts() {
     }
 }
 
+/// Counted by instructions, as a counting pass counts, the rows of a unit share one worker;
+/// its closing check counts the last row again alone, which must give the same count: no
+/// row's count depends on the rows before it.
 #[test]
 fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
     let tmp = tempfile::tempdir().unwrap();
-    let s = samples(
-        tmp.path(),
-        "reader",
-        &["--tags", "0.9.33", "--workloads", "overwrite,overwriteReader", "--rounds", "1", "--entries", "5000"],
+    let rows = ["--workloads", "fill100K,overwrite,overwriteReader", "--metric", "instructions"];
+    let s = samples(tmp.path(), "reader", &[&["--tags", "0.9.33", "--entries", "5000"][..], &rows].concat());
+    let text = std::fs::read_to_string(tmp.path().join("reader.jsonl")).unwrap();
+    let check: Value =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).find(|r: &Value| r["type"] == "check").unwrap();
+    assert_eq!(check["what"], "rust LMDB_0.9.33 overwriteReader counted twice", "{check}");
+    let counted = s.iter().find(|r| r["workload"] == "overwriteReader").unwrap()["counts"]["Ir"].as_u64().unwrap();
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(&format!("{counted} then {counted} instructions")),
+        "after two rows, then alone: {check}"
     );
     let space = |w: &str| s.iter().find(|r| r["workload"] == w).map(|r| r["space"].clone()).unwrap();
     let (free, held) = (space("overwrite"), space("overwriteReader"));

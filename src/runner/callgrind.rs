@@ -52,23 +52,26 @@ impl RunSpec {
         };
         let profile = profile_path(scratch, u);
         counter::remove_profile(&profile);
-        let functions: Option<Vec<&str>> = job.batch.iter().map(|w| counter::timed_function(u.engine, *w)).collect();
-        let dump_after = functions.as_deref().unwrap_or_default();
+        let triggers: Option<Vec<counter::Trigger>> =
+            job.batch.iter().map(|w| counter::part_trigger(u.engine, *w)).collect();
+        let dump_after: Vec<&str> = triggers.iter().flatten().filter_map(counter::Trigger::function).collect();
         let (mut lines, death) =
-            u.run(counter::callgrind_command(&program, &full, &profile, dump_after, caches.as_ref()));
-        if death.is_some() {
-            return (lines, death);
-        }
-        let counted = match functions {
-            Some(_) => counter::callgrind_parts(&profile).map(|parts| assign_parts(job, &mut lines, parts)),
+            u.run(counter::callgrind_command(&program, &full, &profile, &dump_after, caches.as_ref()));
+        let counted = match triggers {
+            // The parts of the workloads a dead worker ended are theirs still.
+            Some(triggers) => {
+                counter::callgrind_parts(&profile).map(|parts| assign_parts(job, &triggers, &mut lines, parts))
+            }
+            None if death.is_some() => Ok(()),
             // One workload in this process: the profile's total is its count.
             None => counter::callgrind_total(&profile).map(|total| {
                 lines.iter_mut().filter(|l| l.workload.is_some()).for_each(|l| l.counts = vec![total.clone()])
             }),
         };
-        match counted {
-            Ok(()) => (lines, None),
-            Err(e) => (lines, Some(format!("{e:#}"))),
+        match (counted, death) {
+            (_, Some(death)) => (lines, Some(death)),
+            (Ok(()), None) => (lines, None),
+            (Err(e), None) => (lines, Some(format!("{e:#}"))),
         }
     }
 }
@@ -79,18 +82,18 @@ pub(super) fn profile_path(scratch: &Path, u: &Unit) -> std::path::PathBuf {
     scratch.join(format!("callgrind-{}-{}.out", u.engine, sanitize(&u.label.to_string())))
 }
 
-/// Gives each workload's line the count of the profile part its timed function dumped.
-/// Parts come in call order; a workload that failed before its timed call has none, and a
-/// line left without a count is a failure, not a sample without one.
-fn assign_parts(job: &Job, lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
+/// Gives each workload's line the count of the profile part that ended it (`triggers`, one
+/// per workload of the batch). Parts come in call order; a workload that failed before its
+/// timed call has no part by its function's return, and a line left without a count is a
+/// failure, not a sample without one.
+fn assign_parts(job: &Job, triggers: &[counter::Trigger], lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
     let mut parts = parts.into_iter().peekable();
-    for w in &job.batch {
-        let function = counter::timed_function(job.unit.engine, *w).unwrap_or_default();
-        let part = parts.next_if(|p| p.trigger == function);
+    for (w, trigger) in job.batch.iter().zip(triggers) {
+        let part = parts.next_if(|p| p.trigger == *trigger);
         for l in lines.iter_mut().filter(|l| l.workload == Some(*w) && l.error.is_none()) {
             match &part {
                 Some(p) => l.counts = vec![p.counts.clone()],
-                None => l.error = Some(format!("callgrind dumped no count for {function}")),
+                None => l.error = Some(format!("callgrind dumped no count at {trigger}")),
             }
         }
     }

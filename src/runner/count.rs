@@ -99,9 +99,9 @@ impl RunSpec {
     fn recount(&self, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
         let scratch = scratch::create()?;
         let mut ready = Ready::default();
-        let first = counted.iter().find(|s| !s.counts.is_empty());
-        let unit = first.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label == s.unit));
-        if let (Some(u), Some(s)) = (unit, first.filter(|s| s.workload.is_read())) {
+        let again = recounted(counted);
+        let unit = again.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label == s.unit));
+        if let (Some(u), Some(s)) = (unit, again.filter(|s| s.workload.is_read())) {
             match self.prepare_one(u, scratch.path()) {
                 Ok((dir, _)) => drop(ready.dbs.insert(u.label.clone(), dir)),
                 Err(_) if interrupted() => return Ok(()),
@@ -111,10 +111,11 @@ impl RunSpec {
         self.check_determinism(&ready, scratch.path(), counted, w)
     }
 
-    /// Counts are taken once per unit, which is only sound if they repeat: count one
-    /// unit's workload (the first counted sample's) again and record whether they agree.
-    /// A check with nothing to count again is recorded as not passed, saying why; after
-    /// Ctrl-C nothing is recorded.
+    /// Counts are taken once per unit, many workloads to a worker, which is only sound if
+    /// they repeat and no workload's count depends on those before it: count the first
+    /// unit's last workload (`recounted`) again, alone in a worker, and record whether they agree. A check
+    /// with nothing to count again is recorded as not passed, saying why; after Ctrl-C
+    /// nothing is recorded.
     pub(super) fn check_determinism(
         &self,
         ready: &Ready,
@@ -125,19 +126,19 @@ impl RunSpec {
         if interrupted() {
             return Ok(());
         }
-        let Some(first) = counted.iter().find(|s| !s.counts.is_empty()) else {
+        let Some(sample) = recounted(counted) else {
             let detail = "nothing was counted (every count failed: see the failures)".to_string();
             let what = "instruction counts repeat".to_string();
             return w.append(&Record::Check(RunCheck { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
         };
-        let again = match self.units.iter().find(|u| u.engine == first.engine && u.label == first.unit) {
-            Some(u) => self.count_once(u, first.workload, ready, scratch),
-            None => Err(format!("{} {} is not measured in this session", first.engine, first.unit)),
+        let again = match self.units.iter().find(|u| u.engine == sample.engine && u.label == sample.unit) {
+            Some(u) => self.count_once(u, sample.workload, ready, scratch),
+            None => Err(format!("{} {} is not measured in this session", sample.engine, sample.unit)),
         };
         if interrupted() {
             return Ok(());
         }
-        w.append(&Record::Check(repeat_check(first, again)))
+        w.append(&Record::Check(repeat_check(sample, again)))
     }
 
     /// One workload of `u` counted once more: its counts, or why there are none.
@@ -155,6 +156,17 @@ impl RunSpec {
         let count = lines.iter().find(|l| l.workload == Some(workload)).and_then(|l| l.counts_of(0));
         count.ok_or_else(|| death.unwrap_or_else(|| format!("{} {} {workload}: no count", u.engine, u.label)))
     }
+}
+
+/// The sample the closing check counts again: the last counted of the first unit counted,
+/// which its worker ran after the unit's other workloads; with simulated caches, which
+/// the workloads before it left warm, the first.
+fn recounted(counted: &[Sample]) -> Option<&Sample> {
+    let first = counted.iter().find(|s| !s.counts.is_empty())?;
+    if Metric::counted_in(&first.counts).any(Metric::needs_cache_sim) {
+        return Some(first);
+    }
+    counted.iter().rfind(|s| !s.counts.is_empty() && s.engine == first.engine && s.unit == first.unit)
 }
 
 /// The check that `first`'s counts repeat, every metric they hold, against `again`.

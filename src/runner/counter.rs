@@ -155,16 +155,59 @@ fn simulated_caches() -> Result<Caches> {
     Caches::from_profile(&text).context("callgrind's profile does not say which I1, D1 and LL caches it simulated")
 }
 
-/// The timed function `engine` calls once per repetition of `w`, as `w`'s suite declares
-/// it (callgrind dumps a profile part when one returns, so one process counts every
-/// workload separately). None where the suite's timed functions run many times per sample
-/// (the presets): those are counted one process per workload, by the profile's total.
-pub fn timed_function(engine: Engine, w: Workload) -> Option<&'static str> {
+/// What dumps a workload's profile part under callgrind, as a part's `desc: Trigger:`
+/// line names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// The return of this timed function (`--dump-after=`), called once per repetition.
+    After(String),
+    /// The worker's client request naming this workload (`Client Request: `).
+    Request(String),
+}
+
+impl Trigger {
+    /// The trigger a `desc: Trigger: ` line's rest names; None for another (the program's
+    /// termination, which ends no workload's part).
+    pub fn parse(desc: &str) -> Option<Trigger> {
+        let desc = desc.trim();
+        if let Some(f) = desc.strip_prefix("--dump-after=") {
+            return Some(Trigger::After(f.trim().to_string()));
+        }
+        desc.strip_prefix("Client Request: ").map(|w| Trigger::Request(w.trim().to_string()))
+    }
+
+    /// The function callgrind must dump after, for an [`Trigger::After`].
+    pub fn function(&self) -> Option<&str> {
+        match self {
+            Trigger::After(f) => Some(f),
+            Trigger::Request(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trigger::After(function) => write!(f, "the return of {function}"),
+            Trigger::Request(w) => write!(f, "the worker's request for {w}"),
+        }
+    }
+}
+
+/// What ends `w`'s profile part in `engine`'s worker, as `w`'s suite declares it, so one
+/// process counts several workloads apart. None where the suite's timed functions run many
+/// times per sample and nothing else ends a part (the presets but lmdb): those are counted
+/// one process per workload, by the profile's total.
+pub fn part_trigger(engine: Engine, w: Workload) -> Option<Trigger> {
     match w.timed_functions() {
-        TimedFunctions::OnePerPass { rust, c } => Some(match engine {
-            Engine::Rust => rust,
-            Engine::C => c,
-        }),
+        TimedFunctions::OnePerPass { rust, c } => Some(Trigger::After(
+            match engine {
+                Engine::Rust => rust,
+                Engine::C => c,
+            }
+            .to_string(),
+        )),
+        TimedFunctions::NamedParts => Some(Trigger::Request(w.name().to_string())),
         TimedFunctions::ManyPerPass => None,
     }
 }
@@ -180,6 +223,11 @@ pub fn callgrind_command(
     caches: Option<&Caches>,
 ) -> Command {
     let mut c = Command::new("valgrind");
+    // Every symbol bound as the worker loads (LMDB's and libc's calls through the PLT), so
+    // no timed region counts the dynamic linker binding a function it is the first to call
+    // (thousands of instructions, in whichever workload of the process came first); and a
+    // thread's stack mapped afresh, never one an ended thread left (mdb_env_copy2's writer).
+    c.env("LD_BIND_NOW", "1").env("GLIBC_TUNABLES", "glibc.pthread.stack_cache_size=0");
     c.arg("--tool=callgrind").arg("--quiet").arg("--collect-atstart=no");
     if let Some(caches) = caches {
         c.arg("--cache-sim=yes").args(caches.flags());
@@ -212,11 +260,10 @@ pub fn whole_process_command(program: &Path, args: &[String], out_file: &Path, c
     c
 }
 
-/// One profile part: the function whose return dumped it, and the events counted since
-/// the previous part.
+/// One profile part: what dumped it, and the events counted since the previous part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
-    pub trigger: String,
+    pub trigger: Trigger,
     pub counts: Counts,
 }
 
@@ -231,7 +278,8 @@ pub fn remove_profile(out_file: &Path) {
     (1..).map(|n| part_path(out_file, n)).take_while(|p| std::fs::remove_file(p).is_ok()).for_each(drop);
 }
 
-/// The parts `callgrind_command` dumped, in order (`out_file.1`, `.2`, …).
+/// The parts `callgrind_command` dumped, in order (`out_file.1`, `.2`, …), each by a
+/// timed function's return or the worker's request.
 pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
     let mut parts = Vec::new();
     for n in 1.. {
@@ -242,9 +290,9 @@ pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
         let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let trigger = text
             .lines()
-            .find_map(|l| l.strip_prefix("desc: Trigger: --dump-after="))
-            .with_context(|| format!("{} names no --dump-after trigger", path.display()))?;
-        parts.push(Part { trigger: trigger.trim().to_string(), counts: totals_of(&text, &path)? });
+            .find_map(|l| l.strip_prefix("desc: Trigger: ").and_then(Trigger::parse))
+            .with_context(|| format!("{} names no workload's trigger", path.display()))?;
+        parts.push(Part { trigger, counts: totals_of(&text, &path)? });
     }
     Ok(parts)
 }

@@ -50,11 +50,11 @@ impl RunSpec {
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),
             })
             .collect();
-        // Under callgrind, workloads whose suite declares no one timed call per repetition
+        // Under callgrind, workloads whose profile part nothing ends apart
         // (TimedFunctions::ManyPerPass) get a process each; the rest share one.
         let callgrind = matches!(self.counter_for(u), Some(Counter::Callgrind { .. }));
         let (shared, alone): (Vec<Workload>, Vec<Workload>) =
-            workloads.into_iter().partition(|w| !callgrind || counter::timed_function(u.engine, *w).is_some());
+            workloads.into_iter().partition(|w| !callgrind || counter::part_trigger(u.engine, *w).is_some());
         let jobs = std::iter::once(shared).chain(alone.into_iter().map(|w| vec![w]));
         let mut pending: VecDeque<Job> = jobs.filter(|b| !b.is_empty()).map(|batch| Job { unit: u, batch }).collect();
         while let Some(job) = pending.pop_front() {

@@ -16,8 +16,9 @@ use anyhow::{bail, Context, Result};
 pub struct Profile {
     /// The events of the `events:` line, in its order (`Ir`, or `Ir Dr Dw I1mr …`).
     pub events: Vec<String>,
-    /// The function whose return dumped the part (`desc: Trigger: --dump-after=`).
-    pub trigger: Option<String>,
+    /// What dumped the part (`desc: Trigger: `): a timed function's return, or the
+    /// worker's request naming its workload.
+    pub trigger: Option<super::counter::Trigger>,
     /// The sum of every cost line: the `totals:` (or `summary:`) line's figures.
     pub totals: Vec<u64>,
     pub functions: BTreeMap<String, FunctionCost>,
@@ -222,8 +223,8 @@ pub fn parse(text: &str) -> Result<Profile> {
                     totals = Some(value.split_whitespace().map(|t| number(t, n)).collect::<Result<_>>()?);
                 }
                 "desc" => {
-                    if let Some(t) = value.strip_prefix("Trigger: --dump-after=") {
-                        p.trigger = Some(t.trim().to_string());
+                    if let Some(t) = value.strip_prefix("Trigger: ") {
+                        p.trigger = super::counter::Trigger::parse(t);
                     }
                 }
                 _ => {}
@@ -382,7 +383,7 @@ calls=1 700
     fn a_hand_written_profile_parses_with_its_compressed_names() {
         let p = parse(PROFILE).unwrap();
         assert_eq!(p.events, ["Ir", "Dr"]);
-        assert_eq!(p.trigger.as_deref(), Some("lmdbregress_timed_readKey"));
+        assert_eq!(p.trigger, Some(super::super::counter::Trigger::After("lmdbregress_timed_readKey".into())));
         assert_eq!(p.totals, [890, 260]);
         let names: Vec<&str> = p.functions.keys().map(String::as_str).collect();
         assert_eq!(names, ["lmdbregress_timed_readKey", "mdb_cursor_get", "mdb_page_search"]);

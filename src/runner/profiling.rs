@@ -1,6 +1,6 @@
 //! Profiling units for `explain`: each unit's workloads run once under callgrind, exactly
 //! as the counting pass counts them (one worker process for the unit's workloads, the same
-//! toggles and `--dump-after`), and each workload's dumped part read as a profile.
+//! toggles and part triggers), and each workload's dumped part read as a profile.
 
 use std::path::{Path, PathBuf};
 
@@ -67,9 +67,9 @@ impl RunSpec {
     }
 
     /// One unit: its read database written (not profiled), then its workloads under
-    /// callgrind: those with one timed call per pass in one worker, a part dumped after
-    /// each; each of the others (many timed calls a pass) in a worker of its own, whose
-    /// whole profile is its part. Each unit has a scratch folder of its own, laid out as
+    /// callgrind: those whose parts end apart (one timed call per pass, or the worker's
+    /// request) in one worker, a part dumped after each; each of the others (many timed
+    /// calls a pass) in a worker of its own, whose whole profile is its part. Each unit has a scratch folder of its own, laid out as
     /// the counting pass lays out its one: the worker's arguments (its folders' paths) are
     /// then as long as there, and so is what it allocates before the timed calls, which
     /// moves where buffers land and what memcpy counts.
@@ -82,7 +82,7 @@ impl RunSpec {
             ready.dbs.insert(u.label.clone(), db);
         }
         let (one_call, many_calls): (Vec<Workload>, Vec<Workload>) =
-            self.workloads.iter().partition(|w| counter::timed_function(u.engine, **w).is_some());
+            self.workloads.iter().partition(|w| counter::part_trigger(u.engine, **w).is_some());
         let mut out = Vec::new();
         if !one_call.is_empty() {
             out.extend(self.profile_batch(u, one_call, &ready, scratch)?);
@@ -111,7 +111,7 @@ impl RunSpec {
         if let Some(e) = lines.iter().find_map(|l| l.error.clone()) {
             return Err(e);
         }
-        let parts = match counter::timed_function(u.engine, batch[0]) {
+        let parts = match counter::part_trigger(u.engine, batch[0]) {
             Some(_) => parts_in(scratch)?,
             None => vec![super::callgrind::profile_path(scratch, u)],
         };
@@ -122,10 +122,10 @@ impl RunSpec {
         for (w, part) in batch.iter().zip(parts) {
             let profile = profile::read(&part).map_err(|e| format!("{e:#}"))?;
             let raw = std::fs::read(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))?;
-            if let Some(function) = counter::timed_function(u.engine, *w) {
-                if profile.trigger.as_deref() != Some(function) {
+            if let Some(trigger) = counter::part_trigger(u.engine, *w) {
+                if profile.trigger.as_ref() != Some(&trigger) {
                     return Err(format!(
-                        "{} was dumped by {:?}, not by {function} ({w})",
+                        "{} was dumped by {:?}, not at {trigger} ({w})",
                         part.display(),
                         profile.trigger
                     ));

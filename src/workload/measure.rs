@@ -55,6 +55,9 @@ pub enum TimedFunctions {
     /// A pass calls its timed functions many times, or shares them with other workloads:
     /// each workload is counted in a process of its own, by the profile's total.
     ManyPerPass,
+    /// The worker ends each workload's profile part itself, whatever its timed functions
+    /// (`workload::profile_part`): one process counts several workloads apart.
+    NamedParts,
 }
 
 /// What one workload measured in one worker.

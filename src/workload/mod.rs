@@ -13,6 +13,7 @@ pub mod paired;
 pub mod pass;
 pub mod perf;
 pub mod presets;
+pub mod profile_part;
 pub mod program;
 pub mod session;
 pub mod settings;

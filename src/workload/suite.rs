@@ -181,14 +181,13 @@ impl Suite {
     pub fn timed_functions(self, w: Workload) -> TimedFunctions {
         match self {
             Suite::LmdbJava => native::timed_functions(w),
+            // Its rows share their shape's timed function, and a row's part ends as it does.
+            Suite::Lmdb => TimedFunctions::NamedParts,
             // open-get times a call per cycle, a thousand to a sample; tokyo-cabinet's
             // writes share one function, migrate's passes another pair.
-            Suite::TokyoCabinet
-            | Suite::OpenGet
-            | Suite::Migrate
-            | Suite::Lmdb
-            | Suite::Concurrency
-            | Suite::Programs => TimedFunctions::ManyPerPass,
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Concurrency | Suite::Programs => {
+                TimedFunctions::ManyPerPass
+            }
         }
     }
 
@@ -387,7 +386,8 @@ mod tests {
             assert!(c.starts_with("timed_") && names.insert(c), "{w}: {c}");
         }
         for w in PresetWorkload::all().map(Workload::Preset) {
-            assert_eq!(w.timed_functions(), TimedFunctions::ManyPerPass, "{w}");
+            let parts = if w.suite() == Suite::Lmdb { TimedFunctions::NamedParts } else { TimedFunctions::ManyPerPass };
+            assert_eq!(w.timed_functions(), parts, "{w}");
         }
     }
 

@@ -26,6 +26,7 @@ use crate::workload::iocount::{Io, Mark};
 use crate::workload::lmdb::{self, c_path, Database, Env, EnvOptions, Failed, Lmdb10};
 use crate::workload::measure::{timed, Figures, Outcome};
 use crate::workload::perf::PerfCounter;
+use crate::workload::profile_part;
 use crate::workload::{Checksum, WorkloadConfig};
 
 /// How row `d`'s environments are opened.
@@ -83,8 +84,19 @@ pub fn expected_checksum(w: LmdbWorkload, cfg: &WorkloadConfig) -> Checksum {
     data::expected(w.declared(), cfg.entries, cfg.seed)
 }
 
-/// Runs `w` `ctx.iterations` times, each on a fresh environment.
-pub fn run(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+/// Runs `w` `ctx.iterations` times, each on a fresh environment, then ends its profile part
+/// under callgrind, whatever the passes did: every row of a worker is counted apart, and
+/// under valgrind on a thread of its own, as if alone (`profile_part`).
+pub fn run(ctx: &Context, w: LmdbWorkload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
+    let outcome = match counter.is_none() && profile_part::under_valgrind() {
+        true => profile_part::alone(|| passes(ctx, w, None)),
+        false => passes(ctx, w, counter),
+    };
+    profile_part::dump(w.name());
+    outcome
+}
+
+fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>) -> Result<Outcome> {
     let d = w.declared();
     let (a, b, c, _) = ctx.api.version();
     d.applies_to((a, b, c)).map_err(|n| anyhow::anyhow!("{n}"))?;
