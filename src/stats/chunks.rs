@@ -159,6 +159,7 @@ mod tests {
             chunks_ns: chunks,
             space: None,
             io: None,
+            major_faults: None,
         }
     }
 
