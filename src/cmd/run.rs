@@ -192,15 +192,13 @@ fn sync_modes(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
 }
 
 /// Why a run must time each unit's passes whole, in a process of its own: its units differ
-/// in how their environments are opened (sync modes) or in the process's memory (limits),
-/// or its metric is read around whole passes; None when they can share one.
+/// in how their environments are opened (sync modes) or in the process's memory (limits);
+/// None when they can share one.
 fn whole_passes(args: &RunArgs) -> Option<&'static str> {
     if args.env.sync_axis().is_some() {
         Some("--sync with several modes: each mode opens its environments apart")
     } else if !args.env.memory_limit.is_empty() {
         Some("--memory-limit: each unit's process is held to its limit alone")
-    } else if args.metric.is_faults() {
-        Some("--metric major-faults is read around whole passes")
     } else {
         None
     }
@@ -219,7 +217,7 @@ fn memory_limits_held(args: &RunArgs, suite: crate::workload::suite::Suite, limi
     if args.engine.contains(&Engine::C) {
         bail!("--memory-limit runs on the rust engine only (the C twin does not evict the read database before each pass): leave out --engine");
     }
-    if args.metric.is_exact() {
+    if args.metric.is_exact() && !args.metric.is_faults() {
         bail!(
             "--metric {}: a count no memory limit moves; measure time or major-faults under --memory-limit",
             args.metric

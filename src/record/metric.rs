@@ -161,7 +161,8 @@ pub enum Collect {
     /// commit: exact, judged as counts are.
     Io { value: fn(&Io) -> u64 },
     /// The process's major page faults over a whole pass, read before and after its
-    /// timed region: they vary with the page cache, so judged by intervals, as time is.
+    /// timed region: a count, judged as counts are (0 where everything was cached, which
+    /// no ratio of intervals can judge); it moves with the page cache and its readahead.
     Faults,
 }
 
@@ -188,7 +189,8 @@ const NO_CACHE: &str = "this run has no cache simulation: measure with `run --me
                         or `run --metric d1-misses` (ll-misses, estimated-cycles)";
 
 const NO_FAULTS: &str = "this run has no major-fault counts: they are read around each whole pass of LmdbJava's \
-                         six (`run --pairing process`, or any `--memory-limit`) by this version of lmdb-regress";
+                         six (`run --pairing process`, `--memory-limit`, or `--metric major-faults`) by this \
+                         version of lmdb-regress";
 
 const NO_CREW: &str = "this run has no readers beside a writer: measure `run --suite concurrency`";
 
@@ -384,7 +386,16 @@ impl Metric {
 
     /// Whether the figures are exact counts, judged within a tolerance.
     pub fn is_exact(self) -> bool {
-        matches!(self.info().collect, Collect::Events { .. } | Collect::Space { .. } | Collect::Io { .. })
+        matches!(
+            self.info().collect,
+            Collect::Events { .. } | Collect::Space { .. } | Collect::Io { .. } | Collect::Faults
+        )
+    }
+
+    /// Whether every sample that has it holds it whether or not it was counted (space,
+    /// major faults): shown beside any run's metric.
+    pub fn beside_any(self) -> bool {
+        self.is_space() || self.is_faults()
     }
 
     /// Whether it is counted around every write pass (syncs, bytes), per commit.
