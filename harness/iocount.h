@@ -19,5 +19,7 @@ struct io { uint64_t syncs, bytes, commits; };
 void print_io(const struct io *io, unsigned n);
 /* Forgets which descriptors sync each write: a new environment may reuse a number. */
 void io_forget_descriptors(void);
+/* Asks every open descriptor whether it syncs each write, once an environment is open. */
+void io_learn_descriptors(void);
 
 #endif

@@ -784,6 +784,7 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
         if (!rc && r->shape == READERS) rc = leave_readers(r, dir, &e, &call);
         if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
         MDB_envinfo before, after;
+        io_learn_descriptors();
         struct io_mark mark = io_now();
         if (!rc) rc = mdb_env_info(e.env, &before);
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);

@@ -247,6 +247,7 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         io_forget_descriptors();
         int rc = lmdbjava_open(c, dir, &e, &call);
         if (rc) { print_error("write", call, rc); remove_env_dir(dir); goto out; }
+        io_learn_descriptors();
         vals.pool_offset = 0;
         MDB_envinfo before, after;
         mdb_env_info(e.env, &before);

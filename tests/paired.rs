@@ -116,15 +116,43 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
 }
 
 /// `--pairing process` is the design of every run before chunks: one worker process per
-/// unit and round, its pass whole, and a plan that says so.
+/// unit and round, its pass whole, and a plan that says so. Its passes' major faults are
+/// read; under `--memory-limit` (where the host can hold a process to one) each unit's
+/// label and the header record the limit, and where it cannot the run is refused, saying why.
 #[test]
 fn pairing_process_keeps_one_worker_per_unit() {
+    use lmdb_regress::runner::memlimit::{Controller, Limited, Refusal};
     let args = ["--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "2", "--pairing", "process"];
-    let (rows, lines, _d) = run(&args, &[]);
+    let held = Controller::find().and_then(|c| Limited::new(&c, 1 << 30)).map(drop);
+    let limit: &[&str] = if held.is_ok() { &["--memory-limit", "1G"] } else { &[] };
+    let (rows, lines, d) = run(&[&args[..], limit].concat(), &[]);
     let plan = &lines[0]["plan"];
     assert_eq!((&plan["pairing"], &plan["chunk"]), (&Value::from("process"), &Value::Null), "{plan}");
-    assert!(lines.iter().filter(|l| l["type"] == "sample").all(|s| s.get("chunks_ns").is_none()));
+    let samples: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
+    assert!(samples.iter().all(|s| s.get("chunks_ns").is_none() && s["major_faults"].is_u64()), "{samples:?}");
     assert!(rows.iter().all(|r| r["n"] == 2 && r["failures"] == 0), "{rows:?}");
+    let refused = |envs: &[(&str, &str)]| {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", "0.9.33", "--memory-limit", "1G", "--out"]).arg(d.path().join("refused.jsonl"));
+        let out = c.envs(envs.iter().copied()).output().unwrap();
+        assert!(!out.status.success() && !d.path().join("refused.jsonl").exists());
+        stderr(&out)
+    };
+    match held {
+        Ok(()) => {
+            let units = lines[0]["units"].as_array().unwrap();
+            let limited: Vec<&Value> =
+                units.iter().filter(|u| u["label"].as_str().unwrap().contains("limit")).collect();
+            assert!(limited.len() == 2 && limited.iter().all(|u| u["memory_limit"] == 1u64 << 30), "{units:?}");
+            assert!(samples.iter().all(|s| s["tag"].as_str().unwrap().ends_with(" [1G limit]")), "{samples:?}");
+        }
+        Err(Refusal::NoController) => assert!(refused(&[]).contains("needs a cgroup memory controller")),
+        Err(Refusal::NotPermitted { .. }) => assert!(refused(&[]).contains("may not make a cgroup")),
+        Err(e) => assert!(refused(&[]).contains("--memory-limit"), "{e}"),
+    }
+    let plain = tempfile::tempdir().unwrap();
+    let why = refused(&[("LMDB_REGRESS_CGROUP", plain.path().to_str().unwrap())]);
+    assert!(why.contains("is not a folder of a mounted cgroup memory controller"), "{why}");
     // The presets cannot be chunked, and say so when chunks are asked for.
     let out = lmdb_regress()
         .args(["run", "--preset", "open-get", "--pairing", "chunks", "--tags", "0.9.18", "--out"])

@@ -89,6 +89,16 @@ fn the_report_says_what_matters() {
     // A chart per workload is several documents: they go to files, never to stdout.
     let o = lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--format", "svg"]).output().unwrap();
     assert!(!o.status.success() && stderr(&o).contains("--out-dir DIR"), "{}", stderr(&o));
+    // A run under several memory limits (testdata/run-memory-limits.jsonl, measured on an
+    // AMD EPYC): each tag's median against the limit, in one chart.
+    let out = tempfile::tempdir().unwrap();
+    let run = testdata("run-memory-limits.jsonl");
+    run_ok(lmdb_regress().arg("report").arg(run).args(["--format", "svg", "--out-dir"]).arg(out.path()));
+    let svg = std::fs::read_to_string(out.path().join("run-memory-limits-readKey-memory-limits.svg")).unwrap();
+    assert!(svg.contains("Read by Key — median ms/op by memory limit") && svg.contains("memory limit"), "{svg}");
+    let at = |point: &str| svg.find(point).unwrap_or_else(|| panic!("no point {point}: {svg}"));
+    assert!(at("0.9.33 in 256M: median") < at("0.9.33 in 16M: median"), "the largest limit first");
+    assert!(at("1.0.1 in 256M: median") < at("1.0.1 in 16M: median"), "a line a tag");
 }
 
 /// Every line of every golden text file fits Bugzilla's 80 columns (the commands' too,

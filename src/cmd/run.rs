@@ -13,6 +13,7 @@ use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
+use crate::workload::MemoryLimit;
 
 /// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
 /// name in the default folder.
@@ -77,11 +78,12 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
     let suite = crate::workload::suite::Suite::of(&workloads)?;
-    let (pairing, chunk) = match args.env.sync_axis() {
-        // The units of a paired process share one configuration, and each sync mode is one.
-        Some(_) if suite == crate::workload::suite::Suite::LmdbJava && !args.metric.is_exact() => {
+    memory_limits_held(args, suite, &args.env.memory_limits())?;
+    let (pairing, chunk) = match whole_passes(args) {
+        // The units of a paired process share one configuration and one process.
+        Some(why) if suite == crate::workload::suite::Suite::LmdbJava && !args.metric.is_exact() => {
             if args.given.contains("pairing") && args.pairing.pairing == record::Pairing::Chunks {
-                bail!("--sync with several modes: each mode opens its environments apart; give --pairing process");
+                bail!("{why}; give --pairing process");
             }
             (record::Pairing::Process, None)
         }
@@ -105,6 +107,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         units.extend(control_units(&units, c)?);
     }
     let units = sync_modes(crews(units, args)?, args)?;
+    let units = each_at(units, &args.env.memory_limits(), Label::with_memory_limit);
     let entries = config.entries;
     if args.given.contains("count_entries") && args.count_entries > entries {
         bail!(
@@ -172,10 +175,7 @@ fn crews(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
     }
     let mut readers = args.readers.clone();
     readers.dedup();
-    Ok(units
-        .iter()
-        .flat_map(|u| readers.iter().map(move |n| Unit { label: u.label.with_readers(*n), ..u.clone() }))
-        .collect())
+    Ok(each_at(units, &readers, Label::with_readers))
 }
 
 /// With `--sync` of several modes, each unit once per mode; the I/O metrics refused
@@ -188,31 +188,73 @@ fn sync_modes(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
     if args.is_concurrency() {
         bail!("--sync with several modes: readers beside a writer take one (--sync MODE)");
     }
-    Ok(units
-        .iter()
-        .flat_map(|u| modes.iter().map(move |m| Unit { label: u.label.with_sync(*m), ..u.clone() }))
-        .collect())
+    Ok(each_at(units, &modes, Label::with_sync))
 }
 
-/// A resumed run's units at each sync mode its header declares (none: as they are).
-fn at_sync_modes(units: Vec<Unit>, declared: &[record::Declared]) -> Vec<Unit> {
-    let modes: std::collections::BTreeSet<_> = declared.iter().filter_map(|d| d.value.sync).collect();
-    if modes.is_empty() {
-        return units;
+/// Why a run must time each unit's passes whole, in a process of its own: its units differ
+/// in how their environments are opened (sync modes) or in the process's memory (limits);
+/// None when they can share one.
+fn whole_passes(args: &RunArgs) -> Option<&'static str> {
+    if args.env.sync_axis().is_some() {
+        Some("--sync with several modes: each mode opens its environments apart")
+    } else if !args.env.memory_limit.is_empty() {
+        Some("--memory-limit: each unit's process is held to its limit alone")
+    } else {
+        None
     }
-    let each = |u: &Unit| modes.iter().map(|m| Unit { label: u.label.with_sync(*m), ..u.clone() }).collect::<Vec<_>>();
-    units.iter().flat_map(each).collect()
 }
 
-/// A resumed run's units at each reader count its header declares (none: as they are).
-fn at_reader_counts(units: Vec<Unit>, declared: &[record::Declared]) -> Vec<Unit> {
-    let counts: std::collections::BTreeSet<u32> = declared.iter().filter_map(|d| d.value.readers).collect();
-    if counts.is_empty() {
+/// Refuses `--memory-limit` where it cannot be honoured, before anything is built: outside
+/// LmdbJava's six (whose read passes start evicted), on the C engine, for a count, and on a
+/// host that cannot hold a process to each limit (a cgroup of each is made and removed).
+fn memory_limits_held(args: &RunArgs, suite: crate::workload::suite::Suite, limits: &[MemoryLimit]) -> Result<()> {
+    if limits.is_empty() {
+        return Ok(());
+    }
+    if suite != crate::workload::suite::Suite::LmdbJava {
+        bail!("--memory-limit measures LmdbJava's six (each read pass starts with the read database evicted): leave out --suite and --preset");
+    }
+    if args.engine.contains(&Engine::C) {
+        bail!("--memory-limit runs on the rust engine only (the C twin does not evict the read database before each pass): leave out --engine");
+    }
+    if args.metric.is_exact() && !args.metric.is_faults() {
+        bail!(
+            "--metric {}: a count no memory limit moves; measure time or major-faults under --memory-limit",
+            args.metric
+        );
+    }
+    host_holds(limits)
+}
+
+/// That this host can hold a process to each of `limits`: a cgroup of each made and removed.
+fn host_holds(limits: &[MemoryLimit]) -> Result<()> {
+    if limits.is_empty() {
+        return Ok(());
+    }
+    let controller = runner::memlimit::Controller::find()?;
+    for limit in limits {
+        runner::memlimit::Limited::new(&controller, limit.0).with_context(|| format!("--memory-limit {limit}"))?;
+    }
+    Ok(())
+}
+
+/// Each unit once at each of `values` (none given: as they are).
+fn each_at<T: Copy>(units: Vec<Unit>, values: &[T], with: impl Fn(&Label, T) -> Label) -> Vec<Unit> {
+    if values.is_empty() {
         return units;
     }
-    let each =
-        |u: &Unit| counts.iter().map(|n| Unit { label: u.label.with_readers(*n), ..u.clone() }).collect::<Vec<_>>();
-    units.iter().flat_map(each).collect()
+    units.iter().flat_map(|u| values.iter().map(|v| Unit { label: with(&u.label, *v), ..u.clone() })).collect()
+}
+
+/// A resumed run's units at each value of an axis its header declares (none: as they are).
+fn at_declared<T: Copy + Ord>(
+    units: Vec<Unit>,
+    declared: &[record::Declared],
+    of: impl Fn(&Label) -> Option<T>,
+    with: impl Fn(&Label, T) -> Label,
+) -> Vec<Unit> {
+    let values: std::collections::BTreeSet<T> = declared.iter().filter_map(|d| of(&d.value)).collect();
+    each_at(units, &values.into_iter().collect::<Vec<_>>(), with)
 }
 
 /// The unit the run compares every other with: a shard's (the whole run's), `--baseline`,
@@ -451,7 +493,11 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for base in controlled {
         units.extend(control_units(&units, &base)?);
     }
-    let units = at_sync_modes(at_reader_counts(units, &h.units), &h.units);
+    let units = at_declared(units, &h.units, |l| l.readers, Label::with_readers);
+    let units = at_declared(units, &h.units, |l| l.sync, Label::with_sync);
+    let units = at_declared(units, &h.units, |l| l.memory_limit, Label::with_memory_limit);
+    let limits: Vec<MemoryLimit> = units.iter().filter_map(|u| u.label.memory_limit).collect();
+    host_holds(&limits).with_context(|| format!("{} cannot be resumed", path.display()))?;
     // Before anything is appended: the builds are the ones the earlier sessions measured.
     for u in &units {
         u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;

@@ -67,6 +67,7 @@ pub(super) fn unit_sample(unit: &Label) -> Sample {
         chunks_ns: Vec::new(),
         space: None,
         io: None,
+        major_faults: None,
     }
 }
 

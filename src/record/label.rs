@@ -1,10 +1,11 @@
 //! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
 //! whether it is the run's A/A control, in a layout study which layout, and in a run of
-//! readers beside a writer how many reader threads, and under a `--sync` axis how commits
-//! are made durable. Labels are rendered from it
+//! readers beside a writer how many reader threads, under a `--sync` axis how commits
+//! are made durable, and under `--memory-limit` the memory its process was held to.
+//! Labels are rendered from it
 //! (`Display`) and never read back: a run file (schema 4) declares each unit's value field
 //! by field (`runfile::Declared`). [`Label::parse`], the one reader of the label grammar
-//! `BASE[ (TOOLCHAIN)][ [N readers]][ [SYNC]][@LAYOUT][~control]`, is left for the run files of
+//! `BASE[ (TOOLCHAIN)][ [N readers]][ [SYNC]][ [SIZE limit]][@LAYOUT][~control]`, is left for the run files of
 //! schema 3 and before, which hold labels as text only, and for a label typed on the
 //! command line (`report --baseline`).
 
@@ -13,7 +14,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::parse_version;
-use crate::workload::SyncMode;
+use crate::workload::{MemoryLimit, SyncMode};
 
 /// What a control's label ends with.
 const CONTROL: &str = "~control";
@@ -35,6 +36,10 @@ pub struct Label {
     /// How its commits are made durable (`run --sync nosync,nometasync,sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncMode>,
+    /// The memory its measuring process, page cache included, was held to
+    /// (`run --memory-limit 256M,1G`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<MemoryLimit>,
 }
 
 impl Label {
@@ -47,6 +52,7 @@ impl Label {
             control: false,
             readers: None,
             sync: None,
+            memory_limit: None,
         }
     }
 
@@ -60,15 +66,22 @@ impl Label {
         Label { sync: Some(mode), ..self.clone() }
     }
 
-    /// The build this label measures: no layout, no control, no reader count, no sync mode.
-    pub fn built(&self) -> Label {
-        Label { layout: None, control: false, readers: None, sync: None, ..self.clone() }
+    /// This unit measured in a process held to `limit`.
+    pub fn with_memory_limit(&self, limit: MemoryLimit) -> Label {
+        Label { memory_limit: Some(limit), ..self.clone() }
     }
 
-    /// What it is compared within: its reader count and sync mode, the baseline's
-    /// label at the same ones being its reference.
+    /// The build this label measures: no layout, no control, no reader count, no sync
+    /// mode, no memory limit.
+    pub fn built(&self) -> Label {
+        Label { layout: None, control: false, readers: None, sync: None, memory_limit: None, ..self.clone() }
+    }
+
+    /// What it is compared within: its reader count, sync mode and memory limit, the
+    /// baseline's label at the same ones being its reference.
     pub fn beside(&self, base: &str, toolchain: Option<&str>) -> Label {
-        Label { readers: self.readers, sync: self.sync, ..Label::build(base, toolchain) }
+        let (readers, sync, memory_limit) = (self.readers, self.sync, self.memory_limit);
+        Label { readers, sync, memory_limit, ..Label::build(base, toolchain) }
     }
 
     /// This label measured again as its control.
@@ -99,6 +112,13 @@ impl Label {
             }
             _ => (rest, None),
         };
+        let (rest, memory_limit) = match rest.strip_suffix(" limit]").and_then(|r| r.rsplit_once(" [")) {
+            Some((b, size)) => match size.parse::<MemoryLimit>() {
+                Ok(l) => (b, Some(l)),
+                Err(_) => (rest, None),
+            },
+            None => (rest, None),
+        };
         let sync = SyncMode::ALL.into_iter().find(|m| rest.ends_with(&format!(" [{m}]")));
         let rest = sync.map_or(rest, |m| &rest[..rest.len() - m.name().len() - 3]);
         let (rest, readers) = match rest.strip_suffix(" readers]").or_else(|| rest.strip_suffix(" reader]")) {
@@ -113,7 +133,7 @@ impl Label {
             Some((b, name)) => (b, Some(name.to_string())),
             None => (rest, None),
         };
-        Label { base: base.to_string(), toolchain, layout, control, readers, sync }
+        Label { base: base.to_string(), toolchain, layout, control, readers, sync, memory_limit }
     }
 
     /// Whether a unit's base (a patch's or a directory's name in it) reads back as itself
@@ -127,6 +147,7 @@ impl Label {
             control: true,
             readers: Some(2),
             sync: Some(SyncMode::Nometasync),
+            memory_limit: Some(MemoryLimit(256 << 20)),
         };
         !base.chars().any(char::is_control)
             && Label::parse(base) == Label::build(base, None)
@@ -155,11 +176,11 @@ impl Label {
 
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
-    /// name, then by reader count and sync mode (as numbers and in the modes' order, not
-    /// as text); a control right after the label it repeats.
-    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, (Option<u32>, Option<SyncMode>), bool) {
+    /// name, then by reader count, sync mode and memory limit (as numbers and in the modes'
+    /// order, not as text); a control right after the label it repeats.
+    pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, Axes, bool) {
         let toolchain = self.toolchain.clone().unwrap_or_default();
-        let axes = (self.readers, self.sync);
+        let axes = (self.readers, self.sync, self.memory_limit);
         match (self.version(), &self.layout) {
             (Some(v), _) => (0, v, String::new(), toolchain, axes, self.control),
             (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, axes, self.control),
@@ -171,6 +192,9 @@ impl Label {
         }
     }
 }
+
+/// A label's axes in the order units sort by: reader count, sync mode, memory limit.
+pub type Axes = (Option<u32>, Option<SyncMode>, Option<MemoryLimit>);
 
 impl fmt::Display for Label {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -185,6 +209,9 @@ impl fmt::Display for Label {
         }
         if let Some(mode) = self.sync {
             write!(f, " [{mode}]")?;
+        }
+        if let Some(limit) = self.memory_limit {
+            write!(f, " [{limit} limit]")?;
         }
         if let Some(n) = &self.layout {
             write!(f, "@{n}")?;
@@ -229,9 +256,11 @@ pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
-    const LABELS: [&str; 20] = [
+    const LABELS: [&str; 22] = [
         "LMDB_0.9.33 [1 reader]",
         "LMDB_0.9.33 [nometasync]",
+        "LMDB_0.9.33 [256M limit]",
+        "LMDB_1.0.1 [sync] [1536K limit]@02",
         "LMDB_1.0.1 (clang -O2) [2 readers] [sync]@01~control",
         "LMDB_1.0.1 (clang -O2) [4 readers]",
         "LMDB_0.9.33 [2 readers]~control",
@@ -264,6 +293,19 @@ mod tests {
         assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));
         assert_eq!(Label::parse("mdb.RE/0.9 @ 1a2b3c4d").base, "mdb.RE/0.9 @ 1a2b3c4d");
         assert_eq!(Label::parse("LMDB_0.9.20@01").layout.as_deref(), Some("01"));
+        let l = Label::parse("LMDB_1.0.1 [sync] [1536K limit]@02");
+        assert_eq!(
+            (l.sync, l.memory_limit, l.built()),
+            (Some(SyncMode::Sync), Some(MemoryLimit(3 << 19)), Label::build("LMDB_1.0.1", None))
+        );
+        assert_eq!(
+            ["1g", "256M", "1048576"].map(|t| t.parse::<MemoryLimit>().unwrap().to_string()),
+            ["1G", "256M", "1M"]
+        );
+        for bad in ["512K", "12X", "", "99999999999G"] {
+            assert!(bad.parse::<MemoryLimit>().is_err(), "{bad}");
+        }
+        assert_eq!(Label::parse("x [12X limit]").base, "x [12X limit]", "not a size: part of the base");
     }
 
     #[test]
@@ -324,6 +366,7 @@ mod tests {
         assert_eq!(Label::parse("LMDB_0.9.33 (gcc -O3)").compared_as().1, Some("gcc -O3"));
         assert_eq!(Label::parse("LMDB_0.9.20 (clang -O2)@03").compared_as().1, None);
         let plain: Vec<&str> = LABELS.into_iter().filter(|t| Label::parse(t).is_plain_release()).collect();
-        assert_eq!(plain, ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33 [nometasync]", "LMDB_0.9.33", "LMDB_0.9.9"]);
+        let expected = ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33 [nometasync]", "LMDB_0.9.33 [256M limit]"];
+        assert_eq!(plain, [&expected[..], &["LMDB_0.9.33", "LMDB_0.9.9"]].concat());
     }
 }

@@ -135,6 +135,9 @@ pub enum Metric {
     /// The bytes a write pass handed to write, pwrite and writev, per committed write
     /// transaction (0 under MDB_WRITEMAP, which writes through the map).
     BytesPerCommit,
+    /// Page faults that read from the device (getrusage's ru_majflt) per operation of a
+    /// whole pass: what a memory limit (`run --memory-limit`) costs a read.
+    MajorFaults,
 }
 
 /// How a metric's figures are collected, and so judged.
@@ -157,6 +160,10 @@ pub enum Collect {
     /// What a write pass's timed region synced and wrote (`workload::iocount`), per
     /// commit: exact, judged as counts are.
     Io { value: fn(&Io) -> u64 },
+    /// The process's major page faults over a whole pass, read before and after its
+    /// timed region: a count, judged as counts are (0 where everything was cached, which
+    /// no ratio of intervals can judge); it moves with the page cache and its readahead.
+    Faults,
 }
 
 /// A metric's one declaration.
@@ -180,6 +187,10 @@ pub struct MetricInfo {
 
 const NO_CACHE: &str = "this run has no cache simulation: measure with `run --metric instructions --with-cache`, \
                         or `run --metric d1-misses` (ll-misses, estimated-cycles)";
+
+const NO_FAULTS: &str = "this run has no major-fault counts: they are read around each whole pass of LmdbJava's \
+                         six (`run --pairing process`, `--memory-limit`, or `--metric major-faults`) by this \
+                         version of lmdb-regress";
 
 const NO_CREW: &str = "this run has no readers beside a writer: measure `run --suite concurrency`";
 
@@ -208,7 +219,7 @@ const fn space(name: &'static str, short: &'static str, unit: &'static str, valu
 }
 
 impl Metric {
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 17] = [
         Metric::Time,
         Metric::Instructions,
         Metric::D1Misses,
@@ -225,6 +236,7 @@ impl Metric {
         Metric::WriterOps,
         Metric::SyncsPerCommit,
         Metric::BytesPerCommit,
+        Metric::MajorFaults,
     ];
 
     /// The metric's one row.
@@ -309,6 +321,15 @@ impl Metric {
         };
         const SYNCS_PER_COMMIT: MetricInfo = io("syncs per commit", "syncs", "syncs/commit", |io| io.syncs);
         const BYTES_PER_COMMIT: MetricInfo = io("bytes written per commit", "bytes", "bytes/commit", |io| io.bytes);
+        const MAJOR_FAULTS: MetricInfo = MetricInfo {
+            name: "major faults",
+            short: "majflt",
+            unit: "faults/entry",
+            per_cycle: "faults/cycle",
+            collect: Collect::Faults,
+            slack: 0,
+            missing: Some(NO_FAULTS),
+        };
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
@@ -326,6 +347,7 @@ impl Metric {
             Metric::WriterOps => &WRITER_OPS,
             Metric::SyncsPerCommit => &SYNCS_PER_COMMIT,
             Metric::BytesPerCommit => &BYTES_PER_COMMIT,
+            Metric::MajorFaults => &MAJOR_FAULTS,
         }
     }
 
@@ -353,6 +375,7 @@ impl Metric {
             Metric::WriterOps => "writer-ops",
             Metric::SyncsPerCommit => "syncs-per-commit",
             Metric::BytesPerCommit => "bytes-per-commit",
+            Metric::MajorFaults => "major-faults",
         }
     }
 
@@ -363,7 +386,16 @@ impl Metric {
 
     /// Whether the figures are exact counts, judged within a tolerance.
     pub fn is_exact(self) -> bool {
-        matches!(self.info().collect, Collect::Events { .. } | Collect::Space { .. } | Collect::Io { .. })
+        matches!(
+            self.info().collect,
+            Collect::Events { .. } | Collect::Space { .. } | Collect::Io { .. } | Collect::Faults
+        )
+    }
+
+    /// Whether every sample that has it holds it whether or not it was counted (space,
+    /// major faults): shown beside any run's metric.
+    pub fn beside_any(self) -> bool {
+        self.is_space() || self.is_faults()
     }
 
     /// Whether it is counted around every write pass (syncs, bytes), per commit.
@@ -382,6 +414,11 @@ impl Metric {
             Collect::Io { value } => Some(value(io)),
             _ => None,
         }
+    }
+
+    /// Whether it is the process's major page faults around a whole pass.
+    pub fn is_faults(self) -> bool {
+        matches!(self.info().collect, Collect::Faults)
     }
 
     /// Whether it is read from the environment a write left, not counted in a timed region.
@@ -408,7 +445,9 @@ impl Metric {
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {
         match self.info().collect {
-            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. } => None,
+            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. } | Collect::Faults => {
+                None
+            }
             Collect::Events { value, .. } => value(counts),
         }
     }
@@ -427,7 +466,7 @@ impl Metric {
     pub fn per_op(self, total: f64, w: Workload, ops: u64) -> f64 {
         match self.info().collect {
             Collect::Clock => total / w.time_unit().ns,
-            Collect::Events { .. } | Collect::Io { .. } => total / ops.max(1) as f64,
+            Collect::Events { .. } | Collect::Io { .. } | Collect::Faults => total / ops.max(1) as f64,
             Collect::Space { .. } | Collect::Crew { .. } => total,
         }
     }
@@ -454,7 +493,7 @@ impl Metric {
     /// How many of the metric's own units make one display unit of a whole region (ms,
     /// millions).
     pub fn display(self) -> f64 {
-        if self.is_space() || self.is_crew() || self.is_io() {
+        if self.is_space() || self.is_crew() || self.is_io() || self.is_faults() {
             1.0
         } else {
             1e6

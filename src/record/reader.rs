@@ -378,8 +378,10 @@ impl Rules {
     }
 
     fn listed(&self, engine: Engine, unit: &Label, workload: Option<Workload>) -> std::result::Result<(), String> {
-        // A control, a unit of readers beside a writer and one of a sync mode are of a listed tag.
-        let base = Label { readers: None, sync: None, ..unit.controlled().unwrap_or_else(|| unit.clone()) }.to_string();
+        // A control, a unit of readers beside a writer, one of a sync mode and one of a
+        // memory limit are of a listed tag.
+        let of = unit.controlled().unwrap_or_else(|| unit.clone());
+        let base = Label { readers: None, sync: None, memory_limit: None, ..of }.to_string();
         if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
             return Err(format!("tag {unit} is not among the header's tags"));
         }

@@ -29,8 +29,11 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// measuring every unit in every round; 9: a plan's `rounds` may be null, no cap on the
 /// rounds, which a reader of 8 cannot read, its `layouts_per_process`, which a reader of 8
 /// would resume with one, a write sample's `io`, a unit's `sync` mode and the environment's
-/// `storage`, which a reader of 8 would drop on a resume or merge; 10: the plan's `stopping`, decided at looks that spend
-/// the run's error, which a reader of 9 would report at the nominal level). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// `storage`, which a reader of 8 would drop on a resume or merge; 10: the plan's
+/// `stopping`, decided at looks that spend the run's error, which a reader of 9 would
+/// report at the nominal level, a unit's `memory_limit` and a sample's `major_faults`,
+/// which a reader of 9 would drop on a resume or merge, resuming a limited unit without its
+/// limit). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 10;
 
@@ -233,6 +236,10 @@ pub struct Sample {
     /// reads, and in runs from before they were counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<Io>,
+    /// A whole pass's major page faults, read around its timed region; none for chunked
+    /// passes, the C engine's, and in runs from before they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub major_faults: Option<u64>,
 }
 
 impl Sample {
@@ -247,6 +254,7 @@ impl Sample {
             Metric::Time => Some(self.ns),
             m if m.is_space() => m.of_space(self.space.as_ref()?),
             m if m.is_io() => m.of_io(self.io.as_ref()?),
+            m if m.is_faults() => self.major_faults,
             m if m.is_crew() => self.crew(m).map(|(pass, _)| pass.round() as u64),
             m => m.of_counts(&self.counts),
         }

@@ -4,6 +4,7 @@
 //! inline); JSON, CSV and SVG render the model.
 
 pub mod cells;
+pub mod charts;
 pub mod checksums;
 pub mod compare;
 pub mod coverage;

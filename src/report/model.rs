@@ -341,7 +341,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
     let timed = |s: &Sample| (!s.counted).then(|| data.per_op(s, metric)).flatten();
     // Counts beside the values: the counting pass's, or the run's own when it counted;
     // space, which no counter moves, of every sample.
-    let counted = |m: Metric| move |s: &&Sample| s.counted || plan.metric.is_exact() || m.is_space();
+    let counted = |m: Metric| move |s: &&Sample| s.counted || plan.metric.is_exact() || m.beside_any();
     let beside = beside(data, metric);
     groups
         .into_iter()
@@ -366,7 +366,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
 fn beside(data: &RunData, metric: Metric) -> Vec<Metric> {
     let counted = |s: &&Sample| s.counted || data.header.plan.metric.is_exact();
     let held: std::collections::BTreeSet<Metric> =
-        data.samples.iter().flat_map(|s| s.exact_metrics().filter(move |m| m.is_space() || counted(&s))).collect();
+        data.samples.iter().flat_map(|s| s.exact_metrics().filter(move |m| m.beside_any() || counted(&s))).collect();
     held.into_iter().filter(|m| *m != metric).collect()
 }
 

@@ -179,7 +179,7 @@ fn trends(runs: &[&SiteRun]) -> Result<Vec<Trend>> {
             let title = format!("{} — median {} per run", m0.section_title(s), m0.unit.label);
             out.push(Trend::Block(Block::Heading(3, m0.section_title(s))));
             out.push(Trend::Chart(newest_ratios(&g, s, &labels)?));
-            out.push(Trend::Chart(trend::trend(&title, m0.unit.label, &labels, &series(&g, s))?));
+            out.push(Trend::Chart(trend::trend(&title, m0.unit.label, ("run", &labels), &series(&g, s))?));
         }
     }
     Ok(out)

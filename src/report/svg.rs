@@ -16,7 +16,6 @@ use super::extras::ExtraChart;
 pub use super::extras::Whisker;
 use super::model::{ReportModel, Section};
 use super::outline::Chart;
-use super::{Exporter, Output};
 use crate::record::Label;
 use crate::stats::{Comparison, Verdict};
 
@@ -635,23 +634,8 @@ pub fn draw(m: &ReportModel, chart: Chart) -> Result<Option<String>> {
     }
 }
 
-fn extra_chart(c: &ExtraChart) -> Result<String> {
+pub(super) fn extra_chart(c: &ExtraChart) -> Result<String> {
     whiskers(&c.title, &c.unit, &c.columns)
-}
-
-impl Exporter for Svg {
-    fn export(&self, m: &ReportModel) -> Result<Vec<Output>> {
-        let sections = m.sections.iter().map(|s| {
-            let engine = if m.engines().len() > 1 { format!("-{}", s.engine) } else { String::new() };
-            Ok(Output { suffix: format!("-{}{engine}.svg", s.workload), bytes: chart(m, s)?.into_bytes() })
-        });
-        let extras = m
-            .extras
-            .charts
-            .iter()
-            .map(|c| Ok(Output { suffix: c.suffix.clone(), bytes: extra_chart(c)?.into_bytes() }));
-        sections.chain(extras).collect()
-    }
 }
 
 /// Tags in the given order along x, each a whisker with its dot and cross.

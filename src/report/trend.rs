@@ -1,4 +1,5 @@
-//! The site's trend chart: a tag's median across runs, one line per tag.
+//! The trend chart: a tag's median along one axis, one line per tag (the site's across
+//! runs; a run's across its memory limits).
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
@@ -14,9 +15,9 @@ pub struct TrendSeries {
     pub medians: Vec<Option<f64>>,
 }
 
-/// Medians across runs: one line per tag, coloured from blue (oldest tag) to red (newest),
-/// runs in the order given, labelled `runs`.
-pub fn trend(title: &str, unit: &str, runs: &[String], series: &[TrendSeries]) -> Result<String> {
+/// Medians along `x` (the site's runs, a run's memory limits): one line per tag, coloured
+/// from blue (oldest tag) to red (newest), points in the order given, labelled `runs`.
+pub fn trend(title: &str, unit: &str, (x, runs): (&str, &[String]), series: &[TrendSeries]) -> Result<String> {
     let values = || series.iter().flat_map(|s| s.medians.iter().flatten().copied());
     let (lo, hi) = (values().fold(f64::INFINITY, f64::min), values().fold(f64::NEG_INFINITY, f64::max));
     if !lo.is_finite() {
@@ -46,7 +47,7 @@ pub fn trend(title: &str, unit: &str, runs: &[String], series: &[TrendSeries]) -
                 }
                 SegmentValue::Last => String::new(),
             })
-            .x_desc("run")
+            .x_desc(x)
             .y_desc(unit)
             .y_label_formatter(&|y| format!("{y:.2}"))
             .draw()

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use super::counter::{self, Counter};
 use super::job::Job;
+use super::memlimit::{Controller, Limited};
 use super::prepare::Ready;
 use super::protocol::WorkerLine;
 use super::{sanitize, RunSpec, Unit};
@@ -48,7 +49,7 @@ impl RunSpec {
             if counter.is_none() {
                 super::unit::pad_stack(&mut c);
             }
-            return u.run(c);
+            return run_held(job, c);
         };
         let profile = profile_path(scratch, u);
         counter::remove_profile(&profile);
@@ -56,7 +57,7 @@ impl RunSpec {
             job.batch.iter().map(|w| counter::part_trigger(u.engine, *w)).collect();
         let dump_after: Vec<&str> = triggers.iter().flatten().filter_map(counter::Trigger::function).collect();
         let (mut lines, death) =
-            u.run(counter::callgrind_command(&program, &full, &profile, &dump_after, caches.as_ref()));
+            run_held(job, counter::callgrind_command(&program, &full, &profile, &dump_after, caches.as_ref()));
         let counted = match triggers {
             // The parts of the workloads a dead worker ended are theirs still.
             Some(triggers) => {
@@ -72,6 +73,36 @@ impl RunSpec {
             (_, Some(death)) => (lines, Some(death)),
             (Ok(()), None) => (lines, None),
             (Err(e), None) => (lines, Some(format!("{e:#}"))),
+        }
+    }
+}
+
+/// Runs a job's worker, in a cgroup held to its unit's memory limit when it has one. Where
+/// that cgroup cannot be made, the worker is not started: each workload of the job fails
+/// with the reason, and nothing is measured without the limit its label names.
+fn run_held(job: &Job, mut cmd: Command) -> (Vec<WorkerLine>, Option<String>) {
+    let Some(limit) = job.unit.label.memory_limit else { return job.unit.run(cmd) };
+    match Controller::find().and_then(|c| Limited::new(&c, limit.0)) {
+        Ok(held) => {
+            held.confine(&mut cmd);
+            // Dropped (the cgroup removed) once the worker has ended.
+            let (lines, death) = job.unit.run(cmd);
+            let oom =
+                (held.oom_kills() > 0).then(|| format!("the kernel's OOM killer ended it, over its {limit} limit"));
+            let death = match (death, oom) {
+                (Some(d), Some(oom)) => Some(format!("{d}: {oom}")),
+                (d, _) => d,
+            };
+            drop(held);
+            (lines, death)
+        }
+        Err(refused) => {
+            let error = |w: &crate::workload::Workload| WorkerLine {
+                workload: Some(*w),
+                error: Some(format!("not measured without its memory limit: {refused}")),
+                ..Default::default()
+            };
+            (job.batch.iter().map(error).collect(), None)
         }
     }
 }

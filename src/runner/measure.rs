@@ -122,6 +122,7 @@ impl RunSpec {
                     chunks_ns: line.chunks_ns.get(i).cloned().unwrap_or_default(),
                     space: line.space.get(i).copied(),
                     io: line.io.get(i).copied(),
+                    major_faults: line.major_faults.get(i).copied(),
                 }));
             }
         }

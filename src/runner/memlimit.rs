@@ -28,6 +28,12 @@ pub enum Refusal {
     Failed { what: &'static str, dir: PathBuf, source: io::Error },
     #[error("--memory-limit {asked} bytes: the kernel set {set} instead")]
     NotHeld { asked: u64, set: u64 },
+    #[error(
+        "{CGROUP}={} is not a folder of a mounted cgroup memory controller (cgroup2, or v1's `memory`): \
+         point it at a cgroup delegated to this user, or unset it",
+        dir.display()
+    )]
+    NotACgroup { dir: PathBuf },
 }
 
 /// Which cgroup interface a controller speaks: the files that hold the limit differ.
@@ -53,6 +59,14 @@ impl Hierarchy {
         }
     }
 
+    /// Where the kernel counts the processes its OOM killer ended, in an `oom_kill N` line.
+    fn events_file(self) -> &'static str {
+        match self {
+            Hierarchy::V2 => "memory.events",
+            Hierarchy::V1 => "memory.oom_control",
+        }
+    }
+
     fn peak_file(self) -> &'static str {
         match self {
             Hierarchy::V2 => "memory.peak",
@@ -68,15 +82,43 @@ pub struct Controller {
     pub root: PathBuf,
 }
 
+/// The variable naming the cgroup under which limited cgroups are made.
+pub const CGROUP: &str = "LMDB_REGRESS_CGROUP";
+
 impl Controller {
-    /// The host's memory controller, from /proc/self/mounts.
+    /// Where limited cgroups are made: the cgroup `LMDB_REGRESS_CGROUP` names (one
+    /// delegated to a user who may not write the root), else the host's memory
+    /// controller's root, from /proc/self/mounts.
     pub fn find() -> Result<Controller, Refusal> {
         let mounts = fs::read_to_string("/proc/self/mounts").map_err(|source| Refusal::Failed {
             what: "reading the mounts",
             dir: "/proc/self".into(),
             source,
         })?;
-        Controller::in_mounts(&mounts, |root| fs::read_to_string(root.join("cgroup.controllers")).ok())
+        match crate::envvars::path(CGROUP) {
+            Some(dir) => Controller::at(&dir, &mounts),
+            None => Controller::in_mounts(&mounts, |root| fs::read_to_string(root.join("cgroup.controllers")).ok()),
+        }
+    }
+
+    /// `dir` as the root of limited cgroups: inside the cgroup2 mount, or v1's memory
+    /// mount, that holds it.
+    pub fn at(dir: &Path, mounts: &str) -> Result<Controller, Refusal> {
+        let dir = fs::canonicalize(dir).map_err(|_| Refusal::NotACgroup { dir: dir.to_path_buf() })?;
+        let holding = mounts.lines().filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let hierarchy = match (f.get(2).copied(), f.get(3)) {
+                (Some("cgroup2"), _) => Hierarchy::V2,
+                (Some("cgroup"), Some(o)) if o.split(',').any(|o| o == "memory") => Hierarchy::V1,
+                _ => return None,
+            };
+            let root = PathBuf::from(f[1]);
+            dir.starts_with(&root).then_some((root.components().count(), hierarchy))
+        });
+        match holding.max_by_key(|(depth, _)| *depth) {
+            Some((_, hierarchy)) => Ok(Controller { hierarchy, root: dir }),
+            None => Err(Refusal::NotACgroup { dir }),
+        }
     }
 
     /// The controller a mount table offers: a cgroup2 mount whose root lists the memory
@@ -163,6 +205,13 @@ impl Limited {
         read_bytes(&self.dir.join(self.hierarchy.peak_file()))
     }
 
+    /// How many of its processes the kernel's OOM killer has ended (0 where the kernel
+    /// does not say).
+    pub fn oom_kills(&self) -> u64 {
+        let events = fs::read_to_string(self.dir.join(self.hierarchy.events_file())).unwrap_or_default();
+        events.lines().find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok()).unwrap_or(0)
+    }
+
     /// Makes `cmd`'s process join this cgroup before it runs anything, so that all it
     /// maps and reads is charged here: the child writes "0" (itself) to cgroup.procs,
     /// through a descriptor opened beforehand (after fork only a write is safe).
@@ -221,6 +270,18 @@ mod tests {
         assert_eq!(c, Controller { hierarchy: Hierarchy::V2, root: "/sys/fs/cgroup".into() });
         let c = Controller::in_mounts(HYBRID, |p| (p == Path::new("/sys/fs/cgroup/unified")).then(|| "memory".into()));
         assert_eq!(c.unwrap().hierarchy, Hierarchy::V2);
+    }
+
+    #[test]
+    fn a_named_cgroup_is_of_the_mount_that_holds_it_and_a_plain_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, sub) = (fs::canonicalize(dir.path()).unwrap(), dir.path().join("delegated"));
+        fs::create_dir(&sub).unwrap();
+        let mounts = format!("{HYBRID}cgroup2 {} cgroup2 rw 0 0\n", root.display());
+        let c = Controller::at(&sub, &mounts).unwrap();
+        assert_eq!(c, Controller { hierarchy: Hierarchy::V2, root: root.join("delegated") });
+        let e = Controller::at(&sub, HYBRID).unwrap_err();
+        assert!(e.to_string().contains("LMDB_REGRESS_CGROUP=") && e.to_string().contains("delegated"), "{e}");
     }
 
     #[test]

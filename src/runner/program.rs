@@ -278,6 +278,7 @@ impl RunSpec {
             chunks_ns: Vec::new(),
             space: None,
             io: None,
+            major_faults: None,
         })
     }
 

@@ -64,6 +64,9 @@ pub struct WorkerLine {
     /// A write's syncs, bytes and commits in each pass, one per sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io: Vec<Io>,
+    /// Whole passes of the six: each timed region's major page faults, one per sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub major_faults: Vec<u64>,
 }
 
 impl WorkerLine {

@@ -152,6 +152,9 @@ impl Unit {
         if let Some(mode) = self.label.sync {
             args.push(format!("--sync={mode}").into());
         }
+        if let Some(limit) = self.label.memory_limit {
+            args.push(format!("--memory-limit={limit}").into());
+        }
         (self.program.clone(), args)
     }
 

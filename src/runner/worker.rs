@@ -65,6 +65,7 @@ impl WorkerSettings {
     /// loaded, as the C twin refuses it.
     pub fn resolve(&self, suite: Suite) -> Result<WorkloadConfig> {
         anyhow::ensure!(self.env.sync_axis().is_none(), "a worker takes one --sync mode");
+        anyhow::ensure!(self.env.memory_limit.len() <= 1, "a worker takes one --memory-limit");
         let cfg = self.env.resolve(&self.cfg, &self.preset, suite.preset());
         cfg.validate(suite.preset())?;
         Ok(cfg)
@@ -166,6 +167,7 @@ pub(super) fn line(w: Workload, r: Result<Outcome, String>) -> WorkerLine {
             chunks_ns: o.chunks_ns,
             space: o.space,
             io: o.io,
+            major_faults: o.major_faults,
             ..Default::default()
         },
         Err(error) => WorkerLine { workload: Some(w), error: Some(error), ..Default::default() },
@@ -181,7 +183,10 @@ fn cause_of(e: &anyhow::Error) -> Option<FailureCause> {
 fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Result<()> {
     let mut counter = if args.count_instructions { Some(PerfCounter::open()?) } else { None };
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    let places = Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations };
+    // The runner has put this process in a cgroup of the limit; the worker's part is to
+    // start each read pass with nothing of the read database cached.
+    let evict = !args.settings.env.memory_limit.is_empty();
+    let places = Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations, evict };
     suite.run(api, &args.cfg, places, workloads, counter.as_mut(), |w, r| {
         let cause = r.as_ref().err().and_then(cause_of);
         emit(&WorkerLine { cause, ..line(w, r.map_err(|e| format!("{e:#}"))) })

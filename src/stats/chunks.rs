@@ -127,7 +127,9 @@ fn between_processes(rounds: &BTreeMap<Label, Rounds>) -> Option<f64> {
         .iter()
         .filter(|(t, _)| *t != first)
         .filter_map(|(_, r)| {
-            let logs: Vec<f64> = r.iter().filter_map(|(k, v)| base.get(k).map(|b| (v / b).ln())).collect();
+            // A count of 0 (major faults where all was cached) has no ratio to spread.
+            let ratio = |(k, v): (&u32, &f64)| base.get(k).map(|b| (v / b).ln()).filter(|l| l.is_finite());
+            let logs: Vec<f64> = r.iter().filter_map(ratio).collect();
             (logs.len() >= 3).then(|| robust_sd(&logs))
         })
         .collect();
@@ -159,6 +161,7 @@ mod tests {
             chunks_ns: chunks,
             space: None,
             io: None,
+            major_faults: None,
         }
     }
 

@@ -132,6 +132,7 @@ mod tests {
             chunks_ns: Vec::new(),
             space: None,
             io: None,
+            major_faults: None,
         }
     }
 

@@ -68,6 +68,17 @@ pub fn forget_descriptors() {
     }
 }
 
+/// Asks each descriptor the process holds now whether it syncs every write (untimed,
+/// after an environment has opened its files), so that a timed region's first write
+/// through one asks nothing.
+pub fn learn_descriptors() {
+    let Ok(open) = std::fs::read_dir("/proc/self/fd") else { return };
+    let fds = open.flatten().filter_map(|e| e.file_name().to_str()?.parse::<c_int>().ok());
+    for fd in fds.filter(|fd| usize::try_from(*fd).is_ok_and(|i| i < KNOWN)) {
+        syncs_each_write(fd);
+    }
+}
+
 /// Whether writes through `fd` are synced as they are made.
 fn syncs_each_write(fd: c_int) -> bool {
     let ask = || {
@@ -149,6 +160,7 @@ forward!(writev, (fd: c_int, iov: *const libc::iovec, n: c_int) -> isize, |r| wr
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
 
     /// Counts read around the calls this process makes itself (its own calls bind to
@@ -164,6 +176,9 @@ mod tests {
             .open(dir.path().join("d"))
             .unwrap();
         forget_descriptors();
+        learn_descriptors();
+        let known = |f: &std::fs::File| DSYNC[usize::try_from(f.as_raw_fd()).unwrap()].load(Ordering::Relaxed);
+        assert_eq!((known(&plain), known(&dsync)), (1, 2), "learnt before any write");
         let mark = Mark::now();
         plain.write_all(&[1; 100]).unwrap();
         plain.sync_data().unwrap();

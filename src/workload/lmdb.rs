@@ -364,6 +364,7 @@ impl<'a> Env<'a> {
             }
             o.lmdb10.set(api, env)?;
             api.check("mdb_env_open", (api.mdb_env_open)(env, c_path(dir).as_ptr(), o.flags, 0o664))?;
+            super::iocount::learn_descriptors();
             let txn = e.begin(rdonly)?;
             let create = if rdonly { 0 } else { sys::MDB_CREATE };
             let rc = match o.db {

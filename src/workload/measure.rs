@@ -43,6 +43,9 @@ pub struct Places<'a> {
     pub dir: Option<&'a Path>,
     pub scratch: &'a Path,
     pub iterations: u32,
+    /// Each read pass starts with the read database out of the page cache (under a
+    /// memory limit: what the limit cannot hold is read from the device, as it would be).
+    pub evict: bool,
 }
 
 /// How an instruction counter under callgrind finds a workload's timed region.
@@ -78,6 +81,8 @@ pub struct Outcome {
     pub space: Vec<Space>,
     /// Writes: what each pass synced, wrote and committed, one per sample.
     pub io: Vec<Io>,
+    /// Whole passes of the six: the major page faults of each timed region, one per sample.
+    pub major_faults: Vec<u64>,
 }
 
 impl Outcome {

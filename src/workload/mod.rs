@@ -23,7 +23,7 @@ pub mod suite;
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
 pub use lmdb::SyncMode;
-pub use settings::EnvSettings;
+pub use settings::{EnvSettings, MemoryLimit};
 
 use std::fmt;
 use std::str::FromStr;

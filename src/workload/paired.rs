@@ -39,7 +39,7 @@ pub struct Slot<'a> {
 impl<'a> Slot<'a> {
     /// A slot of `api`, its read database in `dir` opened and faulted in once.
     pub fn new(id: usize, api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Slot<'a> {
-        let reads = as_slot(id, || dir.map(|d| session::open_reads(api, cfg, Some(d))));
+        let reads = as_slot(id, || dir.map(|d| session::open_reads(api, cfg, Some(d), false)));
         Slot { id, api, reads }
     }
 }

@@ -1,6 +1,7 @@
 //! One worker's whole passes of the six (`--pairing process`, and counting): the data
-//! generated once, the read database opened and faulted in once, each pass timed whole as
-//! its one chunk.
+//! generated once, the read database opened and faulted in once (under a memory limit,
+//! evicted before each read pass instead), each pass timed whole as its one chunk, its
+//! major page faults read around it.
 
 use std::path::Path;
 
@@ -13,14 +14,32 @@ use super::measure::{timed, Outcome, Places};
 use super::native::{env_options, fault_in};
 use super::pass::{Chunks, Pass};
 use super::perf::PerfCounter;
+use super::presets::{pagecache, usage};
 use super::{Dataset, Workload, WorkloadConfig};
 
-/// Opens the read database and faults its pages in, once per worker.
-pub(super) fn open_reads<'a>(api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Result<Env<'a>, String> {
+/// Opens the read database and faults its pages in, once per worker (not when each pass
+/// will evict them).
+pub(super) fn open_reads<'a>(
+    api: &'a Api,
+    cfg: &WorkloadConfig,
+    dir: Option<&Path>,
+    evict: bool,
+) -> Result<Env<'a>, String> {
     let dir = dir.ok_or("reads need --dir")?;
     let env = Env::open(api, dir, &env_options(cfg)).map_err(|e| e.to_string())?;
-    fault_in(&env).map_err(|e| format!("{e:#}"))?;
+    if !evict {
+        fault_in(&env).map_err(|e| format!("{e:#}"))?;
+    }
     Ok(env)
+}
+
+/// Drops the read database from this process's map and from the page cache, so that a
+/// pass reads from the device what its memory limit cannot hold; pages cached by another
+/// process would otherwise be read without being charged to this one's limit.
+fn evict_reads(dir: &Path) -> Result<()> {
+    let file = dir.join("data.mdb");
+    pagecache::unmap_pages(&file)?;
+    pagecache::evict(&file)
 }
 
 /// One worker's passes of the six: the data generated once, the read database opened
@@ -50,8 +69,13 @@ impl<'a> Session<'a> {
             Workload::Write => {
                 run_passes(w, places.iterations, counter, || Pass::write(api, places.scratch, cfg, data))
             }
-            _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir)) {
-                Ok(env) => run_passes(w, places.iterations, counter, || Pass::read(api, env, w, data)),
+            _ => match self.reads_env.get_or_insert_with(|| open_reads(api, cfg, places.dir, places.evict)) {
+                Ok(env) => run_passes(w, places.iterations, counter, || {
+                    if let Some(dir) = places.dir.filter(|_| places.evict) {
+                        evict_reads(dir)?;
+                    }
+                    Pass::read(api, env, w, data)
+                }),
                 Err(e) => Err(anyhow::anyhow!("{e}")),
             },
         }
@@ -69,19 +93,22 @@ fn run_passes<'a>(
 ) -> Result<Outcome> {
     let mut out = Outcome::default();
     for _ in 0..iterations {
-        let (ns, instructions, ended) = time_whole(open()?, counter.as_deref_mut())?;
+        let (ns, instructions, ended, faults) = time_whole(open()?, counter.as_deref_mut())?;
         out.push_ended(ns, instructions, ended, w);
+        out.major_faults.push(faults);
     }
     Ok(out)
 }
 
-/// Times `pass` as its one chunk: the pass's time, its instructions when counted, and what
-/// it computed and left.
-fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, Ended)> {
+/// Times `pass` as its one chunk: the pass's time, its instructions when counted, what it
+/// computed and left, and its major page faults (read before and after, not timed).
+fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, Ended, u64)> {
     let whole = Chunks::whole(pass.len());
+    let before = usage::snapshot()?;
     let mark = Mark::now();
     let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0))?;
     pass.count_io(mark);
+    let faults = usage::snapshot()?.major_faults() - before.major_faults();
     r.map_err(|e| pass.failure(e))?;
-    Ok((ns, instructions, pass.finish()?))
+    Ok((ns, instructions, pass.finish()?, faults))
 }

@@ -35,6 +35,50 @@ pub struct EnvSettings {
     #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
           default_missing_value = "sync")]
     pub sync: Vec<SyncMode>,
+    /// Hold each measuring process, page cache included, to this much memory (256M, 1G:
+    /// K, M and G are powers of 1024), in a cgroup of its own (v2, else v1), the read
+    /// database evicted from the page cache before each timed pass. A list is an axis of
+    /// `run`, each unit measured under each limit and labelled by it
+    /// (`LMDB_0.9.33 [256M limit]`). Refused where the host has no memory controller or
+    /// the tool may not make a cgroup.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',')]
+    pub memory_limit: Vec<MemoryLimit>,
+}
+
+/// A memory limit in bytes, as `--memory-limit` takes it and a label shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MemoryLimit(pub u64);
+
+impl MemoryLimit {
+    const UNITS: [(char, u32); 3] = [('G', 30), ('M', 20), ('K', 10)];
+}
+
+impl std::str::FromStr for MemoryLimit {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<MemoryLimit, String> {
+        let t = s.trim();
+        let unit = Self::UNITS.iter().find(|(c, _)| t.ends_with([*c, c.to_ascii_lowercase()]));
+        let digits = unit.map_or(t, |_| &t[..t.len() - 1]);
+        let n: u64 = digits.parse().map_err(|_| format!("{s:?} is not a size (a number, optionally K, M or G)"))?;
+        let bytes = n.checked_shl(unit.map_or(0, |(_, shift)| *shift)).filter(|b| b >> unit.map_or(0, |u| u.1) == n);
+        match bytes {
+            Some(b) if b >= 1 << 20 => Ok(MemoryLimit(b)),
+            Some(_) => Err(format!("{s}: a memory limit below 1M would not hold the worker itself")),
+            None => Err(format!("{s}: too large")),
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryLimit {
+    /// In the largest of G, M and K that divides it, else in bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match Self::UNITS.iter().find(|(_, shift)| self.0 % (1 << shift) == 0) {
+            Some((c, shift)) => write!(f, "{}{c}", self.0 >> shift),
+            None => write!(f, "{}", self.0),
+        }
+    }
 }
 
 impl EnvSettings {
@@ -44,6 +88,12 @@ impl EnvSettings {
         let mut modes = self.sync.clone();
         modes.dedup();
         (modes.len() > 1).then_some(modes)
+    }
+
+    /// `--memory-limit`'s limits, each once, in the order given.
+    pub fn memory_limits(&self) -> Vec<MemoryLimit> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.memory_limit.iter().copied().filter(|l| seen.insert(*l)).collect()
     }
 
     /// The configuration a run of `suite` (None: LmdbJava's six) uses: `base`'s data

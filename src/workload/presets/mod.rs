@@ -414,7 +414,7 @@ pub fn run(
     places: Places,
     counter: Option<&mut PerfCounter>,
 ) -> Result<Outcome> {
-    let Places { dir, scratch, iterations } = places;
+    let Places { dir, scratch, iterations, .. } = places;
     let ctx = Context { api, cfg, dir, scratch, iterations };
     match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),

@@ -61,6 +61,25 @@ pub fn evict(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Drops this process's mapped pages of the file (MADV_DONTNEED over each range of it in
+/// /proc/self/maps), so that the page cache may drop them too: a page some mapping still
+/// holds is not evicted. Reads through those mappings fault the pages in again.
+pub fn unmap_pages(path: &Path) -> Result<()> {
+    let path = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let maps = std::fs::read_to_string("/proc/self/maps").context("cannot read /proc/self/maps")?;
+    for line in maps.lines().filter(|l| l.ends_with(&*path.to_string_lossy())) {
+        let range = line.split_whitespace().next().unwrap_or_default();
+        let (from, to) = range.split_once('-').context("a /proc/self/maps line without its range")?;
+        let (from, to) = (usize::from_str_radix(from, 16)?, usize::from_str_radix(to, 16)?);
+        // SAFETY: a range the kernel lists as mapped from this file; MADV_DONTNEED on a
+        // shared file mapping drops only this process's references, never the file's data.
+        if unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED) } != 0 {
+            bail!("madvise(MADV_DONTNEED) on {}'s map: {}", path.display(), std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Reads the whole file, so its pages are in the page cache.
 pub fn warm(path: &Path) -> Result<()> {
     let mut f = open(path)?;
@@ -90,5 +109,19 @@ mod tests {
         assert_eq!(after.resident_pages, 0, "{after:?}: is {} on tmpfs?", dir.path().display());
         warm(&path).unwrap();
         assert_eq!(residency(&path).unwrap().resident_pages, before.total_pages);
+        // Pages this process maps stay cached until its mapping lets them go.
+        let f = open(&path).unwrap();
+        let len = 4 << 20;
+        // SAFETY: a read-only shared mapping of a file held open, read, then unmapped.
+        let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+        assert_ne!(map, libc::MAP_FAILED);
+        let read: u64 = (0..len).step_by(4096).map(|i| u64::from(unsafe { *map.cast::<u8>().add(i) })).sum();
+        assert_eq!(read, 7 * len as u64 / 4096);
+        evict(&path).unwrap();
+        assert_eq!(residency(&path).unwrap().resident_pages, before.total_pages, "mapped pages are not dropped");
+        unmap_pages(&path).unwrap();
+        evict(&path).unwrap();
+        assert_eq!(residency(&path).unwrap().resident_pages, 0, "unmapped, then evicted");
+        unsafe { libc::munmap(map, len) };
     }
 }

@@ -20,6 +20,13 @@ fn micros(t: libc::timeval) -> u64 {
     t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64
 }
 
+impl Snapshot {
+    /// Page faults that read from the device, since the process began.
+    pub fn major_faults(&self) -> u64 {
+        self.major_faults
+    }
+}
+
 pub fn snapshot() -> Result<Snapshot> {
     // SAFETY: getrusage fills the struct it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
