@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use super::args::{BuildArgs, LayoutArgs, PairingArgs};
 use crate::compile::BuildKind;
 use crate::files::{self, Existing};
-use crate::hunt::bisect::{BadIf, Bisector, Found, Interrupted, SearchPhase, Settings, ATTRIBUTED};
+use crate::hunt::bisect::{BadIf, Bisector, Found, SearchPhase, Settings, ATTRIBUTED};
 use crate::manifest::Manifest;
 use crate::matrix::MatrixOptions;
 use crate::record::{Engine, Layouts, Metric, Pairing};
@@ -16,7 +16,7 @@ use crate::report::document::{self, Shown};
 use crate::report::explain::Attribution;
 use crate::report::outline::Document;
 use crate::runner::counter;
-use crate::runner::{self, Stage};
+use crate::runner::{self, SearchStep, Stage};
 use crate::stats::{self, Comparison};
 use crate::workload::suite::{Suite, SuiteChoice};
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -304,9 +304,9 @@ fn bisect_under(
     let ug = b.unit(&good).map_err(|e| anyhow::anyhow!("--good {good} cannot be built: {e}"))?;
     let ub = b.unit(&bad).map_err(|e| anyhow::anyhow!("--bad {bad} cannot be built: {e}"))?;
     let (changed, confirmation) = match b.confirm(&ug, &ub) {
-        Err(e) if e.is::<Interrupted>() => {
+        Err(e) if e.is::<runner::Interrupted>() => {
             finish(&b, &[], None, None, started, searches)?;
-            let stage = Stage::Search(format!("confirming {good} → {bad}"));
+            let stage = Stage::Search(SearchStep::Confirming { good: ug.label.clone(), bad: ub.label.clone() });
             let then = "nothing decided yet; run the same command again".to_string();
             return Err(runner::Interrupted { stage, then }.into());
         }
@@ -429,7 +429,7 @@ fn unconfirmed(args: &BisectArgs, s: &Settings, (good, bad): (&str, &str), c: Op
 /// its range to one candidate (1), naming the range left and how to go on.
 fn ended_unresolved(b: &Bisector, found: &Found) -> anyhow::Error {
     if found.interrupted {
-        let stage = Stage::Search(format!("searching the {}", found.phase));
+        let stage = Stage::Search(SearchStep::Narrowing(found.phase));
         return runner::Interrupted { stage, then: resume_hint(&b.settings.run_dir, found) }.into();
     }
     let (lg, fb) = (&found.candidates[found.outcome.last_good], &found.candidates[found.outcome.first_bad]);

@@ -18,7 +18,8 @@ use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status};
 use crate::record::{self, EndReason, Engine, Layouts, Metric, Pairing, Plan, RunWriter, Sample, TagStatus};
 use crate::report::cells;
 use crate::runner::counter::Counter;
-use crate::runner::{self, Label, RunSpec, Unit};
+pub use crate::runner::SearchPhase;
+use crate::runner::{self, Interrupted, Label, RunSpec, SearchStep, Stage, Unit};
 use crate::source::{GitRepo, Want};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison};
@@ -106,33 +107,6 @@ pub struct Bisector<'a> {
     linker: Option<Linker>,
 }
 
-/// What a search phase narrows: releases first, then the commits between two of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchPhase {
-    Tags,
-    Commits,
-}
-
-impl SearchPhase {
-    /// Its candidates, as a chart's axis describes them.
-    pub fn candidates(self) -> &'static str {
-        match self {
-            SearchPhase::Tags => "LMDB tag, in release order",
-            SearchPhase::Commits => "commit, in commit order",
-        }
-    }
-}
-
-impl std::fmt::Display for SearchPhase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SearchPhase::Tags => "tags",
-            SearchPhase::Commits => "commits",
-        })
-    }
-}
-
 /// The end of a search phase, with the measured step.
 #[derive(Debug, Serialize)]
 pub struct Found {
@@ -157,11 +131,6 @@ struct ToGood {
     bad: Option<Comparison>,
 }
 
-/// Ctrl-C during a measurement: an error that ends the search, never a skipped probe.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted; the runs so far are in {0}")]
-pub struct Interrupted(pub String);
-
 impl<'a> Bisector<'a> {
     pub fn new(
         manifest: &'a Manifest,
@@ -182,6 +151,12 @@ impl<'a> Bisector<'a> {
         };
         let (log, counted) = (Vec::new(), BTreeMap::new());
         Ok(Bisector { manifest, opts, settings, counter, git, log, runs: 0, counted, linker })
+    }
+
+    /// Ctrl-C during `step`: an error that ends the search, never a skipped probe.
+    fn stopped(&self, step: SearchStep) -> Interrupted {
+        let then = format!("the runs so far are in {}", self.settings.run_dir.display());
+        Interrupted { stage: Stage::Search(step), then }
     }
 
     fn say(&mut self, line: String) {
@@ -315,7 +290,7 @@ impl<'a> Bisector<'a> {
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let out = spec.start_until(&enough, &mut w)?;
         if out.end.reason == EndReason::Interrupted {
-            return Err(Interrupted(s.run_dir.display().to_string()).into());
+            return Err(self.stopped(SearchStep::Measuring(labels[labels.len() - 1].clone())).into());
         }
         crate::record::load(&path)
     }
@@ -377,7 +352,7 @@ impl<'a> Bisector<'a> {
     /// Ctrl-C (before, or while building or measuring) is an `Interrupted` error.
     fn probe(&mut self, good: &Unit, bad: &Unit, label: &str, family: usize) -> Result<(ProbeVerdict, String, ToGood)> {
         let interrupted = || runner::interrupt_flag().load(Ordering::SeqCst);
-        let stop_here = || Interrupted(self.settings.run_dir.display().to_string());
+        let stop_here = || self.stopped(SearchStep::Measuring(Label::build(label, None)));
         if interrupted() {
             return Err(stop_here().into());
         }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::Unit;
+use super::{Label, Unit};
 use crate::record::{End, Phase, Sample};
 use crate::workload::Workload;
 
@@ -21,9 +21,59 @@ pub struct ScheduleOutcome {
 pub enum Stage {
     Building,
     Run(Phase),
-    /// A bisection's step ("confirming 0.9.18 → 0.9.21", "searching the commits").
-    Search(String),
+    Search(SearchStep),
     Writing,
+}
+
+/// A step of a command that searches (bisect, explain): what it measured or narrowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchStep {
+    /// Profiling the units under callgrind.
+    Profiling,
+    /// Measuring the two ends, to confirm the change before searching between them.
+    Confirming { good: Label, bad: Label },
+    /// Measuring one candidate against the ends.
+    Measuring(Label),
+    /// One phase of a bisection.
+    Narrowing(SearchPhase),
+}
+
+/// What a search phase narrows: releases first, then the commits between two of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchPhase {
+    Tags,
+    Commits,
+}
+
+impl SearchPhase {
+    /// Its candidates, as a chart's axis describes them.
+    pub fn candidates(self) -> &'static str {
+        match self {
+            SearchPhase::Tags => "LMDB tag, in release order",
+            SearchPhase::Commits => "commit, in commit order",
+        }
+    }
+}
+
+impl std::fmt::Display for SearchPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SearchPhase::Tags => "tags",
+            SearchPhase::Commits => "commits",
+        })
+    }
+}
+
+impl std::fmt::Display for SearchStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchStep::Profiling => f.write_str("profiling"),
+            SearchStep::Confirming { good, bad } => write!(f, "confirming {good} → {bad}"),
+            SearchStep::Measuring(label) => write!(f, "measuring {label}"),
+            SearchStep::Narrowing(phase) => write!(f, "searching the {phase}"),
+        }
+    }
 }
 
 impl std::fmt::Display for Stage {

@@ -38,7 +38,7 @@ pub mod worker;
 
 pub use crate::compile::sanitize;
 pub use crate::record::label::Label;
-pub use job::{interrupt_flag, interrupted, Interrupted, ScheduleOutcome, Stage, StopWhen};
+pub use job::{interrupt_flag, interrupted, Interrupted, ScheduleOutcome, SearchPhase, SearchStep, Stage, StopWhen};
 pub use paired::DEFAULT_CHUNK;
 pub use spec::{instruction_counter, Judge, RunSpec};
 pub use unit::{CompiledProgram, Unit};

@@ -61,7 +61,7 @@ impl RunSpec {
         bar.finish_and_clear();
         if interrupted() {
             let then = "nothing was written".to_string();
-            return Err(super::Interrupted { stage: super::Stage::Search("profiling".into()), then }.into());
+            return Err(super::Interrupted { stage: super::Stage::Search(super::SearchStep::Profiling), then }.into());
         }
         Ok(out.into_iter().map(|r| r.unwrap_or_else(|| Err("not profiled".into()))).collect())
     }
