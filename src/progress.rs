@@ -87,10 +87,35 @@ struct Shared {
     wake: Condvar,
 }
 
+/// What a long job is doing, as its progress line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JobPhase {
+    /// Writing the read databases and verifying what the workloads read, untimed.
+    #[default]
+    Preparing,
+    WarmUp,
+    Measuring,
+    /// The checks after the rounds (determinism, layouts).
+    Checking,
+    CountingInstructions,
+}
+
+impl std::fmt::Display for JobPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            JobPhase::Preparing => "preparing read databases and verifying reads",
+            JobPhase::WarmUp => "warm-up",
+            JobPhase::Measuring => "measuring",
+            JobPhase::Checking => "checking the run",
+            JobPhase::CountingInstructions => "counting instructions",
+        })
+    }
+}
+
 /// What the job last said about itself.
 #[derive(Debug, Clone, Default)]
 struct JobState {
-    phase: String,
+    phase: JobPhase,
     /// Measured rounds done and planned, and when the first of them began (with the
     /// rounds done then, for a resumed run), which the estimate of the last is made from.
     rounds: Option<(u32, Option<u32>)>,
@@ -104,9 +129,9 @@ struct JobState {
 
 impl Log {
     /// Starts the clock: `budget` is the time the job may take, counted from now.
-    pub fn start(phase: &str, budget: Option<Duration>) -> anyhow::Result<Log> {
+    pub fn start(phase: JobPhase, budget: Option<Duration>) -> anyhow::Result<Log> {
         let interval = crate::envvars::seconds(crate::envvars::PROGRESS_INTERVAL)?.map(Duration::from_secs);
-        let status = JobState { phase: phase.into(), budget, ..JobState::default() };
+        let status = JobState { phase, budget, ..JobState::default() };
         let shared = Arc::new(Shared { state: Mutex::new(status), wake: Condvar::new() });
         let started = Instant::now();
         let thread = (!terminal::is_terminal(Stream::Stderr)).then(|| {
@@ -121,8 +146,8 @@ impl Log {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn phase(&self, phase: &str) {
-        self.status().phase = phase.into();
+    pub fn phase(&self, phase: JobPhase) {
+        self.status().phase = phase;
     }
 
     /// `done` measured rounds of `planned` (None: no cap). The first call starts the clock
@@ -277,7 +302,7 @@ mod tests {
     fn a_line_says_the_phase_the_round_the_clock_the_budget_and_the_failures() {
         let now = Instant::now();
         let mut s =
-            JobState { phase: "measuring".into(), budget: Some(Duration::from_secs(540)), ..JobState::default() };
+            JobState { phase: JobPhase::Measuring, budget: Some(Duration::from_secs(540)), ..JobState::default() };
         s.failed.insert("rust LMDB_0.9.18".into());
         assert_eq!(
             line(&s, Duration::from_secs(30), now),
@@ -310,7 +335,7 @@ mod tests {
         let lines = |lasted_ms: u64| {
             let started = Instant::now() - Duration::from_secs(1);
             let status = JobState {
-                phase: "measuring".into(),
+                phase: JobPhase::Measuring,
                 stopped: Some(started + Duration::from_millis(lasted_ms)),
                 ..JobState::default()
             };
@@ -328,7 +353,7 @@ mod tests {
     #[test]
     fn a_running_job_gets_its_lines_from_the_thread() {
         let started = Instant::now();
-        let status = JobState { phase: "measuring".into(), ..JobState::default() };
+        let status = JobState { phase: JobPhase::Measuring, ..JobState::default() };
         let shared = Shared { state: Mutex::new(status), wake: Condvar::new() };
         let mut out = Vec::new();
         std::thread::scope(|scope| {

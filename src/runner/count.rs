@@ -74,7 +74,7 @@ impl RunSpec {
     fn count_every_unit(&self, w: &mut RunWriter) -> Result<Vec<Sample>> {
         assert!(self.counter.is_some(), "a counting specification");
         let scratch = scratch::create()?;
-        let log = crate::progress::Log::start("counting instructions", None)?;
+        let log = crate::progress::Log::start(crate::progress::JobPhase::CountingInstructions, None)?;
         let ready = self.ready(scratch.path(), w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();

@@ -16,7 +16,7 @@ use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
 use super::{layouts, pool, scratch, RunSpec, Unit};
-use crate::progress::Log;
+use crate::progress::{JobPhase, Log};
 use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
 
 impl RunSpec {
@@ -77,7 +77,7 @@ impl Schedule<'_> {
     pub fn execute(&self, w: &mut RunWriter) -> Result<ScheduleOutcome> {
         // A log's progress lines, from before the clock the budget is kept by.
         let budget = self.spec.plan.time_budget_s.map(Duration::from_secs_f64);
-        let log = Log::start("preparing read databases and verifying reads", budget)?;
+        let log = Log::start(JobPhase::Preparing, budget)?;
         let started = Instant::now();
         let budget_kept = super::watchdog::budget(budget);
         let scratch = scratch::create()?;
@@ -108,9 +108,9 @@ impl Schedule<'_> {
             }
             let warm_index = warm.then(|| plan.warmup - warm_left);
             match warm {
-                true => log.phase("warm-up"),
+                true => log.phase(JobPhase::WarmUp),
                 false => {
-                    log.phase("measuring");
+                    log.phase(JobPhase::Measuring);
                     log.rounds(round, plan.rounds);
                     if plan.rounds.is_none() && round > self.start_round {
                         bar.inc_length(units);
@@ -139,7 +139,7 @@ impl Schedule<'_> {
         drop(budget_kept);
         let mut stopped = (reason == EndReason::Interrupted).then_some(Phase::Rounds { from: round });
         let close = self.close && stopped.is_none();
-        log.phase("checking the run");
+        log.phase(JobPhase::Checking);
         if self.spec.counter.is_some() && close {
             self.spec.check_determinism(&ready, scratch.path(), &samples, w)?;
         }
