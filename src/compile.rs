@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::manifest::{FileHashes, Match};
 use crate::mtest::TestPrograms;
 use crate::source::{Provenance, SourceSet};
-use crate::stage::{Declared, Inputs, SRC};
+use crate::stage::{HeaderVersion, Inputs, SRC};
 
 /// The default flags: LmdbJava's `make OPT=-O2` with what every build adds.
 pub const DEFAULT_CFLAGS: &str = "-O2 -g -fPIC -shared -pthread";
@@ -461,7 +461,7 @@ fn trusted(rec: &BuildRecord, dir: &Path, id: &str, src: &SourceSet) -> Result<(
     crate::stage::check(dir, &rec.compiled)?;
     crate::artifact::verify(&rec.artifact, &rec.sha256)?;
     crate::abi::check(&src.label, &rec.abi)?;
-    let declared = Declared::of(&dir.join(SRC))?;
+    let declared = HeaderVersion::of(&dir.join(SRC))?;
     if rec.lmdb_version != declared.text || !declared.is_in(&rec.artifact)? {
         bail!(
             "{} is not {} (its record says {:?}): not a build of its sources",
@@ -542,7 +542,7 @@ fn check_version(
             bail!("{label} reports version {a}.{b}.{c} ({text}), expected {ea}.{eb}.{ec}");
         }
     }
-    let declared = Declared::of(sources)?;
+    let declared = HeaderVersion::of(sources)?;
     if ((a, b, c), text.as_str()) != (declared.numbers, declared.text.as_str()) {
         bail!("{label} reports version {a}.{b}.{c} ({text}), but its lmdb.h declares {:?}", declared.text);
     }

@@ -25,7 +25,7 @@ pub enum Status {
 
 /// One row of `lmdb-regress tags`: field names are a script interface.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TagStatus {
+pub struct TagBuild {
     /// The tag or commit, followed by the toolchain's name unless it is the default:
     /// `LMDB_0.9.33 (clang -O2)`.
     pub tag: String,
@@ -59,7 +59,7 @@ pub struct FailedBuild {
     pub reason: String,
 }
 
-impl TagStatus {
+impl TagBuild {
     pub fn build(&self, kind: BuildKind) -> Option<&BuildRecord> {
         self.builds.iter().find(|b| b.kind == kind)
     }
@@ -115,18 +115,18 @@ pub struct MatrixOptions {
 /// What the matrix reports as it goes, for a progress bar or cargo warnings.
 pub enum BuildEvent<'a> {
     Started(&'a str),
-    Finished(&'a TagStatus),
+    Finished(&'a TagBuild),
 }
 
 /// Every target by every toolchain: one row per (target, toolchain), target by target.
 /// The work goes toolchain by toolchain, so that a target's sources are fetched once
 /// before its other toolchains' builds find them in the cache.
-pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(BuildEvent) + Sync)) -> Vec<TagStatus> {
+pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(BuildEvent) + Sync)) -> Vec<TagBuild> {
     let (nt, nw) = (opts.toolchains.len(), targets.len());
     let units: Vec<(usize, &Want, &MatrixToolchain)> =
         (0..nt * nw).map(|i| (i / nw, i % nw)).map(|(t, w)| (w * nt + t, &targets[w], &opts.toolchains[t])).collect();
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<TagStatus>>> = Mutex::new(vec![None; units.len()]);
+    let results: Mutex<Vec<Option<TagBuild>>> = Mutex::new(vec![None; units.len()]);
     let jobs = opts.jobs.max(1).min(units.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -141,7 +141,7 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Buil
                 let label = toolchain.label(&want.label());
                 on_event(BuildEvent::Started(&label));
                 let status = match opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
-                    true => TagStatus { reason: Some("not built: interrupted".into()), ..unbuilt(want, toolchain) },
+                    true => TagBuild { reason: Some("not built: interrupted".into()), ..unbuilt(want, toolchain) },
                     false => build_one(want, toolchain, opts),
                 };
                 on_event(BuildEvent::Finished(&status));
@@ -153,12 +153,12 @@ pub fn build_all(targets: &[Want], opts: &MatrixOptions, on_event: &(dyn Fn(Buil
 }
 
 /// What is known of `want` by `toolchain` before anything is fetched or built.
-fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagStatus {
+fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagBuild {
     let pinned = match want {
         Want::Tag(t) => t.files.clone(),
         _ => FileHashes::new(),
     };
-    TagStatus {
+    TagBuild {
         tag: toolchain.label(&want.label()),
         commit: want.tag().map(|t| t.commit.clone()),
         status: Status::Unavailable,
@@ -175,7 +175,7 @@ fn unbuilt(want: &Want, toolchain: &MatrixToolchain) -> TagStatus {
 }
 
 /// `want` built by `toolchain` (one of `opts.toolchains`), labelled as that toolchain's.
-pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions) -> TagStatus {
+pub fn build_one(want: &Want, toolchain: &MatrixToolchain, opts: &MatrixOptions) -> TagBuild {
     let mut status = unbuilt(want, toolchain);
     let label = status.tag.clone();
     let src = match opts.resolver.resolve(want) {
@@ -250,12 +250,12 @@ fn version_note(want: &Want, builds: &[BuildRecord]) -> Option<String> {
 
 /// Every unavailable target in one short block, said once per command: which, why (each
 /// distinct reason once) and the one option that supplies them. Empty when all were had.
-pub fn unavailable_summary(rows: &[TagStatus]) -> Vec<String> {
-    let missing: Vec<&TagStatus> = rows.iter().filter(|r| r.status == Status::Unavailable).collect();
+pub fn unavailable_summary(rows: &[TagBuild]) -> Vec<String> {
+    let missing: Vec<&TagBuild> = rows.iter().filter(|r| r.status == Status::Unavailable).collect();
     if missing.is_empty() {
         return Vec::new();
     }
-    let name = |r: &TagStatus| r.tag.strip_prefix("LMDB_").unwrap_or(&r.tag).to_string();
+    let name = |r: &TagBuild| r.tag.strip_prefix("LMDB_").unwrap_or(&r.tag).to_string();
     let mut by_why: Vec<(String, Vec<String>)> = Vec::new();
     for r in &missing {
         let why = r.brief.clone().unwrap_or_else(|| "no source delivered them".into());

@@ -119,14 +119,14 @@ pub fn compiler_in(staging: &Path, compiler: &Path) -> Command {
 /// The version a verified `lmdb.h` declares: its numbers, and the text `mdb_version()`
 /// returns for it (`MDB_VERSION_STRING`: "LMDB 0.9.33: (May 21, 2024)").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct HeaderVersion {
     pub numbers: (i32, i32, i32),
     pub text: String,
 }
 
-impl Declared {
+impl HeaderVersion {
     /// Reads the `MDB_VERSION_*` definitions of the `lmdb.h` in `dir`.
-    pub fn of(dir: &Path) -> Result<Declared> {
+    pub fn of(dir: &Path) -> Result<HeaderVersion> {
         let path = dir.join("lmdb.h");
         let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let define = |name: &str| {
@@ -144,7 +144,7 @@ impl Declared {
         let date = define("MDB_VERSION_DATE")?;
         let date = date.strip_prefix('"').and_then(|d| d.strip_suffix('"')).unwrap_or(date);
         let (a, b, c) = numbers;
-        Ok(Declared { numbers, text: format!("LMDB {a}.{b}.{c}: ({date})") })
+        Ok(HeaderVersion { numbers, text: format!("LMDB {a}.{b}.{c}: ({date})") })
     }
 
     /// Whether the artifact's bytes hold this version's text as a C string: a library (or
@@ -172,15 +172,15 @@ mod tests {
                       #define MDB_VERSION_PATCH\t33\n#define MDB_VERSION_PATCHED 1\n\
                       #define MDB_VERSION_DATE\t\"May 21, 2024\"\n";
         std::fs::write(dir.path().join("lmdb.h"), header).unwrap();
-        let d = Declared::of(dir.path()).unwrap();
-        assert_eq!(d, Declared { numbers: (0, 9, 33), text: "LMDB 0.9.33: (May 21, 2024)".into() });
+        let d = HeaderVersion::of(dir.path()).unwrap();
+        assert_eq!(d, HeaderVersion { numbers: (0, 9, 33), text: "LMDB 0.9.33: (May 21, 2024)".into() });
         let lib = dir.path().join("liblmdb.so");
         std::fs::write(&lib, b"\x7fELF..LMDB 0.9.33: (May 21, 2024)\0..").unwrap();
         assert!(d.is_in(&lib).unwrap());
         std::fs::write(&lib, b"\x7fELF..LMDB 0.9.18: (February 5, 2016)\0..").unwrap();
         assert!(!d.is_in(&lib).unwrap());
         std::fs::write(dir.path().join("lmdb.h"), "#define MDB_VERSION_MAJOR x\n").unwrap();
-        let e = format!("{:#}", Declared::of(dir.path()).unwrap_err());
+        let e = format!("{:#}", HeaderVersion::of(dir.path()).unwrap_err());
         assert!(e.contains("MDB_VERSION_MAJOR is \"x\", not a number"), "{e}");
     }
 

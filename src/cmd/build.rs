@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::layout;
-use crate::matrix::{MatrixOptions, Status, TagStatus};
+use crate::matrix::{MatrixOptions, Status, TagBuild};
 use crate::source::Want;
 
 pub fn run(
@@ -43,7 +43,7 @@ pub fn run(
 }
 
 /// Every build's objects for random layouts, as `run` would compile them, on every core.
-fn compile_layout_objects(rows: &[TagStatus], wants: &[Want], opts: &MatrixOptions) -> Result<()> {
+fn compile_layout_objects(rows: &[TagBuild], wants: &[Want], opts: &MatrixOptions) -> Result<()> {
     let builds: Vec<(usize, BuildKind)> = rows
         .iter()
         .enumerate()

@@ -96,7 +96,7 @@ fn cover(
     gcov: &str,
     suite: &'static str,
     groups: &[(Vec<Workload>, WorkloadConfig)],
-) -> Result<coverage::Coverage> {
+) -> Result<coverage::ChangeCoverage> {
     let prepared = super::prepare::prepare_wants(wants, opts, &[Engine::Rust], Layouts::Fixed)?;
     if prepared.units.len() != 2 {
         bail!("coverage needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());

@@ -26,7 +26,7 @@ use anyhow::Result;
 
 use crate::compile::{BuildKind, Toolchain};
 use crate::manifest::Manifest;
-use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status, TagStatus};
+use crate::matrix::{self, MatrixOptions, MatrixToolchain, Status, TagBuild};
 use crate::record::label::Label;
 use crate::source::{Resolver, Want};
 use args::BuildArgs;
@@ -60,7 +60,7 @@ pub fn matrix_options(args: &BuildArgs, kinds: Vec<BuildKind>) -> Result<MatrixO
 /// Builds `wants` with a progress bar on stderr; then says once which were unavailable.
 /// After Ctrl-C the builds under way end (a staging folder is removed, a finished build
 /// installed whole) and no other starts.
-pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<TagStatus>> {
+pub fn build_with_progress(wants: &[Want], opts: &MatrixOptions) -> Result<Vec<TagBuild>> {
     let bar = crate::progress::bar(wants.len() as u64, "building");
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let out = matrix::build_all(wants, opts, &|ev| match ev {

@@ -9,7 +9,7 @@ use super::args::BuildArgs;
 use crate::compile::BuildKind;
 use crate::files::Existing;
 use crate::layout::{self, Linker};
-use crate::matrix::{MatrixOptions, Status, TagStatus};
+use crate::matrix::{MatrixOptions, Status, TagBuild};
 use crate::record::{self, Engine, Failure, FailureStage, Header, Layouts, Pairing, Record, RunWriter};
 use crate::runner::{Label, Unit};
 use crate::source::Want;
@@ -141,7 +141,7 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
 /// cannot be had is not measured and is recorded as a failure, as a C twin that does not build.
 fn layout_sources(
     units: Vec<Unit>,
-    rows: &[TagStatus],
+    rows: &[TagBuild],
     wants: &[Want],
     opts: &MatrixOptions,
     linkers: &[Linker],
@@ -188,7 +188,7 @@ fn layout_sources(
 fn unit_of(
     engine: Engine,
     label: Label,
-    r: &TagStatus,
+    r: &TagBuild,
     twin: Option<&Result<crate::paired_twin::PairedTwin>>,
 ) -> Result<Result<Option<Unit>, String>> {
     let library = r.build(BuildKind::SharedLibrary);
@@ -204,7 +204,7 @@ fn unit_of(
 /// lmdb.h (every build's ABI is the bindings'), when a library was built; Err says why the
 /// C units cannot be measured. One worker for every toolchain's C units, so that they share
 /// one process and are paired: each unit's library is still its own toolchain's build.
-fn paired_twin(rows: &[TagStatus], opts: &MatrixOptions) -> Result<crate::paired_twin::PairedTwin> {
+fn paired_twin(rows: &[TagBuild], opts: &MatrixOptions) -> Result<crate::paired_twin::PairedTwin> {
     let library = rows.iter().find_map(|r| r.build(BuildKind::SharedLibrary)).context("no library was built")?;
     let main = super::harness_c_path()?.with_file_name(crate::paired_twin::MAIN);
     let tc = &opts.toolchains.first().context("no toolchain")?.toolchain;
@@ -224,7 +224,7 @@ fn worker_build(twin: &crate::paired_twin::PairedTwin) -> record::WorkerBuild {
 }
 
 /// The build matrix's row as the run file records it.
-fn run_file_tag(r: &TagStatus) -> record::TagStatus {
+fn run_file_tag(r: &TagBuild) -> record::TagStatus {
     record::TagStatus {
         tag: r.tag.clone(),
         commit: r.commit.clone(),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::compile::{BuildKind, BuildRecord};
 use crate::manifest::TagEntry;
-use crate::matrix::{Status, TagStatus};
+use crate::matrix::{Status, TagBuild};
 use crate::source::{GitRepo, Resolver, Want};
 use crate::terminal::{self, Stream};
 
@@ -98,7 +98,7 @@ fn listing_table(rows: &[TagListing], width: usize) -> String {
 /// What `build` did, one row per tag (and toolchain), with each library's build id (its
 /// folder in the cache; `build --json` gives the full paths) and what LMDB's mtest said of
 /// it. Unavailable tags were summed up apart.
-pub fn build_table(rows: &[TagStatus], width: usize) -> String {
+pub fn build_table(rows: &[TagBuild], width: usize) -> String {
     // Each distinct cause of a tag not built once, in full, as a note under the table.
     let mut causes: Vec<&str> = Vec::new();
     let cells: Vec<Vec<String>> = rows

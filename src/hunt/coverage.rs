@@ -31,7 +31,7 @@ pub struct Missed {
 
 /// `coverage`'s answer; its JSON is a script interface (issue 37's names).
 #[derive(Debug, Clone, Serialize)]
-pub struct Coverage {
+pub struct ChangeCoverage {
     pub a: String,
     pub b: String,
     pub suite: &'static str,
@@ -108,7 +108,7 @@ pub fn build(
     suite: &'static str,
     workloads: &[Workload],
     not_run: Vec<NotRun>,
-) -> Result<Coverage> {
+) -> Result<ChangeCoverage> {
     let (mut files, mut files_a) = (BTreeMap::new(), BTreeMap::new());
     let mut changed = Lines::default();
     let mut missed: BTreeMap<String, usize> = BTreeMap::new();
@@ -126,7 +126,7 @@ pub fn build(
     let mut missed: Vec<Missed> =
         missed.into_iter().map(|(function, changed_lines)| Missed { function, changed_lines }).collect();
     missed.sort_by(|x, y| y.changed_lines.cmp(&x.changed_lines).then_with(|| x.function.cmp(&y.function)));
-    Ok(Coverage {
+    Ok(ChangeCoverage {
         a: a.label.clone(),
         b: b.label.clone(),
         suite,
@@ -139,7 +139,7 @@ pub fn build(
     })
 }
 
-impl Shown for Coverage {
+impl Shown for ChangeCoverage {
     const KIND: &'static str = "lmdb-regress-coverage";
     const SCHEMA: u32 = 2;
 
@@ -172,7 +172,7 @@ impl Shown for Coverage {
     }
 }
 
-impl Coverage {
+impl ChangeCoverage {
     /// The sentence every format says first.
     fn changed_sentence(&self) -> String {
         format!(
@@ -190,7 +190,7 @@ mod tests {
     use crate::report::Format;
     use crate::runner::gcov::FunctionCoverage;
 
-    fn shown(c: &Coverage, f: Format) -> String {
+    fn shown(c: &ChangeCoverage, f: Format) -> String {
         crate::report::render_shown(c, f, &Default::default()).unwrap()
     }
 

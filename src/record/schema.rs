@@ -77,7 +77,7 @@ pub enum BuildStatus {
 }
 
 /// One requested tag in the header. The run file's own type, not the build matrix's
-/// (`matrix::TagStatus`, converted in cmd/run.rs), so the matrix can change without
+/// (`matrix::TagBuild`, converted in cmd/run.rs), so the matrix can change without
 /// changing the file format; the JSON shape is schema 1's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagStatus {

@@ -117,7 +117,7 @@ pub(super) fn profile_path(scratch: &Path, u: &Unit) -> std::path::PathBuf {
 /// per workload of the batch). Parts come in call order; a workload that failed before its
 /// timed call has no part by its function's return, and a line left without a count is a
 /// failure, not a sample without one.
-fn assign_parts(job: &Job, triggers: &[counter::Trigger], lines: &mut [WorkerLine], parts: Vec<counter::Part>) {
+fn assign_parts(job: &Job, triggers: &[counter::Trigger], lines: &mut [WorkerLine], parts: Vec<counter::ProfilePart>) {
     let mut parts = parts.into_iter().peekable();
     for (w, trigger) in job.batch.iter().zip(triggers) {
         let part = parts.next_if(|p| p.trigger == *trigger);

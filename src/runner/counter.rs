@@ -262,7 +262,7 @@ pub fn whole_process_command(program: &Path, args: &[String], out_file: &Path, c
 
 /// One profile part: what dumped it, and the events counted since the previous part.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
+pub struct ProfilePart {
     pub trigger: Trigger,
     pub counts: Counts,
 }
@@ -280,7 +280,7 @@ pub fn remove_profile(out_file: &Path) {
 
 /// The parts `callgrind_command` dumped, in order (`out_file.1`, `.2`, …), each by a
 /// timed function's return or the worker's request.
-pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
+pub fn callgrind_parts(out_file: &Path) -> Result<Vec<ProfilePart>> {
     let mut parts = Vec::new();
     for n in 1.. {
         let path = part_path(out_file, n);
@@ -292,7 +292,7 @@ pub fn callgrind_parts(out_file: &Path) -> Result<Vec<Part>> {
             .lines()
             .find_map(|l| l.strip_prefix("desc: Trigger: ").and_then(Trigger::parse))
             .with_context(|| format!("{} names no workload's trigger", path.display()))?;
-        parts.push(Part { trigger, counts: totals_of(&text, &path)? });
+        parts.push(ProfilePart { trigger, counts: totals_of(&text, &path)? });
     }
     Ok(parts)
 }

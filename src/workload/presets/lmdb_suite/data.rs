@@ -2,7 +2,7 @@
 //! the same seed: keys of 16 decimal digits (db_bench's), values cut from one random pool,
 //! the orders the timed operations visit them in, and what a correct pass leaves.
 
-use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
+use super::declared::{DupWalk, Keys, Options, Shape, SuiteRow, RANGE_FROM};
 use crate::workload::checksum::{checksum_of, Checksum};
 use crate::workload::dataset::SplitMix64;
 
@@ -85,17 +85,17 @@ pub fn order(n: u32, keys: Keys, seed: u64) -> Vec<u32> {
 }
 
 /// How many keys a row's timed operations touch, of `entries`.
-pub fn keys_touched(d: &Declared, entries: u32) -> u32 {
+pub fn keys_touched(d: &SuiteRow, entries: u32) -> u32 {
     (entries / d.share).max(1)
 }
 
 /// DUPFILL/DUPREAD: the keys that hold duplicates.
-pub fn dup_keys(d: &Declared, entries: u32) -> u32 {
+pub fn dup_keys(d: &SuiteRow, entries: u32) -> u32 {
     (keys_touched(d, entries) / d.dups()).max(1)
 }
 
 /// What a correct pass of row `d` leaves (or, for reads, returns), without LMDB.
-pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
+pub fn expected(d: &SuiteRow, entries: u32, seed: u64) -> Checksum {
     let m = keys_touched(d, entries);
     let values = Values::new(seed, d.value);
     let small = Values::new(seed, SMALL_VALUE);
@@ -138,7 +138,7 @@ pub fn expected(d: &Declared, entries: u32, seed: u64) -> Checksum {
 }
 
 /// The checksum of the duplicates of row `d` that `kept(key, duplicate)` keeps.
-fn dups_left(d: &Declared, entries: u32, seed: u64, kept: &dyn Fn(u32, u32) -> bool) -> Checksum {
+fn dups_left(d: &SuiteRow, entries: u32, seed: u64, kept: &dyn Fn(u32, u32) -> bool) -> Checksum {
     let n = dup_keys(d, entries);
     let pairs = (0..n).flat_map(|i| (0..d.dups()).map(move |j| (i, j)));
     let dups: Vec<([u8; KEY], [u8; 8])> =
@@ -148,7 +148,7 @@ fn dups_left(d: &Declared, entries: u32, seed: u64, kept: &dyn Fn(u32, u32) -> b
 
 /// What a DUPREAD row's walk of `keys` keys returns: the count and sum of the duplicates
 /// it visits (COUNT: of each key's count).
-fn dup_read(d: &Declared, keys: u32, seed: u64) -> Checksum {
+fn dup_read(d: &SuiteRow, keys: u32, seed: u64) -> Checksum {
     let sum = |dups: &dyn Fn(u32) -> std::ops::Range<u32>| {
         let visited = (0..keys).flat_map(|i| dups(i).map(move |j| dup(seed, i, j)));
         visited.fold(Checksum { entries: 0, digest: 0 }, |c, d| Checksum {

@@ -167,7 +167,7 @@ pub const RANGE_FROM: u32 = 5;
 
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct SuiteRow {
     pub name: &'static str,
     pub title: &'static str,
     pub shape: Shape,
@@ -182,7 +182,7 @@ pub struct Declared {
     pub about: &'static str,
 }
 
-impl Declared {
+impl SuiteRow {
     /// Whether the row runs on an LMDB of `version`; why not, when not.
     pub fn applies_to(&self, version: (i32, i32, i32)) -> Result<(), NotApplicable> {
         match self.needs() {
@@ -242,17 +242,17 @@ impl Declared {
     }
 }
 
-static DECLARED: LazyLock<Vec<Declared>> = LazyLock::new(|| {
+static DECLARED: LazyLock<Vec<SuiteRow>> = LazyLock::new(|| {
     let rows = TABLE.lines().map(str::trim).filter(|l| l.starts_with("LMDB_WORKLOAD("));
     rows.map(|l| parse_row(l).unwrap_or_else(|e| panic!("harness/lmdb_suite.def: {e}: {l}"))).collect()
 });
 
 /// Every row, in the table's order (the order sections are shown).
-pub fn declared() -> &'static [Declared] {
+pub fn declared() -> &'static [SuiteRow] {
     &DECLARED
 }
 
-fn parse_row(line: &'static str) -> Result<Declared, String> {
+fn parse_row(line: &'static str) -> Result<SuiteRow, String> {
     let inner = line.strip_prefix("LMDB_WORKLOAD(").and_then(|l| l.strip_suffix(')')).ok_or("not one row")?;
     let f = fields(inner)?;
     let [name, title, shape, keys, value, batch, share, options, about] = f[..] else {
@@ -263,7 +263,7 @@ fn parse_row(line: &'static str) -> Result<Declared, String> {
     if share == 0 {
         return Err("share must be at least 1".into());
     }
-    Ok(Declared {
+    Ok(SuiteRow {
         name,
         title: quoted(title)?,
         shape: shape_of(shape)?,
@@ -342,7 +342,7 @@ impl LmdbWorkload {
         (0..declared().len() as u16).map(LmdbWorkload)
     }
 
-    pub fn declared(self) -> &'static Declared {
+    pub fn declared(self) -> &'static SuiteRow {
         &declared()[self.0 as usize]
     }
 
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn a_1_0_option_does_not_apply_before_1_0() {
-        let row = |o: Options| Declared { options: o, ..LmdbWorkload::named("fillRandom").unwrap().declared().clone() };
+        let row = |o: Options| SuiteRow { options: o, ..LmdbWorkload::named("fillRandom").unwrap().declared().clone() };
         assert_eq!(row(Options::default()).applies_to((0, 9, 17)), Ok(()));
         let remap = row(Options::REMAP).applies_to((0, 9, 33)).unwrap_err();
         assert_eq!(remap.to_string(), "not applicable: needs MDB_REMAP_CHUNKS, which LMDB has from 1.0.0");

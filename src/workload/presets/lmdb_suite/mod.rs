@@ -15,8 +15,8 @@ use std::path::Path;
 use anyhow::Result;
 
 pub use declared::LmdbWorkload;
-use declared::{Declared, Options, Shape};
-use ops::{Plan, SETUP_BATCH};
+use declared::{Options, Shape, SuiteRow};
+use ops::{RowOps, SETUP_BATCH};
 use pass::Write;
 
 use super::store::{size_on_disk, walk_checksum};
@@ -30,7 +30,7 @@ use crate::workload::profile_part;
 use crate::workload::{Checksum, WorkloadConfig};
 
 /// How row `d`'s environments are opened.
-pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
+pub fn env_options(d: &SuiteRow, cfg: &WorkloadConfig) -> EnvOptions {
     // Spilling is what LMDB does without MDB_WRITEMAP: a SPILL row goes without it.
     let writemap = (!cfg.no_writemap || d.options.has(Options::WRITEMAP)) && !d.options.has(Options::SPILL);
     let db = match d.shape {
@@ -59,7 +59,7 @@ pub fn env_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
 
 /// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB
 /// opens a fresh lock file for a reader.
-fn copy_options(d: &Declared, cfg: &WorkloadConfig) -> EnvOptions {
+fn copy_options(d: &SuiteRow, cfg: &WorkloadConfig) -> EnvOptions {
     let o = env_options(d, cfg);
     let rdonly = if d.shape == Shape::Copy { sys::MDB_RDONLY } else { 0 };
     EnvOptions { flags: o.flags | rdonly, ..o }
@@ -100,7 +100,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
     let d = w.declared();
     let (a, b, c, _) = ctx.api.version();
     d.applies_to((a, b, c)).map_err(|n| anyhow::anyhow!("{n}"))?;
-    let plan = Plan::new(d, ctx.cfg.entries, ctx.cfg.seed);
+    let plan = RowOps::new(d, ctx.cfg.entries, ctx.cfg.seed);
     let mut out = Outcome::default();
     for _ in 0..ctx.iterations {
         let dir = tempfile::tempdir_in(ctx.scratch)?;
@@ -141,7 +141,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
 }
 
 /// The untimed puts and deletes a pass starts from.
-fn setup(env: &Env, plan: &Plan) -> Result<()> {
+fn setup(env: &Env, plan: &RowOps) -> Result<()> {
     let (w, deletes) = (Write::plain(0), Write::plain(SETUP_BATCH));
     // SAFETY: env is open and idle.
     let r = unsafe {
@@ -155,7 +155,7 @@ fn setup(env: &Env, plan: &Plan) -> Result<()> {
 /// INCREMENTAL's untimed start: a backup (mdb_env_copy2) as of the last transaction, then
 /// the changes; the backup opened with MDB_WRITEMAP, as mdb_env_incr_loadfd needs it, and
 /// the transaction it holds.
-fn backup<'a>(ctx: &Context<'a>, env: &Env, d: &Declared, plan: &Plan, to: &Path) -> Result<(Env<'a>, usize)> {
+fn backup<'a>(ctx: &Context<'a>, env: &Env, d: &SuiteRow, plan: &RowOps, to: &Path) -> Result<(Env<'a>, usize)> {
     let api = env.api;
     // SAFETY: mdb_env_info fills the struct; mdb_env_copy2 and the puts run on an idle env.
     let since = unsafe {
@@ -180,8 +180,8 @@ struct Places<'p, 'a> {
 /// Times the pass; a read's checksum is what it returned, a write's is read after.
 fn timed_pass(
     env: &Env,
-    d: &Declared,
-    plan: &Plan,
+    d: &SuiteRow,
+    plan: &RowOps,
     places: Places,
     counter: Option<&mut PerfCounter>,
 ) -> Result<(u64, Option<u64>, Option<Checksum>)> {
@@ -227,7 +227,7 @@ fn timed_pass(
 }
 
 /// How row `d`'s timed puts or deletes are made.
-fn write_of(d: &Declared) -> Write {
+fn write_of(d: &SuiteRow) -> Write {
     let cursor = d.options.has(Options::CURSOR);
     let flags = if d.options.has(Options::APPEND) {
         sys::MDB_APPEND

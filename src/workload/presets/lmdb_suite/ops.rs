@@ -2,7 +2,7 @@
 //! untimed setup and its timed operations, each a key and a value, in visiting order.
 
 use super::data::{self, dup, key, keys_touched, order, Generation, Values, KEY, SMALL_VALUE};
-use super::declared::{Declared, DupWalk, Keys, Options, Shape, RANGE_FROM};
+use super::declared::{DupWalk, Keys, Options, Shape, SuiteRow, RANGE_FROM};
 
 /// DUPREAD's Range: the data MDB_GET_BOTH_RANGE looks for, below duplicate [`RANGE_FROM`]
 /// of any key and above those before it (a duplicate's first byte is its index).
@@ -38,7 +38,7 @@ impl Ops {
 /// A pass's operations: what is written first (untimed), what is deleted then (untimed),
 /// and what the clock times.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub struct RowOps {
     pub setup_puts: Ops,
     pub setup_deletes: Ops,
     /// The operations the clock times; INCREMENTAL's, the changes made (untimed) after its
@@ -49,11 +49,11 @@ pub struct Plan {
 /// Setup deletes go 1,000 to a transaction.
 pub const SETUP_BATCH: u32 = 1000;
 
-impl Plan {
-    pub fn new(d: &Declared, entries: u32, seed: u64) -> Plan {
+impl RowOps {
+    pub fn new(d: &SuiteRow, entries: u32, seed: u64) -> RowOps {
         let m = keys_touched(d, entries);
         let values = Values::new(seed, d.value);
-        let mut p = Plan::default();
+        let mut p = RowOps::default();
         let each = |ops: &mut Ops, it: &mut dyn Iterator<Item = u32>, g: Generation| {
             it.for_each(|i| ops.push(&key(i, g == Generation::Large), values.of(i, g)))
         };
@@ -121,12 +121,12 @@ impl Plan {
 
 /// DUPFILL with CURSOR: each duplicate, put first by the setup, is rewritten where it is
 /// (MDB_CURRENT).
-pub fn rewrites_in_place(d: &Declared) -> bool {
+pub fn rewrites_in_place(d: &SuiteRow) -> bool {
     d.shape == Shape::DupFill && d.options.has(Options::CURSOR)
 }
 
 /// Every duplicate of row `d`'s keys, in `keys`' order over (key, duplicate) pairs.
-fn dups(ops: &mut Ops, d: &Declared, entries: u32, keys: Keys, seed: u64) {
+fn dups(ops: &mut Ops, d: &SuiteRow, entries: u32, keys: Keys, seed: u64) {
     let (n, per) = (data::dup_keys(d, entries), d.dups());
     for o in order(n * per, keys, seed) {
         ops.push(&key(o / per, false), &dup(seed, o / per, o % per));
@@ -138,8 +138,8 @@ mod tests {
     use super::super::declared::LmdbWorkload;
     use super::*;
 
-    fn plan(name: &str, entries: u32) -> Plan {
-        Plan::new(LmdbWorkload::named(name).unwrap().declared(), entries, 7)
+    fn plan(name: &str, entries: u32) -> RowOps {
+        RowOps::new(LmdbWorkload::named(name).unwrap().declared(), entries, 7)
     }
 
     #[test]
