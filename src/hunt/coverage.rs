@@ -189,6 +189,7 @@ mod tests {
     use super::*;
     use crate::report::Format;
     use crate::runner::gcov::FunctionCoverage;
+    use crate::runner::Label;
 
     fn shown(c: &ChangeCoverage, f: Format) -> String {
         crate::report::render_shown(c, f, &Default::default()).unwrap()
@@ -273,7 +274,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let files = account(&[(1, true)], Vec::new());
         let side = |l: &str| CoveredBuild { label: l.into(), files: &files, sources: sources(dir.path(), l, "a\n") };
-        let failed = NotRun { unit: "B".into(), workload: "write".into(), error: "killed by signal 6".into() };
+        let failed =
+            NotRun { unit: Label::build("B", None), workload: Workload::Write, error: "killed by signal 6".into() };
         let c = build(&side("A"), &side("B"), "lmdbjava", &[Workload::Write], vec![failed]).unwrap();
         let json: serde_json::Value = serde_json::from_str(&shown(&c, Format::Json)).unwrap();
         assert_eq!(

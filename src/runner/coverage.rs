@@ -11,14 +11,15 @@ use anyhow::{bail, Context, Result};
 use super::gcov::{self, FileCoverage};
 use super::job::Job;
 use super::prepare::Ready;
-use super::{RunSpec, Unit};
+use super::{Label, RunSpec, Unit};
 use crate::workload::Workload;
 
 /// A workload whose coverage run failed on a unit: its lines are not counted.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct NotRun {
-    pub unit: String,
-    pub workload: String,
+    #[serde(serialize_with = "crate::record::label::as_text")]
+    pub unit: Label,
+    pub workload: Workload,
     pub error: String,
 }
 
@@ -70,8 +71,8 @@ impl RunSpec {
             std::fs::create_dir_all(&counts).with_context(|| format!("cannot create {}", counts.display()))?;
             let failed: Vec<NotRun> = (self.cover_one(u, &counts).into_iter())
                 .map(|(w, e)| NotRun {
-                    unit: u.label.to_string(),
-                    workload: w.name().to_string(),
+                    unit: u.label.clone(),
+                    workload: w,
                     error: self.failure(u, Some(w), FailureStage::Coverage, e).error,
                 })
                 .collect();
