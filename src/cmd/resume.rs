@@ -23,7 +23,7 @@ const FREE: [&str; 8] = ["resume", "jobs", "git", "summary_json", "fail_on", "wa
 
 /// Refuses the flags given with `--resume` whose value differs from the run file's.
 pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
-    let (asked, recorded) = (Settings::asked(args)?.by_flag(), Settings::recorded(data).by_flag());
+    let (asked, recorded) = (RunSettings::asked(args)?.by_flag(), RunSettings::recorded(data).by_flag());
     let mut differences = Vec::new();
     for id in args.given.iter().filter(|id| !FREE.contains(&id.as_str())) {
         let flag = format!("--{}", id.replace('_', "-"));
@@ -48,7 +48,7 @@ pub fn refuse_contradictions(args: &RunArgs, data: &RunData) -> Result<()> {
 /// type, so both say every setting, each field named as the option that sets it (a test
 /// holds the names to `run`'s options).
 #[derive(Debug, Serialize)]
-struct Settings {
+struct RunSettings {
     tags: Vec<String>,
     workloads: Vec<String>,
     preset: Option<String>,
@@ -79,15 +79,15 @@ struct Settings {
     config: BTreeMap<String, Value>,
 }
 
-impl Settings {
+impl RunSettings {
     /// What the flags ask for.
-    fn asked(args: &RunArgs) -> Result<Settings> {
+    fn asked(args: &RunArgs) -> Result<RunSettings> {
         let args = args.with_instruction_defaults();
         let (workloads, config) = selection(&args)?;
         let manifest = super::manifest()?;
         let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
         let tags = crate::tags::parse_spec(&manifest, &args.tags, git.as_deref())?;
-        Ok(Settings {
+        Ok(RunSettings {
             tags: sorted(tags.iter().map(|w| w.label())),
             workloads: sorted(workloads.iter().map(|w| w.to_string())),
             preset: args.preset.clone(),
@@ -118,7 +118,7 @@ impl Settings {
     }
 
     /// What the run file records.
-    fn recorded(data: &RunData) -> Settings {
+    fn recorded(data: &RunData) -> RunSettings {
         let h = &data.header;
         let p = &h.plan;
         let tags = match &p.shard {
@@ -126,7 +126,7 @@ impl Settings {
             None => data.tags().map(|(_, l)| l.base.clone()).collect(),
         };
         let build = recorded_toolchains(data);
-        Settings {
+        RunSettings {
             tags: sorted(tags.into_iter()),
             workloads: sorted(h.workloads.iter().map(|w| w.to_string())),
             preset: Suite::of(&h.workloads).ok().and_then(Suite::preset).map(|p| p.to_string()),
@@ -296,7 +296,7 @@ mod tests {
         let run = RunArgs::augment_args(clap::Command::new("run"));
         let ids: Vec<String> = run.get_arguments().map(|a| a.get_id().to_string()).collect();
         let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/run-fixed.jsonl"));
-        let settings = Settings::recorded(&crate::record::load(path).unwrap()).by_flag();
+        let settings = RunSettings::recorded(&crate::record::load(path).unwrap()).by_flag();
         let unnamed: Vec<&String> = settings.keys().filter(|k| !ids.contains(k)).collect();
         assert!(unnamed.is_empty(), "settings no option of run sets: {unnamed:?}");
     }

@@ -14,7 +14,7 @@ pub struct Csv;
 /// A cell as the csv crate writes it: empty for none, numbers as serde gives them.
 #[derive(Clone, Serialize)]
 #[serde(untagged)]
-enum Cell {
+enum CsvCell {
     Float(Option<f64>),
     Whole(Option<u64>),
     Text(Option<String>),
@@ -36,17 +36,17 @@ fn key(m: Metric) -> String {
 }
 
 /// A delta's ratio, interval and verdict (with "time only"), as the JSON record has them.
-fn parts(d: Option<&Delta>) -> [Cell; 4] {
+fn parts(d: Option<&Delta>) -> [CsvCell; 4] {
     match d {
-        None => [Cell::Float(None), Cell::Float(None), Cell::Float(None), Cell::Text(None)],
+        None => [CsvCell::Float(None), CsvCell::Float(None), CsvCell::Float(None), CsvCell::Text(None)],
         Some(d) => {
             let c = &d.comparison;
             let verdict = Some(crate::report::cells::verdict(d));
             [
-                Cell::Float(Some(c.ratio)),
-                Cell::Float(c.ci.map(|i| i.lo)),
-                Cell::Float(c.ci.map(|i| i.hi)),
-                Cell::Text(verdict),
+                CsvCell::Float(Some(c.ratio)),
+                CsvCell::Float(c.ci.map(|i| i.lo)),
+                CsvCell::Float(c.ci.map(|i| i.hi)),
+                CsvCell::Text(verdict),
             ]
         }
     }
@@ -76,16 +76,20 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
         for r in &s.ranked {
             let b = s.vs_baseline.iter().find(|b| b.tag == r.tag).and_then(|b| b.vs_baseline.as_ref());
             let x = &r.summary;
-            let text = |t: &str| Cell::Text(Some(t.to_string()));
+            let text = |t: &str| CsvCell::Text(Some(t.to_string()));
             let mut row = vec![text(&s.engine.to_string()), text(&s.workload.to_string()), text(&r.tag.to_string())];
-            row.extend([Cell::Whole(Some(r.rank as u64)), Cell::Whole(Some(x.n as u64)), Cell::Float(Some(x.median))]);
-            row.extend([Cell::Float(x.median_ci.map(|c| c.lo)), Cell::Float(x.median_ci.map(|c| c.hi))]);
-            row.extend([x.mean, x.stddev, x.min, x.max].map(|v| Cell::Float(Some(v))));
-            row.extend(counts.iter().map(|c| Cell::Float(r.per_entry.get(c).copied())));
+            row.extend([
+                CsvCell::Whole(Some(r.rank as u64)),
+                CsvCell::Whole(Some(x.n as u64)),
+                CsvCell::Float(Some(x.median)),
+            ]);
+            row.extend([CsvCell::Float(x.median_ci.map(|c| c.lo)), CsvCell::Float(x.median_ci.map(|c| c.hi))]);
+            row.extend([x.mean, x.stddev, x.min, x.max].map(|v| CsvCell::Float(Some(v))));
+            row.extend(counts.iter().map(|c| CsvCell::Float(r.per_entry.get(c).copied())));
             row.extend(parts(r.vs_fastest.as_ref()));
             row.extend(parts(b));
-            row.extend(counts.iter().map(|c| Cell::Float(b.and_then(|d| d.counts.get(c)).map(|i| i.ratio))));
-            row.extend([Cell::Flag(b.map(|d| d.time_only)), text(m.unit_of(s)), Cell::Float(s.layout_spread)]);
+            row.extend(counts.iter().map(|c| CsvCell::Float(b.and_then(|d| d.counts.get(c)).map(|i| i.ratio))));
+            row.extend([CsvCell::Flag(b.map(|d| d.time_only)), text(m.unit_of(s)), CsvCell::Float(s.layout_spread)]);
             w.serialize(row)?;
         }
     }
@@ -101,9 +105,9 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
 
 /// A summary row of a unit that cannot run the workload: its names, and the baseline
 /// verdict "not applicable".
-fn not_applicable_row(header: &[String], engine: Engine, workload: Workload, tag: &str) -> Vec<Cell> {
-    let text = |t: String| Cell::Text(Some(t));
-    let mut row: Vec<Cell> = header.iter().map(|_| Cell::Text(None)).collect();
+fn not_applicable_row(header: &[String], engine: Engine, workload: Workload, tag: &str) -> Vec<CsvCell> {
+    let text = |t: String| CsvCell::Text(Some(t));
+    let mut row: Vec<CsvCell> = header.iter().map(|_| CsvCell::Text(None)).collect();
     row[..3].clone_from_slice(&[text(engine.to_string()), text(workload.to_string()), text(tag.to_string())]);
     if let Some(at) = header.iter().position(|h| h == "vs_baseline_verdict") {
         row[at] = text("not applicable".into());
@@ -119,12 +123,12 @@ pub fn samples(m: &ReportModel) -> Result<String> {
     header.extend(["checksum", "counted", "layout"].map(String::from));
     w.write_record(header)?;
     for s in &m.samples {
-        let text = |t: String| Cell::Text(Some(t));
-        let mut row = vec![Cell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.unit.to_string())];
-        row.extend([text(s.workload.to_string()), Cell::Whole(Some(s.ns))]);
-        row.extend(counts.iter().map(|c| Cell::Whole(s.total(*c))));
-        row.extend([Cell::Text(s.checksum.map(|c| c.to_string())), Cell::Flag(Some(s.counted))]);
-        row.push(Cell::Whole(s.layout.map(u64::from)));
+        let text = |t: String| CsvCell::Text(Some(t));
+        let mut row = vec![CsvCell::Whole(Some(s.round.into())), text(s.engine.to_string()), text(s.unit.to_string())];
+        row.extend([text(s.workload.to_string()), CsvCell::Whole(Some(s.ns))]);
+        row.extend(counts.iter().map(|c| CsvCell::Whole(s.total(*c))));
+        row.extend([CsvCell::Text(s.checksum.map(|c| c.to_string())), CsvCell::Flag(Some(s.counted))]);
+        row.push(CsvCell::Whole(s.layout.map(u64::from)));
         w.serialize(row)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

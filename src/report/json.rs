@@ -98,7 +98,7 @@ struct FindingsRecord {
 }
 
 #[derive(Serialize)]
-struct Document<'a> {
+struct JsonDocument<'a> {
     schema: u32,
     kind: &'static str,
     unit: &'static str,
@@ -147,7 +147,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
             comparisons: s.deltas().map(|d| ComparisonRecord::of(d, &m.beside)).collect(),
         })
         .collect();
-    let doc = Document {
+    let doc = JsonDocument {
         schema: REPORT_SCHEMA,
         kind: "lmdb-regress-report",
         unit: m.unit.label,

@@ -282,9 +282,9 @@ pub fn ratios(c: &RatioChart) -> Result<String> {
             // Crowded, only the newest tag's figure is written, above its column: the axis
             // gives the others'.
             let figure = match (&upright, p.newest) {
-                (None, _) => Figure::Beside,
-                (Some(_), true) => Figure::Above,
-                (Some(_), false) => Figure::Omitted,
+                (None, _) => SvgFigure::Beside,
+                (Some(_), true) => SvgFigure::Above,
+                (Some(_), false) => SvgFigure::Omitted,
             };
             o.push_str(&point_marks(p, &|y| at(i, y), (ylo, yhi), figure));
             if let Some(r) = p.instructions {
@@ -405,7 +405,7 @@ impl Upright {
 
 /// Where a column's percentage is written.
 #[derive(Clone, Copy, PartialEq)]
-enum Figure {
+enum SvgFigure {
     /// Left of its estimate, above it.
     Beside,
     /// Centred above its interval.
@@ -414,7 +414,7 @@ enum Figure {
 }
 
 /// One column's interval, estimate and percentage, or the reference's own mark at 0%.
-fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64, f64), figure: Figure) -> String {
+fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64, f64), figure: SvgFigure) -> String {
     let label = attr(&p.label);
     let Some(k) = &p.comparison else {
         let (x, y) = at(0.0);
@@ -432,7 +432,7 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
     let colour = hex(&colour);
     let mut o = String::new();
     let (x, y) = at(pct(k.ratio));
-    // The top of what the column draws, above which `Figure::Above` writes.
+    // The top of what the column draws, above which `SvgFigure::Above` writes.
     let mut top_end = y - 6;
     if let Some(ci) = k.ci {
         let (lo, hi) = (pct(ci.lo), pct(ci.hi));
@@ -464,9 +464,9 @@ fn point_marks(p: &RatioPoint, at: &dyn Fn(f64) -> (i32, i32), (ylo, yhi): (f64,
         let _ = writeln!(o, "<circle class=\"time-only\" cx=\"{x}\" cy=\"{y}\" r=\"10\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>");
     }
     let (fx, fy, anchor) = match figure {
-        Figure::Omitted => return o,
-        Figure::Beside => (x - 12, y - 8, "end"),
-        Figure::Above => (x, top_end - 8, "middle"),
+        SvgFigure::Omitted => return o,
+        SvgFigure::Beside => (x - 12, y - 8, "end"),
+        SvgFigure::Above => (x, top_end - 8, "middle"),
     };
     let _ = writeln!(
         o,

@@ -49,7 +49,7 @@ impl FileCoverage {
 }
 
 #[derive(Deserialize)]
-struct Document {
+struct GcovJson {
     files: Vec<GcovFile>,
 }
 
@@ -80,7 +80,7 @@ struct GcovFunction {
 /// by each source file's name without its folder. A line gcov lists twice ran if either did.
 pub fn parse(text: &str) -> Result<BTreeMap<String, FileCoverage>> {
     let mut out: BTreeMap<String, FileCoverage> = BTreeMap::new();
-    for doc in serde_json::Deserializer::from_str(text).into_iter::<Document>() {
+    for doc in serde_json::Deserializer::from_str(text).into_iter::<GcovJson>() {
         for f in doc.context("gcov's output is not the JSON of gcov --json-format")?.files {
             let name = Path::new(&f.file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(f.file);
             let cov = out.entry(name).or_default();

@@ -195,7 +195,7 @@ fn cached_or_compiled(
 }
 
 /// How one run of a program ended.
-enum Ended {
+enum ProgramEnd {
     Exited(ExitStatus, Duration),
     TimedOut,
 }
@@ -228,13 +228,13 @@ impl RunSpec {
         }
         match ran {
             Err(e) => Some(failure(format!("{e:#}"))),
-            Ok((Ended::TimedOut, output)) => {
+            Ok((ProgramEnd::TimedOut, output)) => {
                 Some(failure(format!("it ran beyond {} s and was killed{}", p.timeout_s, tail(&output))))
             }
-            Ok((Ended::Exited(status, _), output)) if !status.success() => {
+            Ok((ProgramEnd::Exited(status, _), output)) if !status.success() => {
                 Some(failure(format!("it {}{}", crate::mtest::how_it_ended(status), tail(&output))))
             }
-            Ok((Ended::Exited(_, took), output)) => {
+            Ok((ProgramEnd::Exited(_, took), output)) => {
                 let ns = match &p.figure {
                     Some(f) if output.counts.is_none() => printed(f, &output),
                     _ => whole_ns(took.as_nanos() as f64, "its run's time"),
@@ -291,7 +291,7 @@ impl RunSpec {
         compiled: &CompiledProgram,
         p: &ProgramRecord,
         scratch: &Path,
-    ) -> Result<(Ended, Output)> {
+    ) -> Result<(ProgramEnd, Output)> {
         let library = u.library.as_deref().context("a program needs a unit that loads a shared library")?;
         let sample = tempfile::Builder::new()
             .prefix(&format!("program-{}-", sanitize(&p.name)))
@@ -337,7 +337,7 @@ impl RunSpec {
 /// it has run `limit`, or at once when `stop` (Ctrl-C) holds. Once the program has ended,
 /// whatever it started is killed too: its group, and every process carrying the sample's
 /// mark in its environment (one that left the group for a session of its own).
-fn timed(cmd: &mut Command, limit: Duration, stop: fn() -> bool) -> std::io::Result<Ended> {
+fn timed(cmd: &mut Command, limit: Duration, stop: fn() -> bool) -> std::io::Result<ProgramEnd> {
     static SAMPLES: AtomicU64 = AtomicU64::new(0);
     // Of one length for every sample: what the program's environment holds does not vary.
     let mark = format!("{:010}-{:020}", std::process::id(), SAMPLES.fetch_add(1, Ordering::Relaxed));
@@ -382,7 +382,7 @@ fn timed(cmd: &mut Command, limit: Duration, stop: fn() -> bool) -> std::io::Res
     let status = child.wait();
     exited?;
     let status = status?;
-    Ok(if killed { Ended::TimedOut } else { Ended::Exited(status, took) })
+    Ok(if killed { ProgramEnd::TimedOut } else { ProgramEnd::Exited(status, took) })
 }
 
 /// Waits for the child `pid` to end without reaping it, so that its process group (which
@@ -618,8 +618,9 @@ mod tests {
     #[test]
     fn a_hang_is_killed_at_its_limit_and_an_exit_is_timed() {
         let ended = timed(Command::new("sleep").arg("5"), Duration::from_millis(200), || false).unwrap();
-        assert!(matches!(ended, Ended::TimedOut));
-        let Ended::Exited(status, took) = timed(&mut Command::new("true"), Duration::from_secs(5), || false).unwrap()
+        assert!(matches!(ended, ProgramEnd::TimedOut));
+        let ProgramEnd::Exited(status, took) =
+            timed(&mut Command::new("true"), Duration::from_secs(5), || false).unwrap()
         else {
             panic!("true ran to its end")
         };
@@ -636,7 +637,7 @@ mod tests {
             p = pids.display()
         );
         let ended = timed(Command::new("sh").args(["-c", &script]), Duration::from_secs(30), || false).unwrap();
-        assert!(matches!(ended, Ended::Exited(s, _) if s.success()));
+        assert!(matches!(ended, ProgramEnd::Exited(s, _) if s.success()));
         let started: Vec<i32> =
             std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.trim().parse().unwrap()).collect();
         assert_eq!(started.len(), 2);

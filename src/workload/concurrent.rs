@@ -72,12 +72,12 @@ pub struct Work {
 
 /// What a crew did in one interval.
 #[derive(Debug, Clone)]
-pub struct Interval {
+pub struct CrewInterval {
     pub readers: Vec<Work>,
     pub writer: Option<Work>,
 }
 
-impl Interval {
+impl CrewInterval {
     /// From the first operation of any thread to the last.
     pub fn span(&self) -> (Instant, Instant) {
         let all = || self.readers.iter().chain(&self.writer);
@@ -208,7 +208,7 @@ impl Running {
     }
 
     /// Opens the crew for `length`, then closes it and waits for every thread to stop.
-    pub fn interval(&self, length: Duration) -> Result<Interval> {
+    pub fn interval(&self, length: Duration) -> Result<CrewInterval> {
         self.signals.reset(self.crew.writer.is_some());
         self.open.wait();
         std::thread::sleep(length);
@@ -223,7 +223,7 @@ impl Running {
             }
         }
         let writer = self.crew.writer.map(|_| done.pop().expect("the writer's slot is last"));
-        Ok(Interval { readers: done, writer })
+        Ok(CrewInterval { readers: done, writer })
     }
 
     /// Ends the crew's threads (their scope joins them).
@@ -241,14 +241,14 @@ pub fn alternate<'a>(
     crews: &[Crew],
     (intervals, length): (u32, Duration),
     mut order: impl FnMut(u32) -> Vec<usize>,
-) -> Result<Vec<Vec<Interval>>> {
+) -> Result<Vec<Vec<CrewInterval>>> {
     let running: Vec<Running> = crews.iter().map(|c| Running::new(*c)).collect();
     std::thread::scope(|scope| {
         // One seed for every crew: each unit's writer overwrites the same keys in the same order.
         for (env, crew) in envs.iter().zip(&running) {
             crew.start(scope, env, 1);
         }
-        let mut out: Vec<Vec<Interval>> = crews.iter().map(|_| Vec::new()).collect();
+        let mut out: Vec<Vec<CrewInterval>> = crews.iter().map(|_| Vec::new()).collect();
         let mut result = Ok(());
         'rounds: for round in 0..intervals {
             for unit in order(round) {
@@ -422,7 +422,7 @@ pub struct CrewFigures {
 
 impl CrewFigures {
     /// The figures of a crew of `readers` readers that ran `intervals`.
-    pub fn of(readers: u32, intervals: &[Interval]) -> CrewFigures {
+    pub fn of(readers: u32, intervals: &[CrewInterval]) -> CrewFigures {
         let mut all = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
         for w in intervals.iter().flat_map(|i| &i.readers) {
             if let Some(h) = &w.latency {

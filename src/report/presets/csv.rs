@@ -8,7 +8,7 @@ use super::{LatencyRow, PresetReport, ResourceRow};
 use crate::report::extras::DataFile;
 
 #[derive(Serialize)]
-struct Latency {
+struct LatencyCsvRow {
     engine: String,
     tag: String,
     cycles: usize,
@@ -22,7 +22,7 @@ struct Latency {
 }
 
 #[derive(Serialize)]
-struct Resources<'a> {
+struct ResourcesCsvRow<'a> {
     engine: String,
     workload: String,
     tag: String,
@@ -41,7 +41,7 @@ fn latency(rows: &[LatencyRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         let l = &r.latency_us;
-        w.serialize(Latency {
+        w.serialize(LatencyCsvRow {
             engine: r.engine.to_string(),
             tag: r.tag.to_string(),
             cycles: l.n,
@@ -61,7 +61,7 @@ fn resources(rows: &[ResourceRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         let f = r.figures.as_ref();
-        w.serialize(Resources {
+        w.serialize(ResourcesCsvRow {
             engine: r.engine.to_string(),
             workload: r.workload.to_string(),
             tag: r.tag.to_string(),

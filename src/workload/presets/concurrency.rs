@@ -15,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::{Context, PresetWorkload};
-use crate::workload::concurrent::{self, Crew, CrewFigures, Interval, ReaderTxn, Writer};
+use crate::workload::concurrent::{self, Crew, CrewFigures, CrewInterval, ReaderTxn, Writer};
 use crate::workload::lmdb::{self, Api, Env};
 use crate::workload::measure::{Figures, Outcome};
 use crate::workload::WorkloadConfig;
@@ -132,7 +132,8 @@ fn pass(
         .collect::<Result<_>>()?;
     let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
     let length = Duration::from_millis(u64::from(cfg.preset.interval_ms));
-    let intervals: Vec<Vec<Interval>> = concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
+    let intervals: Vec<Vec<CrewInterval>> =
+        concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
     let mut out = Vec::new();
     for ((env, d), (m, i)) in envs.iter().zip(&dirs).zip(members.iter().zip(&intervals)) {
         out.push((CrewFigures::of(m.readers, i), env.space(d.path())?));
