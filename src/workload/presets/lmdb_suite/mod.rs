@@ -114,7 +114,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
             Shape::Incremental => Some(backup(ctx, &env, d, &plan, copy.path())?),
             _ => None,
         };
-        let places = Places { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
+        let places = CopyPlaces { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
         let txnid = env.last_txnid()?;
         let mark = Mark::now();
         let (ns, instructions, checksum) = timed_pass(&env, d, &plan, places, counter.as_deref_mut())?;
@@ -171,7 +171,7 @@ fn backup<'a>(ctx: &Context<'a>, env: &Env, d: &SuiteRow, plan: &RowOps, to: &Pa
 
 /// Where a pass's copies go: COPY's and INCREMENTAL's folder, INCREMENTAL's dump file and
 /// its open backup.
-struct Places<'p, 'a> {
+struct CopyPlaces<'p, 'a> {
     copy: &'p Path,
     dump: &'p Path,
     backup: Option<&'p (Env<'a>, usize)>,
@@ -182,7 +182,7 @@ fn timed_pass(
     env: &Env,
     d: &SuiteRow,
     plan: &RowOps,
-    places: Places,
+    places: CopyPlaces,
     counter: Option<&mut PerfCounter>,
 ) -> Result<(u64, Option<u64>, Option<Checksum>)> {
     let api = env.api;
