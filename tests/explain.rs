@@ -201,6 +201,7 @@ fn profile(functions: &[(&str, &str, u64)]) -> lmdb_regress::runner::profiling::
         profile,
         part: Vec::new(),
         instructions: total,
+        ops: None,
     }
 }
 
@@ -214,6 +215,7 @@ fn functions_total(f: &std::collections::BTreeMap<String, lmdb_regress::runner::
 #[test]
 fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
     use lmdb_regress::report::explain::{build, ProfiledBuild};
+    use lmdb_regress::runner::profiling::WorkloadProfile;
     let a =
         [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("memcpy", "libc.c", 90)])];
     let b =
@@ -238,6 +240,12 @@ fn a_function_renamed_between_the_builds_is_one_row_naming_both() {
         [profile(&[("mdb_cursor_put", "mdb.c", 1847), ("mdb_page_search", "mdb.c", 400), ("mdb_new", "mdb.c", 50)])];
     let e = build(&side("A", &a), &side("C", &c), 10, 10, 0);
     assert!(e.workloads[0].functions.iter().all(|f| f.renamed.is_none()), "{:?}", e.workloads[0].functions);
+    // A worker that counted its timed operations apart from the entries (a preset's row):
+    // costs per operation, as `run` and bisect count them.
+    let per_op = || [WorkloadProfile { ops: Some(5), ..profile(&[("mdb_del", "mdb.c", 1847)]) }];
+    let (pa, pb) = (per_op(), per_op());
+    let e = build(&side("A", &pa), &side("B", &pb), 10, 10, 0);
+    assert_eq!((e.workloads[0].per_entry.a, e.workloads[0].functions[0].self_cost.b), (369.4, 369.4));
 }
 
 /// mdb_drop0, which only `mdb_drop` calls: LmdbJava's six never run it, the lmdb suite's

@@ -206,10 +206,13 @@ pub struct ProfiledBuild<'a> {
 /// The explanation of `a` against `b`: every workload both profiled, per entry of
 /// `entries`, with the source listings of the `listed` top functions.
 pub fn build(a: &ProfiledBuild, b: &ProfiledBuild, entries: u32, top: usize, listed: usize) -> Explanation {
-    let per = |v: u64| v as f64 / entries.max(1) as f64;
     let mut workloads = Vec::new();
     for pa in a.profiles {
         let Some(pb) = b.profiles.iter().find(|p| p.workload == pa.workload) else { continue };
+        // Per timed operation, as `run` counts (`Sample::per_op`): an entry, unless the
+        // worker counted its operations apart; both sides ran the same ones.
+        let ops = pa.ops.or(pb.ops).unwrap_or(u64::from(entries));
+        let per = |v: u64| v as f64 / ops.max(1) as f64;
         let (ia, ib) = (ir(&pa.profile), ir(&pb.profile));
         let names: BTreeSet<&String> = pa.profile.functions.keys().chain(pb.profile.functions.keys()).collect();
         let cost = |p: &Profile, name: &str, inclusive: bool, i: Option<usize>| -> f64 {

@@ -23,6 +23,9 @@ pub struct WorkloadProfile {
     pub profile: Profile,
     pub part: Vec<u8>,
     pub instructions: u64,
+    /// The timed operations of its pass, where the worker counts them apart from the
+    /// entries (the presets' rows): the profile's costs are per one of them, as `run`'s are.
+    pub ops: Option<u64>,
 }
 
 /// The valgrind a profile needs: callgrind, whatever counter `run` would choose; with
@@ -137,7 +140,8 @@ impl RunSpec {
             };
             held_to_counts(*w, &profile, counts)?;
             let instructions = counts.get(Event::Ir).unwrap_or_default();
-            out.push(WorkloadProfile { workload: *w, profile, part: raw, instructions });
+            let ops = line.and_then(|l| l.figures.first()).and_then(|f| f.ops);
+            out.push(WorkloadProfile { workload: *w, profile, part: raw, instructions, ops });
         }
         Ok(out)
     }
