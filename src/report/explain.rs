@@ -533,9 +533,10 @@ impl Explanation {
         let mut d = Document::default();
         d.heading(1, format!("explain: {} (A) and {} (B)", self.a, self.b));
         d.para(format!(
-            "Instructions per entry ({} entries), counted in the timed function only, as `run --metric \
-             instructions` counts them. Functions by |self B - self A|; share: each one's part of the \
-             workload's whole B - A.",
+            "Instructions per entry ({} entries; per timed operation where a workload counts its \
+             own, such as a key of duplicates or a copy), counted in the timed function only, as `run \
+             --metric instructions` counts them. Functions by |self B - self A|; share: each one's part \
+             of the workload's whole B - A.",
             self.entries
         ));
         if let Some(c) = &self.caches {
