@@ -251,7 +251,10 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
         Command::SourceDir { tag, git } => cmd::build::source_dir(&tag, git),
         Command::Run(mut args) => {
             args.given = given;
-            cmd::run::run(&args)
+            match args.suite {
+                Some(crate::workload::suite::SuiteChoice::All) => cmd::suites::run(&args),
+                _ => cmd::run::run(&args),
+            }
         }
         Command::Report { file, format, baseline, out_dir, force, metric, gate } => cmd::report::run(
             &file,

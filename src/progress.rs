@@ -13,6 +13,23 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 use crate::terminal::{self, Stream};
 
+/// What every bar and progress line of this process is part of, when a command runs
+/// several jobs of one kind (`run --suite all`: the suite).
+static HEADING: Mutex<Option<String>> = Mutex::new(None);
+
+/// Heads every bar and progress line from now on with `heading` (None: none).
+pub fn set_heading(heading: Option<String>) {
+    *HEADING.lock().unwrap_or_else(|e| e.into_inner()) = heading;
+}
+
+/// `what`, headed as [`set_heading`] says.
+fn headed(what: &str) -> String {
+    match &*HEADING.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(h) => format!("{h}: {what}"),
+        None => what.to_string(),
+    }
+}
+
 /// A bar of `len` steps headed `what`, with the current item as its message.
 pub fn bar(len: u64, what: &str) -> ProgressBar {
     let target = if terminal::is_terminal(Stream::Stderr) {
@@ -20,7 +37,7 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     } else {
         ProgressDrawTarget::hidden()
     };
-    styled(ProgressBar::with_draw_target(Some(len), target), what)
+    styled(ProgressBar::with_draw_target(Some(len), target), &headed(what))
 }
 
 /// `bar` drawn on any terminal-like target (tests draw on one of fixed width).
@@ -115,6 +132,8 @@ impl std::fmt::Display for JobPhase {
 /// What the job last said about itself.
 #[derive(Debug, Clone, Default)]
 struct JobState {
+    /// What the job is part of ([`set_heading`]), said before its phase.
+    heading: Option<String>,
     phase: JobPhase,
     /// Measured rounds done and planned, and when the first of them began (with the
     /// rounds done then, for a resumed run), which the estimate of the last is made from.
@@ -131,7 +150,8 @@ impl Log {
     /// Starts the clock: `budget` is the time the job may take, counted from now.
     pub fn start(phase: JobPhase, budget: Option<Duration>) -> anyhow::Result<Log> {
         let interval = crate::envvars::seconds(crate::envvars::PROGRESS_INTERVAL)?.map(Duration::from_secs);
-        let status = JobState { phase, budget, ..JobState::default() };
+        let heading = HEADING.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let status = JobState { heading, phase, budget, ..JobState::default() };
         let shared = Arc::new(Shared { state: Mutex::new(status), wake: Condvar::new() });
         let started = Instant::now();
         let thread = (!terminal::is_terminal(Stream::Stderr)).then(|| {
@@ -198,7 +218,10 @@ fn tick(shared: &Shared, started: Instant, interval: Duration, out: &mut dyn Wri
 /// "progress: measuring, round 13 of about 83, elapsed 2m30s, budget left 6m30s, 1 unit
 /// failed".
 fn line(s: &JobState, elapsed: Duration, now: Instant) -> String {
-    let mut parts = vec![format!("progress: {}", s.phase)];
+    let mut parts = vec![match &s.heading {
+        Some(h) => format!("progress: {h}: {}", s.phase),
+        None => format!("progress: {}", s.phase),
+    }];
     let left = s.budget.map(|b| b.saturating_sub(elapsed));
     if let Some((done, planned)) = s.rounds {
         parts.push(match (estimate(s, done, planned, left, now), planned) {

@@ -119,21 +119,15 @@ fn report_csv(run: &Path, dir: &Path) -> std::path::PathBuf {
     found.into_iter().find(|p| p.to_string_lossy().ends_with("-summary.csv")).expect("a summary CSV")
 }
 
+/// (A run without the cache simulation says how to take it: tests/lmdb_suite.rs, the long
+/// reader's run.)
 #[test]
-fn a_cache_metric_is_a_metric_of_its_own_and_a_run_without_it_says_how_to_take_it() {
+fn a_cache_metric_is_a_metric_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.jsonl");
     cache_run(&a, &[]);
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&a).args(["--metric", "estimated-cycles"])));
     assert!(md.contains("cycles/entry") && md.contains("Counts of estimated cycles"), "{md}");
-
-    let plain = dir.path().join("plain.jsonl");
-    let mut c = lmdb_regress();
-    c.args(["run", "--tags", "0.9.33", "--metric", "instructions", "--entries", "500", "--workloads", "write"]);
-    run_ok(c.arg("--out").arg(&plain));
-    let o = lmdb_regress().arg("report").arg(&plain).args(["--metric", "d1-misses"]).output().unwrap();
-    let e = stderr(&o);
-    assert!(!o.status.success() && e.contains("no cache simulation") && e.contains("--with-cache"), "{e}");
 }
 
 #[test]

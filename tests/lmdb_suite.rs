@@ -115,15 +115,30 @@ fn space_is_exact_across_rounds_and_layouts() {
 
 /// Counted by instructions, as a counting pass counts, the rows of a unit share one worker;
 /// its closing check counts the last row again alone, which must give the same count: no
-/// row's count depends on the rows before it.
+/// row's count depends on the rows before it. Measured by `run --suite all`: each suite
+/// the workloads name a run of its own, in its own file beside --out, the other said.
 #[test]
 fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
     let tmp = tempfile::tempdir().unwrap();
-    let rows = ["--workloads", "fill100K,overwrite,overwriteReader", "--metric", "instructions"];
-    let s = samples(tmp.path(), "reader", &[&["--tags", "0.9.33", "--entries", "5000"][..], &rows].concat());
-    let text = std::fs::read_to_string(tmp.path().join("reader.jsonl")).unwrap();
-    let check: Value =
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).find(|r: &Value| r["type"] == "check").unwrap();
+    let rows = ["--workloads", "write,fill100K,overwrite,overwriteReader", "--metric", "instructions"];
+    let mut c = lmdb_regress();
+    c.args(["run", "--suite", "all", "--no-coverage", "--tags", "0.9.33", "--entries", "5000", "--out"]);
+    let said = stderr(&run_ok(c.arg(tmp.path().join("reader.jsonl")).args(rows)));
+    assert!(said.contains("concurrency: left out (--workloads write,fill100K"), "{said}");
+    assert!(said.contains("lmdb (2 of 2): measuring into"), "{said}");
+    let lmdbjava = crate::safety::records(&tmp.path().join("reader-lmdbjava.jsonl"));
+    let written: Vec<&Value> = lmdbjava.iter().filter(|r| r["type"] == "sample").collect();
+    assert_eq!((written.len(), &written[0]["workload"]), (1, &Value::from("write")), "{lmdbjava:?}");
+    // A count without the cache simulation says how to take one.
+    let mut report = lmdb_regress();
+    let o = report.arg("report").arg(tmp.path().join("reader-lmdbjava.jsonl")).args(["--metric", "d1-misses"]);
+    let o = o.output().unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("no cache simulation") && e.contains("--with-cache"), "{e}");
+    let lmdb = crate::safety::records(&tmp.path().join("reader-lmdb.jsonl"));
+    assert_eq!(lmdb[0]["config"]["entries"], 5000, "{}", lmdb[0]);
+    let s: Vec<&Value> = lmdb.iter().filter(|r| r["type"] == "sample").collect();
+    let check = lmdb.iter().find(|r| r["type"] == "check").unwrap();
     assert_eq!(check["what"], "rust LMDB_0.9.33 overwriteReader counted twice", "{check}");
     let counted = s.iter().find(|r| r["workload"] == "overwriteReader").unwrap()["counts"]["Ir"].as_u64().unwrap();
     let detail = check["detail"].as_str().unwrap();
@@ -143,11 +158,17 @@ fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
     assert!(pages(&held, "file-size") > pages(&free, "file-size"), "{free} {held}");
 }
 
+/// `run --suite all` refuses, before anything is built, what it cannot split by suite.
 #[test]
-fn the_suite_is_chosen_by_name_and_all_is_a_coverage_choice() {
-    let out = lmdb_regress().args(["run", "--suite", "all", "--tags", "0.9.33"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--suite all: a run holds one suite"), "{}", stderr(&out));
+fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
+    let refused = |args: &[&str], why: &str| {
+        let out = lmdb_regress().args(["run", "--suite", "all", "--tags", "0.9.33"]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    };
+    refused(&["--memory-limit", "256M"], "--memory-limit measures LmdbJava's six: give --suite lmdbjava");
+    refused(&["--resume", "x.jsonl"], "resume each on its own");
+    refused(&["--workloads", "tcRandomWrite"], "tcRandomWrite is tokyo-cabinet's, not of --suite all");
     let both = lmdb_regress().args(["run", "--suite", "lmdb", "--preset", "migrate"]).output().unwrap();
     assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
     let wrong = lmdb_regress()

@@ -528,7 +528,10 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         run_dir,
         rule: crate::stats::family::Rule { min_effect: args.min_effect / 100.0, ..Default::default() },
         fallback,
-        count_entries: if args.given.contains("entries") { cfg.entries } else { super::args::COUNT_ENTRIES },
+        count_entries: match args.given.contains("entries") {
+            true => cfg.entries,
+            false => args.workload.suite().count_entries().unwrap_or(super::args::COUNT_ENTRIES),
+        },
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),

@@ -70,19 +70,10 @@ pub fn run(args: &CoverageArgs) -> Result<()> {
 
 /// The workloads coverage runs, a group per suite with that suite's configuration.
 fn selection(args: &CoverageArgs) -> Result<Vec<(Vec<Workload>, WorkloadConfig)>> {
-    let suites = args.suite.suites();
-    let workloads: Vec<Workload> = match args.workloads.trim() {
-        "all" => suites.iter().flat_map(|s| s.workloads()).collect(),
-        list => Workload::parse_list(list)?,
-    };
-    args.suite.holds(&workloads)?;
     let mut groups = Vec::new();
-    for s in suites {
-        let of: Vec<Workload> = workloads.iter().copied().filter(|w| w.suite() == s).collect();
-        if !of.is_empty() {
-            let config = super::prepare::config_of(&args.env, &args.workload, &of)?;
-            groups.push((of, config));
-        }
+    for (_, of) in args.suite.split(&args.workloads)? {
+        let config = super::prepare::config_of(&args.env, &args.workload, &of)?;
+        groups.push((of, config));
     }
     Ok(groups)
 }

@@ -51,8 +51,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME|list")]
     pub preset: Option<String>,
     /// lmdbjava (LmdbJava's six, the default), lmdb (LMDB's own shapes, the same as
-    /// --preset lmdb) or concurrency (readers beside a writer, with --readers); `lmdb-regress
-    /// workloads` lists each.
+    /// --preset lmdb), concurrency (readers beside a writer, with --readers), or all: each
+    /// of the three a run of its own, one after another over the same tags and builds, into
+    /// its own run file (--out NAME.jsonl: NAME-lmdbjava.jsonl, NAME-lmdb.jsonl,
+    /// NAME-concurrency.jsonl; else run-<date>-SUITE.jsonl in reports/runs), each resumed on
+    /// its own; --time-budget split 2:2:1 among those that run; --workloads and the flags
+    /// only some suites take apply to those, and a suite the flags leave out is said
+    /// (`lmdb-regress workloads` lists each suite's).
     #[arg(long, value_enum, conflicts_with = "preset")]
     pub suite: Option<SuiteChoice>,
     /// rust, c, or rust,c (both, interleaved in the same rounds).
@@ -98,7 +103,8 @@ pub struct RunArgs {
     /// every time delta shows the instruction delta beside it.
     #[arg(long)]
     pub with_instructions: bool,
-    /// Entries of the instruction-counting pass (counts are reported per entry).
+    /// Entries of the instruction-counting pass (counts are reported per entry); default:
+    /// the suite's counting size (LmdbJava's six 100000, the lmdb suite 10000), else 100000.
     #[arg(long, default_value_t = super::args::COUNT_ENTRIES, requires = "with_instructions", value_parser = clap::value_parser!(u32).range(1..))]
     pub count_entries: u32,
     /// Skip the coverage pass after the run (what its workloads execute of the lines that
@@ -183,6 +189,10 @@ pub struct RunArgs {
     /// run for the user; not an option itself). Default: `run --resume`.
     #[arg(skip)]
     pub resume_with: Option<Continue>,
+    /// The run files of the same `run --suite all` measured after this one, each written
+    /// with its header and left to resume after an interruption (set by it; not an option).
+    #[arg(skip)]
+    pub later: Vec<PathBuf>,
 }
 
 /// How a command measuring a run goes on after Ctrl-C, when not by `run --resume FILE`.
@@ -213,8 +223,8 @@ impl RunArgs {
     }
 
     /// Instruction counts are exact: unless told otherwise, count each unit once (one
-    /// round, no warm-up), LmdbJava's workloads at 100k entries; the report gives counts
-    /// per entry.
+    /// round, no warm-up), at the suite's counting size (LmdbJava's six at 100k entries);
+    /// the report gives counts per entry.
     pub(super) fn with_instruction_defaults(&self) -> RunArgs {
         let mut a = self.clone();
         if !self.given.contains("metric") && self.is_concurrency() {
@@ -222,8 +232,8 @@ impl RunArgs {
         }
         if a.metric.is_exact() {
             let default = |id: &str| !self.given.contains(id);
-            if default("entries") && matches!(suite(self), Ok((_, None))) {
-                a.env.entries = Some(super::args::COUNT_ENTRIES);
+            if let Some(n) = self.suite_count_entries().filter(|_| default("entries")) {
+                a.env.entries = Some(n);
             }
             if default("rounds") {
                 a.rounds = 1;
@@ -233,6 +243,22 @@ impl RunArgs {
             }
         }
         a
+    }
+
+    /// The entries of the counting pass of a time run `--with-instructions`: as given, else
+    /// the suite's counting size (or [`super::args::COUNT_ENTRIES`]); at most `entries`.
+    pub(super) fn count_entries_of(&self, entries: u32) -> u32 {
+        let n = match self.given.contains("count_entries") {
+            true => self.count_entries,
+            false => self.suite_count_entries().unwrap_or(self.count_entries),
+        };
+        n.min(entries)
+    }
+
+    /// The counting size of the suite it selects ([`crate::workload::suite::Suite::count_entries`]).
+    fn suite_count_entries(&self) -> Option<u32> {
+        let (workloads, _) = suite(self).ok()?;
+        crate::workload::suite::Suite::of(&workloads).ok()?.count_entries()
     }
 
     /// Whether it runs readers beside a writer (`--suite concurrency`).
@@ -341,7 +367,7 @@ fn suite(args: &RunArgs) -> Result<(Vec<Workload>, Option<Preset>)> {
         Some(Some(preset)) => preset,
         Some(None) => bail!(
             "--suite all: a run holds one suite, so that every comparison is inside one run; \
-             run --suite lmdbjava and --suite lmdb (coverage takes --suite all)"
+             give lmdbjava, lmdb or concurrency here (`run --suite all` measures each as a run of its own)"
         ),
     };
     crate::workload::suite::workloads_of(preset, &args.workloads)

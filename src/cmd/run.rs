@@ -41,28 +41,58 @@ pub fn measure(args: &RunArgs) -> Result<RunData> {
     if let Some(path) = &args.resume {
         return resume(path, args);
     }
-    let args = &args.with_instruction_defaults();
-    // Said before anything is built or measured.
-    if let Some(out) = &args.out {
-        files::refuse_existing(out, Existing::forced(args.force))?;
+    NewRun::create(args)?.measure()
+}
+
+/// A new run whose units are built and whose run file holds its header, not yet measured.
+pub struct NewRun {
+    args: RunArgs,
+    spec: RunSpec,
+    writer: RunWriter,
+}
+
+impl NewRun {
+    /// Builds what `args` ask for and writes the run file's header.
+    pub fn create(args: &RunArgs) -> Result<NewRun> {
+        let args = args.with_instruction_defaults();
+        // Said before anything is built or measured.
+        if let Some(out) = &args.out {
+            files::refuse_existing(out, Existing::forced(args.force))?;
+        }
+        let (spec, header, failures) = new_spec(&args)?;
+        let writer = create_run_file_for(&args, &header, failures)?;
+        Ok(NewRun { args, spec, writer })
     }
-    let (spec, header, failures) = new_spec(args)?;
-    let mut writer = create_run_file_for(args, &header, failures)?;
-    if args.metric.is_exact() {
-        // A program's data is its own.
-        let data = match spec.plan.programs.is_empty() {
-            true => format!("{} entries", spec.config.entries),
-            false => "each program's whole process".to_string(),
-        };
-        eprintln!(
-            "counting {}: {data}, {}, {} at once",
-            args.metric.name(),
-            crate::report::cells::plural(spec.plan.rounds.unwrap_or(1) as usize, "round"),
-            crate::report::cells::plural(spec.jobs, "job")
-        );
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.writer.path
     }
-    let outcome = spec.start(&mut writer)?;
-    finish(&spec, outcome.stopped, &mut writer, &[], args, || Some(coverage_of(args, &spec)))
+
+    /// After an interruption, `later` (run files measured after this one, their headers
+    /// written) are named to resume too.
+    pub fn then_resume(&mut self, later: Vec<PathBuf>) {
+        self.args.later = later;
+    }
+
+    /// Measures the run, then its counting and coverage passes; returns it as saved.
+    pub fn measure(self) -> Result<RunData> {
+        let NewRun { args, spec, mut writer } = self;
+        if args.metric.is_exact() {
+            // A program's data is its own.
+            let data = match spec.plan.programs.is_empty() {
+                true => format!("{} entries", spec.config.entries),
+                false => "each program's whole process".to_string(),
+            };
+            eprintln!(
+                "counting {}: {data}, {}, {} at once",
+                args.metric.name(),
+                crate::report::cells::plural(spec.plan.rounds.unwrap_or(1) as usize, "round"),
+                crate::report::cells::plural(spec.jobs, "job")
+            );
+        }
+        let outcome = spec.start(&mut writer)?;
+        finish(&spec, outcome.stopped, &mut writer, &[], &args, || Some(coverage_of(&args, &spec)))
+    }
 }
 
 /// The specification of the new run `args` ask for, its units built; with its run file's
@@ -121,7 +151,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         iterations: args.iterations,
         min_effect: Some(args.min_effect / 100.0),
         count_entries: ((args.with_instructions || args.with_cache) && !args.metric.is_exact())
-            .then(|| args.count_entries.min(entries)),
+            .then(|| args.count_entries_of(entries)),
         cache_sim: args.with_cache,
         shard,
         control,
@@ -441,7 +471,14 @@ fn interrupted(phase: Phase, path: &std::path::Path, args: &RunArgs) -> anyhow::
         Some(Continue::Again(advice)) => format!("{done}; everything measured is in {path}, {advice}"),
         None => {
             let flags = super::resume::resume_flags(args, args.tags.contains('+'));
-            format!("{done}; everything measured is in {path}; continue with `lmdb-regress run --resume {path}{flags}`")
+            let later: String = args
+                .later
+                .iter()
+                .map(|l| format!(", then `lmdb-regress run --resume {}{flags}`", l.display()))
+                .collect();
+            format!(
+                "{done}; everything measured is in {path}; continue with `lmdb-regress run --resume {path}{flags}`{later}"
+            )
         }
     };
     runner::Interrupted { stage: runner::Stage::Run(phase), then }.into()
@@ -578,19 +615,46 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{}", crate::workload::suite::describe_presets());
         return Ok(());
     }
+    let format = refuse_before_measuring(args)?;
+    let data = measure(args)?;
+    let mut summaries = None;
+    let shown = show(args, &data, format, &mut summaries);
+    if let Some(rows) = summaries {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    }
+    match shown? {
+        Some(outcome) => outcome.conclude(),
+        None => Ok(()),
+    }
+}
+
+/// What `run` refuses before anything is built or measured; the format its report is printed in.
+pub fn refuse_before_measuring(args: &RunArgs) -> Result<crate::report::Format> {
     refuse_confirm_with_resume(args)?;
     refuse_confirm_of_own_code(args)?;
     let format = args.format.unwrap_or(crate::report::Format::Markdown);
     crate::report::stdout_format(&[format])?;
-    let data = measure(args)?;
-    let model = crate::report::model::build(&data, None)?;
+    Ok(format)
+}
+
+/// The gate over the run `data` (when `--fail-on` asks), then its report on stdout in
+/// `format`, or with `--summary-json` its summaries added to `summaries` (the caller
+/// prints them); an error naming every failure when nothing was measured. The gate's
+/// outcome is the caller's to conclude.
+pub fn show(
+    args: &RunArgs,
+    data: &RunData,
+    format: crate::report::Format,
+    summaries: &mut Option<Vec<crate::report::SummaryRow>>,
+) -> Result<Option<gate::GateOutcome>> {
+    let model = crate::report::model::build(data, None)?;
     // The gate before the report, which a pull request's document opens with.
     let outcome = match args.gate.fail_on {
-        Some(fail_on) if !data.samples.is_empty() => Some(gate(args, &data, &model, fail_on)?),
+        Some(fail_on) if !data.samples.is_empty() => Some(gate(args, data, &model, fail_on)?),
         _ => None,
     };
     if args.summary_json {
-        println!("{}", serde_json::to_string_pretty(&crate::report::summary_json(&data))?);
+        summaries.get_or_insert_with(Vec::new).extend(crate::report::summary_json(data));
     } else {
         let github = crate::report::github::Github::of_job(outcome.clone(), data.path.as_slice());
         let text = crate::report::render_with(&model, format, &github)?;
@@ -609,10 +673,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         bail!("no sample was measured; every failure is listed above");
     }
-    match outcome {
-        Some(outcome) => outcome.conclude(),
-        None => Ok(()),
-    }
+    Ok(outcome)
 }
 
 /// `--confirm` measures again with the flags given, which a resumed run does not follow

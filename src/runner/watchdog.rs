@@ -124,6 +124,14 @@ impl Watchdog {
     }
 }
 
+/// Forgets what earlier runs of this process saw (stretches, units that stalled): a run
+/// of another suite starts anew.
+pub fn begin_run() {
+    let mut s = GLOBAL.state();
+    s.slowest.clear();
+    s.hung.clear();
+}
+
 /// Sets the floor of every limit (`--watchdog`).
 pub fn set_floor(floor: Duration) {
     GLOBAL.state().floor = floor;

@@ -14,7 +14,8 @@ use super::{KeyKind, Order, ValueKind, WorkloadConfig};
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct EnvSettings {
     /// Entries of the data (default: the suite's: 1000000 for LmdbJava's workloads, the
-    /// preset's own for a preset, see `run --preset list`).
+    /// preset's own for a preset, see `run --preset list`; a count by instructions takes the
+    /// suite's counting size: 100000 for LmdbJava's, 10000 for the lmdb suite).
     #[arg(long, alias = "preset-entries", value_name = "N")]
     pub entries: Option<u32>,
     /// Map size in bytes (default: the suite's: entries × value size × 32 / 10 as LmdbJava,

@@ -17,6 +17,9 @@ use super::presets::{self, Preset, PresetConfig};
 use super::settings::EnvSettings;
 use super::{dataset, native, session, Checksum, Dataset, Workload, WorkloadConfig};
 
+/// The lmdb suite's counting size: [`Suite::count_entries`].
+pub const LMDB_COUNT_ENTRIES: u32 = 10_000;
+
 /// A set of workloads that share a dataset, a read database and a way to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Suite {
@@ -55,6 +58,11 @@ impl SuiteChoice {
         }
     }
 
+    /// The choice of `suite` alone, where `--suite` can name it.
+    pub fn one(suite: Suite) -> Option<SuiteChoice> {
+        [SuiteChoice::Lmdbjava, SuiteChoice::Lmdb, SuiteChoice::Concurrency].into_iter().find(|c| c.suites() == [suite])
+    }
+
     /// The preset of a one-suite choice (None: LmdbJava's six); None for `all`.
     pub fn single(self) -> Option<Option<Preset>> {
         match self {
@@ -76,6 +84,20 @@ impl SuiteChoice {
             ),
             None => Ok(()),
         }
+    }
+
+    /// The workloads `list` names (`all`: every workload of this choice's suites), a
+    /// group per suite in this choice's order; suites none of whose workloads it names
+    /// are left out, and a name of another suite is refused.
+    pub fn split(self, list: &str) -> Result<Vec<(Suite, Vec<Workload>)>> {
+        let suites = self.suites();
+        let workloads: Vec<Workload> = match list.trim() {
+            "all" => suites.iter().flat_map(|s| s.workloads()).collect(),
+            list => Workload::parse_list(list)?,
+        };
+        self.holds(&workloads)?;
+        let of = |s: &Suite| workloads.iter().copied().filter(|w| w.suite() == *s).collect::<Vec<_>>();
+        Ok(suites.iter().map(|s| (*s, of(s))).filter(|(_, w)| !w.is_empty()).collect())
     }
 
     pub fn name(self) -> &'static str {
@@ -118,6 +140,20 @@ pub enum Verification {
 impl Suite {
     pub const ALL: [Suite; 6] =
         [Suite::LmdbJava, Suite::TokyoCabinet, Suite::OpenGet, Suite::Migrate, Suite::Lmdb, Suite::Concurrency];
+
+    /// The entries a count of its workloads takes unless `--entries` (a time run's
+    /// `--count-entries`) says: counts are exact and given per entry, and callgrind runs
+    /// ~50 times slower than the machine. None: the suite's own default entries.
+    pub fn count_entries(self) -> Option<u32> {
+        match self {
+            Suite::LmdbJava => Some(100_000),
+            // Its rows are whole passes of many shapes, ~18 G instructions a unit at
+            // 100,000 (reports/README.md, "run --suite all"), and four of its DUPSORT rows
+            // overflow valgrind's stack there.
+            Suite::Lmdb => Some(LMDB_COUNT_ENTRIES),
+            Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Concurrency | Suite::Programs => None,
+        }
+    }
 
     /// The preset this suite is, None for LmdbJava's.
     pub fn preset(self) -> Option<Preset> {

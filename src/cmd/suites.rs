@@ -1,0 +1,294 @@
+//! `run --suite all`: each suite of `--suite all` measured as a run of its own, one after
+//! another, over the same tags and builds, each into its own run file, so that every
+//! comparison stays inside one run. Every run file is written with its header before any
+//! is measured: each is resumed on its own (`run --resume FILE`), as any run is.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use super::request::RunArgs;
+use super::run::{self, NewRun};
+use crate::record::{Engine, Metric};
+use crate::report::cells::plural;
+use crate::workload::suite::{Suite, SuiteChoice};
+
+/// One suite's place in the set: its run's flags, or why the flags given leave it out.
+struct Part {
+    suite: Suite,
+    run: Result<RunArgs, String>,
+    /// What of the flags given applies to it otherwise than as given.
+    notes: Vec<String>,
+}
+
+/// How much of `--time-budget` each suite's run is given, in parts of the whole, among the
+/// suites that run: most to the paired shapes, whose comparisons the rounds resolve
+/// (LmdbJava's six and the readers beside a writer pair in chunks); the lmdb suite's rows
+/// run whole, a process per unit and round, so its share buys it its first rounds.
+fn budget_weight(suite: Suite) -> u32 {
+    match suite {
+        Suite::LmdbJava => 2,
+        Suite::Lmdb => 2,
+        Suite::Concurrency => 1,
+        Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => 0,
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    if args.resume.is_some() {
+        bail!("--suite all writes a run file per suite: resume each on its own (`lmdb-regress run --resume FILE`)");
+    }
+    if !args.env.memory_limit.is_empty() {
+        bail!("--memory-limit measures LmdbJava's six: give --suite lmdbjava");
+    }
+    let format = run::refuse_before_measuring(args)?;
+    let parts = parts(args)?;
+    for p in &parts {
+        eprintln!("{}", p.describe());
+    }
+    let runs: Vec<(Suite, RunArgs)> = parts.into_iter().filter_map(|p| p.run.ok().map(|r| (p.suite, r))).collect();
+    if runs.is_empty() {
+        bail!("--suite all: the flags given leave every suite out (see above)");
+    }
+    for (_, r) in &runs {
+        if let Some(out) = &r.out {
+            crate::files::refuse_existing(out, crate::files::Existing::forced(r.force))?;
+        }
+    }
+    let mut created = Vec::new();
+    for (suite, r) in &runs {
+        crate::progress::set_heading(Some(name(*suite).to_string()));
+        created.push(NewRun::create(r)?);
+    }
+    let paths: Vec<PathBuf> = created.iter().map(|c| c.path().to_path_buf()).collect();
+    for (i, new) in created.iter_mut().enumerate() {
+        new.then_resume(paths[i + 1..].to_vec());
+    }
+    measure_each(created, &runs, format)
+}
+
+/// Measures each run in turn, its report printed as `run` prints one; an interruption
+/// ends them all (its message names every file left to resume).
+fn measure_each(created: Vec<NewRun>, runs: &[(Suite, RunArgs)], format: crate::report::Format) -> Result<()> {
+    let mut summaries = None;
+    let mut outcomes = Vec::new();
+    let mut failed = Vec::new();
+    let count = runs.len();
+    for (i, (new, (suite, r))) in created.into_iter().zip(runs).enumerate() {
+        let heading = format!("{} ({} of {count})", name(*suite), i + 1);
+        crate::progress::set_heading(Some(heading.clone()));
+        eprintln!("{heading}: measuring into {}", new.path().display());
+        crate::runner::watchdog::begin_run();
+        let data = new.measure()?;
+        match run::show(r, &data, format, &mut summaries) {
+            Ok(outcome) => outcomes.extend(outcome),
+            Err(e) => {
+                eprintln!("{heading}: {e:#}");
+                failed.push(name(*suite));
+            }
+        }
+    }
+    crate::progress::set_heading(None);
+    if let Some(rows) = summaries {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    }
+    let concluded: Vec<Result<()>> = outcomes.iter().map(|o| o.conclude()).collect();
+    if !failed.is_empty() {
+        bail!("--suite all: the run of {} failed (see above)", failed.join(" and of "));
+    }
+    concluded.into_iter().collect()
+}
+
+/// Each suite of `--suite all` with its run's flags (or why it is left out).
+fn parts(args: &RunArgs) -> Result<Vec<Part>> {
+    let named = SuiteChoice::All.split(&args.workloads)?;
+    let mut parts: Vec<Part> = SuiteChoice::All.suites().into_iter().map(|s| part(args, s, &named)).collect();
+    let total: u32 = parts.iter().filter(|p| p.run.is_ok()).map(|p| budget_weight(p.suite)).sum();
+    for p in &mut parts {
+        if let (Ok(r), Some(budget)) = (&mut p.run, args.time_budget) {
+            let share = budget.as_secs_f64() * f64::from(budget_weight(p.suite)) / f64::from(total.max(1));
+            r.time_budget = Some(Duration::from_secs_f64(share.max(1.0)));
+        }
+    }
+    Ok(parts)
+}
+
+/// `suite`'s part: the flags given, as they apply to it.
+fn part(args: &RunArgs, suite: Suite, named: &[(Suite, Vec<crate::workload::Workload>)]) -> Part {
+    let mut notes = Vec::new();
+    let run = left_out(args, suite, named).map_or_else(|| Ok(own_args(args, suite, named, &mut notes)), Err);
+    Part { suite, run, notes }
+}
+
+/// Why the flags given leave `suite` out, if they do.
+fn left_out(args: &RunArgs, suite: Suite, named: &[(Suite, Vec<crate::workload::Workload>)]) -> Option<String> {
+    let given = |id: &str| args.given.contains(id);
+    let crew = suite == Suite::Concurrency;
+    if !named.iter().any(|(s, _)| *s == suite) {
+        return Some(format!("--workloads {} names none of its workloads", args.workloads));
+    }
+    if given("metric") && crew && args.metric.is_exact() && !args.metric.is_space() {
+        return Some(format!(
+            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, time or a space metric",
+            args.metric
+        ));
+    }
+    if !crew && args.metric.is_crew() {
+        return Some(format!("--metric {} is a figure of readers beside a writer", args.metric));
+    }
+    if crew && args.engine == [Engine::C] {
+        return Some("--engine c: the C twin has no reader threads".into());
+    }
+    if crew && args.env.sync_axis().is_some() {
+        return Some("--sync with several modes: readers beside a writer take one".into());
+    }
+    None
+}
+
+/// The flags of `suite`'s own run: its workloads, its own file, and the flags only some
+/// suites take applied to those (each said in `notes`).
+fn own_args(
+    args: &RunArgs,
+    suite: Suite,
+    named: &[(Suite, Vec<crate::workload::Workload>)],
+    notes: &mut Vec<String>,
+) -> RunArgs {
+    let mut r = args.clone();
+    r.suite = SuiteChoice::one(suite);
+    if args.given.contains("workloads") {
+        let of = named.iter().find(|(s, _)| *s == suite).map(|(_, w)| w.as_slice()).unwrap_or_default();
+        r.workloads = of.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",");
+    }
+    let mut drop_given = |id: &str, note: &str| {
+        if r.given.remove(id) {
+            notes.push(note.to_string());
+        }
+    };
+    if suite != Suite::Concurrency {
+        drop_given("readers", "--readers: concurrency's only");
+        r.readers = RunArgs::defaults().readers;
+    }
+    if suite == Suite::Lmdb && args.pairing.pairing == crate::record::Pairing::Chunks {
+        drop_given("pairing", "--pairing chunks: its rows run whole, a process per unit");
+        drop_given("chunk", "--chunk: its rows run whole, a process per unit");
+    }
+    if suite == Suite::Concurrency && args.engine.contains(&Engine::C) {
+        r.engine = vec![Engine::Rust];
+        notes.push("--engine: the rust engine only (the C twin has no reader threads)".into());
+    }
+    let (dir, stem) = match &args.out {
+        Some(out) => (out.parent().map(Path::to_path_buf).unwrap_or_default(), stem_of(out)),
+        None => args.default_out.clone().unwrap_or_else(|| super::prepare::default_out("run")),
+    };
+    let name = format!("{stem}-{}", name(suite));
+    match &args.out {
+        Some(_) => r.out = Some(dir.join(format!("{name}.jsonl"))),
+        None => r.default_out = Some((dir, name)),
+    }
+    r
+}
+
+/// The suite as `--suite` names it.
+fn name(suite: Suite) -> &'static str {
+    SuiteChoice::one(suite).map_or(suite.name(), SuiteChoice::name)
+}
+
+/// `NAME` of `--out NAME.jsonl` (or of `--out NAME`).
+fn stem_of(out: &Path) -> String {
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => out.file_stem(),
+        _ => out.file_name(),
+    }
+    .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+impl Part {
+    /// "lmdb: 86 workloads; 10000 entries; instructions; into reports/runs/NAME-lmdb.jsonl".
+    fn describe(&self) -> String {
+        let r = match &self.run {
+            Err(why) => return format!("{}: left out ({why})", name(self.suite)),
+            Ok(r) => r.with_instruction_defaults(),
+        };
+        let mut parts = match super::request::selection(&r) {
+            Ok((w, config)) => vec![plural(w.len(), "workload"), format!("{} entries", config.entries)],
+            Err(e) => vec![format!("{e:#}")],
+        };
+        parts.push(if r.metric == Metric::Time { "time".to_string() } else { r.metric.to_string() });
+        if let Some(b) = r.time_budget {
+            parts.push(format!("budget {}", humantime::format_duration(Duration::from_secs(b.as_secs()))));
+        }
+        let file = match (&r.out, &r.default_out) {
+            (Some(out), _) => out.display().to_string(),
+            (None, Some((dir, stem))) => dir.join(format!("{stem}.jsonl")).display().to_string(),
+            (None, None) => "a new run file".into(),
+        };
+        parts.push(format!("into {file}"));
+        parts.extend(self.notes.iter().cloned());
+        format!("{}: {}", name(self.suite), parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts_of(flags: &[&str]) -> Vec<Part> {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            args: RunArgs,
+        }
+        let matches = <Run as clap::CommandFactory>::command()
+            .try_get_matches_from(std::iter::once("run").chain(flags.iter().copied()))
+            .unwrap();
+        let mut args = <Run as clap::FromArgMatches>::from_arg_matches(&matches).unwrap().args;
+        args.given = matches
+            .ids()
+            .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+            .map(|id| id.to_string())
+            .collect();
+        parts(&args).unwrap()
+    }
+
+    /// Each suite its own file beside `--out`, the budget split 2:2:1, and the flags only
+    /// some suites take applied to those, each said.
+    #[test]
+    fn each_suite_is_a_run_of_its_own_with_the_flags_it_takes() {
+        let flags = ["--suite", "all", "--out", "d/NAME.jsonl", "--time-budget", "10m", "--readers", "2"];
+        let parts = parts_of(&[&flags[..], &["--engine", "rust,c", "--chunk", "500"]].concat());
+        let runs: Vec<&RunArgs> = parts.iter().map(|p| p.run.as_ref().unwrap()).collect();
+        let outs: Vec<&str> = runs.iter().map(|r| r.out.as_ref().unwrap().to_str().unwrap()).collect();
+        assert_eq!(outs, ["d/NAME-lmdbjava.jsonl", "d/NAME-lmdb.jsonl", "d/NAME-concurrency.jsonl"]);
+        let budgets: Vec<u64> = runs.iter().map(|r| r.time_budget.unwrap().as_secs()).collect();
+        assert_eq!(budgets, [240, 240, 120]);
+        let suites: Vec<Option<SuiteChoice>> = runs.iter().map(|r| r.suite).collect();
+        assert_eq!(suites, [Some(SuiteChoice::Lmdbjava), Some(SuiteChoice::Lmdb), Some(SuiteChoice::Concurrency)]);
+        assert_eq!((runs[0].readers.as_slice(), runs[2].readers.as_slice()), (&[1][..], &[2][..]));
+        assert!(!runs[0].given.contains("readers") && runs[2].given.contains("readers"));
+        assert_eq!((runs[0].engine.len(), runs[2].engine.as_slice()), (2, &[Engine::Rust][..]));
+        assert!(runs[0].given.contains("chunk") && !runs[1].given.contains("chunk"));
+        assert_eq!(
+            parts[1].notes,
+            ["--readers: concurrency's only", "--chunk: its rows run whole, a process per unit"]
+        );
+        let said = parts[2].describe();
+        assert!(!said.contains("--readers") && said.contains("the rust engine only"), "{said}");
+        assert!(parts[0].describe().contains("--readers: concurrency's only"), "{}", parts[0].describe());
+    }
+
+    /// A suite the flags leave out is said, and the budget is split among the others.
+    #[test]
+    fn a_suite_the_flags_leave_out_is_said_and_takes_no_budget() {
+        let flags = ["--suite", "all", "--metric", "instructions", "--workloads", "write,fillRandom"];
+        let parts = parts_of(&[&flags[..], &["--time-budget", "5m"]].concat());
+        let why = parts[2].run.as_ref().unwrap_err();
+        assert!(why.contains("names none of its workloads"), "{why}");
+        let lmdb = parts[1].run.as_ref().unwrap();
+        assert_eq!((lmdb.workloads.as_str(), lmdb.time_budget.unwrap().as_secs()), ("fillRandom", 150));
+        let instructions = parts_of(&["--suite", "all", "--metric", "instructions"]);
+        let why = instructions[2].run.as_ref().unwrap_err();
+        assert!(why.contains("readers beside a writer are measured by reader-ops"), "{why}");
+        assert!(instructions[2].describe().starts_with("concurrency: left out (--metric instructions"));
+    }
+}
