@@ -4,6 +4,7 @@
 //! content by [`content`] (tables, charts, and the [`csv`] files), which every format
 //! renders; JSON carries the rows as they are.
 
+pub mod commits;
 pub mod content;
 pub mod crew;
 pub mod csv;
@@ -14,6 +15,7 @@ use serde::Serialize;
 
 use crate::record::label::{as_text, Label};
 use crate::record::{Engine, FailureCause, RunData, Sample};
+use crate::report::extras::{Cell, ExtraTable};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
 use crate::workload::presets::{self, Preset, PresetWorkload};
@@ -32,6 +34,9 @@ pub struct PresetReport {
     /// Readers beside a writer (`--suite concurrency`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub crews: Vec<crew::CrewRow>,
+    /// Time per commit of the lmdb suite's write rows (`--sync` time runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<commits::CommitRow>,
 }
 
 /// open-get on one tag and engine: every cycle of every round pooled.
@@ -92,6 +97,7 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
         latency: if preset == Preset::OpenGet { latency_rows(&groups) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
         crews: if preset == Preset::Concurrency { crew::rows(&groups) } else { Vec::new() },
+        commits: if preset == Preset::Lmdb { commits::rows(&groups) } else { Vec::new() },
     })
 }
 
@@ -101,6 +107,27 @@ fn sorted<T>(mut rows: Vec<T>, key: impl Fn(&T) -> (Engine, Workload, &Label)) -
         (x.0, x.1, x.2.release_key()).cmp(&(y.0, y.1, y.2.release_key()))
     });
     rows
+}
+
+/// One table per workload and engine of `rows` (sorted by them), headed by the workload's
+/// title: each of `columns`, and each row's `cells`.
+fn tables_by_workload<R>(
+    rows: &[R],
+    key: impl Fn(&R) -> (Engine, Workload),
+    columns: &[&str],
+    cells: impl Fn(&R) -> Vec<Cell>,
+    heading: &dyn Fn(Engine, &str) -> String,
+) -> Vec<ExtraTable> {
+    let mut keys: Vec<(Engine, Workload)> = rows.iter().map(&key).collect();
+    keys.dedup();
+    keys.into_iter()
+        .map(|(e, w)| ExtraTable {
+            heading: heading(e, w.title()),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: rows.iter().filter(|r| key(r) == (e, w)).map(&cells).collect(),
+            chart: None,
+        })
+        .collect()
 }
 
 fn median_of(xs: impl Iterator<Item = f64>) -> Option<f64> {
