@@ -101,7 +101,8 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
 }
 
 /// Both engines in one paired run: each engine's units share a process of their own, and
-/// every sample of either engine carries its chunks.
+/// every sample of either engine carries its chunks; the Rust engine's, its timed chunks'
+/// major faults too (the C twin reads none).
 #[test]
 fn rust_and_c_units_each_run_in_paired_rounds() {
     let args =
@@ -112,6 +113,7 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
         let of: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
         assert_eq!(of.len(), 12, "two tags, six workloads on {engine}");
         assert!(of.iter().all(|s| s["chunks_ns"].as_array().is_some_and(|c| c.len() == 4)), "{engine}: {of:?}");
+        assert!(of.iter().all(|s| s["major_faults"].is_u64() == (engine == "rust")), "{engine}: {of:?}");
     }
 }
 
