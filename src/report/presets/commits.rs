@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{sorted, Key, PresetReport};
 use crate::record::label::Label;
 use crate::record::{Engine, Sample};
-use crate::report::extras::{Cell, ExtraPart};
+use crate::report::extras::{Cell, ExtraPart, ExtraTable};
 use crate::stats::latency::{latency_of_counts, Latency};
 use crate::workload::Workload;
 
@@ -50,7 +50,7 @@ fn row((engine, workload, tag): &Key, ss: &[&Sample]) -> Option<CommitRow> {
 /// The part every format shows: a table per write row (and engine, when several).
 pub(super) fn part(p: &PresetReport, heading: &dyn Fn(Engine, &str) -> String) -> ExtraPart {
     let columns = ["LMDB Tag", "commits", "p50 us", "p99 us", "max us", "mean us"];
-    let tables = super::tables_by_workload(&p.commits, |r| (r.engine, r.workload), &columns, cells, heading);
+    let tables = ExtraTable::by_workload(&p.commits, |r| (r.engine, r.workload), &columns, cells, heading);
     ExtraPart {
         title: "Time per commit".into(),
         about: "Each mdb_txn_commit of every timed pass, its syncs included, pooled per tag over its \

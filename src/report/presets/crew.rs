@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{median_of, sorted, Key, PresetReport};
 use crate::record::label::Label;
 use crate::record::{Engine, Sample};
-use crate::report::extras::{Cell, ExtraPart};
+use crate::report::extras::{Cell, ExtraPart, ExtraTable};
 use crate::stats::latency::{latency_of_counts, Latency};
 use crate::workload::Workload;
 
@@ -71,7 +71,7 @@ fn row((engine, workload, tag): &Key, ss: &[&Sample]) -> Option<CrewRow> {
 /// The part every format shows: a table per workload (and engine, when several).
 pub(super) fn part(p: &PresetReport, heading: &dyn Fn(Engine, &str) -> String) -> ExtraPart {
     let columns = ["LMDB Tag", "gets/s", "gets/s a reader", "vs 1 reader", "puts/s", "get p50 ns", "p99 ns", "max ns"];
-    let tables = super::tables_by_workload(&p.crews, |r| (r.engine, r.workload), &columns, cells, heading);
+    let tables = ExtraTable::by_workload(&p.crews, |r| (r.engine, r.workload), &columns, cells, heading);
     ExtraPart {
         title: "Readers beside a writer: throughput and latency".into(),
         about: "Medians over each tag's samples: gets per second by all its readers and by one reader \

@@ -15,7 +15,6 @@ use serde::Serialize;
 
 use crate::record::label::{as_text, Label};
 use crate::record::{Engine, FailureCause, RunData, Sample};
-use crate::report::extras::{Cell, ExtraTable};
 use crate::stats::latency::{self, Latency};
 use crate::stats::median;
 use crate::workload::presets::{self, Preset, PresetWorkload};
@@ -107,27 +106,6 @@ fn sorted<T>(mut rows: Vec<T>, key: impl Fn(&T) -> (Engine, Workload, &Label)) -
         (x.0, x.1, x.2.release_key()).cmp(&(y.0, y.1, y.2.release_key()))
     });
     rows
-}
-
-/// One table per workload and engine of `rows` (sorted by them), headed by the workload's
-/// title: each of `columns`, and each row's `cells`.
-fn tables_by_workload<R>(
-    rows: &[R],
-    key: impl Fn(&R) -> (Engine, Workload),
-    columns: &[&str],
-    cells: impl Fn(&R) -> Vec<Cell>,
-    heading: &dyn Fn(Engine, &str) -> String,
-) -> Vec<ExtraTable> {
-    let mut keys: Vec<(Engine, Workload)> = rows.iter().map(&key).collect();
-    keys.dedup();
-    keys.into_iter()
-        .map(|(e, w)| ExtraTable {
-            heading: heading(e, w.title()),
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            rows: rows.iter().filter(|r| key(r) == (e, w)).map(&cells).collect(),
-            chart: None,
-        })
-        .collect()
 }
 
 fn median_of(xs: impl Iterator<Item = f64>) -> Option<f64> {
