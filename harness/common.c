@@ -84,6 +84,8 @@ static int flag(struct settings *s, const char *a) {
     else if (!strcmp(a, "--sync") || !strcmp(a, "--sync=sync")) s->sync = SYNC_ALL;
     else if (!strcmp(a, "--sync=nometasync")) s->sync = SYNC_DATA;
     else if (!strcmp(a, "--sync=nosync")) s->sync = SYNC_NONE;
+    else if (!strcmp(a, "--readahead=on")) s->nordahead = 0;
+    else if (!strcmp(a, "--readahead=off")) s->nordahead = 1;
     else if (!strcmp(a, "--migrate-append")) s->append = 1;
     else return 0;
     return 1;
@@ -184,8 +186,9 @@ const struct suite *suite_of(const struct suite *const *all, size_t n, const cha
 
 /* ---- environments ---- */
 
-unsigned env_flags(int writemap, int sync) {
-    return (writemap ? MDB_WRITEMAP : 0) | (sync == SYNC_NONE ? MDB_NOSYNC : sync == SYNC_DATA ? MDB_NOMETASYNC : 0);
+unsigned env_flags(int writemap, int sync, int nordahead) {
+    return (writemap ? MDB_WRITEMAP : 0) | (sync == SYNC_NONE ? MDB_NOSYNC : sync == SYNC_DATA ? MDB_NOMETASYNC : 0) |
+           (nordahead ? MDB_NORDAHEAD : 0);
 }
 
 void remove_env_dir(const char *dir) {

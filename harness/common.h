@@ -19,10 +19,11 @@
 struct settings {
     const char *dir, *scratch, *workloads;
     unsigned iterations;
-    /* every suite's: --entries, --map-size, --writemap / --no-writemap, --sync[=MODE] */
+    /* every suite's: --entries, --map-size, --writemap / --no-writemap, --sync[=MODE],
+     * --readahead=on|off */
     uint32_t entries;
     uint64_t map_size;
-    int have_entries, writemap, sync;
+    int have_entries, writemap, sync, nordahead;
     /* LmdbJava's data; the seed is the presets' too */
     uint32_t value_size;
     int str_keys, random_order, random_values;
@@ -64,8 +65,9 @@ struct env { MDB_env *env; MDB_dbi dbi; };
 
 /* How commits are made durable (--sync=MODE): nosync, nometasync, sync. */
 enum { SYNC_NONE = 0, SYNC_ALL = 1, SYNC_DATA = 2 };
-/* mdb_env_open's flags: MDB_WRITEMAP with writemap, and sync's (MDB_NOSYNC, MDB_NOMETASYNC). */
-unsigned env_flags(int writemap, int sync);
+/* mdb_env_open's flags: MDB_WRITEMAP with writemap, sync's (MDB_NOSYNC, MDB_NOMETASYNC),
+ * and MDB_NORDAHEAD with nordahead. */
+unsigned env_flags(int writemap, int sync, int nordahead);
 /* Opens the environment in dir and its database, creating both unless flags has
  * MDB_RDONLY: "db" with db_flags as LmdbJava opens it (one named database, two readers)
  * when `named`, else the unnamed one. On failure *call names the call, the environment

@@ -628,7 +628,7 @@ static int set_1_0(MDB_env *env, const char **call) {
 
 static int open_with(const struct row *r, const char *dir, unsigned more, struct env *e, const char **call) {
     /* mod.rs's env_options: spilling is what LMDB does without MDB_WRITEMAP. */
-    unsigned flags = env_flags((P.writemap || (r->options & WRITEMAP)) && !(r->options & SPILL), P.sync) | more;
+    unsigned flags = env_flags((P.writemap || (r->options & WRITEMAP)) && !(r->options & SPILL), P.sync, P.nordahead) | more;
     unsigned db = (r->shape == DUPFILL || r->shape == DUPREAD || r->shape == DUPDELETE) ? MDB_DUPSORT | (r->options & DUPFIXED ? MDB_DUPFIXED : 0) : 0;
 #if MDB_VERSION_MAJOR >= 1
     if (r->options & REMAP) flags |= MDB_REMAP_CHUNKS;

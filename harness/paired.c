@@ -184,7 +184,7 @@ static void *load(const char *library, const char *version, struct api *a, char 
 
 static int open_env(const struct api *a, const struct settings *c, const char *dir, unsigned extra, struct env *e,
                     const char **call) {
-    unsigned flags = env_flags(c->writemap, c->sync) | extra;
+    unsigned flags = env_flags(c->writemap, c->sync, c->nordahead) | extra;
     int rc, rdonly = (extra & MDB_RDONLY) != 0;
     MDB_txn *txn;
     if ((rc = a->mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }

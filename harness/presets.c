@@ -31,7 +31,7 @@
 static struct settings P;
 
 /* How every preset environment is opened: the unnamed database (store.rs). */
-static unsigned preset_flags(void) { return env_flags(P.writemap, P.sync); }
+static unsigned preset_flags(void) { return env_flags(P.writemap, P.sync, P.nordahead); }
 
 static int preset_open(const char *dir, unsigned flags, struct env *e, const char **call) {
     return env_open(dir, P.map_size, flags, 0, 0, e, call);

@@ -9,7 +9,8 @@
  *   lmdb-harness-c verify --dir D --workloads LIST [config]
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
- * config: --entries N --map-size M --writemap|--no-writemap [--sync[=nometasync|sync]] --value-size V
+ * config: --entries N --map-size M --writemap|--no-writemap [--sync[=nometasync|sync]] [--readahead=on|off]
+ *         --value-size V
  *         --keys int|str16 --order seq|random --values fixed|random --seed S, and the
  *         presets' own (common.h)
  */
@@ -36,7 +37,7 @@
 
 /* LmdbJava's environment: the database "db", MDB_INTEGERKEY for integer keys. */
 static int lmdbjava_open(const struct settings *c, const char *dir, struct env *e, const char **call) {
-    return env_open(dir, c->map_size, env_flags(c->writemap, c->sync), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
+    return env_open(dir, c->map_size, env_flags(c->writemap, c->sync, c->nordahead), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
 }
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */

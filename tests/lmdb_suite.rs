@@ -371,17 +371,19 @@ fn a_1_0_option_asked_of_a_0_9_unit_is_not_applicable_in_every_format() {
 /// Under each sync mode, a commit's syncs are exact and LMDB's: MDB_NOSYNC none,
 /// MDB_NOMETASYNC the data's fdatasync, full sync that and the meta page's write through
 /// its O_DSYNC descriptor; one put a transaction or 1,000, the same in both engines, and a
-/// metric of the report.
+/// metric of the report. Both engines open them with MDB_NORDAHEAD when asked (no
+/// readahead changes what a commit writes), which the run file and report record. The Rust
+/// engine times each commit, and the report shows their percentiles.
 #[test]
 fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     let tmp = tempfile::tempdir().unwrap();
     let workloads = "fillRandomEach,fillRandom";
     let flags =
-        ["--tags", "0.9.33", "--workloads", workloads, "--sync", "nosync,nometasync,sync", "--engine", "rust,c"];
+        ["--tags", "0.9.33", "--workloads", workloads, "--sync", "nosync,nometasync,sync", "--readahead", "off"];
     let s = samples(
         tmp.path(),
         "sync",
-        &[&flags[..], &["--rounds", "1", "--entries", "500", "--layouts", "fixed"]].concat(),
+        &[&flags[..], &["--engine", "rust,c", "--rounds", "1", "--entries", "500", "--layouts", "fixed"]].concat(),
     );
     // fillRandomEach: a tenth of the keys, one put a commit; fillRandom: 1,000 puts a commit.
     let commits = BTreeMap::from([("fillRandomEach", 50), ("fillRandom", 1)]);
@@ -399,6 +401,10 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
             (Some(commits[w]), Some(per * commits[w]))
         );
         assert!(x["io"]["bytes"].as_u64().unwrap() >= 4096 * commits[w], "{x}");
+        // The Rust engine's timed passes time each commit; the C twin and a count do not.
+        let buckets = x["figures"]["commit_ns"].as_array().cloned().unwrap_or_default();
+        let timed: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(timed, if x["engine"] == "rust" && x["counted"] != true { commits[w] } else { 0 }, "{x}");
         io.entry((tag.into(), w.into())).or_default().push(x["io"].clone());
     }
     assert_eq!(io.len(), 6, "{io:?}");
@@ -407,4 +413,8 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
         lmdb_regress().args(["report", "--metric", "syncs-per-commit"]).arg(tmp.path().join("sync.jsonl")),
     ));
     assert!(md.contains("| syncs/commit |") && md.contains("`LMDB_0.9.33 [nometasync]` | 1.000"), "{md}");
+    assert!(md.contains("MDB_NORDAHEAD"), "{md}");
+    assert!(md.contains("Time per commit") && md.contains("| LMDB Tag | commits | p50 us | p99 us |"), "{md}");
+    let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
+    assert!(header.lines().next().unwrap().contains(r#""nordahead":true"#), "{header}");
 }

@@ -101,7 +101,8 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
 }
 
 /// Both engines in one paired run: each engine's units share a process of their own, and
-/// every sample of either engine carries its chunks.
+/// every sample of either engine carries its chunks; the Rust engine's, its timed chunks'
+/// major faults too (the C twin reads none).
 #[test]
 fn rust_and_c_units_each_run_in_paired_rounds() {
     let args =
@@ -112,6 +113,7 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
         let of: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
         assert_eq!(of.len(), 12, "two tags, six workloads on {engine}");
         assert!(of.iter().all(|s| s["chunks_ns"].as_array().is_some_and(|c| c.len() == 4)), "{engine}: {of:?}");
+        assert!(of.iter().all(|s| s["major_faults"].is_u64() == (engine == "rust")), "{engine}: {of:?}");
     }
 }
 
@@ -119,10 +121,12 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
 /// unit and round, its pass whole, and a plan that says so. Its passes' major faults are
 /// read; under `--memory-limit` (where the host can hold a process to one) each unit's
 /// label and the header record the limit, and where it cannot the run is refused, saying why.
+/// `--readahead on,off` is an axis: each unit both ways, labelled and declared by it.
 #[test]
 fn pairing_process_keeps_one_worker_per_unit() {
     use lmdb_regress::runner::memlimit::{Controller, Limited, Refusal};
-    let args = ["--tags", "0.9.18,0.9.33", "--entries", "2000", "--rounds", "2", "--pairing", "process"];
+    let args =
+        ["--tags", "0.9.33", "--readahead", "on,off", "--entries", "2000", "--rounds", "2", "--pairing", "process"];
     let held = Controller::find().and_then(|c| Limited::new(&c, 1 << 30)).map(drop);
     let limit: &[&str] = if held.is_ok() { &["--memory-limit", "1G"] } else { &[] };
     let (rows, lines, d) = run(&[&args[..], limit].concat(), &[]);
@@ -131,6 +135,13 @@ fn pairing_process_keeps_one_worker_per_unit() {
     let samples: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
     assert!(samples.iter().all(|s| s.get("chunks_ns").is_none() && s["major_faults"].is_u64()), "{samples:?}");
     assert!(rows.iter().all(|r| r["n"] == 2 && r["failures"] == 0), "{rows:?}");
+    let units = lines[0]["units"].as_array().unwrap();
+    let readahead: Vec<&str> = units.iter().filter_map(|u| u["readahead"].as_str()).collect();
+    assert_eq!(readahead, ["on", "off"], "{units:?}");
+    for s in &samples {
+        let tag = s["tag"].as_str().unwrap();
+        assert!(tag.ends_with(" [readahead on]") || tag.ends_with(" [readahead off]"), "{tag}");
+    }
     let refused = |envs: &[(&str, &str)]| {
         let mut c = lmdb_regress();
         c.args(["run", "--tags", "0.9.33", "--memory-limit", "1G", "--out"]).arg(d.path().join("refused.jsonl"));
@@ -140,11 +151,10 @@ fn pairing_process_keeps_one_worker_per_unit() {
     };
     match held {
         Ok(()) => {
-            let units = lines[0]["units"].as_array().unwrap();
             let limited: Vec<&Value> =
                 units.iter().filter(|u| u["label"].as_str().unwrap().contains("limit")).collect();
             assert!(limited.len() == 2 && limited.iter().all(|u| u["memory_limit"] == 1u64 << 30), "{units:?}");
-            assert!(samples.iter().all(|s| s["tag"].as_str().unwrap().ends_with(" [1G limit]")), "{samples:?}");
+            assert!(samples.iter().all(|s| s["tag"].as_str().unwrap().contains(" [1G limit] ")), "{samples:?}");
         }
         Err(Refusal::NoController) => assert!(refused(&[]).contains("needs a cgroup memory controller")),
         Err(Refusal::NotPermitted { .. }) => assert!(refused(&[]).contains("may not make a cgroup")),

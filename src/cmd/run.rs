@@ -138,6 +138,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     }
     let units = sync_modes(crews(units, args)?, args)?;
     let units = each_at(units, &args.env.memory_limits(), Label::with_memory_limit);
+    let units = each_at(units, &args.env.readahead_axis().unwrap_or_default(), Label::with_readahead);
     let entries = config.entries;
     if args.given.contains("count_entries") && args.count_entries > entries {
         bail!(
@@ -222,13 +223,16 @@ fn sync_modes(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
 }
 
 /// Why a run must time each unit's passes whole, in a process of its own: its units differ
-/// in how their environments are opened (sync modes) or in the process's memory (limits);
+/// in how their environments are opened (sync modes, readahead) or in the process's memory
+/// (limits);
 /// None when they can share one.
 fn whole_passes(args: &RunArgs) -> Option<&'static str> {
     if args.env.sync_axis().is_some() {
         Some("--sync with several modes: each mode opens its environments apart")
     } else if !args.env.memory_limit.is_empty() {
         Some("--memory-limit: each unit's process is held to its limit alone")
+    } else if args.env.readahead_axis().is_some() {
+        Some("--readahead on,off: each setting opens its environments apart")
     } else {
         None
     }
@@ -533,6 +537,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let units = at_declared(units, &h.units, |l| l.readers, Label::with_readers);
     let units = at_declared(units, &h.units, |l| l.sync, Label::with_sync);
     let units = at_declared(units, &h.units, |l| l.memory_limit, Label::with_memory_limit);
+    let units = at_declared(units, &h.units, |l| l.readahead, Label::with_readahead);
     let limits: Vec<MemoryLimit> = units.iter().filter_map(|u| u.label.memory_limit).collect();
     host_holds(&limits).with_context(|| format!("{} cannot be resumed", path.display()))?;
     // Before anything is appended: the builds are the ones the earlier sessions measured.

@@ -1,11 +1,12 @@
 //! A unit's identity as a value: the tag or commit it measures, the toolchain that built it,
 //! whether it is the run's A/A control, in a layout study which layout, and in a run of
 //! readers beside a writer how many reader threads, under a `--sync` axis how commits
-//! are made durable, and under `--memory-limit` the memory its process was held to.
+//! are made durable, under `--memory-limit` the memory its process was held to, and under
+//! `--readahead on,off` whether its map's faults read ahead.
 //! Labels are rendered from it
 //! (`Display`) and never read back: a run file (schema 4) declares each unit's value field
 //! by field (`runfile::Declared`). [`Label::parse`], the one reader of the label grammar
-//! `BASE[ (TOOLCHAIN)][ [N readers]][ [SYNC]][ [SIZE limit]][@LAYOUT][~control]`, is left for the run files of
+//! `BASE[ (TOOLCHAIN)][ [N readers]][ [SYNC]][ [SIZE limit]][ [readahead ON|OFF]][@LAYOUT][~control]`, is left for the run files of
 //! schema 3 and before, which hold labels as text only, and for a label typed on the
 //! command line (`report --baseline`).
 
@@ -14,7 +15,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::parse_version;
-use crate::workload::{MemoryLimit, SyncMode};
+use crate::workload::{MemoryLimit, Readahead, SyncMode};
 
 /// What a control's label ends with.
 const CONTROL: &str = "~control";
@@ -40,6 +41,9 @@ pub struct Label {
     /// (`run --memory-limit 256M,1G`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<MemoryLimit>,
+    /// Whether its map's faults read ahead (`run --readahead on,off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readahead: Option<Readahead>,
 }
 
 impl Label {
@@ -53,6 +57,7 @@ impl Label {
             readers: None,
             sync: None,
             memory_limit: None,
+            readahead: None,
         }
     }
 
@@ -71,17 +76,26 @@ impl Label {
         Label { memory_limit: Some(limit), ..self.clone() }
     }
 
-    /// The build this label measures: no layout, no control, no reader count, no sync
-    /// mode, no memory limit.
-    pub fn built(&self) -> Label {
-        Label { layout: None, control: false, readers: None, sync: None, memory_limit: None, ..self.clone() }
+    /// This unit with its map's faults reading ahead or not.
+    pub fn with_readahead(&self, readahead: Readahead) -> Label {
+        Label { readahead: Some(readahead), ..self.clone() }
     }
 
-    /// What it is compared within: its reader count, sync mode and memory limit, the
-    /// baseline's label at the same ones being its reference.
+    /// The build this label measures: no layout, no control, and none of its axes.
+    pub fn built(&self) -> Label {
+        Label { layout: None, control: false, ..self.without_axes() }
+    }
+
+    /// This label without its axes: reader count, sync mode, memory limit, readahead.
+    pub fn without_axes(&self) -> Label {
+        Label { readers: None, sync: None, memory_limit: None, readahead: None, ..self.clone() }
+    }
+
+    /// What it is compared within: its reader count, sync mode, memory limit and
+    /// readahead, the baseline's label at the same ones being its reference.
     pub fn beside(&self, base: &str, toolchain: Option<&str>) -> Label {
-        let (readers, sync, memory_limit) = (self.readers, self.sync, self.memory_limit);
-        Label { readers, sync, memory_limit, ..Label::build(base, toolchain) }
+        let (readers, sync, memory_limit, readahead) = (self.readers, self.sync, self.memory_limit, self.readahead);
+        Label { readers, sync, memory_limit, readahead, ..Label::build(base, toolchain) }
     }
 
     /// This label measured again as its control.
@@ -112,6 +126,8 @@ impl Label {
             }
             _ => (rest, None),
         };
+        let readahead = Readahead::ALL.into_iter().find(|r| rest.ends_with(&format!(" [readahead {r}]")));
+        let rest = readahead.map_or(rest, |r| &rest[..rest.len() - r.name().len() - " [readahead ]".len()]);
         let (rest, memory_limit) = match rest.strip_suffix(" limit]").and_then(|r| r.rsplit_once(" [")) {
             Some((b, size)) => match size.parse::<MemoryLimit>() {
                 Ok(l) => (b, Some(l)),
@@ -133,7 +149,7 @@ impl Label {
             Some((b, name)) => (b, Some(name.to_string())),
             None => (rest, None),
         };
-        Label { base: base.to_string(), toolchain, layout, control, readers, sync, memory_limit }
+        Label { base: base.to_string(), toolchain, layout, control, readers, sync, memory_limit, readahead }
     }
 
     /// Whether a unit's base (a patch's or a directory's name in it) reads back as itself
@@ -148,6 +164,7 @@ impl Label {
             readers: Some(2),
             sync: Some(SyncMode::Nometasync),
             memory_limit: Some(MemoryLimit(256 << 20)),
+            readahead: Some(Readahead::Off),
         };
         !base.chars().any(char::is_control)
             && Label::parse(base) == Label::build(base, None)
@@ -176,11 +193,11 @@ impl Label {
 
     /// Release order: pinned tags by version, then anything else (commits, a study's
     /// layouts) by name; under one tag the default toolchain first, then the others by
-    /// name, then by reader count, sync mode and memory limit (as numbers and in the modes'
-    /// order, not as text); a control right after the label it repeats.
+    /// name, then by reader count, sync mode, memory limit and readahead (as numbers and in
+    /// the modes' order, not as text); a control right after the label it repeats.
     pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, Axes, bool) {
         let toolchain = self.toolchain.clone().unwrap_or_default();
-        let axes = (self.readers, self.sync, self.memory_limit);
+        let axes = (self.readers, self.sync, self.memory_limit, self.readahead);
         match (self.version(), &self.layout) {
             (Some(v), _) => (0, v, String::new(), toolchain, axes, self.control),
             (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, axes, self.control),
@@ -193,8 +210,9 @@ impl Label {
     }
 }
 
-/// A label's axes in the order units sort by: reader count, sync mode, memory limit.
-pub type Axes = (Option<u32>, Option<SyncMode>, Option<MemoryLimit>);
+/// A label's axes in the order units sort by: reader count, sync mode, memory limit,
+/// readahead.
+pub type Axes = (Option<u32>, Option<SyncMode>, Option<MemoryLimit>, Option<Readahead>);
 
 impl fmt::Display for Label {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -212,6 +230,9 @@ impl fmt::Display for Label {
         }
         if let Some(limit) = self.memory_limit {
             write!(f, " [{limit} limit]")?;
+        }
+        if let Some(r) = self.readahead {
+            write!(f, " [readahead {r}]")?;
         }
         if let Some(n) = &self.layout {
             write!(f, "@{n}")?;
@@ -293,10 +314,10 @@ mod tests {
         assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));
         assert_eq!(Label::parse("mdb.RE/0.9 @ 1a2b3c4d").base, "mdb.RE/0.9 @ 1a2b3c4d");
         assert_eq!(Label::parse("LMDB_0.9.20@01").layout.as_deref(), Some("01"));
-        let l = Label::parse("LMDB_1.0.1 [sync] [1536K limit]@02");
+        let l = Label::parse("LMDB_1.0.1 [sync] [1536K limit] [readahead off]@02");
         assert_eq!(
-            (l.sync, l.memory_limit, l.built()),
-            (Some(SyncMode::Sync), Some(MemoryLimit(3 << 19)), Label::build("LMDB_1.0.1", None))
+            (l.sync, l.memory_limit, l.readahead, l.built()),
+            (Some(SyncMode::Sync), Some(MemoryLimit(3 << 19)), Some(Readahead::Off), Label::build("LMDB_1.0.1", None))
         );
         assert_eq!(
             ["1g", "256M", "1048576"].map(|t| t.parse::<MemoryLimit>().unwrap().to_string()),

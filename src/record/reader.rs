@@ -378,10 +378,10 @@ impl Rules {
     }
 
     fn listed(&self, engine: Engine, unit: &Label, workload: Option<Workload>) -> std::result::Result<(), String> {
-        // A control, a unit of readers beside a writer, one of a sync mode and one of a
-        // memory limit are of a listed tag.
+        // A control, and a unit at any value of an axis (readers, sync mode, memory limit,
+        // readahead), are of a listed tag.
         let of = unit.controlled().unwrap_or_else(|| unit.clone());
-        let base = Label { readers: None, sync: None, memory_limit: None, ..of }.to_string();
+        let base = of.without_axes().to_string();
         if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
             return Err(format!("tag {unit} is not among the header's tags"));
         }

@@ -33,9 +33,11 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// `stopping`, decided at looks that spend the run's error, which a reader of 9 would
 /// report at the nominal level, a unit's `memory_limit` and a sample's `major_faults`,
 /// which a reader of 9 would drop on a resume or merge, resuming a limited unit without its
-/// limit). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// limit; 11: a unit's `readahead` and the configuration's `nordahead`, which a reader of
+/// 10 would drop on a resume or merge, resuming a unit without MDB_NORDAHEAD, and a
+/// sample's commit times). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 10;
+pub const SCHEMA: u32 = 11;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;

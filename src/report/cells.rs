@@ -609,24 +609,24 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     v
 }
 
-/// Under a `--sync` axis each unit opens its environments as its label says, not as the
-/// configuration's one mode: said after the configuration.
-fn sync_axis(m: &ReportModel) -> String {
+/// Under a `--sync` or `--readahead` axis each unit opens its environments as its label
+/// says, not as the configuration's one setting: said after the configuration.
+fn env_axes(m: &ReportModel) -> String {
     let modes: std::collections::BTreeSet<_> = m.samples.iter().filter_map(|s| s.unit.sync).collect();
-    match modes.is_empty() {
+    let readahead: std::collections::BTreeSet<_> = m.samples.iter().filter_map(|s| s.unit.readahead).collect();
+    let said = |what: &str, names: Vec<&str>| match names.is_empty() {
         true => String::new(),
-        false => {
-            let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-            format!("; commits synced as each unit's label says ({}), not as above", names.join(", "))
-        }
-    }
+        false => format!("; {what} as each unit's label says ({}), not as above", names.join(", ")),
+    };
+    said("commits synced", modes.iter().map(|m| m.name()).collect())
+        + &said("readahead (off: mdb_nordahead)", readahead.iter().map(|r| r.name()).collect())
 }
 
 /// The run's data and environment in one line: a preset's, or LmdbJava's workloads'.
 fn workload_line(m: &ReportModel) -> String {
     let cfg = &m.config;
     if let Some(p) = &m.extras.preset {
-        return format!("preset {}: {}; {}; seed {}{}", p.preset, p.dataset, p.settings, cfg.seed, sync_axis(m));
+        return format!("preset {}: {}; {}; seed {}{}", p.preset, p.dataset, p.settings, cfg.seed, env_axes(m));
     }
     if !m.plan.programs.is_empty() {
         let one = |p: &crate::record::ProgramRecord| {
@@ -649,7 +649,7 @@ fn workload_line(m: &ReportModel) -> String {
         );
     }
     format!(
-        "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}map {} bytes, seed {}",
+        "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}{}map {} bytes, seed {}",
         cfg.entries,
         cfg.keys,
         cfg.value_size,
@@ -661,11 +661,12 @@ fn workload_line(m: &ReportModel) -> String {
             crate::workload::SyncMode::Nometasync => "MDB_NOMETASYNC, ",
             crate::workload::SyncMode::Sync => "",
         },
+        if cfg.readahead == crate::workload::Readahead::Off { "MDB_NORDAHEAD, " } else { "" },
         cfg.effective_map_size(),
         cfg.seed
     )
     .to_lowercase()
-        + &sync_axis(m)
+        + &env_axes(m)
 }
 
 /// Lines about failures and checksum disagreements; empty when all is well.

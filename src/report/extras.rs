@@ -5,7 +5,8 @@
 //! carries its rows as they are.
 
 use super::presets::PresetReport;
-use crate::record::Label;
+use crate::record::{Engine, Label};
+use crate::workload::Workload;
 
 #[derive(Debug, Clone, Default)]
 pub struct Extras {
@@ -39,6 +40,29 @@ pub struct ExtraTable {
     pub rows: Vec<Vec<Cell>>,
     /// The chart of the same figures, an index into [`Extras::charts`].
     pub chart: Option<usize>,
+}
+
+impl ExtraTable {
+    /// One table per workload and engine of `rows` (sorted by them), headed by the
+    /// workload's title: each of `columns`, and each row's `cells`.
+    pub fn by_workload<R>(
+        rows: &[R],
+        key: impl Fn(&R) -> (Engine, Workload),
+        columns: &[&str],
+        cells: impl Fn(&R) -> Vec<Cell>,
+        heading: &dyn Fn(Engine, &str) -> String,
+    ) -> Vec<ExtraTable> {
+        let mut keys: Vec<(Engine, Workload)> = rows.iter().map(&key).collect();
+        keys.dedup();
+        keys.into_iter()
+            .map(|(e, w)| ExtraTable {
+                heading: heading(e, w.title()),
+                columns: columns.iter().map(|c| c.to_string()).collect(),
+                rows: rows.iter().filter(|r| key(r) == (e, w)).map(&cells).collect(),
+                chart: None,
+            })
+            .collect()
+    }
 }
 
 /// A cell as data: the formats decide how tags and figures are written.

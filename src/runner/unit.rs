@@ -155,6 +155,9 @@ impl Unit {
         if let Some(limit) = self.label.memory_limit {
             args.push(format!("--memory-limit={limit}").into());
         }
+        if let Some(r) = self.label.readahead {
+            args.push(format!("--readahead={r}").into());
+        }
         (self.program.clone(), args)
     }
 

@@ -66,6 +66,7 @@ impl WorkerSettings {
     pub fn resolve(&self, suite: Suite) -> Result<WorkloadConfig> {
         anyhow::ensure!(self.env.sync_axis().is_none(), "a worker takes one --sync mode");
         anyhow::ensure!(self.env.memory_limit.len() <= 1, "a worker takes one --memory-limit");
+        anyhow::ensure!(self.env.readahead_axis().is_none(), "a worker takes one --readahead");
         let cfg = self.env.resolve(&self.cfg, &self.preset, suite.preset());
         cfg.validate(suite.preset())?;
         Ok(cfg)
@@ -186,7 +187,12 @@ fn run(api: &Api, args: &WorkerArgs, suite: Suite, workloads: &[Workload]) -> Re
     // The runner has put this process in a cgroup of the limit; the worker's part is to
     // start each read pass with nothing of the read database cached.
     let evict = !args.settings.env.memory_limit.is_empty();
-    let places = Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations, evict };
+    // A run that asks how commits are made durable is told how long each takes, where no
+    // instruction is counted (the clock's own would be).
+    let time_commits =
+        !args.settings.env.sync.is_empty() && counter.is_none() && !crate::workload::profile_part::under_valgrind();
+    let places =
+        Places { dir: args.dir.as_deref(), scratch: &scratch, iterations: args.iterations, evict, time_commits };
     suite.run(api, &args.cfg, places, workloads, counter.as_mut(), |w, r| {
         let cause = r.as_ref().err().and_then(cause_of);
         emit(&WorkerLine { cause, ..line(w, r.map_err(|e| format!("{e:#}"))) })

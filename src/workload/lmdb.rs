@@ -316,9 +316,51 @@ impl std::fmt::Display for SyncMode {
     }
 }
 
-/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, and `sync`'s.
-pub fn env_flags(writemap: bool, sync: SyncMode) -> u32 {
-    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | sync.env_flags()
+/// Whether the kernel reads ahead around a page the map faults in: on (LMDB's default), or
+/// off (MDB_NORDAHEAD: one page a fault, which a database larger than memory read at
+/// random needs where the device's readahead window is large).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Readahead {
+    /// The kernel's readahead around each fault (LMDB's default).
+    #[default]
+    On,
+    /// MDB_NORDAHEAD.
+    Off,
+}
+
+impl Readahead {
+    pub const ALL: [Readahead; 2] = [Readahead::On, Readahead::Off];
+
+    /// As `--readahead` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Readahead::On => "on",
+            Readahead::Off => "off",
+        }
+    }
+
+    /// mdb_env_open's flag for it.
+    pub fn env_flags(self) -> u32 {
+        match self {
+            Readahead::On => 0,
+            Readahead::Off => sys::MDB_NORDAHEAD,
+        }
+    }
+}
+
+impl std::fmt::Display for Readahead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// mdb_env_open's flags for these settings: MDB_WRITEMAP with `writemap`, `sync`'s, and
+/// MDB_NORDAHEAD with readahead off.
+pub fn env_flags(writemap: bool, sync: SyncMode, readahead: Readahead) -> u32 {
+    (if writemap { sys::MDB_WRITEMAP } else { 0 }) | sync.env_flags() | readahead.env_flags()
 }
 
 impl EnvOptions {
@@ -593,10 +635,24 @@ impl Env<'_> {
     /// The id of the last committed write transaction (mdb_env_info's me_last_txnid):
     /// one more at each commit that changed something.
     pub fn last_txnid(&self) -> Result<u64, LmdbError> {
+        Ok(self.info()?.me_last_txnid as u64)
+    }
+
+    /// The bytes of the data file its pages use, up to the last one written
+    /// (me_last_pgno): less than the file where the map sized it beyond the data.
+    pub fn used_bytes(&self) -> Result<u64, LmdbError> {
+        let mut st = empty_stat();
+        // SAFETY: env is open; mdb_env_stat fills the struct.
+        self.api.check("mdb_env_stat", unsafe { (self.api.mdb_env_stat)(self.env, &mut st) })?;
+        Ok((self.info()?.me_last_pgno as u64 + 1) * st.ms_psize as u64)
+    }
+
+    fn info(&self) -> Result<sys::MDB_envinfo, LmdbError> {
+        // SAFETY: a plain C struct of integers and a pointer, for mdb_env_info to fill.
         let mut info: sys::MDB_envinfo = unsafe { std::mem::zeroed() };
         // SAFETY: env is open; mdb_env_info fills the struct.
         self.api.check("mdb_env_info", unsafe { (self.api.mdb_env_info)(self.env, &mut info) })?;
-        Ok(info.me_last_txnid as u64)
+        Ok(info)
     }
 
     /// The database's page counts, in a read transaction of its own.

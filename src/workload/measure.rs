@@ -43,9 +43,12 @@ pub struct Places<'a> {
     pub dir: Option<&'a Path>,
     pub scratch: &'a Path,
     pub iterations: u32,
-    /// Each read pass starts with the read database out of the page cache (under a
-    /// memory limit: what the limit cannot hold is read from the device, as it would be).
+    /// Each read pass starts with the read database evicted from the page cache and read
+    /// through again (under a memory limit: charged to it, so the pass starts with what the
+    /// limit holds and reads the rest from the device).
     pub evict: bool,
+    /// The lmdb suite's passes time each commit (`--sync` time runs).
+    pub time_commits: bool,
 }
 
 /// How an instruction counter under callgrind finds a workload's timed region.
@@ -146,6 +149,10 @@ pub struct Figures {
     /// migrate: the source file's pages in the page cache just before the timed region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resident: Option<Residency>,
+    /// lmdb suite under `--sync`, a time run: each commit of the pass (mdb_txn_commit) as
+    /// a histogram's buckets (nanoseconds, how many).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commit_ns: Vec<(u64, u64)>,
     /// concurrency: what the readers and the writer did in each interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crew: Option<super::concurrent::CrewFigures>,

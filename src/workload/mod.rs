@@ -22,7 +22,7 @@ pub mod suite;
 
 pub use checksum::Checksum;
 pub use dataset::{Dataset, SplitMix64, POOL_BYTES};
-pub use lmdb::SyncMode;
+pub use lmdb::{Readahead, SyncMode};
 pub use settings::{EnvSettings, MemoryLimit};
 
 use std::fmt;
@@ -240,6 +240,10 @@ pub struct WorkloadConfig {
     /// How commits are made durable (`EnvSettings`; a unit of a `--sync` axis its own).
     #[arg(skip)]
     pub sync: SyncMode,
+    /// Whether the map's faults read ahead (`EnvSettings`; a unit of a `--readahead` axis
+    /// its own).
+    #[arg(skip)]
+    pub readahead: Readahead,
     /// Seed of the random order and random values.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -266,6 +270,7 @@ impl Default for WorkloadConfig {
             values: ValueKind::Fixed,
             no_writemap: false,
             sync: SyncMode::Nosync,
+            readahead: Readahead::On,
             seed: 42,
             map_size: None,
             preset: presets::PresetConfig::default(),
@@ -345,6 +350,9 @@ impl WorkloadConfig {
         a.push(if self.no_writemap { "--no-writemap" } else { "--writemap" }.into());
         if self.sync != SyncMode::Nosync {
             a.push(format!("--sync={}", self.sync));
+        }
+        if self.readahead != Readahead::On {
+            a.push(format!("--readahead={}", self.readahead));
         }
         a.extend(self.preset.to_args());
         a

@@ -24,7 +24,7 @@ const SET_KEY: sys::MDB_cursor_op = sys::MDB_cursor_op_MDB_SET_KEY;
 pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     EnvOptions {
         map_size: cfg.effective_map_size(),
-        flags: lmdb::env_flags(!cfg.no_writemap, cfg.sync),
+        flags: lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead),
         db: Database::Named { integer_keys: cfg.keys == KeyKind::Int },
         lmdb10: Default::default(),
     }

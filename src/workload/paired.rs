@@ -1,7 +1,8 @@
 //! Units side by side in one process: each of the six runs its passes in chunks, every
 //! round of chunks visiting every slot (a loaded library with its environment) once, in a
 //! fresh shuffled order, each chunk timed on its own. Two chunks a millisecond apart see
-//! the same machine, so their ratio cancels what the host's other tenants do to both.
+//! the same machine, so their ratio cancels what the host's other tenants do to both. A
+//! pass's major faults are its timed chunks', each read around the chunk, outside its clock.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +15,7 @@ use super::iocount::Mark;
 use super::lmdb::{Api, Env};
 use super::measure::{Figures, Outcome};
 use super::pass::{Chunks, Pass};
+use super::presets::usage;
 use super::session;
 use super::{Dataset, Workload, WorkloadConfig};
 
@@ -79,12 +81,13 @@ pub fn run(
             .map(|(s, o)| o.is_ok().then(|| as_slot(s.id, || open(s, cfg, scratch, data, w))).and_then(|p| keep(p, o)))
             .collect();
         let ids: Vec<usize> = slots.iter().map(|s| s.id).collect();
-        let times = rotate(&mut passes, (&ids, rotation), (&chunks, w), &mut out, rng);
+        let (times, faults) = rotate(&mut passes, (&ids, rotation), (&chunks, w), &mut out, rng);
         for (k, pass) in passes.into_iter().enumerate() {
             let Some(pass) = pass else { continue };
             match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
                 (Ok(ended), Ok(o)) => {
                     o.push_chunks(times[k].clone(), ended, w);
+                    o.major_faults.push(faults[k]);
                     if rotation.layouts > 1 {
                         let ops = timed_ops(&chunks, ids[k] % rotation.layouts, rotation.layouts);
                         o.figures.push(Figures { ops: Some(ops), ..Figures::default() });
@@ -132,8 +135,8 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 }
 
 /// Runs every chunk of every live pass, each round of chunks in a fresh shuffled order of
-/// the slots; returns each slot's times of the chunks it timed. A chunk that fails ends
-/// its slot's pass. With several layouts of a unit, chunk `i` is timed in one of them;
+/// the slots; returns each slot's times of the chunks it timed, and their major faults
+/// together. A chunk that fails ends its slot's pass. With several layouts of a unit, chunk `i` is timed in one of them;
 /// the others run it untimed after the round's timed chunks, so each pass still walks or
 /// writes everything in order, or skip it where a chunk stands alone (readKey's gets).
 fn rotate(
@@ -142,8 +145,9 @@ fn rotate(
     (chunks, w): (&Chunks, Workload),
     out: &mut [Result<Outcome, String>],
     rng: &mut impl Rng,
-) -> Vec<Vec<u64>> {
+) -> (Vec<Vec<u64>>, Vec<u64>) {
     let mut times = vec![Vec::with_capacity(chunks.count()); passes.len()];
+    let mut faults = vec![0; passes.len()];
     let mut order: Vec<usize> = (0..passes.len()).filter(|k| passes[*k].is_some()).collect();
     let layouts = rotation.layouts.max(1);
     for i in 0..chunks.count() {
@@ -152,13 +156,20 @@ fn rotate(
         for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
+            let before = usage::snapshot();
             let mark = Mark::now();
             let start = Instant::now();
             let r = pass.chunk(chunks, i);
             times[k].push(start.elapsed().as_nanos() as u64);
             pass.count_io(mark);
+            let after = usage::snapshot();
+            let r = r.map_err(|e| pass.failure(e).to_string()).and_then(|_| {
+                let (before, after) = before.and_then(|b| Ok((b, after?))).map_err(|e| format!("{e:#}"))?;
+                faults[k] += after.major_faults() - before.major_faults();
+                Ok(())
+            });
             if let Err(e) = r {
-                out[k] = Err(pass.failure(e).to_string());
+                out[k] = Err(e);
                 passes[k] = None;
             }
         }
@@ -175,5 +186,5 @@ fn rotate(
         RUNNING.store(usize::MAX, Ordering::Relaxed);
         (rotation.after_round)();
     }
-    times
+    (times, faults)
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::lmdb::SyncMode;
+use super::lmdb::{Readahead, SyncMode};
 use super::presets::{Preset, PresetConfig};
 use super::{KeyKind, Order, ValueKind, WorkloadConfig};
 
@@ -36,9 +36,15 @@ pub struct EnvSettings {
     #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
           default_missing_value = "sync")]
     pub sync: Vec<SyncMode>,
+    /// Whether the map's page faults read ahead: on (the default) or off (MDB_NORDAHEAD:
+    /// one page a fault, for data larger than memory read at random). `on,off` is an axis
+    /// of `run`, each unit measured both ways (`LMDB_0.9.33 [readahead off]`).
+    #[arg(long, value_name = "ON|OFF", value_delimiter = ',')]
+    pub readahead: Vec<Readahead>,
     /// Hold each measuring process, page cache included, to this much memory (256M, 1G:
     /// K, M and G are powers of 1024), in a cgroup of its own (v2, else v1), the read
-    /// database evicted from the page cache before each timed pass. A list is an axis of
+    /// database evicted from the page cache and read through again before each timed pass,
+    /// so each starts with what the limit holds. A list is an axis of
     /// `run`, each unit measured under each limit and labelled by it
     /// (`LMDB_0.9.33 [256M limit]`). Refused where the host has no memory controller or
     /// the tool may not make a cgroup.
@@ -91,6 +97,14 @@ impl EnvSettings {
         (modes.len() > 1).then_some(modes)
     }
 
+    /// `--readahead`'s settings when they are an axis (both); None for one or none.
+    pub fn readahead_axis(&self) -> Option<Vec<Readahead>> {
+        let mut each = self.readahead.clone();
+        each.sort();
+        each.dedup();
+        (each.len() > 1).then_some(each)
+    }
+
     /// `--memory-limit`'s limits, each once, in the order given.
     pub fn memory_limits(&self) -> Vec<MemoryLimit> {
         let mut seen = std::collections::BTreeSet::new();
@@ -115,6 +129,10 @@ impl EnvSettings {
             sync: match self.sync[..] {
                 [one] => one,
                 _ => SyncMode::Nosync,
+            },
+            readahead: match self.readahead[..] {
+                [one] => one,
+                _ => Readahead::On,
             },
             preset: params.clone(),
             recorded: None,
@@ -163,6 +181,9 @@ pub(super) struct Stored {
     /// With `sync`: MDB_NOMETASYNC (absent in files from before it could be asked).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     nometasync: bool,
+    /// MDB_NORDAHEAD (absent in files from before it could be asked, and when off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    nordahead: bool,
     seed: u64,
     map_size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,6 +224,7 @@ impl From<Stored> for WorkloadConfig {
             values: s.values,
             no_writemap: s.no_writemap,
             sync,
+            readahead: if s.nordahead { Readahead::Off } else { Readahead::On },
             seed: s.seed,
             map_size: s.map_size,
             preset: PresetConfig::default(),
@@ -268,6 +290,7 @@ impl From<WorkloadConfig> for Stored {
             no_writemap: top.no_writemap,
             sync: top.sync != SyncMode::Nosync,
             nometasync: top.sync == SyncMode::Nometasync,
+            nordahead: c.readahead == Readahead::Off,
             seed: c.seed,
             map_size: top.map_size,
             preset,

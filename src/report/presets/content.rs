@@ -32,6 +32,9 @@ pub fn extras(data: &RunData, engines: &[Engine], newest: Option<&Label>) -> Res
     if !p.crews.is_empty() {
         x.parts.push(super::crew::part(&p, &heading));
     }
+    if !p.commits.is_empty() {
+        x.parts.push(super::commits::part(&p, &heading));
+    }
     x.preset = Some(p);
     Ok(x)
 }

@@ -70,18 +70,8 @@ fn row((engine, workload, tag): &Key, ss: &[&Sample]) -> Option<CrewRow> {
 
 /// The part every format shows: a table per workload (and engine, when several).
 pub(super) fn part(p: &PresetReport, heading: &dyn Fn(Engine, &str) -> String) -> ExtraPart {
-    let mut keys: Vec<(Engine, Workload)> = p.crews.iter().map(|r| (r.engine, r.workload)).collect();
-    keys.dedup();
     let columns = ["LMDB Tag", "gets/s", "gets/s a reader", "vs 1 reader", "puts/s", "get p50 ns", "p99 ns", "max ns"];
-    let tables = keys
-        .into_iter()
-        .map(|(e, w)| ExtraTable {
-            heading: heading(e, w.title()),
-            columns: columns.map(String::from).to_vec(),
-            rows: p.crews.iter().filter(|r| (r.engine, r.workload) == (e, w)).map(cells).collect(),
-            chart: None,
-        })
-        .collect();
+    let tables = ExtraTable::by_workload(&p.crews, |r| (r.engine, r.workload), &columns, cells, heading);
     ExtraPart {
         title: "Readers beside a writer: throughput and latency".into(),
         about: "Medians over each tag's samples: gets per second by all its readers and by one reader \

@@ -4,6 +4,7 @@
 //! content by [`content`] (tables, charts, and the [`csv`] files), which every format
 //! renders; JSON carries the rows as they are.
 
+pub mod commits;
 pub mod content;
 pub mod crew;
 pub mod csv;
@@ -32,6 +33,9 @@ pub struct PresetReport {
     /// Readers beside a writer (`--suite concurrency`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub crews: Vec<crew::CrewRow>,
+    /// Time per commit of the lmdb suite's write rows (`--sync` time runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<commits::CommitRow>,
 }
 
 /// open-get on one tag and engine: every cycle of every round pooled.
@@ -92,6 +96,7 @@ pub fn build(data: &RunData) -> Option<PresetReport> {
         latency: if preset == Preset::OpenGet { latency_rows(&groups) } else { Vec::new() },
         resources: if preset == Preset::Migrate { resource_rows(&groups, data) } else { Vec::new() },
         crews: if preset == Preset::Concurrency { crew::rows(&groups) } else { Vec::new() },
+        commits: if preset == Preset::Lmdb { commits::rows(&groups) } else { Vec::new() },
     })
 }
 

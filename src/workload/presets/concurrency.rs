@@ -124,7 +124,7 @@ fn pass(
 ) -> Result<Vec<(CrewFigures, crate::workload::space::Space)>> {
     let dirs: Vec<tempfile::TempDir> =
         members.iter().map(|_| tempfile::tempdir_in(scratch)).collect::<Result<_, _>>()?;
-    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync);
+    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead);
     let envs: Vec<Env> = members
         .iter()
         .zip(&dirs)

@@ -109,7 +109,7 @@ impl PresetConfig {
 /// How every preset environment is opened (a resolved configuration): the unnamed database.
 pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     let map_size = cfg.map_size.expect("a resolved preset configuration");
-    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync);
+    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead);
     EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() }
 }
 

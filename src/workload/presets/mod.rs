@@ -302,6 +302,9 @@ impl Preset {
         if !cfg.no_writemap {
             flags.push("MDB_WRITEMAP");
         }
+        if cfg.readahead == super::Readahead::Off {
+            flags.push("MDB_NORDAHEAD");
+        }
         let map = format!("map {} MiB", cfg.map_size.expect("resolved") >> 20);
         let own = match self {
             Preset::TokyoCabinet => String::new(),
@@ -358,6 +361,8 @@ pub struct Context<'a> {
     /// Where fresh environments go.
     pub scratch: &'a Path,
     pub iterations: u32,
+    /// Each commit of the lmdb suite's passes timed too.
+    pub time_commits: bool,
 }
 
 impl Context<'_> {
@@ -414,8 +419,8 @@ pub fn run(
     places: Places,
     counter: Option<&mut PerfCounter>,
 ) -> Result<Outcome> {
-    let Places { dir, scratch, iterations, .. } = places;
-    let ctx = Context { api, cfg, dir, scratch, iterations };
+    let Places { dir, scratch, iterations, time_commits, .. } = places;
+    let ctx = Context { api, cfg, dir, scratch, iterations, time_commits };
     match w.preset() {
         Preset::TokyoCabinet => tokyo_cabinet::run(&ctx, w, counter),
         Preset::OpenGet => open_get::run(&ctx, w, counter),

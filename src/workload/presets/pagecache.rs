@@ -82,7 +82,13 @@ pub fn unmap_pages(path: &Path) -> Result<()> {
 
 /// Reads the whole file, so its pages are in the page cache.
 pub fn warm(path: &Path) -> Result<()> {
-    let mut f = open(path)?;
+    warm_head(path, u64::MAX)
+}
+
+/// Reads the file's first `bytes`, so those pages are in the page cache (or, past what a
+/// memory limit holds, the last of them).
+pub fn warm_head(path: &Path, bytes: u64) -> Result<()> {
+    let mut f = open(path)?.take(bytes);
     let mut buf = vec![0u8; 1 << 20];
     while f.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))? > 0 {}
     Ok(())

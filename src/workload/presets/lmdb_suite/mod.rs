@@ -4,6 +4,7 @@
 //! sorted duplicates, reset/renew reads, copies and drops. Each workload is one row of
 //! harness/lmdb_suite.def; each pass runs on a fresh environment, its setup untimed.
 
+pub mod commits;
 pub mod data;
 pub mod declared;
 pub mod ops;
@@ -54,7 +55,7 @@ pub fn env_options(d: &SuiteRow, cfg: &WorkloadConfig) -> EnvOptions {
         _ if has(Options::SPILL) => map_size + SPILL_MAP,
         _ => map_size,
     };
-    EnvOptions { map_size, flags: lmdb::env_flags(writemap, cfg.sync) | remap, db, lmdb10 }
+    EnvOptions { map_size, flags: lmdb::env_flags(writemap, cfg.sync, cfg.readahead) | remap, db, lmdb10 }
 }
 
 /// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB
@@ -116,8 +117,13 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
         };
         let places = CopyPlaces { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
         let txnid = env.last_txnid()?;
+        if ctx.time_commits {
+            commits::arm(plan.timed.len().max(plan.setup_puts.len()) + 1);
+        }
         let mark = Mark::now();
-        let (ns, instructions, checksum) = timed_pass(&env, d, &plan, places, counter.as_deref_mut())?;
+        let timed = timed_pass(&env, d, &plan, places, counter.as_deref_mut());
+        let commit_ns = commits::take();
+        let (ns, instructions, checksum) = timed?;
         let (syncs, bytes) = mark.since();
         // A pass that committed nothing (a read) has no I/O per commit.
         let commits = env.last_txnid()? - txnid;
@@ -132,7 +138,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
         };
         let ops =
             if plan.timed.len() > 0 { plan.timed.len() } else { plan.setup_puts.len() - plan.setup_deletes.len() };
-        let figures = Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), ..Default::default() };
+        let figures = Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), commit_ns, ..Default::default() };
         out.push_checked(ns, instructions, checksum, figures)?;
         out.space.push(space);
         out.io.extend((commits > 0).then_some(Io { syncs, bytes, commits }));

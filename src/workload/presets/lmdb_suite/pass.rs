@@ -99,7 +99,7 @@ unsafe fn batched(
                 i = start;
                 continue;
             }
-            Ok(()) => ok("mdb_txn_commit", (api.mdb_txn_commit)(txn)),
+            Ok(()) => super::commits::commit(api, txn),
             Err(e) => {
                 (api.mdb_txn_abort)(txn);
                 Err(e)
