@@ -21,7 +21,7 @@ fn main() -> anyhow::Result<()> {
     let compared = stop::compared(&data.samples, plan.baseline.as_deref(), plan.metric);
     let rule = family::Rule { min_effect: plan.min_effect(), ..Default::default() }.for_metric(plan.metric);
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-    let c = adaptive::coverage(&compared, &rule, plan.target_ci, resamples, &mut rng);
+    let c = adaptive::coverage(&compared, &rule, plan.target(), resamples, &mut rng);
     println!("{}", serde_json::to_string_pretty(&c)?);
     Ok(())
 }
