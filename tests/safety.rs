@@ -292,7 +292,7 @@ fn a_run_file_of_schema_3_resumes_in_its_own_shape() {
     run_ok(&mut small_run(&run, "2"));
     // As an older lmdb-regress leaves a run stopped after its first round: no units declared.
     let mut rs = records(&run);
-    assert_eq!(rs[0]["schema"], 10);
+    assert_eq!(rs[0]["schema"], 11);
     rs[0]["schema"] = 3.into();
     rs[0].as_object_mut().unwrap().remove("units");
     rs.retain(|r| r["type"] != "end" && r["round"] != 1);
