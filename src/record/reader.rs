@@ -487,6 +487,7 @@ mod tests {
         let mut header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         header["plan"]["adaptive"] = "on".into();
         header["plan"]["stopping"] = "looks".into();
+        header["plan"]["closing"] = "decided-and-within".into();
         let read = |h: &serde_json::Value| {
             std::fs::write(&path, format!("{h}\n{}", text.split_once('\n').unwrap().1)).unwrap();
             let plan = load(&path).unwrap().header.plan;
