@@ -82,8 +82,9 @@ pub struct RunArgs {
           value_parser = |s: &str| crate::runner::watchdog::parse_floor(s).map(|d| d.as_secs_f64()))]
     pub watchdog: f64,
     /// Resolution target in percent (0 to 100): stop once every comparison with the oldest
-    /// tag is decided (slower, faster or same) or resolved to within ± this percent, at the
-    /// looks that spend the run's error.
+    /// tag is decided (slower, faster or same) and resolved to within ± this percent, at the
+    /// looks that spend the run's error; with `--adaptive on`, rounds go to the comparisons
+    /// furthest from it.
     #[arg(long, value_parser = super::args::ci_percent)]
     pub target_ci: Option<f64>,
     /// on: after the rounds every interval needs, each round measures a workload's tag only

@@ -86,6 +86,27 @@ pub enum Stopping {
     EveryRound,
 }
 
+/// With a resolution target (`target_ci`), what closes a comparison, so that the run ends
+/// or adaptive rounds leave it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Closing {
+    /// Decided (slower, faster or same) and its interval within ±the target: every
+    /// comparison a run closes has both its verdict and its width.
+    DecidedAndWithin,
+    /// Decided, or its interval within ±the target (every run before schema 11): a large
+    /// change closes at its first deciding look, however wide its interval.
+    DecidedOrWithin,
+}
+
+/// A run's resolution target: each comparison's half-width within ±`percent` of its
+/// ratio, joined to its verdict as `closing` says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    pub percent: f64,
+    pub closing: Closing,
+}
+
 /// A layout-sensitivity study (`lmdb-regress layouts`): one tag under several layouts, each
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +134,9 @@ pub struct Plan {
     /// When comparisons are decided, where the run ends them early; the reader gives older
     /// files `every-round`.
     pub stopping: Stopping,
+    /// What closes a comparison at the `target_ci`; the reader gives older files
+    /// `decided-or-within`.
+    pub closing: Closing,
     /// Operations per chunk with `pairing: chunks`; null otherwise.
     #[serde(default)]
     pub chunk: Option<u32>,
@@ -247,6 +271,7 @@ impl Plan {
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
             stopping: Stopping::Looks,
+            closing: Closing::DecidedAndWithin,
             chunk: None,
             min_effect: None,
             count_entries: None,
@@ -288,6 +313,11 @@ impl Plan {
     /// them early (adaptive rounds or a resolution target) and says it stops at looks.
     pub fn spends_at_looks(&self) -> bool {
         self.stopping == Stopping::Looks && (self.adaptive == Adaptive::On || self.target_ci.is_some())
+    }
+
+    /// The resolution target the run's comparisons are closed at, if it has one.
+    pub fn target(&self) -> Option<Target> {
+        self.target_ci.map(|percent| Target { percent, closing: self.closing })
     }
 
     /// Whether measured round `round` (counted from 0) is one the plan allows.

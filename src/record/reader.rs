@@ -10,7 +10,7 @@ use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
     CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus, ADAPTIVE,
-    DECLARES_UNITS, SCHEMA, STOPPING,
+    CLOSING, DECLARES_UNITS, SCHEMA, STOPPING,
 };
 use crate::files;
 use crate::workload::Workload;
@@ -167,7 +167,8 @@ fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Res
 
 /// The header of any schema in today's shape: a plan from before schema 8 measured every
 /// unit in every round (`adaptive: off`); one from before schema 10 decided comparisons
-/// after every round (`stopping: every-round`).
+/// after every round (`stopping: every-round`); one from before schema 11 closed a
+/// comparison at its target once decided or within it (`closing: decided-or-within`).
 fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
     if let Some(plan) = header.get_mut("plan").and_then(|p| p.as_object_mut()) {
         if schema < ADAPTIVE as u64 {
@@ -175,6 +176,9 @@ fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
         }
         if schema < STOPPING as u64 {
             plan.entry("stopping").or_insert_with(|| "every-round".into());
+        }
+        if schema < CLOSING as u64 {
+            plan.entry("closing").or_insert_with(|| "decided-or-within".into());
         }
     }
 }
@@ -475,26 +479,30 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_before_schema_8_measured_every_unit_and_before_10_decided_after_every_round() {
-        use super::super::{Adaptive, Stopping};
+    fn a_plan_before_schema_8_measured_every_unit_before_10_decided_after_every_round_before_11_closed_at_either() {
+        use super::super::{Adaptive, Closing, Stopping};
         let dir = tempfile::tempdir().unwrap();
         let path = written(dir.path(), &every_form());
         let text = std::fs::read_to_string(&path).unwrap();
         let mut header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         header["plan"]["adaptive"] = "on".into();
         header["plan"]["stopping"] = "looks".into();
+        header["plan"]["closing"] = "decided-and-within".into();
         let read = |h: &serde_json::Value| {
             std::fs::write(&path, format!("{h}\n{}", text.split_once('\n').unwrap().1)).unwrap();
             let plan = load(&path).unwrap().header.plan;
-            (plan.adaptive, plan.stopping)
+            (plan.adaptive, plan.stopping, plan.closing)
         };
-        assert_eq!(read(&header), (Adaptive::On, Stopping::Looks));
+        assert_eq!(read(&header), (Adaptive::On, Stopping::Looks, Closing::DecidedAndWithin));
+        header["schema"] = 10.into();
+        header["plan"].as_object_mut().unwrap().remove("closing");
+        assert_eq!(read(&header), (Adaptive::On, Stopping::Looks, Closing::DecidedOrWithin));
         header["schema"] = 9.into();
         header["plan"].as_object_mut().unwrap().remove("stopping");
-        assert_eq!(read(&header), (Adaptive::On, Stopping::EveryRound));
+        assert_eq!(read(&header), (Adaptive::On, Stopping::EveryRound, Closing::DecidedOrWithin));
         header["schema"] = 7.into();
         header["plan"].as_object_mut().unwrap().remove("adaptive");
-        assert_eq!(read(&header), (Adaptive::Off, Stopping::EveryRound));
+        assert_eq!(read(&header), (Adaptive::Off, Stopping::EveryRound, Closing::DecidedOrWithin));
     }
 
     #[test]

@@ -34,8 +34,10 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// report at the nominal level, a unit's `memory_limit` and a sample's `major_faults`,
 /// which a reader of 9 would drop on a resume or merge, resuming a limited unit without its
 /// limit; 11: a unit's `readahead` and the configuration's `nordahead`, which a reader of
-/// 10 would drop on a resume or merge, resuming a unit without MDB_NORDAHEAD, and a
-/// sample's commit times). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
+/// 10 would drop on a resume or merge, resuming a unit without MDB_NORDAHEAD, a sample's
+/// commit times, and the plan's `closing`, a resolution target closing a comparison once it
+/// is decided and within it, which a reader of 10 would report closed at its first deciding
+/// look). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
 /// older reader takes a sample of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 11;
 
@@ -47,6 +49,10 @@ pub(super) const STOPPING: u32 = 10;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 pub(super) const DECLARES_UNITS: u32 = 4;
+
+/// The first schema whose plan says what closes a comparison at its resolution target:
+/// older ones, decided or within it.
+pub(super) const CLOSING: u32 = 11;
 
 /// The first schema with check records.
 pub(super) const CHECKS: u32 = 3;

@@ -4,7 +4,7 @@
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use super::names::name;
 use crate::record::label::Label;
-use crate::record::{counts_taken, Layouts, Metric, Phase};
+use crate::record::{counts_taken, Closing, Layouts, Metric, Phase, Target};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
@@ -439,9 +439,19 @@ fn stopped_early_line(m: &ReportModel, s: &Section) -> Option<String> {
         last.map_or(String::new(), |d| format!("; the others at {}, the last look's", level(d.comparison.confidence)));
     let error = 100.0 * crate::stats::ALPHA;
     Some(format!(
-        "Decided at an early look (each interval at its look's level, the looks spending the run's {error:.0}% error{others}): {}.",
+        "{} at an early look (each interval at its look's level, the looks spending the run's {error:.0}% error{others}): {}.",
+        closed_by(m.plan.target()),
         at.join(", ")
     ))
+}
+
+/// What closed a comparison early, in words: "Decided", and the target as the plan joins it.
+fn closed_by(target: Option<Target>) -> String {
+    match target {
+        None => "Decided".into(),
+        Some(t) if t.closing == Closing::DecidedOrWithin => format!("Decided or within ±{}%", t.percent),
+        Some(t) => format!("Decided and within ±{}%", t.percent),
+    }
 }
 
 /// Per section: the noise the run saw, the resolution it reached, the verdict counts,

@@ -12,7 +12,7 @@ pub use super::checksums::ChecksumMismatch;
 use crate::environment::Environment;
 use crate::record::label::{as_text, as_text_opt, as_texts, Label};
 use crate::record::{Adaptive, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
-use crate::record::{BuildStatus, TagStatus};
+use crate::record::{BuildStatus, TagStatus, Target};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
@@ -354,7 +354,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let looks = h
         .plan
         .spends_at_looks()
-        .then(|| Looked { rounds: stats::stop::rounds(&data.samples), target: h.plan.target_ci });
+        .then(|| Looked { rounds: stats::stop::rounds(&data.samples), target: h.plan.target() });
     let mut sections: Vec<Section> = blocks
         .iter()
         .filter(|(_, b)| !b.values.is_empty())
@@ -531,7 +531,7 @@ fn delta(b: &Blocks, against: &Label, tag: &Label, kind: DeltaKind, k: usize, ru
 struct Looked {
     /// The run's last round, counted from 1.
     rounds: u32,
-    target: Option<f64>,
+    target: Option<Target>,
 }
 
 /// `tag` against the baseline in a family of `k`, as a run that stops at looks reports

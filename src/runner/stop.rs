@@ -22,7 +22,7 @@ impl RunSpec {
         }
         let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
         let baseline = self.plan.baseline.as_deref();
-        Some((self.judge)(samples, baseline, self.plan.target_ci, metric, min_effect))
+        Some((self.judge)(samples, baseline, self.plan.target(), metric, min_effect))
     }
 
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the

@@ -15,7 +15,7 @@ use super::family::{self, Rounds, Rule};
 use super::looks;
 use super::stop::{judge, Compared};
 use super::Interval;
-use crate::record::{Engine, Label};
+use crate::record::{Engine, Label, Target};
 use crate::runner::adaptive::drawn;
 use crate::workload::Workload;
 
@@ -44,7 +44,13 @@ pub struct Coverage {
 
 /// Resamples `resamples` runs of `full`'s rounds (those every section measured), each as long
 /// as the run, judged by `rule` and `target` (percent) as a run is.
-pub fn coverage(full: &Compared, rule: &Rule, target: Option<f64>, resamples: usize, rng: &mut impl Rng) -> Coverage {
+pub fn coverage(
+    full: &Compared,
+    rule: &Rule,
+    target: Option<Target>,
+    resamples: usize,
+    rng: &mut impl Rng,
+) -> Coverage {
     let rounds: Vec<u32> = common_rounds(full);
     let truth: Truth = full
         .iter()
@@ -84,7 +90,7 @@ fn resampled(full: &Compared, order: &[u32]) -> Compared {
 
 /// The resample `order` as adaptive rounds measure it: after each step the open comparisons
 /// drawn for the next (a label not yet judged always), the reference whenever another is.
-fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<f64>) -> Compared {
+fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<Target>) -> Compared {
     let mut got: Compared = full
         .iter()
         .map(|(k, (r, b))| (*k, (r.clone(), b.keys().map(|l| (l.clone(), Rounds::new())).collect())))
@@ -143,7 +149,7 @@ fn spent(
     blocks: &BTreeMap<Label, Rounds>,
     reference: &Label,
     rule: &Rule,
-    target: Option<f64>,
+    target: Option<Target>,
     rounds: usize,
 ) -> BTreeMap<Label, Option<Interval>> {
     looks::against(blocks, reference, rule, target, rounds as u32)

@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 
 use super::family::{self, Rounds, Rule};
-use super::ratio::{Comparison, Verdict};
+use super::ratio::{Comparison, Method, Verdict};
 use super::{rank, ALPHA};
+use crate::record::{Closing, Target};
 
 /// The share of the run's error the early looks spend, over them all; the last round
 /// keeps the rest, so that an interval never decided is at most a little wider than a
@@ -80,7 +81,7 @@ pub enum At {
 }
 
 /// `b` against `a`, one of `family` comparisons, after `rounds` rounds (counted from 1):
-/// the first early look that closes it (decided, or resolved to ±`target` percent), each
+/// the first early look that closes it ([`closed`] by `target`), each
 /// look judging the rounds up to it; else judged at `at`'s level on every round. An early
 /// look at the run's last round is the last look.
 pub fn stand(
@@ -88,7 +89,7 @@ pub fn stand(
     b: &Rounds,
     family: usize,
     rule: &Rule,
-    target: Option<f64>,
+    target: Option<Target>,
     rounds: u32,
     at: At,
 ) -> Option<Stand> {
@@ -123,7 +124,7 @@ pub fn against<K: Ord + Clone>(
     blocks: &BTreeMap<K, Rounds>,
     reference: &K,
     rule: &Rule,
-    target: Option<f64>,
+    target: Option<Target>,
     rounds: u32,
 ) -> BTreeMap<K, Stand> {
     let Some(base) = blocks.get(reference) else { return BTreeMap::new() };
@@ -135,9 +136,17 @@ pub fn against<K: Ord + Clone>(
         .collect()
 }
 
-/// Whether a comparison needs no more rounds: decided, or resolved to within ±`target` percent.
-pub fn closed(c: &Comparison, target: Option<f64>) -> bool {
-    c.verdict != Verdict::Inconclusive || target.is_some_and(|t| c.half_width().is_some_and(|h| h <= t / 100.0))
+/// Whether a comparison needs no more rounds: decided, and with a target within it (or
+/// either, as files before schema 11 closed them). An exact count has no width: decided
+/// is all it can be.
+pub fn closed(c: &Comparison, target: Option<Target>) -> bool {
+    let decided = c.verdict != Verdict::Inconclusive;
+    let within = |t: Target| c.half_width().is_some_and(|h| h <= t.percent / 100.0);
+    match target {
+        None => decided,
+        Some(t) if t.closing == Closing::DecidedOrWithin => decided || within(t),
+        Some(t) => decided && (c.method == Method::Counts || within(t)),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::family::Rounds;
 use super::looks::{self, At};
 use super::ratio::Comparison;
 use super::{chunks, family};
-use crate::record::{Engine, Metric, Sample};
+use crate::record::{Closing, Engine, Metric, Sample, Target};
 use crate::runner::adaptive::{Progress, Section};
 use crate::runner::Label;
 use crate::workload::Workload;
@@ -24,7 +24,7 @@ pub const MIN_SHARE: f64 = 0.25;
 pub fn progress(
     samples: &[Sample],
     baseline: Option<&str>,
-    target: Option<f64>,
+    target: Option<Target>,
     metric: Metric,
     min_effect: f64,
 ) -> Progress {
@@ -56,7 +56,7 @@ pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> C
 /// [`progress`] from values already compared after `rounds` rounds (counted from 1): each
 /// section's comparisons closed at a look ([`looks`]) or open, the open ones' shares of the
 /// coming rounds in proportion to the rounds they need at the next look's level.
-pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<f64>, rounds: u32) -> Progress {
+pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<Target>, rounds: u32) -> Progress {
     let mut out = BTreeMap::new();
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
@@ -102,14 +102,20 @@ fn reference(blocks: &BTreeMap<Label, family::Rounds>, baseline: Option<&str>) -
     reference.unwrap_or_else(|| Label::build("", None))
 }
 
-/// About how many more rounds an undecided comparison needs: its interval's half-width h
-/// (in log terms) shrinks as 1/√n, and it is decided once h is below the largest of |m|
-/// (the interval's centre: then it excludes 1), the `same` margin less |m| (then it lies
-/// within it) and the target. None without an interval.
-fn rounds_needed(c: &Comparison, min_effect: f64, target: Option<f64>) -> Option<f64> {
+/// About how many more rounds an open comparison needs: its interval's half-width h (in
+/// log terms) shrinks as 1/√n; it is decided once h is below the larger of |m| (the
+/// interval's centre: then it excludes 1) and the `same` margin less |m| (then it lies
+/// within it), and within the target once h is below it; [`looks::closed`] says which of
+/// the two it needs. None without an interval.
+fn rounds_needed(c: &Comparison, min_effect: f64, target: Option<Target>) -> Option<f64> {
     let ci = c.ci?;
     let (h, m) = ((ci.hi / ci.lo).ln() / 2.0, (ci.hi * ci.lo).ln().abs() / 2.0);
-    let goal = m.max((1.0 + min_effect).ln() - m).max(target.map_or(0.0, |t| (1.0 + t / 100.0).ln()));
+    let decided = m.max((1.0 + min_effect).ln() - m);
+    let goal = match target {
+        None => decided,
+        Some(t) if t.closing == Closing::DecidedOrWithin => decided.max((1.0 + t.percent / 100.0).ln()),
+        Some(t) => decided.min((1.0 + t.percent / 100.0).ln()),
+    };
     Some(c.n as f64 * ((h / goal).powi(2) - 1.0).max(0.0))
 }
 
@@ -136,9 +142,10 @@ mod tests {
         }
     }
 
-    /// Twelve rounds of a reference, a tag 10% slower, and two tags within ±3% and ±2.5%
+    /// Twelve rounds of a reference, a tag 8–12% slower, and two tags within ±3% and ±2.5%
     /// of it from round to round: the slower is decided, the others are not, the wider
-    /// in every round and the narrower in fewer; a 10% target resolves them all.
+    /// in every round and the narrower in fewer. A 1% target keeps the slower open (decided,
+    /// not within it); a 10% target closes them all when either closes (before schema 11).
     #[test]
     fn decided_comparisons_close_and_the_widest_open_one_runs_every_round() {
         let mut samples = Vec::new();
@@ -146,7 +153,7 @@ mod tests {
             let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
             let base = 1e6 * (1.0 + 0.01 * r as f64);
             samples.push(sample("LMDB_0.9.17", r, base));
-            samples.push(sample("LMDB_0.9.18", r, base * 1.10));
+            samples.push(sample("LMDB_0.9.18", r, base * (1.10 + sign * 0.02)));
             samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
             samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
         }
@@ -158,6 +165,10 @@ mod tests {
         assert_eq!(s.open[&tag("LMDB_0.9.19")], 1.0, "{s:?}");
         assert!((MIN_SHARE..1.0).contains(&s.open[&tag("LMDB_0.9.20")]), "{s:?}");
         assert!(!p.settled());
-        assert!(progress(&samples, None, Some(10.0), Metric::Time, 0.02).settled());
+        let target = |percent, closing| Some(Target { percent, closing });
+        let p = progress(&samples, None, target(1.0, Closing::DecidedAndWithin), Metric::Time, 0.02);
+        let s = &p.sections[&(Engine::Rust, Workload::Write)];
+        assert!(s.closed.is_empty() && s.open.contains_key(&tag("LMDB_0.9.18")), "{s:?}");
+        assert!(progress(&samples, None, target(10.0, Closing::DecidedOrWithin), Metric::Time, 0.02).settled());
     }
 }
