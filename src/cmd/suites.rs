@@ -15,7 +15,7 @@ use crate::report::cells::plural;
 use crate::workload::suite::{Suite, SuiteChoice};
 
 /// One suite's place in the set: its run's flags, or why the flags given leave it out.
-struct Part {
+struct SuiteRun {
     suite: Suite,
     run: Result<RunArgs, String>,
     /// What of the flags given applies to it otherwise than as given.
@@ -101,9 +101,9 @@ fn measure_each(created: Vec<NewRun>, runs: &[(Suite, RunArgs)], format: crate::
 }
 
 /// Each suite of `--suite all` with its run's flags (or why it is left out).
-fn parts(args: &RunArgs) -> Result<Vec<Part>> {
+fn parts(args: &RunArgs) -> Result<Vec<SuiteRun>> {
     let named = SuiteChoice::All.split(&args.workloads)?;
-    let mut parts: Vec<Part> = SuiteChoice::All.suites().into_iter().map(|s| part(args, s, &named)).collect();
+    let mut parts: Vec<SuiteRun> = SuiteChoice::All.suites().into_iter().map(|s| part(args, s, &named)).collect();
     let total: u32 = parts.iter().filter(|p| p.run.is_ok()).map(|p| budget_weight(p.suite)).sum();
     for p in &mut parts {
         if let (Ok(r), Some(budget)) = (&mut p.run, args.time_budget) {
@@ -115,10 +115,10 @@ fn parts(args: &RunArgs) -> Result<Vec<Part>> {
 }
 
 /// `suite`'s part: the flags given, as they apply to it.
-fn part(args: &RunArgs, suite: Suite, named: &[(Suite, Vec<crate::workload::Workload>)]) -> Part {
+fn part(args: &RunArgs, suite: Suite, named: &[(Suite, Vec<crate::workload::Workload>)]) -> SuiteRun {
     let mut notes = Vec::new();
     let run = left_out(args, suite, named).map_or_else(|| Ok(own_args(args, suite, named, &mut notes)), Err);
-    Part { suite, run, notes }
+    SuiteRun { suite, run, notes }
 }
 
 /// Why the flags given leave `suite` out, if they do.
@@ -203,7 +203,7 @@ fn stem_of(out: &Path) -> String {
     .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-impl Part {
+impl SuiteRun {
     /// "lmdb: 86 workloads; 10000 entries; instructions; into reports/runs/NAME-lmdb.jsonl".
     fn describe(&self) -> String {
         let r = match &self.run {
@@ -233,7 +233,7 @@ impl Part {
 mod tests {
     use super::*;
 
-    fn parts_of(flags: &[&str]) -> Vec<Part> {
+    fn parts_of(flags: &[&str]) -> Vec<SuiteRun> {
         #[derive(clap::Parser)]
         struct Run {
             #[command(flatten)]
