@@ -200,6 +200,9 @@ fn timed_pass(
     let w = write_of(d);
     // SAFETY: env is open; the only transactions are the reader (read-only) and the reset
     // one, each ended below.
+    if d.shape == Shape::Readers {
+        readers::prime_pid_list(env);
+    }
     let (ns, instructions, r) = timed(counter, || unsafe {
         match d.shape {
             Shape::Fill | Shape::Overwrite | Shape::Fragment | Shape::DupFill => {
