@@ -271,11 +271,13 @@ impl<'a> Bisector<'a> {
             chunk: if pass.metric.is_exact() { None } else { s.pairing.1 },
             ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
+        // At the counting size a preset's own settings follow the entries (open-get's key).
+        let config = s.cfg.with_entries(&[s.workload], entries)?;
         let spec = RunSpec {
             units,
             workloads: vec![s.workload],
             engines: vec![Engine::Rust],
-            config: WorkloadConfig { entries, ..s.cfg.clone() },
+            config,
             plan,
             counter: pass.counter,
             jobs: s.jobs,
