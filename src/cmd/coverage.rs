@@ -32,7 +32,8 @@ pub struct CoverageArgs {
     pub format: crate::report::Format,
     #[command(flatten)]
     pub workload: WorkloadConfig,
-    /// Entries (default here: 100000), map size, MDB_WRITEMAP and sync.
+    /// Entries (default here: the suite's counting size, LmdbJava's 100000, the lmdb
+    /// suite's 10000), map size, MDB_WRITEMAP and sync.
     #[command(flatten)]
     pub env: EnvSettings,
     /// --git, --cc (a gcc: its gcov reads the counts) and --jobs; coverage builds have

@@ -242,10 +242,13 @@ fn run_file_tag(r: &TagBuild) -> record::TagStatus {
     }
 }
 
-/// The configuration an explanation runs: `env`'s, at 100,000 entries unless it says.
+/// The configuration an explanation (or a coverage pass) runs: `env`'s, at the entries its
+/// suite is counted at unless it says, so that it profiles what `run` and bisect counted.
 pub fn config_of(env: &EnvSettings, workload: &WorkloadConfig, workloads: &[Workload]) -> Result<WorkloadConfig> {
-    let env = EnvSettings { entries: Some(env.entries.unwrap_or(super::args::COUNT_ENTRIES)), ..env.clone() };
-    let preset = crate::workload::suite::Suite::of(workloads)?.preset();
+    let suite = crate::workload::suite::Suite::of(workloads)?;
+    let counted = suite.count_entries().unwrap_or(super::args::COUNT_ENTRIES);
+    let env = EnvSettings { entries: Some(env.entries.unwrap_or(counted)), ..env.clone() };
+    let preset = suite.preset();
     let config = env.resolve(workload, &PresetConfig::default(), preset);
     config.validate(preset)?;
     super::room::check(&config, workloads)?;
