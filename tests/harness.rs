@@ -205,6 +205,9 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
             "1000",
             "--workloads",
             "readSeq",
+            // An axis of the units: the resumed session must measure each unit both ways.
+            "--readahead",
+            "on,off",
             "--rounds",
             "40",
             "--warmup",
@@ -247,6 +250,14 @@ fn an_interrupted_run_keeps_its_samples_and_resumes() {
     // The resumed rounds keep the run's random layouts, each sample its own.
     assert_eq!(after[0]["plan"]["layouts"], "random");
     assert!(samples.iter().all(|s| s["layout"].is_u64()), "a resumed sample without its layout");
+    // Each unit, read ahead or not, has its 40 rounds, the resumed ones included.
+    let mut per_unit = std::collections::BTreeMap::new();
+    for s in &samples {
+        *per_unit.entry(s["tag"].as_str().unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(per_unit.len(), 4, "{per_unit:?}");
+    assert!(per_unit.iter().all(|(tag, n)| *n == 40 && tag.contains(" [readahead ")), "{per_unit:?}");
+    assert!(samples[n_before..].iter().any(|s| s["tag"].as_str().unwrap().ends_with(" [readahead off]")));
     assert_eq!(after.last().unwrap()["reason"], "rounds");
     // Every sample from before the interruption is still there, unchanged.
     assert_eq!(&after[..before.len()], &before[..]);

@@ -318,6 +318,23 @@ fn bisect_finds_the_commit_whose_worker_dies(repo: &Path, planted: &str, tmp: &P
         (summary["bad_if"].as_str(), summary["phases"][0]["outcome"]["steps"][0]["verdict"].as_str()),
         (Some("crash"), Some("Good"))
     );
+    counted_bisect_takes_the_suites_counting_size(repo, planted, tmp);
+}
+
+/// Without --entries, a bisect by instructions counts an lmdb-suite row at the suite's
+/// counting size with the suite's settings resolved for it: both ends are counted (the
+/// planted abort is in a function drop never calls, so they count the same).
+fn counted_bisect_takes_the_suites_counting_size(repo: &Path, planted: &str, tmp: &Path) {
+    let out = tmp.join("bisect-counted");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["bisect", "--good", "LMDB_0.9.33", "--bad", planted]);
+    c.args(["--suite", "lmdb", "--workload", "drop", "--metric", "instructions", "--git"]).arg(repo);
+    let o = c.arg("--out-dir").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("exact same") && stderr(&o).contains("nothing to bisect"), "{}", stderr(&o));
+    let first = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension() == Some("jsonl".as_ref()));
+    let header: Value = serde_json::from_str(std::fs::read_to_string(first.unwrap()).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(header["plan"]["count_entries"].as_u64().or(header["config"]["entries"].as_u64()), Some(10_000), "{header}");
 }
 
 /// Rows with LMDB 1.0's options on a 0.9 unit: not run, no failure, and every format of the
