@@ -138,7 +138,7 @@ fn against_baseline(d: &RunData) -> BTreeMap<(Engine, Workload, Label), AgainstB
                 continue;
             };
             let ratios: Rounds = tag.iter().filter_map(|(r, x)| base.get(r).map(|y| (*r, x / y))).collect();
-            let comparison = delta.comparison.clone();
+            let comparison = delta.comparison;
             let key = (s.engine, s.workload, delta.tag.clone());
             out.insert(key, AgainstBaseline { baseline: delta.against.clone(), comparison, ratios });
         }
@@ -160,8 +160,8 @@ fn agreements(old: &RunData, new: &RunData, rows: &mut [CompareRow], rule: &Rule
         row.vs_baseline = both(row).and_then(|(o, n)| {
             Some(BaselineAgreement {
                 baseline: o.baseline.clone(),
-                old: o.comparison.clone(),
-                new: n.comparison.clone(),
+                old: o.comparison,
+                new: n.comparison,
                 change: family::compare_apart(&o.ratios, &n.ratios, family, rule)?,
             })
         });
