@@ -221,36 +221,50 @@ fn bad_run_files_are_clear_errors() {
 #[test]
 fn compare_flags_exactly_what_changed() {
     let f = testdata("run-fixed.jsonl");
-    let verdicts = |new: &Path| -> Vec<(String, String, String)> {
+    // Each row's verdict on `key`: "change" (the tag between the runs), or "vs_baseline"
+    // (its comparison with the baseline between the runs; rows without one left out).
+    let verdicts = |new: &Path, key: &str| -> Vec<(String, String, String)> {
         let j = json(&run_ok(lmdb_regress().arg("compare").arg(&f).arg(new).arg("--json")));
         j["rows"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| {
+            .filter_map(|r| {
                 let s = |k: &str| r[k].as_str().unwrap().to_string();
-                (s("workload"), s("tag"), r["change"]["verdict"].as_str().unwrap().to_string())
+                let change = if key == "change" { &r["change"] } else { &r[key]["change"] };
+                Some((s("workload"), s("tag"), change["verdict"].as_str()?.to_string()))
             })
             .collect()
     };
-    let same = verdicts(&f);
+    let same = verdicts(&f, "change");
     assert_eq!(same.len(), 8);
     for (w, tag, v) in &same {
         assert!(v == "same" || v == "inconclusive", "a run against itself shows no change: {w} {tag} {v}");
     }
+    // Each tag's comparison with the baseline, between the runs: the baseline has none.
+    let agreed = verdicts(&f, "vs_baseline");
+    assert_eq!(agreed.len(), 4, "two tags (not the control) × two workloads: {agreed:?}");
+    assert!(agreed.iter().all(|(_, tag, _)| tag != "LMDB_0.9.17"), "{agreed:?}");
+    for (w, tag, v) in &agreed {
+        assert!(v == "same" || v == "inconclusive", "a run agrees with itself: {w} {tag} {v}");
+    }
     let dir = tempfile::tempdir().unwrap();
     let slower = scaled(dir.path(), "LMDB_0.9.18", 1.2);
-    for (w, tag, v) in verdicts(&slower) {
-        match (w.as_str(), tag.as_str()) {
-            ("readSeq", "LMDB_0.9.18") => assert_eq!(v, "slower"),
-            // One round of 0.9.18's writes took 2.5×: eight rounds a run cannot rule out
-            // that 1.2× is noise, and the verdict must not pretend otherwise.
-            ("write", "LMDB_0.9.18") => assert!(v == "slower" || v == "inconclusive", "{v}"),
-            _ => assert!(v == "same" || v == "inconclusive", "{w} {tag} {v}"),
+    // A tag 20% slower in the new run: its change, and its comparison with the baseline,
+    // which the new run no longer agrees on.
+    for key in ["change", "vs_baseline"] {
+        for (w, tag, v) in verdicts(&slower, key) {
+            match (w.as_str(), tag.as_str()) {
+                ("readSeq", "LMDB_0.9.18") => assert_eq!(v, "slower", "{key}"),
+                // One round of 0.9.18's writes took 2.5×: eight rounds a run cannot rule out
+                // that 1.2× is noise, and the verdict must not pretend otherwise.
+                ("write", "LMDB_0.9.18") => assert!(v == "slower" || v == "inconclusive", "{key}: {v}"),
+                _ => assert!(v == "same" || v == "inconclusive", "{key}: {w} {tag} {v}"),
+            }
         }
     }
     let text = stdout(&run_ok(lmdb_regress().arg("compare").arg(&f).arg(&slower)));
-    assert_eq!(text.matches("+20.0%").count(), 2, "{text}");
+    assert_eq!(text.matches("+20.0%").count(), 4, "the change, and the change against the baseline: {text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 }
 

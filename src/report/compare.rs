@@ -1,6 +1,9 @@
 //! `lmdb-regress compare OLD NEW`, in benchstat's manner: per tag and workload, old and
 //! new medians and the change with its interval and verdict. Two runs share no rounds,
 //! so the comparison is the two-sample form of the one method, Bonferroni over the rows.
+//! Each tag's comparison with its run's baseline is compared between the runs too: a run's
+//! interval covers the variation between its own processes, and only a second run shows
+//! what is held for a whole run (issue 40's readXxh64, reports/README.md).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +28,30 @@ pub struct CompareRow {
     pub old: Summary,
     pub new: Summary,
     pub change: Comparison,
+    /// Its comparison with the baseline in each run, and whether the runs agree on it;
+    /// None for the baseline itself, or when the runs' baselines differ.
+    pub vs_baseline: Option<BaselineAgreement>,
+}
+
+/// A tag's comparison with its run's baseline, as each run's report makes it, and the
+/// change between the runs: each run's ratios to the baseline process by process (round by
+/// round), the two samples apart, Bonferroni over the rows that have one. Slower or faster
+/// there means the runs disagree beyond what the variation between their processes allows.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineAgreement {
+    #[serde(serialize_with = "as_text")]
+    pub baseline: Label,
+    pub old: Comparison,
+    pub new: Comparison,
+    pub change: Comparison,
+}
+
+/// A tag's comparison with the baseline as its run's report makes it, and its ratios to
+/// the baseline round by round.
+struct AgainstBaseline {
+    baseline: Label,
+    comparison: Comparison,
+    ratios: Rounds,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,6 +126,48 @@ fn groups(d: &RunData) -> BTreeMap<(Engine, Workload, Label), Rounds> {
     out
 }
 
+/// Each (engine, workload, tag)'s comparison with the run's baseline, from the run's own
+/// report model (none when it cannot be built: then compare shows the tags alone).
+fn against_baseline(d: &RunData) -> BTreeMap<(Engine, Workload, Label), AgainstBaseline> {
+    let Ok(m) = super::model::build(d, None) else { return BTreeMap::new() };
+    let mut out = BTreeMap::new();
+    for s in &m.sections {
+        let Some(b) = m.blocks.get(&(s.engine, s.workload)) else { continue };
+        for delta in s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()) {
+            let (Some(tag), Some(base)) = (b.compared.get(&delta.tag), b.compared.get(&delta.against)) else {
+                continue;
+            };
+            let ratios: Rounds = tag.iter().filter_map(|(r, x)| base.get(r).map(|y| (*r, x / y))).collect();
+            let comparison = delta.comparison;
+            let key = (s.engine, s.workload, delta.tag.clone());
+            out.insert(key, AgainstBaseline { baseline: delta.against.clone(), comparison, ratios });
+        }
+    }
+    out
+}
+
+/// Each row's agreement on its comparison with the baseline, where both runs compared it
+/// with the same baseline, Bonferroni over those rows.
+fn agreements(old: &RunData, new: &RunData, rows: &mut [CompareRow], rule: &Rule) {
+    let (ao, an) = (against_baseline(old), against_baseline(new));
+    let key = |r: &CompareRow| (r.engine, r.workload, r.tag.clone());
+    let both = |r: &CompareRow| {
+        let (o, n) = (ao.get(&key(r))?, an.get(&key(r))?);
+        (o.baseline == n.baseline).then_some((o, n))
+    };
+    let family = rows.iter().filter(|r| both(r).is_some()).count();
+    for row in rows.iter_mut() {
+        row.vs_baseline = both(row).and_then(|(o, n)| {
+            Some(BaselineAgreement {
+                baseline: o.baseline.clone(),
+                old: o.comparison,
+                new: n.comparison,
+                change: family::compare_apart(&o.ratios, &n.ratios, family, rule)?,
+            })
+        });
+    }
+}
+
 fn config_differences(old: &RunData, new: &RunData) -> Vec<String> {
     let (a, b) = (
         serde_json::to_value(&old.header.config).unwrap_or_default(),
@@ -128,6 +197,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
                 old: stats::summarize(&vals(o))?,
                 new: stats::summarize(&vals(n))?,
                 change: family::compare_apart(o, n, k, &rule)?,
+                vs_baseline: None,
                 engine: key.0,
                 workload: key.1,
                 tag: key.2,
@@ -143,6 +213,7 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     }
     let order = |r: &CompareRow| (r.engine, Workload::ALL.iter().position(|w| *w == r.workload), r.tag.release_key());
     rows.sort_by_key(order);
+    agreements(old, new, &mut rows, &rule);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
     let pairing = (old.header.plan.pairing, new.header.plan.pairing);
     Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, apart })
@@ -259,7 +330,7 @@ pub fn outline(c: &Comparisons) -> Document {
             0,
             1,
         );
-        for r in rows {
+        for r in &rows {
             t.push(
                 vec![
                     cells::label(&r.tag),
@@ -274,6 +345,9 @@ pub fn outline(c: &Comparisons) -> Document {
             );
         }
         d.table(t);
+        if let Some(t) = baseline_table(&rows) {
+            d.table(t);
+        }
     }
     d.para(format!(
         "Two separate runs: each delta is the Hodges-Lehmann estimate of the ratio new/old with \
@@ -283,7 +357,43 @@ pub fn outline(c: &Comparisons) -> Document {
         c.rows.len(),
         cells::within(100.0 * c.rule.min_effect)
     ));
+    let agreeing = c.rows.iter().filter(|r| r.vs_baseline.is_some()).count();
+    if agreeing > 0 {
+        d.para(format!(
+            "Against the baseline: each tag's comparison with its run's baseline, as each run's \
+             report gives it, and the change between the runs: each run's ratios to the baseline \
+             process by process, the two samples apart, simultaneous at 95% over the {agreeing} \
+             rows. A run's interval covers the variation between its own processes; slower or \
+             faster here says the two runs disagree beyond that (something held for a whole run, \
+             or the machine between them), so neither run's interval holds for the other."
+        ));
+    }
     d
+}
+
+/// Each tag's comparison with the baseline in the old run and the new, and the change
+/// between them; None when no row has one.
+fn baseline_table(rows: &[&CompareRow]) -> Option<Cells> {
+    let first = rows.iter().find_map(|r| r.vs_baseline.as_ref())?;
+    let against = cells::label(&first.baseline);
+    let mut t = Cells::new(
+        &["tag", &format!("old vs {against}"), &format!("new vs {against}"), "change", "interval", "verdict"],
+        0,
+        1,
+    );
+    for (r, a) in rows.iter().filter_map(|r| Some((r, r.vs_baseline.as_ref()?))) {
+        let both = |c: &Comparison| format!("{} {}", cells::delta(c), cells::interval(c));
+        let row = vec![
+            cells::label(&r.tag),
+            both(&a.old),
+            both(&a.new),
+            cells::delta(&a.change),
+            cells::interval(&a.change),
+            a.change.verdict.to_string(),
+        ];
+        t.push(row, false);
+    }
+    Some(t)
 }
 
 pub fn render_text(c: &Comparisons) -> String {
