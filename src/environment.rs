@@ -17,6 +17,95 @@ pub struct Environment {
     /// what a sync waits for. None in runs from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<String>,
+    /// Which CPU behind the model name: a VM's "AMD EPYC" is every EPYC generation, whose
+    /// caches differ. None in runs from before it was recorded, or where it is not readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor: Option<Processor>,
+}
+
+/// A CPU's family, model and stepping (as /proc/cpuinfo numbers them) and cpu0's caches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Processor {
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    pub caches: Vec<Cache>,
+}
+
+/// One cache of cpu0, as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cache {
+    pub level: u8,
+    pub kind: CacheKind,
+    pub kib: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+}
+
+impl std::fmt::Display for Processor {
+    /// "family 25, model 17, stepping 1; L1d 32 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB"
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "family {}, model {}, stepping {}", self.family, self.model, self.stepping)?;
+        for (i, c) in self.caches.iter().enumerate() {
+            let suffix = match c.kind {
+                CacheKind::Data => "d",
+                CacheKind::Instruction => "i",
+                CacheKind::Unified => "",
+            };
+            let size = if c.kib % 1024 == 0 { format!("{} MiB", c.kib / 1024) } else { format!("{} KiB", c.kib) };
+            write!(f, "{}L{}{suffix} {size}", if i == 0 { "; " } else { ", " }, c.level)?;
+        }
+        Ok(())
+    }
+}
+
+/// The first processor's family, model and stepping in a /proc/cpuinfo text (x86's
+/// fields; None where they are missing, as on other architectures).
+pub fn processor_of(cpuinfo: &str) -> Option<(u32, u32, u32)> {
+    let field = |name: &str| {
+        cpuinfo.lines().take_while(|l| !l.trim().is_empty()).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().parse().ok()).flatten()
+        })
+    };
+    Some((field("cpu family")?, field("model")?, field("stepping")?))
+}
+
+/// A cache from sysfs's `level`, `type` and `size` ("1024K") files' contents.
+pub fn cache_of(level: &str, kind: &str, size: &str) -> Option<Cache> {
+    let kind = match kind.trim() {
+        "Data" => CacheKind::Data,
+        "Instruction" => CacheKind::Instruction,
+        "Unified" => CacheKind::Unified,
+        _ => return None,
+    };
+    let size = size.trim();
+    let kib = match size.strip_suffix('K') {
+        Some(k) => k.parse().ok()?,
+        None => size.strip_suffix('M')?.parse::<u64>().ok()? * 1024,
+    };
+    Some(Cache { level: level.trim().parse().ok()?, kind, kib })
+}
+
+/// cpu0's caches, level by level, from sysfs.
+fn caches() -> Vec<Cache> {
+    let dir = "/sys/devices/system/cpu/cpu0/cache";
+    let mut caches: Vec<Cache> = (0..)
+        .map(|i| format!("{dir}/index{i}"))
+        .take_while(|d| std::path::Path::new(d).exists())
+        .filter_map(|d| {
+            let read = |f: &str| std::fs::read_to_string(format!("{d}/{f}")).ok();
+            cache_of(&read("level")?, &read("type")?, &read("size")?)
+        })
+        .collect();
+    caches.sort_by_key(|c| (c.level, c.kind as u8));
+    caches
 }
 
 fn read_trim(path: &str) -> Option<String> {
@@ -24,16 +113,38 @@ fn read_trim(path: &str) -> Option<String> {
 }
 
 impl Environment {
+    /// The CPU as every report names it: the model name, and which one behind it where known.
+    pub fn cpu(&self) -> String {
+        match &self.processor {
+            Some(p) => format!("{} ({p})", self.cpu_model),
+            None => self.cpu_model.clone(),
+        }
+    }
+
+    /// Whether two runs' CPUs are one kind: the same model name, and the same family, model,
+    /// stepping and caches where both runs recorded them (older runs did not).
+    pub fn same_cpu(&self, other: &Environment) -> bool {
+        self.cpu_model == other.cpu_model
+            && match (&self.processor, &other.processor) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+
+    /// This machine, now.
     pub fn capture() -> Environment {
-        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, v)| v.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let processor = processor_of(&cpuinfo).map(|(family, model, stepping)| Processor {
+            family,
+            model,
+            stepping,
+            caches: caches(),
+        });
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map_or_else(|| "unknown".into(), |(_, v)| v.trim().to_string());
         let os = read_trim("/etc/os-release")
             .and_then(|s| {
                 s.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
@@ -49,6 +160,7 @@ impl Environment {
             date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             command_line: scrub_command_line(std::env::args()),
             storage: storage(),
+            processor,
         }
     }
 }
@@ -141,6 +253,52 @@ fn file_name_only(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first processor's block of /proc/cpuinfo on this project's two hosts (trimmed).
+    const EPYC: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n\
+        model name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncache size\t: 1024 KB\n\n\
+        processor\t: 1\ncpu family\t: 23\nmodel\t\t: 49\nstepping\t: 0\n";
+    const XEON: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\
+        model name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz\nstepping\t: 8\n\n";
+
+    #[test]
+    fn family_model_and_stepping_come_from_the_first_processor_on_both_hosts() {
+        assert_eq!(processor_of(EPYC), Some((25, 17, 1)));
+        assert_eq!(processor_of(XEON), Some((6, 143, 8)));
+        assert_eq!(processor_of("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n"), None);
+    }
+
+    #[test]
+    fn caches_are_read_from_sysfs_sizes_and_named_by_level_and_kind() {
+        let c = |l, t, s| cache_of(l, t, s).unwrap();
+        let caches = vec![
+            c("1\n", "Data\n", "32K\n"),
+            c("1", "Instruction", "32K"),
+            c("2", "Unified", "1024K"),
+            c("3", "Unified", "32768K"),
+        ];
+        assert_eq!(caches[3], Cache { level: 3, kind: CacheKind::Unified, kib: 32768 });
+        assert_eq!(cache_of("2", "Unified", "2M").map(|c| c.kib), Some(2048));
+        assert_eq!(cache_of("1", "Trace", "12K"), None);
+        let p = Processor { family: 25, model: 17, stepping: 1, caches };
+        assert_eq!(p.to_string(), "family 25, model 17, stepping 1; L1d 32 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB");
+    }
+
+    #[test]
+    fn two_epycs_of_one_name_are_told_apart_where_both_runs_recorded_which() {
+        let zen = |model| Environment {
+            cpu_model: "AMD EPYC".into(),
+            processor: Some(Processor { family: 25, model, stepping: 1, caches: Vec::new() }),
+            ..Environment::default()
+        };
+        let older = Environment { cpu_model: "AMD EPYC".into(), ..Environment::default() };
+        assert!(zen(17).same_cpu(&zen(17)) && !zen(17).same_cpu(&zen(1)));
+        assert!(older.same_cpu(&zen(17)) && zen(1).same_cpu(&older));
+        assert_eq!(
+            (older.cpu(), zen(17).cpu()),
+            ("AMD EPYC".into(), "AMD EPYC (family 25, model 17, stepping 1)".into())
+        );
+    }
 
     #[test]
     fn local_paths_of_sources_patches_programs_and_files_are_scrubbed() {

@@ -380,14 +380,16 @@ fn attribute_steps(history: &mut History, build: &BuildArgs, config: &WorkloadCo
 /// `allowed`: the new commits are compared with the saved ones across the two machines, and
 /// libc picks its string routines by CPU, so their counts may differ by that alone.
 fn same_cpu(saved: &record::RunData, run: &Path, allowed: bool) -> Result<()> {
-    let here = crate::environment::Environment::capture().cpu_model;
-    let mut models: Vec<&str> = saved.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
-    if models.is_empty() {
-        models.push(&saved.header.environment.cpu_model);
+    let machine = crate::environment::Environment::capture();
+    let here = machine.cpu();
+    let mut saved_on: Vec<&crate::environment::Environment> =
+        saved.header.parts.iter().map(|p| &p.environment).collect();
+    if saved_on.is_empty() {
+        saved_on.push(&saved.header.environment);
     }
-    models.sort_unstable();
-    models.dedup();
-    let others: Vec<&str> = models.into_iter().filter(|m| *m != here).collect();
+    let mut others: Vec<String> = saved_on.into_iter().filter(|e| !e.same_cpu(&machine)).map(|e| e.cpu()).collect();
+    others.sort_unstable();
+    others.dedup();
     match (others.is_empty(), allowed) {
         (true, _) => Ok(()),
         (false, true) => {

@@ -33,12 +33,15 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     crate::files::refuse_existing(&args.out, existing)?;
     let runs = args.runs.iter().map(|p| record::load(p)).collect::<Result<Vec<_>>>()?;
     let merged = merge::merge(runs, args.drop_time)?;
-    let cpus: Vec<&str> = merged.header.parts.iter().map(|p| p.environment.cpu_model.as_str()).collect();
-    if cpus.iter().any(|c| *c != cpus[0]) {
+    let machines: Vec<&crate::environment::Environment> = merged.header.parts.iter().map(|p| &p.environment).collect();
+    if machines.iter().any(|e| !e.same_cpu(machines[0])) {
+        let mut cpus: Vec<String> = machines.iter().map(|e| e.cpu()).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
         eprintln!(
             "note: the runs come from different CPUs ({}); libc picks its string routines by CPU, so \
              instruction counts of tags from different runs may differ by that too",
-            merged.header.environment.cpu_model
+            cpus.join("; ")
         );
     }
     super::write_set(&[(args.out.clone(), merged.text()?.into_bytes())], existing)?;

@@ -37,9 +37,11 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// 10 would drop on a resume or merge, resuming a unit without MDB_NORDAHEAD, a sample's
 /// commit times, and the plan's `closing`, a resolution target closing a comparison once it
 /// is decided and within it, which a reader of 10 would report closed at its first deciding
-/// look). Layouts (`plan.layouts`, each sample's `layout`) needed no bump: an
-/// older reader takes a sample of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 11;
+/// look; 12: the environment's `processor`, family, model, stepping and caches behind the
+/// model name, which a reader of 11 would drop on a resume or merge). Layouts
+/// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
+/// of a random layout for the time sample it is.
+pub const SCHEMA: u32 = 12;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;

@@ -571,7 +571,7 @@ fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
 pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     let e = &m.environment;
     let mut v = vec![
-        ("CPU".into(), format!("{} ({} cores)", e.cpu_model, e.cores)),
+        ("CPU".into(), format!("{} ({} cores)", e.cpu(), e.cores)),
         ("Frequency governor".into(), e.governor.clone().unwrap_or_else(|| "not readable".into())),
         ("Kernel".into(), e.kernel.clone()),
         ("OS".into(), e.os.clone()),

@@ -125,7 +125,7 @@ fn extra_cells(m: &ReportModel, t: &ExtraTable) -> Cells {
 pub fn machine(e: &Environment) -> String {
     format!(
         "Measured on {} ({}), {}, kernel {}; lmdb-regress {}.",
-        e.cpu_model,
+        e.cpu(),
         cells::plural(e.cores, "core"),
         e.os,
         e.kernel,

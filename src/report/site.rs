@@ -89,7 +89,7 @@ fn runs_cells(runs: &[&SiteRun]) -> Cells {
 }
 
 fn host(m: &ReportModel) -> String {
-    format!("{} ({} cores)", m.environment.cpu_model, m.environment.cores)
+    format!("{} ({} cores)", m.environment.cpu(), m.environment.cores)
 }
 
 /// "0.9.17 … 0.9.33 (17)": the first and last tag measured, and how many.
@@ -145,7 +145,7 @@ enum Trend {
 
 /// Runs that can be compared over time: same host, settings, metric and engines.
 fn same_setup(a: &ReportModel, b: &ReportModel) -> bool {
-    a.environment.cpu_model == b.environment.cpu_model
+    a.environment.same_cpu(&b.environment)
         && a.environment.cores == b.environment.cores
         && a.config == b.config
         && a.unit.metric == b.unit.metric

@@ -328,6 +328,12 @@ fn environment(runs: &[(String, RunData)]) -> Environment {
         date: envs.iter().map(|e| e.date.clone()).min().unwrap_or_default(),
         command_line,
         storage: join(&|e| e.storage.as_deref()),
+        // One CPU for all, or none said here: each part keeps its own.
+        processor: envs
+            .iter()
+            .map(|e| e.processor.clone())
+            .reduce(|a, b| a.filter(|a| Some(a) == b.as_ref()))
+            .flatten(),
     }
 }
 
