@@ -332,9 +332,15 @@ fn counted_bisect_takes_the_suites_counting_size(repo: &Path, planted: &str, tmp
     let o = c.arg("--out-dir").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("exact same") && stderr(&o).contains("nothing to bisect"), "{}", stderr(&o));
-    let first = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension() == Some("jsonl".as_ref()));
-    let header: Value = serde_json::from_str(std::fs::read_to_string(first.unwrap()).unwrap().lines().next().unwrap()).unwrap();
-    assert_eq!(header["plan"]["count_entries"].as_u64().or(header["config"]["entries"].as_u64()), Some(10_000), "{header}");
+    let first =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension() == Some("jsonl".as_ref()));
+    let header: Value =
+        serde_json::from_str(std::fs::read_to_string(first.unwrap()).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(
+        header["plan"]["count_entries"].as_u64().or(header["config"]["entries"].as_u64()),
+        Some(10_000),
+        "{header}"
+    );
 }
 
 /// Rows with LMDB 1.0's options on a 0.9 unit: not run, no failure, and every format of the
