@@ -78,7 +78,7 @@ pub struct Settings {
 /// are in the search's log and bisect.json).
 fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
-        tag: u.label.to_string(),
+        label: u.label.clone(),
         commit: None,
         status: record::BuildStatus::Built,
         library: u.library.clone(),
@@ -283,16 +283,20 @@ impl<'a> Bisector<'a> {
             jobs: s.jobs,
             judge: crate::stats::stop::progress,
         };
-        // The probes' labels, so that the run file lists every tag its samples name.
-        let labels: Vec<Label> = spec.units.iter().map(|u| u.label.clone()).collect();
-        let header = spec.header(spec.units.iter().map(probe_status).collect(), &labels);
+        // The probes as tags, so that the run file lists every tag its samples name.
+        let header = spec.header(spec.units.iter().map(probe_status).collect());
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let out = spec.start_until(&enough, &mut w)?;
         if out.end.reason == EndReason::Interrupted {
-            return Err(self.stopped(SearchStep::Measuring(labels[labels.len() - 1].clone())).into());
+            let newest = header
+                .tags
+                .last()
+                .map(|t| t.label.clone())
+                .ok_or_else(|| anyhow::anyhow!("a probe run measures its probes"))?;
+            return Err(self.stopped(SearchStep::Measuring(newest)).into());
         }
         crate::record::load(&path)
     }

@@ -97,10 +97,11 @@ impl Unit {
     /// same SHA-256 and version. A run measures one build per unit, however many sessions
     /// it takes; the error names the unit and both hashes.
     pub fn check_recorded(&self, tags: &[TagStatus]) -> Result<()> {
-        let built = self.label.built().to_string();
+        let built = self.label.built();
         let kind = self.kind();
         let artifact = self.library.as_ref().unwrap_or(&self.program);
-        let Some(rec) = tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == kind) else {
+        let Some(rec) = tags.iter().filter(|t| t.label == built).flat_map(|t| &t.builds).find(|b| b.kind == kind)
+        else {
             bail!("{} on the {} engine: the run file's header records no build of it", self.label, self.engine);
         };
         if rec.sha256 != self.sha256 || rec.lmdb_version != self.version {
