@@ -231,7 +231,7 @@ impl<'a> Bisector<'a> {
         stop: &(dyn Fn(&[Sample]) -> bool + Sync),
     ) -> Result<Vec<Sample>> {
         let s = &self.settings;
-        let pass = Pass {
+        let pass = PassSettings {
             metric: s.metric,
             counter: self.counter.clone(),
             min_rounds: s.min_rounds,
@@ -256,7 +256,7 @@ impl<'a> Bisector<'a> {
         name: &str,
         units: Vec<Unit>,
         stop: &(dyn Fn(&[Sample]) -> bool + Sync),
-        pass: Pass,
+        pass: PassSettings,
     ) -> Result<record::RunData> {
         self.runs += 1;
         let entries = self.entries_for(pass.metric);
@@ -417,8 +417,13 @@ impl<'a> Bisector<'a> {
         detail: &mut String,
     ) -> Result<Option<ProbeVerdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
-        let pass =
-            Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let pass = PassSettings {
+            metric: Metric::Instructions,
+            counter: Some(counter),
+            min_rounds: 1,
+            max_rounds: 1,
+            warmup: 0,
+        };
         let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
             Ok(run) => run.samples,
             Err(e) if e.is::<Interrupted>() => return Err(e),
@@ -569,7 +574,7 @@ impl<'a> Bisector<'a> {
 }
 
 /// How one interleaved run measures: by which metric, with which counter, how long.
-struct Pass {
+struct PassSettings {
     metric: Metric,
     counter: Option<Counter>,
     min_rounds: u32,
