@@ -253,11 +253,14 @@ fn delta_cells(beside: &[Metric], d: Option<&Delta>, own: &str) -> Vec<String> {
     v
 }
 
+/// Each tag alone (median, ±, min, each exact metric per entry) beside its change against
+/// the fastest. An exact metric shows its value only: its change is the baseline table's
+/// (against the reference a count is judged by), and the verdict says "time only" here.
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let beside = &m.beside;
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit_of(s).into(), "±".into(), "min".into()];
     let verdict_col = header.len() + VERDICT_OFFSET;
-    header.extend(delta_header(beside, "vs Fastest"));
+    header.extend(delta_header(&[], "vs Fastest"));
     header.push("n".into());
     header.extend(beside.iter().map(|c| c.unit_of(s.workload).to_string()));
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
@@ -265,7 +268,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
-        row.extend(delta_cells(beside, r.vs_fastest.as_ref(), "fastest"));
+        row.extend(delta_cells(&[], r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
         row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
         c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_fastest.as_ref().map(Judged::of));
