@@ -389,10 +389,11 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
 
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
-    let names = [tag.to_string(), crate::manifest::normalize_tag(tag)];
+    // A label typed on the command line: read once, as the label grammar reads it.
+    let named = [Label::parse(tag), Label::parse(&crate::manifest::normalize_tag(tag))];
     let of: Vec<Unit> = units
         .iter()
-        .filter(|u| names.contains(&u.label.to_string()))
+        .filter(|u| named.contains(&u.label))
         .map(|u| Unit { label: u.label.control(), ..u.clone() })
         .collect();
     if of.is_empty() {

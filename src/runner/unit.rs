@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 
 use super::protocol::WorkerLine;
 use super::watchdog::{self, Killed, Watched};
+use super::worker::WorkerAction;
 use super::Label;
 use crate::compile::{BuildKind, BuildRecord};
 use crate::layout::{self, Layout};
@@ -138,10 +139,10 @@ impl Unit {
 
     /// The program and the arguments that start its worker for `action`: the library to
     /// load, for the Rust worker and the C paired worker.
-    pub(super) fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
+    pub(super) fn argv(&self, action: WorkerAction) -> (PathBuf, Vec<OsString>) {
         let mut args: Vec<OsString> = match self.engine {
-            Engine::Rust => vec!["worker".into(), action.into()],
-            Engine::C => vec![action.into()],
+            Engine::Rust => vec!["worker".into(), action.name().into()],
+            Engine::C => vec![action.name().into()],
         };
         if let Some(library) = &self.library {
             args.extend(["--library".into(), library.into(), "--library-sha256".into(), self.sha256.clone().into()]);
@@ -162,7 +163,7 @@ impl Unit {
         (self.program.clone(), args)
     }
 
-    pub(super) fn command(&self, action: &str) -> Command {
+    pub(super) fn command(&self, action: WorkerAction) -> Command {
         let (program, args) = self.argv(action);
         let mut c = Command::new(program);
         c.args(args);

@@ -37,7 +37,7 @@ impl RunSpec {
             if interrupted() {
                 return (Vec::new(), Some("interrupted".to_string()));
             }
-            let mut cmd = u.command("verify");
+            let mut cmd = u.command(super::worker::WorkerAction::Verify);
             cmd.arg("--dir").arg(&dbs[&u.label]).arg("--workloads").arg(names.join(",")).args(self.config.to_args());
             u.run(cmd)
         };
