@@ -147,7 +147,8 @@ pub(super) fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: 
     pairs
         .into_iter()
         .filter_map(|(w, t)| {
-            let (r, c) = (&all[&(Engine::Rust, w)].values[t], &all[&(Engine::C, w)].values[t]);
+            let of = |e: Engine| all.get(&(e, w))?.values.get(t);
+            let (r, c) = (of(Engine::Rust)?, of(Engine::C)?);
             let vals = |x: &Rounds| x.values().copied().collect::<Vec<f64>>();
             Some(OverheadRow {
                 workload: w,
