@@ -111,8 +111,8 @@ fn cover(
             "coverage: running {} {} workload(s) of {} and {} once, {} entries",
             workloads.len(),
             workloads[0].suite(),
-            prepared.labels[0].base,
-            prepared.labels[1].base,
+            prepared.tags[0].label.base,
+            prepared.tags[1].label.base,
             config.entries
         );
         not_run.extend(rs.run_covered(counts.path())?);
@@ -125,7 +125,7 @@ fn cover(
     let side = |i: usize| -> Result<CoveredBuild> {
         let library = rs.units[i].library.as_ref().context("a coverage unit loads its library")?;
         let sources = library.parent().context("a library has a folder")?.join(crate::stage::SRC);
-        Ok(CoveredBuild { label: prepared.labels[i].base.clone(), files: &files[i], sources })
+        Ok(CoveredBuild { label: prepared.tags[i].label.base.clone(), files: &files[i], sources })
     };
     let workloads: Vec<Workload> = groups.iter().flat_map(|(w, _)| w.clone()).collect();
     coverage::build(&side(0)?, &side(1)?, suite, &workloads, not_run)

@@ -114,8 +114,8 @@ pub fn explain_builds(spec: &str, ask: &Ask) -> Result<Explained> {
         crate::record::Layouts::Fixed,
         crate::record::Pairing::Process,
     )?;
-    if prepared.labels.len() != 2 {
-        bail!("explain compares two builds, and {spec:?} names {} (A and B must differ)", prepared.labels.len());
+    if prepared.tags.len() != 2 {
+        bail!("explain compares two builds, and {spec:?} names {} (A and B must differ)", prepared.tags.len());
     }
     if prepared.units.len() != 2 {
         bail!("explain needs both builds, and {} of them did not build (see above)", 2 - prepared.units.len());

@@ -454,7 +454,7 @@ fn of_range(
 ) -> Result<()> {
     let measured: BTreeSet<&str> = match &data.header.plan.shard {
         Some(shard) if resuming => shard.tags.iter().map(String::as_str).collect(),
-        _ => data.tags().map(|(_, label)| label.base.as_str()).collect(),
+        _ => data.header.tags.iter().map(|t| t.label.base.as_str()).collect(),
     };
     let commits: BTreeSet<&str> = points.iter().map(|p| p.label.as_str()).collect();
     if measured == commits {

@@ -68,7 +68,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
         bail!("--workloads {}: a layout study measures LmdbJava's six workloads", args.workloads);
     }
     let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &Default::default())?;
-    let Prepared { tags, labels, units, failures, c_paired_worker } =
+    let Prepared { tags, units, failures, c_paired_worker } =
         prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random, pairing)?;
     let Some(tag) = units.first().map(|u| u.label.to_string()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
@@ -88,7 +88,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, judge };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::prepare::default_out("layouts");
-    let header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let header = Header { c_paired_worker, ..spec.header(tags) };
     let mut writer = super::prepare::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;

@@ -41,12 +41,11 @@ pub fn create_run_file(
     Ok(writer)
 }
 
-/// What the builds gave a run: every requested tag as the run file records it with the
-/// value its label was rendered from, the units to measure, and the builds that failed for
-/// one engine only (recorded as failures).
+/// What the builds gave a run: every requested tag as the run file records it (its label's
+/// value with it), the units to measure, and the builds that failed for one engine only
+/// (recorded as failures).
 pub struct Prepared {
     pub tags: Vec<record::TagStatus>,
-    pub labels: Vec<Label>,
     pub units: Vec<Unit>,
     pub failures: Vec<Failure>,
     /// The C paired worker the C units run in, when paired rounds have C units.
@@ -130,10 +129,11 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
         eprintln!("not measured: {} (its build failed, above)", r.tag);
     }
     if let Some(linkers) = linkers {
-        units = layout_sources(units, &rows, wants, opts, &linkers, &mut failures)?;
+        units = layout_sources(units, &labels, wants, opts, &linkers, &mut failures)?;
     }
     let c_paired_worker = twin.as_ref().and_then(|t| t.as_ref().ok()).map(worker_build);
-    Ok(Prepared { tags: rows.iter().map(run_file_tag).collect(), labels, units, failures, c_paired_worker })
+    let tags = rows.iter().zip(labels).map(|(r, label)| run_file_tag(r, label)).collect();
+    Ok(Prepared { tags, units, failures, c_paired_worker })
 }
 
 /// Each unit with the source of its random layouts: its objects compiled once (on every
@@ -141,14 +141,14 @@ pub fn prepare_wants(wants: &[Want], opts: &MatrixOptions, engines: &[Engine], l
 /// cannot be had is not measured and is recorded as a failure, as a C twin that does not build.
 fn layout_sources(
     units: Vec<Unit>,
-    rows: &[TagBuild],
+    labels: &[Label],
     wants: &[Want],
     opts: &MatrixOptions,
     linkers: &[Linker],
     failures: &mut Vec<Failure>,
 ) -> Result<Vec<Unit>> {
     let work = |u: &Unit| -> Result<layout::Source> {
-        let i = rows.iter().position(|r| r.tag == u.label.to_string()).context("a unit without its build")?;
+        let i = labels.iter().position(|l| *l == u.label).context("a unit without its build")?;
         let kind = u.kind();
         let fixed = u.library.as_deref().unwrap_or(u.program.as_path());
         let (want, toolchain) = super::row_origin(i, wants, opts);
@@ -223,10 +223,10 @@ fn worker_build(twin: &crate::paired_twin::PairedTwin) -> record::WorkerBuild {
     record::WorkerBuild { sha256: twin.sha256.clone(), build_id: twin.build_id.clone(), toolchain }
 }
 
-/// The build matrix's row as the run file records it.
-fn run_file_tag(r: &TagBuild) -> record::TagStatus {
+/// The build matrix's row, labelled `label`, as the run file records it.
+fn run_file_tag(r: &TagBuild, label: Label) -> record::TagStatus {
     record::TagStatus {
-        tag: r.tag.clone(),
+        label,
         commit: r.commit.clone(),
         status: match r.status {
             Status::Built => record::BuildStatus::Built,

@@ -30,11 +30,14 @@ pub fn compile_all(
     let bar = crate::progress::bar(pairs.len() as u64, "compiling the programs");
     let work = |&(i, p): &(usize, &ProgramRecord)| -> Result<crate::runner::CompiledProgram> {
         let u = &units[i];
-        let built = program::build_label(u);
-        let build =
-            tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == BuildKind::SharedLibrary);
+        let built = u.label.built();
+        let build = tags
+            .iter()
+            .filter(|t| t.label == built)
+            .flat_map(|t| &t.builds)
+            .find(|b| b.kind == BuildKind::SharedLibrary);
         match build {
-            Some(b) => program::compile(p, (&built, b), &dir),
+            Some(b) => program::compile(p, (&program::build_label(u), b), &dir),
             None => bail!("{} has no shared library to compile {}.c against", u.label, p.name),
         }
     };

@@ -292,7 +292,7 @@ pub(super) fn control_tag(tag: &str) -> Result<String> {
 pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
     let tags = &data.header.tags;
     let first = |t: &record::TagStatus| t.builds.first().map(|b| b.toolchain.clone());
-    if !data.tags().any(|(_, label)| label.toolchain.is_some()) {
+    if !tags.iter().any(|t| t.label.toolchain.is_some()) {
         let tc = tags.iter().find_map(first);
         return BuildArgs {
             cc: tc.as_ref().map(|t| t.compiler.display().to_string()),

@@ -123,7 +123,7 @@ impl RunSettings {
         let p = &h.plan;
         let tags = match &p.shard {
             Some(shard) => shard.tags.clone(),
-            None => data.tags().map(|(_, l)| l.base.clone()).collect(),
+            None => data.header.tags.iter().map(|t| t.label.base.clone()).collect(),
         };
         let build = recorded_toolchains(data);
         RunSettings {

@@ -123,12 +123,12 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
-    let Prepared { tags, labels, units, mut failures, c_paired_worker } =
+    let Prepared { tags, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
     }
-    let baseline = baseline_of(args.baseline.as_deref(), shard.as_ref(), &tags, &labels)?;
+    let baseline = baseline_of(args.baseline.as_deref(), shard.as_ref(), &tags)?;
     let programs = super::request::programs(args)?;
     let git = args.build.git.as_deref();
     let mut units = super::program::compile_all(&programs, units, &tags, git, args.jobs(), &mut failures)?;
@@ -171,7 +171,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let engines = args.engine.clone();
     let judge = crate::stats::stop::progress;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), judge };
-    let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags) };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     // What every worker is told to load is what the header records.
@@ -294,22 +294,16 @@ fn at_declared<T: Copy + Ord>(
 /// The unit the run compares every other with: a shard's (the whole run's), `--baseline`,
 /// else the first unit as given that built; never the first as sorted,
 /// which for commit ids is whichever id sorts first.
-fn baseline_of(
-    asked: Option<&str>,
-    shard: Option<&Shard>,
-    tags: &[record::TagStatus],
-    labels: &[Label],
-) -> Result<String> {
+fn baseline_of(asked: Option<&str>, shard: Option<&Shard>, tags: &[record::TagStatus]) -> Result<String> {
     // A shard's was found among the whole run's units; a shard that does not measure it
     // (a process per unit) records it for the merged run.
     if let Some(b) = shard.and_then(Shard::baseline) {
         return Ok(b.to_string());
     }
-    let mut given: Vec<String> = labels.iter().map(|l| l.compared_as().0).collect();
+    let mut given: Vec<String> = tags.iter().map(|t| t.label.compared_as().0).collect();
     given.dedup();
-    let built = |b: &String| {
-        tags.iter().zip(labels).any(|(t, l)| t.status == record::BuildStatus::Built && l.compared_as().0 == *b)
-    };
+    let built =
+        |b: &String| tags.iter().any(|t| t.status == record::BuildStatus::Built && t.label.compared_as().0 == *b);
     let Some(asked) = asked else {
         return given.iter().find(|b| built(b)).cloned().context("no unit of this run built");
     };
@@ -338,7 +332,7 @@ pub fn measure_recorded(
 ) -> Result<RunData> {
     let h = &recorded.header;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
-    let Prepared { tags, labels, units, mut failures, c_paired_worker } =
+    let Prepared { tags, units, mut failures, c_paired_worker } =
         prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
     if units.is_empty() {
         bail!("no tag could be built, so nothing can be measured (see the reasons above)");
@@ -347,10 +341,10 @@ pub fn measure_recorded(
     super::program::check_unchanged(&h.plan.programs, from)?;
     let units =
         super::program::compile_all(&h.plan.programs, units, &tags, build.git.as_deref(), args.jobs(), &mut failures)?;
-    let baseline = Some(baseline_of(None, None, &tags, &labels)?);
+    let baseline = Some(baseline_of(None, None, &tags)?);
     let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
     let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::progress)?;
-    let mut header = Header { c_paired_worker, ..spec.header(tags, &labels) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags) };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     for u in &spec.units {
@@ -395,10 +389,11 @@ fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
 
 /// The units of `tag` again, labelled as its control.
 fn control_units(units: &[Unit], tag: &str) -> Result<Vec<Unit>> {
-    let names = [tag.to_string(), crate::manifest::normalize_tag(tag)];
+    // A label typed on the command line: read once, as the label grammar reads it.
+    let named = [Label::parse(tag), Label::parse(&crate::manifest::normalize_tag(tag))];
     let of: Vec<Unit> = units
         .iter()
-        .filter(|u| names.contains(&u.label.to_string()))
+        .filter(|u| named.contains(&u.label))
         .map(|u| Unit { label: u.label.control(), ..u.clone() })
         .collect();
     if of.is_empty() {
@@ -508,11 +503,8 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
     super::room::check(&h.config, &h.workloads)?;
-    let mut tags: Vec<&str> = data
-        .tags()
-        .filter(|(t, _)| t.status == record::BuildStatus::Built)
-        .map(|(_, label)| label.base.as_str())
-        .collect();
+    let built = h.tags.iter().filter(|t| t.status == record::BuildStatus::Built);
+    let mut tags: Vec<&str> = built.map(|t| t.label.base.as_str()).collect();
     tags.dedup();
     let (spec, sources) = super::resume::units(&tags, args, path)?;
     let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };

@@ -78,7 +78,7 @@ pub struct Settings {
 /// are in the search's log and bisect.json).
 fn probe_status(u: &Unit) -> TagStatus {
     TagStatus {
-        tag: u.label.to_string(),
+        label: u.label.clone(),
         commit: None,
         status: record::BuildStatus::Built,
         library: u.library.clone(),
@@ -231,7 +231,7 @@ impl<'a> Bisector<'a> {
         stop: &(dyn Fn(&[Sample]) -> bool + Sync),
     ) -> Result<Vec<Sample>> {
         let s = &self.settings;
-        let pass = Pass {
+        let pass = PassSettings {
             metric: s.metric,
             counter: self.counter.clone(),
             min_rounds: s.min_rounds,
@@ -256,7 +256,7 @@ impl<'a> Bisector<'a> {
         name: &str,
         units: Vec<Unit>,
         stop: &(dyn Fn(&[Sample]) -> bool + Sync),
-        pass: Pass,
+        pass: PassSettings,
     ) -> Result<record::RunData> {
         self.runs += 1;
         let entries = self.entries_for(pass.metric);
@@ -283,16 +283,20 @@ impl<'a> Bisector<'a> {
             jobs: s.jobs,
             judge: crate::stats::stop::progress,
         };
-        // The probes' labels, so that the run file lists every tag its samples name.
-        let labels: Vec<Label> = spec.units.iter().map(|u| u.label.clone()).collect();
-        let header = spec.header(spec.units.iter().map(probe_status).collect(), &labels);
+        // The probes as tags, so that the run file lists every tag its samples name.
+        let header = spec.header(spec.units.iter().map(probe_status).collect());
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;
         let enough = |xs: &[Sample]| xs.iter().map(|x| x.round + 1).max().unwrap_or(0) >= min_rounds && stop(xs);
         let out = spec.start_until(&enough, &mut w)?;
         if out.end.reason == EndReason::Interrupted {
-            return Err(self.stopped(SearchStep::Measuring(labels[labels.len() - 1].clone())).into());
+            let newest = header
+                .tags
+                .last()
+                .map(|t| t.label.clone())
+                .ok_or_else(|| anyhow::anyhow!("a probe run measures its probes"))?;
+            return Err(self.stopped(SearchStep::Measuring(newest)).into());
         }
         crate::record::load(&path)
     }
@@ -413,8 +417,13 @@ impl<'a> Bisector<'a> {
         detail: &mut String,
     ) -> Result<Option<ProbeVerdict>> {
         let Some(counter) = self.settings.fallback.clone() else { return Ok(None) };
-        let pass =
-            Pass { metric: Metric::Instructions, counter: Some(counter), min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let pass = PassSettings {
+            metric: Metric::Instructions,
+            counter: Some(counter),
+            min_rounds: 1,
+            max_rounds: 1,
+            warmup: 0,
+        };
         let samples = match self.run_pass(&format!("probe-{p}-instructions"), units, &|_| true, pass) {
             Ok(run) => run.samples,
             Err(e) if e.is::<Interrupted>() => return Err(e),
@@ -565,7 +574,7 @@ impl<'a> Bisector<'a> {
 }
 
 /// How one interleaved run measures: by which metric, with which counter, how long.
-struct Pass {
+struct PassSettings {
     metric: Metric,
     counter: Option<Counter>,
     min_rounds: u32,

@@ -196,9 +196,8 @@ pub fn build(m: &ReportModel) -> ItsReport {
     let missing = m
         .tags
         .iter()
-        .map(|t| &t.record)
         .filter(|t| t.status != BuildStatus::Built)
-        .map(|t| (t.tag.clone(), t.reason.clone().unwrap_or_default()))
+        .map(|t| (t.label.to_string(), t.reason.clone().unwrap_or_default()))
         .collect();
     ItsReport { unit: m.unit.label, engines, missing }
 }

@@ -39,7 +39,7 @@ pub(super) fn every_form() -> Vec<Label> {
 /// labels' tags) and declaring them.
 pub(super) fn header_of(labels: &[Label]) -> Header {
     let h = committed().header;
-    let row = |l: &Label| TagStatus { tag: l.to_string(), ..h.tags[0].clone() };
+    let row = |l: &Label| TagStatus { label: l.clone(), ..h.tags[0].clone() };
     let rows: Vec<Label> = labels.iter().map(|l| l.controlled().unwrap_or_else(|| l.clone())).collect();
     let tags = Declared::each(&rows).iter().map(|d| row(&d.value)).collect();
     Header { schema: SCHEMA, tags, units: Declared::each(labels.iter().chain(&rows)), ..h }

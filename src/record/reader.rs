@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 
 use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
-    CheckKind, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, TagStatus, ADAPTIVE,
+    CheckKind, Declared, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, ADAPTIVE,
     CLOSING, DECLARES_UNITS, SCHEMA, STOPPING,
 };
 use crate::files;
@@ -27,17 +28,12 @@ pub struct RunData {
     /// Absent in files from before runs measured it (schema ≤ 6), and in runs cut off first.
     pub coverage: Option<RunCoverage>,
     pub path: Option<PathBuf>,
-    /// Every label the run names (its header's, its samples' and failures'), read once, as
-    /// the file is loaded, into the value it was rendered from.
-    pub labels: BTreeMap<String, Label>,
+    /// Every unit the run names (its header's tags, its samples' and failures'), each read
+    /// once, as the file is loaded, into the value its label was rendered from.
+    pub units: BTreeSet<Label>,
 }
 
 impl RunData {
-    /// Each tag the header lists, with its label's value (the reader read every one).
-    pub fn tags(&self) -> impl Iterator<Item = (&TagStatus, &Label)> {
-        self.header.tags.iter().filter_map(|t| Some((t, self.labels.get(&t.tag)?)))
-    }
-
     /// The entries a sample's pass ran: the counting pass may run fewer than the rounds.
     pub fn entries_of(&self, s: &Sample) -> u32 {
         let h = &self.header;
@@ -64,13 +60,11 @@ pub fn load(path: &Path) -> Result<RunData> {
     let text = files::read_text(path, "run file")?;
     let mut lines = text.lines().enumerate();
     let Some((_, first)) = lines.next() else { bail!("{} is empty: not a run file", path.display()) };
-    let header = read_header(path, first, !text.contains('\n'))?;
+    let (header, mut units) = read_header(path, first, !text.contains('\n'))?;
     let torn = !text.ends_with('\n');
     let last = text.lines().count();
     let at = |line: usize, e: String| anyhow::anyhow!("{}:{line}: {e}", path.display());
-    let mut rules = Rules::of(&header);
-    let listed = header.tags.iter().map(|t| &t.tag).chain(rules.tags.iter().flatten());
-    let mut units = UnitLabels::of(&header, listed).map_err(|e| at(1, e))?;
+    let mut rules = Rules::of(&header, &mut units).map_err(|e| at(1, e))?;
     let mut data = RunData {
         header,
         samples: Vec::new(),
@@ -79,7 +73,7 @@ pub fn load(path: &Path) -> Result<RunData> {
         end: None,
         coverage: None,
         path: Some(path.to_path_buf()),
-        labels: BTreeMap::new(),
+        units: BTreeSet::new(),
     };
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
         let record = match serde_json::from_str::<serde_json::Value>(line).map_err(Unread::Corrupt) {
@@ -117,7 +111,7 @@ pub fn load(path: &Path) -> Result<RunData> {
             Record::Header(_) => unreachable!("refused by the rules"),
         }
     }
-    data.labels = units.labels;
+    data.units = units.labels.into_values().collect();
     Ok(data)
 }
 
@@ -129,9 +123,9 @@ enum Unread {
     Unit(String),
 }
 
-/// The one upgrader: a record of any schema read into today's shape. A sample's or
-/// failure's unit, named by its label's text, becomes the value the header declares (in
-/// a file of schema 3 or before, the text read once). Samples written before their counts
+/// The one upgrader: a record of any schema read into today's shape. A unit named by its
+/// label's text (a sample's, a failure's, a header's tag row) becomes the value the header
+/// declares (in a file of schema 3 or before, the text read once). Samples written before their counts
 /// were values by event (schema ≤ 4) held their instruction count as `instructions`: it is
 /// their `Ir`. A failure written before it had a `cause` has the one its error's words
 /// name. The header is upgraded by [`upgrade_header`], its part of this upgrader.
@@ -140,6 +134,7 @@ fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Res
     if v.get("type").and_then(|t| t.as_str()) == Some("header") {
         let schema = v.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
         upgrade_header(&mut v, schema);
+        units.read_tags(&mut v).map_err(Unread::Unit)?;
     }
     if let Some(record) = v.as_object_mut() {
         let kind = record.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_string();
@@ -183,14 +178,11 @@ fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
     }
 }
 
-/// Whether `line` is a whole record, whatever unit it names: what a line cut off while
+/// Whether `line` is a whole record, whatever units it names: what a line cut off while
 /// written is not.
 pub(super) fn whole_record(line: &[u8]) -> bool {
-    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(line) else { return false };
-    if let Some(tag) = v.get_mut("tag").filter(|t| t.is_string()) {
-        *tag = serde_json::to_value(Label::build("any", None)).unwrap_or_default();
-    }
-    serde_json::from_value::<Record>(v).is_ok()
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else { return false };
+    upgrade(v, &mut UnitLabels::from_text()).is_ok()
 }
 
 /// The kind of a check in a file from before checks said it, by where it stands: after the
@@ -206,18 +198,34 @@ fn legacy_kind(h: &Header, after_end: bool) -> CheckKind {
 
 /// The labels a run file names, as values: declared by its header (schema 4), or in older
 /// files read from their text, once each: the one place a run file's label is read back.
-struct UnitLabels {
+pub(super) struct UnitLabels {
     declared: bool,
     labels: BTreeMap<String, Label>,
 }
 
+/// What the header says of its units before the rest of it is read: its schema, and the
+/// units it declares (schema 4).
+#[derive(serde::Deserialize)]
+struct Declarations {
+    #[serde(default)]
+    schema: u32,
+    #[serde(default)]
+    units: Vec<Declared>,
+}
+
 impl UnitLabels {
-    /// The units `h` declares, each under its value's rendering, with every label the header
-    /// lists (`listed`) among them; in an older file, the `listed` labels read.
-    fn of<'a>(h: &Header, listed: impl Iterator<Item = &'a String>) -> std::result::Result<UnitLabels, String> {
-        let declared = h.schema >= DECLARES_UNITS;
+    /// Labels read from their text whatever the file declares: for a line read alone.
+    fn from_text() -> UnitLabels {
+        UnitLabels { declared: false, labels: BTreeMap::new() }
+    }
+
+    /// The units the header `h` (as JSON) declares, each under its value's rendering; in an
+    /// older file, none yet (each is read from its text when named).
+    fn declared_by(h: &serde_json::Value) -> std::result::Result<UnitLabels, String> {
+        let d = Declarations::deserialize(h).map_err(|e| format!("corrupt header: {e}"))?;
+        let declared = d.schema >= DECLARES_UNITS;
         let mut units = UnitLabels { declared, labels: BTreeMap::new() };
-        for d in h.units.iter().filter(|_| declared) {
+        for d in d.units.iter().filter(|_| declared) {
             let rendered = d.value.to_string();
             if d.label != rendered {
                 return Err(format!(
@@ -229,12 +237,29 @@ impl UnitLabels {
                 return Err(format!("unit {} is declared twice", d.label));
             }
         }
-        for text in listed {
-            if units.name(text).is_err() {
-                return Err(format!("the header lists {text} but does not declare it among its units"));
-            }
-        }
         Ok(units)
+    }
+
+    /// The header `h` (as JSON) with each tag row's label, its text, read into its value;
+    /// a row, or a layout of its study, that names a unit the header does not declare is
+    /// refused.
+    fn read_tags(&mut self, h: &mut serde_json::Value) -> std::result::Result<(), String> {
+        let studied = h.pointer("/plan/layout_study/layouts").and_then(|l| l.as_array()).cloned().unwrap_or_default();
+        for text in studied.iter().filter_map(|l| l.get(0)?.as_str()) {
+            self.listed(text)?;
+        }
+        let rows = h.get_mut("tags").and_then(|t| t.as_array_mut()).into_iter().flatten();
+        for tag in rows.filter_map(|row| row.get_mut("tag")).filter(|t| t.is_string()) {
+            let label = self.listed(tag.as_str().unwrap_or_default())?;
+            *tag = serde_json::to_value(label).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The value of the label `text` the header lists (a tag row, a study's layout).
+    fn listed(&mut self, text: &str) -> std::result::Result<&Label, String> {
+        let refused = format!("the header lists {text} but does not declare it among its units");
+        self.name(text).map_err(|_| refused)
     }
 
     /// The value of the label `text`: declared, or in an older file read now.
@@ -249,9 +274,10 @@ impl UnitLabels {
     }
 }
 
-/// The header on a run file's first line; `only_line` when no newline follows it, so that a
-/// first line that is no JSON was torn while it was written, not some other file's.
-pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<Header> {
+/// The header on a run file's first line, with the units it declares (its tag rows'
+/// labels read); `only_line` when no newline follows it, so that a first line that is no
+/// JSON was torn while it was written, not some other file's.
+pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<(Header, UnitLabels)> {
     let mut value: serde_json::Value = match serde_json::from_str(first) {
         Ok(v) => v,
         Err(_) if only_line && torn_header(first) => bail!(
@@ -276,8 +302,10 @@ pub(super) fn read_header(path: &Path, first: &str, only_line: bool) -> Result<H
         );
     }
     upgrade_header(&mut value, schema);
+    let mut units = UnitLabels::declared_by(&value).map_err(|e| anyhow::anyhow!("{}:1: {e}", path.display()))?;
+    units.read_tags(&mut value).map_err(|e| anyhow::anyhow!("{}:1: {e}", path.display()))?;
     match serde_json::from_value::<Record>(value).with_context(|| format!("{}:1: corrupt header", path.display()))? {
-        Record::Header(h) => Ok(*h),
+        Record::Header(h) => Ok((*h, units)),
         _ => unreachable!("checked the type above"),
     }
 }
@@ -300,8 +328,8 @@ fn bad_record(line: &str, e: &serde_json::Error) -> String {
 
 /// What a run can write, checked record by record.
 struct Rules {
-    /// The labels the header lists (None for the run files of older bisects, which list none).
-    tags: Option<BTreeSet<String>>,
+    /// The units the header lists (None for the run files of older bisects, which list none).
+    tags: Option<BTreeSet<Label>>,
     engines: Vec<Engine>,
     workloads: Vec<Workload>,
     /// The line of the end record that finished the run (an interrupted run may go on).
@@ -319,12 +347,14 @@ struct Rules {
 type SampleKey = (Engine, Label, Workload, u32, bool, Option<u32>);
 
 impl Rules {
-    fn of(h: &Header) -> Rules {
+    /// The rules of the run `h` heads, its units read by `units`.
+    fn of(h: &Header, units: &mut UnitLabels) -> std::result::Result<Rules, String> {
         // A layout study's labels (TAG@01, …) are its tag's layouts, listed in its plan.
-        let study = h.plan.layout_study.iter().flat_map(|s| s.layouts.iter().map(|(label, _)| label.clone()));
-        let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.tag.clone()).chain(study).collect());
+        let studied = h.plan.layout_study.iter().flat_map(|s| &s.layouts);
+        let study = studied.map(|(text, _)| units.listed(text).cloned()).collect::<std::result::Result<Vec<_>, _>>()?;
+        let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.label.clone()).chain(study).collect());
         let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
-        Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
+        Ok(Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() })
     }
 
     fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
@@ -385,8 +415,7 @@ impl Rules {
         // A control, and a unit at any value of an axis (readers, sync mode, memory limit,
         // readahead), are of a listed tag.
         let of = unit.controlled().unwrap_or_else(|| unit.clone());
-        let base = of.without_axes().to_string();
-        if self.tags.as_ref().is_some_and(|tags| !tags.contains(&base)) {
+        if self.tags.as_ref().is_some_and(|tags| !tags.contains(&of.without_axes())) {
             return Err(format!("tag {unit} is not among the header's tags"));
         }
         if !self.engines.contains(&engine) {
@@ -425,8 +454,12 @@ mod tests {
         let labels = every_form();
         let data = load(&written(dir.path(), &labels)).unwrap();
         for l in &labels {
-            assert_eq!(data.labels.get(&l.to_string()), Some(l), "{l}");
+            assert!(data.units.contains(l), "{l}");
         }
+        // The tag rows too: a control's row is its tag's, and each reads as its value.
+        let rows: Vec<Label> = data.header.tags.iter().map(|t| t.label.clone()).collect();
+        let built: Vec<Label> = labels.iter().map(|l| l.controlled().unwrap_or_else(|| l.clone())).collect();
+        assert_eq!(rows, built);
         assert_eq!(data.samples.len(), labels.len());
         // Not read back from the text: the grammar would take these for other units.
         assert_ne!(Label::parse("LMDB_0.9.20@x1"), labels[8]);
@@ -512,7 +545,7 @@ mod tests {
                 "workload": "migrateReadCold", "stage": "run", "error": error})
         };
         let cause = |v| {
-            let mut units = UnitLabels { declared: false, labels: BTreeMap::new() };
+            let mut units = UnitLabels::from_text();
             let Record::Failure(f) = upgrade(v, &mut units).unwrap() else { panic!("not a failure") };
             f.cause
         };
@@ -529,7 +562,7 @@ mod tests {
     fn a_sample_of_an_older_schema_reads_its_instruction_count_as_ir() {
         let old = serde_json::json!({"type": "sample", "round": 0, "engine": "rust", "tag": "LMDB_0.9.33",
             "workload": "readSeq", "ns": 5, "instructions": 31000, "counted": true});
-        let mut units = UnitLabels { declared: false, labels: BTreeMap::new() };
+        let mut units = UnitLabels::from_text();
         let Record::Sample(s) = upgrade(old, &mut units).unwrap() else { panic!("not a sample") };
         assert_eq!((s.counts.clone(), s.total(Metric::Instructions)), (Counts::instructions(31000), Some(31000)));
         assert_eq!(s.total(Metric::EstimatedCycles), None);

@@ -91,7 +91,9 @@ pub enum BuildStatus {
 /// changing the file format; the JSON shape is schema 1's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagStatus {
-    pub tag: String,
+    /// The unit the tag was built as, written as its label under `"tag"` ([`unit_label`]).
+    #[serde(rename = "tag", with = "unit_label")]
+    pub label: Label,
     pub commit: Option<String>,
     pub status: BuildStatus,
     /// Absolute path of the shared library, when built.
@@ -539,10 +541,10 @@ impl Record {
     }
 }
 
-/// A sample's or failure's unit as its line holds it: written as the label's text, read
-/// as the value the reader's upgrader put in the text's place (the header's declaration
-/// of the label, or in a file of schema 3 or before the text read once), never parsed
-/// here: a line's text alone cannot say which value a label renders.
+/// A unit as a record names it (a sample's, a failure's, a header's tag row): written as
+/// the label's text, read as the value the reader's upgrader put in the text's place (the
+/// header's declaration of the label, or in a file of schema 3 or before the text read
+/// once), never parsed here: a line's text alone cannot say which value a label renders.
 pub mod unit_label {
     use serde::{Deserialize, Deserializer, Serializer};
 

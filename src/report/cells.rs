@@ -253,11 +253,14 @@ fn delta_cells(beside: &[Metric], d: Option<&Delta>, own: &str) -> Vec<String> {
     v
 }
 
+/// Each tag alone (median, ±, min, each exact metric per entry) beside its change against
+/// the fastest. An exact metric shows its value only: its change is the baseline table's
+/// (against the reference a count is judged by), and the verdict says "time only" here.
 pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     let beside = &m.beside;
     let mut header = vec!["Rank".to_string(), "LMDB Tag".into(), m.unit_of(s).into(), "±".into(), "min".into()];
     let verdict_col = header.len() + VERDICT_OFFSET;
-    header.extend(delta_header(beside, "vs Fastest"));
+    header.extend(delta_header(&[], "vs Fastest"));
     header.push("n".into());
     header.extend(beside.iter().map(|c| c.unit_of(s.workload).to_string()));
     let mut c = Cells::new(&header.iter().map(String::as_str).collect::<Vec<_>>(), 1, 2);
@@ -265,7 +268,7 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
     for r in &s.ranked {
         let mut row = vec![r.rank.to_string(), label(&r.tag), num(r.summary.median), plus_minus(&r.summary)];
         row.push(num(r.summary.min));
-        row.extend(delta_cells(beside, r.vs_fastest.as_ref(), "fastest"));
+        row.extend(delta_cells(&[], r.vs_fastest.as_ref(), "fastest"));
         row.push(r.summary.n.to_string());
         row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
         c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_fastest.as_ref().map(Judged::of));
@@ -322,11 +325,10 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
         header.insert(1, "toolchain");
     }
     let mut c = Cells::new(&header, 0, header.len());
-    for row_of in &m.tags {
-        let t = &row_of.record;
+    for t in &m.tags {
         let b = t.builds.first();
         let mut row = vec![
-            super::names::visible(&t.tag),
+            super::names::visible(&t.label.to_string()),
             serde_json::to_value(t.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             // Why a tag is missing is told under Problems, in full.
             t.provenance.clone().unwrap_or_else(|| "-".into()),
@@ -335,8 +337,8 @@ pub fn provenance_cells(m: &ReportModel) -> Cells {
             b.map(|b| b.toolchain.cflags.join(" ")).unwrap_or_default(),
         ];
         if toolchains {
-            row[0] = super::names::visible(&row_of.label.compared_as().0);
-            row.insert(1, super::model::toolchain_name(&row_of.label, &m.tags));
+            row[0] = super::names::visible(&t.label.compared_as().0);
+            row.insert(1, super::model::toolchain_name(&t.label, &m.tags));
         }
         c.push(row, false);
     }
@@ -725,7 +727,7 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
 fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
     let mut groups: Vec<(String, Vec<&crate::record::TagStatus>)> = Vec::new();
     for t in super::model::unmeasured(m) {
-        let key = t.reason.as_deref().unwrap_or("unknown").replace(t.tag.as_str(), "\0");
+        let key = t.reason.as_deref().unwrap_or("unknown").replace(&t.label.to_string(), "\0");
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, tags)) => tags.push(t),
             None => groups.push((key, vec![t])),
@@ -736,11 +738,11 @@ fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
         .map(|(_, tags)| {
             let why = tags[0].reason.as_deref().unwrap_or("unknown");
             match tags.as_slice() {
-                [one] => format!("{} not measured: {why}", name(&one.tag)),
+                [one] => format!("{} not measured: {why}", name(&one.label.to_string())),
                 several => format!(
                     "{} not measured, for the same reason (as said of {}): {why}",
-                    several.iter().map(|t| name(&t.tag)).collect::<Vec<_>>().join(", "),
-                    name(&several[0].tag)
+                    several.iter().map(|t| name(&t.label.to_string())).collect::<Vec<_>>().join(", "),
+                    name(&several[0].label.to_string())
                 ),
             }
         })

@@ -98,7 +98,7 @@ impl Apart {
 /// The SHA-256 of the patch the unit `tag` of run `d` applies (its control's, for a control).
 fn patch_of<'a>(d: &'a RunData, tag: &Label) -> Option<&'a str> {
     let built = tag.controlled().unwrap_or_else(|| tag.clone());
-    let (status, _) = d.tags().find(|(_, l)| **l == built)?;
+    let status = d.header.tags.iter().find(|t| t.label == built)?;
     status.builds.iter().find_map(|b| b.patch.as_ref()).map(|p| p.sha256.as_str())
 }
 

@@ -101,7 +101,7 @@ impl Findings {
             failures: m.failures.len(),
             checksum_mismatches: m.sections.iter().map(|s| s.checksum_mismatches.len()).sum(),
             failed_checks: m.checks.iter().filter(|c| !c.passed).count(),
-            not_measured: unmeasured(m).into_iter().map(|t| t.tag.clone()).collect(),
+            not_measured: unmeasured(m).into_iter().map(|t| t.label.to_string()).collect(),
         }
     }
 

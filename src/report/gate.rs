@@ -399,7 +399,7 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
     });
     let not_measured = super::model::unmeasured(m).into_iter().map(|t| {
         let why = t.reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("not built");
-        NotJudged { unit: t.tag.clone(), why: why.to_string() }
+        NotJudged { unit: t.label.to_string(), why: why.to_string() }
     });
     let outcome = GateOutcome::new(fail_on, compared).not_judged(not_measured.collect());
     GateOutcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
@@ -408,12 +408,12 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
 /// Each built tag and section (engine, workload) with no comparison against the baseline.
 fn unsampled(m: &ReportModel) -> Vec<String> {
     let baseline = Label::build(&m.baseline, None);
-    let built = m.tags.iter().filter(|t| t.record.status == crate::record::BuildStatus::Built && t.label != baseline);
+    let built = m.tags.iter().filter(|t| t.status == crate::record::BuildStatus::Built && t.label != baseline);
     let mut out = Vec::new();
     for t in built {
         for s in &m.sections {
             if !s.vs_baseline.iter().any(|r| r.tag == t.label && r.vs_baseline.is_some()) {
-                out.push(format!("{} {} ({})", t.record.tag, s.workload, s.engine));
+                out.push(format!("{} {} ({})", t.label, s.workload, s.engine));
             }
         }
     }

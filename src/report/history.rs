@@ -199,7 +199,7 @@ impl History {
         // A history's units are its commits, each built by the default toolchain.
         let units: Vec<Label> = points.iter().map(|p| Label::build(&p.label, None)).collect();
         for (p, unit) in points.iter_mut().zip(&units) {
-            p.skipped = model.tags.iter().find(|t| t.label == *unit).map(|t| &t.record).and_then(|t| match t.status {
+            p.skipped = model.tags.iter().find(|t| t.label == *unit).and_then(|t| match t.status {
                 BuildStatus::Built => None,
                 _ => Some(t.reason.as_deref().map_or_else(|| format!("{:?}", t.status).to_lowercase(), brief)),
             });

@@ -117,7 +117,7 @@ struct JsonDocument<'a> {
     /// Only in runs whose C units ran in the C paired worker, so other reports keep their shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     c_paired_worker: Option<&'a crate::record::WorkerBuild>,
-    tags: &'a [super::model::TagRow],
+    tags: &'a [crate::record::TagStatus],
     sections: Vec<SectionRecord<'a>>,
     overhead: &'a [super::model::OverheadRow],
     /// Only in runs with several toolchains, so other reports keep their shape.

@@ -184,7 +184,7 @@ pub struct ReportModel {
     pub config: WorkloadConfig,
     pub plan: Plan,
     pub environment: Environment,
-    pub tags: Vec<TagRow>,
+    pub tags: Vec<TagStatus>,
     pub baseline: String,
     /// The newest release tag in the run: highlighted in tables.
     #[serde(serialize_with = "as_text_opt")]
@@ -381,9 +381,8 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let mut engines: Vec<Engine> = sections.iter().map(|s| s.engine).collect();
     engines.dedup();
     let extras = super::presets::content::extras(data, &engines, newest.as_ref())?;
-    let mut listed: Vec<(&TagStatus, &Label)> = data.tags().collect();
-    listed.sort_by_key(|(_, label)| label.release_key());
-    let tags: Vec<TagRow> = listed.into_iter().map(|(t, l)| TagRow { record: t.clone(), label: l.clone() }).collect();
+    let mut tags: Vec<TagStatus> = h.tags.clone();
+    tags.sort_by_key(|t| t.label.release_key());
     let toolchains = toolchain_tables(&sections, &blocks, &tags, &rule);
     Ok(ReportModel {
         unit: ColumnUnit::of(metric),
@@ -413,15 +412,6 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     })
 }
 
-/// A requested tag as the run file records it, with the unit it names.
-#[derive(Debug, Clone, Serialize)]
-pub struct TagRow {
-    #[serde(flatten)]
-    pub record: TagStatus,
-    #[serde(skip)]
-    pub label: Label,
-}
-
 /// A workload that some units of a run cannot run, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotApplicableRow {
@@ -436,11 +426,13 @@ pub struct NotApplicableRow {
 /// library reports), as the runner left them unrun.
 fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
     let versions: Vec<(&Label, (i32, i32, i32))> = data
-        .tags()
-        .filter(|(t, _)| t.status == crate::record::BuildStatus::Built)
-        .filter_map(|(t, label)| {
+        .header
+        .tags
+        .iter()
+        .filter(|t| t.status == crate::record::BuildStatus::Built)
+        .filter_map(|t| {
             let reported = t.builds.iter().find_map(|b| crate::manifest::reported_version(&b.lmdb_version))?;
-            Some((label, reported))
+            Some((&t.label, reported))
         })
         .collect();
     let row = |w: &Workload| {
@@ -691,5 +683,5 @@ fn count_medians(b: &Blocks, label: &Label) -> BTreeMap<Metric, f64> {
 
 /// Rows of tags that were asked for but not measured.
 pub fn unmeasured(m: &ReportModel) -> Vec<&TagStatus> {
-    m.tags.iter().map(|t| &t.record).filter(|t| t.status != BuildStatus::Built).collect()
+    m.tags.iter().filter(|t| t.status != BuildStatus::Built).collect()
 }

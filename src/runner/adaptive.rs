@@ -11,12 +11,12 @@ use crate::workload::Workload;
 /// What the measured rounds leave to learn, section by section.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Progress {
-    pub sections: BTreeMap<(Engine, Workload), Section>,
+    pub sections: BTreeMap<(Engine, Workload), SectionProgress>,
 }
 
 /// One (engine, workload)'s comparisons with its reference.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub struct SectionProgress {
     /// The label every other is compared with.
     pub reference: Label,
     /// Labels whose comparison is undecided (or not yet made), each with the share of the
@@ -101,7 +101,7 @@ mod tests {
         let label = |l: &str| Label::build(l, None);
         let open = |o: &[(&str, f64)]| o.iter().map(|(l, s)| (label(l), *s)).collect();
         let closed = |c: &[&str]| c.iter().map(|l| label(l)).collect();
-        let section = |o, c| Section { reference: label("a"), open: open(o), closed: closed(c) };
+        let section = |o, c| SectionProgress { reference: label("a"), open: open(o), closed: closed(c) };
         let progress = Progress {
             sections: BTreeMap::from([
                 // c undecided, in half the rounds; b decided; d never measured here.

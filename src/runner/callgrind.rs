@@ -41,7 +41,7 @@ impl RunSpec {
             args.push("--count-instructions".into());
         }
         args.extend(self.config.to_args().into_iter().map(OsString::from));
-        let (program, mut full) = u.argv("run");
+        let (program, mut full) = u.argv(super::worker::WorkerAction::Run);
         full.extend(args);
         let Some(Counter::Callgrind { caches, .. }) = counter else {
             let mut c = Command::new(&program);

@@ -55,9 +55,9 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
     };
     let tags = tag_statuses(&named);
     // Every run's units, declared again: an older run's as read from its labels' text.
-    let labels: BTreeMap<String, Label> = named.iter().flat_map(|(_, r)| r.labels.clone()).collect();
-    let mut units: Vec<&Label> = labels.values().collect();
-    units.sort_by_key(|l| l.release_key());
+    let units: BTreeSet<Label> = named.iter().flat_map(|(_, r)| r.units.iter().cloned()).collect();
+    let mut declared: Vec<&Label> = units.iter().collect();
+    declared.sort_by_key(|l| l.release_key());
     let first = &named[0].1.header;
     let header = Header {
         schema: SCHEMA,
@@ -66,7 +66,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         engines: first.engines.clone(),
         plan: Plan { shard: None, programs: programs(&named), ..first.plan.clone() },
         tags,
-        units: Declared::each(units),
+        units: Declared::each(declared),
         environment: environment(&named),
         instruction_counter: first.instruction_counter.clone(),
         parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
@@ -92,7 +92,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         end: end(named.iter().map(|(_, r)| r.end.as_ref())),
         coverage: coverage(named.iter().map(|(_, r)| r.coverage.as_ref())),
         path: None,
-        labels,
+        units,
     })
 }
 
@@ -257,11 +257,12 @@ fn round_offsets(runs: &[(String, RunData)]) -> Vec<u32> {
 /// A tag (or control) is measured, built or sampled, in one run only; `shared`, the
 /// baseline of chunk-paired shards, in every one.
 fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()> {
-    let mut measured_in: BTreeMap<String, &str> = BTreeMap::new();
+    let shared = shared.map(|base| Label::build(base, None));
+    let mut measured_in: BTreeMap<Label, &str> = BTreeMap::new();
     for (n, r) in runs {
-        let built = r.header.tags.iter().filter(|t| t.status == BuildStatus::Built).map(|t| t.tag.clone());
-        let sampled: BTreeSet<String> = r.samples.iter().map(|s| s.unit.to_string()).chain(built).collect();
-        for tag in sampled.into_iter().filter(|t| Some(t.as_str()) != shared) {
+        let built = r.header.tags.iter().filter(|t| t.status == BuildStatus::Built).map(|t| t.label.clone());
+        let sampled: BTreeSet<Label> = r.samples.iter().map(|s| s.unit.clone()).chain(built).collect();
+        for tag in sampled.into_iter().filter(|t| Some(t) != shared.as_ref()) {
             if let Some(other) = measured_in.insert(tag.clone(), n) {
                 bail!("{tag} is measured in both {other} and {n}: each tag must come from one run");
             }
@@ -274,11 +275,12 @@ fn each_tag_once(runs: &[(String, RunData)], shared: Option<&str>) -> Result<()>
 /// shards) is kept once, the run that built it winning.
 fn tag_statuses(runs: &[(String, RunData)]) -> Vec<TagStatus> {
     let mut by_unit: BTreeMap<&Label, &TagStatus> = BTreeMap::new();
-    for (t, unit) in runs.iter().flat_map(|(_, r)| r.tags()) {
-        let keep =
-            by_unit.get(unit).is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
+    for t in runs.iter().flat_map(|(_, r)| &r.header.tags) {
+        let keep = by_unit
+            .get(&t.label)
+            .is_none_or(|kept| kept.status != BuildStatus::Built && t.status == BuildStatus::Built);
         if keep {
-            by_unit.insert(unit, t);
+            by_unit.insert(&t.label, t);
         }
     }
     let mut out: Vec<(&Label, &TagStatus)> = by_unit.into_iter().collect();
@@ -294,7 +296,7 @@ fn parts(name: &str, r: &RunData) -> Vec<Part> {
     vec![Part {
         file: name.to_string(),
         shard: r.header.plan.shard.as_ref().map(|s| s.to_string()),
-        tags: r.header.tags.iter().map(|t| t.tag.clone()).collect(),
+        tags: r.header.tags.iter().map(|t| t.label.to_string()).collect(),
         environment: r.header.environment.clone(),
     }]
 }

@@ -92,7 +92,7 @@ impl RunSpec {
         }
         let dir = scratch.join(own_folder(&u.label.to_string())).join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let mut cmd = u.command("prepare");
+        let mut cmd = u.command(super::worker::WorkerAction::Prepare);
         cmd.arg("--dir").arg(&dir).args(self.config.to_args());
         // The workloads name the suite whose database is written.
         cmd.arg("--workloads").arg(self.workloads.iter().map(|w| w.name()).collect::<Vec<_>>().join(","));

@@ -291,7 +291,7 @@ impl RunSpec {
         compiled: &CompiledProgram,
         p: &ProgramRecord,
         scratch: &Path,
-    ) -> Result<(ProgramEnd, Output)> {
+    ) -> Result<(ProgramEnd, ProgramOutput)> {
         let library = u.library.as_deref().context("a program needs a unit that loads a shared library")?;
         let sample = tempfile::Builder::new()
             .prefix(&format!("program-{}-", sanitize(&p.name)))
@@ -328,7 +328,7 @@ impl RunSpec {
         let read = |path: &Path, re| std::fs::File::open(path).map(|f| Printed::read(f, re)).unwrap_or_default();
         let (stdout, stderr) = (read(&out_path, pattern.as_ref()), read(&err_path, None));
         let counts = counter.map(|_| counter::callgrind_total(&profile).map_err(|e| format!("{e:#}")));
-        Ok((ended, Output { stdout, stderr, counts }))
+        Ok((ended, ProgramOutput { stdout, stderr, counts }))
     }
 }
 
@@ -427,7 +427,7 @@ fn kill_marked(marker: &str) {
 }
 
 /// What a program printed.
-struct Output {
+struct ProgramOutput {
     stdout: Printed,
     stderr: Printed,
     /// Under callgrind: the whole process's counts, or why there are none.
@@ -502,7 +502,7 @@ impl Printed {
 
 /// The figure `f` takes from a program's standard output, in nanoseconds: its pattern's
 /// first group in the last line that matches.
-fn printed(f: &Figure, output: &Output) -> Result<u64, String> {
+fn printed(f: &Figure, output: &ProgramOutput) -> Result<u64, String> {
     let what = format!("--program-figure {:?}", f.pattern);
     let Some(text) = &output.stdout.figure else {
         let bytes = match output.stdout.not_utf8 {
@@ -531,7 +531,7 @@ fn whole_ns(ns: f64, what: &str) -> Result<u64, String> {
 
 /// The last lines a program printed (its standard error's, else its output's), as a
 /// failure quotes them, saying when they are cut from a larger output.
-fn tail(output: &Output) -> String {
+fn tail(output: &ProgramOutput) -> String {
     let printed = if output.stderr.is_empty() { &output.stdout } else { &output.stderr };
     if printed.is_empty() {
         return String::new();
@@ -557,9 +557,9 @@ mod tests {
     use super::*;
     use crate::record::FigureUnit;
 
-    fn out(s: &str, pattern: &str) -> Output {
+    fn out(s: &str, pattern: &str) -> ProgramOutput {
         let re = regex::Regex::new(pattern).unwrap();
-        Output { stdout: Printed::read(s.as_bytes(), Some(&re)), stderr: Printed::default(), counts: None }
+        ProgramOutput { stdout: Printed::read(s.as_bytes(), Some(&re)), stderr: Printed::default(), counts: None }
     }
 
     #[test]
@@ -598,7 +598,7 @@ mod tests {
         assert_eq!(p.bytes, text.len() as u64);
         assert_eq!(p.figure.as_deref(), Some("7"));
         assert_eq!(p.last, ["in 7 s", "\u{fffd}\u{fffd} broken", "last"]);
-        let output = Output { stdout: Printed::default(), stderr: p, counts: None };
+        let output = ProgramOutput { stdout: Printed::default(), stderr: p, counts: None };
         let quoted = tail(&output);
         assert!(quoted.contains("\u{fffd}\u{fffd} broken | last") && quoted.contains("cut"), "{quoted}");
         assert!(quoted.ends_with("(not UTF-8, quoted lossily)"), "{quoted}");

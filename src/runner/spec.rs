@@ -47,16 +47,12 @@ impl RunSpec {
         })
     }
 
-    /// The header of a new run of this specification on this machine, listing `tags`
-    /// (`labels`: the value each tag's label was rendered from) and declaring every unit
-    /// the run can name: the tags' (built or not) and its units' (controls, a study's
-    /// layouts).
-    pub fn header(&self, tags: Vec<TagStatus>, labels: &[Label]) -> Header {
-        debug_assert!(
-            tags.len() == labels.len() && tags.iter().zip(labels).all(|(t, l)| t.tag == l.to_string()),
-            "each tag comes with the value of its label"
-        );
-        let units: Vec<Label> = labels.iter().chain(self.units.iter().map(|u| &u.label)).cloned().collect();
+    /// The header of a new run of this specification on this machine, listing `tags` and
+    /// declaring every unit the run can name: the tags' (built or not) and its units'
+    /// (controls, a study's layouts).
+    pub fn header(&self, tags: Vec<TagStatus>) -> Header {
+        let labels = tags.iter().map(|t| &t.label);
+        let units: Vec<Label> = labels.chain(self.units.iter().map(|u| &u.label)).cloned().collect();
         let (config, workloads, engines) = (self.config.clone(), self.workloads.clone(), self.engines.clone());
         let header = Header::new(config, workloads, engines, self.plan.clone(), tags, &units);
         let counter = self.counter.as_ref().map(|c| describe_counters(c, &self.engines));

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 
 use super::protocol::WorkerLine;
 use super::watchdog::{self, Killed, Watched};
+use super::worker::WorkerAction;
 use super::Label;
 use crate::compile::{BuildKind, BuildRecord};
 use crate::layout::{self, Layout};
@@ -97,10 +98,11 @@ impl Unit {
     /// same SHA-256 and version. A run measures one build per unit, however many sessions
     /// it takes; the error names the unit and both hashes.
     pub fn check_recorded(&self, tags: &[TagStatus]) -> Result<()> {
-        let built = self.label.built().to_string();
+        let built = self.label.built();
         let kind = self.kind();
         let artifact = self.library.as_ref().unwrap_or(&self.program);
-        let Some(rec) = tags.iter().filter(|t| t.tag == built).flat_map(|t| &t.builds).find(|b| b.kind == kind) else {
+        let Some(rec) = tags.iter().filter(|t| t.label == built).flat_map(|t| &t.builds).find(|b| b.kind == kind)
+        else {
             bail!("{} on the {} engine: the run file's header records no build of it", self.label, self.engine);
         };
         if rec.sha256 != self.sha256 || rec.lmdb_version != self.version {
@@ -137,10 +139,10 @@ impl Unit {
 
     /// The program and the arguments that start its worker for `action`: the library to
     /// load, for the Rust worker and the C paired worker.
-    pub(super) fn argv(&self, action: &str) -> (PathBuf, Vec<OsString>) {
+    pub(super) fn argv(&self, action: WorkerAction) -> (PathBuf, Vec<OsString>) {
         let mut args: Vec<OsString> = match self.engine {
-            Engine::Rust => vec!["worker".into(), action.into()],
-            Engine::C => vec![action.into()],
+            Engine::Rust => vec!["worker".into(), action.name().into()],
+            Engine::C => vec![action.name().into()],
         };
         if let Some(library) = &self.library {
             args.extend(["--library".into(), library.into(), "--library-sha256".into(), self.sha256.clone().into()]);
@@ -161,7 +163,7 @@ impl Unit {
         (self.program.clone(), args)
     }
 
-    pub(super) fn command(&self, action: &str) -> Command {
+    pub(super) fn command(&self, action: WorkerAction) -> Command {
         let (program, args) = self.argv(action);
         let mut c = Command::new(program);
         c.args(args);

@@ -30,19 +30,20 @@ impl RunSpec {
         }
         let expected: BTreeMap<Workload, Checksum> =
             Suite::of(&reads)?.expected_checksums(&reads, &self.config).into_iter().collect();
-        let units: Vec<&Unit> = self.units.iter().filter(|u| dbs.contains_key(&u.label)).collect();
+        // Each unit with its read database: a unit without one has nothing to verify.
+        let units: Vec<(&Unit, &PathBuf)> = self.units.iter().filter_map(|u| Some((u, dbs.get(&u.label)?))).collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
-        let work = |u: &&Unit| {
+        let work = |&(u, dir): &(&Unit, &PathBuf)| {
             if interrupted() {
                 return (Vec::new(), Some("interrupted".to_string()));
             }
-            let mut cmd = u.command("verify");
-            cmd.arg("--dir").arg(&dbs[&u.label]).arg("--workloads").arg(names.join(",")).args(self.config.to_args());
+            let mut cmd = u.command(super::worker::WorkerAction::Verify);
+            cmd.arg("--dir").arg(dir).arg("--workloads").arg(names.join(",")).args(self.config.to_args());
             u.run(cmd)
         };
         let mut found = BTreeMap::new();
-        pool::for_each(&units, self.jobs, work, |u, (lines, death)| {
+        pool::for_each(&units, self.jobs, work, |&(u, _), (lines, death)| {
             bar.inc(1);
             if interrupted() {
                 return Ok(());

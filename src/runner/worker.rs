@@ -15,10 +15,35 @@ use crate::workload::presets::ColdNotAchieved;
 use crate::workload::suite::{Suite, Verification};
 use crate::workload::{presets, EnvSettings, Workload, WorkloadConfig};
 
+/// What a worker process is started for: its first argument, the Rust worker's and the C
+/// twin's alike (`prepare`, `verify`, `run`, `version`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerAction {
+    /// Write the suite's read database.
+    Prepare,
+    /// Verify the read database's checksums.
+    Verify,
+    /// Measure the workloads.
+    Run,
+    /// Print the version the library reports (the Rust worker only).
+    Version,
+}
+
+impl WorkerAction {
+    /// The argument that names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerAction::Prepare => "prepare",
+            WorkerAction::Verify => "verify",
+            WorkerAction::Run => "run",
+            WorkerAction::Version => "version",
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
-    /// prepare | verify | run | version
-    pub action: String,
+    pub action: WorkerAction,
     #[arg(long)]
     pub library: PathBuf,
     /// The library's SHA-256 from the run's record of its build: anything else is not loaded.
@@ -95,17 +120,19 @@ pub fn main(mut args: WorkerArgs) -> Result<()> {
         args.library.display(),
         args.library_version
     );
-    match args.action.as_str() {
-        "version" => {
+    match args.action {
+        WorkerAction::Version => {
             let (a, b, c, s) = api.version();
             println!("{a} {b} {c} {s}");
             Ok(())
         }
-        "prepare" => prepare(&api, &args, suite),
+        WorkerAction::Prepare => prepare(&api, &args, suite),
         // Suites that check their checksums inside each timed pass have no verify step.
-        "verify" if suite.verification() == Verification::Once => verify(&api, &args, suite, &workloads),
-        "run" => run(&api, &args, suite, &workloads),
-        other => anyhow::bail!("unknown worker action {other}"),
+        WorkerAction::Verify if suite.verification() == Verification::Once => verify(&api, &args, suite, &workloads),
+        WorkerAction::Verify => {
+            anyhow::bail!("the {suite} suite checks its checksums in each timed pass: no verify step")
+        }
+        WorkerAction::Run => run(&api, &args, suite, &workloads),
     }
 }
 

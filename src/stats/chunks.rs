@@ -70,18 +70,20 @@ pub fn group_by<'a>(
         }
     }
     let values = by_round(samples.iter().copied(), value);
-    let Some(reference) = reference(&chunks) else {
+    // The reference with its values and chunks (it has both: its chunked samples are among the values).
+    let found = reference(&chunks).and_then(|r| Some((values.get(&r)?, chunks.get(&r)?, r)));
+    let Some((reference_values, reference_chunks, reference)) = found else {
         let spreads = Spreads { between_processes: between_processes(&values), between_chunks: None };
         return Grouped { compared: values.clone(), values, spreads };
     };
-    let scale = median(&values[&reference].values().copied().collect::<Vec<f64>>());
+    let scale = median(&reference_values.values().copied().collect::<Vec<f64>>());
     let mut compared = BTreeMap::new();
     let mut within = Vec::new();
     for (label, rounds) in &chunks {
         let mut per = Rounds::new();
         let mut centred = Vec::new();
         for (r, passes) in rounds {
-            let Some(base) = chunks[&reference].get(r) else { continue };
+            let Some(base) = reference_chunks.get(r) else { continue };
             // Each pass against the reference's pass of the same position (its repetition,
             // or its layout slot): the median of its chunk ratios; the round's value is
             // their mean, so every pass counts alike.

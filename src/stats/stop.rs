@@ -10,7 +10,7 @@ use super::looks::{self, At};
 use super::ratio::Comparison;
 use super::{chunks, family};
 use crate::record::{Closing, Engine, Metric, Sample, Target};
-use crate::runner::adaptive::{Progress, Section};
+use crate::runner::adaptive::{Progress, SectionProgress};
 use crate::runner::Label;
 use crate::workload::Workload;
 
@@ -61,7 +61,8 @@ pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<Target>, r
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
         let family = blocks.len().saturating_sub(1);
-        let mut section = Section { reference: reference.clone(), open: BTreeMap::new(), closed: Default::default() };
+        let mut section =
+            SectionProgress { reference: reference.clone(), open: BTreeMap::new(), closed: Default::default() };
         // A section of one label has nothing compared yet: its label is open.
         for (label, values) in blocks.iter().filter(|(l, _)| *l != reference || blocks.len() < 2) {
             let stand = blocks

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::{BadIf, Bisector, Pass};
+use super::{BadIf, Bisector, PassSettings};
 use crate::hunt::search::ProbeVerdict;
 use crate::record::{Failure, Metric, RunData};
 use crate::runner::{Label, Unit};
@@ -39,7 +39,7 @@ impl Bisector<'_> {
 
     /// One round of `units`, no warm-up, by time (no counter), each in a process of its own.
     fn run_once(&mut self, name: &str, units: Vec<Unit>) -> Result<RunData> {
-        let pass = Pass { metric: Metric::Time, counter: None, min_rounds: 1, max_rounds: 1, warmup: 0 };
+        let pass = PassSettings { metric: Metric::Time, counter: None, min_rounds: 1, max_rounds: 1, warmup: 0 };
         self.run_pass(name, units, &|_| true, pass)
     }
 }

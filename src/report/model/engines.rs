@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{count_medians, delta, Blocks, Delta, DeltaKind, Section, TagRow};
+use super::{count_medians, delta, Blocks, Delta, DeltaKind, Section};
 use crate::record::label::{as_text, Label};
+use crate::record::TagStatus;
 use crate::record::{Engine, Metric};
 use crate::stats::family::{self, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary};
@@ -58,7 +59,7 @@ pub struct OverheadRow {
 pub(super) fn toolchain_tables(
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    tags: &[TagRow],
+    tags: &[TagStatus],
     rule: &Rule,
 ) -> Vec<ToolchainTable> {
     let mut by_tag: BTreeMap<Label, Vec<&Label>> = BTreeMap::new();
@@ -91,7 +92,7 @@ fn toolchain_table(
     labels: &[&Label],
     sections: &[Section],
     all: &BTreeMap<(Engine, Workload), Blocks>,
-    tags: &[TagRow],
+    tags: &[TagStatus],
     rule: &Rule,
 ) -> ToolchainTable {
     let reference = labels[0];
@@ -124,11 +125,11 @@ fn toolchain_table(
 }
 
 /// The toolchain a label was built by: its suffix, or for a plain tag its build record's.
-pub fn toolchain_name(label: &Label, tags: &[TagRow]) -> String {
+pub fn toolchain_name(label: &Label, tags: &[TagStatus]) -> String {
     if let Some(name) = label.compared_as().1 {
         return name.to_string();
     }
-    let record = tags.iter().find(|t| t.label == *label).and_then(|t| t.record.builds.first());
+    let record = tags.iter().find(|t| t.label == *label).and_then(|t| t.builds.first());
     record.map(|b| b.toolchain.name()).unwrap_or_else(|| "default".into())
 }
 
@@ -146,7 +147,8 @@ pub(super) fn engine_overhead(all: &BTreeMap<(Engine, Workload), Blocks>, rule: 
     pairs
         .into_iter()
         .filter_map(|(w, t)| {
-            let (r, c) = (&all[&(Engine::Rust, w)].values[t], &all[&(Engine::C, w)].values[t]);
+            let of = |e: Engine| all.get(&(e, w))?.values.get(t);
+            let (r, c) = (of(Engine::Rust)?, of(Engine::C)?);
             let vals = |x: &Rounds| x.values().copied().collect::<Vec<f64>>();
             Some(OverheadRow {
                 workload: w,

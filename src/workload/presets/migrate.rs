@@ -74,11 +74,13 @@ pub fn run(ctx: &Context, w: PresetWorkload, mut counter: Option<&mut PerfCounte
     Ok(out)
 }
 
-type Pass = (u64, Option<u64>, crate::workload::Checksum, Figures);
+/// What one timed pass measured: its time (ns), its instructions when counted, its
+/// checksum and its figures.
+type Measured = (u64, Option<u64>, crate::workload::Checksum, Figures);
 
 /// One timed pass; the environments are opened after the cache is set up (opening reads
 /// the meta pages) and before the clock starts.
-fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>) -> Result<Pass> {
+fn once(ctx: &Context, copy: bool, cold: bool, counter: Option<&mut PerfCounter>) -> Result<Measured> {
     let (api, cfg, dir) = (ctx.api, ctx.cfg, ctx.dir()?);
     let resident = cache_state(&store::data_file(dir), cold)?;
     let src = Env::open(api, dir, &env_options(cfg).read_only())?;
