@@ -281,7 +281,19 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
     let o = extend(&[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let says = format!("was measured on Planted CPU @ 1.00GHz, and this machine is {here}");
+    let planted = header["environment"]["processor"].is_object();
+    let says = if planted { says.replace(", and", &format!(" ({}), and", processor(&header))) } else { says };
     assert!(stderr(&o).contains(&says) && stderr(&o).contains("--allow-other-cpu"), "{}", stderr(&o));
+    // The same model name on another generation (a VM's "AMD EPYC"): refused too.
+    if planted {
+        header["environment"]["cpu_model"] = here.clone().into();
+        header["environment"]["processor"]["model"] = 1.into();
+        std::fs::write(&run, format!("{header}\n{rest}")).unwrap();
+        let o = extend(&[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let says = format!("was measured on {here} ({}), and this machine is {here} (", processor(&header));
+        assert!(stderr(&o).contains(&says), "{}", stderr(&o));
+    }
     let o = extend(&["--allow-other-cpu"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("extending it anyway (--allow-other-cpu)"), "{}", stderr(&o));
@@ -356,4 +368,11 @@ fn ctrl_c_during_extend_leaves_the_history_as_it_was_and_says_extend_again() {
     assert!(e.contains("which never joins the history") && e.contains("extend it again with"), "{e}");
     assert!(e.contains("--extend") && !e.contains("run --resume"), "no resume of a file that never joins: {e}");
     assert_eq!(std::fs::read(out_dir.join("history.json")).unwrap(), saved, "the history is as it was");
+}
+
+/// A header's recorded processor as reports name it: "family 25, model 17, stepping 1; L1d 32 KiB, …".
+fn processor(header: &serde_json::Value) -> String {
+    let p: lmdb_regress::environment::Processor =
+        serde_json::from_value(header["environment"]["processor"].clone()).unwrap();
+    p.to_string()
 }
