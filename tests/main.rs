@@ -10,6 +10,7 @@ mod architecture;
 mod bindings;
 mod book;
 mod browser;
+mod build_cache;
 mod cache;
 mod commands;
 mod concurrent;

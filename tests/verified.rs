@@ -5,7 +5,8 @@
 //! must not outlive it, and what is refused before anything is built.
 
 use crate::common;
-use crate::safety::{fails, names, records, signal, small_run, start_long_run, tampered_library};
+use crate::build_cache::tampered_library;
+use crate::safety::{fails, names, records, signal, small_run, start_long_run};
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
