@@ -37,6 +37,12 @@ fn crews_take_turns_and_no_interval_overlaps_another() {
             assert_eq!(i.writer.is_some(), crews[unit].writer.is_some());
             assert!(i.readers.iter().chain(&i.writer).all(|w| w.ops > 0 && w.first <= w.last), "{i:?}");
             assert!(i.readers.iter().all(|w| w.latency.as_ref().unwrap().len() == w.ops));
+            // A thread's CPU time is its own work inside its span, so never more than the
+            // span (the process's clock would be: the crew's threads run at once), give or
+            // take the clock read just after the span's end.
+            let own =
+                |w: &concurrent::Work| w.cpu > Duration::ZERO && w.cpu <= w.last - w.first + Duration::from_micros(100);
+            assert!(i.readers.iter().chain(&i.writer).all(own), "{i:?}");
         }
     }
     // In the order run, each interval's last operation ends before the next one's first.
@@ -121,6 +127,9 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
         assert_eq!(crew["readers"], readers, "{s}");
         assert_eq!(s["chunks_ns"].as_array().unwrap().len(), 3, "an interval a chunk: {s}");
         assert!(crew["reader_ops"].as_array().unwrap().iter().all(|i| i.as_array().unwrap().len() == readers));
+        let cpu = crew["reader_cpu_ns"].as_array().unwrap();
+        assert!(cpu.len() == 3 && cpu.iter().all(|i| i.as_array().unwrap().len() == readers), "{s}");
+        assert_eq!(crew["writer_cpu_ns"].as_array().unwrap().len(), 3, "{s}");
         if s["workload"] == "stalereader" {
             assert!(crew["writer_ops"].as_array().unwrap().iter().all(|n| n == 40), "the quota: {s}");
             stale_files.insert(s["space"]["file-size"].as_u64().unwrap());
