@@ -142,3 +142,33 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.contains("LMDB_0.9.33 [2 readers]") && md.contains("vs 1 reader") && md.contains("ns/get"), "{md}");
 }
+
+/// A writer without a quota puts what its intervals' time allows, so the file it leaves
+/// measures the host's speed: the run file keeps it, but no format shows it as a space
+/// figure (a column, a ratio, a step), as it shows a quota's exact space.
+#[test]
+fn a_writer_run_for_a_time_leaves_no_space_figure_in_any_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut c = common::lmdb_regress();
+    c.args(["run", "--suite", "concurrency", "--workloads", "readwhilewriting", "--tags", "0.9.18,0.9.33"])
+        .args(["--rounds", "3", "--warmup", "0", "--entries", "2000", "--intervals", "3", "--interval-ms", "5"])
+        .args(["--layouts", "fixed", "--no-coverage", "--out"])
+        .arg(&file);
+    common::run_ok(&mut c);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"file-size\""), "the run file keeps what the pass left: {text}");
+    // Every format, each to its files (csv makes two).
+    let out = dir.path().join("report");
+    let formats = "markdown,text,json,csv,svg,html,github";
+    common::run_ok(common::lmdb_regress().args(["report", "--format", formats, "--out-dir"]).arg(&out).arg(&file));
+    let written: Vec<std::path::PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(written.len() >= 7, "a file a format at least: {written:?}");
+    for path in written {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for space in ["file bytes", "file-size", "file_size", "free pages", "free-pages", "leaf pages", "leaf-pages"] {
+            assert!(!text.contains(space), "{} shows {space}: {text}", path.display());
+        }
+        assert!(text.contains("0.9.33"), "{} reports the run: {text}", path.display());
+    }
+}
