@@ -37,6 +37,12 @@ fn crews_take_turns_and_no_interval_overlaps_another() {
             assert_eq!(i.writer.is_some(), crews[unit].writer.is_some());
             assert!(i.readers.iter().chain(&i.writer).all(|w| w.ops > 0 && w.first <= w.last), "{i:?}");
             assert!(i.readers.iter().all(|w| w.latency.as_ref().unwrap().len() == w.ops));
+            // A thread's CPU time is its own work inside its span, so never more than the
+            // span (the process's clock would be: the crew's threads run at once), give or
+            // take the clock read just after the span's end.
+            let own =
+                |w: &concurrent::Work| w.cpu > Duration::ZERO && w.cpu <= w.last - w.first + Duration::from_micros(100);
+            assert!(i.readers.iter().chain(&i.writer).all(own), "{i:?}");
         }
     }
     // In the order run, each interval's last operation ends before the next one's first.
@@ -121,6 +127,9 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
         assert_eq!(crew["readers"], readers, "{s}");
         assert_eq!(s["chunks_ns"].as_array().unwrap().len(), 3, "an interval a chunk: {s}");
         assert!(crew["reader_ops"].as_array().unwrap().iter().all(|i| i.as_array().unwrap().len() == readers));
+        let cpu = crew["reader_cpu_ns"].as_array().unwrap();
+        assert!(cpu.len() == 3 && cpu.iter().all(|i| i.as_array().unwrap().len() == readers), "{s}");
+        assert_eq!(crew["writer_cpu_ns"].as_array().unwrap().len(), 3, "{s}");
         if s["workload"] == "stalereader" {
             assert!(crew["writer_ops"].as_array().unwrap().iter().all(|n| n == 40), "the quota: {s}");
             stale_files.insert(s["space"]["file-size"].as_u64().unwrap());
@@ -132,4 +141,34 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
     let md = common::run_ok(common::lmdb_regress().args(["report", "--format", "markdown"]).arg(&file));
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.contains("LMDB_0.9.33 [2 readers]") && md.contains("vs 1 reader") && md.contains("ns/get"), "{md}");
+}
+
+/// A writer without a quota puts what its intervals' time allows, so the file it leaves
+/// measures the host's speed: the run file keeps it, but no format shows it as a space
+/// figure (a column, a ratio, a step), as it shows a quota's exact space.
+#[test]
+fn a_writer_run_for_a_time_leaves_no_space_figure_in_any_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut c = common::lmdb_regress();
+    c.args(["run", "--suite", "concurrency", "--workloads", "readwhilewriting", "--tags", "0.9.18,0.9.33"])
+        .args(["--rounds", "3", "--warmup", "0", "--entries", "2000", "--intervals", "3", "--interval-ms", "5"])
+        .args(["--layouts", "fixed", "--no-coverage", "--out"])
+        .arg(&file);
+    common::run_ok(&mut c);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"file-size\""), "the run file keeps what the pass left: {text}");
+    // Every format, each to its files (csv makes two).
+    let out = dir.path().join("report");
+    let formats = "markdown,text,json,csv,svg,html,github";
+    common::run_ok(common::lmdb_regress().args(["report", "--format", formats, "--out-dir"]).arg(&out).arg(&file));
+    let written: Vec<std::path::PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(written.len() >= 7, "a file a format at least: {written:?}");
+    for path in written {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for space in ["file bytes", "file-size", "file_size", "free pages", "free-pages", "leaf pages", "leaf-pages"] {
+            assert!(!text.contains(space), "{} shows {space}: {text}", path.display());
+        }
+        assert!(text.contains("0.9.33"), "{} reports the run: {text}", path.display());
+    }
 }

@@ -200,7 +200,7 @@ fn crews(units: Vec<Unit>, args: &RunArgs) -> Result<Vec<Unit>> {
     }
     if args.metric.is_exact() && !args.metric.is_space() {
         bail!(
-            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, time or a space metric",
+            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, reader-cpu, writer-cpu, time or a space metric",
             args.metric
         );
     }

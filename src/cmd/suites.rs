@@ -130,7 +130,7 @@ fn left_out(args: &RunArgs, suite: Suite, named: &[(Suite, Vec<crate::workload::
     }
     if given("metric") && crew && args.metric.is_exact() && !args.metric.is_space() {
         return Some(format!(
-            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, time or a space metric",
+            "--metric {}: readers beside a writer are measured by reader-ops, writer-ops, reader-cpu, writer-cpu, time or a space metric",
             args.metric
         ));
     }

@@ -129,6 +129,12 @@ pub enum Metric {
     ReaderOps,
     /// The writer beside them: nanoseconds per put, the inverse of its puts per second.
     WriterOps,
+    /// A reader thread's CPU nanoseconds per get (CLOCK_THREAD_CPUTIME_ID): reader-ops
+    /// without the time a thread waited for a core, which the scheduler sets when the
+    /// crew's threads outnumber the cores.
+    ReaderCpu,
+    /// The writer's CPU nanoseconds per put.
+    WriterCpu,
     /// A write pass's syncs (fdatasync, fsync, msync MS_SYNC, writes through an O_DSYNC
     /// descriptor) per committed write transaction.
     SyncsPerCommit,
@@ -219,7 +225,7 @@ const fn space(name: &'static str, short: &'static str, unit: &'static str, valu
 }
 
 impl Metric {
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 19] = [
         Metric::Time,
         Metric::Instructions,
         Metric::D1Misses,
@@ -234,6 +240,8 @@ impl Metric {
         Metric::FreePages,
         Metric::ReaderOps,
         Metric::WriterOps,
+        Metric::ReaderCpu,
+        Metric::WriterCpu,
         Metric::SyncsPerCommit,
         Metric::BytesPerCommit,
         Metric::MajorFaults,
@@ -319,6 +327,30 @@ impl Metric {
             slack: 0,
             missing: Some(NO_CREW),
         };
+        const READER_CPU: MetricInfo = MetricInfo {
+            name: "reader CPU time per get",
+            short: "get cpu",
+            unit: "cpu ns/get",
+            per_cycle: "cpu ns/get",
+            collect: Collect::Crew {
+                pass: CrewFigures::pass_reader_cpu_ns_per_get,
+                intervals: CrewFigures::reader_cpu_ns_per_get,
+            },
+            slack: 0,
+            missing: Some(NO_CREW),
+        };
+        const WRITER_CPU: MetricInfo = MetricInfo {
+            name: "writer CPU time per put",
+            short: "put cpu",
+            unit: "cpu ns/put",
+            per_cycle: "cpu ns/put",
+            collect: Collect::Crew {
+                pass: CrewFigures::pass_writer_cpu_ns_per_put,
+                intervals: CrewFigures::writer_cpu_ns_per_put,
+            },
+            slack: 0,
+            missing: Some(NO_CREW),
+        };
         const SYNCS_PER_COMMIT: MetricInfo = io("syncs per commit", "syncs", "syncs/commit", |io| io.syncs);
         const BYTES_PER_COMMIT: MetricInfo = io("bytes written per commit", "bytes", "bytes/commit", |io| io.bytes);
         const MAJOR_FAULTS: MetricInfo = MetricInfo {
@@ -345,6 +377,8 @@ impl Metric {
             Metric::FreePages => &FREE_PAGES,
             Metric::ReaderOps => &READER_OPS,
             Metric::WriterOps => &WRITER_OPS,
+            Metric::ReaderCpu => &READER_CPU,
+            Metric::WriterCpu => &WRITER_CPU,
             Metric::SyncsPerCommit => &SYNCS_PER_COMMIT,
             Metric::BytesPerCommit => &BYTES_PER_COMMIT,
             Metric::MajorFaults => &MAJOR_FAULTS,
@@ -373,6 +407,8 @@ impl Metric {
             Metric::FreePages => "free-pages",
             Metric::ReaderOps => "reader-ops",
             Metric::WriterOps => "writer-ops",
+            Metric::ReaderCpu => "reader-cpu",
+            Metric::WriterCpu => "writer-cpu",
             Metric::SyncsPerCommit => "syncs-per-commit",
             Metric::BytesPerCommit => "bytes-per-commit",
             Metric::MajorFaults => "major-faults",

@@ -112,7 +112,22 @@ pub fn load(path: &Path) -> Result<RunData> {
         }
     }
     data.units = units.labels.into_values().collect();
+    drop_timed_space(&mut data);
     Ok(data)
+}
+
+/// Leaves out the space of crews whose writer ran for a time rather than to a quota
+/// (`readwhilewriting` without `--puts-per-interval`): what it left in the file measures
+/// the host's speed, so no format may show it as a space figure or a step.
+fn drop_timed_space(data: &mut RunData) {
+    use crate::workload::presets::concurrency::space_is_exact;
+    for s in &mut data.samples {
+        if let Workload::Preset(p) = s.workload {
+            if s.workload.is_crew() && !space_is_exact(p, &data.header.config) {
+                s.space = None;
+            }
+        }
+    }
 }
 
 /// Why a line was not read: it is no record (or a torn one), or it names a unit its file

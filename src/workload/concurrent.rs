@@ -63,6 +63,9 @@ pub struct Work {
     /// When its first operation began and its last ended.
     pub first: Instant,
     pub last: Instant,
+    /// The thread's CPU time over the same span: its work without the time it waited
+    /// for a core (3 threads on 2 cores wait, and the scheduler decides how long).
+    pub cpu: Duration,
     /// Gets only: each get's time, reset and renew included with `PerGet`.
     pub latency: Option<Histogram<u64>>,
     /// Readers: the sum of the value bytes they saw, so a read the compiler could skip
@@ -207,12 +210,13 @@ impl Running {
         }
     }
 
-    /// Opens the crew for `length`, then closes it and waits for every thread to stop.
+    /// Opens the crew for `length` and waits for every thread to stop. Each thread ends
+    /// at the deadline by its own clock: a coordinator woken from a sleep to say stop
+    /// waits for a core while the crew's threads hold them, a scheduler slice (ms) that
+    /// would stretch every interval by whatever the host's load makes it.
     pub fn interval(&self, length: Duration) -> Result<CrewInterval> {
-        self.signals.reset(self.crew.writer.is_some());
+        self.signals.reset(self.crew.writer.is_some(), Instant::now() + length);
         self.open.wait();
-        std::thread::sleep(length);
-        self.signals.stop.store(true, Ordering::Release);
         self.closed.wait();
         let mut done: Vec<Work> = Vec::new();
         for r in self.results.lock().expect("not poisoned").iter_mut() {
@@ -266,7 +270,7 @@ pub fn alternate<'a>(
     })
 }
 
-/// A reader's interval: random gets until told to stop, each timed.
+/// A reader's interval: random gets until its deadline, each timed.
 fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Signals) -> Result<Work, Failed> {
     let mut latency = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
     let mut txn: *mut MDB_txn = ptr::null_mut();
@@ -274,8 +278,9 @@ fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Sig
     let rc = unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) };
     signals.begun.fetch_add(1, Ordering::AcqRel);
     ok("mdb_txn_begin", rc)?;
+    let deadline = signals.deadline();
     let (mut ops, mut bytes) = (0u64, 0u64);
-    let first = Instant::now();
+    let (first, cpu_first) = (Instant::now(), thread_cpu());
     let mut last;
     // At least one get, however late the thread was scheduled.
     let result = loop {
@@ -289,12 +294,19 @@ fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Sig
         }
         latency.saturating_record((last - began).as_nanos() as u64);
         ops += 1;
-        if signals.over() {
+        if signals.over(last, deadline) {
             break Ok(());
         }
     };
+    let cpu = thread_cpu() - cpu_first;
     unsafe { (api.mdb_txn_abort)(txn) };
-    result.map(|()| Work { ops, first, last, latency: Some(latency), bytes })
+    result.map(|()| Work { ops, first, last, cpu, latency: Some(latency), bytes })
+}
+
+/// The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu() -> Duration {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID);
+    Duration::from(now.expect("Linux has a CPU clock for every thread"))
 }
 
 /// One get in `txn`, renewed around it with [`ReaderTxn::PerGet`]; the value's bytes read.
@@ -320,7 +332,7 @@ unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: Rea
 }
 
 /// The writer's interval: overwrites of random keys, `puts_per_txn` a transaction, at
-/// most `rate` a second, at least one transaction, until told to stop (a transaction under
+/// most `rate` a second, at least one transaction, until its deadline (a transaction under
 /// way is committed) or, with a quota, until it is met, however long that takes.
 fn write(
     api: &Api,
@@ -329,16 +341,17 @@ fn write(
     rng: &mut SplitMix64,
     signals: &Signals,
 ) -> Result<Work, Failed> {
-    let stop = &signals.stop;
+    let deadline = signals.deadline();
+    let stop = || Instant::now() >= deadline;
     // Readers that hold a transaction for the interval hold it from before the first put.
     if crew.reader_txn == ReaderTxn::PerInterval {
         while signals.begun.load(Ordering::Acquire) < crew.readers as usize {
             std::hint::spin_loop();
         }
     }
-    let first = Instant::now();
+    let (first, cpu_first) = (Instant::now(), thread_cpu());
     let mut ops = 0u64;
-    let mut last;
+    let (mut last, mut cpu);
     loop {
         let mut txn: *mut MDB_txn = ptr::null_mut();
         ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
@@ -354,32 +367,30 @@ fn write(
             ops += 1;
         }
         ok("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
-        last = Instant::now();
+        (last, cpu) = (Instant::now(), thread_cpu() - cpu_first);
         if w.quota.is_some_and(|q| ops >= q) {
             break;
         }
         if let Some(rate) = w.rate {
             let due = first + Duration::from_secs_f64(ops as f64 / f64::from(rate));
-            while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+            while Instant::now() < due && !stop() {
                 std::thread::sleep(Duration::from_micros(100).min(due.saturating_duration_since(Instant::now())));
             }
         }
-        if w.quota.is_none() && stop.load(Ordering::Relaxed) {
+        if w.quota.is_none() && stop() {
             break;
         }
     }
     signals.written.store(true, Ordering::Release);
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    Ok(Work { ops, first, last, latency: None, bytes: 0 })
+    std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    Ok(Work { ops, first, last, cpu, latency: None, bytes: 0 })
 }
 
 /// What a crew's threads tell each other within an interval.
 #[derive(Default)]
 struct Signals {
-    /// The interval's length has passed.
-    stop: AtomicBool,
+    /// When the interval's length has passed.
+    deadline: Mutex<Option<Instant>>,
     /// Readers whose read transaction of the interval has begun.
     begun: AtomicUsize,
     /// The writer is done with the interval (or there is none).
@@ -387,16 +398,21 @@ struct Signals {
 }
 
 impl Signals {
-    fn reset(&self, writer: bool) {
-        self.stop.store(false, Ordering::Release);
+    fn reset(&self, writer: bool, deadline: Instant) {
+        *self.deadline.lock().expect("not poisoned") = Some(deadline);
         self.begun.store(0, Ordering::Release);
         self.written.store(!writer, Ordering::Release);
     }
 
-    /// A reader's interval is over: its length has passed and the writer is done, so a
-    /// reader held open is open across every put.
-    fn over(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) && self.written.load(Ordering::Acquire)
+    /// The interval's deadline, set before its threads are let go.
+    fn deadline(&self) -> Instant {
+        self.deadline.lock().expect("not poisoned").expect("set when the interval opens")
+    }
+
+    /// A reader's interval is over at `now`: its deadline has passed and the writer is
+    /// done, so a reader held open is open across every put.
+    fn over(&self, now: Instant, deadline: Instant) -> bool {
+        now >= deadline && self.written.load(Ordering::Acquire)
     }
 }
 
@@ -415,6 +431,13 @@ pub struct CrewFigures {
     /// Each interval: from the writer's first put to its last commit, in nanoseconds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writer_ns: Vec<u64>,
+    /// Each interval: every reader thread's CPU time over its span, in nanoseconds
+    /// (empty in run files from before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reader_cpu_ns: Vec<Vec<u64>>,
+    /// Each interval: the writer's CPU time over its span, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writer_cpu_ns: Vec<u64>,
     /// Every get of the pass: (nanoseconds, how many), the histogram's recorded buckets
     /// in ascending order (two significant digits).
     pub latency_ns: Vec<(u64, u64)>,
@@ -439,6 +462,15 @@ impl CrewFigures {
                 .filter_map(|i| i.writer.as_ref())
                 .map(|w| (w.last - w.first).as_nanos() as u64)
                 .collect(),
+            reader_cpu_ns: intervals
+                .iter()
+                .map(|i| i.readers.iter().map(|w| w.cpu.as_nanos() as u64).collect())
+                .collect(),
+            writer_cpu_ns: intervals
+                .iter()
+                .filter_map(|i| i.writer.as_ref())
+                .map(|w| w.cpu.as_nanos() as u64)
+                .collect(),
             latency_ns: all.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
         }
     }
@@ -454,6 +486,32 @@ impl CrewFigures {
     /// writer with a quota rests after it); empty without a writer.
     pub fn writer_ns_per_put(&self) -> Vec<f64> {
         self.writer_ns.iter().zip(&self.writer_ops).map(|(ns, ops)| *ns as f64 / *ops as f64).collect()
+    }
+
+    /// Each interval's reader CPU cost: the reader threads' CPU nanoseconds per get, so
+    /// the time a thread waited for a core (the scheduler's share, not LMDB's) is left
+    /// out; empty in run files from before it was recorded.
+    pub fn reader_cpu_ns_per_get(&self) -> Vec<f64> {
+        let per = |(cpu, ops): (&Vec<u64>, &Vec<u64>)| cpu.iter().sum::<u64>() as f64 / ops.iter().sum::<u64>() as f64;
+        self.reader_cpu_ns.iter().zip(&self.reader_ops).map(per).collect()
+    }
+
+    /// Each interval's writer CPU cost: CPU nanoseconds per put; empty without a writer.
+    pub fn writer_cpu_ns_per_put(&self) -> Vec<f64> {
+        self.writer_cpu_ns.iter().zip(&self.writer_ops).map(|(ns, ops)| *ns as f64 / *ops as f64).collect()
+    }
+
+    /// The pass's reader CPU cost: CPU nanoseconds per get over all its intervals; None
+    /// without a get or without CPU times.
+    pub fn pass_reader_cpu_ns_per_get(&self) -> Option<f64> {
+        let cpu: u64 = self.reader_cpu_ns.iter().flatten().sum();
+        (cpu > 0 && self.gets() > 0).then(|| cpu as f64 / self.gets() as f64)
+    }
+
+    /// The pass's writer CPU cost: CPU nanoseconds per put; None without a put or CPU times.
+    pub fn pass_writer_cpu_ns_per_put(&self) -> Option<f64> {
+        let (cpu, puts) = (self.writer_cpu_ns.iter().sum::<u64>(), self.writer_ops.iter().sum::<u64>());
+        (cpu > 0 && puts > 0).then(|| cpu as f64 / puts as f64)
     }
 
     /// The pass's reader cost, over all its intervals: nanoseconds of a reader thread per get.

@@ -43,6 +43,14 @@ pub fn crew(w: PresetWorkload, readers: u32, cfg: &WorkloadConfig) -> Crew {
     Crew { readers, reader_txn, writer: Some(writer), keys: cfg.entries }
 }
 
+/// Whether the space `w`'s crews leave is set by what their writer did rather than by
+/// how long it ran: a writer without a quota puts what its intervals' time allows, so its
+/// file and pages move with the host's speed, not with a unit's code, and are not "the same
+/// data" from unit to unit.
+pub fn space_is_exact(w: PresetWorkload, cfg: &WorkloadConfig) -> bool {
+    crew(w, 1, cfg).writer.is_none_or(|w| w.quota.is_some())
+}
+
 /// One unit of a side-by-side pass: its library and its readers.
 #[derive(Clone, Copy)]
 pub struct Member<'a> {

@@ -262,7 +262,9 @@ impl Preset {
                  read transaction for the whole interval, so the writer cannot reuse the pages it frees \
                  (the file grows). A pass is --intervals intervals of --interval-ms; paired, every unit's \
                  crew takes its interval in a shuffled order each round, one crew at a time. Judged by \
-                 --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put); \
+                 --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put), or \
+                 reader-cpu and writer-cpu (the same in each thread's CPU time, without its waits for \
+                 a core); \
                  `--readers 1,2,4` makes a unit of each count."
             }
         }
