@@ -4,8 +4,8 @@
 //! sessions of a resumed run, a read-only cache, a killed build whose compiler's children
 //! must not outlive it, and what is refused before anything is built.
 
-use crate::common;
 use crate::build_cache::tampered_library;
+use crate::common;
 use crate::safety::{fails, names, records, signal, small_run, start_long_run};
 
 use std::os::unix::fs::PermissionsExt;
