@@ -144,8 +144,9 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
 }
 
 /// A writer without a quota puts what its intervals' time allows, so the file it leaves
-/// measures the host's speed: the run file keeps it, but no format shows it as a space
-/// figure (a column, a ratio, a step), as it shows a quota's exact space.
+/// measures the host's speed: the worker does not record it, and a file written before it
+/// stopped (which holds it) shows it in no format as a space figure (a column, a ratio, a
+/// step), as it shows a quota's exact space.
 #[test]
 fn a_writer_run_for_a_time_leaves_no_space_figure_in_any_format() {
     let dir = tempfile::tempdir().unwrap();
@@ -157,7 +158,8 @@ fn a_writer_run_for_a_time_leaves_no_space_figure_in_any_format() {
         .arg(&file);
     common::run_ok(&mut c);
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.contains("\"file-size\""), "the run file keeps what the pass left: {text}");
+    assert!(!text.contains("\"file-size\""), "no space recorded for a writer run for a time: {text}");
+    std::fs::write(&file, with_space_on_every_sample(&text)).unwrap();
     // Every format, each to its files (csv makes two).
     let out = dir.path().join("report");
     let formats = "markdown,text,json,csv,svg,html,github";
@@ -171,4 +173,18 @@ fn a_writer_run_for_a_time_leaves_no_space_figure_in_any_format() {
         }
         assert!(text.contains("0.9.33"), "{} reports the run: {text}", path.display());
     }
+}
+
+/// The run file as a worker that recorded every pass's space wrote it.
+fn with_space_on_every_sample(text: &str) -> String {
+    let space = serde_json::json!({"file-size": 1_048_576, "last-page": 255, "branch-pages": 1,
+        "leaf-pages": 200, "overflow-pages": 0, "depth": 2, "free-pages": 40});
+    let lines = text.lines().map(|line| {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "sample" {
+            v["space"] = space.clone();
+        }
+        v.to_string()
+    });
+    lines.map(|l| l + "\n").collect()
 }

@@ -118,7 +118,8 @@ pub fn load(path: &Path) -> Result<RunData> {
 
 /// Leaves out the space of crews whose writer ran for a time rather than to a quota
 /// (`readwhilewriting` without `--puts-per-interval`): what it left in the file measures
-/// the host's speed, so no format may show it as a space figure or a step.
+/// the host's speed, so no format may show it as a space figure or a step. Workers no
+/// longer record it; files of schema 12 written before they stopped may hold it.
 fn drop_timed_space(data: &mut RunData) {
     use crate::workload::presets::concurrency::space_is_exact;
     for s in &mut data.samples {

@@ -111,25 +111,27 @@ pub fn run(ctx: &Context, w: PresetWorkload, readers: u32) -> Result<Outcome> {
     Ok(out)
 }
 
-/// Records one pass: its time is its intervals'; side by side, each interval a chunk.
-fn push(o: &mut Outcome, crew: CrewFigures, space: crate::workload::space::Space, paired: bool) {
+/// Records one pass: its time is its intervals'; side by side, each interval a chunk. Its
+/// space only where it is exact (`space_is_exact`): a run file never holds a figure that
+/// measures the host's speed as if it were the data's.
+fn push(o: &mut Outcome, crew: CrewFigures, space: Option<crate::workload::space::Space>, paired: bool) {
     o.push(crew.intervals_ns.iter().sum(), None);
     if paired {
         o.chunks_ns.push(crew.intervals_ns.clone());
     }
     o.figures.push(Figures { ops: Some(crew.gets()), crew: Some(crew), ..Default::default() });
-    o.space.push(space);
+    o.space.extend(space);
 }
 
-/// One pass of every member on a fresh environment of its own: each crew's figures and
-/// the space its environment was left with.
+/// One pass of every member on a fresh environment of its own: each crew's figures and,
+/// where it is exact, the space its environment was left with.
 fn pass(
     members: &[Member],
     cfg: &WorkloadConfig,
     scratch: &Path,
     w: PresetWorkload,
     order: impl FnMut(u32) -> Vec<usize>,
-) -> Result<Vec<(CrewFigures, crate::workload::space::Space)>> {
+) -> Result<Vec<(CrewFigures, Option<crate::workload::space::Space>)>> {
     let dirs: Vec<tempfile::TempDir> =
         members.iter().map(|_| tempfile::tempdir_in(scratch)).collect::<Result<_, _>>()?;
     let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead);
@@ -142,9 +144,11 @@ fn pass(
     let length = Duration::from_millis(u64::from(cfg.preset.interval_ms));
     let intervals: Vec<Vec<CrewInterval>> =
         concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
+    let exact = space_is_exact(w, cfg);
     let mut out = Vec::new();
     for ((env, d), (m, i)) in envs.iter().zip(&dirs).zip(members.iter().zip(&intervals)) {
-        out.push((CrewFigures::of(m.readers, i), env.space(d.path())?));
+        let space = if exact { Some(env.space(d.path())?) } else { None };
+        out.push((CrewFigures::of(m.readers, i), space));
     }
     Ok(out)
 }
