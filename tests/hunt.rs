@@ -183,7 +183,7 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
         lmdb_regress()
             .env("LMDB_REGRESS_CACHE", cache.path())
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["its-10406", "--entries", "2000", "--rounds", "6", "--out-dir"])
+            .args(["its-10406", "--entries", "2000", "--rounds", "6", "--target-ci", "1", "--out-dir"])
             .arg(out_dir.path()),
     );
     let text = stdout(&out);
@@ -219,6 +219,9 @@ fn its_10406_offline_prints_every_section_and_marks_missing_tags() {
             .map(|r| (r["round"].as_u64().unwrap(), r["ns"].as_f64().unwrap()))
             .collect()
     };
+    let header: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&run).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(header["plan"]["target_ci"], 1.0, "--target-ci reaches the run's plan: {header}");
     let (a, b) = (per_round("LMDB_0.9.17"), per_round("LMDB_0.9.33"));
     assert_eq!(a.len(), 6, "one sample a round");
     let d: Vec<f64> = a.iter().map(|(r, x)| (b[r] / x).ln()).collect();

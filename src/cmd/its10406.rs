@@ -63,6 +63,10 @@ pub struct ItsArgs {
     /// undecided; off (the default), every tag in every round.
     #[arg(long, value_parser = super::args::adaptive(), default_value_t = Adaptive::Off)]
     pub adaptive: Adaptive,
+    /// As `run --target-ci`: stop once every claim is decided and resolved to within ± this
+    /// percent, at the looks that spend the run's error.
+    #[arg(long, value_parser = super::args::ci_percent)]
+    pub target_ci: Option<f64>,
     #[command(flatten)]
     pub gate: GateArgs,
     /// With --fail-on: measure what fails again in a second, independent run, and fail only
@@ -139,6 +143,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         layout: args.layout.clone(),
         pairing: args.pairing.clone(),
         adaptive: args.adaptive,
+        target_ci: args.target_ci,
         // The report's benchmark as given, whatever the metric; a resumed one is the file's.
         given: match args.resume {
             Some(_) => resumed_given(args),
