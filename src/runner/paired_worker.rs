@@ -3,11 +3,13 @@
 //! object), opens each slot's environment, and runs the workloads side by side in chunks
 //! (`workload::paired`), printing one [`WorkerLine`] per slot and workload.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
@@ -125,12 +127,13 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
-    let after_round = || emit(&WorkerLine { progress: true, ..Default::default() });
+    let beat = SignOfLife::new();
+    let after_round = || beat.between_chunks();
     let layouts = args.layouts_per_process as usize;
     if specs.len() % layouts != 0 {
         bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
     }
-    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round };
+    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round: &after_round };
     for &w in &workloads {
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {
@@ -147,6 +150,33 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How often a chunked pass tells the watchdog it is alive: far inside its least limit
+/// (`--watchdog`'s floor, 60 s unless set), and rare enough to cost nothing. Each line wakes
+/// two of the coordinator's threads; once per round of chunks (every 10–40 ms with 17
+/// units), that was work on the other core beside the next timed chunk, and on a loaded
+/// machine a hand-over of this worker's core to another task between chunks
+/// (reports/README.md, "Where a round's time goes").
+const SIGN_OF_LIFE_EVERY: Duration = Duration::from_secs(1);
+
+/// The worker's sign of life between chunks, at most once every [`SIGN_OF_LIFE_EVERY`].
+struct SignOfLife {
+    last: Cell<Instant>,
+}
+
+impl SignOfLife {
+    fn new() -> SignOfLife {
+        SignOfLife { last: Cell::new(Instant::now()) }
+    }
+
+    /// Speaks if its last line is older than [`SIGN_OF_LIFE_EVERY`].
+    fn between_chunks(&self) {
+        if self.last.get().elapsed() >= SIGN_OF_LIFE_EVERY {
+            emit(&WorkerLine { progress: true, ..Default::default() });
+            self.last.set(Instant::now());
+        }
+    }
 }
 
 /// Readers beside a writer: each workload's passes, every slot's crew taking its interval
