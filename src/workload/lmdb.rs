@@ -647,21 +647,6 @@ impl Env<'_> {
         Ok((self.info()?.me_last_pgno as u64 + 1) * st.ms_psize as u64)
     }
 
-    /// Maps the pages in use (up to me_last_pgno) into this process's page tables, reading
-    /// any the page cache lacks, with one `madvise(MADV_POPULATE_READ)` (Linux 5.14):
-    /// what a walk's reads leave there, without a page fault apiece or a million calls.
-    /// The kernel's error when it cannot (an older kernel answers EINVAL).
-    pub fn populate(&self) -> std::io::Result<()> {
-        let failed = |e: LmdbError| std::io::Error::other(e.to_string());
-        let (map, used) = (self.info().map_err(failed)?.me_mapaddr, self.used_bytes().map_err(failed)?);
-        // SAFETY: the environment's own map, open while `self` is, from its start to the end
-        // of its last used page (within the file); reading advice changes no byte of it.
-        match unsafe { libc::madvise(map, used as usize, libc::MADV_POPULATE_READ) } {
-            0 => Ok(()),
-            _ => Err(std::io::Error::last_os_error()),
-        }
-    }
-
     fn info(&self) -> Result<sys::MDB_envinfo, LmdbError> {
         // SAFETY: a plain C struct of integers and a pointer, for mdb_env_info to fill.
         let mut info: sys::MDB_envinfo = unsafe { std::mem::zeroed() };
