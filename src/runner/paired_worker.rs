@@ -127,7 +127,7 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
-    let beat = SignOfLife::new();
+    let beat = SignOfLife::new(SIGN_OF_LIFE_EVERY);
     let after_round = || beat.between_chunks();
     let layouts = args.layouts_per_process as usize;
     if specs.len() % layouts != 0 {
@@ -160,22 +160,31 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
 /// (reports/README.md, "Where a round's time goes").
 const SIGN_OF_LIFE_EVERY: Duration = Duration::from_secs(1);
 
-/// The worker's sign of life between chunks, at most once every [`SIGN_OF_LIFE_EVERY`].
+/// The worker's sign of life between chunks, at most once every `every`.
 struct SignOfLife {
+    every: Duration,
     last: Cell<Instant>,
 }
 
 impl SignOfLife {
-    fn new() -> SignOfLife {
-        SignOfLife { last: Cell::new(Instant::now()) }
+    fn new(every: Duration) -> SignOfLife {
+        SignOfLife { every, last: Cell::new(Instant::now()) }
     }
 
-    /// Speaks if its last line is older than [`SIGN_OF_LIFE_EVERY`].
+    /// Speaks if its last line is `every` old.
     fn between_chunks(&self) {
-        if self.last.get().elapsed() >= SIGN_OF_LIFE_EVERY {
+        if self.due() {
             emit(&WorkerLine { progress: true, ..Default::default() });
+        }
+    }
+
+    /// Whether the last line is `every` old; if so, the next is due `every` from now.
+    fn due(&self) -> bool {
+        let due = self.last.get().elapsed() >= self.every;
+        if due {
             self.last.set(Instant::now());
         }
+        due
     }
 }
 
@@ -298,5 +307,18 @@ fn name_slot(k: usize) {
     for part in [&b"\n{\"crashed\":"[..], &digits[at..], &b"}\n"[..]] {
         // SAFETY: write(2) is async-signal-safe; the bytes live on this stack or are static.
         unsafe { libc::write(1, part.as_ptr().cast(), part.len()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sign_of_life_is_due_once_its_interval_has_passed() {
+        let hourly = SignOfLife::new(Duration::from_secs(3600));
+        assert!((0..1000).all(|_| !hourly.due()), "never between chunks within its interval");
+        let always = SignOfLife::new(Duration::ZERO);
+        assert!(always.due() && always.due(), "every time when the interval is zero");
     }
 }
