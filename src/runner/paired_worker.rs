@@ -3,11 +3,13 @@
 //! object), opens each slot's environment, and runs the workloads side by side in chunks
 //! (`workload::paired`), printing one [`WorkerLine`] per slot and workload.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
@@ -125,12 +127,13 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
-    let after_round = || emit(&WorkerLine { progress: true, ..Default::default() });
+    let beat = SignOfLife::new(SIGN_OF_LIFE_EVERY);
+    let after_round = || beat.between_chunks();
     let layouts = args.layouts_per_process as usize;
     if specs.len() % layouts != 0 {
         bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
     }
-    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round };
+    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round: &after_round };
     for &w in &workloads {
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {
@@ -147,6 +150,42 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How often a chunked pass tells the watchdog it is alive: far inside its least limit
+/// (`--watchdog`'s floor, 60 s unless set), and rare enough to cost nothing. Each line wakes
+/// two of the coordinator's threads; once per round of chunks (every 10–40 ms with 17
+/// units), that was work on the other core beside the next timed chunk, and on a loaded
+/// machine a hand-over of this worker's core to another task between chunks
+/// (reports/README.md, "Where a round's time goes").
+const SIGN_OF_LIFE_EVERY: Duration = Duration::from_secs(1);
+
+/// The worker's sign of life between chunks, at most once every `every`.
+struct SignOfLife {
+    every: Duration,
+    last: Cell<Instant>,
+}
+
+impl SignOfLife {
+    fn new(every: Duration) -> SignOfLife {
+        SignOfLife { every, last: Cell::new(Instant::now()) }
+    }
+
+    /// Speaks if its last line is `every` old.
+    fn between_chunks(&self) {
+        if self.due() {
+            emit(&WorkerLine { progress: true, ..Default::default() });
+        }
+    }
+
+    /// Whether the last line is `every` old; if so, the next is due `every` from now.
+    fn due(&self) -> bool {
+        let due = self.last.get().elapsed() >= self.every;
+        if due {
+            self.last.set(Instant::now());
+        }
+        due
+    }
 }
 
 /// Readers beside a writer: each workload's passes, every slot's crew taking its interval
@@ -268,5 +307,18 @@ fn name_slot(k: usize) {
     for part in [&b"\n{\"crashed\":"[..], &digits[at..], &b"}\n"[..]] {
         // SAFETY: write(2) is async-signal-safe; the bytes live on this stack or are static.
         unsafe { libc::write(1, part.as_ptr().cast(), part.len()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sign_of_life_is_due_once_its_interval_has_passed() {
+        let hourly = SignOfLife::new(Duration::from_secs(3600));
+        assert!((0..1000).all(|_| !hourly.due()), "never between chunks within its interval");
+        let always = SignOfLife::new(Duration::ZERO);
+        assert!(always.due() && always.due(), "every time when the interval is zero");
     }
 }

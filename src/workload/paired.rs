@@ -47,8 +47,8 @@ impl<'a> Slot<'a> {
 }
 
 /// How each workload is split and repeated in the process.
-#[derive(Debug, Clone, Copy)]
-pub struct Rotation {
+#[derive(Clone, Copy)]
+pub struct Rotation<'a> {
     /// Operations per chunk.
     pub chunk: usize,
     /// Passes of each workload per slot.
@@ -57,8 +57,9 @@ pub struct Rotation {
     /// slot its own unit): chunk `i` of such a group is timed in its member `i mod
     /// layouts` only.
     pub layouts: usize,
-    /// Called after every round of chunks, between timed chunks (the worker's sign of life).
-    pub after_round: fn(),
+    /// Called after every round of chunks, between timed chunks (the worker's sign of life,
+    /// which decides itself how often to speak).
+    pub after_round: &'a dyn Fn(),
 }
 
 /// Every slot's `passes` of `w`, chunk by chunk, side by side: each slot's outcome (its
@@ -69,7 +70,7 @@ pub fn run(
     scratch: &Path,
     data: &Dataset,
     w: Workload,
-    rotation: Rotation,
+    rotation: Rotation<'_>,
     rng: &mut impl Rng,
 ) -> Vec<Result<Outcome, String>> {
     let mut out: Vec<Result<Outcome, String>> = slots.iter().map(|s| ready(s, w)).collect();
@@ -141,7 +142,7 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 /// writes everything in order, or skip it where a chunk stands alone (readKey's gets).
 fn rotate(
     passes: &mut [Option<Pass>],
-    (ids, rotation): (&[usize], Rotation),
+    (ids, rotation): (&[usize], Rotation<'_>),
     (chunks, w): (&Chunks, Workload),
     out: &mut [Result<Outcome, String>],
     rng: &mut impl Rng,

@@ -28,7 +28,7 @@ pub(super) fn open_reads<'a>(
     let dir = dir.ok_or("reads need --dir")?;
     let env = Env::open(api, dir, &env_options(cfg)).map_err(|e| e.to_string())?;
     if !evict {
-        fault_in(&env).map_err(|e| format!("{e:#}"))?;
+        fault_in(&env, dir).map_err(|e| format!("{e:#}"))?;
     }
     Ok(env)
 }

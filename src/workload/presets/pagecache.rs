@@ -65,19 +65,59 @@ pub fn evict(path: &Path) -> Result<()> {
 /// /proc/self/maps), so that the page cache may drop them too: a page some mapping still
 /// holds is not evicted. Reads through those mappings fault the pages in again.
 pub fn unmap_pages(path: &Path) -> Result<()> {
-    let path = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
-    let maps = std::fs::read_to_string("/proc/self/maps").context("cannot read /proc/self/maps")?;
-    for line in maps.lines().filter(|l| l.ends_with(&*path.to_string_lossy())) {
-        let range = line.split_whitespace().next().unwrap_or_default();
-        let (from, to) = range.split_once('-').context("a /proc/self/maps line without its range")?;
-        let (from, to) = (usize::from_str_radix(from, 16)?, usize::from_str_radix(to, 16)?);
+    for m in mappings(path)? {
         // SAFETY: a range the kernel lists as mapped from this file; MADV_DONTNEED on a
         // shared file mapping drops only this process's references, never the file's data.
-        if unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED) } != 0 {
+        if unsafe { libc::madvise(m.from as *mut libc::c_void, m.to - m.from, libc::MADV_DONTNEED) } != 0 {
             bail!("madvise(MADV_DONTNEED) on {}'s map: {}", path.display(), std::io::Error::last_os_error());
         }
     }
     Ok(())
+}
+
+/// Maps the file's first `bytes` into this process's page tables through its one mapping
+/// of the file from offset 0, reading any page the page cache lacks, with one
+/// `madvise(MADV_POPULATE_READ)` (Linux 5.14): what reading a byte of every page through
+/// the map leaves, without a page fault apiece. Fails where there is no such mapping, or
+/// more than one, or the kernel refuses the advice.
+pub fn populate_head(path: &Path, bytes: u64) -> Result<()> {
+    let maps = mappings(path)?;
+    let [m] = maps[..] else { bail!("{} is mapped {} times here, not once", path.display(), maps.len()) };
+    if m.offset != 0 {
+        bail!("{}'s map starts at offset {}", path.display(), m.offset);
+    }
+    let len = (m.to - m.from).min(usize::try_from(bytes).unwrap_or(usize::MAX));
+    // SAFETY: a range the kernel lists as mapped from this file; advice to read it changes
+    // no byte of it.
+    if unsafe { libc::madvise(m.from as *mut libc::c_void, len, libc::MADV_POPULATE_READ) } != 0 {
+        bail!("madvise(MADV_POPULATE_READ) on {}'s map: {}", path.display(), std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One range of this process's address space mapped from a file.
+#[derive(Debug, Clone, Copy)]
+struct Mapping {
+    from: usize,
+    to: usize,
+    /// The file offset it starts at.
+    offset: u64,
+}
+
+/// This process's mappings of the file, from /proc/self/maps.
+fn mappings(path: &Path) -> Result<Vec<Mapping>> {
+    let path = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let maps = std::fs::read_to_string("/proc/self/maps").context("cannot read /proc/self/maps")?;
+    let mut out = Vec::new();
+    for line in maps.lines().filter(|l| l.ends_with(&*path.to_string_lossy())) {
+        let mut fields = line.split_whitespace();
+        let range = fields.next().unwrap_or_default();
+        let (from, to) = range.split_once('-').context("a /proc/self/maps line without its range")?;
+        let offset = fields.nth(1).context("a /proc/self/maps line without its offset")?;
+        let (from, to) = (usize::from_str_radix(from, 16)?, usize::from_str_radix(to, 16)?);
+        out.push(Mapping { from, to, offset: u64::from_str_radix(offset, 16)? });
+    }
+    Ok(out)
 }
 
 /// Reads the whole file, so its pages are in the page cache.
@@ -128,6 +168,34 @@ mod tests {
         unmap_pages(&path).unwrap();
         evict(&path).unwrap();
         assert_eq!(residency(&path).unwrap().resident_pages, 0, "unmapped, then evicted");
+        unsafe { libc::munmap(map, len) };
+    }
+
+    /// The KiB of this process's mapping at `start` present in its page tables (smaps' Rss).
+    fn rss_kib(start: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&format!("{start:x}-")));
+        let rss = lines.find_map(|l| l.strip_prefix("Rss:")).expect("the mapping is listed");
+        rss.trim().trim_end_matches("kB").trim().parse().unwrap()
+    }
+
+    /// fault_in relies on this: the advice maps the pages asked for, through the file's one
+    /// mapping, and fails where the file is not mapped (fault_in then walks).
+    #[test]
+    fn populating_maps_the_head_of_the_one_mapping() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.mdb");
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        assert!(populate_head(&path, 1 << 20).is_err(), "not mapped here");
+        let (f, len) = (open(&path).unwrap(), 4 << 20);
+        // SAFETY: a read-only shared mapping of a file held open, unmapped at the end.
+        let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0) };
+        assert_ne!(map, libc::MAP_FAILED);
+        assert_eq!(rss_kib(map as usize), 0, "nothing read through the map yet");
+        populate_head(&path, 1 << 20).unwrap();
+        let mapped = rss_kib(map as usize);
+        // The kernel may map a few pages around those asked for, never fewer.
+        assert!((1024..4096).contains(&mapped), "{mapped} KiB mapped after asking for 1024");
         unsafe { libc::munmap(map, len) };
     }
 }
