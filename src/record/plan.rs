@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::label::Label;
+use super::label::{by_text, Label};
 use super::metric::Metric;
 
 /// How each time sample's code was laid out.
@@ -111,9 +111,12 @@ pub struct Target {
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayoutStudy {
-    pub tag: String,
-    /// Each label and its layout's seed.
-    pub layouts: Vec<(String, u32)>,
+    /// The tag's unit, written as its label.
+    #[serde(with = "by_text::one")]
+    pub tag: Label,
+    /// Each layout's unit and its layout's seed, written `[label, seed]`.
+    #[serde(with = "by_text::pairs")]
+    pub layouts: Vec<(Label, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,10 +198,11 @@ pub struct ProgramRecord {
     /// (`--program-figure`); None: the wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<Figure>,
-    /// The SHA-256 of the program as compiled against each build, by the build's label:
-    /// what every start checks, and what a resumed run must compile again.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub compiled: BTreeMap<String, String>,
+    /// The SHA-256 of the program as compiled against each build, by the build's unit
+    /// (written keyed by its label): what every start checks, and what a resumed run must
+    /// compile again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "by_text::keyed")]
+    pub compiled: BTreeMap<Label, String>,
 }
 
 /// A figure a program prints (`--program-figure 'in ([0-9.]+) s'`): the pattern's first

@@ -296,7 +296,7 @@ fn parts(name: &str, r: &RunData) -> Vec<Part> {
     vec![Part {
         file: name.to_string(),
         shard: r.header.plan.shard.as_ref().map(|s| s.to_string()),
-        tags: r.header.tags.iter().map(|t| t.label.to_string()).collect(),
+        tags: r.header.tags.iter().map(|t| t.label.clone()).collect(),
         environment: r.header.environment.clone(),
     }]
 }
