@@ -244,6 +244,29 @@ impl fmt::Display for Label {
     }
 }
 
+/// A unit's base as a run's plan names it (its baseline, the tag its control repeats, a
+/// shard's tags): a tag or commit as asked for (`LMDB_0.9.33`, `1a2b3c4d`), what a
+/// label's `base` holds. Written as its text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Base(String);
+
+impl Base {
+    pub fn new(text: impl Into<String>) -> Base {
+        Base(text.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Base {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A label written as its text, as reports and their JSON name a unit (`serialize_with`).
 pub fn as_text<S: serde::Serializer>(label: &Label, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(label)

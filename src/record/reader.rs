@@ -547,7 +547,10 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let json: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let plan = &json["plan"];
-        assert_eq!(plan["layout_study"], serde_json::json!({"tag": "LMDB_0.9.20@01", "layouts": [["LMDB_0.9.20@x1", 7]]}));
+        assert_eq!(
+            plan["layout_study"],
+            serde_json::json!({"tag": "LMDB_0.9.20@01", "layouts": [["LMDB_0.9.20@x1", 7]]})
+        );
         assert_eq!(plan["programs"][0]["compiled"], serde_json::json!({"deadbeef~control": "c"}));
         assert_eq!(json["parts"][0]["tags"], serde_json::json!(["deadbeef~control"]));
         let read = load(&path).unwrap().header;
