@@ -120,7 +120,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         _ => args.pairing.plan(args.metric, suite, &args.given)?,
     };
     let shard = shard_of(args, pairing)?;
-    let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing)));
+    let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
     let Prepared { tags, units, mut failures, c_paired_worker } =
@@ -372,13 +372,13 @@ fn shard_of(args: &RunArgs, pairing: record::Pairing) -> Result<Option<Shard>> {
         None => labels.first().cloned(),
     };
     let shard = Shard::new(k, n, labels.into_iter().map(Base::new).collect(), baseline.map(Base::new))?;
-    eprintln!("shard {shard}: {}", bases_text(&shard.measured(pairing)).replace(',', ", "));
+    eprintln!("shard {shard}: {}", bases_text(&shard.measured(pairing), ", "));
     Ok(Some(shard))
 }
 
-/// Bases as `--tags` lists them, comma-separated.
-fn bases_text(bases: &[&Base]) -> String {
-    bases.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(",")
+/// Bases as text, `separator` between them (`,`: as `--tags` lists them).
+fn bases_text(bases: &[&Base], separator: &str) -> String {
+    bases.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(separator)
 }
 
 /// Whether this run measures `tag` (a control is measured by the shard holding its tag).
