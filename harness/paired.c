@@ -5,7 +5,8 @@
  * worker's arguments and prints the same JSON lines, so the Rust/C overhead compares two
  * harnesses that reach the same libraries the same way. Compiled once per run against a
  * verified lmdb.h (its types and constants; every build's layout is checked against them),
- * linked with no liblmdb: each slot's calls go through the table dlsym filled for it.
+ * linked with no liblmdb: each slot's calls go through the table dlsym filled for it
+ * (paired_load.c).
  *
  *   lmdb-paired-c prepare --library L --library-sha256 S --library-version V --dir D [config]
  *   lmdb-paired-c verify  --library L ... --dir D --workloads LIST [config]
@@ -19,17 +20,13 @@
  * library's SHA-256 before it starts this worker (as it checks the twin's executable).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libdeflate.h>
@@ -39,23 +36,9 @@
 #include "common.h"
 #include "dataset.h"
 #include "lmdb.h"
+#include "paired.h"
 
 #define CONSUME(p) __asm__ volatile("" : : "g"(p) : "memory")
-#define MAX_SLOTS 256
-
-/* ---- one loaded library: its own copy of every entry point the workloads call ---- */
-
-#define API_FUNCTIONS(X)                                                                              \
-    X(mdb_version) X(mdb_strerror) X(mdb_env_create) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs)    \
-    X(mdb_env_set_maxreaders) X(mdb_env_open) X(mdb_env_close) X(mdb_txn_begin) X(mdb_txn_commit)    \
-    X(mdb_txn_abort) X(mdb_dbi_open) X(mdb_cursor_open) X(mdb_cursor_close) X(mdb_cursor_get)        \
-    X(mdb_cursor_put) X(mdb_env_info) X(mdb_stat)
-
-struct api {
-#define FIELD(f) __typeof__(f) *f;
-    API_FUNCTIONS(FIELD)
-#undef FIELD
-};
 
 /* The slot whose library is running, for the crash report (-1: none). */
 static volatile sig_atomic_t running = -1;
@@ -121,63 +104,6 @@ static void print_failure(const char *w, int slot, const struct api *a, const ch
     }
     printf("\"}\n");
     fflush(stdout);
-}
-
-/* ---- loading ---- */
-
-/* A private copy of the file open as `fd`, for a second slot of one file: the dynamic
- * loader keeps one object per file, and every slot must have its own. -1 on failure. */
-static int private_copy(int fd) {
-    int copy = memfd_create("lmdb-regress-slot", MFD_CLOEXEC);
-    if (copy < 0) return -1;
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        if (write(copy, buf, (size_t)n) != n) { close(copy); return -1; }
-    if (n < 0) { close(copy); return -1; }
-    return copy;
-}
-
-/* (device, inode) of the libraries loaded so far. */
-static struct { dev_t dev; ino_t ino; } loaded[MAX_SLOTS];
-static size_t n_loaded;
-
-/* Loads `library` with RTLD_LOCAL, from its own path, or from a private copy when a slot
- * already loaded that file (kept open for the process); fills `a` and checks the version it
- * reports. NULL, or why not in `why`. */
-static void *load(const char *library, const char *version, struct api *a, char *why, size_t cap) {
-    struct stat st;
-    if (stat(library, &st)) { snprintf(why, cap, "cannot open %s: %s", library, strerror(errno)); return NULL; }
-    int again = 0;
-    for (size_t i = 0; i < n_loaded; i++) again |= loaded[i].dev == st.st_dev && loaded[i].ino == st.st_ino;
-    if (!again && n_loaded < MAX_SLOTS) { loaded[n_loaded].dev = st.st_dev; loaded[n_loaded].ino = st.st_ino; n_loaded++; }
-    char path[64];
-    const char *from = library;
-    if (again) {
-        int fd = open(library, O_RDONLY | O_CLOEXEC), copy = fd < 0 ? -1 : private_copy(fd);
-        if (fd >= 0) close(fd);
-        if (copy < 0) { snprintf(why, cap, "cannot copy %s: %s", library, strerror(errno)); return NULL; }
-        snprintf(path, sizeof path, "/proc/self/fd/%d", copy);
-        from = path;
-    }
-    void *h = dlopen(from, RTLD_NOW | RTLD_LOCAL);
-    if (!h) { snprintf(why, cap, "cannot load %s: %s", library, dlerror()); return NULL; }
-#define RESOLVE(f)                                                                                   \
-    if (!(*(void **)&a->f = dlsym(h, #f))) {                                                       \
-        snprintf(why, cap, "cannot load %s: no symbol %s", library, #f);                            \
-        dlclose(h);                                                                                \
-        return NULL;                                                                               \
-    }
-    API_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    int x, y, z;
-    const char *reported = a->mdb_version(&x, &y, &z);
-    if (strcmp(reported ? reported : "", version)) {
-        snprintf(why, cap, "%s: it reports \"%s\", but the run records \"%s\" for it", library, reported, version);
-        dlclose(h);
-        return NULL;
-    }
-    return h;
 }
 
 /* ---- environments, through a slot's table (as common.c's env_open) ---- */
@@ -772,7 +698,7 @@ static int read_slots(const char *path, struct slot *slots, char **text) {
 
 static void load_slot(struct slot *s) {
     running = s->id;
-    s->handle = load(s->library, s->version, &s->api, s->load_error, sizeof s->load_error);
+    s->handle = load_library(s->library, s->version, &s->api, s->load_error, sizeof s->load_error);
     running = -1;
 }
 

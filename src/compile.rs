@@ -250,7 +250,7 @@ pub struct BuildRecord {
 
 /// Files of the C twin beside its main file (harness/workloads.c), compiled and hashed
 /// with it when present: a stand-in twin (as in the tests) has none.
-const HARNESS_COMPANIONS: [&str; 13] = [
+const HARNESS_COMPANIONS: [&str; 15] = [
     "common.c",
     "common.h",
     "iocount.c",
@@ -263,6 +263,8 @@ const HARNESS_COMPANIONS: [&str; 13] = [
     "results.c",
     "results.h",
     "lmdb_suite.c",
+    "lmdb_suite.h",
+    "lmdb_suite_plan.c",
     "lmdb_suite.def",
 ];
 

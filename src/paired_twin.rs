@@ -19,8 +19,9 @@ use crate::stage::{self, HARNESS, SRC};
 
 /// The paired worker's main file, beside the C twin's.
 pub const MAIN: &str = "paired.c";
-/// The twin's files it shares: none of them calls LMDB.
-const COMPANIONS: [&str; 4] = ["common.c", "common.h", "dataset.c", "dataset.h"];
+/// Its own files beside it (the libraries it loads, `paired_load.c`), and the twin's
+/// files it shares: none of them calls LMDB.
+const COMPANIONS: [&str; 6] = ["paired.h", "paired_load.c", "common.c", "common.h", "dataset.c", "dataset.h"];
 const PROGRAM: &str = "lmdb-paired-c";
 /// Part of every id: a worker built another way is never taken for one of these.
 const RECIPE: &str = "paired twin 1";

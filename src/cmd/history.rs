@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use super::args::BuildArgs;
 use super::request::RunArgs;
-use crate::record::{self, Engine, Metric};
+use crate::record::{self, Base, Engine, Metric};
 use crate::report::document;
 use crate::report::gate::{Against, FailOn, GateOutcome};
 use crate::report::history::{its_of, History, Point};
@@ -453,7 +453,7 @@ fn of_range(
     resuming: bool,
 ) -> Result<()> {
     let measured: BTreeSet<&str> = match &data.header.plan.shard {
-        Some(shard) if resuming => shard.tags.iter().map(String::as_str).collect(),
+        Some(shard) if resuming => shard.tags.iter().map(Base::as_str).collect(),
         _ => data.header.tags.iter().map(|t| t.label.base.as_str()).collect(),
     };
     let commits: BTreeSet<&str> = points.iter().map(|p| p.label.as_str()).collect();

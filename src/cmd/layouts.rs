@@ -10,7 +10,7 @@ use anyhow::{bail, ensure, Context, Result};
 use super::args::{BuildArgs, PairingArgs};
 use super::prepare::{prepare_units, Prepared};
 use crate::layout;
-use crate::record::{Engine, Header, LayoutStudy, Layouts, Metric, Plan};
+use crate::record::{Engine, Header, Label, LayoutStudy, Layouts, Metric, Plan};
 use crate::runner::{RunSpec, Unit};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, Workload, WorkloadConfig};
@@ -70,7 +70,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let (pairing, chunk) = args.pairing.plan(Metric::Time, Suite::LmdbJava, &Default::default())?;
     let Prepared { tags, units, failures, c_paired_worker } =
         prepare_units(&args.tag, &[], &args.engine, &args.build, Layouts::Random, pairing)?;
-    let Some(tag) = units.first().map(|u| u.label.to_string()) else {
+    let Some(tag) = units.first().map(|u| u.label.clone()) else {
         bail!("{} could not be built or laid out, so nothing can be measured (see the reasons above)", args.tag);
     };
     let seed = args.layout_seed.unwrap_or_else(super::args::draw_seed);
@@ -109,7 +109,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
 }
 
 /// Each label of a study with its layout's seed.
-type Labels = Vec<(String, u32)>;
+type Labels = Vec<(Label, u32)>;
 
 /// `count` layouts of each unit, labelled `TAG@01`, `TAG@02`, …, each of its own seed
 /// (every engine's unit of layout i shares it). Returns the units and each label's seed.
@@ -125,7 +125,7 @@ fn study_units(units: &[Unit], count: u32, run_seed: u64) -> Result<(Vec<Unit>, 
             let linked = u.relink.as_ref().context("a unit without objects to lay out")?.link(seed)?;
             out.push(Unit { label: label.clone(), relink: None, ..u.with_layout(linked) });
         }
-        study.push((label.to_string(), seed));
+        study.push((label, seed));
     }
     Ok((out, study))
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
-use crate::record::{Adaptive, Metric, Pairing, RunData};
+use crate::record::{Adaptive, Base, Metric, Pairing, RunData};
 use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
@@ -121,8 +121,8 @@ impl RunSettings {
     fn recorded(data: &RunData) -> RunSettings {
         let h = &data.header;
         let p = &h.plan;
-        let tags = match &p.shard {
-            Some(shard) => shard.tags.clone(),
+        let tags: Vec<String> = match &p.shard {
+            Some(shard) => shard.tags.iter().map(Base::to_string).collect(),
             None => data.header.tags.iter().map(|t| t.label.base.clone()).collect(),
         };
         let build = recorded_toolchains(data);
@@ -147,8 +147,8 @@ impl RunSettings {
             with_cache: p.cache_sim,
             count_entries: p.count_entries,
             shard: p.shard.as_ref().map(|s| s.to_string()),
-            control: p.control.clone(),
-            baseline: p.baseline.clone(),
+            control: p.control.as_ref().map(Base::to_string),
+            baseline: p.baseline.as_ref().map(Base::to_string),
             toolchain: build.toolchain.as_ref().map(|t| t.to_arg()),
             cc: build.cc,
             cflags: build.cflags,

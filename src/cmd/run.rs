@@ -8,7 +8,7 @@ use super::args::BuildArgs;
 use super::prepare::{create_run_file, default_out, prepare_units, Prepared};
 use super::request::{control_tag, recorded_toolchains, selection, Continue, RunArgs};
 use crate::files::{self, Existing};
-use crate::record::{self, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
+use crate::record::{self, Base, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
 use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
@@ -120,7 +120,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         _ => args.pairing.plan(args.metric, suite, &args.given)?,
     };
     let shard = shard_of(args, pairing)?;
-    let spec = shard.as_ref().map_or(args.tags.clone(), |s| s.measured(pairing).join(","));
+    let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
     let Prepared { tags, units, mut failures, c_paired_worker } =
@@ -155,7 +155,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
             .then(|| args.count_entries_of(entries)),
         cache_sim: args.with_cache,
         shard,
-        control,
+        control: control.map(Base::new),
         layouts,
         layout_seed,
         layouts_per_process,
@@ -163,7 +163,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         adaptive: args.adaptive_plan(),
         chunk,
         programs,
-        baseline: Some(baseline),
+        baseline: Some(Base::new(baseline)),
         rounds: args.round_cap(),
         ..Plan::new(args.rounds, args.warmup, args.metric)
     };
@@ -341,7 +341,7 @@ pub fn measure_recorded(
     super::program::check_unchanged(&h.plan.programs, from)?;
     let units =
         super::program::compile_all(&h.plan.programs, units, &tags, build.git.as_deref(), args.jobs(), &mut failures)?;
-    let baseline = Some(baseline_of(None, None, &tags)?);
+    let baseline = Some(Base::new(baseline_of(None, None, &tags)?));
     let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
     let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::progress)?;
     let mut header = Header { c_paired_worker, ..spec.header(tags) };
@@ -371,16 +371,21 @@ fn shard_of(args: &RunArgs, pairing: record::Pairing) -> Result<Option<Shard>> {
         Some(asked) => Some(named_baseline(asked, &labels)?),
         None => labels.first().cloned(),
     };
-    let shard = Shard::new(k, n, labels, baseline)?;
-    eprintln!("shard {shard}: {}", shard.measured(pairing).join(", "));
+    let shard = Shard::new(k, n, labels.into_iter().map(Base::new).collect(), baseline.map(Base::new))?;
+    eprintln!("shard {shard}: {}", bases_text(&shard.measured(pairing), ", "));
     Ok(Some(shard))
+}
+
+/// Bases as text, `separator` between them (`,`: as `--tags` lists them).
+fn bases_text(bases: &[&Base], separator: &str) -> String {
+    bases.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(separator)
 }
 
 /// Whether this run measures `tag` (a control is measured by the shard holding its tag).
 fn shard_holds(shard: Option<&Shard>, tag: &str) -> bool {
     let Some(s) = shard else { return true };
     let own = s.own();
-    let held = own.contains(&tag) || own.contains(&crate::manifest::normalize_tag(tag).as_str());
+    let held = own.iter().any(|b| b.as_str() == tag || b.as_str() == crate::manifest::normalize_tag(tag));
     if !held {
         eprintln!("--control {tag}: measured by the shard that holds {tag}, not by shard {s}");
     }
@@ -444,8 +449,8 @@ fn coverage_of(args: &RunArgs, spec: &RunSpec) -> record::RunCoverage {
     let record = super::manifest().and_then(|m| {
         let git = crate::source::Resolver::from_env(args.build.git.clone())?.git;
         let wants = super::units(&m, &args.tags, &args.source, git.as_deref())?;
-        let baseline = spec.plan.baseline.clone().context("a new run names its baseline")?;
-        Ok(super::coverage::of_run(&wants, &baseline, &args.build, spec))
+        let baseline = spec.plan.baseline.as_ref().context("a new run names its baseline")?;
+        Ok(super::coverage::of_run(&wants, baseline.as_str(), &args.build, spec))
     });
     record.unwrap_or_else(|e| RunCoverage { outcome: CoverageOutcome::Failed { error: format!("{e:#}") } })
 }
@@ -518,7 +523,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     same_paired_worker(c_paired_worker.as_ref(), h.c_paired_worker.as_ref())
         .with_context(|| format!("{} cannot be resumed", path.display()))?;
     // A control is no tag of its own: the plan says which tag has one (older files: the samples).
-    let held = h.plan.control.as_deref().filter(|c| shard_holds(h.plan.shard.as_ref(), c));
+    let held = h.plan.control.as_ref().map(Base::as_str).filter(|c| shard_holds(h.plan.shard.as_ref(), c));
     let sampled = data.samples.iter().filter_map(|s| s.unit.controlled()).map(|l| l.to_string());
     let mut controlled: Vec<String> = held.map(str::to_string).into_iter().chain(sampled).collect();
     controlled.sort();

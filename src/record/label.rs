@@ -244,8 +244,29 @@ impl fmt::Display for Label {
     }
 }
 
-/// The base (tag or commit, as [`Label::compared_as`] gives it) that `asked` names among
-/// `bases`: a label as written, or a pinned tag by its short name (`0.9.33`).
+/// A unit's base as a run's plan names it (its baseline, the tag its control repeats, a
+/// shard's tags): a tag or commit as asked for (`LMDB_0.9.33`, `1a2b3c4d`), what a
+/// label's `base` holds. Written as its text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Base(String);
+
+impl Base {
+    pub fn new(text: impl Into<String>) -> Base {
+        Base(text.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Base {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A label written as its text, as reports and their JSON name a unit (`serialize_with`).
 pub fn as_text<S: serde::Serializer>(label: &Label, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(label)
@@ -264,6 +285,75 @@ pub fn as_texts<S: serde::Serializer>(labels: &[Label], s: S) -> Result<S::Ok, S
     s.collect_seq(labels.iter().map(Label::to_string))
 }
 
+/// Serde for the units a run file's header names by their labels' text beyond its tag rows
+/// (a layout study's tag and layouts, a merged run's parts, the builds a program was
+/// compiled against): written as the text, read as the value the header declares, which
+/// the reader (`record::reader`) puts in the text's place before serde sees it. JSON keys
+/// are text only, so a map keyed by unit is read as a list of (value, entry) pairs.
+pub mod by_text {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Label;
+
+    /// One unit.
+    pub mod one {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(unit: &Label, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(unit)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
+            Label::deserialize(d)
+        }
+    }
+
+    /// A list of units.
+    pub mod list {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(units: &[Label], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(units.iter().map(Label::to_string))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Label>, D::Error> {
+            Vec::deserialize(d)
+        }
+    }
+
+    /// A list of units, each with its entry: `[[label, entry], ...]`.
+    pub mod pairs {
+        use super::*;
+
+        pub fn serialize<S: Serializer, V: Serialize>(units: &[(Label, V)], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(units.iter().map(|(unit, v)| (unit.to_string(), v)))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(d: D) -> Result<Vec<(Label, V)>, D::Error> {
+            Vec::deserialize(d)
+        }
+    }
+
+    /// Units' entries, keyed by unit: `{"label": entry, ...}`.
+    pub mod keyed {
+        use super::*;
+
+        pub fn serialize<S: Serializer, V: Serialize>(map: &BTreeMap<Label, V>, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(map.iter().map(|(unit, v)| (unit.to_string(), v)))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+            d: D,
+        ) -> Result<BTreeMap<Label, V>, D::Error> {
+            Ok(Vec::<(Label, V)>::deserialize(d)?.into_iter().collect())
+        }
+    }
+}
+
+/// The base (tag or commit, as [`Label::compared_as`] gives it) that `asked` names among
+/// `bases`: a label as written, or a pinned tag by its short name (`0.9.33`).
 pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
     let b = Label::parse(asked).compared_as().0;
     let full = match crate::manifest::parse_version(&b).is_none() && !bases.contains(&b) {

@@ -15,7 +15,7 @@ pub mod writer;
 #[cfg(test)]
 mod fixtures;
 
-pub use label::Label;
+pub use label::{Base, Label};
 pub use metric::{Counts, Event, Metric};
 pub use plan::{
     Adaptive, Closing, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, Stopping, Target,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::label::Label;
+use super::label::{by_text, Base, Label};
 use super::metric::Metric;
 
 /// How each time sample's code was laid out.
@@ -111,9 +111,12 @@ pub struct Target {
 /// its own label (`TAG@1`, `TAG@2`, ...) with the same layout in every round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayoutStudy {
-    pub tag: String,
-    /// Each label and its layout's seed.
-    pub layouts: Vec<(String, u32)>,
+    /// The tag's unit, written as its label.
+    #[serde(with = "by_text::one")]
+    pub tag: Label,
+    /// Each layout's unit and its layout's seed, written `[label, seed]`.
+    #[serde(with = "by_text::pairs")]
+    pub layouts: Vec<(Label, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,14 +173,14 @@ pub struct Plan {
     /// The tag measured a second time as its own control (`--control`), when this run
     /// measures it; older run files leave it out (their samples say it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control: Option<String>,
+    pub control: Option<Base>,
     /// The programs this run measures as workloads (`--program`), each by its name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramRecord>,
     /// The tag or commit every other unit is compared with: `--baseline`, or the first unit
     /// as given that built. Older files leave it out: their baseline is the oldest measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<String>,
+    pub baseline: Option<Base>,
 }
 
 /// A program measured as a workload (`run --program FILE.c`): its workload's name (the
@@ -195,10 +198,11 @@ pub struct ProgramRecord {
     /// (`--program-figure`); None: the wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<Figure>,
-    /// The SHA-256 of the program as compiled against each build, by the build's label:
-    /// what every start checks, and what a resumed run must compile again.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub compiled: BTreeMap<String, String>,
+    /// The SHA-256 of the program as compiled against each build, by the build's unit
+    /// (written keyed by its label): what every start checks, and what a resumed run must
+    /// compile again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "by_text::keyed")]
+    pub compiled: BTreeMap<Label, String>,
 }
 
 /// A figure a program prints (`--program-figure 'in ([0-9.]+) s'`): the pattern's first
@@ -343,21 +347,21 @@ pub struct Shard {
     pub index: u32,
     pub count: u32,
     /// Every tag of the whole (unsharded) run, in release order.
-    pub tags: Vec<String>,
+    pub tags: Vec<Base>,
     /// The tag every shard of a chunk-paired run measures beside its own: the run's
     /// baseline. Older files leave it out: theirs is the oldest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<String>,
+    pub baseline: Option<Base>,
 }
 
 impl Shard {
     /// Shard `index`/`count` of `tags`, compared with `baseline` (the oldest when None); an
     /// error when it would hold no tag.
-    pub fn new(index: u32, count: u32, mut tags: Vec<String>, baseline: Option<String>) -> Result<Shard> {
+    pub fn new(index: u32, count: u32, mut tags: Vec<Base>, baseline: Option<Base>) -> Result<Shard> {
         if !(1..=count).contains(&index) {
             bail!("shard {index}/{count}: expected K/N with 1 ≤ K ≤ N");
         }
-        tags.sort_by_key(|t| Label::build(t, None).release_key());
+        tags.sort_by_key(|t| Label::build(t.as_str(), None).release_key());
         let shard = Shard { index, count, tags, baseline };
         if shard.own().is_empty() {
             bail!(
@@ -370,14 +374,14 @@ impl Shard {
     }
 
     /// The tags this shard measures for the whole run.
-    pub fn own(&self) -> Vec<&str> {
-        self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).map(String::as_str).collect()
+    pub fn own(&self) -> Vec<&Base> {
+        self.tags.iter().skip(self.index as usize - 1).step_by(self.count as usize).collect()
     }
 
     /// The tags this shard measures: its own and, in a chunk-paired run, the baseline
     /// beside them, so every comparison with it is made inside one process
     /// on one machine.
-    pub fn measured(&self, pairing: Pairing) -> Vec<&str> {
+    pub fn measured(&self, pairing: Pairing) -> Vec<&Base> {
         let mut tags = self.own();
         if let (Pairing::Chunks, Some(first)) = (pairing, self.baseline()) {
             if !tags.contains(&first) {
@@ -388,8 +392,8 @@ impl Shard {
     }
 
     /// The tag every shard of a chunk-paired run measures beside its own.
-    pub fn baseline(&self) -> Option<&str> {
-        self.baseline.as_deref().or(self.tags.first().map(String::as_str))
+    pub fn baseline(&self) -> Option<&Base> {
+        self.baseline.as_ref().or(self.tags.first())
     }
 }
 
@@ -405,23 +409,26 @@ mod tests {
 
     #[test]
     fn shards_partition_the_tags_round_robin_in_release_order() {
-        let tags: Vec<String> =
-            ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(String::from).to_vec();
-        let own = |k| Shard::new(k, 2, tags.clone(), None).unwrap().own().join(",");
+        let tags: Vec<Base> =
+            ["LMDB_0.9.33", "LMDB_0.9.9", "LMDB_0.9.18", "LMDB_0.9.21", "abc1234"].map(Base::new).to_vec();
+        let own = |k| {
+            Shard::new(k, 2, tags.clone(), None)
+                .unwrap()
+                .own()
+                .iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         assert_eq!(own(1), "LMDB_0.9.9,LMDB_0.9.21,abc1234");
         assert_eq!(own(2), "LMDB_0.9.18,LMDB_0.9.33");
         // The same whatever order the tags were asked in; every tag in exactly one shard.
         let mut reversed = tags.clone();
         reversed.reverse();
         for n in 1..=5 {
-            let mut union: Vec<String> = (1..=n)
+            let mut union: Vec<Base> = (1..=n)
                 .flat_map(|k| {
-                    Shard::new(k, n, reversed.clone(), None)
-                        .unwrap()
-                        .own()
-                        .iter()
-                        .map(|t| t.to_string())
-                        .collect::<Vec<_>>()
+                    Shard::new(k, n, reversed.clone(), None).unwrap().own().into_iter().cloned().collect::<Vec<_>>()
                 })
                 .collect();
             union.sort();
@@ -431,5 +438,16 @@ mod tests {
         }
         let e = Shard::new(6, 6, tags.clone(), None).unwrap_err().to_string();
         assert!(e.contains("holds no tag") && e.contains("at most 5"), "{e}");
+    }
+
+    #[test]
+    fn a_shards_bases_are_written_as_their_text_and_read_back() {
+        let tags = vec![Base::new("LMDB_0.9.9"), Base::new("abc1234")];
+        let shard = Shard::new(1, 2, tags, Some(Base::new("abc1234"))).unwrap();
+        let json = serde_json::to_value(&shard).unwrap();
+        let text =
+            serde_json::json!({"index": 1, "count": 2, "tags": ["LMDB_0.9.9", "abc1234"], "baseline": "abc1234"});
+        assert_eq!(json, text);
+        assert_eq!(serde_json::from_value::<Shard>(json).unwrap(), shard);
     }
 }

@@ -64,7 +64,7 @@ pub fn load(path: &Path) -> Result<RunData> {
     let torn = !text.ends_with('\n');
     let last = text.lines().count();
     let at = |line: usize, e: String| anyhow::anyhow!("{}:{line}: {e}", path.display());
-    let mut rules = Rules::of(&header, &mut units).map_err(|e| at(1, e))?;
+    let mut rules = Rules::of(&header);
     let mut data = RunData {
         header,
         samples: Vec::new(),
@@ -256,18 +256,45 @@ impl UnitLabels {
         Ok(units)
     }
 
-    /// The header `h` (as JSON) with each tag row's label, its text, read into its value;
-    /// a row, or a layout of its study, that names a unit the header does not declare is
-    /// refused.
+    /// The header `h` (as JSON) with every unit it names by its label's text read into its
+    /// value: each tag row's, its layout study's tag and layouts, its parts' tags, and the
+    /// builds its programs were compiled against (a map keyed by text, read into a list of
+    /// (value, SHA-256) pairs, as `label::by_text::keyed` reads it). A unit the header does
+    /// not declare is refused.
     fn read_tags(&mut self, h: &mut serde_json::Value) -> std::result::Result<(), String> {
-        let studied = h.pointer("/plan/layout_study/layouts").and_then(|l| l.as_array()).cloned().unwrap_or_default();
-        for text in studied.iter().filter_map(|l| l.get(0)?.as_str()) {
-            self.listed(text)?;
+        for row in each_mut(h.get_mut("tags")) {
+            self.read_unit(row.get_mut("tag"))?;
         }
-        let rows = h.get_mut("tags").and_then(|t| t.as_array_mut()).into_iter().flatten();
-        for tag in rows.filter_map(|row| row.get_mut("tag")).filter(|t| t.is_string()) {
-            let label = self.listed(tag.as_str().unwrap_or_default())?;
-            *tag = serde_json::to_value(label).map_err(|e| e.to_string())?;
+        if let Some(study) = h.pointer_mut("/plan/layout_study") {
+            self.read_unit(study.get_mut("tag"))?;
+            for layout in each_mut(study.get_mut("layouts")) {
+                self.read_unit(layout.get_mut(0))?;
+            }
+        }
+        for part in each_mut(h.get_mut("parts")) {
+            for tag in each_mut(part.get_mut("tags")) {
+                self.read_unit(Some(tag))?;
+            }
+        }
+        for program in each_mut(h.pointer_mut("/plan/programs")) {
+            let Some(compiled) = program.get_mut("compiled") else { continue };
+            let Some(by_text) = compiled.as_object() else { continue };
+            let mut pairs = Vec::new();
+            for (text, sha) in by_text {
+                let unit = serde_json::to_value(self.listed(text)?).map_err(|e| e.to_string())?;
+                pairs.push(serde_json::json!([unit, sha]));
+            }
+            *compiled = pairs.into();
+        }
+        Ok(())
+    }
+
+    /// `text`, a label's text the header lists, replaced by the value it declares.
+    fn read_unit(&mut self, text: Option<&mut serde_json::Value>) -> std::result::Result<(), String> {
+        if let Some(text) = text {
+            if let Some(label) = text.as_str() {
+                *text = serde_json::to_value(self.listed(label)?).map_err(|e| e.to_string())?;
+            }
         }
         Ok(())
     }
@@ -288,6 +315,11 @@ impl UnitLabels {
         }
         self.labels.get(text).ok_or_else(|| format!("unit {text} has no value"))
     }
+}
+
+/// The elements of `array`, when it is one.
+fn each_mut(array: Option<&mut serde_json::Value>) -> impl Iterator<Item = &mut serde_json::Value> {
+    array.and_then(serde_json::Value::as_array_mut).into_iter().flatten()
 }
 
 /// The header on a run file's first line, with the units it declares (its tag rows'
@@ -363,14 +395,13 @@ struct Rules {
 type SampleKey = (Engine, Label, Workload, u32, bool, Option<u32>);
 
 impl Rules {
-    /// The rules of the run `h` heads, its units read by `units`.
-    fn of(h: &Header, units: &mut UnitLabels) -> std::result::Result<Rules, String> {
+    /// The rules of the run `h` heads (its units read as the header was).
+    fn of(h: &Header) -> Rules {
         // A layout study's labels (TAG@01, …) are its tag's layouts, listed in its plan.
-        let studied = h.plan.layout_study.iter().flat_map(|s| &s.layouts);
-        let study = studied.map(|(text, _)| units.listed(text).cloned()).collect::<std::result::Result<Vec<_>, _>>()?;
+        let study = h.plan.layout_study.iter().flat_map(|s| &s.layouts).map(|(unit, _)| unit.clone());
         let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.label.clone()).chain(study).collect());
         let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
-        Ok(Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() })
+        Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
     }
 
     fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
@@ -488,6 +519,51 @@ mod tests {
             serde_json::json!({"label": "LMDB_0.9.33 (gcc -O3)~control", "base": "LMDB_0.9.33",
                 "toolchain": "gcc -O3", "layout": null, "control": true})
         );
+    }
+
+    #[test]
+    fn units_named_beyond_the_tag_rows_are_written_as_labels_and_read_as_the_values_declared() {
+        use crate::record::plan::{LayoutStudy, ProgramRecord};
+        use crate::record::schema::Part;
+        let dir = tempfile::tempdir().unwrap();
+        // Forms the label grammar would read as other units: only the declared values do.
+        let labels = every_form();
+        let (tag, layout, odd) = (labels[6].clone(), labels[8].clone(), labels[9].clone());
+        let mut header = header_of(&labels);
+        header.plan.layout_study = Some(LayoutStudy { tag: tag.clone(), layouts: vec![(layout.clone(), 7)] });
+        let program = ProgramRecord {
+            name: "p".into(),
+            source: "p.c".into(),
+            sha256: "s".into(),
+            args: Vec::new(),
+            timeout_s: 1.0,
+            figure: None,
+            compiled: [(odd.clone(), "c".to_string())].into(),
+        };
+        header.plan.programs = vec![program];
+        let environment = header.environment.clone();
+        header.parts = vec![Part { file: "a.jsonl".into(), shard: None, tags: vec![odd.clone()], environment }];
+        let path = dir.path().join("run.jsonl");
+        crate::record::RunWriter::create(&path, &header, crate::files::Existing::Replace).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let json: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let plan = &json["plan"];
+        assert_eq!(
+            plan["layout_study"],
+            serde_json::json!({"tag": "LMDB_0.9.20@01", "layouts": [["LMDB_0.9.20@x1", 7]]})
+        );
+        assert_eq!(plan["programs"][0]["compiled"], serde_json::json!({"deadbeef~control": "c"}));
+        assert_eq!(json["parts"][0]["tags"], serde_json::json!(["deadbeef~control"]));
+        let read = load(&path).unwrap().header;
+        assert_eq!(read.plan.layout_study, header.plan.layout_study);
+        assert_eq!(read.plan.programs, header.plan.programs);
+        assert_eq!(read.parts[0].tags, vec![odd]);
+        // One the header does not declare is refused, as a tag row's is.
+        let undeclared = text.replacen(r#""deadbeef~control":"c""#, r#""LMDB_0.9.34":"c""#, 1);
+        assert_ne!(undeclared, text);
+        std::fs::write(&path, undeclared).unwrap();
+        let e = format!("{:#}", load(&path).unwrap_err());
+        assert!(e.contains("lists LMDB_0.9.34 but does not declare it"), "{e}");
     }
 
     /// The error loading the file `edit` makes of a written run of every label form.

@@ -207,7 +207,9 @@ pub struct Part {
     pub file: String,
     /// `K/N` when the run was a shard.
     pub shard: Option<String>,
-    pub tags: Vec<String>,
+    /// Its tag rows' units, written as their labels.
+    #[serde(with = "super::label::by_text::list")]
+    pub tags: Vec<Label>,
     pub environment: Environment,
 }
 

@@ -4,7 +4,7 @@
 use super::cells::{baseline_named, named, per_sample_layouts, within};
 use super::model::ReportModel;
 use super::numbers::thousands;
-use crate::record::{Label, Layouts, Metric, Pairing};
+use crate::record::{Layouts, Metric, Pairing};
 
 /// How deltas were judged, in words every human format carries.
 pub fn method_lines(m: &ReportModel) -> Vec<String> {
@@ -105,7 +105,7 @@ fn layouts_line(m: &ReportModel) -> String {
             "Layouts: a study of {} under {} code layouts (lld --shuffle-sections of one build's \
              functions), each a label of its own measured in every round with the same layout; \
              layout spread: how much their times differ beyond the per-sample noise.",
-            named(&Label::build(&study.tag, None)),
+            named(&study.tag),
             study.layouts.len()
         );
     }

@@ -12,7 +12,7 @@ pub use super::checksums::ChecksumMismatch;
 use crate::environment::Environment;
 use crate::record::label::{as_text, as_text_opt, as_texts, Label};
 use crate::record::{Adaptive, End, Engine, Failure, Layouts, Metric, Pairing, Phase, Plan, RunCheck, RunData, Sample};
-use crate::record::{BuildStatus, TagStatus, Target};
+use crate::record::{Base, BuildStatus, TagStatus, Target};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
@@ -347,7 +347,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
-    let baseline = pick_baseline(&measured, baseline, h.plan.baseline.as_deref())?;
+    let baseline = pick_baseline(&measured, baseline, h.plan.baseline.as_ref().map(Base::as_str))?;
     let units = Baseline(&baseline);
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);

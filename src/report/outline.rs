@@ -169,7 +169,7 @@ pub fn report(m: &ReportModel) -> Document {
              measured in every round with the same layout. Layout spread: how much identical code \
              moves between layouts on this machine, beyond the per-sample noise; the tables below \
              rank the layouts.",
-            named(&Label::build(&study.tag, None)),
+            named(&study.tag),
             study.layouts.len()
         ));
         d.table(cells::layout_study_cells(m));

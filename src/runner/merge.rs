@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use super::Label;
 use crate::environment::Environment;
 use crate::record::{
-    BuildStatus, CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage, RunData,
-    Sample, TagStatus, SCHEMA,
+    Base, BuildStatus, CoverageOutcome, Declared, End, EndReason, Failure, Header, Pairing, Part, Plan, RunCoverage,
+    RunData, Sample, TagStatus, SCHEMA,
 };
 
 /// The runs' coverage: each shard measures the whole run's pair, so the first measured
@@ -228,7 +228,7 @@ fn paired_shards_baseline(runs: &[(String, RunData)]) -> Option<String> {
     let plans: Vec<&Plan> = runs.iter().map(|(_, r)| &r.header.plan).collect();
     let shard = plans[0].shard.as_ref()?;
     let paired = plans.iter().all(|p| p.pairing == Pairing::Chunks && p.shard.is_some());
-    paired.then(|| shard.baseline().map(str::to_string)).flatten()
+    paired.then(|| shard.baseline().map(Base::to_string)).flatten()
 }
 
 /// The C paired worker the merged runs share; none when they ran different ones (shards
@@ -296,7 +296,7 @@ fn parts(name: &str, r: &RunData) -> Vec<Part> {
     vec![Part {
         file: name.to_string(),
         shard: r.header.plan.shard.as_ref().map(|s| s.to_string()),
-        tags: r.header.tags.iter().map(|t| t.label.to_string()).collect(),
+        tags: r.header.tags.iter().map(|t| t.label.clone()).collect(),
         environment: r.header.environment.clone(),
     }]
 }

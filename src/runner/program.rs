@@ -20,7 +20,7 @@ use super::unit::CompiledProgram;
 use super::{sanitize, RunSpec, Unit};
 use crate::compile::BuildRecord;
 use crate::record::metric::Counts;
-use crate::record::{FailureStage, Figure, ProgramRecord, Record, Sample};
+use crate::record::{FailureStage, Figure, Label, ProgramRecord, Record, Sample};
 use crate::workload::program::ProgramName;
 use crate::workload::Workload;
 
@@ -88,8 +88,8 @@ pub fn source_sha256(source: &Path) -> Result<String> {
 
 /// The label of the build a unit's programs are compiled against: its own, of no layout
 /// and no control.
-pub fn build_label(u: &Unit) -> String {
-    u.label.built().to_string()
+pub fn build_label(u: &Unit) -> Label {
+    u.label.built()
 }
 
 /// `programs` with the SHA-256 of each as compiled for `units`, by their builds' labels,
@@ -116,7 +116,7 @@ pub fn workload_of(p: &ProgramRecord) -> Workload {
 /// it, to the same SHA-256: else it is compiled again). Err holds the compiler's message
 /// when the program does not compile against the build, or says that the program compiled
 /// is not the one the run records.
-pub fn compile(p: &ProgramRecord, (label, build): (&str, &BuildRecord), dir: &Path) -> Result<CompiledProgram> {
+pub fn compile(p: &ProgramRecord, (label, build): (&Label, &BuildRecord), dir: &Path) -> Result<CompiledProgram> {
     let recorded = p.compiled.get(label).map(String::as_str);
     let compiled = cached_or_compiled(p, build, dir, recorded)?;
     match recorded {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::adaptive::Progress;
 use super::job::StopWhen;
 use super::RunSpec;
-use crate::record::{Adaptive, EndReason, Sample};
+use crate::record::{Adaptive, Base, EndReason, Sample};
 
 impl RunSpec {
     /// Whether this run's rounds leave decided comparisons out: time rounds of a plan that says so.
@@ -21,7 +21,7 @@ impl RunSpec {
             return None;
         }
         let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
-        let baseline = self.plan.baseline.as_deref();
+        let baseline = self.plan.baseline.as_ref().map(Base::as_str);
         Some((self.judge)(samples, baseline, self.plan.target(), metric, min_effect))
     }
 
