@@ -100,7 +100,8 @@ impl Schedule<'_> {
         // Warm-up only before rounds: a run resumed after its last round has none left.
         let mut warm_left = if plan.allows_round(round) { plan.warmup } else { 0 };
         // A resumed run goes on from what its rounds so far decided.
-        let mut progress = self.spec.progress(&samples);
+        let mut progress = self.spec.progress(&samples, self.spec.horizon(round, 0, Duration::ZERO, started));
+        let mut measuring_since: Option<Instant> = None;
         loop {
             let warm = warm_left > 0;
             if !warm && !plan.allows_round(round) {
@@ -110,6 +111,7 @@ impl Schedule<'_> {
             match warm {
                 true => log.phase(JobPhase::WarmUp),
                 false => {
+                    measuring_since.get_or_insert_with(Instant::now);
                     log.phase(JobPhase::Measuring);
                     log.rounds(round, plan.rounds);
                     if plan.rounds.is_none() && round > self.start_round {
@@ -129,7 +131,9 @@ impl Schedule<'_> {
                 continue;
             }
             round += 1;
-            progress = self.spec.progress(&samples);
+            let spent = measuring_since.map_or(Duration::ZERO, |t| t.elapsed());
+            let horizon = self.spec.horizon(round, round - self.start_round, spent, started);
+            progress = self.spec.progress(&samples, horizon);
             if let Some(why) = self.spec.stop_after(round, started, &samples, self.stop_when, progress.as_ref()) {
                 reason = why;
                 break;

@@ -13,8 +13,9 @@ use crate::workload::{Workload, WorkloadConfig};
 /// The judgement the stop rules and adaptive rounds need, which statistics provide
 /// (`stats::stop::progress`): which comparisons with the baseline `samples` (their tags
 /// rendered from `labels`' values) leave undecided and unresolved to within ±`target`
-/// percent (when given), judged by `metric` and `min_effect`, and how far each is from it.
-pub type Judge = fn(&[Sample], Option<&str>, Option<Target>, Metric, f64) -> Progress;
+/// percent (when given), judged by `metric` and `min_effect`, and how far each is from it,
+/// against the rounds the run can still afford (when known).
+pub type Judge = fn(&[Sample], Option<&str>, Option<Target>, (Metric, f64), Option<f64>) -> Progress;
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
 /// once for untimed and counted work (timed rounds: always one); with the judgement its

@@ -15,14 +15,28 @@ impl RunSpec {
         self.counter.is_none() && self.plan.adaptive == Adaptive::On
     }
 
-    /// What `samples` leave undecided, when the resolution target or adaptive rounds need it.
-    pub(super) fn progress(&self, samples: &[Sample]) -> Option<Progress> {
+    /// What `samples` leave undecided, when the resolution target or adaptive rounds need it,
+    /// with `horizon` the rounds the run can still afford (when known).
+    pub(super) fn progress(&self, samples: &[Sample], horizon: Option<f64>) -> Option<Progress> {
         if self.plan.target_ci.is_none() && !self.adaptive() {
             return None;
         }
-        let (metric, min_effect) = (self.plan.metric, self.plan.min_effect());
+        let metric = (self.plan.metric, self.plan.min_effect());
         let baseline = self.plan.baseline.as_ref().map(Base::as_str);
-        Some((self.judge)(samples, baseline, self.plan.target(), metric, min_effect))
+        Some((self.judge)(samples, baseline, self.plan.target(), metric, horizon))
+    }
+
+    /// The rounds the run can still afford after `done` measured rounds (counted from 1),
+    /// `measured` of them in this session, taking `spent` since its first: the cap's, and
+    /// the budget's at the session's mean round so far (rounds grow cheaper as comparisons
+    /// close, so this errs short). None when neither bounds it.
+    pub(super) fn horizon(&self, done: u32, measured: u32, spent: Duration, started: Instant) -> Option<f64> {
+        let by_cap = self.plan.rounds.map(|cap| f64::from(cap.saturating_sub(done)));
+        let by_budget = self.plan.time_budget_s.filter(|_| measured > 0).map(|budget| {
+            let left = (budget - started.elapsed().as_secs_f64()).max(0.0);
+            left / (spent.as_secs_f64() / f64::from(measured)).max(1e-3)
+        });
+        [by_cap, by_budget].into_iter().flatten().reduce(f64::min)
     }
 
     /// Why the run ends after measured round `round` (counted from 1), or None to go on: the

@@ -96,7 +96,7 @@ fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<Targ
         .map(|(k, (r, b))| (*k, (r.clone(), b.keys().map(|l| (l.clone(), Rounds::new())).collect())))
         .collect();
     for step in 0..order.len() as u32 {
-        let progress = judge(&nonempty(&got), rule, target, step);
+        let progress = judge(&nonempty(&got), rule, target, (step, Some(f64::from(order.len() as u32 - step))));
         for (k, (reference, blocks)) in got.iter_mut() {
             let section = progress.sections.get(k);
             let measured = |l: &Label| match section {

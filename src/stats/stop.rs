@@ -20,16 +20,17 @@ pub const MIN_SHARE: f64 = 0.25;
 
 /// In every (engine, workload), each tag's comparison with the `baseline` (the oldest tag
 /// when None): closed when decided or resolved to within ±`target` percent, else open, in
-/// a share of the coming rounds proportional to the rounds it still needs.
+/// a share of the coming rounds proportional to the rounds it still needs (of the
+/// `horizon`, the rounds the run can still afford, where it is known).
 pub fn progress(
     samples: &[Sample],
     baseline: Option<&str>,
     target: Option<Target>,
-    metric: Metric,
-    min_effect: f64,
+    (metric, min_effect): (Metric, f64),
+    horizon: Option<f64>,
 ) -> Progress {
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric);
-    judge(&compared(samples, baseline, metric), &rule, target, rounds(samples))
+    judge(&compared(samples, baseline, metric), &rule, target, (rounds(samples), horizon))
 }
 
 /// One (engine, workload)'s reference and each label's values per round as compared.
@@ -55,8 +56,16 @@ pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> C
 
 /// [`progress`] from values already compared after `rounds` rounds (counted from 1): each
 /// section's comparisons closed at a look ([`looks`]) or open, the open ones' shares of the
-/// coming rounds in proportion to the rounds they need at the next look's level.
-pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<Target>, rounds: u32) -> Progress {
+/// coming rounds in proportion to the rounds they need at the next look's level, against
+/// the most any needs or the `horizon` (the rounds left), whichever is fewer: a comparison
+/// that needs every round the run has left gets every one, however far beyond it another's
+/// need lies.
+pub fn judge(
+    sections: &Compared,
+    rule: &family::Rule,
+    target: Option<Target>,
+    (rounds, horizon): (u32, Option<f64>),
+) -> Progress {
     let mut out = BTreeMap::new();
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
@@ -80,6 +89,7 @@ pub fn judge(sections: &Compared, rule: &family::Rule, target: Option<Target>, r
         out.insert(key, section);
     }
     let most = needs.values().flat_map(|n| n.values().flatten()).copied().fold(0.0, f64::max);
+    let most = horizon.map_or(most, |h| most.min(h.max(1.0)));
     let share = |need: Option<f64>| need.filter(|_| most > 0.0).map_or(1.0, |n| (n / most).clamp(MIN_SHARE, 1.0));
     for (key, open) in needs {
         if let Some(section) = out.get_mut(&key) {
@@ -159,7 +169,7 @@ mod tests {
             samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
         }
         let tag = |t: &str| Label::build(t, None);
-        let p = progress(&samples, None, None, Metric::Time, 0.02);
+        let p = progress(&samples, None, None, (Metric::Time, 0.02), None);
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
         assert_eq!(s.reference, tag("LMDB_0.9.17"));
         assert_eq!(s.closed.iter().collect::<Vec<_>>(), [&tag("LMDB_0.9.18")]);
@@ -167,9 +177,32 @@ mod tests {
         assert!((MIN_SHARE..1.0).contains(&s.open[&tag("LMDB_0.9.20")]), "{s:?}");
         assert!(!p.settled());
         let target = |percent, closing| Some(Target { percent, closing });
-        let p = progress(&samples, None, target(1.0, Closing::DecidedAndWithin), Metric::Time, 0.02);
+        let p = progress(&samples, None, target(1.0, Closing::DecidedAndWithin), (Metric::Time, 0.02), None);
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
         assert!(s.closed.is_empty() && s.open.contains_key(&tag("LMDB_0.9.18")), "{s:?}");
-        assert!(progress(&samples, None, target(10.0, Closing::DecidedOrWithin), Metric::Time, 0.02).settled());
+        assert!(progress(&samples, None, target(10.0, Closing::DecidedOrWithin), (Metric::Time, 0.02), None).settled());
+    }
+
+    /// The narrower undecided tag needs fewer rounds than the wider, so without a horizon
+    /// it gets a share below 1; once the rounds left are no more than it needs, it gets
+    /// every round too, the wider's need beyond the horizon notwithstanding.
+    #[test]
+    fn a_comparison_that_needs_every_round_left_gets_every_round() {
+        let mut samples = Vec::new();
+        for r in 0..12u32 {
+            let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
+            let base = 1e6 * (1.0 + 0.01 * r as f64);
+            samples.push(sample("LMDB_0.9.17", r, base));
+            samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
+            samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
+        }
+        let narrower = |horizon| {
+            let p = progress(&samples, None, None, (Metric::Time, 0.02), horizon);
+            p.sections[&(Engine::Rust, Workload::Write)].open[&Label::build("LMDB_0.9.20", None)]
+        };
+        let unbounded = narrower(None);
+        assert!(unbounded < 1.0, "{unbounded}");
+        assert_eq!(narrower(Some(1.0)), 1.0);
+        assert_eq!(narrower(Some(1e9)), unbounded, "a horizon beyond every need changes nothing");
     }
 }
