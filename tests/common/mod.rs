@@ -67,7 +67,8 @@ pub fn cache_of(tags: &[&str]) -> tempfile::TempDir {
     cache
 }
 
-fn copy_tree(from: &Path, to: &Path, link: bool) {
+/// Copies `from` into `to`, its files hard-linked when `link` (copied where a link fails).
+pub fn copy_tree(from: &Path, to: &Path, link: bool) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
         let (src, dest) = (e.path(), to.join(e.file_name()));
