@@ -46,8 +46,12 @@ fn plant(text: &str) -> String {
     format!("{text}{PLANTED}")
 }
 
+/// `build --json` of `args`, unoptimised: what is built from which files and how it is
+/// recorded is checked here, never the machine code.
 fn build(args: &[&str]) -> std::process::Output {
-    lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json"]).args(args).output().unwrap()
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--cflags", &unoptimised_cflags()]);
+    c.args(args).output().unwrap()
 }
 
 /// The one row labelled `label` of `build --json`'s output.
@@ -177,7 +181,7 @@ fn a_directory_unit_records_what_it_read_each_time_and_lends_no_tag_its_provenan
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .env("LMDB_REGRESS_CACHE", cache.path())
-            .args(["build", "--json"])
+            .args(["build", "--json", "--cflags", &unoptimised_cflags()])
             .args(args)
             .output()
             .unwrap()
