@@ -286,21 +286,9 @@ fn history_confirm_fails_only_the_steps_a_second_run_repeats() {
 #[test]
 fn history_extend_confirm_measures_a_new_failing_step_again() {
     let tmp = tempfile::tempdir().unwrap();
-    let (repo, toggle) = (tmp.path().join("openldap"), tmp.path().join("slow"));
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
-    git(&repo, &["commit", "-q", "-am", "a comment in mdb.c"]);
-    let out_dir = tmp.path().join("history");
-    run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
-            .args(["--no-coverage", "--git"])
-            .arg(&repo)
-            .arg("--out-dir")
-            .arg(&out_dir),
-    );
+    let toggle = tmp.path().join("slow");
+    // LMDB_0.9.33, a comment in mdb.c, and the history of the two, saved.
+    let (repo, out_dir, _, _) = crate::history::saved_history(tmp.path());
     // A step lands after the saved history: there in the extension's run only.
     let step = plant(&repo, &toggle);
     let saved = out_dir.join("history.json");

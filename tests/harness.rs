@@ -145,6 +145,8 @@ fn a_crashed_worker_is_recorded_and_the_run_goes_on() {
     c.args(["run", "--warmup", "0", "--summary-json", "--out"]).arg(dir.path().join("run.jsonl"));
     c.args(["--entries", "1000", "--rounds", "2", "--workloads", "readSeq,write", "--git"]).arg(&repo);
     c.args(["--tags", &format!("0.9.33,{crashing}")]);
+    // Unoptimised, each unit's one build: where the crash lands is checked, not the code.
+    c.args(["--layouts", "fixed", "--cflags", &unoptimised_cflags()]);
     let rows = json(&run_ok(&mut c)).as_array().unwrap().clone();
     assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "write")["n"], 2);
     assert_eq!(find(&rows, "rust", "LMDB_0.9.33", "readSeq")["n"], 2);
@@ -312,12 +314,16 @@ fn a_c_twin_that_does_not_build_or_reports_nothing_costs_only_the_c_unit() {
            return 0;\n}\n",
     )
     .unwrap();
+    // Unoptimised: which unit fails at which stage is checked, not the code.
+    let cflags = unoptimised_cflags();
     for (twin, stage, error) in
         [(&broken, "build", "this twin does not build"), (&silent, "run", "without reporting this workload")]
     {
         let (rows, out) = summary(
             // Each tag's own twin runs in processes of its own (paired rounds run the C paired worker).
             &[
+                "--cflags",
+                &cflags,
                 "--tags",
                 "0.9.33",
                 "--entries",

@@ -4,7 +4,8 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use common::*;
 
@@ -31,16 +32,19 @@ fn set_spins(repo: &Path, spins: u32) {
 }
 
 fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
-    let out = run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--no-coverage", "--git"])
-            .arg(repo)
-            .arg("--out-dir")
-            .arg(out_dir)
-            .args(extra),
-    );
-    stdout(&out)
+    stdout(&run_ok(&mut history_command(repo, range, out_dir, extra)))
+}
+
+/// `history` of `range` by write at 2000 entries into `out_dir`, with `extra`.
+fn history_command(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> std::process::Command {
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1")
+        .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--no-coverage", "--git"])
+        .arg(repo)
+        .arg("--out-dir")
+        .arg(out_dir)
+        .args(extra);
+    c
 }
 
 /// `history --extend` of the saved history in `out_dir`, by write at `entries`, with `extra`.
@@ -61,17 +65,37 @@ fn extend_saved(repo: &Path, out_dir: &Path, entries: &str, extra: &[&str]) -> s
 }
 
 /// A repository of LMDB_0.9.33 and one commit after it, and the history of that range saved
-/// under `at`: the repository, the history's folder, its history.json and the commit.
-fn saved_history(at: &Path) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>, String) {
-    let repo = at.join("openldap");
-    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
-    let p = repo.join("libraries/liblmdb/mdb.c");
-    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
-    let last = commit(&repo, "a comment in mdb.c");
-    let out_dir = at.join("history");
-    history(&repo, "LMDB_0.9.33..HEAD", &out_dir, &[]);
+/// under `at`: the repository, the history's folder, its history.json and the commit. Each
+/// test gets its own copy of one history measured once ([`measured_once`]): the repository
+/// and the folder copied, the builds linked into the test's own cache.
+pub(crate) fn saved_history(at: &Path) -> (PathBuf, PathBuf, Vec<u8>, String) {
+    let (once, last) = measured_once();
+    let (repo, out_dir) = (at.join("openldap"), at.join("history"));
+    copy_tree(&once.join("openldap"), &repo, false);
+    copy_tree(&once.join("history"), &out_dir, false);
+    copy_tree(&once.join("cache/builds"), &test_cache().join("builds"), true);
     let saved = std::fs::read(out_dir.join("history.json")).unwrap();
-    (repo, out_dir, saved, last)
+    (repo, out_dir, saved, last.clone())
+}
+
+/// The history [`saved_history`] copies, measured by the first test that asks, with a cache
+/// of its own (under target/, kept while the tests run); its folder and last commit.
+fn measured_once() -> &'static (PathBuf, String) {
+    static ONCE: OnceLock<(PathBuf, String)> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let at = Path::new(env!("CARGO_TARGET_TMPDIR")).join("saved-history");
+        if at.exists() {
+            std::fs::remove_dir_all(&at).unwrap();
+        }
+        let repo = at.join("openldap");
+        make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+        let p = repo.join("libraries/liblmdb/mdb.c");
+        std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n/* a comment */\n").unwrap();
+        let last = commit(&repo, "a comment in mdb.c");
+        let mut c = history_command(&repo, "LMDB_0.9.33..HEAD", &at.join("history"), &[]);
+        run_ok(c.env("LMDB_REGRESS_CACHE", at.join("cache")));
+        (at, last)
+    })
 }
 
 fn write_steps(out_dir: &Path) -> Vec<String> {

@@ -276,6 +276,8 @@ fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1").args(["run", "--suite", "lmdb", "--tags", &b, "--git"]).arg(&repo);
     c.args(["--workloads", "fillRandom,copy,overwrite", "--rounds", "1", "--warmup", "0", "--entries", "1000"]);
+    // Unoptimised, the unit's one build: which workload its worker dies in is checked.
+    c.args(["--layouts", "fixed", "--cflags", &unoptimised_cflags()]);
     c.args(["--no-coverage", "--out"]).arg(&file);
     let out = c.output().unwrap();
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
@@ -296,7 +298,8 @@ fn bisect_finds_the_commit_whose_worker_dies(repo: &Path, planted: &str, tmp: &P
     let bisect = |extra: &[&str]| {
         let mut c = lmdb_regress();
         c.env("LMDB_REGRESS_OFFLINE", "1").args(["bisect", "--good", "LMDB_0.9.33", "--bad", planted]);
-        c.args(["--bad-if", "crash", "--suite", "lmdb", "--workload", "copy", "--entries", "1000", "--git"]);
+        c.args(["--bad-if", "crash", "--suite", "lmdb", "--workload", "copy", "--entries", "1000"]);
+        c.args(["--cflags", &unoptimised_cflags(), "--git"]);
         c.arg(repo).args(extra);
         c
     };
@@ -328,7 +331,8 @@ fn counted_bisect_takes_the_suites_counting_size(repo: &Path, planted: &str, tmp
     let out = tmp.join("bisect-counted");
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1").args(["bisect", "--good", "LMDB_0.9.33", "--bad", planted]);
-    c.args(["--suite", "lmdb", "--workload", "drop", "--metric", "instructions", "--git"]).arg(repo);
+    c.args(["--suite", "lmdb", "--workload", "drop", "--metric", "instructions"]);
+    c.args(["--cflags", &unoptimised_cflags(), "--git"]).arg(repo);
     let o = c.arg("--out-dir").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stderr(&o).contains("exact same") && stderr(&o).contains("nothing to bisect"), "{}", stderr(&o));

@@ -88,7 +88,8 @@ fn the_1_0_line_builds_loads_and_passes_its_own_mtest() {
     let out = run_ok(
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["build", "--json", "--tags", "mdb.master3", "--git"])
+            // Unoptimised: whether LMDB's programs pass is the point, not the library's code.
+            .args(["build", "--json", "--cflags", &unoptimised_cflags(), "--tags", "mdb.master3", "--git"])
             .arg(&repo),
     );
     let rows = json(&out);
@@ -103,7 +104,7 @@ fn the_1_0_line_builds_loads_and_passes_its_own_mtest() {
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .env("COLUMNS", "200")
-            .args(["build", "--tags", "mdb.master3", "--git"])
+            .args(["build", "--cflags", &unoptimised_cflags(), "--tags", "mdb.master3", "--git"])
             .arg(&repo),
     );
     assert!(stdout(&table).contains("passed (5)"), "{}", stdout(&table));
@@ -114,15 +115,27 @@ fn sources_without_programs_say_not_available_and_a_failing_program_fails_the_bu
     let tmp = tempfile::tempdir().unwrap();
     // Registry sources, no repository: recorded as not available, never as passed. Built
     // afresh: the fixture's own build of 0.9.33 passed mtest when build.rs had LMDB_GIT.
+    // Unoptimised throughout: whether programs pass is the point, not the library's code.
     std::fs::remove_dir_all(test_cache().join("builds")).unwrap();
-    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--tags", "0.9.33"]));
+    let out = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args([
+        "build",
+        "--json",
+        "--cflags",
+        &unoptimised_cflags(),
+        "--tags",
+        "0.9.33",
+    ]));
     let rows = json(&out);
     let mtest = &library_record(&rows)["mtest"];
     assert_eq!(mtest["status"], "not_available", "{rows}");
     assert!(mtest["reason"].as_str().unwrap().starts_with("source has no mtest.c ("), "{rows}");
-    let table = run_ok(
-        lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").env("COLUMNS", "200").args(["build", "--tags", "0.9.33"]),
-    );
+    let table = run_ok(lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").env("COLUMNS", "200").args([
+        "build",
+        "--cflags",
+        &unoptimised_cflags(),
+        "--tags",
+        "0.9.33",
+    ]));
     assert!(stdout(&table).contains("not available"), "{}", stdout(&table));
 
     // A program of our own that passes: the cached build is checked and its record says so.
@@ -131,7 +144,7 @@ fn sources_without_programs_say_not_available_and_a_failing_program_fails_the_bu
     let build = |repo: &Path| {
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["build", "--json", "--tags", "0.9.33", "--git"])
+            .args(["build", "--json", "--cflags", &unoptimised_cflags(), "--tags", "0.9.33", "--git"])
             .arg(repo)
             .output()
             .unwrap()

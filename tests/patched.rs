@@ -46,8 +46,12 @@ fn plant(text: &str) -> String {
     format!("{text}{PLANTED}")
 }
 
+/// `build --json` of `args`, unoptimised: what is built from which files and how it is
+/// recorded is checked here, never the machine code.
 fn build(args: &[&str]) -> std::process::Output {
-    lmdb_regress().env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json"]).args(args).output().unwrap()
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--cflags", &unoptimised_cflags()]);
+    c.args(args).output().unwrap()
 }
 
 /// The one row labelled `label` of `build --json`'s output.
@@ -177,7 +181,7 @@ fn a_directory_unit_records_what_it_read_each_time_and_lends_no_tag_its_provenan
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .env("LMDB_REGRESS_CACHE", cache.path())
-            .args(["build", "--json"])
+            .args(["build", "--json", "--cflags", &unoptimised_cflags()])
             .args(args)
             .output()
             .unwrap()
@@ -359,6 +363,7 @@ fn one_directory_however_spelled_is_one_unit_and_a_long_label_builds() {
     let spec = format!("0.9.33+{}", patch.display());
     let mut c = lmdb_regress();
     c.current_dir(dir.path()).env("LMDB_REGRESS_OFFLINE", "1").args(["build", "--json", "--tags", &spec]);
+    c.args(["--cflags", &unoptimised_cflags()]);
     let o = c.args(["--source", "lmdb", "--source", "lmdb/", "--source", "./lmdb"]).output().unwrap();
     let label = format!("LMDB_0.9.33 + {name}");
     assert!(label.len() > 255, "a label longer than NAME_MAX");

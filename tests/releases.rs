@@ -30,7 +30,8 @@ fn builds_with_module_c_and_its_layout_proved(repo: &Path, master3: &str) {
     let out = run_ok(
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["build", "--json", "--c-harness", "--tags", "0.9.33,mdb.master3", "--git"])
+            .args(["build", "--json", "--c-harness", "--cflags", &unoptimised_cflags()])
+            .args(["--tags", "0.9.33,mdb.master3", "--git"])
             .arg(repo),
     );
     let rows = json(&out);
@@ -71,6 +72,8 @@ fn the_1_0_line_builds_and_runs_every_workload_beside_0_9_with_the_same_checksum
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .args(["run", "--engine", "rust,c", "--rounds", "1", "--warmup", "0", "--entries", "2000"])
+            // Unoptimised: what builds, links and agrees is checked, not how fast.
+            .args(["--cflags", &unoptimised_cflags()])
             .args(["--tags", "LMDB_0.9.33,mdb.master3", "--git"])
             .arg(&repo)
             .arg("--out")

@@ -22,6 +22,10 @@ pub(crate) fn small_run(out: &Path, rounds: &str) -> Command {
     c
 }
 
+/// For a run whose file, not its layouts, a test is about: each unit's one build, so no
+/// layouts are linked and no layout check counts (random layouts have tests of their own).
+const FIXED: [&str; 2] = ["--layouts", "fixed"];
+
 pub(crate) fn fails(c: &mut Command) -> String {
     let o = c.output().unwrap();
     assert!(!o.status.success(), "should fail: {c:?}\n{}", stdout(&o));
@@ -83,13 +87,13 @@ pub(crate) fn signal(child: &Child, sig: i32) {
 fn results_are_replaced_only_with_force_and_default_names_never_collide() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.jsonl");
-    run_ok(&mut small_run(&run, "2"));
+    run_ok(small_run(&run, "2").args(FIXED));
     let first = std::fs::read(&run).unwrap();
 
-    let e = fails(&mut small_run(&run, "2"));
+    let e = fails(small_run(&run, "2").args(FIXED));
     assert!(e.contains("run.jsonl already exists") && e.contains("--force"), "{e}");
     assert_eq!(std::fs::read(&run).unwrap(), first);
-    run_ok(small_run(&run, "2").arg("--force"));
+    run_ok(small_run(&run, "2").args(FIXED).arg("--force"));
     assert_ne!(std::fs::read(&run).unwrap(), first, "--force replaces");
 
     let merged = dir.path().join("merged.jsonl");
@@ -154,7 +158,7 @@ fn results_are_replaced_only_with_force_and_default_names_never_collide() {
 fn a_full_disk_loses_nothing_and_leaves_no_empty_file() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.jsonl");
-    run_ok(&mut small_run(&run, "2"));
+    run_ok(small_run(&run, "2").args(FIXED));
 
     // merge and report replace only whole files: the old ones stay, nothing else is left.
     let merged = dir.path().join("merged.jsonl");
@@ -278,7 +282,7 @@ fn one_writer_per_run_file() {
     assert!(!e.contains("--jobs"), "{e}");
     assert_eq!(std::fs::read(&run).unwrap(), unchanged);
     let done = dir.path().join("done.jsonl");
-    run_ok(&mut small_run(&done, "1"));
+    run_ok(small_run(&done, "1").args(FIXED));
     let finished = std::fs::read(&done).unwrap();
     let e = fails(lmdb_regress().args(["run", "--resume"]).arg(&done));
     assert!(e.contains("done.jsonl is finished") && e.contains("nothing appended"), "{e}");
@@ -493,7 +497,7 @@ fn values_are_refused_rather_than_changed() {
 fn no_command_writes_over_what_it_reads() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.jsonl");
-    run_ok(&mut small_run(&run, "2"));
+    run_ok(small_run(&run, "2").args(FIXED));
     let original = std::fs::read(&run).unwrap();
 
     // A run file whose name is a report's: --force does not make it an output.

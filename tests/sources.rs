@@ -149,7 +149,8 @@ fn git_provider_builds_tags_and_commits_from_clones_and_bare_repositories() {
                 .env("LMDB_REGRESS_OFFLINE", "1")
                 // Wide enough that no row wraps (the table has an mtest column too).
                 .env("COLUMNS", "200")
-                .args(["build", "--tags", &spec, "--git"])
+                // Unoptimised: what is built from where, not its machine code, is the point.
+                .args(["build", "--cflags", &unoptimised_cflags(), "--tags", &spec, "--git"])
                 .arg(r),
         );
         let table = stdout(&out);

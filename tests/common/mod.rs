@@ -20,6 +20,14 @@ const FIXTURE_SOURCES: &str = "0.9.17,0.9.18,0.9.21,0.9.33";
 const FIXTURE_BUILDS: &str = "0.9.18,0.9.33";
 const FIXTURE_OBJECTS: &str = "0.9.17,0.9.21";
 
+/// The default C flags at -O0, for a build whose machine code no assertion reads: gcc
+/// compiles mdb.c about five times faster than at -O2.
+pub fn unoptimised_cflags() -> String {
+    let default = lmdb_regress::compile::DEFAULT_CFLAGS;
+    assert!(default.starts_with("-O2 "), "the default flags changed: {default}");
+    default.replacen("-O2", "-O0", 1)
+}
+
 /// The shared fixture cache, filled once per test binary; tests only read it.
 pub fn fixture() -> &'static Path {
     static FIXTURE: OnceLock<PathBuf> = OnceLock::new();
@@ -67,7 +75,8 @@ pub fn cache_of(tags: &[&str]) -> tempfile::TempDir {
     cache
 }
 
-fn copy_tree(from: &Path, to: &Path, link: bool) {
+/// Copies `from` into `to`, its files hard-linked when `link` (copied where a link fails).
+pub fn copy_tree(from: &Path, to: &Path, link: bool) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
         let (src, dest) = (e.path(), to.join(e.file_name()));
