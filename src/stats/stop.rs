@@ -153,12 +153,9 @@ mod tests {
         }
     }
 
-    /// Twelve rounds of a reference, a tag 8–12% slower, and two tags within ±3% and ±2.5%
-    /// of it from round to round: the slower is decided, the others are not, the wider
-    /// in every round and the narrower in fewer. A 1% target keeps the slower open (decided,
-    /// not within it); a 10% target closes them all when either closes (before schema 11).
-    #[test]
-    fn decided_comparisons_close_and_the_widest_open_one_runs_every_round() {
+    /// Twelve rounds of a reference (0.9.17), a tag 8–12% slower (0.9.18), and two tags
+    /// within ±3% (0.9.19) and ±2.5% (0.9.20) of it from round to round.
+    fn twelve_rounds() -> Vec<Sample> {
         let mut samples = Vec::new();
         for r in 0..12u32 {
             let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
@@ -168,6 +165,15 @@ mod tests {
             samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
             samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
         }
+        samples
+    }
+
+    /// Of [`twelve_rounds`]: the slower is decided, the others are not, the wider
+    /// in every round and the narrower in fewer. A 1% target keeps the slower open (decided,
+    /// not within it); a 10% target closes them all when either closes (before schema 11).
+    #[test]
+    fn decided_comparisons_close_and_the_widest_open_one_runs_every_round() {
+        let samples = twelve_rounds();
         let tag = |t: &str| Label::build(t, None);
         let p = progress(&samples, None, None, (Metric::Time, 0.02), None);
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
@@ -188,14 +194,7 @@ mod tests {
     /// every round too, the wider's need beyond the horizon notwithstanding.
     #[test]
     fn a_comparison_that_needs_every_round_left_gets_every_round() {
-        let mut samples = Vec::new();
-        for r in 0..12u32 {
-            let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
-            let base = 1e6 * (1.0 + 0.01 * r as f64);
-            samples.push(sample("LMDB_0.9.17", r, base));
-            samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.03)));
-            samples.push(sample("LMDB_0.9.20", r, base * (1.0 + sign * 0.025)));
-        }
+        let samples = twelve_rounds();
         let narrower = |horizon| {
             let p = progress(&samples, None, None, (Metric::Time, 0.02), horizon);
             p.sections[&(Engine::Rust, Workload::Write)].open[&Label::build("LMDB_0.9.20", None)]
