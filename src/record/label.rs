@@ -301,9 +301,7 @@ pub mod by_text {
     pub mod one {
         use super::*;
 
-        pub fn serialize<S: Serializer>(unit: &Label, s: S) -> Result<S::Ok, S::Error> {
-            s.collect_str(unit)
-        }
+        pub use super::super::as_text as serialize;
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
             Label::deserialize(d)
@@ -314,9 +312,7 @@ pub mod by_text {
     pub mod list {
         use super::*;
 
-        pub fn serialize<S: Serializer>(units: &[Label], s: S) -> Result<S::Ok, S::Error> {
-            s.collect_seq(units.iter().map(Label::to_string))
-        }
+        pub use super::super::as_texts as serialize;
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Label>, D::Error> {
             Vec::deserialize(d)
