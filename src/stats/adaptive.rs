@@ -71,7 +71,7 @@ pub fn coverage(
 }
 
 /// The rounds in which every section's every label was measured.
-fn common_rounds(full: &Compared) -> Vec<u32> {
+pub(super) fn common_rounds(full: &Compared) -> Vec<u32> {
     let mut sets = full.values().flat_map(|(_, b)| b.values()).map(|r| r.keys().copied().collect::<BTreeSet<u32>>());
     let first = sets.next().unwrap_or_default();
     sets.fold(first, |a, b| a.intersection(&b).copied().collect()).into_iter().collect()
@@ -118,7 +118,7 @@ fn adaptive_run(full: &Compared, order: &[u32], rule: &Rule, target: Option<Targ
 }
 
 /// The labels measured at least once: what a run's samples would hold.
-fn nonempty(c: &Compared) -> Compared {
+pub(super) fn nonempty(c: &Compared) -> Compared {
     c.iter()
         .map(|(k, (r, b))| {
             (

@@ -5,6 +5,7 @@
 //! Distributions come from statrs.
 
 pub mod adaptive;
+pub mod budget;
 pub mod burst;
 pub mod chunks;
 pub mod family;
