@@ -54,8 +54,11 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     if m.has_counts() {
         let cause = match per_sample_layouts(m) {
             true => {
-                "Every sample ran its own code layout, so code placement is averaged out: the cause \
-                 is memory or cache behaviour (or machine noise), not more work in LMDB"
+                "Every sample ran its own layout of LMDB's code, so LMDB's code placement is averaged \
+                 out; the tool's own timed loops keep one placement per build of the tool, which moved \
+                 readCrc and readXxh64 comparisons by 2-4% between builds (reports/README.md): the \
+                 cause is that placement, memory or cache behaviour, or machine noise, not more work \
+                 in LMDB"
             }
             false => {
                 "Each tag ran one fixed code layout, so the cause may be that layout's code \
