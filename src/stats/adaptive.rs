@@ -222,13 +222,13 @@ impl Tally {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rand::SeedableRng;
 
     /// A run of 30 processes: in each of two workloads a reference, two tags 8% slower and
     /// two as fast, every process moving each tag by its own ±2%.
-    fn run(rng: &mut impl Rng) -> Compared {
+    pub(in crate::stats) fn run(rng: &mut impl Rng) -> Compared {
         let normal = |rng: &mut dyn rand::RngCore| {
             let (u, v): (f64, f64) = (rng.gen(), rng.gen());
             (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos()

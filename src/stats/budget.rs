@@ -138,23 +138,9 @@ fn one_run(
 
 #[cfg(test)]
 mod tests {
+    use super::super::adaptive::tests::run;
     use super::*;
     use rand::SeedableRng;
-
-    /// 30 processes of one workload: a reference, a tag 8% slower, and two as fast, each
-    /// process moving each tag by its own ±2%.
-    fn run(rng: &mut impl Rng) -> Compared {
-        let normal = |rng: &mut dyn rand::RngCore| {
-            let (u, v): (f64, f64) = (rng.gen(), rng.gen());
-            (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        };
-        let effects = [("a", 1.0), ("b", 1.08), ("c", 1.0), ("d", 1.0)];
-        let blocks = effects
-            .iter()
-            .map(|(l, e)| (Label::build(l, None), (0..30).map(|r| (r, e * (0.02 * normal(rng)).exp())).collect()))
-            .collect();
-        BTreeMap::from([((Engine::Rust, Workload::ReadKey), (Label::build("a", None), blocks))])
-    }
 
     fn costs(full: &Compared, each: f64, round: f64) -> Costs {
         let each = full.iter().map(|(k, (_, b))| (*k, b.keys().map(|l| (l.clone(), each)).collect())).collect();
@@ -168,13 +154,13 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
         let full = run(&mut rng);
         let (costs, rule) = (costs(&full, 1.0, 1.0), Rule::default());
-        // A round of four labels costs 1 + 4 seconds: 100 seconds buy 20.
-        let every = bought(&full, &costs, (100.0, Sharing::EveryRound), (&rule, None), 20, &mut rng);
+        // A round of two sections of five labels costs 1 + 10 seconds: 220 seconds buy 20.
+        let every = bought(&full, &costs, (220.0, Sharing::EveryRound), (&rule, None), 20, &mut rng);
         assert_eq!(every.rounds, 20.0);
-        assert_eq!(every.half_widths.len(), 1);
+        assert_eq!(every.half_widths.len(), 2);
         let [median, widest] = every.half_widths["rust readKey"];
         assert!(0.0 < median && median <= widest && widest < 5.0, "{every:?}");
-        let shared = bought(&full, &costs, (100.0, Sharing::Horizon), (&rule, None), 20, &mut rng);
+        let shared = bought(&full, &costs, (220.0, Sharing::Horizon), (&rule, None), 20, &mut rng);
         assert!(shared.rounds > every.rounds, "{shared:?}");
     }
 }
