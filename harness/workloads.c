@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* libdeflate: a PCLMUL-accelerated CRC32 (IEEE), on par with crc32fast; zlib's is ~5x slower. */
 #include <libdeflate.h>
@@ -182,10 +183,19 @@ static int fault_in(struct env *e) {
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static void print_samples(const char *w, const uint64_t *ns, const uint64_t *outputs, const struct space *space,
-                          const struct io *io, unsigned n) {
+/* The process's major page faults so far, read before and after each timed pass outside
+ * its clock, as the Rust engine's usage::snapshot reads them. */
+static uint64_t major_faults_now(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) ? 0 : (uint64_t)u.ru_majflt;
+}
+
+static void print_samples(const char *w, const uint64_t *ns, const uint64_t *faults, const uint64_t *outputs,
+                          const struct space *space, const struct io *io, unsigned n) {
     printf("{\"workload\":\"%s\",\"samples_ns\":", w);
     print_u64s(ns, n);
+    printf(",\"major_faults\":");
+    print_u64s(faults, n);
     if (outputs) {
         printf(",\"outputs\":");
         print_u64s(outputs, n);
@@ -198,6 +208,7 @@ static void print_samples(const char *w, const uint64_t *ns, const uint64_t *out
 
 static void run_read(struct env *e, const char *w, const struct dataset *d, unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns), *outputs = xmalloc(iterations * sizeof *outputs);
+    uint64_t *faults = xmalloc(iterations * sizeof *faults);
     unsigned char key[16];
     int with_output = !strcmp(w, "readCrc") || !strcmp(w, "readXxh64");
     for (unsigned it = 0; it < iterations; it++) {
@@ -207,20 +218,22 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         int rc;
         if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { print_error(w, "mdb_txn_begin", rc); goto out; }
         if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { print_error(w, "mdb_cursor_open", rc); goto out; }
-        uint64_t t0 = now_ns();
+        uint64_t f0 = major_faults_now(), t0 = now_ns();
         if (!strcmp(w, "readKey")) rc = timed_read_key(cur, d, key, &call);
         else if (!strcmp(w, "readSeq")) rc = timed_read_seq(cur);
         else if (!strcmp(w, "readRev")) rc = timed_read_rev(cur);
         else if (!strcmp(w, "readCrc")) rc = timed_read_crc(cur, &outputs[it]);
         else rc = timed_read_xxh64(cur, &outputs[it]);
         ns[it] = now_ns() - t0;
+        faults[it] = major_faults_now() - f0;
         mdb_cursor_close(cur);
         mdb_txn_abort(txn);
         if (rc) { print_error(w, call, rc); goto out; }
     }
-    print_samples(w, ns, with_output ? outputs : NULL, NULL, NULL, iterations);
+    print_samples(w, ns, faults, with_output ? outputs : NULL, NULL, NULL, iterations);
 out:
     free(ns);
+    free(faults);
     free(outputs);
 }
 
@@ -234,7 +247,7 @@ static int write_all(struct env *e, const struct settings *c, const struct datas
 }
 
 static void run_write(const struct settings *c, const char *scratch, const struct dataset *d, unsigned iterations) {
-    uint64_t *ns = xmalloc(iterations * sizeof *ns);
+    uint64_t *ns = xmalloc(iterations * sizeof *ns), *faults = xmalloc(iterations * sizeof *faults);
     struct space *space = xmalloc(iterations * sizeof *space);
     struct io *io = xmalloc(iterations * sizeof *io);
     unsigned char key[16];
@@ -252,11 +265,13 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         vals.pool_offset = 0;
         MDB_envinfo before, after;
         mdb_env_info(e.env, &before);
+        uint64_t f0 = major_faults_now();
         struct io_mark mark = io_now();
         uint64_t t0 = now_ns();
         rc = timed_write(&e, d, key, &vals, c->random_order ? 0 : MDB_APPEND, &call);
         ns[it] = now_ns() - t0;
         struct io_mark done = io_now();
+        faults[it] = major_faults_now() - f0;
         mdb_env_info(e.env, &after);
         io[it] = (struct io){done.syncs - mark.syncs, done.bytes - mark.bytes, after.me_last_txnid - before.me_last_txnid};
         if (!rc) rc = space_of(&TWIN_SPACE_CALLS, &e, dir, &space[it], &call);
@@ -264,9 +279,10 @@ static void run_write(const struct settings *c, const char *scratch, const struc
         remove_env_dir(dir);
         if (rc) { print_error("write", call, rc); goto out; }
     }
-    print_samples("write", ns, NULL, space, io, iterations);
+    print_samples("write", ns, faults, NULL, space, io, iterations);
 out:
     free(ns);
+    free(faults);
     free(space);
     free(io);
     free(vals.buf);

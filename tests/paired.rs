@@ -173,6 +173,85 @@ fn pairing_process_keeps_one_worker_per_unit() {
     assert!(stderr(&out).contains("--pairing chunks: a preset's passes are not split into chunks"), "{}", stderr(&out));
 }
 
+/// `--key-sample N`: readKey's passes get the first N keys of the random write order, as the
+/// configuration records and the report says, each pass's ops N (figures per get are over
+/// N); its timed region runs a quarter of a whole pass's instructions at a quarter of the
+/// keys. It is refused where it would not be a sample, or where nothing would take it.
+#[test]
+fn a_key_sample_times_its_gets_and_says_so() {
+    let args = ["--tags", "0.9.33", "--workloads", "readKey,readSeq", "--order", "random", "--entries", "2000"];
+    let (rows, lines, d) = run(&[&args[..], &["--key-sample", "500", "--rounds", "1", "--no-coverage"]].concat(), &[]);
+    assert_eq!(lines[0]["config"]["key_sample"], 500, "{}", lines[0]["config"]);
+    assert_eq!(lines[0]["plan"]["pairing"], "process", "chunks would split every pass alike");
+    assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
+    assert!(samples(&lines, "LMDB_0.9.33", "readKey").all(|s| s["figures"]["ops"] == 500));
+    assert!(samples(&lines, "LMDB_0.9.33", "readSeq").all(|s| s["figures"]["ops"].is_null()));
+    let report = run_ok(lmdb_regress().arg("report").arg(d.path().join("run.jsonl")));
+    assert!(stdout(&report).contains("readKey gets 500 keys a pass, the first of the write order"));
+    // The timed region's instructions, by callgrind, at 500 gets and at every key.
+    let (lib, sha, version) = built("0.9.33");
+    let db = d.path().join("db");
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let mut worker = vec![os("worker"), os("prepare"), os("--library"), lib.clone().into(), os("--library-sha256")];
+    worker.extend([os(&sha), os("--library-version"), os(&version), os("--dir"), db.clone().into()]);
+    worker.extend(["--workloads", "readKey", "--entries", "2000", "--order", "random"].map(os));
+    run_ok(Command::new(BIN).args(&worker).env("LMDB_REGRESS_CACHE", test_cache()));
+    worker[1] = os("run");
+    let every = counted(&worker) as f64;
+    let sample = counted(&[&worker[..], &[os("--key-sample"), os("500")]].concat()) as f64;
+    assert!((0.2..0.3).contains(&(sample / every)), "{sample} of {every}");
+    let refused = |extra: &[&str], why: &str| {
+        let mut c = lmdb_regress();
+        c.args(["run", "--tags", "0.9.33", "--entries", "2000", "--out"]).arg(d.path().join("refused.jsonl"));
+        let out = c.args(extra).output().unwrap();
+        assert!(!out.status.success() && stderr(&out).contains(why), "{extra:?}: {}", stderr(&out));
+    };
+    let random = ["--order", "random", "--key-sample"];
+    refused(&[&random[..], &["0"]].concat(), "--key-sample must be at least 1 get");
+    refused(&[&random[..], &["2001"]].concat(), "--key-sample 2001 is more than the 2000 entries");
+    refused(&["--key-sample", "500"], "give --order random");
+    refused(&[&random[..], &["500", "--workloads", "readSeq"]].concat(), "add readKey to --workloads");
+    refused(&[&random[..], &["500", "--engine", "rust,c"]].concat(), "--key-sample runs on the rust engine only");
+    refused(&[&random[..], &["500", "--pairing", "chunks"]].concat(), "give --pairing process");
+}
+
+/// What lets units under several memory limits and readahead settings share one read
+/// database (`RunSpec::db_key`): the writer leaves the same bytes whatever they are, since
+/// a limit holds only the reader's process and MDB_NORDAHEAD is only advice on the map.
+#[test]
+fn a_read_database_is_the_same_bytes_with_readahead_on_and_off() {
+    let (lib, sha, version) = built("0.9.33");
+    let d = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra: &[&str]| {
+        let dir = d.path().join(name);
+        let mut c = lmdb_regress();
+        c.args(["worker", "prepare", "--library"]).arg(&lib);
+        c.args(["--library-sha256", &sha, "--library-version", &version, "--dir"]).arg(&dir);
+        c.args(["--workloads", "readKey", "--entries", "3000", "--order", "random"]).args(extra);
+        assert!(stdout(&run_ok(&mut c)).contains("\"prepared\":true"));
+        std::fs::read(dir.join("data.mdb")).unwrap()
+    };
+    let plain = write("plain", &[]);
+    assert_eq!(plain, write("nordahead", &["--readahead=off"]), "MDB_NORDAHEAD changed the file");
+    assert_eq!(plain, write("limited", &["--memory-limit=256M"]), "a second write differs");
+}
+
+/// Major faults on both engines, read the same way: getrusage's `ru_majflt` before each whole
+/// pass's clock starts and after it stops, for reads and the write; none in a read of a
+/// database each worker faulted in before its clock.
+#[test]
+fn both_engines_count_each_passs_major_faults() {
+    let args = ["--engine", "rust,c", "--pairing", "process", "--tags", "0.9.33", "--workloads", "readKey,write"];
+    let (rows, lines, _d) = run(&[&args[..], &["--entries", "1000", "--rounds", "1", "--no-coverage"]].concat(), &[]);
+    assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
+    for engine in ["rust", "c"] {
+        let of: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
+        assert_eq!(of.len(), 2, "{engine}: {of:?}");
+        assert!(of.iter().all(|s| s["major_faults"].is_u64()), "{engine}: {of:?}");
+        assert!(of.iter().filter(|s| s["workload"] == "readKey").all(|s| s["major_faults"] == 0), "{engine}: {of:?}");
+    }
+}
+
 /// The built library of `tag`, its SHA-256 and its version text, from its build record.
 fn built(tag: &str) -> (PathBuf, String, String) {
     let out = run_ok(lmdb_regress().args(["build", "--tags", tag, "--json"]));

@@ -109,6 +109,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     }
     let suite = crate::workload::suite::Suite::of(&workloads)?;
     memory_limits_held(args, suite, &args.env.memory_limits())?;
+    key_sample_taken(args, &workloads)?;
     let (pairing, chunk) = match whole_passes(args) {
         // The units of a paired process share one configuration and one process.
         Some(why) if suite == crate::workload::suite::Suite::LmdbJava && !args.metric.is_exact() => {
@@ -233,6 +234,8 @@ fn whole_passes(args: &RunArgs) -> Option<&'static str> {
         Some("--memory-limit: each unit's process is held to its limit alone")
     } else if args.env.readahead_axis().is_some() {
         Some("--readahead on,off: each setting opens its environments apart")
+    } else if args.workload.key_sample.is_some() {
+        Some("--key-sample: readKey's passes are fewer gets than a chunked rotation's")
     } else {
         None
     }
@@ -258,6 +261,21 @@ fn memory_limits_held(args: &RunArgs, suite: crate::workload::suite::Suite, limi
         );
     }
     host_holds(limits)
+}
+
+/// Refuses `--key-sample` where nothing would take it: a run without readKey, and the C
+/// twin, whose readKey gets every key.
+fn key_sample_taken(args: &RunArgs, workloads: &[crate::workload::Workload]) -> Result<()> {
+    if args.workload.key_sample.is_none() {
+        return Ok(());
+    }
+    if !workloads.contains(&crate::workload::Workload::ReadKey) {
+        bail!("--key-sample samples readKey's gets: add readKey to --workloads");
+    }
+    if args.engine.contains(&Engine::C) {
+        bail!("--key-sample runs on the rust engine only (the C twin's readKey gets every key): leave out --engine");
+    }
+    Ok(())
 }
 
 /// That this host can hold a process to each of `limits`: a cgroup of each made and removed.

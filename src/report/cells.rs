@@ -660,6 +660,11 @@ fn workload_line(m: &ReportModel) -> String {
             programs.join("; ")
         );
     }
+    // Said in its own case, after the lowercased line.
+    let sample = match cfg.key_sample {
+        Some(n) => format!("; readKey gets {n} keys a pass, the first of the write order"),
+        None => String::new(),
+    };
     format!(
         "{} entries, {:?} keys, {}-byte {:?} values, {:?} order, {}{}{}map {} bytes, seed {}",
         cfg.entries,
@@ -678,6 +683,7 @@ fn workload_line(m: &ReportModel) -> String {
         cfg.seed
     )
     .to_lowercase()
+        + &sample
         + &env_axes(m)
 }
 

@@ -33,7 +33,8 @@ pub(super) struct Ready {
 impl RunSpec {
     /// Builds each tag's read database once, with that tag's own library (the Rust unit's
     /// when there is one; the C twin reads the same file), then has every unit verify what
-    /// its reads return. Neither is timed, so both use every core.
+    /// its reads return. Neither is timed, so both use every core. Units that differ only in
+    /// how a reader opens the file share it ([`RunSpec::db_key`]).
     pub(super) fn ready(&self, scratch: &Path, w: &mut RunWriter) -> Result<Ready> {
         let mut ready = Ready { expected: self.expected_each_pass(), ..Ready::default() };
         if self.reads().is_empty() {
@@ -42,18 +43,22 @@ impl RunSpec {
         let mut builders: Vec<&Unit> = self.units.iter().collect();
         builders.sort_by_key(|u| u.engine);
         let mut seen = BTreeSet::new();
-        builders.retain(|u| seen.insert(u.label.clone()));
+        builders.retain(|u| seen.insert(self.db_key(&u.label)));
+        let sharing = |key: Label| self.units.iter().filter(move |v| self.db_key(&v.label) == key).map(|v| &v.label);
         let bar = crate::progress::bar(builders.len() as u64, "preparing read databases");
         pool::for_each(
             &builders,
             self.jobs,
-            |u| self.prepare_one(u, scratch),
+            |u| self.prepare_in(u, &scratch.join(own_folder(&self.db_key(&u.label).to_string()))),
             |u, result| {
                 bar.inc(1);
+                let labels: BTreeSet<&Label> = sharing(self.db_key(&u.label)).collect();
                 match result {
                     Ok((dir, shape)) => {
-                        ready.dbs.insert(u.label.clone(), dir);
-                        ready.shapes.extend(shape.map(|s| (u.label.clone(), s)));
+                        for label in labels {
+                            ready.dbs.insert(label.clone(), dir.clone());
+                            ready.shapes.extend(shape.map(|s| (label.clone(), s)));
+                        }
                         Ok(())
                     }
                     // After Ctrl-C a worker's death is no failure of the tag.
@@ -61,7 +66,9 @@ impl RunSpec {
                     Err(error) => {
                         let f = self.failure(u, None, FailureStage::Prepare, error);
                         bar.suspend(|| eprintln!("{}: cannot build the read database: {}", u.label, f.error));
-                        w.append(&Record::Failure(f))
+                        labels.into_iter().try_for_each(|label| {
+                            w.append(&Record::Failure(crate::record::Failure { unit: label.clone(), ..f.clone() }))
+                        })
                     }
                 }
             },
@@ -71,11 +78,30 @@ impl RunSpec {
             ready.checksums = self.verify(&ready.dbs, w)?;
         }
         let extra = self.plan.layouts_per_process.saturating_sub(1) as usize;
+        // Copied once per file, however many labels share it.
+        let mut copied: BTreeMap<&PathBuf, Vec<PathBuf>> = BTreeMap::new();
         for (label, dir) in ready.dbs.iter().filter(|_| extra > 0) {
-            let copies = (1..=extra).map(|k| copy_db(dir, k)).collect::<Result<Vec<_>, String>>();
-            ready.copies.insert(label.clone(), copies.map_err(anyhow::Error::msg)?);
+            if !copied.contains_key(dir) {
+                let copies = (1..=extra).map(|k| copy_db(dir, k)).collect::<Result<Vec<_>, String>>();
+                copied.insert(dir, copies.map_err(anyhow::Error::msg)?);
+            }
+            ready.copies.insert(label.clone(), copied[dir].clone());
         }
         Ok(ready)
+    }
+
+    /// The read database `label` reads, as the label of the one its units share. A memory
+    /// limit and readahead change how a reader's process and map are held, never a byte
+    /// the writer writes (the file is written unlimited, and MDB_NORDAHEAD is only advice
+    /// on the map: `a_read_database_is_the_same_bytes_with_readahead_on_and_off`), so
+    /// their units share one file, written once, when rounds run one worker at a time.
+    /// Where workers run side by side (counted rounds) each keeps its own: one's eviction
+    /// would empty another's cache.
+    pub(super) fn db_key(&self, label: &Label) -> Label {
+        match self.counter {
+            None => Label { memory_limit: None, readahead: None, ..label.clone() },
+            Some(_) => label.clone(),
+        }
     }
 
     /// The checksums of the workloads that check them in each pass (Verification::EachPass).
@@ -84,13 +110,18 @@ impl RunSpec {
         each.filter_map(|&w| Some((w, crate::workload::expected_checksum(w, &self.config)?))).collect()
     }
 
-    /// Writes `u`'s read database and flushes it to disk, so that no writeback of it falls
-    /// into a timed region; returns its folder and shape.
+    /// Writes `u`'s read database in a folder of its own and flushes it to disk, so that no
+    /// writeback of it falls into a timed region; returns its folder and shape.
     pub(super) fn prepare_one(&self, u: &Unit, scratch: &Path) -> Result<(PathBuf, Option<DbShape>), String> {
+        self.prepare_in(u, &scratch.join(own_folder(&u.label.to_string())))
+    }
+
+    /// Writes `u`'s read database into `folder`/db, flushed to disk.
+    fn prepare_in(&self, u: &Unit, folder: &Path) -> Result<(PathBuf, Option<DbShape>), String> {
         if interrupted() {
             return Err("interrupted".into());
         }
-        let dir = scratch.join(own_folder(&u.label.to_string())).join("db");
+        let dir = folder.join("db");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut cmd = u.command(super::worker::WorkerAction::Prepare);
         cmd.arg("--dir").arg(&dir).args(self.config.to_args());
@@ -140,6 +171,38 @@ fn own_folder(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(counter: Option<super::super::counter::Counter>) -> RunSpec {
+        use crate::record::{Engine, Metric, Plan};
+        RunSpec {
+            units: Vec::new(),
+            workloads: vec![Workload::ReadKey],
+            engines: vec![Engine::Rust],
+            config: Default::default(),
+            plan: Plan::new(1, 0, Metric::Time),
+            counter,
+            jobs: 2,
+            judge: crate::stats::stop::progress,
+        }
+    }
+
+    /// Units of one build under different limits and readahead read one file; a sync mode
+    /// (it opens the writer's environment) or another build does not share it, nor does
+    /// any unit where workers run side by side.
+    #[test]
+    fn units_that_differ_in_how_a_reader_holds_the_file_share_it_when_run_one_at_a_time() {
+        use crate::workload::{MemoryLimit, Readahead, SyncMode};
+        let tag = Label::build("LMDB_0.9.33", None);
+        let small = tag.with_memory_limit(MemoryLimit(256 << 20));
+        let large_off = tag.with_memory_limit(MemoryLimit(2 << 30)).with_readahead(Readahead::Off);
+        let timed = spec(None);
+        assert_eq!(timed.db_key(&small), timed.db_key(&large_off));
+        assert_eq!(timed.db_key(&small), tag);
+        assert_ne!(timed.db_key(&small.with_sync(SyncMode::Sync)), timed.db_key(&small));
+        assert_ne!(timed.db_key(&Label::build("LMDB_1.0.1", None).with_memory_limit(MemoryLimit(256 << 20))), tag);
+        let counted = spec(Some(super::super::counter::Counter::Perf));
+        assert_ne!(counted.db_key(&small), counted.db_key(&large_off));
+    }
 
     #[test]
     fn every_label_reads_a_database_of_its_own() {

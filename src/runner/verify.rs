@@ -18,8 +18,8 @@ use crate::workload::{Checksum, Workload};
 pub(super) type Checksums = BTreeMap<(Engine, Label, Workload), Checksum>;
 
 impl RunSpec {
-    /// Once per run and unit: each read's checksum through the unit's own engine and
-    /// library, held to what the data must give (computed here, without LMDB). A read that
+    /// Once per run and unit (per engine and file, for units that share one): each read's
+    /// checksum through the unit's own engine and library, held to what the data must give (computed here, without LMDB). A read that
     /// fails this is recorded and not measured; timed passes are then held to it.
     /// `dbs` are the tags' read databases; returns the checksums verified.
     pub(super) fn verify(&self, dbs: &BTreeMap<Label, PathBuf>, w: &mut RunWriter) -> Result<Checksums> {
@@ -30,8 +30,17 @@ impl RunSpec {
         }
         let expected: BTreeMap<Workload, Checksum> =
             Suite::of(&reads)?.expected_checksums(&reads, &self.config).into_iter().collect();
-        // Each unit with its read database: a unit without one has nothing to verify.
-        let units: Vec<(&Unit, &PathBuf)> = self.units.iter().filter_map(|u| Some((u, dbs.get(&u.label)?))).collect();
+        // Each unit with its read database: a unit without one has nothing to verify. Units of
+        // one engine that share a file (`RunSpec::db_key`) verify it once: they differ only in
+        // the limit their timed workers are held to and MDB_NORDAHEAD, advice that returns
+        // the same bytes, and a verify worker is held to no limit.
+        let mut seen = std::collections::BTreeSet::new();
+        let units: Vec<(&Unit, &PathBuf)> = self
+            .units
+            .iter()
+            .filter_map(|u| Some((u, dbs.get(&u.label)?)))
+            .filter(|(u, dir)| seen.insert((u.engine, *dir)))
+            .collect();
         let names: Vec<&str> = reads.iter().map(|w| w.name()).collect();
         let bar = crate::progress::bar(units.len() as u64, "verifying reads");
         let work = |&(u, dir): &(&Unit, &PathBuf)| {
@@ -43,11 +52,13 @@ impl RunSpec {
             u.run(cmd)
         };
         let mut found = BTreeMap::new();
-        pool::for_each(&units, self.jobs, work, |&(u, _), (lines, death)| {
+        pool::for_each(&units, self.jobs, work, |&(u, dir), (lines, death)| {
             bar.inc(1);
             if interrupted() {
                 return Ok(());
             }
+            let sharing: Vec<&Unit> =
+                self.units.iter().filter(|v| v.engine == u.engine && dbs.get(&v.label) == Some(dir)).collect();
             for wl in &reads {
                 let line = lines.iter().find(|l| l.workload == Some(*wl));
                 let verdict = match line.map(|l| (l.checksum, l.error.clone())) {
@@ -59,12 +70,14 @@ impl RunSpec {
                     )),
                     _ => Err(death.clone().unwrap_or_else(|| "the verify worker reported nothing".into())),
                 };
-                match verdict {
-                    Ok(c) => {
-                        found.insert((u.engine, u.label.clone(), *wl), c);
-                    }
-                    Err(error) => {
-                        w.append(&Record::Failure(self.failure(u, Some(*wl), FailureStage::Verify, error)))?
+                for v in &sharing {
+                    match &verdict {
+                        Ok(c) => {
+                            found.insert((v.engine, v.label.clone(), *wl), *c);
+                        }
+                        Err(error) => {
+                            w.append(&Record::Failure(self.failure(v, Some(*wl), FailureStage::Verify, error.clone())))?
+                        }
                     }
                 }
             }

@@ -20,6 +20,8 @@ pub struct Ended {
     pub space: Option<Space>,
     /// What a write pass synced, wrote and committed.
     pub io: Option<Io>,
+    /// The operations of a pass of fewer than one per entry (readKey's `--key-sample`).
+    pub ops: Option<u64>,
 }
 
 /// Times one pass: the perf counter (when counting) around the clock, nothing else inside;
@@ -110,6 +112,9 @@ impl Outcome {
         }
         self.space.extend(ended.space);
         self.io.extend(ended.io);
+        if let Some(ops) = ended.ops {
+            self.figures.push(Figures { ops: Some(ops), ..Figures::default() });
+        }
     }
 
     /// Records one timed pass with its checksum and figures; every pass must produce the

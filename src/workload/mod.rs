@@ -247,6 +247,11 @@ pub struct WorkloadConfig {
     /// Seed of the random order and random values.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// readKey's gets a pass: the first N keys of the write order, which under `--order
+    /// random` are a uniform sample of the keys (default: every key). For data larger than
+    /// memory, where each get may wait on the device and a pass of every key takes minutes.
+    #[arg(long, value_name = "N")]
+    pub key_sample: Option<u32>,
     /// The map size (`EnvSettings`): a preset's always; LmdbJava's unless it follows the
     /// entries ([`Self::effective_map_size`]).
     #[arg(skip)]
@@ -272,6 +277,7 @@ impl Default for WorkloadConfig {
             sync: SyncMode::Nosync,
             readahead: Readahead::On,
             seed: 42,
+            key_sample: None,
             map_size: None,
             preset: presets::PresetConfig::default(),
             recorded: None,
@@ -354,23 +360,54 @@ impl WorkloadConfig {
         if self.readahead != Readahead::On {
             a.push(format!("--readahead={}", self.readahead));
         }
+        if let Some(n) = self.key_sample {
+            a.push(format!("--key-sample={n}"));
+        }
         a.extend(self.preset.to_args());
         a
     }
 
-    /// The same configuration at `entries` (a preset's data too): what a counting pass runs.
+    /// `--key-sample` where it means what it says: at least one get, no more than the keys,
+    /// of LmdbJava's readKey, and a sample (a random order's first keys, not a seq order's).
+    fn check_key_sample(&self, suite: Option<presets::Preset>) -> anyhow::Result<()> {
+        let Some(n) = self.key_sample else { return Ok(()) };
+        anyhow::ensure!(suite.is_none(), "--key-sample samples the gets of LmdbJava's readKey: a preset takes none");
+        anyhow::ensure!(n >= 1, "--key-sample must be at least 1 get");
+        anyhow::ensure!(
+            n <= self.entries,
+            "--key-sample {n} is more than the {} entries: give at most {}, or leave it out for every key",
+            self.entries,
+            self.entries
+        );
+        anyhow::ensure!(
+            self.order == Order::Random,
+            "--key-sample takes the first {n} keys of the write order: under --order seq that is the lowest keys, \
+             not a sample; give --order random"
+        );
+        Ok(())
+    }
+
+    /// The same configuration at `entries` (a preset's data too): what a counting pass runs,
+    /// a key sample at most all of them.
     pub fn with_entries(&self, workloads: &[Workload], entries: u32) -> anyhow::Result<WorkloadConfig> {
         let suite = suite::Suite::of(workloads)?.preset();
-        let mut cfg = WorkloadConfig { entries, ..self.clone() };
+        let key_sample = self.key_sample.map(|n| n.min(entries));
+        let mut cfg = WorkloadConfig { entries, key_sample, ..self.clone() };
         if suite.is_some() {
             cfg.preset.open_get_key = cfg.preset.open_get_key.filter(|k| *k < entries);
         }
         Ok(settings::fill_defaults(cfg, suite))
     }
 
+    /// The gets of a readKey pass: `--key-sample`'s, else one per entry.
+    pub fn key_gets(&self) -> usize {
+        self.key_sample.map_or(self.entries, |n| n.min(self.entries)) as usize
+    }
+
     /// Checks this configuration, resolved for `suite` (None: LmdbJava's six).
     pub fn validate(&self, suite: Option<presets::Preset>) -> anyhow::Result<()> {
         anyhow::ensure!(self.entries > 0, "--entries must be at least 1");
+        self.check_key_sample(suite)?;
         if let Some(map) = self.map_size.filter(|m| suite.is_none() && *m < self.min_map_size()) {
             anyhow::bail!(
                 "--map-size {map} cannot hold {} entries of a {}-byte key and a {}-byte value: it needs at least {} \

@@ -73,6 +73,13 @@ pub fn run(
     rotation: Rotation<'_>,
     rng: &mut impl Rng,
 ) -> Vec<Result<Outcome, String>> {
+    // Chunks split every slot's pass alike, over every entry.
+    if cfg.key_sample.is_some() {
+        return slots
+            .iter()
+            .map(|_| Err("--key-sample: readKey's passes are timed whole, not in chunks".into()))
+            .collect();
+    }
     let mut out: Vec<Result<Outcome, String>> = slots.iter().map(|s| ready(s, w)).collect();
     let chunks = Chunks::of(rotation.chunk, data.len());
     for _ in 0..rotation.passes {
@@ -125,7 +132,7 @@ fn open<'a>(
     w: Workload,
 ) -> anyhow::Result<Pass<'a>> {
     match &s.reads {
-        Some(Ok(env)) if w.is_read() => Pass::read(s.api, env, w, data),
+        Some(Ok(env)) if w.is_read() => Pass::read(s.api, env, w, data, data.len()),
         _ => Pass::write(s.api, scratch, cfg, data),
     }
 }

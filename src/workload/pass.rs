@@ -67,6 +67,8 @@ enum Kind<'a> {
     Key {
         tc: Option<TxnCursor>,
         key: KeyBuffer,
+        /// The pass's gets: the first of the write order (`WorkloadConfig::key_gets`).
+        gets: usize,
     },
     Walk {
         tc: Option<TxnCursor>,
@@ -99,12 +101,12 @@ pub struct Pass<'a> {
 impl<'a> Pass<'a> {
     /// A pass of read workload `w` on the open read database: its read transaction and
     /// cursor opened, as LmdbJava holds them open around the timed loop.
-    pub fn read(api: &'a Api, env: &Env, w: Workload, data: &'a Dataset) -> Result<Pass<'a>> {
+    pub fn read(api: &'a Api, env: &Env, w: Workload, data: &'a Dataset, gets: usize) -> Result<Pass<'a>> {
         // SAFETY: a fresh read transaction of an open environment; Pass ends it once.
         let tc = Some(unsafe { begin_cursor(api, env, sys::MDB_RDONLY) }.map_err(|e| api.failure(e))?);
         let walk = |hash| Kind::Walk { tc, walk: Walk::default(), hash };
         let kind = match w {
-            Workload::ReadKey => Kind::Key { tc, key: KeyBuffer::new(data) },
+            Workload::ReadKey => Kind::Key { tc, key: KeyBuffer::new(data), gets: gets.min(data.len()) },
             Workload::ReadSeq | Workload::ReadRev => walk(Hash::Nothing),
             Workload::ReadCrc => walk(Hash::Crc(crc32fast::Hasher::new())),
             Workload::ReadXxh64 => walk(Hash::Xxh64(0)),
@@ -133,7 +135,7 @@ impl<'a> Pass<'a> {
         // on the cursor it began on; the write's transaction is only touched here.
         unsafe {
             match &mut self.kind {
-                Kind::Key { tc: Some(tc), key } => {
+                Kind::Key { tc: Some(tc), key, .. } => {
                     native::lmdbregress_timed_read_key(get, tc.1, data, key, chunks.range(i))
                 }
                 Kind::Walk { tc: Some(tc), walk, hash } => {
@@ -163,9 +165,12 @@ impl<'a> Pass<'a> {
         self.io = (self.io.0 + syncs, self.io.1 + bytes);
     }
 
-    /// Operations in the whole pass.
+    /// Operations in the whole pass: a readKey pass's gets, else every entry.
     pub fn len(&self) -> usize {
-        self.data.len()
+        match self.kind {
+            Kind::Key { gets, .. } => gets,
+            _ => self.data.len(),
+        }
     }
 
     /// A chunk's failure, with `mdb_strerror`'s text.
@@ -194,7 +199,12 @@ impl<'a> Pass<'a> {
             }
             _ => (None, None),
         };
-        Ok(Ended { output: out, space, io })
+        // A sample of the keys says how many it got, which figures per get are over.
+        let ops = match self.kind {
+            Kind::Key { gets, .. } if gets != self.data.len() => Some(gets as u64),
+            _ => None,
+        };
+        Ok(Ended { output: out, space, io, ops })
     }
 }
 

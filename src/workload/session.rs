@@ -78,7 +78,7 @@ impl<'a> Session<'a> {
                     if let Some(dir) = places.dir.filter(|_| places.evict) {
                         refill_reads(env, dir)?;
                     }
-                    Pass::read(api, env, w, data)
+                    Pass::read(api, env, w, data, cfg.key_gets())
                 }),
                 Err(e) => Err(anyhow::anyhow!("{e}")),
             },

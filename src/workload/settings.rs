@@ -185,6 +185,10 @@ pub(super) struct Stored {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     nordahead: bool,
     seed: u64,
+    /// readKey's gets a pass (absent in files from before it could be asked, and when
+    /// every key is read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_sample: Option<u32>,
     map_size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     preset: Option<StoredPreset>,
@@ -226,6 +230,7 @@ impl From<Stored> for WorkloadConfig {
             sync,
             readahead: if s.nordahead { Readahead::Off } else { Readahead::On },
             seed: s.seed,
+            key_sample: s.key_sample,
             map_size: s.map_size,
             preset: PresetConfig::default(),
             recorded: None,
@@ -292,6 +297,7 @@ impl From<WorkloadConfig> for Stored {
             nometasync: top.sync == SyncMode::Nometasync,
             nordahead: c.readahead == Readahead::Off,
             seed: c.seed,
+            key_sample: c.key_sample,
             map_size: top.map_size,
             preset,
         }
