@@ -38,10 +38,12 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// commit times, and the plan's `closing`, a resolution target closing a comparison once it
 /// is decided and within it, which a reader of 10 would report closed at its first deciding
 /// look; 12: the environment's `processor`, family, model, stepping and caches behind the
-/// model name, which a reader of 11 would drop on a resume or merge). Layouts
+/// model name, which a reader of 11 would drop on a resume or merge; 13: the configuration's
+/// `key_sample`, readKey's gets a pass, which a reader of 12 would drop on a resume or merge
+/// and go on with whole passes). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 12;
+pub const SCHEMA: u32 = 13;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
