@@ -1,9 +1,10 @@
 //! How `run --suite all` shares its time budget among its suites. Each suite's share is
 //! taken from what is left of the whole when it starts, in proportion to its part among the
 //! parts of the suites still to run: time a suite does not spend (its rounds done, its
-//! target met, its adaptive rounds settled) flows to the suites after it, and time it
-//! overspends (its last round, its checks and passes after the rounds) is taken from them.
-//! The parts are `--suite-budget`'s durations when given, else [`default_part`]'s.
+//! target met, its adaptive rounds settled) flows to the suites after it. None gets less
+//! than its planned share (its part of the whole): time a suite overspends (its last
+//! round, its checks and passes after the rounds) lengthens the whole instead. The parts
+//! are `--suite-budget`'s durations when given, else [`default_part`]'s.
 
 use std::time::Duration;
 
@@ -118,15 +119,23 @@ impl Budgets {
     /// its run file's header is written with before anything is measured.
     pub fn planned(&self, index: usize) -> Duration {
         let before = sum(&self.parts[..index]) / sum(&self.parts).max(f64::MIN_POSITIVE);
-        self.share(index, self.whole.mul_f64(before))
+        self.of_left(index, self.whole.mul_f64(before))
     }
 
     /// The `index`-th suite's share when `spent` has gone since the first suite began: its
-    /// part of what is left, among the parts of it and the suites after it; at least a
-    /// second, so that a suite after an overspent budget still measures one round.
+    /// part of what is left, among the parts of it and the suites after it, and never less
+    /// than planned. An earlier suite's overspend (its last round, its checks and passes
+    /// after the rounds) thus lengthens the whole rather than cutting a later suite below
+    /// the rounds its part is sized for: a share shorter than its round would have the
+    /// watchdog end the round at the budget and one floor, with nothing measured.
     pub fn share(&self, index: usize, spent: Duration) -> Duration {
+        self.of_left(index, spent).max(self.planned(index))
+    }
+
+    /// The `index`-th suite's part of what is left after `spent`, to the second.
+    fn of_left(&self, index: usize, spent: Duration) -> Duration {
         let left = self.whole.saturating_sub(spent).as_secs_f64();
-        Duration::from_secs_f64(self.share_of(index, left).round().max(1.0))
+        Duration::from_secs_f64(self.share_of(index, left).round())
     }
 
     /// The `index`-th suite's part of `left` seconds.
@@ -153,7 +162,7 @@ impl Budgets {
         format!(
             "budget: {whole}; each suite's share is taken as it starts from what is left, in proportion to \
              its part among the suites still to run ({unit}: {}), so time one does not spend goes to those \
-             after it",
+             after it; none gets less than planned",
             parts.join(", ")
         )
     }
@@ -161,8 +170,11 @@ impl Budgets {
     /// What the `index`-th suite is given when it starts after `spent`, and why:
     /// "budget 3m 10s (planned 2m): 2 of the 4 parts left, of 6m 20s left of 15m".
     pub fn given_at(&self, index: usize, spent: Duration) -> String {
-        let share = self.share(index, spent);
-        let left = self.whole.saturating_sub(spent);
+        let (share, planned) = (self.share(index, spent), self.planned(index));
+        let left = format!("{} left of {}", shown(self.whole.saturating_sub(spent)), shown(self.whole));
+        if self.of_left(index, spent) < planned {
+            return format!("budget {} (planned; its part of the {left} is less)", shown(share));
+        }
         let rest = sum(&self.parts[index..]);
         let part = match self.given {
             true => format!(
@@ -172,13 +184,7 @@ impl Budgets {
             ),
             false => format!("{} of the {rest} parts left", self.parts[index].1),
         };
-        format!(
-            "budget {} (planned {}): {part}, of {} left of {}",
-            shown(share),
-            shown(self.planned(index)),
-            shown(left),
-            shown(self.whole)
-        )
+        format!("budget {} (planned {}): {part}, of {left}", shown(share), shown(planned))
     }
 }
 
@@ -225,10 +231,13 @@ mod tests {
         assert_eq!(b.share(0, Duration::ZERO), min(11));
         // LmdbJava's six settled after 7 minutes: the 4 they left go 2:2 to the others.
         assert_eq!(b.share(1, min(7)), min(4));
-        // The lmdb suite then spent 5 of its 4: concurrency takes what is left, at least 1 s.
-        assert_eq!((b.share(2, min(12)), b.share(2, min(16))), (min(3), Duration::from_secs(1)));
+        // The lmdb suite then spent 5 of its 4: concurrency takes what is left; had they
+        // overspent, never less than planned.
+        assert_eq!((b.share(2, min(12)), b.share(2, min(14)), b.share(2, min(16))), (min(3), min(2), min(2)));
         let said = b.given_at(1, min(7));
         assert_eq!(said, "budget 4m (planned 2m): 2 of the 4 parts left, of 8m left of 15m");
+        let said = b.given_at(2, min(14));
+        assert_eq!(said, "budget 2m (planned; its part of the 1m left of 15m is less)");
         assert!(b.rule().contains("(parts: lmdbjava 11, lmdb 2, concurrency 2)"), "{}", b.rule());
         // Two suites running share the whole in their parts.
         let two = Budgets::of(Some(min(13)), &[], &ALL[..2], runs).unwrap().unwrap();
