@@ -158,7 +158,8 @@ fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
     assert!(pages(&held, "file-size") > pages(&free, "file-size"), "{free} {held}");
 }
 
-/// `run --suite all` refuses, before anything is built, what it cannot split by suite.
+/// `run --suite all` refuses, before anything is built, what it cannot split by suite, and a
+/// `--suite-budget` that does not add up or names no suite of it; no other run takes one.
 #[test]
 fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
     let refused = |args: &[&str], why: &str| {
@@ -169,6 +170,15 @@ fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
     refused(&["--memory-limit", "256M"], "--memory-limit measures LmdbJava's six: give --suite lmdbjava");
     refused(&["--resume", "x.jsonl"], "resume each on its own");
     refused(&["--workloads", "tcRandomWrite"], "tcRandomWrite is tokyo-cabinet's, not of --suite all");
+    refused(
+        &["--time-budget", "5m", "--suite-budget", "lmdbjava=3m,lmdb=1m,concurrency=30s"],
+        "--suite-budget adds up to 4m 30s (lmdbjava 3m + lmdb 1m + concurrency 30s), not --time-budget 5m",
+    );
+    refused(&["--suite-budget", "lmdb=1m,readers=1m"], "\"readers\" is no suite of --suite all");
+    let one = lmdb_regress().args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--suite-budget", "lmdb=1m"]).output();
+    let e = stderr(one.as_ref().unwrap());
+    assert_eq!(one.as_ref().unwrap().status.code(), Some(2), "{e}");
+    assert!(e.contains("--suite-budget shares the budget of --suite all among its suites"), "{e}");
     let both = lmdb_regress().args(["run", "--suite", "lmdb", "--preset", "migrate"]).output().unwrap();
     assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
     let wrong = lmdb_regress()
