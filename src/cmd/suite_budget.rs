@@ -40,12 +40,13 @@ pub fn parse_share(s: &str) -> Result<SuiteShare, String> {
 
 /// A suite's part of the whole unless `--suite-budget` says, in fifteenths (at the goal's
 /// 15 minutes, its minutes). LmdbJava's six first and most: their ±1% over 22 tags took 75
-/// paired rounds (15 min 51 s idle, adaptive off), and at 11 minutes they get about 55 of
-/// them. The lmdb suite's rows run whole, a process per unit and round, at 10,000 entries
-/// under `--suite all`: 2 minutes buy them two rounds over 22 tags (reports/README.md, "run
-/// --suite all"). Readers beside a writer pair in intervals, one crew at a time, a second
-/// of intervals a crew: 2 minutes buy two rounds over 22 tags; no share of 15 minutes
-/// resolves them to ±1% (28 rounds gave ±2.7% at best).
+/// paired rounds (15 min 51 s idle, adaptive off), and 11 minutes buy about 55 of them.
+/// The lmdb suite's rows run whole, a process per unit and round, at 10,000 entries under
+/// `--suite all`: a round over 22 tags took 100 s at load 7 and 32 s at load 3–4, so 2
+/// minutes buy one to four. Readers beside a writer pair in intervals, one crew at a time:
+/// their first round over 22 tags, with every crew's fill, took 95 s, so 2 minutes buy one
+/// or two; no share of 15 minutes resolves them to ±1% (28 rounds gave ±2.7% at best).
+/// reports/README.md, "The --suite all budget".
 fn default_part(suite: Suite) -> u32 {
     match suite {
         Suite::LmdbJava => 11,

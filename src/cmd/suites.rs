@@ -24,9 +24,9 @@ struct SuiteRun {
 }
 
 /// The lmdb suite's entries in a time run of `--suite all` unless `--entries` says: its
-/// counting size. A time round of its 86 rows at 100,000 entries takes 6–9 minutes over
-/// 22 tags, more than its share of 15; at 10,000 it takes under a minute (reports/README.md,
-/// "run --suite all").
+/// counting size. A time round of its 86 rows costs some 39 times as much at 100,000
+/// entries (about 45 minutes over 22 tags at load 8), more than any share of 15; at 10,000
+/// it took 32 s at load 3–4 (reports/README.md, "The --suite all budget").
 pub const LMDB_TIME_ENTRIES: u32 = crate::workload::suite::LMDB_COUNT_ENTRIES;
 
 pub fn run(args: &RunArgs) -> Result<()> {
