@@ -158,7 +158,8 @@ fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
     assert!(pages(&held, "file-size") > pages(&free, "file-size"), "{free} {held}");
 }
 
-/// `run --suite all` refuses, before anything is built, what it cannot split by suite.
+/// `run --suite all` refuses, before anything is built, what it cannot split by suite, and a
+/// `--suite-budget` that does not add up or names no suite of it; no other run takes one.
 #[test]
 fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
     let refused = |args: &[&str], why: &str| {
@@ -169,6 +170,15 @@ fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
     refused(&["--memory-limit", "256M"], "--memory-limit measures LmdbJava's six: give --suite lmdbjava");
     refused(&["--resume", "x.jsonl"], "resume each on its own");
     refused(&["--workloads", "tcRandomWrite"], "tcRandomWrite is tokyo-cabinet's, not of --suite all");
+    refused(
+        &["--time-budget", "5m", "--suite-budget", "lmdbjava=3m,lmdb=1m,concurrency=30s"],
+        "--suite-budget adds up to 4m 30s (lmdbjava 3m + lmdb 1m + concurrency 30s), not --time-budget 5m",
+    );
+    refused(&["--suite-budget", "lmdb=1m,readers=1m"], "\"readers\" is no suite of --suite all");
+    let one = lmdb_regress().args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--suite-budget", "lmdb=1m"]).output();
+    let e = stderr(one.as_ref().unwrap());
+    assert_eq!(one.as_ref().unwrap().status.code(), Some(2), "{e}");
+    assert!(e.contains("--suite-budget shares the budget of --suite all among its suites"), "{e}");
     let both = lmdb_regress().args(["run", "--suite", "lmdb", "--preset", "migrate"]).output().unwrap();
     assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
     let wrong = lmdb_regress()
@@ -176,6 +186,40 @@ fn the_suite_is_chosen_by_name_and_all_runs_each_on_its_own() {
         .output()
         .unwrap();
     assert!(stderr(&wrong).contains("write is LmdbJava's, not of --suite lmdb"), "{}", stderr(&wrong));
+}
+
+/// `run --suite all --time-budget`: time a suite does not spend goes to the suites after
+/// it. LmdbJava's six, planned 11 of the 13 parts of 10 minutes, end after their one
+/// round; the lmdb suite then takes all that is left rather than its planned 2 parts, and
+/// its run file, its header restated with that budget, is an ordinary run file.
+#[test]
+fn time_a_suite_does_not_spend_goes_to_the_suites_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--suite", "all", "--no-coverage", "--tags", "0.9.33", "--entries", "2000", "--warmup", "0"]);
+    c.args(["--rounds", "1", "--workloads", "readSeq,fillSeqAppend", "--time-budget", "10m", "--out"]);
+    let said = stderr(&run_ok(c.arg(tmp.path().join("flow.jsonl"))));
+    assert!(said.contains("(parts: lmdbjava 11, lmdb 2)"), "{said}");
+    assert!(said.contains("lmdbjava (1 of 2): budget 8m 28s (planned 8m 28s)"), "{said}");
+    let budget = |suite: &str| {
+        let path = tmp.path().join(format!("flow-{suite}.jsonl"));
+        crate::safety::records(&path)[0]["plan"]["time_budget_s"].as_f64().unwrap()
+    };
+    assert_eq!(budget("lmdbjava"), 508.0);
+    let lmdb = budget("lmdb");
+    assert!(lmdb > 92.0 && lmdb <= 600.0, "planned 92 s, given what is left of 600 s: {lmdb}");
+    assert!(
+        said.contains(&format!(
+            "lmdb (2 of 2): budget {}",
+            humantime::format_duration(std::time::Duration::from_secs(lmdb as u64))
+        )),
+        "{said}"
+    );
+    assert!(said.contains("(planned 1m 32s): 2 of the 2 parts left"), "{said}");
+    let report =
+        run_ok(lmdb_regress().arg("report").arg(tmp.path().join("flow-lmdb.jsonl")).args(["--format", "json"]));
+    let json: Value = serde_json::from_str(&stdout(&report)).unwrap();
+    assert!(json.to_string().contains("fillSeqAppend"), "{json}");
 }
 
 /// bisect and history take --suite as run does, refused before anything is built.

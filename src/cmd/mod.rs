@@ -17,6 +17,7 @@ pub mod resume;
 pub mod room;
 pub mod run;
 pub mod site;
+pub mod suite_budget;
 pub mod suites;
 pub mod tags;
 pub mod workloads;

@@ -55,7 +55,7 @@ pub struct RunArgs {
     /// of the three a run of its own, one after another over the same tags and builds, into
     /// its own run file (--out NAME.jsonl: NAME-lmdbjava.jsonl, NAME-lmdb.jsonl,
     /// NAME-concurrency.jsonl; else run-<date>-SUITE.jsonl in reports/runs), each resumed on
-    /// its own; --time-budget split 2:2:1 among those that run; --workloads and the flags
+    /// its own; --time-budget shared among those that run (--suite-budget); --workloads and the flags
     /// only some suites take apply to those, and a suite the flags leave out is said
     /// (`lmdb-regress workloads` lists each suite's).
     #[arg(long, value_enum, conflicts_with = "preset")]
@@ -75,6 +75,13 @@ pub struct RunArgs {
     /// of the schedule (read databases and their verification included), not the builds.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
+    /// With --suite all: each suite's budget, SUITE=DURATION for each suite that runs
+    /// (lmdbjava=11m,lmdb=2m,concurrency=2m), adding up to --time-budget when both are
+    /// given. Without it --time-budget is shared in parts 11:2:2 (lmdbjava:lmdb:concurrency).
+    /// Either way each suite's share is taken as it starts from what is left, in proportion
+    /// to its part among the suites still to run: time one does not spend goes to those after it.
+    #[arg(long, value_name = "SUITE=D,...", value_delimiter = ',', value_parser = super::suite_budget::parse_share)]
+    pub suite_budget: Vec<super::suite_budget::SuiteShare>,
     /// A worker printing nothing for longer than this (in seconds) is killed, and its unit
     /// named and left out: the least limit, raised to ten times the slowest earlier stretch
     /// between a worker's lines (a paired worker prints one after every round of chunks).

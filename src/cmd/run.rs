@@ -68,6 +68,14 @@ impl NewRun {
         &self.writer.path
     }
 
+    /// Gives the run `budget` in place of the one its header was written with, before
+    /// anything is measured: its plan's, and its run file's header restated with it.
+    pub fn give_budget(&mut self, budget: std::time::Duration) -> Result<()> {
+        self.args.time_budget = Some(budget);
+        self.spec.plan.time_budget_s = Some(budget.as_secs_f64());
+        self.writer.restate(|h| h.plan.time_budget_s = Some(budget.as_secs_f64()))
+    }
+
     /// After an interruption, `later` (run files measured after this one, their headers
     /// written) are named to resume too.
     pub fn then_resume(&mut self, later: Vec<PathBuf>) {
@@ -99,6 +107,9 @@ impl NewRun {
 /// header (every requested tag, every unit declared) and the builds that failed for one
 /// engine only.
 fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
+    if !args.suite_budget.is_empty() {
+        bail!("--suite-budget shares the budget of --suite all among its suites: give --suite all, or --time-budget alone");
+    }
     let (workloads, config) = selection(args)?;
     if args.metric.is_space() && workloads.iter().all(|w| w.is_read() || w.is_program()) {
         bail!("--metric {} is read after each write pass: add write (or a preset's write) to --workloads", args.metric);

@@ -4,12 +4,13 @@
 //! is measured: each is resumed on its own (`run --resume FILE`), as any run is.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::Instant;
 
 use anyhow::{bail, Result};
 
 use super::request::RunArgs;
 use super::run::{self, NewRun};
+use super::suite_budget::{name, Budgets};
 use crate::record::{Engine, Metric};
 use crate::report::cells::plural;
 use crate::workload::suite::{Suite, SuiteChoice};
@@ -22,18 +23,11 @@ struct SuiteRun {
     notes: Vec<String>,
 }
 
-/// How much of `--time-budget` each suite's run is given, in parts of the whole, among the
-/// suites that run: most to the paired shapes, whose comparisons the rounds resolve
-/// (LmdbJava's six and the readers beside a writer pair in chunks); the lmdb suite's rows
-/// run whole, a process per unit and round, so its share buys it its first rounds.
-fn budget_weight(suite: Suite) -> u32 {
-    match suite {
-        Suite::LmdbJava => 2,
-        Suite::Lmdb => 2,
-        Suite::Concurrency => 1,
-        Suite::TokyoCabinet | Suite::OpenGet | Suite::Migrate | Suite::Programs => 0,
-    }
-}
+/// The lmdb suite's entries in a time run of `--suite all` unless `--entries` says: its
+/// counting size. A time round of its 86 rows costs some 39 times as much at 100,000
+/// entries (about 45 minutes over 22 tags at load 8), more than any share of 15; at 10,000
+/// it took 32 s at load 3–4 (reports/README.md, "The --suite all budget").
+pub const LMDB_TIME_ENTRIES: u32 = crate::workload::suite::LMDB_COUNT_ENTRIES;
 
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.resume.is_some() {
@@ -43,7 +37,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("--memory-limit measures LmdbJava's six: give --suite lmdbjava");
     }
     let format = run::refuse_before_measuring(args)?;
-    let parts = parts(args)?;
+    let (parts, budgets) = parts(args)?;
+    if let Some(b) = &budgets {
+        eprintln!("{}", b.rule());
+    }
     for p in &parts {
         eprintln!("{}", p.describe());
     }
@@ -65,19 +62,34 @@ pub fn run(args: &RunArgs) -> Result<()> {
     for (i, new) in created.iter_mut().enumerate() {
         new.then_resume(paths[i + 1..].to_vec());
     }
-    measure_each(created, &runs, format)
+    measure_each(created, &runs, budgets.as_ref(), format)
 }
 
 /// Measures each run in turn, its report printed as `run` prints one; an interruption
-/// ends them all (its message names every file left to resume).
-fn measure_each(created: Vec<NewRun>, runs: &[(Suite, RunArgs)], format: crate::report::Format) -> Result<()> {
+/// ends them all (its message names every file left to resume). With `budgets`, each run
+/// is given its share of what is left as it starts.
+fn measure_each(
+    created: Vec<NewRun>,
+    runs: &[(Suite, RunArgs)],
+    budgets: Option<&Budgets>,
+    format: crate::report::Format,
+) -> Result<()> {
     let mut summaries = None;
     let mut outcomes = Vec::new();
     let mut failed = Vec::new();
     let count = runs.len();
-    for (i, (new, (suite, r))) in created.into_iter().zip(runs).enumerate() {
+    let began = Instant::now();
+    for (i, (mut new, (suite, r))) in created.into_iter().zip(runs).enumerate() {
         let heading = format!("{} ({} of {count})", name(*suite), i + 1);
         crate::progress::set_heading(Some(heading.clone()));
+        if let Some(b) = budgets {
+            let spent = began.elapsed();
+            eprintln!("{heading}: {}", b.given_at(i, spent));
+            let share = b.share(i, spent);
+            if share != b.planned(i) {
+                new.give_budget(share)?;
+            }
+        }
         eprintln!("{heading}: measuring into {}", new.path().display());
         crate::runner::watchdog::begin_run();
         let data = new.measure()?;
@@ -100,18 +112,21 @@ fn measure_each(created: Vec<NewRun>, runs: &[(Suite, RunArgs)], format: crate::
     concluded.into_iter().collect()
 }
 
-/// Each suite of `--suite all` with its run's flags (or why it is left out).
-fn parts(args: &RunArgs) -> Result<Vec<SuiteRun>> {
+/// Each suite of `--suite all` with its run's flags (or why it is left out), in the order
+/// measured, and how the budget is shared among those that run (each run's flags hold its
+/// planned share).
+fn parts(args: &RunArgs) -> Result<(Vec<SuiteRun>, Option<Budgets>)> {
     let named = SuiteChoice::All.split(&args.workloads)?;
     let mut parts: Vec<SuiteRun> = SuiteChoice::All.suites().into_iter().map(|s| part(args, s, &named)).collect();
-    let total: u32 = parts.iter().filter(|p| p.run.is_ok()).map(|p| budget_weight(p.suite)).sum();
-    for p in &mut parts {
-        if let (Ok(r), Some(budget)) = (&mut p.run, args.time_budget) {
-            let share = budget.as_secs_f64() * f64::from(budget_weight(p.suite)) / f64::from(total.max(1));
-            r.time_budget = Some(Duration::from_secs_f64(share.max(1.0)));
+    let running: Vec<Suite> = parts.iter().filter(|p| p.run.is_ok()).map(|p| p.suite).collect();
+    let why_out = |s: Suite| parts.iter().find(|p| p.suite == s).and_then(|p| p.run.as_ref().err().cloned());
+    let budgets = Budgets::of(args.time_budget, &args.suite_budget, &running, why_out)?;
+    if let Some(b) = &budgets {
+        for (i, r) in parts.iter_mut().filter_map(|p| p.run.as_mut().ok()).enumerate() {
+            r.time_budget = Some(b.planned(i));
         }
     }
-    Ok(parts)
+    Ok((parts, budgets))
 }
 
 /// `suite`'s part: the flags given, as they apply to it.
@@ -156,6 +171,8 @@ fn own_args(
 ) -> RunArgs {
     let mut r = args.clone();
     r.suite = SuiteChoice::one(suite);
+    r.suite_budget = Vec::new();
+    r.given.remove("suite_budget");
     if args.given.contains("workloads") {
         let of = named.iter().find(|(s, _)| *s == suite).map(|(_, w)| w.as_slice()).unwrap_or_default();
         r.workloads = of.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",");
@@ -173,6 +190,10 @@ fn own_args(
         drop_given("pairing", "--pairing chunks: its rows run whole, a process per unit");
         drop_given("chunk", "--chunk: its rows run whole, a process per unit");
     }
+    if suite == Suite::Lmdb && !args.metric.is_exact() && !args.given.contains("entries") {
+        r.env.entries = Some(LMDB_TIME_ENTRIES);
+        notes.push(format!("{LMDB_TIME_ENTRIES} entries: its time size under --suite all (--entries sets another)"));
+    }
     if suite == Suite::Concurrency && args.engine.contains(&Engine::C) {
         r.engine = vec![Engine::Rust];
         notes.push("--engine: the rust engine only (the C twin has no reader threads)".into());
@@ -187,11 +208,6 @@ fn own_args(
         None => r.default_out = Some((dir, name)),
     }
     r
-}
-
-/// The suite as `--suite` names it.
-fn name(suite: Suite) -> &'static str {
-    SuiteChoice::one(suite).map_or(suite.name(), SuiteChoice::name)
 }
 
 /// `NAME` of `--out NAME.jsonl` (or of `--out NAME`).
@@ -216,7 +232,7 @@ impl SuiteRun {
         };
         parts.push(if r.metric == Metric::Time { "time".to_string() } else { r.metric.to_string() });
         if let Some(b) = r.time_budget {
-            parts.push(format!("budget {}", humantime::format_duration(Duration::from_secs(b.as_secs()))));
+            parts.push(format!("planned budget {}", super::suite_budget::shown(b)));
         }
         let file = match (&r.out, &r.default_out) {
             (Some(out), _) => out.display().to_string(),
@@ -234,6 +250,10 @@ mod tests {
     use super::*;
 
     fn parts_of(flags: &[&str]) -> Vec<SuiteRun> {
+        parts_or_refusal(flags).unwrap()
+    }
+
+    fn parts_or_refusal(flags: &[&str]) -> Result<Vec<SuiteRun>> {
         #[derive(clap::Parser)]
         struct Run {
             #[command(flatten)]
@@ -248,11 +268,16 @@ mod tests {
             .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
             .map(|id| id.to_string())
             .collect();
-        parts(&args).unwrap()
+        Ok(parts(&args)?.0)
     }
 
-    /// Each suite its own file beside `--out`, the budget split 2:2:1, and the flags only
-    /// some suites take applied to those, each said.
+    fn budgets(parts: &[SuiteRun]) -> Vec<u64> {
+        parts.iter().filter_map(|p| p.run.as_ref().ok()).map(|r| r.time_budget.unwrap().as_secs()).collect()
+    }
+
+    /// Each suite its own file beside `--out`, each planned its part of the budget (11:2:2),
+    /// the lmdb suite timed at its counting size, and the flags only some suites take
+    /// applied to those, each said.
     #[test]
     fn each_suite_is_a_run_of_its_own_with_the_flags_it_takes() {
         let flags = ["--suite", "all", "--out", "d/NAME.jsonl", "--time-budget", "10m", "--readers", "2"];
@@ -260,8 +285,8 @@ mod tests {
         let runs: Vec<&RunArgs> = parts.iter().map(|p| p.run.as_ref().unwrap()).collect();
         let outs: Vec<&str> = runs.iter().map(|r| r.out.as_ref().unwrap().to_str().unwrap()).collect();
         assert_eq!(outs, ["d/NAME-lmdbjava.jsonl", "d/NAME-lmdb.jsonl", "d/NAME-concurrency.jsonl"]);
-        let budgets: Vec<u64> = runs.iter().map(|r| r.time_budget.unwrap().as_secs()).collect();
-        assert_eq!(budgets, [240, 240, 120]);
+        assert_eq!(budgets(&parts), [440, 80, 80]);
+        assert_eq!(runs.iter().map(|r| r.env.entries).collect::<Vec<_>>(), [None, Some(10_000), None]);
         let suites: Vec<Option<SuiteChoice>> = runs.iter().map(|r| r.suite).collect();
         assert_eq!(suites, [Some(SuiteChoice::Lmdbjava), Some(SuiteChoice::Lmdb), Some(SuiteChoice::Concurrency)]);
         assert_eq!((runs[0].readers.as_slice(), runs[2].readers.as_slice()), (&[1][..], &[2][..]));
@@ -270,8 +295,15 @@ mod tests {
         assert!(runs[0].given.contains("chunk") && !runs[1].given.contains("chunk"));
         assert_eq!(
             parts[1].notes,
-            ["--readers: concurrency's only", "--chunk: its rows run whole, a process per unit"]
+            [
+                "--readers: concurrency's only",
+                "--chunk: its rows run whole, a process per unit",
+                "10000 entries: its time size under --suite all (--entries sets another)"
+            ]
         );
+        let sized = parts_of(&["--suite", "all", "--entries", "2000"]);
+        assert_eq!(sized[1].run.as_ref().unwrap().env.entries, Some(2000));
+        assert!(sized[1].notes.is_empty(), "{:?}", sized[1].notes);
         let said = parts[2].describe();
         assert!(!said.contains("--readers") && said.contains("the rust engine only"), "{said}");
         assert!(parts[0].describe().contains("--readers: concurrency's only"), "{}", parts[0].describe());
@@ -285,10 +317,28 @@ mod tests {
         let why = parts[2].run.as_ref().unwrap_err();
         assert!(why.contains("names none of its workloads"), "{why}");
         let lmdb = parts[1].run.as_ref().unwrap();
-        assert_eq!((lmdb.workloads.as_str(), lmdb.time_budget.unwrap().as_secs()), ("fillRandom", 150));
+        assert_eq!((lmdb.workloads.as_str(), lmdb.time_budget.unwrap().as_secs()), ("fillRandom", 46));
         let instructions = parts_of(&["--suite", "all", "--metric", "instructions"]);
         let why = instructions[2].run.as_ref().unwrap_err();
         assert!(why.contains("readers beside a writer are measured by reader-ops"), "{why}");
         assert!(instructions[2].describe().starts_with("concurrency: left out (--metric instructions"));
+    }
+
+    /// `--suite-budget` plans each suite its own budget, each run without the flag; it is
+    /// refused when a suite it names does not run, before anything is built.
+    #[test]
+    fn suite_budget_plans_each_suite_its_own() {
+        let given = ["--suite", "all", "--suite-budget", "lmdbjava=9m,lmdb=4m,concurrency=2m"];
+        let parts = parts_of(&given);
+        assert_eq!(budgets(&parts), [540, 240, 120]);
+        let lmdb = parts[1].run.as_ref().unwrap();
+        assert!(lmdb.suite_budget.is_empty() && !lmdb.given.contains("suite_budget"));
+        assert!(parts[0].describe().contains("planned budget 9m"), "{}", parts[0].describe());
+        let e = parts_or_refusal(&[&given[..], &["--metric", "instructions"]].concat()).err().unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("--suite-budget gives concurrency a budget, but it does not run: --metric instructions"),
+            "{e}"
+        );
     }
 }

@@ -95,6 +95,39 @@ impl RunWriter {
         Ok(RunWriter { file, path: path.to_path_buf(), declared: header.as_ref().and_then(declared) })
     }
 
+    /// Writes the file's header again, changed by `change`, before anything is measured
+    /// into it (it holds its header and failures only; anything more is refused): the new
+    /// file is written whole beside it, locked, and renamed into its place, so the file at
+    /// its path is at every moment a whole run file this writer holds. Its units stay as
+    /// declared.
+    pub fn restate(&mut self, change: impl FnOnce(&mut Header)) -> Result<()> {
+        let mut data = super::reader::load(&self.path)?;
+        if !(data.samples.is_empty() && data.checks.is_empty() && data.end.is_none() && data.coverage.is_none()) {
+            bail!("{}: its header is not restated once anything is measured into it", self.path.display());
+        }
+        let units = data.header.units.clone();
+        change(&mut data.header);
+        if data.header.units != units {
+            bail!("{}: a restated header declares the units it declared", self.path.display());
+        }
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut staged = tempfile::Builder::new()
+            .prefix(".lmdb-regress-")
+            .suffix(".tmp")
+            .permissions(<std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o666))
+            .tempfile_in(dir)
+            .with_context(|| {
+                format!("cannot create a temporary file in {} for {}", dir.display(), self.path.display())
+            })?;
+        files::lock_exclusive(staged.as_file(), staged.path())?;
+        staged
+            .write_all(data.text()?.as_bytes())
+            .and_then(|()| staged.as_file().sync_all())
+            .with_context(|| format!("cannot restate {} (it is unchanged)", self.path.display()))?;
+        self.file = staged.persist(&self.path).with_context(|| format!("cannot restate {}", self.path.display()))?;
+        Ok(())
+    }
+
     /// Mends a last line without its newline, and says so: one that is a whole record (the
     /// run stopped between writing it and its newline) is kept and given its newline; one
     /// that is not (the run was killed, or the disk filled, while it was written) is cut.
@@ -152,6 +185,7 @@ mod tests {
     use crate::record::metric::Metric;
     use crate::record::plan::Plan;
     use crate::record::reader::load;
+    use crate::record::schema::{Failure, FailureStage};
 
     #[test]
     fn a_writer_writes_no_unit_its_file_does_not_declare() {
@@ -209,5 +243,39 @@ mod tests {
         let data = load(&old).unwrap();
         assert!(data.units.contains(&control));
         assert_eq!(data.samples.len(), 2);
+    }
+
+    /// A header restated before anything is measured keeps the file's failures and its
+    /// writer's lock, and leaves no temporary file; once a sample is in, it is refused and
+    /// the file unchanged.
+    #[test]
+    fn a_header_is_restated_only_before_anything_is_measured() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let unit = Label::build("LMDB_0.9.33", None);
+        let mut w = RunWriter::create(&path, &header_of(std::slice::from_ref(&unit)), Existing::Refuse).unwrap();
+        let failure = Failure {
+            round: None,
+            engine: crate::record::Engine::Rust,
+            unit,
+            workload: None,
+            stage: FailureStage::Build,
+            error: "no C twin".into(),
+            died: false,
+            cause: None,
+        };
+        w.append(&Record::Failure(failure.clone())).unwrap();
+        w.restate(|h| h.plan.time_budget_s = Some(90.0)).unwrap();
+        let e = RunWriter::reopen(&path).err().unwrap().to_string();
+        assert!(e.contains("is being written by process"), "{e}");
+        w.append(&sample("LMDB_0.9.33")).unwrap();
+        let data = load(&path).unwrap();
+        assert_eq!((data.header.plan.time_budget_s, &data.failures[..]), (Some(90.0), &[failure][..]));
+        assert_eq!(data.samples.len(), 1);
+        let before = std::fs::read(&path).unwrap();
+        let e = w.restate(|h| h.plan.time_budget_s = None).unwrap_err().to_string();
+        assert!(e.contains("its header is not restated once anything is measured into it"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
     }
 }
