@@ -375,9 +375,13 @@ fn commit_p50_compares_pass_medians_with_an_interval_and_stalls_do_not_move_them
     assert!((0.99..1.01).contains(&ratio) && lo > 0.97 && hi < 1.03 && c["verdict"] != "slower", "the stalls: {c}");
     let md = report("markdown");
     assert!(md.contains("us/commit") && md.contains("slower"), "{md}");
-    for format in ["text", "csv", "html", "github"] {
+    for format in ["text", "html", "github"] {
         assert!(report(format).contains("LMDB_0.9.33"), "{format}");
     }
+    let csv = ["--metric", "commit-p50", "--format", "csv", "--out-dir"];
+    run_ok(lmdb_regress().arg("report").arg(&file).args(csv).arg(dir.path()));
+    let summary = std::fs::read_to_string(dir.path().join("commits-summary.csv")).unwrap();
+    assert!(summary.contains("LMDB_0.9.33"), "{summary}");
     // A run that timed no commit says what would.
     let o = lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--metric", "commit-p50"]).output();
     let err = stderr(&o.unwrap());
