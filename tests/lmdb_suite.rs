@@ -163,7 +163,8 @@ fn a_long_reader_keeps_freed_pages_from_reuse_and_the_file_grows() {
 #[test]
 fn commit_p50_is_refused_where_no_commit_is_timed() {
     let refused = |args: &[&str], why: &str| {
-        let out = lmdb_regress().args(["run", "--tags", "0.9.33", "--metric", "commit-p50"]).args(args).output().unwrap();
+        let out =
+            lmdb_regress().args(["run", "--tags", "0.9.33", "--metric", "commit-p50"]).args(args).output().unwrap();
         assert!(!out.status.success() && stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
     };
     refused(&["--workloads", "write", "--sync", "sync"], "each commit is timed in the lmdb suite's write rows only");
@@ -462,9 +463,8 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     assert!(md.contains("| syncs/commit |") && md.contains("`LMDB_0.9.33 [nometasync]` | 1.000"), "{md}");
     assert!(md.contains("MDB_NORDAHEAD"), "{md}");
     assert!(md.contains("Time per commit") && md.contains("| LMDB Tag | commits | p50 us | p99 us |"), "{md}");
-    let p50 = stdout(&run_ok(
-        lmdb_regress().args(["report", "--metric", "commit-p50"]).arg(tmp.path().join("sync.jsonl")),
-    ));
+    let p50 =
+        stdout(&run_ok(lmdb_regress().args(["report", "--metric", "commit-p50"]).arg(tmp.path().join("sync.jsonl"))));
     assert!(p50.contains("us/commit") && p50.contains("`LMDB_0.9.33 [sync]`"), "{p50}");
     let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
     assert!(header.lines().next().unwrap().contains(r#""nordahead":true"#), "{header}");
