@@ -81,9 +81,9 @@ int settings_given(const struct settings *s) {
 static int flag(struct settings *s, const char *a) {
     if (!strcmp(a, "--writemap")) s->writemap = 1;
     else if (!strcmp(a, "--no-writemap")) s->writemap = 0;
-    else if (!strcmp(a, "--sync") || !strcmp(a, "--sync=sync")) s->sync = SYNC_ALL;
-    else if (!strcmp(a, "--sync=nometasync")) s->sync = SYNC_DATA;
-    else if (!strcmp(a, "--sync=nosync")) s->sync = SYNC_NONE;
+    else if (!strcmp(a, "--sync") || !strcmp(a, "--sync=sync")) s->sync = SYNC_ALL, s->have_sync = 1;
+    else if (!strcmp(a, "--sync=nometasync")) s->sync = SYNC_DATA, s->have_sync = 1;
+    else if (!strcmp(a, "--sync=nosync")) s->sync = SYNC_NONE, s->have_sync = 1;
     else if (!strcmp(a, "--readahead=on")) s->nordahead = 0;
     else if (!strcmp(a, "--readahead=off")) s->nordahead = 1;
     else if (!strcmp(a, "--migrate-append")) s->append = 1;

@@ -23,7 +23,8 @@ struct settings {
      * --readahead=on|off */
     uint32_t entries;
     uint64_t map_size;
-    int have_entries, writemap, sync, nordahead;
+    /* have_sync: a --sync form was given, so the run asks how commits are made durable */
+    int have_entries, writemap, sync, have_sync, nordahead;
     /* LmdbJava's data; the seed is the presets' too */
     uint32_t value_size;
     int str_keys, random_order, random_values;

@@ -183,6 +183,66 @@ static int spill(struct env *e, MDB_txn *txn, const struct ops *o, size_t from, 
     return rc;
 }
 
+/* ---- each commit's time (commits.rs): the clock read around mdb_txn_commit in a pass
+ * that times them (a --sync run, not under valgrind), into room made before the pass ---- */
+
+static uint64_t *commit_times;
+static size_t commit_room, commit_n;
+
+/* mdb_txn_commit, its time kept when a pass is armed and has room. */
+static int commit_clocked(MDB_txn *txn) {
+    if (commit_n >= commit_room) return mdb_txn_commit(txn);
+    uint64_t t0 = now_ns();
+    int rc = mdb_txn_commit(txn);
+    commit_times[commit_n++] = now_ns() - t0;
+    return rc;
+}
+
+/* Times the next pass's commits: room for `room` of them (any beyond are not timed). */
+static void commits_arm(size_t room) {
+    commit_times = xmalloc(room * sizeof *commit_times);
+    commit_room = room;
+    commit_n = 0;
+}
+
+/* commits.rs's histogram: nanoseconds to two significant digits, up to 60 s, each value
+ * counted at the highest of its bucket (hdrhistogram's value_iterated_to: 256 sub-buckets,
+ * bucket b of width 2^b). */
+#define COMMIT_CEILING_NS 60000000000ull
+static uint64_t commit_bucket(uint64_t ns) {
+    ns = ns < 1 ? 1 : ns > COMMIT_CEILING_NS ? COMMIT_CEILING_NS : ns;
+    int b = 56 - __builtin_clzll(ns | 255);
+    return ((ns >> b) << b) + ((1ull << b) - 1);
+}
+
+static int by_value(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The armed pass's commits as the histogram's recorded buckets in f, ascending (commits.rs's
+ * take), disarmed; none when none were timed. */
+static void commits_take(struct figures *f) {
+    f->commit_ns = NULL;
+    f->ncommit = 0;
+    if (commit_n) {
+        qsort(commit_times, commit_n, sizeof *commit_times, by_value);
+        f->commit_ns = xmalloc(commit_n * sizeof *f->commit_ns);
+    }
+    for (size_t i = 0; i < commit_n; i++) {
+        uint64_t v = commit_bucket(commit_times[i]);
+        if (f->ncommit && f->commit_ns[f->ncommit - 1][0] == v) {
+            f->commit_ns[f->ncommit - 1][1]++;
+        } else {
+            f->commit_ns[f->ncommit][0] = v;
+            f->commit_ns[f->ncommit++][1] = 1;
+        }
+    }
+    free(commit_times);
+    commit_times = NULL;
+    commit_room = commit_n = 0;
+}
+
 /* Every operation in transactions of w->batch (0: one for all); with w->grow, a batch that
  * fills the map is aborted, the map doubled and the batch run again; with w->child_open
  * the operations go in a child left open, and every tenth batch is first aborted so. */
@@ -210,7 +270,7 @@ static int batched(struct env *e, const struct ops *o, const struct write *w, in
         }
         aborted = 0;
         if (rc) mdb_txn_abort(txn);
-        else if ((rc = mdb_txn_commit(txn))) *call = "mdb_txn_commit";
+        else if ((rc = commit_clocked(txn))) *call = "mdb_txn_commit";
         if (rc == MDB_MAP_FULL && w->grow) {
             if ((rc = double_map(e, call))) return rc;
             i = start;
@@ -592,6 +652,7 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     int read = 0, rc;
     struct space space;
     struct io io = {0, 0, 0};
+    struct figures timed_commits = no_figures(0);
     snprintf(dir, sizeof dir, "%s/clmdb-XXXXXX", scratch);
     snprintf(copy, sizeof copy, "%s/clmdb-copy-XXXXXX", scratch);
     if (!mkdtemp(dir) || !mkdtemp(copy)) return print_error(res->workload, "mkdtemp failed", 0);
@@ -605,10 +666,14 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
         if (!rc && r->shape == INCREMENTAL) rc = backup_of(r, &e, p, copy, &backup, &places.since, &call);
         MDB_envinfo before, after;
         io_learn_descriptors();
+        /* mod.rs's passes: a run that asks how commits are made durable times each, where
+         * no instruction is counted (the clock's own would be). */
+        if (P.have_sync && !UNDER_VALGRIND) commits_arm((p->timed.n > p->setup_puts.n ? p->timed.n : p->setup_puts.n) + 1);
         struct io_mark mark = io_now();
         if (!rc) rc = mdb_env_info(e.env, &before);
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
         struct io_mark done = io_now();
+        commits_take(&timed_commits);
         if (!rc && !(rc = mdb_env_info(e.env, &after))) {
             io.syncs = done.syncs - mark.syncs;
             io.bytes = done.bytes - mark.bytes;
@@ -627,10 +692,15 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     }
     struct figures f = no_figures(p->timed.n ? p->timed.n : p->setup_puts.n - p->setup_deletes.n);
     f.db_bytes = size_on_disk(at);
+    f.commit_ns = timed_commits.commit_ns;
+    f.ncommit = timed_commits.ncommit;
     remove_env_dir(dir);
     remove_env_dir(copy);
     unlink(dump);
-    if (rc) return print_error(res->workload, call, rc);
+    if (rc) {
+        free(f.commit_ns);
+        return print_error(res->workload, call, rc);
+    }
     if (result_push(res, ns, entries, digest, f)) return 1;
     res->space[res->n - 1] = space;
     res->has_space = 1;

@@ -79,7 +79,10 @@ void result_init(struct result *r, const char *w, unsigned iterations) {
 }
 
 void result_free(struct result *r) {
-    for (unsigned i = 0; i < r->n; i++) free(r->fig[i].latencies);
+    for (unsigned i = 0; i < r->n; i++) {
+        free(r->fig[i].latencies);
+        free(r->fig[i].commit_ns);
+    }
     free(r->ns);
     free(r->fig);
     free(r->space);
@@ -92,6 +95,7 @@ int result_push(struct result *r, uint64_t ns, uint64_t entries, uint64_t digest
         printf("{\"workload\":\"%s\",\"error\":\"pass %u produced checksum %" PRIu64 ":%016" PRIx64 ", the first %" PRIu64 ":%016" PRIx64 "\"}\n",
                r->workload, r->n + 1, entries, digest, r->entries, r->digest);
         free(f.latencies);
+        free(f.commit_ns);
         return 1;
     }
     r->has_checksum = 1;
@@ -109,6 +113,12 @@ void print_figures(const struct figures *f) {
         print_u64s(f->latencies, f->nlat);
     }
     if (f->db_bytes >= 0) printf(",\"db_bytes\":%" PRId64, f->db_bytes);
+    if (f->ncommit) {
+        printf(",\"commit_ns\":[");
+        for (uint64_t i = 0; i < f->ncommit; i++)
+            printf("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", f->commit_ns[i][0], f->commit_ns[i][1]);
+        printf("]");
+    }
     if (f->has_usage) {
         printf(",\"usage\":{\"user_us\":%" PRIu64 ",\"sys_us\":%" PRIu64 ",", f->user_us, f->sys_us);
         if (f->max_rss_kib >= 0) printf("\"max_rss_kib\":%" PRId64 ",", f->max_rss_kib);

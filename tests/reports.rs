@@ -325,3 +325,65 @@ fn bursts_are_counted_and_placed_on_a_crafted_run_file() {
     let untouched = stdout(&run_ok(lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl"))));
     assert!(untouched.contains("- Bursts: none of 24 round values"), "{untouched}");
 }
+
+/// The fixed run's write passes given each commit's time (a crafted `figures.commit_ns`:
+/// 100 commits a pass about a median of 1 ms, LMDB_0.9.33's and its control's 10% slower),
+/// and LMDB_0.9.18's pass of round 6 ten stalls of 20 ms, which treble that pass's mean.
+/// `--metric commit-p50` compares the passes' medians with the baseline's by the one method,
+/// with an interval, in every format, and the stalls leave the median where it was.
+#[test]
+fn commit_p50_compares_pass_medians_with_an_interval_and_stalls_do_not_move_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
+    let tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33", "LMDB_0.9.33~control"];
+    let crafted: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "sample" && v["workload"] == "write" && v["counted"] != true {
+                let (round, tag) = (v["round"].as_u64().unwrap(), v["tag"].as_str().unwrap());
+                let t = tags.iter().position(|x| *x == tag).unwrap() as u64;
+                let slower = if tag.starts_with("LMDB_0.9.33") { 1.10 } else { 1.0 };
+                // A pass's own spread: −1% to +1% by round and tag.
+                let median = 1e6 * slower * (1.0 + ((round * 7 + t * 3) % 11) as f64 * 0.002 - 0.01);
+                let stalls = if tag == "LMDB_0.9.18" && round == 5 { 10 } else { 0 };
+                let m = median.round() as u64;
+                v["figures"]["commit_ns"] =
+                    serde_json::json!([[m * 9 / 10, 45], [m, 10], [m * 11 / 10, 45 - stalls], [20_000_000, stalls]]);
+            }
+            v.to_string()
+        })
+        .collect();
+    let file = dir.path().join("commits.jsonl");
+    std::fs::write(&file, crafted.join("\n") + "\n").unwrap();
+    let report = |format: &str| {
+        let args = ["--metric", "commit-p50", "--format", format];
+        stdout(&run_ok(lmdb_regress().arg("report").arg(&file).args(args)))
+    };
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let sections = json["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 1, "only the write passes timed their commits: {sections:?}");
+    let against = |tag: &str| {
+        let all = sections[0]["comparisons"].as_array().unwrap();
+        let c = all.iter().find(|c| c["tag"] == tag && c["kind"] != "fastest").cloned();
+        let c = c.unwrap_or_else(|| panic!("no comparison of {tag}: {}", sections[0]));
+        (c["ratio"].as_f64().unwrap(), c["ci_low"].as_f64().unwrap(), c["ci_high"].as_f64().unwrap(), c)
+    };
+    let (ratio, lo, hi, c) = against("LMDB_0.9.33");
+    assert!((1.08..1.12).contains(&ratio) && lo > 1.05 && hi < 1.15 && c["verdict"] == "slower", "{c}");
+    let (ratio, lo, hi, c) = against("LMDB_0.9.18");
+    assert!((0.99..1.01).contains(&ratio) && lo > 0.97 && hi < 1.03 && c["verdict"] != "slower", "the stalls: {c}");
+    let md = report("markdown");
+    assert!(md.contains("us/commit") && md.contains("; median commit time +1"), "{md}");
+    for format in ["text", "html", "github"] {
+        assert!(report(format).contains("LMDB_0.9.33"), "{format}");
+    }
+    let csv = ["--metric", "commit-p50", "--format", "csv", "--out-dir"];
+    run_ok(lmdb_regress().arg("report").arg(&file).args(csv).arg(dir.path()));
+    let summary = std::fs::read_to_string(dir.path().join("commits-summary.csv")).unwrap();
+    assert!(summary.contains("LMDB_0.9.33"), "{summary}");
+    // A run that timed no commit says what would.
+    let o = lmdb_regress().arg("report").arg(testdata("run-fixed.jsonl")).args(["--metric", "commit-p50"]).output();
+    let err = stderr(&o.unwrap());
+    assert!(err.contains("this run has no commit times") && err.contains("--sync nosync,nometasync,sync"), "{err}");
+}

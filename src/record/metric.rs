@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::concurrent::CrewFigures;
 use crate::workload::iocount::Io;
+use crate::workload::presets::lmdb_suite::commits;
 use crate::workload::space::Space;
 use crate::workload::Workload;
 
@@ -144,6 +145,11 @@ pub enum Metric {
     /// Page faults that read from the device (getrusage's ru_majflt) per operation of a
     /// whole pass: what a memory limit (`run --memory-limit`) costs a read.
     MajorFaults,
+    /// The median of a write pass's commits (mdb_txn_commit, its syncs included), in
+    /// microseconds: the lmdb suite's write rows in a time run under `--sync`. Judged by
+    /// intervals, as time is; the median, as a commit that waits out a stall of the disk
+    /// moves a pass's mean and not its median.
+    CommitP50,
 }
 
 /// How a metric's figures are collected, and so judged.
@@ -170,6 +176,9 @@ pub enum Collect {
     /// timed region: a count, judged as counts are (0 where everything was cached, which
     /// no ratio of intervals can judge); it moves with the page cache and its readahead.
     Faults,
+    /// A figure of a write pass's commits, each timed (`Figures::commit_ns`, a histogram's
+    /// buckets), in nanoseconds: judged by intervals, as time is.
+    Commits { value: fn(&[(u64, u64)]) -> Option<u64> },
 }
 
 /// A metric's one declaration.
@@ -200,6 +209,10 @@ const NO_FAULTS: &str = "this run has no major-fault counts: they are read aroun
 
 const NO_CREW: &str = "this run has no readers beside a writer: measure `run --suite concurrency`";
 
+const NO_COMMITS: &str = "this run has no commit times: they are read around each commit of the lmdb suite's \
+                          write rows in a time run under --sync (`run --suite lmdb --workloads \
+                          fillRandomEach,fillRandom --sync nosync,nometasync,sync`) by this version of lmdb-regress";
+
 const NO_IO: &str = "this run has no I/O counts: they are taken around each write pass, so measure a write \
                      (`run --workloads write`, or the lmdb suite's fills) with this version of lmdb-regress";
 
@@ -225,7 +238,7 @@ const fn space(name: &'static str, short: &'static str, unit: &'static str, valu
 }
 
 impl Metric {
-    pub const ALL: [Metric; 19] = [
+    pub const ALL: [Metric; 20] = [
         Metric::Time,
         Metric::Instructions,
         Metric::D1Misses,
@@ -245,6 +258,7 @@ impl Metric {
         Metric::SyncsPerCommit,
         Metric::BytesPerCommit,
         Metric::MajorFaults,
+        Metric::CommitP50,
     ];
 
     /// The metric's one row.
@@ -362,6 +376,15 @@ impl Metric {
             slack: 0,
             missing: Some(NO_FAULTS),
         };
+        const COMMIT_P50: MetricInfo = MetricInfo {
+            name: "median commit time",
+            short: "commit",
+            unit: "us/commit",
+            per_cycle: "us/commit",
+            collect: Collect::Commits { value: commits::median_ns },
+            slack: 0,
+            missing: Some(NO_COMMITS),
+        };
         match self {
             Metric::Time => &TIME,
             Metric::Instructions => &INSTRUCTIONS,
@@ -382,6 +405,7 @@ impl Metric {
             Metric::SyncsPerCommit => &SYNCS_PER_COMMIT,
             Metric::BytesPerCommit => &BYTES_PER_COMMIT,
             Metric::MajorFaults => &MAJOR_FAULTS,
+            Metric::CommitP50 => &COMMIT_P50,
         }
     }
 
@@ -412,6 +436,7 @@ impl Metric {
             Metric::SyncsPerCommit => "syncs-per-commit",
             Metric::BytesPerCommit => "bytes-per-commit",
             Metric::MajorFaults => "major-faults",
+            Metric::CommitP50 => "commit-p50",
         }
     }
 
@@ -457,6 +482,20 @@ impl Metric {
         matches!(self.info().collect, Collect::Faults)
     }
 
+    /// Whether it is a figure of a write pass's timed commits.
+    pub fn is_commits(self) -> bool {
+        matches!(self.info().collect, Collect::Commits { .. })
+    }
+
+    /// The metric's figure of a pass's timed commits (`Figures::commit_ns`), in
+    /// nanoseconds; None for the other metrics, and for a pass that timed none.
+    pub fn of_commits(self, buckets: &[(u64, u64)]) -> Option<u64> {
+        match self.info().collect {
+            Collect::Commits { value } => value(buckets),
+            _ => None,
+        }
+    }
+
     /// Whether it is read from the environment a write left, not counted in a timed region.
     pub fn is_space(self) -> bool {
         matches!(self.info().collect, Collect::Space { .. })
@@ -481,9 +520,12 @@ impl Metric {
     /// region whose counter did not count what the metric needs.
     pub fn of_counts(self, counts: &Counts) -> Option<u64> {
         match self.info().collect {
-            Collect::Clock | Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. } | Collect::Faults => {
-                None
-            }
+            Collect::Clock
+            | Collect::Space { .. }
+            | Collect::Crew { .. }
+            | Collect::Io { .. }
+            | Collect::Faults
+            | Collect::Commits { .. } => None,
             Collect::Events { value, .. } => value(counts),
         }
     }
@@ -498,10 +540,12 @@ impl Metric {
 
     /// The total of one operation: time in the workload's time unit per timed region;
     /// counts per operation of the pass (I/O: per commit, `ops` its commits); space as it
-    /// is, of the whole pass (a crew's figures are per operation already: [`Metric::of_crew`]).
+    /// is, of the whole pass; a commit's nanoseconds in microseconds (a crew's figures are
+    /// per operation already: [`Metric::of_crew`]).
     pub fn per_op(self, total: f64, w: Workload, ops: u64) -> f64 {
         match self.info().collect {
             Collect::Clock => total / w.time_unit().ns,
+            Collect::Commits { .. } => total / 1e3,
             Collect::Events { .. } | Collect::Io { .. } | Collect::Faults => total / ops.max(1) as f64,
             Collect::Space { .. } | Collect::Crew { .. } => total,
         }
@@ -520,16 +564,20 @@ impl Metric {
     pub fn unit_of(self, w: Workload) -> &'static str {
         match (self.info().collect, w) {
             (Collect::Clock, _) => w.time_unit().label,
-            (Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. }, _) => self.unit(),
+            (Collect::Space { .. } | Collect::Crew { .. } | Collect::Io { .. } | Collect::Commits { .. }, _) => {
+                self.unit()
+            }
             (_, Workload::Preset(p)) if p.per() == "cycle" => self.info().per_cycle,
             _ => self.unit(),
         }
     }
 
     /// How many of the metric's own units make one display unit of a whole region (ms,
-    /// millions).
+    /// millions; a commit's µs).
     pub fn display(self) -> f64 {
-        if self.is_space() || self.is_crew() || self.is_io() || self.is_faults() {
+        if self.is_commits() {
+            1e3
+        } else if self.is_space() || self.is_crew() || self.is_io() || self.is_faults() {
             1.0
         } else {
             1e6

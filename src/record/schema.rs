@@ -271,6 +271,7 @@ impl Sample {
             m if m.is_space() => m.of_space(self.space.as_ref()?),
             m if m.is_io() => m.of_io(self.io.as_ref()?),
             m if m.is_faults() => self.major_faults,
+            m if m.is_commits() => m.of_commits(&self.figures.commit_ns),
             m if m.is_crew() => self.crew(m).map(|(pass, _)| pass.round() as u64),
             m => m.of_counts(&self.counts),
         }

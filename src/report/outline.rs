@@ -371,11 +371,12 @@ fn step_line(m: &ReportModel, s: &TagStep) -> String {
             };
             let moved = counts.map(cells::delta).unwrap_or_default();
             let mut line = format!("{name}: {moved} {words} {at}{elsewhere}");
+            let timed = timed_figure(m);
             match (m.rule.counts, s.deltas.len()) {
                 (true, _) => {}
-                (false, 1) => line.push_str(&format!("; time {}", cells::delta_line(time))),
+                (false, 1) => line.push_str(&format!("; {timed} {}", cells::delta_line(time))),
                 (false, _) => line.push_str(&format!(
-                    "; time {} {} at {first_tag}, {}",
+                    "; {timed} {} {} at {first_tag}, {}",
                     cells::delta(time),
                     cells::interval(time),
                     tally(&s.deltas)
@@ -385,9 +386,10 @@ fn step_line(m: &ReportModel, s: &TagStep) -> String {
         }
         StepBy::Time => {
             let figure = format!("{} {}", cells::delta(time), cells::interval(time));
+            let timed = timed_figure(m);
             let mut line = match s.deltas.len() {
-                1 => format!("{name}: time {figure} {at}{elsewhere}"),
-                _ => format!("{name}: time {figure} at {first_tag}, {} {at}{elsewhere}", tally(&s.deltas)),
+                1 => format!("{name}: {timed} {figure} {at}{elsewhere}"),
+                _ => format!("{name}: {timed} {figure} at {first_tag}, {} {at}{elsewhere}", tally(&s.deltas)),
             };
             if first.time_only {
                 let moved = first.instructions().map(cells::delta).unwrap_or_default();
@@ -400,6 +402,16 @@ fn step_line(m: &ReportModel, s: &TagStep) -> String {
         }
     };
     format!("{line}.")
+}
+
+/// What a clock-judged run's figure is called in a sentence: time, or the metric's own
+/// name where it is another figure judged as time is (a pass's median commit, a reader's
+/// time per get).
+fn timed_figure(m: &ReportModel) -> &'static str {
+    match m.unit.metric {
+        Metric::Time => "time",
+        other => other.name(),
+    }
 }
 
 /// What time left open, where, and how many rounds would resolve ±min-effect.
@@ -422,8 +434,10 @@ fn unresolved_line(m: &ReportModel, f: &Findings) -> Option<String> {
         .seconds_per_round
         .map(|s| format!(" (about {} at this run's {} a round)", cells::seconds(s * most as f64), cells::seconds(s)))
         .unwrap_or_default();
+    let timed = timed_figure(m);
+    let capital = timed[..1].to_uppercase() + &timed[1..];
     Some(format!(
-        "Time did not resolve {k} of {n} deltas against {} after {} ({}); about {most} rounds would resolve \
+        "{capital} did not resolve {k} of {n} deltas against {} after {} ({}); about {most} rounds would resolve \
          differences of {}{cost}.",
         cells::baseline_named(m),
         cells::plural(rounds, "round"),

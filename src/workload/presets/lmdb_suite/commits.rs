@@ -1,6 +1,7 @@
 //! Each commit's time in a pass that times them (`--sync` time runs): the clock read around
 //! mdb_txn_commit inside the timed region, written into storage sized before the pass, so
-//! the region allocates nothing; the histogram is made after it.
+//! the region allocates nothing; the histogram is made after it, and a pass's median
+//! (`--metric commit-p50`) is read back from it.
 
 use std::cell::RefCell;
 use std::time::Instant;
@@ -27,11 +28,29 @@ pub fn arm(commits: usize) {
 /// disarmed; empty when none were timed.
 pub fn take() -> Vec<(u64, u64)> {
     let Some(times) = TIMES.with(|t| t.borrow_mut().take()) else { return Vec::new() };
-    let mut h = Histogram::<u64>::new_with_bounds(1, CEILING_NS, 2).expect("valid bounds");
+    let mut h = histogram();
     for ns in times {
         h.saturating_record(ns.max(1));
     }
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+}
+
+/// The histogram a pass's commits are recorded in: nanoseconds to two significant digits
+/// (each bucket within 0.8% of its values), up to [`CEILING_NS`]. harness/lmdb_suite.c
+/// buckets its commits the same way.
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, CEILING_NS, 2).expect("valid bounds")
+}
+
+/// A pass's median commit from its buckets ([`take`]'s): the bucket that holds its middle
+/// commit, as the histogram reads it (value_at_quantile(0.5)); None when it timed none.
+/// The pass's own figure, as its time is: what is computed across passes is `stats`'.
+pub fn median_ns(buckets: &[(u64, u64)]) -> Option<u64> {
+    let mut h = histogram();
+    for &(ns, n) in buckets {
+        h.saturating_record_n(ns, n);
+    }
+    (h.len() > 0).then(|| h.value_at_quantile(0.5))
 }
 
 /// mdb_txn_commit, its time kept when a pass is armed and has room.
@@ -66,5 +85,20 @@ mod tests {
         assert_eq!(buckets.iter().map(|b| b.1).sum::<u64>(), 2, "{buckets:?}");
         assert!(buckets.iter().all(|b| (1500..1520).contains(&b.0)), "two significant digits: {buckets:?}");
         assert!(take().is_empty(), "disarmed");
+    }
+
+    #[test]
+    fn a_pass_median_is_its_middle_commit_and_a_stall_does_not_move_it() {
+        // 5 commits: 99, 100 and 101 µs, and 2 stalls of 20 ms; the mean is 8 ms.
+        arm(5);
+        TIMES.with(|t| t.borrow_mut().as_mut().unwrap().extend([100_000, 20_000_000, 101_000, 20_000_000, 99_000]));
+        let buckets = take();
+        let median = median_ns(&buckets).unwrap();
+        assert!((101_000..101_512).contains(&median), "the third of five, in its bucket: {median} {buckets:?}");
+        assert_eq!(median_ns(&[]), None);
+        // A stored bucket reads back as itself: the C twin's buckets, made by the same rule.
+        for (ns, _) in &buckets {
+            assert_eq!(median_ns(&[(*ns, 1)]), Some(*ns));
+        }
     }
 }
