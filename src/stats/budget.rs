@@ -45,10 +45,19 @@ pub struct Bought {
     pub resamples: usize,
     /// Rounds a resample ran, mean.
     pub rounds: f64,
-    /// "engine workload" → [median, widest] half-width, percent, mean over resamples.
-    pub half_widths: BTreeMap<String, [f64; 2]>,
+    /// Each section's half-widths, in the sections' order.
+    pub sections: Vec<Widths>,
     /// Comparisons at or within the target's half-width at the end, of all, mean.
     pub within_target: f64,
+}
+
+/// One section's median and widest half-width at the end (percent), mean over resamples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Widths {
+    pub engine: Engine,
+    pub workload: Workload,
+    pub median: f64,
+    pub widest: f64,
 }
 
 /// Runs `resamples` resamples of `full` with `budget` seconds each under `sharing`.
@@ -61,7 +70,7 @@ pub fn bought(
     rng: &mut impl Rng,
 ) -> Bought {
     let rounds: Vec<u32> = common_rounds(full);
-    let mut widths: BTreeMap<String, [f64; 2]> = BTreeMap::new();
+    let mut widths: BTreeMap<(Engine, Workload), [f64; 2]> = BTreeMap::new();
     let (mut ran, mut within, mut total) = (0.0, 0usize, 0usize);
     for _ in 0..resamples {
         let (got, steps) =
@@ -79,7 +88,7 @@ pub fn bought(
             let goal = target.map_or(f64::INFINITY, |t| t.percent);
             within += hw.iter().filter(|h| **h <= goal).count();
             total += hw.len();
-            let entry = widths.entry(format!("{} {}", k.0, k.1)).or_default();
+            let entry = widths.entry(*k).or_default();
             entry[0] += median(&hw) / resamples as f64;
             entry[1] += hw.iter().copied().fold(0.0, f64::max) / resamples as f64;
         }
@@ -88,7 +97,10 @@ pub fn bought(
         sharing,
         resamples,
         rounds: ran / resamples as f64,
-        half_widths: widths,
+        sections: widths
+            .into_iter()
+            .map(|((engine, workload), [median, widest])| Widths { engine, workload, median, widest })
+            .collect(),
         within_target: if total == 0 { 0.0 } else { within as f64 / total as f64 },
     }
 }
@@ -157,9 +169,9 @@ mod tests {
         // A round of two sections of five labels costs 1 + 10 seconds: 220 seconds buy 20.
         let every = bought(&full, &costs, (220.0, Sharing::EveryRound), (&rule, None), 20, &mut rng);
         assert_eq!(every.rounds, 20.0);
-        assert_eq!(every.half_widths.len(), 2);
-        let [median, widest] = every.half_widths["rust readKey"];
-        assert!(0.0 < median && median <= widest && widest < 5.0, "{every:?}");
+        assert_eq!(every.sections.len(), 2);
+        let w = every.sections[0];
+        assert!(0.0 < w.median && w.median <= w.widest && w.widest < 5.0, "{every:?}");
         let shared = bought(&full, &costs, (220.0, Sharing::Horizon), (&rule, None), 20, &mut rng);
         assert!(shared.rounds > every.rounds, "{shared:?}");
     }
