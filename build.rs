@@ -15,6 +15,8 @@ mod compile;
 mod envvars;
 #[path = "src/files.rs"]
 mod files;
+#[path = "src/harness.rs"]
+mod harness;
 #[path = "src/manifest.rs"]
 mod manifest;
 #[path = "src/matrix.rs"]
@@ -36,6 +38,7 @@ fn main() {
         "src/compile.rs",
         "src/envvars.rs",
         "src/files.rs",
+        "src/harness.rs",
         "src/manifest.rs",
         "src/matrix.rs",
         "src/mtest.rs",
@@ -61,6 +64,7 @@ fn main() {
     for f in ["fdatasync", "fsync", "msync", "write", "pwrite", "pwrite64", "writev"] {
         println!("cargo:rustc-link-arg-bins=-Wl,--export-dynamic-symbol={f}");
     }
+    harness_orders();
     let target = std::env::var("TARGET").unwrap_or_default();
     println!("cargo:rustc-env=LMDB_REGRESS_TARGET={target}");
     // A bad LMDB_REGRESS_* value fails the build with its error, as it fails every command.
@@ -74,6 +78,30 @@ fn main() {
     }
     if let Err(e) = build_matrix(&target) {
         println!("cargo:warning=lmdb-regress: the LMDB build matrix was not built: {e:#}");
+    }
+}
+
+/// Links each of the binary's function orders (src/harness.rs) by lld, shuffled by its own
+/// seed. Without lld they are linked as the main binary is, and the crate is told that no
+/// order may be drawn.
+fn harness_orders() {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let lld = std::process::Command::new(&cc)
+        .args(["-fuse-ld=lld", "-Wl,--version"])
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("LLD"));
+    if !lld {
+        println!("cargo:rustc-env={}=1", harness::UNSHUFFLED_ENV);
+        println!(
+            "cargo:warning=lmdb-regress: {cc} cannot link with lld: the tool's own code stays in one placement \
+             (install Debian's package lld; `make deps` does)"
+        );
+        return;
+    }
+    for n in 1..=harness::ORDERS {
+        let bin = harness::binary_name(n);
+        println!("cargo:rustc-link-arg-bin={bin}=-fuse-ld=lld");
+        println!("cargo:rustc-link-arg-bin={bin}=-Wl,--shuffle-sections=.text*={}", harness::seed(n));
     }
 }
 

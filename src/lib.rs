@@ -12,6 +12,7 @@ pub mod environment;
 pub mod envvars;
 pub mod ffi;
 pub mod files;
+pub mod harness;
 pub mod hunt;
 pub mod layout;
 pub mod manifest;

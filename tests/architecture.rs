@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: [(&str, &[&str]); 10] = [
     ("foundation", &["envvars", "files", "terminal", "progress", "environment", "ffi", "abi", "artifact", "children"]),
     ("sources", &["manifest", "tags", "source"]),
-    ("builds", &["stage", "compile", "matrix", "layout", "mtest", "paired_twin"]),
+    ("builds", &["stage", "compile", "matrix", "layout", "harness", "mtest", "paired_twin"]),
     ("workloads", &["workload"]),
     ("run record", &["record"]),
     ("measurements", &["runner"]),

@@ -119,6 +119,15 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     // Counting used the fixed builds; one unit was counted under two layouts, alike.
     let counted: Vec<&Value> = records(&run, "sample").into_iter().filter(|s| s["counted"] == true).collect();
     assert!(!counted.is_empty() && counted.iter().all(|s| s["layout"].is_null()));
+    // Each timed process ran one of the binary's function orders, drawn for it; counting, the binary as built.
+    assert!(counted.iter().all(|s| s.get("harness").is_none()));
+    let mut orders: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for s in records(&run, "sample").into_iter().filter(|s| s.get("counted").is_none()) {
+        let n = s["harness"].as_u64().unwrap_or_else(|| panic!("a timed sample without its order: {s}"));
+        assert!((1..=lmdb_regress::harness::ORDERS as u64).contains(&n), "{s}");
+        orders.entry(s["round"].as_u64().unwrap()).or_default().insert(n);
+    }
+    assert!(orders.len() == 2 && orders.values().all(|o| o.len() == 1), "one order a paired process: {orders:?}");
     let checks = records(&run, "check");
     let layout_check = checks.iter().find(|c| c["what"].as_str().unwrap().contains("counted under layouts"));
     let layout_check = layout_check.unwrap_or_else(|| panic!("no layout check in {checks:?}"));
@@ -141,6 +150,7 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     assert!(run[0]["plan"].get("layout_seed").is_none());
     let samples = records(&run, "sample");
     assert!(!samples.is_empty() && samples.iter().all(|s| s.get("layout") == Some(&Value::Null)), "{samples:?}");
+    assert!(samples.iter().all(|s| s.get("harness").is_none()), "a fixed run runs the binary as built");
     assert!(records(&run, "check").is_empty());
     assert!(!layouts_dir.exists(), "a fixed run linked layouts");
     let text = stdout(&run_ok(lmdb_regress().arg("compare").arg(&fixed).arg(&first)));
@@ -149,6 +159,7 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     assert!(md.contains("Layouts: fixed") && !md.contains("Layout spread"), "{md}");
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&first)));
     assert!(md.contains("seeded from the run's seed 42") && md.contains("Layout spread: not measured"), "{md}");
+    assert!(md.contains("function orders of the tool's own code"), "{md}");
 }
 
 #[test]

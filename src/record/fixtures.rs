@@ -64,6 +64,7 @@ pub(super) fn unit_sample(unit: &Label) -> Sample {
         counted: false,
         figures: Figures::default(),
         layout: None,
+        harness: None,
         chunks_ns: Vec::new(),
         space: None,
         io: None,

@@ -40,10 +40,11 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// look; 12: the environment's `processor`, family, model, stepping and caches behind the
 /// model name, which a reader of 11 would drop on a resume or merge; 13: the configuration's
 /// `key_sample`, readKey's gets a pass, which a reader of 12 would drop on a resume or merge
-/// and go on with whole passes). Layouts
+/// and go on with whole passes; 14: a sample's `harness`, the function order of the tool's
+/// own binary that ran it, which a reader of 13 would drop on a resume or merge). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 13;
+pub const SCHEMA: u32 = 14;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
@@ -240,6 +241,11 @@ pub struct Sample {
     /// fixed build, and in runs from before layouts were randomised.
     #[serde(default)]
     pub layout: Option<u32>,
+    /// The function order of the tool's own binary (src/harness.rs) whose Rust worker ran the
+    /// sample, drawn per process with random layouts; none for the binary as built, the C
+    /// engine, and runs from before it was drawn (schema ≤ 13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<u32>,
     /// With `pairing: chunks`: the pass's chunk times in nanoseconds, in pass order (`ns`
     /// is their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

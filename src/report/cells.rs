@@ -391,6 +391,12 @@ pub(super) fn per_sample_layouts(m: &ReportModel) -> bool {
     m.plan.layouts == Layouts::Random && m.plan.layout_study.is_none()
 }
 
+/// How many function orders of the tool's own binary (src/harness.rs) the run's samples
+/// ran; 0 when every one ran the binary as built.
+pub(super) fn harness_orders(m: &ReportModel) -> usize {
+    m.samples.iter().filter_map(|s| s.harness).collect::<std::collections::BTreeSet<_>>().len()
+}
+
 /// "Bursts: 2 of 340 round values …": how many, the statistic, and where (the largest three).
 fn bursts_line(b: &crate::stats::burst::Bursts<Label>) -> String {
     use crate::stats::burst::{MIN_EXCESS, ROBUST_SDS};

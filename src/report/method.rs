@@ -1,7 +1,7 @@
 //! The report's method in words: how the run measured (design, layouts, caches, bursts)
 //! and how its figures are judged, as every format lists it.
 
-use super::cells::{baseline_named, named, per_sample_layouts, within};
+use super::cells::{baseline_named, harness_orders, named, per_sample_layouts, within};
 use super::model::ReportModel;
 use super::numbers::thousands;
 use crate::record::{Layouts, Metric, Pairing};
@@ -52,19 +52,24 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     if m.has_counts() {
+        let orders = harness_orders(m);
         let cause = match per_sample_layouts(m) {
-            true => {
-                "Every sample ran its own layout of LMDB's code, so LMDB's code placement is averaged \
-                 out; the tool's own timed loops keep one placement per build of the tool, which moved \
-                 readCrc and readXxh64 comparisons by 2-4% between builds (reports/README.md): the \
-                 cause is that placement, memory or cache behaviour, or machine noise, not more work \
-                 in LMDB"
-            }
-            false => {
-                "Each tag ran one fixed code layout, so the cause may be that layout's code \
-                 placement, or memory or cache behaviour, or machine noise, not more work in LMDB \
-                 (--layouts random averages placement out)"
-            }
+            true if orders > 0 => format!(
+                "Every sample ran its own layout of LMDB's code, and each process one of {orders} function \
+                 orders of the tool's own code (its timed loops and checksum crates) drawn at random, so \
+                 code placement is sampled, not fixed: the cause is memory or cache behaviour, machine \
+                 noise, or placement beyond what those layouts sample, not more work in LMDB"
+            ),
+            true => "Every sample ran its own layout of LMDB's code, so LMDB's code placement is averaged \
+                     out; the tool's own timed loops keep one placement per build of the tool, which moved \
+                     readCrc and readXxh64 comparisons by 2-4% between builds (reports/README.md): the \
+                     cause is that placement, memory or cache behaviour, or machine noise, not more work \
+                     in LMDB"
+                .to_string(),
+            false => "Each tag ran one fixed code layout, so the cause may be that layout's code \
+                      placement, or memory or cache behaviour, or machine noise, not more work in LMDB \
+                      (--layouts random averages placement out)"
+                .to_string(),
         };
         v.push(format!(
             "instr: the instruction delta of the same two tags (one counting pass, {} entries, \

@@ -91,6 +91,7 @@ mod tests {
             version: "LMDB".into(),
             layout: None,
             relink: None,
+            harness: None,
             programs: Default::default(),
         }
     }

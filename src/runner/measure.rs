@@ -28,6 +28,10 @@ impl RunSpec {
         (ready, selection): (&Ready, Option<&Selection>),
         scratch: &Path,
     ) -> Result<Vec<Record>> {
+        // A timed process runs a function order of this binary drawn for it; a counted one
+        // the binary as built (counts do not move with placement).
+        let drawn = super::unit::with_drawn_harness(std::slice::from_ref(u), &mut rand::thread_rng());
+        let u = if counted { u } else { &drawn[0] };
         let selected = |w: Workload| selection.is_none_or(|s| s.measures(u, w));
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
@@ -119,6 +123,7 @@ impl RunSpec {
                     counted,
                     figures: line.figures.get(i).cloned().unwrap_or_default(),
                     layout: u.layout.as_ref().map(|l| l.seed),
+                    harness: u.harness,
                     chunks_ns: line.chunks_ns.get(i).cloned().unwrap_or_default(),
                     space: line.space.get(i).copied(),
                     io: line.io.get(i).copied(),

@@ -55,8 +55,9 @@ impl RunSpec {
         excluded: &Excluded,
         selection: Option<&Selection>,
     ) -> Result<Vec<Record>> {
+        let drawn = super::unit::with_drawn_harness(units, &mut rand::thread_rng());
         let units: Vec<&Unit> =
-            units.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
+            drawn.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
         let batch = |u: &Unit| {
             let all = self.measurable(u, ready);
             selection.map_or(all.clone(), |s| s.of(u, &all))
@@ -378,6 +379,7 @@ mod tests {
             version,
             layout: None,
             relink: None,
+            harness: None,
             programs: Default::default(),
         }
     }

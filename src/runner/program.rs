@@ -275,6 +275,7 @@ impl RunSpec {
             // A run is one operation: its counts are per run.
             figures: crate::workload::measure::Figures { ops: Some(1), ..Default::default() },
             layout: u.layout.as_ref().map(|l| l.seed),
+            harness: None,
             chunks_ns: Vec::new(),
             space: None,
             io: None,

@@ -14,6 +14,7 @@ use super::watchdog::{self, Killed, Watched};
 use super::worker::WorkerAction;
 use super::Label;
 use crate::compile::{BuildKind, BuildRecord};
+use crate::harness::HarnessOrder;
 use crate::layout::{self, Layout};
 use crate::record::{Engine, TagStatus};
 
@@ -40,9 +41,35 @@ pub struct Unit {
     pub layout: Option<Layout>,
     /// With random layouts: what every round links this unit's own layout from.
     pub relink: Option<Arc<layout::Source>>,
+    /// The function order of this binary (src/harness.rs) the Rust worker runs in this
+    /// process; None: the binary as built.
+    pub harness: Option<u32>,
     /// The run's programs (`--program`) as compiled against this unit's build; a program
     /// missing here did not compile against it (recorded as a failure) and is not run.
     pub programs: std::collections::BTreeMap<crate::workload::Workload, CompiledProgram>,
+}
+
+/// This binary's function orders that a timed process may run, found once.
+fn harness_orders() -> &'static [HarnessOrder] {
+    static ORDERS: std::sync::OnceLock<Vec<HarnessOrder>> = std::sync::OnceLock::new();
+    ORDERS.get_or_init(|| match std::env::current_exe() {
+        Ok(exe) => crate::harness::orders_beside(&exe, crate::harness::built_shuffled()),
+        Err(_) => Vec::new(),
+    })
+}
+
+/// `units` as one timed process runs them: where LMDB's layout is drawn at random, the Rust
+/// units on one function order of this binary drawn for the process, so that the tool's own
+/// placement is sampled as LMDB's is; otherwise as they are.
+pub(super) fn with_drawn_harness(units: &[Unit], rng: &mut impl rand::Rng) -> Vec<Unit> {
+    let random = units.iter().any(|u| u.engine == Engine::Rust && u.layout.is_some());
+    match harness_orders() {
+        orders if random && !orders.is_empty() => {
+            let order = &orders[rng.gen_range(0..orders.len())];
+            units.iter().map(|u| u.with_harness(order)).collect()
+        }
+        _ => units.to_vec(),
+    }
 }
 
 /// A program compiled against one build (`super::program`): the executable and its
@@ -66,7 +93,7 @@ impl Unit {
         };
         let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
         let (layout, relink, programs) = (None, None, Default::default());
-        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, programs })
+        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, harness: None, programs })
     }
 
     /// A C unit of paired rounds: the C paired worker `twin` loading `library`'s shared
@@ -82,6 +109,7 @@ impl Unit {
             version: library.lmdb_version.clone(),
             layout: None,
             relink: None,
+            harness: None,
             programs: Default::default(),
         }
     }
@@ -134,6 +162,16 @@ impl Unit {
         }
         u.sha256 = layout.sha256.clone();
         u.layout = Some(layout);
+        u
+    }
+
+    /// The same unit run by `order` of this binary (a Rust unit; any other is as it is).
+    pub fn with_harness(&self, order: &HarnessOrder) -> Unit {
+        let mut u = self.clone();
+        if u.engine == Engine::Rust {
+            u.program = order.program.clone();
+            u.harness = Some(order.n);
+        }
         u
     }
 

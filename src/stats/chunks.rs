@@ -160,6 +160,7 @@ mod tests {
             counted: false,
             figures: Default::default(),
             layout: None,
+            harness: None,
             chunks_ns: chunks,
             space: None,
             io: None,

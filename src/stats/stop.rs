@@ -146,6 +146,7 @@ mod tests {
             counted: false,
             figures: Default::default(),
             layout: None,
+            harness: None,
             chunks_ns: Vec::new(),
             space: None,
             io: None,
