@@ -62,8 +62,12 @@ fn harness_orders() -> &'static [HarnessOrder] {
 /// units on one function order of this binary drawn for the process, so that the tool's own
 /// placement is sampled as LMDB's is; otherwise as they are.
 pub(super) fn with_drawn_harness(units: &[Unit], rng: &mut impl rand::Rng) -> Vec<Unit> {
+    drawn_among(units, harness_orders(), rng)
+}
+
+fn drawn_among(units: &[Unit], orders: &[HarnessOrder], rng: &mut impl rand::Rng) -> Vec<Unit> {
     let random = units.iter().any(|u| u.engine == Engine::Rust && u.layout.is_some());
-    match harness_orders() {
+    match orders {
         orders if random && !orders.is_empty() => {
             let order = &orders[rng.gen_range(0..orders.len())];
             units.iter().map(|u| u.with_harness(order)).collect()
@@ -254,4 +258,47 @@ pub(super) fn pad_stack(c: &mut Command) {
     use rand::Rng;
     let n = rand::thread_rng().gen_range(0..STACK_PAD_MAX);
     c.env(STACK_PAD, "x".repeat(n));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn unit(engine: Engine, tag: &str, layout: Option<u32>) -> Unit {
+        let layout = layout.map(|seed| Layout { seed, path: format!("{tag}-{seed}.so").into(), sha256: "0".into() });
+        Unit {
+            engine,
+            label: Label::build(tag, None),
+            program: "lmdb-regress".into(),
+            program_sha256: None,
+            library: Some("lib".into()),
+            sha256: "0".into(),
+            version: "LMDB".into(),
+            layout,
+            relink: None,
+            harness: None,
+            programs: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_process_of_random_layouts_runs_one_drawn_order_and_a_fixed_one_the_binary_as_built() {
+        let orders: Vec<HarnessOrder> =
+            (1..=3).map(|n| HarnessOrder { n, program: format!("lmdb-regress-harness-{n}").into() }).collect();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let random = [unit(Engine::Rust, "a", Some(1)), unit(Engine::Rust, "b", Some(2)), unit(Engine::C, "c", None)];
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..40 {
+            let drawn = drawn_among(&random, &orders, &mut rng);
+            let n = drawn[0].harness.expect("drawn");
+            assert!(drawn[..2].iter().all(|u| u.harness == Some(n) && u.program == orders[n as usize - 1].program));
+            assert_eq!((drawn[2].harness, &drawn[2].program), (None, &random[2].program), "the C unit is as it was");
+            seen.insert(n);
+        }
+        assert_eq!(seen.len(), 3, "every order is drawn");
+        let fixed = [unit(Engine::Rust, "a", None)];
+        assert_eq!(drawn_among(&fixed, &orders, &mut rng)[0].harness, None);
+        assert_eq!(drawn_among(&random, &[], &mut rng)[0].harness, None, "no orders beside the binary");
+    }
 }
