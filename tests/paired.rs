@@ -173,6 +173,50 @@ fn pairing_process_keeps_one_worker_per_unit() {
     assert!(stderr(&out).contains("--pairing chunks: a preset's passes are not split into chunks"), "{}", stderr(&out));
 }
 
+/// `--memory-limit` on both engines (`--engine rust,c`): each worker, the Rust engine's or
+/// the C twin, runs in a cgroup of the limit its label names, and each read pass starts with
+/// the read database evicted and read through to what the limit holds; a sequential walk of
+/// a database larger than the limit then reads it from the device (readahead off: a major
+/// fault a page), about equally on both. Where the host cannot hold a process to a limit,
+/// both engines are refused in the same words.
+#[test]
+fn both_engines_run_under_a_memory_limit_or_are_refused_alike() {
+    use lmdb_regress::runner::memlimit::{Controller, Limited};
+    let d = tempfile::tempdir().unwrap();
+    let refused = |engine: &str, envs: &[(&str, &str)]| {
+        let mut c = lmdb_regress();
+        c.args(["run", "--engine", engine, "--tags", "0.9.33", "--memory-limit", "8M", "--out"]);
+        let out = c.arg(d.path().join("refused.jsonl")).envs(envs.iter().copied()).output().unwrap();
+        assert!(!out.status.success() && !d.path().join("refused.jsonl").exists(), "{engine}: {}", stderr(&out));
+        stderr(&out)
+    };
+    let plain = tempfile::tempdir().unwrap();
+    let not_a_cgroup = [("LMDB_REGRESS_CGROUP", plain.path().to_str().unwrap())];
+    let why = refused("c", &not_a_cgroup);
+    assert!(why.contains("is not a folder of a mounted cgroup memory controller"), "{why}");
+    assert_eq!(why, refused("rust", &not_a_cgroup), "the engines are refused in other words");
+    if let Err(e) = Controller::find().and_then(|c| Limited::new(&c, 8 << 20)) {
+        // No limit can be held here: the refusal is the host's, the same on both engines.
+        return assert_eq!(refused("c", &[]), refused("rust", &[]), "{e}");
+    }
+    // 6,000 values of 2,000 bytes: about 12 MB, half again what 8 MiB holds.
+    let args = ["--engine", "rust,c", "--tags", "0.9.33", "--memory-limit", "8M", "--readahead", "off"];
+    let data = ["--workloads", "readSeq", "--entries", "6000", "--value-size", "2000", "--rounds", "1"];
+    let (rows, lines, _e) = run(&[&args[..], &data, &["--layouts", "fixed", "--no-coverage"]].concat(), &[]);
+    assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
+    let units = lines[0]["units"].as_array().unwrap();
+    let limited: Vec<&Value> = units.iter().filter(|u| u["label"] == "LMDB_0.9.33 [8M limit]").collect();
+    assert!(limited.len() == 1 && limited[0]["memory_limit"] == 8u64 << 20, "{units:?}");
+    let faults = |engine: &str| {
+        let s: Vec<&Value> = lines.iter().filter(|l| l["type"] == "sample" && l["engine"] == engine).collect();
+        assert!(s.len() == 1 && s[0]["tag"] == "LMDB_0.9.33 [8M limit]", "{engine}: {s:?}");
+        s[0]["major_faults"].as_u64().unwrap()
+    };
+    let (rust, c) = (faults("rust"), faults("c"));
+    assert!(rust > 0 && c > 0, "a walk of 12 MB under 8 MiB read nothing from the device: rust {rust}, c {c}");
+    assert!(c.abs_diff(rust) * 20 <= rust, "major faults: rust {rust}, c {c}");
+}
+
 /// `--key-sample N`: readKey's passes get the first N keys of the random write order, as the
 /// configuration records and the report says, each pass's ops N (figures per get are over
 /// N); its timed region runs a quarter of a whole pass's instructions at a quarter of the
