@@ -325,12 +325,17 @@ fn sha256(p: &Path) -> String {
 
 /// A read database of 2,000 entries written by `lib` into `dir`.
 fn prepare(lib: &Path, sha: &str, version: &str, dir: &Path) {
+    prepare_data(lib, sha, version, dir, &["--entries", "2000"]);
+}
+
+/// A read database of the data `data` names (entries, value size), written by `lib` into `dir`.
+fn prepare_data(lib: &Path, sha: &str, version: &str, dir: &Path, data: &[&str]) {
     let mut c = lmdb_regress();
     c.args(["worker", "prepare", "--library"])
         .arg(lib)
         .args(["--library-sha256", sha, "--library-version", version, "--dir"])
         .arg(dir);
-    c.args(["--workloads", "readKey", "--entries", "2000"]);
+    c.args(["--workloads", "readKey"]).args(data);
     let out = run_ok(&mut c);
     assert!(stdout(&out).contains("\"prepared\":true"), "{}", stdout(&out));
 }
@@ -452,6 +457,46 @@ fn two_copies_in_the_c_paired_worker_count_as_one_whole_pass_alone() {
     let (two, one) = (count(&paired), count(&alone));
     assert!(one > 0.0, "callgrind counted the whole pass");
     same_per_entry(two, one);
+}
+
+/// A cold read in chunks, on both paired workers: each worker, held to 8 MiB (the runner's
+/// cgroup code), faults in a 12 MB read database evicted before it starts, which pushes its
+/// first pages out again, so a sequential walk (readahead off) reads them from the device;
+/// each pass's major faults are its timed chunks', neither engine's 0, and about equal.
+#[test]
+fn both_paired_workers_count_a_cold_reads_major_faults_chunk_by_chunk() {
+    use lmdb_regress::runner::memlimit::{Controller, Limited};
+    let Ok(limited) = Controller::find().and_then(|c| Limited::new(&c, 8 << 20)) else {
+        // both_engines_run_under_a_memory_limit_or_are_refused_alike checks the refusal.
+        return;
+    };
+    let (lib, sha, version) = built("0.9.33");
+    let work = tempfile::tempdir().unwrap();
+    let (db, slots) = (work.path().join("db"), work.path().join("slots.tsv"));
+    let data = ["--entries", "6000", "--value-size", "2000", "--map-size", "100000000", "--readahead=off"];
+    prepare_data(&lib, &sha, &version, &db, &data);
+    std::fs::write(&slots, format!("{}\t{sha}\t{version}\t{}\treadSeq\n", lib.display(), db.display())).unwrap();
+    let mut args: Vec<std::ffi::OsString> = vec!["--slots".into(), slots.into(), "--scratch".into()];
+    args.extend([work.path().into(), "--workloads".into(), "readSeq".into(), "--chunk".into(), "500".into()]);
+    args.extend(["--rotation-seed", "1"].iter().chain(&data).map(Into::into));
+    let faults = |program: &Path, action: &str| {
+        // Pages another process cached would be read without being charged to the limit.
+        lmdb_regress::workload::presets::pagecache::evict(&db.join("data.mdb")).unwrap();
+        let mut c = Command::new(program);
+        c.arg(action).args(&args).env("LMDB_REGRESS_CACHE", test_cache());
+        limited.confine(&mut c);
+        let out = run_ok(&mut c);
+        let line = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["workload"] == "readSeq");
+        let line = line.unwrap_or_else(|| panic!("{action}: {}", stdout(&out)));
+        assert_eq!(line["chunks_ns"][0].as_array().map(Vec::len), Some(12), "{line}");
+        line["major_faults"][0].as_u64().unwrap_or_else(|| panic!("{line}"))
+    };
+    let (rust, c) = (faults(Path::new(BIN), "paired-worker"), faults(&c_paired_worker(), "paired"));
+    assert!(rust > 0 && c > 0, "a cold walk of 12 MB under 8 MiB took no major fault: rust {rust}, c {c}");
+    assert!(c.abs_diff(rust) * 20 <= rust, "major faults: rust {rust}, c {c}");
 }
 
 /// Two layouts of each unit in one process: each is a sample of its own, timing every
