@@ -194,8 +194,9 @@ static int refill_reads(struct env *e, const char *dir, char *why, size_t cap) {
     MDB_stat st;
     int rc;
     snprintf(file, sizeof file, "%s/data.mdb", dir);
-    if ((rc = mdb_env_info(e->env, &info)) || (rc = mdb_env_stat(e->env, &st))) {
-        snprintf(why, cap, "mdb_env_info: %s (%d)", mdb_strerror(rc), rc);
+    const char *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info)) || (call = "mdb_env_stat", rc = mdb_env_stat(e->env, &st))) {
+        snprintf(why, cap, "%s: %s (%d)", call, mdb_strerror(rc), rc);
         return -1;
     }
     uint64_t used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
