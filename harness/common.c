@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +25,11 @@ void *xmalloc(size_t n) {
     void *p = calloc(1, n ? n : 1);
     if (!p) { fprintf(stderr, "out of memory\n"); exit(3); }
     return p;
+}
+
+uint64_t major_faults_now(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) ? 0 : (uint64_t)u.ru_majflt;
 }
 
 uint64_t splitmix64(uint64_t *s) {
@@ -87,6 +96,8 @@ static int flag(struct settings *s, const char *a) {
     else if (!strcmp(a, "--readahead=on")) s->nordahead = 0;
     else if (!strcmp(a, "--readahead=off")) s->nordahead = 1;
     else if (!strcmp(a, "--migrate-append")) s->append = 1;
+    /* The runner's SIZE (256M, 1G, bytes); its cgroup holds the number. */
+    else if (!strncmp(a, "--memory-limit=", 15) && a[15]) s->limited = 1;
     else return 0;
     return 1;
 }
@@ -261,4 +272,46 @@ void print_space(const struct space *s, unsigned n) {
                i ? "," : "", s[i].file_size, s[i].last_page, s[i].branch_pages, s[i].leaf_pages, s[i].overflow_pages,
                s[i].depth, s[i].free_pages);
     printf("]");
+}
+
+/* ---- the page cache ---- */
+
+int evict_file(const char *path) {
+    int fd = open(path, O_RDONLY), rc = -1;
+    if (fd >= 0 && !fsync(fd)) {
+        rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        if (rc) errno = rc, rc = -1;
+    }
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
+int warm_file_head(const char *path, uint64_t bytes) {
+    static char buf[1 << 20];
+    int fd = open(path, O_RDONLY);
+    ssize_t got = 0;
+    if (fd < 0) return -1;
+    while (bytes && (got = read(fd, buf, bytes < sizeof buf ? (size_t)bytes : sizeof buf)) > 0) bytes -= (uint64_t)got;
+    close(fd);
+    return got < 0 ? -1 : 0;
+}
+
+int unmap_file_pages(const char *path) {
+    char file[PATH_MAX], line[PATH_MAX + 256];
+    if (!realpath(path, file)) return -1;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps) return -1;
+    size_t n = strlen(file);
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, maps)) {
+        size_t len = strcspn(line, "\n");
+        line[len] = 0;
+        if (len < n || strcmp(line + len - n, file)) continue;
+        unsigned long from, to;
+        if (sscanf(line, "%lx-%lx", &from, &to) != 2) { errno = EINVAL; rc = -1; break; }
+        /* A shared file mapping: MADV_DONTNEED drops this process's references, never the file's data. */
+        rc = madvise((void *)from, to - from, MADV_DONTNEED);
+    }
+    fclose(maps);
+    return rc;
 }

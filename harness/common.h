@@ -25,6 +25,10 @@ struct settings {
     uint64_t map_size;
     /* have_sync: a --sync form was given, so the run asks how commits are made durable */
     int have_entries, writemap, sync, have_sync, nordahead;
+    /* --memory-limit=SIZE: the runner put this process in a cgroup of that limit, so each
+     * read pass starts with the read database evicted and read through again (the limit
+     * itself is the cgroup's, not the worker's to keep) */
+    int limited;
     /* LmdbJava's data; the seed is the presets' too */
     uint32_t value_size;
     int str_keys, random_order, random_values;
@@ -49,6 +53,10 @@ static inline uint64_t now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* The process's major page faults so far (getrusage's ru_majflt), read before and after a
+ * timed region outside its clock, as the Rust engine's usage::snapshot reads them. */
+uint64_t major_faults_now(void);
 
 /* The generator both engines draw every random byte from (SplitMix64 in dataset.rs). */
 uint64_t splitmix64(uint64_t *s);
@@ -78,6 +86,19 @@ int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsi
 /* env_open, `set` (when not NULL) called on the created environment before mdb_env_open. */
 int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags,
                  int (*set)(MDB_env *, const char **), struct env *e, const char **call);
+/* ---- the page cache (src/workload/presets/pagecache.rs): 0, or -1 with errno ---- */
+
+/* Writes the file's dirty pages back (they cannot be dropped), then asks the kernel to drop
+ * all of its pages (POSIX_FADV_DONTNEED). */
+int evict_file(const char *path);
+/* Reads the file's first `bytes` (UINT64_MAX: all of it), so those pages are in the page
+ * cache (or, past what a memory limit holds, the last of them). */
+int warm_file_head(const char *path, uint64_t bytes);
+/* Drops this process's mapped pages of the file (MADV_DONTNEED over each of its ranges in
+ * /proc/self/maps), so that the page cache may drop them too: a page some mapping still
+ * holds is not evicted. Reads through those mappings fault the pages in again. */
+int unmap_file_pages(const char *path);
+
 /* Removes an environment's directory and its two files. */
 void remove_env_dir(const char *dir);
 

@@ -384,10 +384,12 @@ static int runs(const struct slot *s, const char *w) {
     return 0;
 }
 
-/* What each slot measured of one workload: per pass its chunk times and its output. */
+/* What each slot measured of one workload: per pass its chunk times, their major faults
+ * and its output. */
 struct outcome {
     int skipped;        /* the slot does not run this workload: no line */
     uint64_t *chunks;   /* passes × count */
+    uint64_t *faults;   /* passes: the major faults of its timed chunks */
     uint64_t *outputs;  /* passes */
     struct space *space; /* passes: the write's */
     unsigned done;      /* passes finished */
@@ -401,20 +403,26 @@ static void fail(struct outcome *o, const struct slot *s, const char *what, int 
 }
 
 /* Every live pass's chunks, each round of chunks in a fresh shuffled order of the slots;
- * only the chunk's call is between the two clock reads. A failing chunk ends its pass. */
-static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64_t *times, uint64_t *rng) {
+ * only the chunk's call is between the two clock reads, and the major faults are read
+ * outside them (summed per pass into faults[k], as src/workload/paired.rs's rotate). A
+ * failing chunk ends its pass. */
+static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64_t *times, uint64_t *faults,
+                   uint64_t *rng) {
     int order[MAX_SLOTS], live = 0;
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
+        faults[k] = 0;
         if (passes[k].live) order[live++] = k;
+    }
     for (size_t i = 0; i < count; i++) {
         shuffle(order, live, rng);
         for (int o = 0; o < live; o++) {
             struct pass *p = &passes[order[o]];
             if (!p->live) continue;
             running = p->s->id;
-            uint64_t t0 = now_ns();
+            uint64_t f0 = major_faults_now(), t0 = now_ns();
             int rc = run_chunk(p, size, count, i);
             times[(size_t)order[o] * count + i] = now_ns() - t0;
+            faults[order[o]] += major_faults_now() - f0;
             if (rc) { p->live = 0; p->rc = rc; }
         }
         running = -1;
@@ -436,11 +444,12 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
     enum kind kind = (enum kind)kind_of(w);
     size_t size = chunk_size(chunk, d->n), count = chunk_count(size, d->n);
     struct pass *passes = xmalloc((size_t)n * sizeof *passes);
-    uint64_t *times = xmalloc((size_t)n * count * sizeof *times);
+    uint64_t *times = xmalloc((size_t)n * count * sizeof *times), *faults = xmalloc((size_t)n * sizeof *faults);
     for (int k = 0; k < n; k++) {
         memset(&out[k], 0, sizeof out[k]);
         out[k].chunks = xmalloc((size_t)c->iterations * count * sizeof *out[k].chunks);
         out[k].outputs = xmalloc(c->iterations * sizeof *out[k].outputs);
+        out[k].faults = xmalloc(c->iterations * sizeof *out[k].faults);
         out[k].space = xmalloc(c->iterations * sizeof *out[k].space);
         out[k].skipped = !runs(&slots[k], w);
         if (out[k].skipped) continue;
@@ -459,7 +468,7 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
             }
             running = -1;
         }
-        rotate(passes, n, size, count, times, rng);
+        rotate(passes, n, size, count, times, faults, rng);
         for (int k = 0; k < n; k++) {
             if (!passes[k].s) continue;
             int failed = !passes[k].live;
@@ -474,16 +483,18 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
             else {
                 memcpy(out[k].chunks + (size_t)out[k].done * count, times + (size_t)k * count, count * sizeof *times);
                 out[k].space[out[k].done] = space;
+                out[k].faults[out[k].done] = faults[k];
                 out[k].outputs[out[k].done++] = output;
             }
         }
     }
     free(passes);
     free(times);
+    free(faults);
 }
 
-/* One slot's line for workload w: its samples (each the sum of its chunks), their chunks
- * when `chunked`, the outputs of readCrc and readXxh64; or its error. */
+/* One slot's line for workload w: its samples (each the sum of its chunks), their major
+ * faults, their chunks when `chunked`, the outputs of readCrc and readXxh64; or its error. */
 static void print_outcome(const char *w, int slot, const struct outcome *o, size_t count, int chunked) {
     if (o->error[0]) { print_failure(w, slot, NULL, o->error, 0); return; }
     line_start(w, slot);
@@ -493,7 +504,8 @@ static void print_outcome(const char *w, int slot, const struct outcome *o, size
         for (size_t i = 0; i < count; i++) sum += o->chunks[p * count + i];
         printf("%s%" PRIu64, p ? "," : "", sum);
     }
-    printf("]");
+    printf("],\"major_faults\":");
+    print_u64s(o->faults, o->done);
     int kind = kind_of(w);
     if (kind == READ_CRC || kind == READ_XXH64) { printf(",\"outputs\":"); print_u64s(o->outputs, o->done); }
     if (kind == WRITE) print_space(o->space, o->done);
@@ -545,6 +557,7 @@ static int measure(struct slot *slots, int n, const struct settings *c, size_t c
             if (!out[k].skipped) print_outcome(w, paired ? slots[k].id : -1, &out[k], count, paired);
             free(out[k].chunks);
             free(out[k].outputs);
+            free(out[k].faults);
             free(out[k].space);
         }
     }

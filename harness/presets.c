@@ -388,23 +388,6 @@ static int residency(const char *path, uint64_t *resident, uint64_t *total) {
     return rc;
 }
 
-static int evict(const char *path) {
-    int fd = open(path, O_RDONLY), rc = -1;
-    if (fd >= 0 && !fsync(fd)) rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ? -1 : 0;
-    if (fd >= 0) close(fd);
-    return rc;
-}
-
-static int warm(const char *path) {
-    static char buf[1 << 20];
-    int fd = open(path, O_RDONLY);
-    ssize_t got;
-    if (fd < 0) return -1;
-    while ((got = read(fd, buf, sizeof buf)) > 0) {}
-    close(fd);
-    return got < 0 ? -1 : 0;
-}
-
 static int64_t peak_kib(void) {
     char line[256];
     long long kib = -1;
@@ -437,7 +420,7 @@ static void usage_between(struct figures *f, const struct rusage *a, const struc
 /* Puts the source file in the page cache, or takes it out and checks it is out. */
 static int cache_state(struct result *r, const char *file, int cold, struct figures *f) {
     char msg[512];
-    if (cold ? evict(file) : warm(file)) return print_error(r->workload, cold ? "cannot sync and evict the data file" : "cannot read the data file", 0);
+    if (cold ? evict_file(file) : warm_file_head(file, UINT64_MAX)) return print_error(r->workload, cold ? "cannot sync and evict the data file" : "cannot read the data file", 0);
     if (residency(file, &f->resident, &f->total)) return print_error(r->workload, "mincore failed on the data file", 0);
     f->has_resident = 1;
     if (!cold || !f->resident) return 0;

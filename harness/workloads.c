@@ -10,6 +10,7 @@
  *   lmdb-harness-c run --dir D --scratch S --workloads LIST --iterations K [config]
  *
  * config: --entries N --map-size M --writemap|--no-writemap [--sync[=nometasync|sync]] [--readahead=on|off]
+ *         [--memory-limit=SIZE] (the runner's cgroup holds it; each read pass starts evicted)
  *         --value-size V
  *         --keys int|str16 --order seq|random --values fixed|random --seed S, and the
  *         presets' own (common.h)
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 /* libdeflate: a PCLMUL-accelerated CRC32 (IEEE), on par with crc32fast; zlib's is ~5x slower. */
 #include <libdeflate.h>
@@ -183,11 +183,28 @@ static int fault_in(struct env *e) {
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* The process's major page faults so far, read before and after each timed pass outside
- * its clock, as the Rust engine's usage::snapshot reads them. */
-static uint64_t major_faults_now(void) {
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) ? 0 : (uint64_t)u.ru_majflt;
+/* Under a memory limit, before each read pass (untimed), as session.rs's refill_reads: the
+ * read database dropped from this process's map and from the page cache (pages cached by
+ * another process would be read without being charged to this one's limit), then its pages
+ * in use read through once (not the map's unused tail, which would push them out), so the
+ * pass starts with as much of it cached as the limit holds. 0, or why not in `why`. */
+static int refill_reads(struct env *e, const char *dir, char *why, size_t cap) {
+    char file[4096];
+    MDB_envinfo info;
+    MDB_stat st;
+    int rc;
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    const char *call = "mdb_env_info";
+    if ((rc = mdb_env_info(e->env, &info)) || (call = "mdb_env_stat", rc = mdb_env_stat(e->env, &st))) {
+        snprintf(why, cap, "%s: %s (%d)", call, mdb_strerror(rc), rc);
+        return -1;
+    }
+    uint64_t used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    const char *step = unmap_file_pages(file) ? "madvise(MADV_DONTNEED) on its map"
+                     : evict_file(file)       ? "fsync and posix_fadvise(POSIX_FADV_DONTNEED)"
+                     : warm_file_head(file, used) ? "reading it through" : NULL;
+    if (step) snprintf(why, cap, "refilling %s under the memory limit: %s: %s", file, step, strerror(errno));
+    return step ? -1 : 0;
 }
 
 static void print_samples(const char *w, const uint64_t *ns, const uint64_t *faults, const uint64_t *outputs,
@@ -206,7 +223,8 @@ static void print_samples(const char *w, const uint64_t *ns, const uint64_t *fau
     fflush(stdout);
 }
 
-static void run_read(struct env *e, const char *w, const struct dataset *d, unsigned iterations) {
+static void run_read(struct env *e, const char *dir, int limited, const char *w, const struct dataset *d,
+                     unsigned iterations) {
     uint64_t *ns = xmalloc(iterations * sizeof *ns), *outputs = xmalloc(iterations * sizeof *outputs);
     uint64_t *faults = xmalloc(iterations * sizeof *faults);
     unsigned char key[16];
@@ -216,6 +234,8 @@ static void run_read(struct env *e, const char *w, const struct dataset *d, unsi
         MDB_cursor *cur;
         const char *call = "mdb_cursor_get";
         int rc;
+        char why[4400];
+        if (limited && refill_reads(e, dir, why, sizeof why)) { print_error(w, why, 0); goto out; }
         if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn))) { print_error(w, "mdb_txn_begin", rc); goto out; }
         if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { print_error(w, "mdb_cursor_open", rc); goto out; }
         uint64_t f0 = major_faults_now(), t0 = now_ns();
@@ -335,10 +355,11 @@ static void run(const struct settings *c, const char *dir, const char *scratch, 
         if (!strcmp(w, "write")) { run_write(c, scratch, d, iterations); continue; }
         if (!have_env) {
             if (!(have_env = open_or_report(c, dir, w, &e))) continue;
-            int rc = fault_in(&e);
+            /* Under a memory limit each pass refills the cache itself (run_read). */
+            int rc = c->limited ? 0 : fault_in(&e);
             if (rc) { print_error(w, "mdb_cursor_get", rc); mdb_env_close(e.env); have_env = 0; continue; }
         }
-        run_read(&e, w, d, iterations);
+        run_read(&e, dir, c->limited, w, d, iterations);
     }
     if (have_env) mdb_env_close(e.env);
     free(list);

@@ -254,7 +254,7 @@ fn whole_passes(args: &RunArgs) -> Option<&'static str> {
 }
 
 /// Refuses `--memory-limit` where it cannot be honoured, before anything is built: outside
-/// LmdbJava's six (whose read passes start evicted), on the C engine, for a count, and on a
+/// LmdbJava's six (whose read passes start evicted, on either engine), for a count, and on a
 /// host that cannot hold a process to each limit (a cgroup of each is made and removed).
 fn memory_limits_held(args: &RunArgs, suite: crate::workload::suite::Suite, limits: &[MemoryLimit]) -> Result<()> {
     if limits.is_empty() {
@@ -262,9 +262,6 @@ fn memory_limits_held(args: &RunArgs, suite: crate::workload::suite::Suite, limi
     }
     if suite != crate::workload::suite::Suite::LmdbJava {
         bail!("--memory-limit measures LmdbJava's six (each read pass starts with the read database evicted): leave out --suite and --preset");
-    }
-    if args.engine.contains(&Engine::C) {
-        bail!("--memory-limit runs on the rust engine only (the C twin does not evict the read database before each pass): leave out --engine");
     }
     if args.metric.is_exact() && !args.metric.is_faults() {
         bail!(
