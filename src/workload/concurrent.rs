@@ -145,7 +145,8 @@ pub const AGEING_PUTS: u32 = 500;
 /// stall grows its freelist, then slower for the rest of the pass, about 1.6× (8.7 µs a put
 /// against 13.5–15 µs, one reader, AMD EPYC); when that first stall comes is the
 /// scheduler's draw, so without this a unit's process was fast or slow by chance
-/// (reports/README.md, "What sets the writer's cost").
+/// (reports/README.md, "Readers beside a writer: pairing by reader count, and the writer's
+/// first stall").
 pub fn age(env: &Env, keys: u32, puts: u32) -> Result<()> {
     let api = env.api;
     let reader = env.begin(true)?;
