@@ -101,6 +101,27 @@ fn a_reader_held_open_stops_page_reuse_and_the_pages_are_reused_after() {
     assert!(renewed <= 1.0, "renewed per get, after: {renewed:.2} new pages a commit");
 }
 
+/// Ageing holds a reader over its commits, as a stalled reader would: every page they
+/// free waits in the freelist (a commit frees at least the leaf it copied and the root),
+/// and once the reader is gone the next commits reuse them rather than grow the file.
+#[test]
+fn ageing_leaves_the_pages_a_held_reader_kept_in_the_freelist() {
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let env = concurrent::fill(&api, tmp.path(), KEYS, MDB_NOSYNC).unwrap();
+    let fresh = env.space(tmp.path()).unwrap();
+    let puts = 100;
+    concurrent::age(&env, KEYS, puts).unwrap();
+    let aged = env.space(tmp.path()).unwrap();
+    assert!(aged.free_pages >= 2 * u64::from(puts), "{fresh:?} then {aged:?}");
+    concurrent::age(&env, KEYS, 0).unwrap();
+    let writer = Some(Writer { puts_per_txn: 1, rate: None, quota: Some(50) });
+    concurrent::alternate(std::slice::from_ref(&env), &[crew(1, writer)], (1, Duration::from_millis(5)), |_| vec![0])
+        .unwrap();
+    let after = env.space(tmp.path()).unwrap();
+    assert!(after.last_page <= aged.last_page + 2, "reused, not grown: {aged:?} then {after:?}");
+}
+
 /// `run --suite concurrency` end to end: a unit per tag and reader count, paired by
 /// interval, each sample with its crew's figures and its intervals as chunks; the stale
 /// reader's space is exact (the same for every unit of one format, and in every round);

@@ -91,6 +91,12 @@ impl Label {
         Label { readers: None, sync: None, memory_limit: None, readahead: None, ..self.clone() }
     }
 
+    /// Its axes: reader count, sync mode, memory limit, readahead. Units of one axes run
+    /// the same work (a crew of one shape, commits of one mode), so they pair with each other.
+    pub fn axes(&self) -> Axes {
+        (self.readers, self.sync, self.memory_limit, self.readahead)
+    }
+
     /// What it is compared within: its reader count, sync mode, memory limit and
     /// readahead, the baseline's label at the same ones being its reference.
     pub fn beside(&self, base: &str, toolchain: Option<&str>) -> Label {
@@ -197,7 +203,7 @@ impl Label {
     /// the modes' order, not as text); a control right after the label it repeats.
     pub fn release_key(&self) -> (u8, (i32, i32, i32), String, String, Axes, bool) {
         let toolchain = self.toolchain.clone().unwrap_or_default();
-        let axes = (self.readers, self.sync, self.memory_limit, self.readahead);
+        let axes = self.axes();
         match (self.version(), &self.layout) {
             (Some(v), _) => (0, v, String::new(), toolchain, axes, self.control),
             (None, None) => (1, (0, 0, 0), self.base.clone(), toolchain, axes, self.control),

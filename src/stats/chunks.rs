@@ -5,12 +5,13 @@
 //! label's chunk in the same round, and intervals are built over processes (rounds) from
 //! those values, as from any per-round values.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::family::{per_round, robust_sd, Rounds};
 use super::median;
+use crate::record::label::Axes;
 use crate::record::{Label, Sample};
 
 /// The spread of a section's log ratios to its reference at both levels (fractions).
@@ -55,7 +56,9 @@ pub fn group<'a>(samples: impl IntoIterator<Item = &'a Sample>, value: impl Fn(&
 }
 
 /// [`group`], the chunks paired being `chunks`' figures of each sample (a crew's per
-/// interval; empty for a pass run whole).
+/// interval; empty for a pass run whole). Each label is paired with the reference of its
+/// own axes ([`Label::axes`]): a crew of two readers with the reference's crew of two, whose
+/// intervals vary with its own threads, not with the one-reader crew's.
 pub fn group_by<'a>(
     samples: impl IntoIterator<Item = &'a Sample>,
     value: impl Fn(&Sample) -> Option<f64>,
@@ -70,16 +73,43 @@ pub fn group_by<'a>(
         }
     }
     let values = by_round(samples.iter().copied(), value);
+    let mut compared = BTreeMap::new();
+    let mut within = Vec::new();
+    for axes in values.keys().map(Label::axes).collect::<BTreeSet<Axes>>() {
+        let of_axes = |l: &Label| l.axes() == axes;
+        let shape_chunks: BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>> =
+            chunks.iter().filter(|(l, _)| of_axes(l)).map(|(l, c)| (l.clone(), c.clone())).collect();
+        match pair(&values, &shape_chunks) {
+            Some(paired) => {
+                compared.extend(paired.compared);
+                within.extend(paired.within);
+            }
+            // Nothing of these axes was chunked: compared as measured.
+            None => compared.extend(values.iter().filter(|(l, _)| of_axes(l)).map(|(l, v)| (l.clone(), v.clone()))),
+        }
+    }
+    let between_chunks = (!within.is_empty()).then(|| median(&within));
+    let spreads = Spreads { between_processes: between_processes(&compared), between_chunks };
+    Grouped { values, compared, spreads }
+}
+
+/// One axes' labels paired with its reference: each label's per-round values as
+/// comparisons pair them, and the robust spread of each other label's chunk ratios about
+/// their round's median.
+struct Paired {
+    compared: BTreeMap<Label, Rounds>,
+    within: Vec<f64>,
+}
+
+/// Pairs `chunks` (the labels of one axes) with their reference; None without chunks.
+fn pair(values: &BTreeMap<Label, Rounds>, chunks: &BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>>) -> Option<Paired> {
     // The reference with its values and chunks (it has both: its chunked samples are among the values).
-    let found = reference(&chunks).and_then(|r| Some((values.get(&r)?, chunks.get(&r)?, r)));
-    let Some((reference_values, reference_chunks, reference)) = found else {
-        let spreads = Spreads { between_processes: between_processes(&values), between_chunks: None };
-        return Grouped { compared: values.clone(), values, spreads };
-    };
+    let reference = reference(chunks)?;
+    let (reference_values, reference_chunks) = (values.get(&reference)?, chunks.get(&reference)?);
     let scale = median(&reference_values.values().copied().collect::<Vec<f64>>());
     let mut compared = BTreeMap::new();
     let mut within = Vec::new();
-    for (label, rounds) in &chunks {
+    for (label, rounds) in chunks {
         let mut per = Rounds::new();
         let mut centred = Vec::new();
         for (r, passes) in rounds {
@@ -102,9 +132,7 @@ pub fn group_by<'a>(
         }
         compared.insert(label.clone(), per);
     }
-    let between_chunks = (!within.is_empty()).then(|| median(&within));
-    let spreads = Spreads { between_processes: between_processes(&compared), between_chunks };
-    Grouped { values, compared, spreads }
+    Some(Paired { compared, within })
 }
 
 /// The label measured in the most processes (ties: the first by name): every other label's
@@ -121,20 +149,23 @@ fn log_ratios(base: &[f64], pass: &[f64]) -> Option<Vec<f64>> {
     (!logs.is_empty() && logs.iter().all(|x| x.is_finite())).then_some(logs)
 }
 
-/// The robust spread over rounds of each label's log ratio to the first label (by name)
-/// measured in the same rounds, median over labels.
+/// The robust spread over rounds of each label's log ratio to the label of its axes
+/// measured in the most rounds (ties: the first by name), median over labels.
 fn between_processes(rounds: &BTreeMap<Label, Rounds>) -> Option<f64> {
-    let (first, base) = rounds.iter().max_by_key(|(t, r)| (r.len(), std::cmp::Reverse(t.to_string())))?;
-    let spreads: Vec<f64> = rounds
-        .iter()
-        .filter(|(t, _)| *t != first)
-        .filter_map(|(_, r)| {
+    let mut spreads = Vec::new();
+    for axes in rounds.keys().map(Label::axes).collect::<BTreeSet<Axes>>() {
+        let of_axes: BTreeMap<&Label, &Rounds> = rounds.iter().filter(|(l, _)| l.axes() == axes).collect();
+        let Some((first, base)) = of_axes.iter().max_by_key(|(t, r)| (r.len(), std::cmp::Reverse(t.to_string())))
+        else {
+            continue;
+        };
+        spreads.extend(of_axes.iter().filter(|(t, _)| *t != first).filter_map(|(_, r)| {
             // A count of 0 (major faults where all was cached) has no ratio to spread.
             let ratio = |(k, v): (&u32, &f64)| base.get(k).map(|b| (v / b).ln()).filter(|l| l.is_finite());
             let logs: Vec<f64> = r.iter().filter_map(ratio).collect();
             (logs.len() >= 3).then(|| robust_sd(&logs))
-        })
-        .collect();
+        }));
+    }
     (!spreads.is_empty()).then(|| median(&spreads))
 }
 
@@ -184,6 +215,27 @@ mod tests {
         // The values a table shows stay the passes' own times.
         assert_eq!(g.values[&unit("b")][&0], 550.0);
         assert_eq!(g.spreads.between_chunks, Some(0.0));
+    }
+
+    #[test]
+    fn a_label_is_paired_with_the_reference_of_its_own_axes() {
+        let crew = |tag: &str, readers: u32, round: u32, chunks: Vec<u64>| Sample {
+            unit: unit(tag).with_readers(readers),
+            ..sample(tag, round, chunks)
+        };
+        // The two-reader crews' intervals move together (b's ratios to a: 1.0, 1.1, 1.3),
+        // and unlike the one-reader crew's: against that, b would be a's 1.3 times.
+        let samples = vec![
+            crew("a", 1, 0, vec![100, 100, 100]),
+            crew("a", 2, 0, vec![100, 300, 200]),
+            crew("b", 2, 0, vec![100, 330, 260]),
+        ];
+        let g = group(&samples, |s| Some(s.ns as f64));
+        let (a, b) = (&g.compared[&unit("a").with_readers(2)], &g.compared[&unit("b").with_readers(2)]);
+        assert!((b[&0] / a[&0] - 1.1).abs() < 1e-9, "{g:?}");
+        // Each axes' values are scaled by its own reference's.
+        assert_eq!(a[&0], 600.0);
+        assert_eq!(g.compared[&unit("a").with_readers(1)][&0], 300.0);
     }
 
     #[test]

@@ -135,6 +135,48 @@ pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'
     Ok(env)
 }
 
+/// Single-put commits a held reader keeps from reuse in [`age`]: about three pages each, so
+/// the freelist ends far past what a reader stalled in one get leaves (tens to hundreds).
+pub const AGEING_PUTS: u32 = 500;
+
+/// Ages `env` (of `keys` keys) as a reader stalled in a get would, untimed: a read
+/// transaction held over `puts` single-put commits, then one more commit, after which the
+/// pages they freed are reusable. A fresh environment's writer is fast until the first such
+/// stall grows its freelist, then slower for the rest of the pass, about 1.6× (8.7 µs a put
+/// against 13.5–15 µs, one reader, AMD EPYC); when that first stall comes is the
+/// scheduler's draw, so without this a unit's process was fast or slow by chance
+/// (reports/README.md, "Readers beside a writer: pairing by reader count, and the writer's
+/// first stall").
+pub fn age(env: &Env, keys: u32, puts: u32) -> Result<()> {
+    let api = env.api;
+    let reader = env.begin(true)?;
+    let mut rng = SplitMix64(AGEING_SEED);
+    let mut commit = |n: u32| -> Result<()> {
+        for _ in 0..n {
+            let txn = env.begin(false)?;
+            let i = (rng.next_u64() % u64::from(keys)) as u32;
+            let (k, v) = (key(i), value(i, 0));
+            let (mut k, mut v) = (val(&k), val(&v));
+            // SAFETY: txn is a live write transaction of env.
+            let rc = unsafe { (api.mdb_put)(txn, env.dbi, &mut k, &mut v, 0) };
+            if rc != 0 {
+                unsafe { (api.mdb_txn_abort)(txn) };
+                api.check("mdb_put", rc)?;
+            }
+            api.check("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
+        }
+        Ok(())
+    };
+    let held = commit(puts);
+    // SAFETY: the read transaction of this thread, begun above.
+    unsafe { (api.mdb_txn_abort)(reader) };
+    held?;
+    commit(1)
+}
+
+/// The keys [`age`] overwrites: the same for every unit.
+const AGEING_SEED: u64 = 0x5EED_A6E;
+
 /// The map of `keys` keys: room for the writer's copies beside a stale reader's pages.
 pub fn map_size(keys: u32) -> u64 {
     (u64::from(keys) * 400).max(1 << 24) * 4

@@ -141,6 +141,14 @@ fn pass(
         .map(|(m, d)| concurrent::fill(m.api, d.path(), cfg.entries, flags))
         .collect::<Result<_>>()?;
     let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
+    // Readers that renew around every get stall at the scheduler's whim, and the first
+    // stall sets the writer's cost for the pass: every unit starts past it. A stale
+    // reader's crews measure how the file grows from fresh, and stay fresh.
+    if crews.iter().all(|c| c.reader_txn == ReaderTxn::PerGet && c.writer.is_some()) {
+        for env in &envs {
+            concurrent::age(env, cfg.entries, concurrent::AGEING_PUTS)?;
+        }
+    }
     let length = Duration::from_millis(u64::from(cfg.preset.interval_ms));
     let intervals: Vec<Vec<CrewInterval>> =
         concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
