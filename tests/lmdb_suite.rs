@@ -350,6 +350,11 @@ fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     assert!(text.contains("SIGABRT"), "{text}");
     let died = records.iter().find(|r| r["type"] == "failure").unwrap();
     assert_eq!(died["died"], true, "{died}");
+    // The report says the row died, how, and that the rest was measured, once.
+    let report = stdout(&out);
+    let line = report.lines().find(|l| l.starts_with("- Died: copy on ")).unwrap_or_else(|| panic!("{report}"));
+    assert!(line.contains("(1 of 1): worker killed by signal 6 (SIGABRT)"), "{line}");
+    assert!(!report.contains("Failures:"), "the death is said once: {report}");
     bisect_finds_the_commit_whose_worker_dies(&repo, &b, tmp.path());
 }
 
