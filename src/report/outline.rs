@@ -329,8 +329,8 @@ fn nothing_resolved(m: &ReportModel) -> String {
             };
             format!("No {what} differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
         }
-        (_, _, true) => format!("No difference against {b} resolved, in time or in instructions."),
-        _ => format!("No difference against {b} resolved in time (no instructions were counted)."),
+        (_, _, true) => format!("No difference against {b} resolved, in {} or in instructions.", timed_figure(m)),
+        _ => format!("No difference against {b} resolved in {} (no instructions were counted).", timed_figure(m)),
     }
 }
 
