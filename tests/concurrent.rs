@@ -162,6 +162,11 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
     let md = common::run_ok(common::lmdb_regress().args(["report", "--format", "markdown"]).arg(&file));
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.contains("LMDB_0.9.33 [2 readers]") && md.contains("vs 1 reader") && md.contains("ns/get"), "{md}");
+    // The gate finds 0.9.33's comparisons at each reader count: none is "not judged", and
+    // each names its metric.
+    let gate = common::lmdb_regress().args(["report", "--fail-on", "slower:1000%"]).arg(&file).output().unwrap();
+    let said = common::stderr(&gate);
+    assert!(!said.contains("not judged") && said.contains("reader time per get"), "{said}");
 }
 
 /// A writer without a quota puts what its intervals' time allows, so the file it leaves

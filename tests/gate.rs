@@ -401,7 +401,7 @@ fn a_built_tag_without_samples_is_named_as_not_judged() {
     let err = stderr(&o);
     assert_eq!(status(&o), Some(0), "{err}");
     let head = "gate slower:25%: passed, none of 14 comparisons beyond it; 2 tags not measured, so not judged; \
-                1 workload of a built tag without a comparison, so not judged\n";
+                1 workload of built tags without a comparison, so not judged\n";
     assert!(err.starts_with(head), "{err}");
     assert!(err.contains("not judged: LMDB_0.9.22 write (rust): no comparison against the baseline"), "{err}");
 }

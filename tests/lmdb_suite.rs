@@ -289,11 +289,16 @@ fn workloads_lists_every_suite_with_its_flags() {
 /// commit after it with `lines` planted at the top of mdb_env_copy2, which only the lmdb
 /// suite's copies call; that commit's id.
 fn planted_in_env_copy2(repo: &Path, lines: &str) -> String {
+    planted_in(repo, "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n", lines)
+}
+
+/// A repository of LMDB_0.9.33, a commit adding a comment, and one planting `lines` after
+/// `at` in mdb.c; the planted commit.
+fn planted_in(repo: &Path, at: &str, lines: &str) -> String {
     make_repo(repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
     let p = repo.join("libraries/liblmdb/mdb.c");
     std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "/* a comment */\n").unwrap();
     git(repo, &["commit", "-q", "-am", "a comment"]);
-    let at = "mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags)\n{\n";
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(text.contains(at));
     std::fs::write(&p, text.replacen(at, &format!("{at}{lines}"), 1)).unwrap();
@@ -350,6 +355,11 @@ fn a_worker_that_dies_takes_down_only_the_workload_it_was_running() {
     assert!(text.contains("SIGABRT"), "{text}");
     let died = records.iter().find(|r| r["type"] == "failure").unwrap();
     assert_eq!(died["died"], true, "{died}");
+    // The report says the row died, how, and that the rest was measured, once.
+    let report = stdout(&out);
+    let line = report.lines().find(|l| l.starts_with("- Died: copy on ")).unwrap_or_else(|| panic!("{report}"));
+    assert!(line.contains("(1 of 1): worker killed by signal 6 (SIGABRT)"), "{line}");
+    assert!(!report.contains("Failures:"), "the death is said once: {report}");
     bisect_finds_the_commit_whose_worker_dies(&repo, &b, tmp.path());
 }
 
@@ -381,6 +391,38 @@ fn bisect_finds_the_commit_whose_worker_dies(repo: &Path, planted: &str, tmp: &P
         (Some("crash"), Some("Good"))
     );
     counted_bisect_takes_the_suites_counting_size(repo, planted, tmp);
+}
+
+/// `bisect --metric commit-p50` refuses as `run` does where no commit is timed, and finds the
+/// commit that planted a 20 ms sleep in mdb_txn_commit by the passes' median commit (about
+/// 8 ms with a sync on this VM's disk before it: a step far past any noise).
+#[test]
+fn bisect_by_commit_p50_finds_the_commit_that_slowed_commits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    let planted = planted_in(&repo, "mdb_txn_commit(MDB_txn *txn)\n{\n", "\tusleep(20000);\n");
+    let bisect = |extra: &[&str]| {
+        let mut c = lmdb_regress();
+        c.env("LMDB_REGRESS_OFFLINE", "1").args(["bisect", "--good", "LMDB_0.9.33", "--bad", &planted]);
+        c.args(["--metric", "commit-p50", "--entries", "100", "--layouts", "fixed"]);
+        c.args(["--cflags", &unoptimised_cflags(), "--git"]).arg(&repo).args(extra);
+        c
+    };
+    let durable = "commits are timed in a run that asks how they are made durable";
+    for (extra, why) in [
+        (&["--workload", "write", "--sync", "sync"][..], "each commit is timed in the lmdb suite's write rows only"),
+        (&["--suite", "lmdb", "--workload", "fillRandomEach"][..], durable),
+        (&["--suite", "lmdb", "--workload", "fillRandomEach", "--sync", "nosync"][..], durable),
+    ] {
+        let refused = bisect(extra).output().unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{extra:?}: {}", stderr(&refused));
+        assert!(stderr(&refused).contains(why), "{extra:?}: {}", stderr(&refused));
+    }
+    let out = tmp.path().join("bisect");
+    let flags = ["--suite", "lmdb", "--workload", "fillRandomEach", "--sync", "nometasync", "--threshold", "50"];
+    let text = stdout(&run_ok(&mut bisect(&[&flags[..], &["--out-dir", out.to_str().unwrap()]].concat())));
+    assert!(text.contains("us/commit"), "judged by the median commit: {text}");
+    assert!(text.contains(&format!("commits: first bad is {planted}")), "{text}");
 }
 
 /// Without --entries, a bisect by instructions counts an lmdb-suite row at the suite's

@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use crate::compile::ToolchainSpec;
 use crate::record::{Adaptive, Engine, FigureUnit, Layouts, Metric, Pairing};
 use crate::workload::suite::Suite;
+use crate::workload::{EnvSettings, SyncMode};
 
 /// Where sources come from and how they are compiled: shared by every command that builds.
 #[derive(Args, Debug, Clone, Default)]
@@ -366,4 +367,23 @@ mod tests {
         spelt::<AdaptiveName, Adaptive>();
         spelt::<FigureUnitName, FigureUnit>();
     }
+}
+
+/// Refuses a metric of timed commits where no commit is timed (`run` and `bisect` alike):
+/// outside the lmdb suite, whose write rows time them, and without `--sync`, which asks how
+/// commits are made durable (a lone `--sync nosync` is the default, which the workers are
+/// not told of).
+pub fn commits_timed(metric: Metric, env: &EnvSettings, suite: Suite) -> Result<()> {
+    if !metric.is_commits() {
+        return Ok(());
+    }
+    let how = "measure the lmdb suite's write rows (fillRandomEach, fillRandom) under --sync sync or nometasync";
+    if suite != Suite::Lmdb {
+        bail!("--metric {metric}: each commit is timed in the lmdb suite's write rows only: {how}");
+    }
+    let nosync_alone = env.sync_axis().is_none() && env.sync.iter().all(|m| *m == SyncMode::Nosync);
+    if env.sync.is_empty() || nosync_alone {
+        bail!("--metric {metric}: commits are timed in a run that asks how they are made durable: {how}");
+    }
+    Ok(())
 }

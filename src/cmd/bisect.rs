@@ -150,6 +150,9 @@ impl BisectArgs {
             Some(s) => s.holds(&[self.workload])?,
             None => {}
         }
+        if let BisectMetric::Only(metric) = self.metric {
+            super::args::commits_timed(metric, &self.env, Suite::of(&[self.workload])?)?;
+        }
         let suite = Suite::of(&[self.workload])?.preset();
         let cfg = self.env.resolve(&self.workload_cfg, &Default::default(), suite);
         cfg.validate(suite)?;

@@ -13,7 +13,7 @@ use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
-use crate::workload::{MemoryLimit, SyncMode};
+use crate::workload::MemoryLimit;
 
 /// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
 /// name in the default folder.
@@ -121,7 +121,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let suite = crate::workload::suite::Suite::of(&workloads)?;
     memory_limits_held(args, suite, &args.env.memory_limits())?;
     key_sample_taken(args, &workloads)?;
-    commits_timed(args, suite)?;
+    super::args::commits_timed(args.metric, &args.env, suite)?;
     let (pairing, chunk) = match whole_passes(args) {
         // The units of a paired process share one configuration and one process.
         Some(why) if suite == crate::workload::suite::Suite::LmdbJava && !args.metric.is_exact() => {
@@ -283,25 +283,6 @@ fn key_sample_taken(args: &RunArgs, workloads: &[crate::workload::Workload]) -> 
     }
     if args.engine.contains(&Engine::C) {
         bail!("--key-sample runs on the rust engine only (the C twin's readKey gets every key): leave out --engine");
-    }
-    Ok(())
-}
-
-/// Refuses a metric of timed commits where no commit is timed: outside the lmdb suite
-/// (whose write rows time them), and without `--sync`, which asks how commits are made
-/// durable (a lone `--sync nosync` is the default, which the workers are not told of).
-fn commits_timed(args: &RunArgs, suite: crate::workload::suite::Suite) -> Result<()> {
-    if !args.metric.is_commits() {
-        return Ok(());
-    }
-    let how = "measure the lmdb suite's write rows under --sync (`--suite lmdb --workloads fillRandomEach,fillRandom \
-               --sync nosync,nometasync,sync`)";
-    if suite != crate::workload::suite::Suite::Lmdb {
-        bail!("--metric {}: each commit is timed in the lmdb suite's write rows only: {how}", args.metric);
-    }
-    let nosync_alone = args.env.sync_axis().is_none() && args.env.sync.iter().all(|m| *m == SyncMode::Nosync);
-    if args.env.sync.is_empty() || nosync_alone {
-        bail!("--metric {}: commits are timed in a run that asks how they are made durable: {how}", args.metric);
     }
     Ok(())
 }

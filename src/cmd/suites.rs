@@ -118,6 +118,7 @@ fn measure_each(
 fn parts(args: &RunArgs) -> Result<(Vec<SuiteRun>, Option<Budgets>)> {
     let named = SuiteChoice::All.split(&args.workloads)?;
     let mut parts: Vec<SuiteRun> = SuiteChoice::All.suites().into_iter().map(|s| part(args, s, &named)).collect();
+    commits_timed_in_lmdb(args, &parts)?;
     let running: Vec<Suite> = parts.iter().filter(|p| p.run.is_ok()).map(|p| p.suite).collect();
     let why_out = |s: Suite| parts.iter().find(|p| p.suite == s).and_then(|p| p.run.as_ref().err().cloned());
     let budgets = Budgets::of(args.time_budget, &args.suite_budget, &running, why_out)?;
@@ -127,6 +128,26 @@ fn parts(args: &RunArgs) -> Result<(Vec<SuiteRun>, Option<Budgets>)> {
         }
     }
     Ok((parts, budgets))
+}
+
+/// A metric of timed commits is the lmdb suite's (the others keep their own): refused, before
+/// anything is built or measured, when the flags leave that suite out or its run would
+/// refuse it (run's own check).
+fn commits_timed_in_lmdb(args: &RunArgs, parts: &[SuiteRun]) -> Result<()> {
+    if !args.metric.is_commits() {
+        return Ok(());
+    }
+    match parts.iter().find(|p| p.suite == Suite::Lmdb).map(|p| &p.run) {
+        Some(Ok(r)) => super::args::commits_timed(r.metric, &r.env, Suite::Lmdb),
+        Some(Err(why)) => bail!(
+            "--metric {}: each commit is timed in the lmdb suite's write rows, and the flags leave it out ({why})",
+            args.metric
+        ),
+        None => bail!(
+            "--metric {}: each commit is timed in the lmdb suite's write rows, which --suite all lacks",
+            args.metric
+        ),
+    }
 }
 
 /// `suite`'s part: the flags given, as they apply to it.
@@ -176,6 +197,13 @@ fn own_args(
     if args.given.contains("workloads") {
         let of = named.iter().find(|(s, _)| *s == suite).map(|(_, w)| w.as_slice()).unwrap_or_default();
         r.workloads = of.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",");
+    }
+    if args.metric.is_commits() && suite != Suite::Lmdb {
+        // Only the lmdb suite's write rows time each commit: the others are judged by
+        // their own metric, not left out.
+        r.metric = RunArgs::defaults().metric;
+        r.given.remove("metric");
+        notes.push(format!("--metric {}: the lmdb suite's only; its own metric here", args.metric));
     }
     let mut drop_given = |id: &str, note: &str| {
         if r.given.remove(id) {
@@ -322,6 +350,26 @@ mod tests {
         let why = instructions[2].run.as_ref().unwrap_err();
         assert!(why.contains("readers beside a writer are measured by reader-ops"), "{why}");
         assert!(instructions[2].describe().starts_with("concurrency: left out (--metric instructions"));
+    }
+
+    /// `--metric commit-p50` judges the lmdb suite's rows by their median commit, and the
+    /// other suites by their own metric, each said; it is refused, before anything runs,
+    /// where the lmdb suite would refuse it (no --sync) or the flags leave that suite out.
+    #[test]
+    fn commit_p50_is_the_lmdb_suites_and_the_others_keep_their_own() {
+        let parts = parts_of(&["--suite", "all", "--metric", "commit-p50", "--sync", "sync"]);
+        let metrics: Vec<Metric> =
+            parts.iter().map(|p| p.run.as_ref().unwrap().with_instruction_defaults().metric).collect();
+        assert_eq!(metrics, [Metric::Time, Metric::CommitP50, Metric::ReaderOps]);
+        assert!(parts[0].notes.contains(&"--metric commit-p50: the lmdb suite's only; its own metric here".into()));
+        assert!(parts[1].notes.iter().all(|n| !n.contains("--metric")), "{:?}", parts[1].notes);
+        let refused = |flags: &[&str]| {
+            let all = [&["--suite", "all", "--metric", "commit-p50"][..], flags].concat();
+            format!("{:#}", parts_or_refusal(&all).err().expect("refused"))
+        };
+        assert!(refused(&[]).contains("commits are timed in a run that asks how they are made durable"));
+        let out = refused(&["--sync", "sync", "--workloads", "readKey"]);
+        assert!(out.contains("the flags leave it out (--workloads readKey names none of its workloads)"), "{out}");
     }
 
     /// `--suite-budget` plans each suite its own budget, each run without the flag; it is

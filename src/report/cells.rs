@@ -4,8 +4,9 @@
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use super::names::name;
 use crate::record::label::Label;
-use crate::record::{counts_taken, Closing, Layouts, Metric, Phase, Target};
+use crate::record::{counts_taken, Closing, Engine, Failure, FailureStage, Layouts, Metric, Phase, Target};
 use crate::stats::{Comparison, Method, Summary, Verdict};
+use crate::workload::Workload;
 
 /// A table as header and rows of plain cells, plus which rows to highlight.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,7 +274,35 @@ pub fn ranked_cells(m: &ReportModel, s: &Section) -> Cells {
         row.extend(beside.iter().map(|c| per_entry(&r.per_entry, *c)));
         c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_fastest.as_ref().map(Judged::of));
     }
+    push_died(&mut c, m, s, (2, verdict_col), Some("–"));
     c
+}
+
+/// A row for each unit whose worker died in every round of the section's workload: it has
+/// no figure, and the findings say how it died. `cols`: the metric's column and the
+/// verdict's; `rank`: the rank column's text, in a table that has one.
+fn push_died(
+    c: &mut Cells,
+    m: &ReportModel,
+    s: &Section,
+    (value_col, verdict_col): (usize, usize),
+    rank: Option<&str>,
+) {
+    let dead = m.died.iter().filter(|d| d.engine == s.engine && d.workload == s.workload && d.always());
+    for d in dead {
+        let mut row = vec![String::new(); c.header.len()];
+        let tag_col = usize::from(rank.is_some());
+        if let Some(r) = rank {
+            row[0] = r.to_string();
+        }
+        row[tag_col] = label(&d.unit);
+        row[value_col] = "died".into();
+        row[verdict_col] = "died".into();
+        if let Some(n) = c.header.iter().position(|h| h == "n") {
+            row[n] = "0".into();
+        }
+        c.push(row, m.newest.as_ref() == Some(&d.unit));
+    }
 }
 
 pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
@@ -289,6 +318,9 @@ pub fn baseline_cells(m: &ReportModel, s: &Section) -> Cells {
         row.extend(delta_cells(&m.beside, r.vs_baseline.as_ref(), "baseline"));
         row.push(r.summary.n.to_string());
         c.push_judged(row, m.newest.as_ref() == Some(&r.tag), r.vs_baseline.as_ref().map(Judged::of));
+    }
+    if !s.vs_baseline.is_empty() {
+        push_died(&mut c, m, s, (1, verdict_col), None);
     }
     c
 }
@@ -720,18 +752,45 @@ pub fn problem_lines(m: &ReportModel) -> Vec<String> {
     for c in m.checks.iter().filter(|c| !c.passed) {
         out.push(format!("CHECK FAILED: {}: {}; instruction counts may not repeat", c.what, c.detail));
     }
+    // The same failure in several rounds (a crash LMDB repeats) is one line.
+    let mut same: Vec<(&Failure, Vec<u32>)> = Vec::new();
     for f in &m.failures {
+        fn key(g: &Failure) -> (&Label, Engine, Option<Workload>, FailureStage, &str) {
+            (&g.unit, g.engine, g.workload, g.stage, &g.error)
+        }
+        match same.iter_mut().find(|(g, _)| key(g) == key(f)) {
+            Some((_, rounds)) => rounds.extend(f.round),
+            None => same.push((f, f.round.into_iter().collect())),
+        }
+    }
+    for (f, rounds) in same {
         out.push(format!(
             "{} {} {}{}: {}",
             name(&f.unit.to_string()),
             f.engine,
             f.workload.map(|w| w.to_string()).unwrap_or_else(|| f.stage.to_string()),
-            f.round.map(|r| format!(" (round {})", r + 1)).unwrap_or_default(),
+            rounds_said(&rounds),
             f.error
         ));
     }
     out.extend(unmeasured_lines(m));
     out
+}
+
+/// The rounds a failure happened in, counted from 1: " (round 3)", " (rounds 1-20)" when
+/// they run on, " (rounds 1, 4, 7)" otherwise; nothing for a failure outside the rounds.
+fn rounds_said(rounds: &[u32]) -> String {
+    match rounds {
+        [] => String::new(),
+        [r] => format!(" (round {})", r + 1),
+        [first, .., last] if (*last - *first) as usize == rounds.len() - 1 => {
+            format!(" (rounds {}-{})", first + 1, last + 1)
+        }
+        _ => {
+            let each: Vec<String> = rounds.iter().map(|r| (r + 1).to_string()).collect();
+            format!(" (rounds {})", each.join(", "))
+        }
+    }
 }
 
 /// Tags not measured, each reason said once: tags whose reasons differ only by their own
@@ -763,6 +822,15 @@ fn unmeasured_lines(m: &ReportModel) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_failure_in_many_rounds_names_them_once() {
+        let said = |r: &[u32]| super::rounds_said(r);
+        assert_eq!(
+            [said(&[]), said(&[2]), said(&[0, 1, 2]), said(&[0, 3, 6])],
+            ["", " (round 3)", " (rounds 1-3)", " (rounds 1, 4, 7)"]
+        );
+    }
+
     use super::*;
 
     #[test]

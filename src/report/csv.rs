@@ -97,20 +97,23 @@ pub fn summaries(m: &ReportModel) -> Result<String> {
     engines.dedup();
     for n in &m.not_applicable {
         for (engine, tag) in engines.iter().flat_map(|e| n.units.iter().map(move |t| (*e, t))) {
-            w.serialize(not_applicable_row(&header, engine, n.workload, &tag.to_string()))?;
+            w.serialize(verdict_row(&header, (engine, n.workload, &tag.to_string()), "not applicable"))?;
         }
+    }
+    for d in m.died.iter().filter(|d| d.always()) {
+        w.serialize(verdict_row(&header, (d.engine, d.workload, &d.unit.to_string()), "died"))?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-/// A summary row of a unit that cannot run the workload: its names, and the baseline
-/// verdict "not applicable".
-fn not_applicable_row(header: &[String], engine: Engine, workload: Workload, tag: &str) -> Vec<CsvCell> {
+/// A summary row of a unit with no figure of the workload: its names, and the baseline
+/// verdict that says why ("not applicable", "died").
+fn verdict_row(header: &[String], (engine, workload, tag): (Engine, Workload, &str), verdict: &str) -> Vec<CsvCell> {
     let text = |t: String| CsvCell::Text(Some(t));
     let mut row: Vec<CsvCell> = header.iter().map(|_| CsvCell::Text(None)).collect();
     row[..3].clone_from_slice(&[text(engine.to_string()), text(workload.to_string()), text(tag.to_string())]);
     if let Some(at) = header.iter().position(|h| h == "vs_baseline_verdict") {
-        row[at] = text("not applicable".into());
+        row[at] = text(verdict.into());
     }
     row
 }

@@ -293,7 +293,7 @@ impl GateOutcome {
         out.extend(self.warned().map(|c| format!("warning: {}", self.describe(c))));
         let not_judged = [not_judged_lines(&self.not_judged), not_judged_lines(&self.apart)].concat();
         out.extend(not_judged.into_iter().map(|n| format!("not judged: {n}")));
-        out.extend(self.unsampled.iter().map(|n| format!("not judged: {n}: no comparison against the baseline")));
+        out.extend(self.unsampled.iter().map(|n| format!("not judged: {n}")));
         out
     }
 
@@ -316,8 +316,8 @@ impl GateOutcome {
             head += &format!("; {n} a different patch in each run, kept apart, so not judged");
         }
         if !self.unsampled.is_empty() {
-            let n = cells::plural(self.unsampled.len(), "workload of a built tag");
-            head += &format!("; {n} without a comparison, so not judged");
+            let n = cells::plural(self.unsampled.len(), "workload");
+            head += &format!("; {n} of built tags without a comparison, so not judged");
         }
         head
     }
@@ -405,16 +405,22 @@ pub fn of_report(m: &ReportModel, fail_on: FailOn) -> GateOutcome {
     GateOutcome { unsampled: unsampled(m), against: Some(m.baseline.clone()), ..outcome }
 }
 
-/// Each built tag and section (engine, workload) with no comparison against the baseline.
+/// Each built tag and section (engine, workload) with no comparison against the baseline
+/// at any of its axes' values (reader counts, sync modes, memory limits), and why where the
+/// report knows it: its worker died.
 fn unsampled(m: &ReportModel) -> Vec<String> {
     let baseline = Label::build(&m.baseline, None);
     let built = m.tags.iter().filter(|t| t.status == crate::record::BuildStatus::Built && t.label != baseline);
     let mut out = Vec::new();
     for t in built {
         for s in &m.sections {
-            if !s.vs_baseline.iter().any(|r| r.tag == t.label && r.vs_baseline.is_some()) {
-                out.push(format!("{} {} ({})", t.label, s.workload, s.engine));
+            if s.vs_baseline.iter().any(|r| r.tag.built() == t.label && r.vs_baseline.is_some()) {
+                continue;
             }
+            let at = |d: &&super::model::DiedRow| (d.engine, d.workload) == (s.engine, s.workload);
+            let died = m.died.iter().filter(at).find(|d| d.unit.built() == t.label);
+            let why = died.map(|d| format!(": its worker died ({})", d.how)).unwrap_or_default();
+            out.push(format!("{} {} ({}): no comparison against the baseline{why}", t.label, s.workload, s.engine));
         }
     }
     out

@@ -124,6 +124,9 @@ struct JsonDocument<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     toolchains: Vec<ToolchainRecord<'a>>,
     failures: &'a [crate::record::Failure],
+    /// The rows whose worker died running their workload (a crash in LMDB), and how.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    died: &'a [super::model::DiedRow],
     /// The workloads some units cannot run (a 1.0 option on a 0.9 unit), and why.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     not_applicable: &'a [super::model::NotApplicableRow],
@@ -185,6 +188,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
             })
             .collect(),
         failures: &m.failures,
+        died: &m.died,
         not_applicable: &m.not_applicable,
         checks: &m.checks,
         end: m.end.as_ref(),

@@ -18,8 +18,10 @@ use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
 use crate::workload::{Checksum, Workload, WorkloadConfig};
 
+mod died;
 mod engines;
 
+pub use died::DiedRow;
 use engines::{engine_overhead, toolchain_tables};
 pub use engines::{toolchain_name, OverheadRow, ToolchainRow, ToolchainTable};
 
@@ -191,6 +193,9 @@ pub struct ReportModel {
     pub newest: Option<Label>,
     pub sections: Vec<Section>,
     pub failures: Vec<Failure>,
+    /// The rows whose worker died running their workload (a crash in LMDB): shown as died
+    /// in their section, said once in the findings.
+    pub died: Vec<DiedRow>,
     /// The workloads some of the run's units cannot run (a 1.0 option on a 0.9 unit):
     /// not run there, and no failure.
     pub not_applicable: Vec<NotApplicableRow>,
@@ -398,6 +403,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         toolchains,
         sections,
         failures: data.failures.clone(),
+        died: died::died_rows(data),
         not_applicable: not_applicable(data),
         checks: data.checks.clone(),
         end: data.end.clone(),

@@ -240,9 +240,40 @@ pub fn findings(m: &ReportModel) -> Vec<String> {
     v.extend(space_lines(m));
     v.extend(super::coverage::same_finding(m));
     v.extend(unresolved_line(m, f));
+    v.extend(died_lines(m));
     v.extend(failures_line(m, f));
     v.extend(not_applicable_lines(m));
     v
+}
+
+/// The rows whose worker died (a crash in LMDB), grouped by unit, engine, rounds and how:
+/// said once each, with what the rest of the run did.
+fn died_lines(m: &ReportModel) -> Vec<String> {
+    let mut groups: Vec<(&super::model::DiedRow, Vec<String>)> = Vec::new();
+    for d in &m.died {
+        let same = |g: &&mut (&super::model::DiedRow, Vec<String>)| {
+            let k = g.0;
+            (&k.unit, k.engine, k.rounds_died, k.rounds, &k.how) == (&d.unit, d.engine, d.rounds_died, d.rounds, &d.how)
+        };
+        match groups.iter_mut().find(same) {
+            Some(g) => g.1.push(d.workload.to_string()),
+            None => groups.push((d, vec![d.workload.to_string()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(d, ws)| {
+            let when = match d.always() {
+                true => format!("in every round it ran ({} of {})", d.rounds_died, d.rounds),
+                false => format!("in {} of {} rounds", d.rounds_died, d.rounds),
+            };
+            let left = match d.always() {
+                true => "it has no figure there; the other rows were measured",
+                false => "its figure there is of the rounds it survived",
+            };
+            format!("Died: {} on {} ({} engine) {when}: {}; {left}.", ws.join(", "), named(&d.unit), d.engine, d.how)
+        })
+        .collect()
 }
 
 /// The workloads some units cannot run, grouped by units and why: said once each.
@@ -298,8 +329,8 @@ fn nothing_resolved(m: &ReportModel) -> String {
             };
             format!("No {what} differs from {b}'s beyond {}.", cells::within(100.0 * m.rule.count_tolerance))
         }
-        (_, _, true) => format!("No difference against {b} resolved, in time or in instructions."),
-        _ => format!("No difference against {b} resolved in time (no instructions were counted)."),
+        (_, _, true) => format!("No difference against {b} resolved, in {} or in instructions.", timed_figure(m)),
+        _ => format!("No difference against {b} resolved in {} (no instructions were counted).", timed_figure(m)),
     }
 }
 
@@ -457,9 +488,14 @@ fn two_digits(n: usize) -> usize {
 /// section tells each in full.
 fn failures_line(m: &ReportModel, f: &Findings) -> Option<String> {
     let mut failed = Vec::new();
-    if f.failures > 0 {
-        let mut named: Vec<String> = m
-            .failures
+    // A row whose worker died is said by its own line (died_lines).
+    let said_died = |x: &&crate::record::Failure| {
+        x.died && m.died.iter().any(|d| (d.engine, Some(d.workload), &d.unit) == (x.engine, x.workload, &x.unit))
+    };
+    let others: Vec<&crate::record::Failure> = m.failures.iter().filter(|x| !said_died(x)).collect();
+    let failures = others.len();
+    if failures > 0 {
+        let mut named: Vec<String> = others
             .iter()
             .take(3)
             .map(|x| {
@@ -469,10 +505,10 @@ fn failures_line(m: &ReportModel, f: &Findings) -> Option<String> {
                 format!("{tag} {what}{round}")
             })
             .collect();
-        if f.failures > 3 {
-            named.push(format!("{} more", f.failures - 3));
+        if failures > 3 {
+            named.push(format!("{} more", failures - 3));
         }
-        failed.push(format!("{} ({})", cells::plural(f.failures, "failure"), named.join("; ")));
+        failed.push(format!("{} ({})", cells::plural(failures, "failure"), named.join("; ")));
     }
     match f.checksum_mismatches {
         0 => {}

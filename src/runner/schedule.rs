@@ -121,7 +121,9 @@ impl Schedule<'_> {
             }
             let selection = self.selection(round, progress.as_ref()).filter(|_| !warm);
             let slot = (round, warm_index, selection.as_ref());
+            let round_began = Instant::now();
             samples.extend(self.round(slot, &ready, scratch.path(), (&bar, &log), w)?);
+            let last = round_began.elapsed();
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
                 break;
@@ -134,7 +136,8 @@ impl Schedule<'_> {
             let spent = measuring_since.map_or(Duration::ZERO, |t| t.elapsed());
             let horizon = self.spec.horizon(round, round - self.start_round, spent, started);
             progress = self.spec.progress(&samples, horizon);
-            if let Some(why) = self.spec.stop_after(round, started, &samples, self.stop_when, progress.as_ref()) {
+            if let Some(why) = self.spec.stop_after((round, last), started, &samples, self.stop_when, progress.as_ref())
+            {
                 reason = why;
                 break;
             }
