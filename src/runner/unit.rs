@@ -96,8 +96,8 @@ impl Unit {
             Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
         let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
-        let (layout, relink, programs) = (None, None, Default::default());
-        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, harness: None, programs })
+        let (layout, relink, harness, programs) = (None, None, None, Default::default());
+        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, harness, programs })
     }
 
     /// A C unit of paired rounds: the C paired worker `twin` loading `library`'s shared
