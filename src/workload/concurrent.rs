@@ -122,17 +122,25 @@ pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'
     let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() })?;
     let txn = env.begin(false)?;
     for i in 0..keys {
-        let (k, v) = (key(i), value(i, 0));
-        let (mut k, mut v) = (val(&k), val(&v));
-        // SAFETY: txn is a live write transaction of env.
-        let rc = unsafe { (api.mdb_put)(txn, env.dbi, &mut k, &mut v, sys::MDB_APPEND) };
-        if rc != 0 {
-            unsafe { (api.mdb_txn_abort)(txn) };
-            api.check("mdb_put", rc)?;
-        }
+        put(&env, txn, i, sys::MDB_APPEND)?;
     }
     api.check("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
     Ok(env)
+}
+
+/// Key `i` with its first value put in `txn` (untimed: filling and ageing); the
+/// transaction is aborted when the put fails.
+fn put(env: &Env, txn: *mut MDB_txn, i: u32, flags: u32) -> Result<()> {
+    let api = env.api;
+    let (k, v) = (key(i), value(i, 0));
+    let (mut k, mut v) = (val(&k), val(&v));
+    // SAFETY: txn is a live write transaction of env.
+    let rc = unsafe { (api.mdb_put)(txn, env.dbi, &mut k, &mut v, flags) };
+    if rc != 0 {
+        unsafe { (api.mdb_txn_abort)(txn) };
+        api.check("mdb_put", rc)?;
+    }
+    Ok(())
 }
 
 /// Single-put commits a held reader keeps from reuse in [`age`]: about three pages each, so
@@ -154,15 +162,7 @@ pub fn age(env: &Env, keys: u32, puts: u32) -> Result<()> {
     let mut commit = |n: u32| -> Result<()> {
         for _ in 0..n {
             let txn = env.begin(false)?;
-            let i = (rng.next_u64() % u64::from(keys)) as u32;
-            let (k, v) = (key(i), value(i, 0));
-            let (mut k, mut v) = (val(&k), val(&v));
-            // SAFETY: txn is a live write transaction of env.
-            let rc = unsafe { (api.mdb_put)(txn, env.dbi, &mut k, &mut v, 0) };
-            if rc != 0 {
-                unsafe { (api.mdb_txn_abort)(txn) };
-                api.check("mdb_put", rc)?;
-            }
+            put(env, txn, (rng.next_u64() % u64::from(keys)) as u32, 0)?;
             api.check("mdb_txn_commit", unsafe { (api.mdb_txn_commit)(txn) })?;
         }
         Ok(())
