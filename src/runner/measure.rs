@@ -30,8 +30,14 @@ impl RunSpec {
     ) -> Result<Vec<Record>> {
         // A timed process runs a function order of this binary drawn for it; a counted one
         // the binary as built (counts do not move with placement).
-        let drawn = super::unit::with_drawn_harness(std::slice::from_ref(u), &mut rand::thread_rng());
-        let u = if counted { u } else { &drawn[0] };
+        let drawn;
+        let u = match counted {
+            true => u,
+            false => {
+                drawn = super::unit::with_drawn_harness(std::slice::from_ref(u), &mut rand::thread_rng());
+                &drawn[0]
+            }
+        };
         let selected = |w: Workload| selection.is_none_or(|s| s.measures(u, w));
         // Reads need the tag's read database and this unit's verified checksum; without
         // them they were already reported.
