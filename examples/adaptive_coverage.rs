@@ -25,7 +25,9 @@ fn main() -> anyhow::Result<()> {
     let plan = &data.header.plan;
     let target = percent.map(|percent| Target { percent, closing: Closing::DecidedAndWithin }).or(plan.target());
     let compared = stop::compared(&data.samples, plan.baseline.as_ref().map(record::Base::as_str), plan.metric);
-    let rule = family::Rule { min_effect: plan.min_effect(), ..Default::default() }.for_metric(plan.metric);
+    let rule = family::Rule { min_effect: plan.min_effect(), ..Default::default() }
+        .for_metric(plan.metric)
+        .for_tables(compared.len());
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let c = adaptive::coverage(&compared, &rule, target, resamples, &mut rng);
     println!("{}", serde_json::to_string_pretty(&c)?);

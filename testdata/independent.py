@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent figures for the fixed run: every baseline delta and control of
 testdata/run-fixed.jsonl, computed from the raw samples without lmdb-regress's code
-(Walsh averages, the signed-rank null by enumerating all 2^n sign patterns, Bonferroni).
+(Walsh averages, the signed-rank null by enumerating all 2^n sign patterns, Bonferroni
+over the run: each of a table's k comparisons at 1 - 0.05/(k * tables)).
 tests/reports.rs checks the report's JSON against the numbers this prints."""
 import itertools, json, math
 from collections import defaultdict
@@ -33,9 +34,10 @@ def paired(a, b, k):
 
 
 out = {}
-for wl in ["readSeq", "write"]:
+workloads = ["readSeq", "write"]
+for wl in workloads:
     tags = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"]
-    k = len(tags) - 1
+    k = (len(tags) - 1) * len(workloads)
     for t in tags[1:]:
         out[f"{wl} {t} vs LMDB_0.9.17"] = paired(vals[(wl, "LMDB_0.9.17")], vals[(wl, t)], k)
     out[f"{wl} LMDB_0.9.33~control vs LMDB_0.9.33"] = paired(vals[(wl, "LMDB_0.9.33")], vals[(wl, "LMDB_0.9.33~control")], k)

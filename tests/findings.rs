@@ -64,9 +64,10 @@ fn a_time_only_difference_says_instructions_did_not_move() {
     assert_eq!(s.deltas[0].tag.to_string(), "LMDB_0.9.22");
     assert!(s.not_measured.is_empty());
     // Read as a run that ended comparisons early at looks: each comparison, decided at the
-    // first look (round 10, the fewest pairs reaching its level in a family of 4), is
-    // reported there, on the rounds up to it, at that look's level; the same file without
-    // looks reports every interval on all 12 rounds at the family's 95%.
+    // first look (round 11, the fewest pairs reaching its level in a family of 4 in each
+    // of the run's 2 tables), is reported there, on the rounds up to it, at that look's
+    // level; the same file without looks reports every interval on all 12 rounds at the
+    // run's 95%.
     let looked_run = looked_model("time-only");
     let plain = model_of("time-only");
     let section = |m: &model::ReportModel| m.sections.iter().find(|s| s.workload.name() == "readSeq").cloned().unwrap();
@@ -74,10 +75,10 @@ fn a_time_only_difference_says_instructions_did_not_move() {
     let levels = |s: &model::Section| -> Vec<f64> {
         s.vs_baseline.iter().filter_map(|r| r.vs_baseline.as_ref()).map(|d| d.comparison.confidence).collect()
     };
-    let first_look = 1.0 - 0.05 / 2.0 / 2.0 / 4.0;
-    assert_eq!(levels(&plain), [1.0 - 0.05 / 4.0; 4]);
+    let first_look = 1.0 - 0.05 / 2.0 / 2.0 / 8.0;
+    assert_eq!(levels(&plain), [1.0 - 0.05 / 8.0; 4]);
     assert_eq!(levels(&looked), [first_look; 4]);
-    assert!(looked.stopped_early.iter().all(|x| (x.round, x.confidence) == (10, first_look)), "{looked:?}");
+    assert!(looked.stopped_early.iter().all(|x| (x.round, x.confidence) == (11, first_look)), "{looked:?}");
     assert_eq!(looked.stopped_early.len(), 4);
     for (l, p) in looked
         .vs_baseline
@@ -85,12 +86,12 @@ fn a_time_only_difference_says_instructions_did_not_move() {
         .zip(&plain.vs_baseline)
         .filter_map(|(l, p)| Some((l.vs_baseline.as_ref()?, p.vs_baseline.as_ref()?)))
     {
-        assert_eq!((l.comparison.n, p.comparison.n), (10, 12), "the rounds up to the look: {l:?}");
+        assert_eq!((l.comparison.n, p.comparison.n), (11, 12), "the rounds up to the look: {l:?}");
         assert_eq!(l.verdict(), p.verdict());
     }
     let md = lmdb_regress::report::render(&looked_run, lmdb_regress::report::Format::Markdown).unwrap();
     let md = String::from_utf8(md).unwrap();
-    assert!(md.contains("`LMDB_0.9.18` at round 10 (99.69%)"), "{md}");
+    assert!(md.contains("`LMDB_0.9.18` at round 11 (99.84%)"), "{md}");
 }
 
 /// The fixed run `name` as if it had ended comparisons early at looks (adaptive rounds).
@@ -108,14 +109,23 @@ fn looked_model(name: &str) -> model::ReportModel {
 
 #[test]
 fn nothing_resolved_says_so_and_what_more_rounds_would_resolve() {
+    // Two tables share the run's error: each of a table's 4 comparisons at 1 − 0.05/8,
+    // which 8 rounds cannot reach, so no interval exists and nothing projects.
     let f = golden_findings("none");
     assert!(f.steps.is_empty(), "{f:#?}");
     assert_eq!(f.unresolved.len(), 2);
     for u in &f.unresolved {
-        // Intervals narrow as 1/√rounds: the projection reaches ±2% from the resolution.
-        let r = u.resolution.unwrap();
-        let want = (8.0 * (r / 0.02).powi(2)).ceil() as usize;
-        assert_eq!((u.rounds, u.rounds_to_resolve), (8, Some(want)), "{u:?}");
+        assert_eq!((u.rounds, u.resolution, u.rounds_to_resolve), (8, None, None), "{u:?}");
+        assert!(u.rounds_for_intervals > 8, "{u:?}");
     }
     assert_eq!(f.seconds_per_round, Some(10.0));
+    // One workload of the same run is one table, at 1 − 0.05/4: intervals exist, and
+    // narrow as 1/√rounds, so the projection reaches ±2% from the resolution.
+    let dir = tempfile::tempdir().unwrap();
+    let readseq = one_workload(dir.path(), "findings-none.jsonl", "readSeq");
+    let one = Findings::of(&model::build(&record::load(&readseq).unwrap(), None).unwrap());
+    let u = &one.unresolved[..];
+    assert_eq!(u.len(), 1, "{one:#?}");
+    let want = (8.0 * (u[0].resolution.unwrap() / 0.02).powi(2)).ceil() as usize;
+    assert_eq!((u[0].rounds, u[0].rounds_to_resolve), (8, Some(want)), "{u:?}");
 }

@@ -79,8 +79,10 @@ pub struct Unresolved {
     pub resolution: Option<f64>,
     pub rounds: usize,
     /// Rounds at which the typical interval would narrow to ±min-effect, so that a
-    /// difference of that size is told from none.
+    /// difference of that size is told from none; None without an interval to project.
     pub rounds_to_resolve: Option<usize>,
+    /// Rounds every interval of the section needs before it exists at its level.
+    pub rounds_for_intervals: usize,
 }
 
 impl Findings {
@@ -205,7 +207,8 @@ fn unresolved_of(m: &ReportModel, s: &Section) -> Option<Unresolved> {
         return None;
     }
     let projected = s.resolution.and_then(|r| stats::project::rounds_to_reach(r, s.rounds, m.rule.min_effect));
-    // Intervals that are n/a need their rounds first, whatever the projection.
+    // Intervals that are n/a need their rounds first, whatever the projection; without
+    // an interval nothing projects how many more would resolve ±min-effect.
     let needed = s.rounds_needed.all();
     Some(Unresolved {
         engine: s.engine,
@@ -214,6 +217,7 @@ fn unresolved_of(m: &ReportModel, s: &Section) -> Option<Unresolved> {
         of: deltas.len(),
         resolution: s.resolution,
         rounds: s.rounds,
-        rounds_to_resolve: Some(projected.unwrap_or(needed).max(needed)),
+        rounds_to_resolve: projected.map(|p| p.max(needed)),
+        rounds_for_intervals: needed,
     })
 }

@@ -13,7 +13,7 @@ use crate::record::Metric;
 use crate::stats::Verdict;
 
 /// Bumped on any change a reader could trip over.
-pub const REPORT_SCHEMA: u32 = 3;
+pub const REPORT_SCHEMA: u32 = 4;
 
 pub struct Json;
 

@@ -15,11 +15,14 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         v.extend(design_lines(m));
         v.push(format!(
             "A round is a block: a delta is the Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
-             Wilcoxon's signed-rank test. Intervals are simultaneous at 95% per table \
-             (Bonferroni: each at 1 - 0.05/k; the ranked table counts all pairs of tags, because \
-             the fastest is chosen after seeing the data). slower/faster: the interval excludes \
+             Wilcoxon's signed-rank test. Intervals are simultaneous at 95% over the run's {} \
+             (Bonferroni: each of a table's k at 1 - 0.05/(k*{}); the ranked tables count all pairs of tags, \
+             because the fastest is chosen after seeing the data), so a run is as unlikely to claim a false \
+             difference anywhere as in one table. slower/faster: the interval excludes \
              1. same: the interval lies within {}. inconclusive: neither; the run did \
              not resolve the difference.",
+            tables_named(m.rule.tables),
+            m.rule.tables,
             within(me)
         ));
         v.push(
@@ -201,4 +204,12 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
 fn sections_of(m: &ReportModel, p: Pairing) -> String {
     let names: Vec<&str> = m.sections.iter().filter(|s| s.pairing == p).map(|s| s.workload.name()).collect();
     names.join(", ")
+}
+
+/// "6 tables of each kind", or "one table of each kind".
+fn tables_named(n: usize) -> String {
+    match n {
+        1 => "one table of each kind".to_string(),
+        n => format!("{n} tables of each kind"),
+    }
 }

@@ -350,12 +350,13 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     if let Some(missing) = metric.info().missing.filter(|_| !data.samples.iter().any(|s| s.total(metric).is_some())) {
         bail!("{missing}");
     }
-    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric);
     let measured = measured_tags(data);
     let baseline = pick_baseline(&measured, baseline, h.plan.baseline.as_ref().map(Base::as_str))?;
     let units = Baseline(&baseline);
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
+    let tables = blocks.values().filter(|b| !b.values.is_empty()).count();
+    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric).for_tables(tables);
     let looks = h
         .plan
         .spends_at_looks()
@@ -375,7 +376,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     }
     let every_round = h.plan.adaptive == Adaptive::On && looks.is_none();
     for s in sections.iter_mut().filter(|_| every_round) {
-        let nominal = 1.0 - stats::ALPHA / s.baseline_family.max(1) as f64;
+        let nominal = 1.0 - rule.alpha(s.baseline_family);
         s.stopped_early = stopped_early(data, s.engine, s.workload, nominal);
         // The baseline is measured whenever another tag is: it has no comparison to decide.
         s.stopped_early.retain(|x| x.tag != Label::build(&baseline, None));
@@ -399,7 +400,8 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         tags,
         newest,
         baseline: baseline.clone(),
-        overhead: engine_overhead(&blocks, &rule),
+        // Its rows are one family over every workload already.
+        overhead: engine_overhead(&blocks, &rule.for_tables(1)),
         toolchains,
         sections,
         failures: data.failures.clone(),
@@ -631,7 +633,7 @@ fn section(
         spreads: if rule.counts { Default::default() } else { b.spreads },
         resolution,
         rounds: summaries.values().map(|s| s.n).max().unwrap_or(0),
-        rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family),
+        rounds_needed: family::RoundsNeeded::of(family::all_pairs(tags.len()), baseline_family, rule),
         layout_spread: None,
         checksum_mismatches,
         checksum,

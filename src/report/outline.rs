@@ -448,7 +448,7 @@ fn timed_figure(m: &ReportModel) -> &'static str {
 /// What time left open, where, and how many rounds would resolve ±min-effect.
 fn unresolved_line(m: &ReportModel, f: &Findings) -> Option<String> {
     let open: &[Unresolved] = &f.unresolved;
-    let most = two_digits(open.iter().filter_map(|u| u.rounds_to_resolve).max()?);
+    let least = open.iter().map(|u| u.rounds_for_intervals).max()?;
     let (k, n): (usize, usize) = open.iter().fold((0, 0), |(k, n), u| (k + u.inconclusive, n + u.of));
     let rounds = open.iter().map(|u| u.rounds).max().unwrap_or(0);
     let each: Vec<String> = open
@@ -461,19 +461,28 @@ fn unresolved_line(m: &ReportModel, f: &Findings) -> Option<String> {
             format!("{} {} of {} {r}", section_name(m, u.engine, u.workload), u.inconclusive, u.of)
         })
         .collect();
-    let cost = f
-        .seconds_per_round
-        .map(|s| format!(" (about {} at this run's {} a round)", cells::seconds(s * most as f64), cells::seconds(s)))
-        .unwrap_or_default();
+    let cost = |most: usize| {
+        f.seconds_per_round
+            .map(|s| {
+                format!(" (about {} at this run's {} a round)", cells::seconds(s * most as f64), cells::seconds(s))
+            })
+            .unwrap_or_default()
+    };
+    let next = match open.iter().filter_map(|u| u.rounds_to_resolve).max().map(two_digits) {
+        Some(most) => format!(
+            "about {most} rounds would resolve differences of {}{}",
+            cells::within(100.0 * m.rule.min_effect),
+            cost(most)
+        ),
+        None => format!("the intervals need at least {least} rounds before they exist{}", cost(least)),
+    };
     let timed = timed_figure(m);
     let capital = timed[..1].to_uppercase() + &timed[1..];
     Some(format!(
-        "{capital} did not resolve {k} of {n} deltas against {} after {} ({}); about {most} rounds would resolve \
-         differences of {}{cost}.",
+        "{capital} did not resolve {k} of {n} deltas against {} after {} ({}); {next}.",
         cells::baseline_named(m),
         cells::plural(rounds, "round"),
         each.join(", "),
-        cells::within(100.0 * m.rule.min_effect)
     ))
 }
 

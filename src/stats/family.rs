@@ -1,6 +1,6 @@
 //! A run's design made explicit: one value per (label, round), comparisons inside a
-//! family of k with Bonferroni-widened intervals (each at 1 − 0.05/k), and the machine's
-//! noise as the run saw it.
+//! family with Bonferroni-widened intervals (each of a table's k at 1 − 0.05/(k·T), T the
+//! run's tables), and the machine's noise as the run saw it.
 
 use std::collections::BTreeMap;
 
@@ -31,13 +31,17 @@ pub struct Rule {
     pub count_tolerance: f64,
     /// The figures are exact instruction counts.
     pub counts: bool,
+    /// The run's tables of one kind (against the baseline, or ranked): they share its 5%
+    /// error, so that a run of many workloads is as unlikely to claim a false difference
+    /// anywhere as a run of one.
+    pub tables: usize,
 }
 
 pub use crate::record::{COUNT_TOLERANCE, MIN_EFFECT};
 
 impl Default for Rule {
     fn default() -> Self {
-        Rule { min_effect: MIN_EFFECT, count_tolerance: COUNT_TOLERANCE, counts: false }
+        Rule { min_effect: MIN_EFFECT, count_tolerance: COUNT_TOLERANCE, counts: false, tables: 1 }
     }
 }
 
@@ -56,6 +60,21 @@ impl Rule {
         }
     }
 
+    /// The rule of a run whose claims come in `tables` tables of each kind.
+    pub fn for_tables(self, tables: usize) -> Rule {
+        Rule { tables: tables.max(1), ..self }
+    }
+
+    /// The comparisons that share the run's error with one of a table's `family`.
+    pub fn share(&self, family: usize) -> usize {
+        family.max(1) * self.tables.max(1)
+    }
+
+    /// The error one comparison of a table's `family` may spend.
+    pub fn alpha(&self, family: usize) -> f64 {
+        ALPHA / self.share(family) as f64
+    }
+
     /// The smallest change that counts as one under this rule.
     pub fn tolerance(&self) -> f64 {
         if self.counts {
@@ -66,10 +85,10 @@ impl Rule {
     }
 }
 
-/// `b` against `a` as one of `family` comparisons: per-round pairs where both were
-/// measured in the same rounds, else the two samples apart.
+/// `b` against `a` as one of a table's `family` comparisons, in the rule's tables:
+/// per-round pairs where both were measured in the same rounds, else the two samples apart.
 pub fn compare(a: &Rounds, b: &Rounds, family: usize, rule: &Rule) -> Option<Comparison> {
-    compare_at(a, b, ALPHA / family.max(1) as f64, rule)
+    compare_at(a, b, rule.alpha(family), rule)
 }
 
 /// `b` against `a` at level 1 − `alpha`, the family's correction already made: per-round
@@ -86,7 +105,7 @@ pub fn compare_at(a: &Rounds, b: &Rounds, alpha: f64, rule: &Rule) -> Option<Com
 /// `b` against `a` from different runs, whose round numbers mean nothing to each other:
 /// the two samples apart.
 pub fn compare_apart(a: &Rounds, b: &Rounds, family: usize, rule: &Rule) -> Option<Comparison> {
-    apart_at(a, b, ALPHA / family.max(1) as f64, rule)
+    apart_at(a, b, rule.alpha(family), rule)
 }
 
 fn apart_at(a: &Rounds, b: &Rounds, alpha: f64, rule: &Rule) -> Option<Comparison> {
@@ -177,8 +196,9 @@ pub struct RoundsNeeded {
 }
 
 impl RoundsNeeded {
-    pub fn of(ranked_family: usize, baseline_family: usize) -> RoundsNeeded {
-        let pairs = |k: usize| if k == 0 { 0 } else { super::rank::min_pairs(ALPHA / k as f64) };
+    /// At a table's families of `ranked_family` and `baseline_family`, in the rule's tables.
+    pub fn of(ranked_family: usize, baseline_family: usize, rule: &Rule) -> RoundsNeeded {
+        let pairs = |k: usize| if k == 0 { 0 } else { super::rank::min_pairs(rule.alpha(k)) };
         RoundsNeeded {
             median: super::median_interval_min_n(),
             ranked: pairs(ranked_family),
@@ -301,10 +321,13 @@ mod tests {
 
     #[test]
     fn intervals_say_how_many_rounds_they_need() {
-        let n = RoundsNeeded::of(3, 2);
+        let rule = Rule::default();
+        let n = RoundsNeeded::of(3, 2, &rule);
         assert_eq!((n.median, n.ranked, n.baseline, n.all()), (6, 7, 7, 7));
-        assert_eq!(RoundsNeeded::of(136, 16).all(), 13);
-        assert_eq!(RoundsNeeded::of(1, 0).baseline, 0);
+        assert_eq!(RoundsNeeded::of(136, 16, &rule).all(), 13);
+        assert_eq!(RoundsNeeded::of(1, 0, &rule).baseline, 0);
+        // Six tables share the run's error: each of 16 comparisons at 1 − 0.05/96.
+        assert_eq!(RoundsNeeded::of(1, 16, &rule.for_tables(6)).baseline, 12);
     }
 
     #[test]

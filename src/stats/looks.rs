@@ -80,7 +80,8 @@ pub enum At {
     Last,
 }
 
-/// `b` against `a`, one of `family` comparisons, after `rounds` rounds (counted from 1):
+/// `b` against `a`, one of a table's `family` comparisons in the rule's tables, after
+/// `rounds` rounds (counted from 1):
 /// the first early look that closes it ([`closed`] by `target`), each
 /// look judging the rounds up to it; else judged at `at`'s level on every round. An early
 /// look at the run's last round is the last look.
@@ -99,7 +100,7 @@ pub fn stand(
         let decided_at = (at == At::Next && closed(&c, target)).then_some(rounds);
         return Some(Stand { comparison: c, decided_at });
     }
-    let looks = Looks::of(family);
+    let looks = Looks::of(rule.share(family));
     let early = match at {
         At::Next => rounds,
         At::Last => rounds.saturating_sub(1),

@@ -29,8 +29,11 @@ pub fn progress(
     (metric, min_effect): (Metric, f64),
     horizon: Option<f64>,
 ) -> Progress {
-    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric);
-    judge(&compared(samples, baseline, metric), &rule, target, (rounds(samples), horizon))
+    let sections = compared(samples, baseline, metric);
+    // The report judges the run's tables together: a comparison is decided at the level
+    // the report gives it.
+    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
+    judge(&sections, &rule, target, (rounds(samples), horizon))
 }
 
 /// One (engine, workload)'s reference and each label's values per round as compared.
@@ -188,6 +191,24 @@ mod tests {
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
         assert!(s.closed.is_empty() && s.open.contains_key(&tag("LMDB_0.9.18")), "{s:?}");
         assert!(progress(&samples, None, target(10.0, Closing::DecidedOrWithin), (Metric::Time, 0.02), None).settled());
+    }
+
+    /// The runner decides at the report's level: the run's tables share its error. After
+    /// ten rounds the slower tag is decided in one table (its first look, round 9, at
+    /// 1 − 0.0125/3), and not yet in each of six (round 12, at 1 − 0.0125/18).
+    #[test]
+    fn many_tables_decide_at_the_runs_level() {
+        let ten: Vec<Sample> = twelve_rounds().into_iter().filter(|s| s.round < 10).collect();
+        let slower = Label::build("LMDB_0.9.18", None);
+        let p = progress(&ten, None, None, (Metric::Time, 0.02), None);
+        assert!(p.sections[&(Engine::Rust, Workload::Write)].closed.contains(&slower), "{p:?}");
+        let six: Vec<Sample> =
+            Workload::ALL.iter().flat_map(|w| ten.iter().map(move |s| Sample { workload: *w, ..s.clone() })).collect();
+        let p = progress(&six, None, None, (Metric::Time, 0.02), None);
+        assert_eq!(p.sections.len(), 6);
+        for s in p.sections.values() {
+            assert!(s.closed.is_empty() && s.open.contains_key(&slower), "{s:?}");
+        }
     }
 
     /// The narrower undecided tag needs fewer rounds than the wider, so without a horizon

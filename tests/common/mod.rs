@@ -254,6 +254,22 @@ pub fn scaled(dir: &Path, tag: &str, factor: f64) -> PathBuf {
     p
 }
 
+/// A copy of testdata/`name` keeping only `workload`'s samples (a run of one table), as
+/// `dir`/`workload`-`name`.
+pub fn one_workload(dir: &Path, name: &str, workload: &str) -> PathBuf {
+    let text = std::fs::read_to_string(testdata(name)).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["workload"].as_str().is_none_or(|w| w == workload)
+        })
+        .collect();
+    let p = dir.join(format!("{workload}-{name}"));
+    std::fs::write(&p, kept.join("\n") + "\n").unwrap();
+    p
+}
+
 /// LMDB's own test programs of the 1.0 line (`mtest.c` … `mtest5.c` of mdb.master3 at
 /// 10161b20fe), as the crate lmdb-master3-sys 0.2.6 bundles them beside the library
 /// sources: vendored from crates.io once (`cargo vendor`, as the registry provider does)
