@@ -55,6 +55,7 @@ impl RunSpec {
             .iter()
             .copied()
             .filter(|w| !w.is_program() && Self::applies(u, *w) && selected(*w))
+            .filter(|w| !super::watchdog::died(u.engine, &u.label, *w))
             .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),
                 false => !w.is_read() || ready.dbs.contains_key(&u.label),
@@ -76,6 +77,11 @@ impl RunSpec {
             pending.extend(rest);
             if warm || interrupted() {
                 continue;
+            }
+            if death.is_some() && !counted {
+                for w in unreported(&job, &lines) {
+                    super::watchdog::mark_died(u.engine, &u.label, w);
+                }
             }
             out.extend(self.record(&job, round, counted, ready, lines, death));
         }
@@ -166,6 +172,12 @@ pub(super) fn failed_units(records: &Result<Vec<Record>>) -> impl Iterator<Item 
         Record::Failure(f) => Some(format!("{} {}", f.engine, f.unit)),
         _ => None,
     })
+}
+
+/// The workloads of `job` its worker's `lines` did not report.
+fn unreported(job: &Job, lines: &[WorkerLine]) -> Vec<Workload> {
+    let reported: BTreeSet<Workload> = lines.iter().filter_map(|l| l.workload).collect();
+    job.batch.iter().copied().filter(|w| !reported.contains(w)).collect()
 }
 
 /// A worker that died took down the workload it was running, the first of its batch it did

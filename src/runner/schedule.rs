@@ -80,6 +80,7 @@ impl Schedule<'_> {
         let log = Log::start(JobPhase::Preparing, budget)?;
         let started = Instant::now();
         let budget_kept = super::watchdog::budget(budget);
+        super::watchdog::begin_schedule();
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {

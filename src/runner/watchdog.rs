@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use super::protocol::WorkerLine;
 use super::Label;
 use crate::record::Engine;
+use crate::workload::Workload;
 
 /// The least limit unless `--watchdog` says otherwise, in seconds.
 pub const DEFAULT_FLOOR_S: f64 = 60.0;
@@ -83,6 +84,8 @@ struct State {
     slowest: BTreeMap<Watched, Duration>,
     /// Units whose single-unit worker stalled: left out of every later process.
     hung: BTreeSet<(Engine, Label)>,
+    /// A unit's workloads whose worker died in a timed round: not run again.
+    died: BTreeSet<(Engine, Label, Workload)>,
     /// No worker runs past this (the time budget's end and one floor).
     deadline: Option<Instant>,
 }
@@ -99,6 +102,7 @@ impl Watchdog {
             floor: Duration::from_secs(DEFAULT_FLOOR_S as u64),
             slowest: BTreeMap::new(),
             hung: BTreeSet::new(),
+            died: BTreeSet::new(),
             deadline: None,
         }))
     }
@@ -124,12 +128,13 @@ impl Watchdog {
     }
 }
 
-/// Forgets what earlier runs of this process saw (stretches, units that stalled): a run
-/// of another suite starts anew.
+/// Forgets what earlier runs of this process saw (stretches, units that stalled or
+/// died): a run of another suite starts anew.
 pub fn begin_run() {
     let mut s = GLOBAL.state();
     s.slowest.clear();
     s.hung.clear();
+    s.died.clear();
 }
 
 /// Sets the floor of every limit (`--watchdog`).
@@ -161,6 +166,23 @@ pub(super) fn hung(engine: Engine, label: &Label) -> bool {
 
 pub(super) fn mark_hung(engine: Engine, label: &Label) {
     GLOBAL.state().hung.insert((engine, label.clone()));
+}
+
+/// Whether a worker of this unit died running `workload` in an earlier timed round of this
+/// schedule: a crash in LMDB repeats, so the workload is not run again (its died row says
+/// it once).
+pub(super) fn died(engine: Engine, label: &Label, workload: Workload) -> bool {
+    GLOBAL.state().died.contains(&(engine, label.clone(), workload))
+}
+
+pub(super) fn mark_died(engine: Engine, label: &Label, workload: Workload) {
+    GLOBAL.state().died.insert((engine, label.clone(), workload));
+}
+
+/// Forgets the deaths of earlier schedules: a schedule that measures a unit again (a
+/// bisect's probe, a confirmation) sees it die again.
+pub(super) fn begin_schedule() {
+    GLOBAL.state().died.clear();
 }
 
 /// `--watchdog`'s value: seconds, positive, finite, at most a week.
