@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -715,6 +716,17 @@ static void load_slot(struct slot *s) {
     running = -1;
 }
 
+/* Keeps the memory a pass frees in the process for the next pass, as the Rust paired worker
+ * does (src/workload/malloc.rs, keep_freed, the same two settings): no trimming of the heap's
+ * top, and allocations up to 32 MiB (glibc's most) from the heap, not from maps free()
+ * unmaps. A page given back costs a fresh-page fault when touched again, the host's work,
+ * not LMDB's: a long-lived process keeps its heap. 0, or the setting glibc refused. */
+static const char *keep_freed(void) {
+    if (!mallopt(M_TRIM_THRESHOLD, -1)) return "glibc's mallopt refused M_TRIM_THRESHOLD -1";
+    if (!mallopt(M_MMAP_THRESHOLD, 32 << 20)) return "glibc's mallopt refused M_MMAP_THRESHOLD 32 MiB";
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s prepare|verify|run|paired [options]\n", argv[0]); return 2; }
     const char *action = argv[1];
@@ -732,6 +744,9 @@ int main(int argc, char **argv) {
     int n;
     if (paired) {
         if (!o.slots || !o.have_chunk) { fprintf(stderr, "paired needs --slots and --chunk\n"); return 2; }
+        /* Before any library is loaded or any pass timed. */
+        const char *refused = keep_freed();
+        if (refused) { print_failure(NULL, -1, NULL, refused, 0); return 1; }
         if ((n = read_slots(o.slots, slots, &text)) < 0) return 2;
     } else {
         if (!o.library || !o.version) { fprintf(stderr, "%s needs --library and --library-version\n", action); return 2; }

@@ -103,6 +103,8 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         bail!("{suite} is measured a process per unit (--pairing process): only LmdbJava's six run in chunks");
     }
     let cfg = args.settings.resolve(suite)?;
+    // Before any library is loaded or any pass timed: the harness's settings, not a unit's.
+    crate::workload::malloc::keep_freed()?;
     let text = std::fs::read_to_string(&args.slots).with_context(|| format!("cannot read {}", args.slots.display()))?;
     let specs: Vec<SlotSpec> = text.lines().map(SlotSpec::parse).collect::<Result<_>>()?;
     report_crashes();

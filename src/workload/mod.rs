@@ -7,6 +7,7 @@ pub mod concurrent;
 pub mod dataset;
 pub mod iocount;
 pub mod lmdb;
+pub mod malloc;
 pub mod measure;
 pub mod native;
 pub mod paired;

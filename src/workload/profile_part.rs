@@ -39,10 +39,9 @@ pub fn dump(workload: &str) {
 /// raises after a large free, for every later allocation of the process.
 pub fn alone<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     static MALLOC: Once = Once::new();
-    // SAFETY: mallopt only sets glibc's parameters.
-    MALLOC.call_once(|| unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-        libc::mallopt(libc::M_ARENA_MAX, ARENAS);
+    MALLOC.call_once(|| {
+        let fixed = [(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD), (libc::M_ARENA_MAX, ARENAS)];
+        super::malloc::set(&fixed).expect("glibc takes its default mmap threshold and an arena limit");
     });
     let (tx, rx) = mpsc::sync_channel(1);
     let thread = std::thread::Builder::new().stack_size(STACK).name("workload".into());
