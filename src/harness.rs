@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// How many function orders of the binary are linked beside it.
-pub const ORDERS: u32 = 8;
+pub const ORDERS: u32 = 16;
 
 /// What build.rs tells the crate, through the environment, when lld was not there to shuffle
 /// the orders (they are then copies of one placement, and none is drawn).
