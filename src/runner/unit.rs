@@ -101,25 +101,23 @@ impl Unit {
             }
             Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
-        let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
-        let orders = match engine {
-            Engine::Rust => this_binarys_orders(),
-            Engine::C => Arc::from([]),
-        };
-        let (layout, relink, harness, programs) = (None, None, None, Default::default());
         Ok(Unit {
             engine,
             label,
             program,
             program_sha256,
             library,
-            sha256,
-            version,
-            layout,
-            relink,
-            orders,
-            harness,
-            programs,
+            sha256: build.sha256.clone(),
+            version: build.lmdb_version.clone(),
+            layout: None,
+            relink: None,
+            // A tag's own C twin is placed by its layouts.
+            orders: match engine {
+                Engine::Rust => this_binarys_orders(),
+                Engine::C => Arc::from([]),
+            },
+            harness: None,
+            programs: Default::default(),
         })
     }
 
