@@ -152,10 +152,12 @@ fn inputs(main: &Path, library: &BuildRecord) -> Result<Vec<(String, Vec<u8>)>> 
 fn order_linker(tc: &Toolchain) -> Option<Linker> {
     match Linker::probe(tc) {
         Ok(linker) => Some(linker),
-        Err(e) => {
+        Err(_) => {
             eprintln!(
-                "warning: the C paired worker stays in one placement, no function order of it drawn: {:#}",
-                e.root_cause()
+                "warning: {} cannot link with lld: the C paired worker stays in one placement, and no function \
+                 order of it is drawn (install Debian's package {}; `make deps` does)",
+                tc.compiler.display(),
+                crate::layout::LLD_PACKAGE
             );
             None
         }
