@@ -5,11 +5,12 @@
 //! (`src/bin/lmdb-regress-harness-N.rs`, shuffled by lld as build.rs asks), and each timed
 //! process runs one of them drawn at random: the placement is then sampled across processes,
 //! as LMDB's own layout is, and its spread enters the intervals instead of biasing them.
+//! The C paired worker is linked in as many orders (`crate::paired_twin`), drawn the same way.
 
 use std::path::{Path, PathBuf};
 
 /// How many function orders of the binary are linked beside it.
-pub const ORDERS: u32 = 8;
+pub const ORDERS: u32 = 16;
 
 /// What build.rs tells the crate, through the environment, when lld was not there to shuffle
 /// the orders (they are then copies of one placement, and none is drawn).
@@ -26,12 +27,30 @@ pub fn seed(n: u32) -> u32 {
     0x5eed_0000 + n
 }
 
-/// One function order of this binary, ready to run.
+/// One function order of a worker (this binary, or the C paired worker), ready to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HarnessOrder {
     /// Which order (1..=ORDERS), as the run file records it.
     pub n: u32,
     pub program: PathBuf,
+    /// What `program` must hash to before each start (the C paired worker's orders); None for
+    /// this binary's, which are this build.
+    pub sha256: Option<String>,
+}
+
+impl HarnessOrder {
+    /// Order `n` of a program checked before each start: `program` must hash to `sha256`.
+    pub fn checked(n: u32, program: PathBuf, sha256: String) -> HarnessOrder {
+        HarnessOrder { n, program, sha256: Some(sha256) }
+    }
+
+    /// That the program is still the one built, when it has a recorded SHA-256.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match &self.sha256 {
+            Some(sha) => crate::artifact::verify(&self.program, sha),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The orders linked beside `exe` that are there to run; none when they were linked unshuffled.
@@ -40,7 +59,7 @@ pub fn orders_beside(exe: &Path, shuffled: bool) -> Vec<HarnessOrder> {
         return Vec::new();
     };
     (1..=ORDERS)
-        .map(|n| HarnessOrder { n, program: dir.join(binary_name(n)) })
+        .map(|n| HarnessOrder { n, program: dir.join(binary_name(n)), sha256: None })
         .filter(|o| o.program.is_file())
         .collect()
 }

@@ -105,8 +105,8 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
 /// each timed chunk, outside its clock, summed over the pass), in samples of one shape:
 /// the same fields, but for the write's `io`, which the C paired worker cannot count (it
 /// reaches each library through dlsym, so the library's own write and sync calls are not
-/// the twin's counting ones, harness/iocount.c), and the Rust worker's `harness`, the
-/// function order of this binary drawn for its process (the C paired worker has one).
+/// the twin's counting ones, harness/iocount.c), and `harness`, the function order of each
+/// engine's worker drawn for its process (under random layouts, the default), one a process.
 #[test]
 fn rust_and_c_units_each_run_in_paired_rounds() {
     let args =
@@ -119,6 +119,9 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
         assert_eq!(of.len(), 12, "two tags, six workloads on {engine}");
         assert!(of.iter().all(|s| s["chunks_ns"].as_array().is_some_and(|c| c.len() == 4)), "{engine}: {of:?}");
         assert!(of.iter().all(|s| s["major_faults"].is_u64()), "{engine}: {of:?}");
+        let orders: std::collections::BTreeSet<u64> = of.iter().filter_map(|s| s["harness"].as_u64()).collect();
+        let drawn = orders.len() == 1 && orders.iter().all(|n| (1..=lmdb_regress::harness::ORDERS as u64).contains(n));
+        assert!(drawn && of.iter().all(|s| s["harness"].is_u64()), "{engine}: one order for its process: {of:?}");
     }
     let fields = |s: &Value| {
         let named = s.as_object().unwrap().keys().filter(|k| !["engine", "io", "harness"].contains(&k.as_str()));

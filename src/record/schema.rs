@@ -241,9 +241,10 @@ pub struct Sample {
     /// fixed build, and in runs from before layouts were randomised.
     #[serde(default)]
     pub layout: Option<u32>,
-    /// The function order of the tool's own binary (src/harness.rs) whose Rust worker ran the
-    /// sample, drawn per process with random layouts; none for the binary as built, the C
-    /// engine, and runs from before it was drawn (schema ≤ 13).
+    /// The function order (src/harness.rs) of the worker that ran the sample: the tool's own
+    /// binary's (Rust), the C paired worker's (C; src/paired_twin.rs), drawn per process with
+    /// random layouts; none for a worker as built, a tag's own C twin, and runs from before it
+    /// was drawn (schema ≤ 13; the C engine's, before the C paired worker had orders).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness: Option<u32>,
     /// With `pairing: chunks`: the pass's chunk times in nanoseconds, in pass order (`ns`

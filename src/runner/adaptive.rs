@@ -91,6 +91,7 @@ mod tests {
             version: "LMDB".into(),
             layout: None,
             relink: None,
+            orders: std::sync::Arc::from([]),
             harness: None,
             programs: Default::default(),
         }

@@ -379,6 +379,7 @@ mod tests {
             version,
             layout: None,
             relink: None,
+            orders: std::sync::Arc::from([]),
             harness: None,
             programs: Default::default(),
         }

@@ -41,8 +41,11 @@ pub struct Unit {
     pub layout: Option<Layout>,
     /// With random layouts: what every round links this unit's own layout from.
     pub relink: Option<Arc<layout::Source>>,
-    /// The function order of this binary (src/harness.rs) the Rust worker runs in this
-    /// process; None: the binary as built.
+    /// The function orders of `program` (src/harness.rs) a timed process under random
+    /// layouts may run: this binary's for the Rust worker, the C paired worker's for it, none
+    /// for a tag's own C twin (its layouts place its code).
+    pub orders: Arc<[HarnessOrder]>,
+    /// The order the worker runs in this process; None: `program` as built.
     pub harness: Option<u32>,
     /// The run's programs (`--program`) as compiled against this unit's build; a program
     /// missing here did not compile against it (recorded as a failure) and is not run.
@@ -50,30 +53,33 @@ pub struct Unit {
 }
 
 /// This binary's function orders that a timed process may run, found once.
-fn harness_orders() -> &'static [HarnessOrder] {
-    static ORDERS: std::sync::OnceLock<Vec<HarnessOrder>> = std::sync::OnceLock::new();
-    ORDERS.get_or_init(|| match std::env::current_exe() {
-        Ok(exe) => crate::harness::orders_beside(&exe, crate::harness::built_shuffled()),
-        Err(_) => Vec::new(),
-    })
+fn this_binarys_orders() -> Arc<[HarnessOrder]> {
+    static ORDERS: std::sync::OnceLock<Arc<[HarnessOrder]>> = std::sync::OnceLock::new();
+    let found = || match std::env::current_exe() {
+        Ok(exe) => crate::harness::orders_beside(&exe, crate::harness::built_shuffled()).into(),
+        Err(_) => Arc::from([]),
+    };
+    ORDERS.get_or_init(found).clone()
 }
 
-/// `units` as one timed process runs them: where LMDB's layout is drawn at random, the Rust
-/// units on one function order of this binary drawn for the process, so that the tool's own
-/// placement is sampled as LMDB's is; otherwise as they are.
+/// `units` as one timed process runs them: where LMDB's layout is drawn at random, each
+/// engine's units on one function order of their worker drawn for the process (they share
+/// it), so that the tool's own placement is sampled as LMDB's is; otherwise as they are.
 pub(super) fn with_drawn_harness(units: &[Unit], rng: &mut impl rand::Rng) -> Vec<Unit> {
-    drawn_among(units, harness_orders(), rng)
+    let rust = drawn_order(units, Engine::Rust, rng);
+    let c = drawn_order(units, Engine::C, rng);
+    let drawn = |u: &Unit| match u.engine {
+        Engine::Rust => rust.as_ref(),
+        Engine::C => c.as_ref(),
+    };
+    units.iter().map(|u| drawn(u).map_or_else(|| u.clone(), |order| u.with_harness(order))).collect()
 }
 
-fn drawn_among(units: &[Unit], orders: &[HarnessOrder], rng: &mut impl rand::Rng) -> Vec<Unit> {
-    let random = units.iter().any(|u| u.engine == Engine::Rust && u.layout.is_some());
-    match orders {
-        orders if random && !orders.is_empty() => {
-            let order = &orders[rng.gen_range(0..orders.len())];
-            units.iter().map(|u| u.with_harness(order)).collect()
-        }
-        _ => units.to_vec(),
-    }
+/// One order of `engine`'s worker, drawn when its units run random layouts and it has orders.
+fn drawn_order(units: &[Unit], engine: Engine, rng: &mut impl rand::Rng) -> Option<HarnessOrder> {
+    let of = || units.iter().filter(|u| u.engine == engine);
+    let orders = &of().find(|u| !u.orders.is_empty())?.orders;
+    of().any(|u| u.layout.is_some()).then(|| orders[rng.gen_range(0..orders.len())].clone())
 }
 
 /// A program compiled against one build (`super::program`): the executable and its
@@ -95,9 +101,24 @@ impl Unit {
             }
             Engine::C => (build.artifact.clone(), Some(build.sha256.clone()), None),
         };
-        let (sha256, version) = (build.sha256.clone(), build.lmdb_version.clone());
-        let (layout, relink, harness, programs) = (None, None, None, Default::default());
-        Ok(Unit { engine, label, program, program_sha256, library, sha256, version, layout, relink, harness, programs })
+        Ok(Unit {
+            engine,
+            label,
+            program,
+            program_sha256,
+            library,
+            sha256: build.sha256.clone(),
+            version: build.lmdb_version.clone(),
+            layout: None,
+            relink: None,
+            // A tag's own C twin is placed by its layouts.
+            orders: match engine {
+                Engine::Rust => this_binarys_orders(),
+                Engine::C => Arc::from([]),
+            },
+            harness: None,
+            programs: Default::default(),
+        })
     }
 
     /// A C unit of paired rounds: the C paired worker `twin` loading `library`'s shared
@@ -113,6 +134,7 @@ impl Unit {
             version: library.lmdb_version.clone(),
             layout: None,
             relink: None,
+            orders: twin.harness_orders().into(),
             harness: None,
             programs: Default::default(),
         }
@@ -169,13 +191,12 @@ impl Unit {
         u
     }
 
-    /// The same unit run by `order` of this binary (a Rust unit; any other is as it is).
+    /// The same unit run by `order` of its worker, checked before each start as it records.
     pub fn with_harness(&self, order: &HarnessOrder) -> Unit {
         let mut u = self.clone();
-        if u.engine == Engine::Rust {
-            u.program = order.program.clone();
-            u.harness = Some(order.n);
-        }
+        u.program = order.program.clone();
+        u.program_sha256 = order.sha256.clone();
+        u.harness = Some(order.n);
         u
     }
 
@@ -265,40 +286,62 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// Three orders of `engine`'s worker, the C paired worker's with their SHA-256.
+    fn orders(engine: Engine) -> Arc<[HarnessOrder]> {
+        let order = |n| match engine {
+            Engine::Rust => HarnessOrder { n, program: format!("lmdb-regress-harness-{n}").into(), sha256: None },
+            Engine::C => HarnessOrder::checked(n, format!("lmdb-paired-c-{n}").into(), format!("{n}")),
+        };
+        (1..=3).map(order).collect()
+    }
+
     fn unit(engine: Engine, tag: &str, layout: Option<u32>) -> Unit {
         let layout = layout.map(|seed| Layout { seed, path: format!("{tag}-{seed}.so").into(), sha256: "0".into() });
         Unit {
             engine,
             label: Label::build(tag, None),
-            program: "lmdb-regress".into(),
-            program_sha256: None,
+            program: "worker".into(),
+            program_sha256: (engine == Engine::C).then(|| "built".into()),
             library: Some("lib".into()),
             sha256: "0".into(),
             version: "LMDB".into(),
             layout,
             relink: None,
+            orders: orders(engine),
             harness: None,
             programs: Default::default(),
         }
     }
 
+    /// The order every unit of `engine` in `drawn` runs, the same for all of them.
+    fn one_order(drawn: &[Unit], engine: Engine) -> u32 {
+        let of: Vec<&Unit> = drawn.iter().filter(|u| u.engine == engine).collect();
+        let n = of[0].harness.expect("drawn");
+        let order = &orders(engine)[n as usize - 1];
+        assert!(of.iter().all(|u| u.harness == Some(n) && u.program == order.program), "{of:?}");
+        assert!(of.iter().all(|u| u.program_sha256 == order.sha256), "checked as its order records: {of:?}");
+        n
+    }
+
     #[test]
-    fn a_process_of_random_layouts_runs_one_drawn_order_and_a_fixed_one_the_binary_as_built() {
-        let orders: Vec<HarnessOrder> =
-            (1..=3).map(|n| HarnessOrder { n, program: format!("lmdb-regress-harness-{n}").into() }).collect();
+    fn a_process_of_random_layouts_runs_one_drawn_order_of_each_worker_and_a_fixed_one_each_as_built() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let random = [unit(Engine::Rust, "a", Some(1)), unit(Engine::Rust, "b", Some(2)), unit(Engine::C, "c", None)];
+        let (rust, c) = (Engine::Rust, Engine::C);
+        let random = [unit(rust, "a", Some(1)), unit(rust, "b", Some(2)), unit(c, "a", Some(3)), unit(c, "b", Some(4))];
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..40 {
-            let drawn = drawn_among(&random, &orders, &mut rng);
-            let n = drawn[0].harness.expect("drawn");
-            assert!(drawn[..2].iter().all(|u| u.harness == Some(n) && u.program == orders[n as usize - 1].program));
-            assert_eq!((drawn[2].harness, &drawn[2].program), (None, &random[2].program), "the C unit is as it was");
-            seen.insert(n);
+            let drawn = with_drawn_harness(&random, &mut rng);
+            seen.insert((one_order(&drawn, rust), one_order(&drawn, c)));
         }
-        assert_eq!(seen.len(), 3, "every order is drawn");
-        let fixed = [unit(Engine::Rust, "a", None)];
-        assert_eq!(drawn_among(&fixed, &orders, &mut rng)[0].harness, None);
-        assert_eq!(drawn_among(&random, &[], &mut rng)[0].harness, None, "no orders beside the binary");
+        let each = |pick: fn(&(u32, u32)) -> u32| seen.iter().map(pick).collect::<std::collections::BTreeSet<_>>();
+        assert_eq!((each(|s| s.0).len(), each(|s| s.1).len()), (3, 3), "every order of either drawn: {seen:?}");
+        assert!(seen.iter().any(|(r, c)| r != c), "each worker's order is its own draw: {seen:?}");
+        let fixed = [unit(rust, "a", None), unit(c, "a", None)];
+        let as_run =
+            |us: &[Unit]| us.iter().map(|u| (u.program.clone(), u.program_sha256.clone(), u.harness)).collect();
+        let fixed_run: Vec<_> = as_run(&with_drawn_harness(&fixed, &mut rng));
+        assert_eq!(fixed_run, as_run(&fixed), "fixed layouts: each worker as built");
+        let c_twin = Unit { orders: Arc::from([]), library: None, ..unit(c, "a", Some(1)) };
+        assert_eq!(with_drawn_harness(&[c_twin.clone()], &mut rng)[0].harness, None, "a C twin has no orders");
     }
 }
