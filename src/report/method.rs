@@ -59,7 +59,8 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
         let cause = match per_sample_layouts(m) {
             true if orders > 0 => format!(
                 "Every sample ran its own layout of LMDB's code, and each process one of {orders} function \
-                 orders of the tool's own code (its timed loops and checksum crates) drawn at random, so \
+                 orders of its worker's own code (the Rust worker's timed loops and checksum crates, or the C \
+                 paired worker's) drawn at random, so \
                  code placement is sampled, not fixed: the cause is memory or cache behaviour, machine \
                  noise, or placement beyond what those layouts sample, not more work in LMDB"
             ),
