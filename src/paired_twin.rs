@@ -21,10 +21,14 @@ use crate::stage::{self, HARNESS, SRC};
 pub const MAIN: &str = "paired.c";
 /// Its own files beside it (the libraries it loads, `paired_load.c`), and the twin's
 /// files it shares: none of them calls LMDB.
-const COMPANIONS: [&str; 6] = ["paired.h", "paired_load.c", "common.c", "common.h", "dataset.c", "dataset.h"];
+const COMPANIONS: [&str; 8] =
+    ["paired.h", "paired_load.c", "common.c", "common.h", "dataset.c", "dataset.h", "iocount.c", "iocount.h"];
+/// The libc functions `iocount.c` counts through: exported, so that each library the worker
+/// loads calls them (the binary's own definitions come first in every library's lookup).
+const COUNTED: [&str; 6] = ["fdatasync", "fsync", "msync", "write", "pwrite", "writev"];
 const PROGRAM: &str = "lmdb-paired-c";
 /// Part of every id: a worker built another way is never taken for one of these.
-const RECIPE: &str = "paired twin 1";
+const RECIPE: &str = "paired twin 2";
 
 /// A built paired worker: the program, its SHA-256 (checked before every start), and what
 /// it was compiled from.
@@ -124,6 +128,7 @@ fn compile(staging: &Path, files: &[(String, Vec<u8>)], tc: &Toolchain) -> Resul
     c.args(compile_flags(tc)).args(["-I", SRC, "-I", HARNESS, "-o", PROGRAM]);
     c.args(files.iter().map(|(p, _)| p).filter(|p| p.ends_with(".c")));
     c.args(["-ldeflate", "-ldl"]);
+    c.args(COUNTED.iter().map(|f| format!("-Wl,--export-dynamic-symbol={f}")));
     let out = crate::children::output(&mut c).with_context(|| format!("cannot run {}", tc.compiler.display()))?;
     if !out.status.success() {
         bail!(
