@@ -1,7 +1,9 @@
 /*
  * What a pass asks the kernel to write and sync, counted as the Rust engine counts it
  * (src/workload/iocount.rs): this program defines fdatasync, fsync, msync, write, pwrite
- * and writev, which the LMDB compiled into it calls; each counts, then calls libc's.
+ * and writev, which the LMDB compiled into it calls (the C twin), or each liblmdb it loads
+ * calls (the C paired worker, which exports them: src/paired_twin.rs); each counts, then
+ * calls libc's.
  */
 #ifndef LMDB_REGRESS_IOCOUNT_H
 #define LMDB_REGRESS_IOCOUNT_H

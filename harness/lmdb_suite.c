@@ -198,6 +198,14 @@ static int commit_clocked(MDB_txn *txn) {
     return rc;
 }
 
+/* commits.rs's settle: what dir's file system holds unwritten written back (syncfs),
+ * untimed, before a pass whose commits are timed. 0, or errno. */
+static int settle(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = fd < 0 || syncfs(fd) ? errno : 0;
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
 /* Times the next pass's commits: room for `room` of them (any beyond are not timed). */
 static void commits_arm(size_t room) {
     commit_times = xmalloc(room * sizeof *commit_times);
@@ -668,6 +676,7 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
         io_learn_descriptors();
         /* mod.rs's passes: a run that asks how commits are made durable times each, where
          * no instruction is counted (the clock's own would be). */
+        if (!rc && P.have_sync && !UNDER_VALGRIND && (rc = settle(dir))) call = "syncfs";
         if (P.have_sync && !UNDER_VALGRIND) commits_arm((p->timed.n > p->setup_puts.n ? p->timed.n : p->setup_puts.n) + 1);
         struct io_mark mark = io_now();
         if (!rc) rc = mdb_env_info(e.env, &before);

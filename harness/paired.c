@@ -36,6 +36,7 @@
 
 #include "common.h"
 #include "dataset.h"
+#include "iocount.h"
 #include "lmdb.h"
 #include "paired.h"
 
@@ -282,6 +283,8 @@ struct pass {
     struct env env;            /* write: the fresh environment */
     char dir[4096];            /* write: its folder */
     struct write_txn wt;
+    uint64_t txnid;            /* write: the environment's last transaction when opened */
+    struct io io;              /* write: what its chunks synced and wrote, and its commits */
     struct values vals;
     unsigned char key[16];
     unsigned flags;
@@ -318,7 +321,14 @@ static int open_pass(struct pass *p, struct slot *s, enum kind kind, const struc
     if (kind == WRITE) {
         snprintf(p->dir, sizeof p->dir, "%s/cpaired-XXXXXX", scratch);
         if (!mkdtemp(p->dir)) { p->call = "mkdtemp"; p->rc = errno; p->dir[0] = 0; return -1; }
+        io_forget_descriptors();
         if ((p->rc = open_env(a, c, p->dir, 0, &p->env, &p->call))) { remove_env_dir(p->dir); p->dir[0] = 0; return -1; }
+        io_learn_descriptors();
+        MDB_envinfo info;
+        if ((p->rc = a->mdb_env_info(p->env.env, &info))) {
+            p->call = "mdb_env_info"; a->mdb_env_close(p->env.env); remove_env_dir(p->dir); p->dir[0] = 0; return -1;
+        }
+        p->txnid = info.me_last_txnid;
         p->vals.buf = xmalloc(d->vs);
         p->flags = c->random_order ? 0 : MDB_APPEND;
         p->call = "mdb_cursor_put";
@@ -346,17 +356,29 @@ static int pass_space(struct pass *p, struct space *space, char *why, size_t cap
     return rc ? -1 : 0;
 }
 
-/* Ends a pass (untimed): its transaction closed, the space a write left in *space, its
- * folder removed; what it computed in *out. 0, or why the whole pass is not what a whole
- * pass is in `why`. */
-static int close_pass(struct pass *p, uint64_t *out, struct space *space, char *why, size_t cap) {
+/* A write pass's I/O: its chunks' syncs and bytes, and the transactions it committed (the
+ * environment's last transaction id less the one it opened at), as src/workload/pass.rs. */
+static int pass_commits(struct pass *p, struct io *io, char *why, size_t cap) {
+    const struct api *a = &p->s->api;
+    MDB_envinfo info;
+    int rc = a->mdb_env_info(p->env.env, &info);
+    if (rc) { snprintf(why, cap, "mdb_env_info: %s (%d)", a->mdb_strerror(rc), rc); return -1; }
+    *io = p->io;
+    io->commits = info.me_last_txnid - p->txnid;
+    return 0;
+}
+
+/* Ends a pass (untimed): its transaction closed, the space a write left in *space and its
+ * I/O in *io, its folder removed; what it computed in *out. 0, or why the whole pass is
+ * not what a whole pass is in `why`. */
+static int close_pass(struct pass *p, uint64_t *out, struct space *space, struct io *io, char *why, size_t cap) {
     const struct api *a = &p->s->api;
     int bad = 0;
     if (p->cur) a->mdb_cursor_close(p->cur);
     if (p->txn) a->mdb_txn_abort(p->txn);
     if (p->kind == WRITE) {
         if (p->wt.txn) { a->mdb_cursor_close(p->wt.cur); a->mdb_txn_abort(p->wt.txn); bad = snprintf(why, cap, "the write pass ended before its last chunk"); }
-        else if (p->live && p->dir[0]) bad = pass_space(p, space, why, cap);
+        else if (p->live && p->dir[0]) bad = pass_commits(p, io, why, cap) || pass_space(p, space, why, cap);
         if (p->dir[0]) { a->mdb_env_close(p->env.env); remove_env_dir(p->dir); }
         free(p->vals.buf);
     } else if (p->kind != READ_KEY && (!p->walk.done || p->walk.visited != p->d->n)) {
@@ -393,6 +415,7 @@ struct outcome {
     uint64_t *faults;   /* passes: the major faults of its timed chunks */
     uint64_t *outputs;  /* passes */
     struct space *space; /* passes: the write's */
+    struct io *io;      /* passes: the write's */
     unsigned done;      /* passes finished */
     char error[1024];   /* set: no samples */
 };
@@ -404,9 +427,9 @@ static void fail(struct outcome *o, const struct slot *s, const char *what, int 
 }
 
 /* Every live pass's chunks, each round of chunks in a fresh shuffled order of the slots;
- * only the chunk's call is between the two clock reads, and the major faults are read
- * outside them (summed per pass into faults[k], as src/workload/paired.rs's rotate). A
- * failing chunk ends its pass. */
+ * only the chunk's call is between the two clock reads, and the major faults and the
+ * syncs and bytes written (iocount.c) are read outside them (summed per pass, as
+ * src/workload/paired.rs's rotate). A failing chunk ends its pass. */
 static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64_t *times, uint64_t *faults,
                    uint64_t *rng) {
     int order[MAX_SLOTS], live = 0;
@@ -420,10 +443,14 @@ static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64
             struct pass *p = &passes[order[o]];
             if (!p->live) continue;
             running = p->s->id;
+            struct io_mark m0 = io_now();
             uint64_t f0 = major_faults_now(), t0 = now_ns();
             int rc = run_chunk(p, size, count, i);
             times[(size_t)order[o] * count + i] = now_ns() - t0;
             faults[order[o]] += major_faults_now() - f0;
+            struct io_mark m1 = io_now();
+            p->io.syncs += m1.syncs - m0.syncs;
+            p->io.bytes += m1.bytes - m0.bytes;
             if (rc) { p->live = 0; p->rc = rc; }
         }
         running = -1;
@@ -452,6 +479,7 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
         out[k].outputs = xmalloc(c->iterations * sizeof *out[k].outputs);
         out[k].faults = xmalloc(c->iterations * sizeof *out[k].faults);
         out[k].space = xmalloc(c->iterations * sizeof *out[k].space);
+        out[k].io = xmalloc(c->iterations * sizeof *out[k].io);
         out[k].skipped = !runs(&slots[k], w);
         if (out[k].skipped) continue;
         if (!slots[k].handle) snprintf(out[k].error, sizeof out[k].error, "refusing to load the library: %s", slots[k].load_error);
@@ -476,14 +504,16 @@ static void run_workload(struct slot *slots, int n, const char *w, const struct 
             char why[256] = "";
             uint64_t output = 0;
             struct space space = {0};
+            struct io io = {0};
             running = slots[k].id;
-            int incomplete = close_pass(&passes[k], &output, &space, why, sizeof why);
+            int incomplete = close_pass(&passes[k], &output, &space, &io, why, sizeof why);
             running = -1;
             if (failed) fail(&out[k], &slots[k], passes[k].call, passes[k].rc);
             else if (incomplete) fail(&out[k], &slots[k], why, 0);
             else {
                 memcpy(out[k].chunks + (size_t)out[k].done * count, times + (size_t)k * count, count * sizeof *times);
                 out[k].space[out[k].done] = space;
+                out[k].io[out[k].done] = io;
                 out[k].faults[out[k].done] = faults[k];
                 out[k].outputs[out[k].done++] = output;
             }
@@ -510,6 +540,7 @@ static void print_outcome(const char *w, int slot, const struct outcome *o, size
     int kind = kind_of(w);
     if (kind == READ_CRC || kind == READ_XXH64) { printf(",\"outputs\":"); print_u64s(o->outputs, o->done); }
     if (kind == WRITE) print_space(o->space, o->done);
+    if (kind == WRITE) print_io(o->io, o->done);
     if (chunked) {
         printf(",\"chunks_ns\":[");
         for (unsigned p = 0; p < o->done; p++) { printf("%s", p ? "," : ""); print_u64s(o->chunks + p * count, count); }
@@ -560,6 +591,7 @@ static int measure(struct slot *slots, int n, const struct settings *c, size_t c
             free(out[k].outputs);
             free(out[k].faults);
             free(out[k].space);
+            free(out[k].io);
         }
     }
     free(list);

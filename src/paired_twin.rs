@@ -29,11 +29,15 @@ use crate::stage::{self, HARNESS, SRC};
 pub const MAIN: &str = "paired.c";
 /// Its own files beside it (the libraries it loads, `paired_load.c`), and the twin's
 /// files it shares: none of them calls LMDB.
-const COMPANIONS: [&str; 6] = ["paired.h", "paired_load.c", "common.c", "common.h", "dataset.c", "dataset.h"];
+const COMPANIONS: [&str; 8] =
+    ["paired.h", "paired_load.c", "common.c", "common.h", "dataset.c", "dataset.h", "iocount.c", "iocount.h"];
+/// The libc functions `iocount.c` counts through: exported, so that each library the worker
+/// loads calls them (the binary's own definitions come first in every library's lookup).
+const COUNTED: [&str; 6] = ["fdatasync", "fsync", "msync", "write", "pwrite", "writev"];
 const PROGRAM: &str = "lmdb-paired-c";
 /// Part of every id: a worker built another way is never taken for one of these
-/// (2: with its function orders beside it).
-const RECIPE: &str = "paired twin 2";
+/// (2: with its function orders beside it; 3: exporting the functions `iocount.c` counts).
+const RECIPE: &str = "paired twin 3";
 /// Beyond the toolchain's flags, for the orders' objects: one section per function, which is
 /// what lld shuffles.
 const ORDER_OBJECT_FLAGS: [&str; 2] = ["-ffunction-sections", "-c"];
@@ -197,13 +201,18 @@ fn compile_flags(tc: &Toolchain) -> impl Iterator<Item = &String> {
 fn compile(staging: &Path, files: &[(String, Vec<u8>)], tc: &Toolchain) -> Result<()> {
     let mut c = stage::compiler_in(staging, &tc.compiler);
     c.args(compile_flags(tc)).args(["-I", SRC, "-I", HARNESS, "-o", PROGRAM]);
-    c.args(c_files(files)).args(LIBS);
+    c.args(c_files(files)).args(LIBS).args(exported());
     run(&mut c, tc, "compile the C paired worker")
 }
 
 /// The C files among the staged inputs, by their path in the staging folder.
 fn c_files(files: &[(String, Vec<u8>)]) -> Vec<&str> {
     files.iter().map(|(p, _)| p.as_str()).filter(|p| p.ends_with(".c")).collect()
+}
+
+/// The link flags that export [`COUNTED`], so each loaded library's calls reach `iocount.c`.
+fn exported() -> impl Iterator<Item = String> {
+    COUNTED.iter().map(|f| format!("-Wl,--export-dynamic-symbol={f}"))
 }
 
 /// The link flags of order `n`: lld, shuffling every function's section by the order's seed.
@@ -228,7 +237,7 @@ fn link_orders(staging: &Path, sources: &[&str], tc: &Toolchain) -> Result<Vec<L
     for n in 1..=ORDERS {
         let mut c = stage::compiler_in(staging, &tc.compiler);
         c.args(compile_flags(tc)).args(order_link_flags(n)).args(["-o", &order_program(n)]);
-        c.args(&objects).args(LIBS);
+        c.args(&objects).args(LIBS).args(exported());
         run(&mut c, tc, &format!("link function order {n} of the C paired worker"))?;
         orders.push(LinkedOrder { n, sha256: crate::artifact::sha256(&staging.join(order_program(n)))? });
     }

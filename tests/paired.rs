@@ -103,15 +103,15 @@ fn chunked_c_passes_compute_what_whole_c_passes_compute() {
 /// Both engines in one paired run: each engine's units share a process of their own, and
 /// every sample of either engine carries its chunks and their major faults (read around
 /// each timed chunk, outside its clock, summed over the pass), in samples of one shape:
-/// the same fields, but for the write's `io`, which the C paired worker cannot count (it
-/// reaches each library through dlsym, so the library's own write and sync calls are not
-/// the twin's counting ones, harness/iocount.c), and `harness`, the function order of each
-/// engine's worker drawn for its process (under random layouts, the default), one a process.
+/// the same fields, but for `harness`, the function order of each engine's worker drawn for
+/// its process (under random layouts, the default), one a process. The write's `io` is
+/// counted around each chunk by both (the C paired worker exports harness/iocount.c's
+/// functions, so each library it loads calls them): under full sync, without MDB_WRITEMAP
+/// (whose writes go through the map, 0 bytes), the same syncs, bytes and commits in both.
 #[test]
 fn rust_and_c_units_each_run_in_paired_rounds() {
-    let args =
-        ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500", "--rounds", "1"];
-    let (rows, lines, _d) = run(&args, &[]);
+    let flags = ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500"];
+    let (rows, lines, _d) = run(&[&flags[..], &["--rounds", "1", "--sync", "sync", "--no-writemap"]].concat(), &[]);
     assert!(rows.iter().all(|r| r["n"] == 1 && r["failures"] == 0), "{rows:?}");
     let of = |engine: &'static str| lines.iter().filter(move |l| l["type"] == "sample" && l["engine"] == engine);
     for engine in ["rust", "c"] {
@@ -124,13 +124,25 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
         assert!(drawn && of.iter().all(|s| s["harness"].is_u64()), "{engine}: one order for its process: {of:?}");
     }
     let fields = |s: &Value| {
-        let named = s.as_object().unwrap().keys().filter(|k| !["engine", "io", "harness"].contains(&k.as_str()));
+        let named = s.as_object().unwrap().keys().filter(|k| !["engine", "harness"].contains(&k.as_str()));
         (s["tag"].clone(), s["workload"].clone(), named.cloned().collect::<Vec<String>>())
     };
     let (mut rust, mut c): (Vec<_>, Vec<_>) = (of("rust").map(fields).collect(), of("c").map(fields).collect());
     rust.sort_by_key(|f| format!("{f:?}"));
     c.sort_by_key(|f| format!("{f:?}"));
     assert_eq!(rust, c, "the two engines' samples differ in shape");
+    let writes = |engine| {
+        let mut io: Vec<(Value, Value)> =
+            of(engine).filter(|s| s["workload"] == "write").map(|s| (s["tag"].clone(), s["io"].clone())).collect();
+        io.sort_by_key(|t| t.0.to_string());
+        io
+    };
+    let rust_io = writes("rust");
+    assert_eq!(rust_io.len(), 2, "{rust_io:?}");
+    // One transaction a pass, synced twice (its data's fdatasync, its meta page's O_DSYNC
+    // write), its pages written by pwrite.
+    assert!(rust_io.iter().all(|(_, io)| io["commits"] == 1 && io["syncs"] == 2 && io["bytes"].as_u64() > Some(0)));
+    assert_eq!(writes("c"), rust_io, "the engines count a write's I/O differently");
 }
 
 /// `--pairing process` is the design of every run before chunks: one worker process per

@@ -1,7 +1,9 @@
 //! Scheduling: one worker process per (engine, tag, round), warm-up rounds first, every
-//! round in a fresh shuffled order, until the stop rule says so; adaptive rounds measure
-//! what the last one left undecided. Results go to the run file as they arrive.
+//! round in a fresh shuffled order of blocks (the units of one sync mode, memory limit,
+//! reader count and readahead together), until the stop rule says so; adaptive rounds
+//! measure what the last one left undecided. Results go to the run file as they arrive.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -188,10 +190,10 @@ impl Schedule<'_> {
     }
 
     /// One round: every unit once (or those `selection` measures), in a fresh shuffled
-    /// order, one worker at a time, so no two timed regions overlap. Counted rounds run on
-    /// every core: counts ignore load. With random layouts every unit first gets its own,
-    /// linked on every core before the round's first worker starts. `warm_index` numbers
-    /// warm-up rounds (not recorded).
+    /// order of blocks ([`in_blocks`]), one worker at a time, so no two timed regions
+    /// overlap. Counted rounds run on every core: counts ignore load. With random layouts
+    /// every unit first gets its own, linked on every core before the round's first worker
+    /// starts. `warm_index` numbers warm-up rounds (not recorded).
     fn round(
         &self,
         (round, warm_index, selection): (u32, Option<u32>, Option<&Selection>),
@@ -202,8 +204,8 @@ impl Schedule<'_> {
     ) -> Result<Vec<Sample>> {
         let warm = warm_index.is_some();
         let measured = |u: &Unit| selection.is_none_or(|s| self.spec.workloads.iter().any(|w| s.measures(u, *w)));
-        let mut units: Vec<Unit> = self.spec.units.iter().filter(|u| measured(u)).cloned().collect();
-        units.shuffle(&mut rand::thread_rng());
+        let units: Vec<Unit> = self.spec.units.iter().filter(|u| measured(u)).cloned().collect();
+        let mut units = in_blocks(units, |u| u.label.axes(), &mut rand::thread_rng());
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
@@ -268,5 +270,75 @@ impl Schedule<'_> {
             bar.inc((of.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
         }
         Ok(out)
+    }
+}
+
+/// A round's order: `items` in blocks of one `key` (a unit's axes: its sync mode, memory
+/// limit, reader count and readahead), each block shuffled and the blocks in a shuffled
+/// order. A unit is compared with the baseline of its own axes, measured in the same round:
+/// in one block the two run close in time, so a disk busy for a while (the other processes'
+/// writeback, which a sync commit waits for) is more often busy for both. Without axes, one
+/// block: a shuffle of them all.
+fn in_blocks<T, K: Ord>(items: Vec<T>, key: impl Fn(&T) -> K, rng: &mut impl rand::Rng) -> Vec<T> {
+    let mut blocks: BTreeMap<K, Vec<T>> = BTreeMap::new();
+    for item in items {
+        blocks.entry(key(&item)).or_default().push(item);
+    }
+    let mut blocks: Vec<Vec<T>> = blocks.into_values().collect();
+    blocks.shuffle(rng);
+    blocks.iter_mut().for_each(|b| b.shuffle(rng));
+    blocks.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::in_blocks;
+    use crate::record::Label;
+    use crate::workload::SyncMode;
+
+    fn labels(modes: &[Option<SyncMode>]) -> Vec<Label> {
+        let tags = ["LMDB_0.9.17", "LMDB_0.9.33", "LMDB_1.0.1"];
+        let at = |m: &Option<SyncMode>, t| m.map_or(Label::build(t, None), |m| Label::build(t, None).with_sync(m));
+        modes.iter().flat_map(|m| tags.map(|t| at(m, t))).collect()
+    }
+
+    /// Under a sync axis each mode's three tags run one after another, in an order and a
+    /// place among the modes that differ from round to round.
+    #[test]
+    fn a_sync_modes_units_share_a_block() {
+        let modes: Vec<Option<SyncMode>> = SyncMode::ALL.iter().copied().map(Some).collect();
+        let units = labels(&modes);
+        let (mut firsts, mut orders) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for seed in 0..40 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let round = in_blocks(units.clone(), Label::axes, &mut rng);
+            let mut sorted = round.clone();
+            sorted.sort();
+            let mut all = units.clone();
+            all.sort();
+            assert_eq!(sorted, all, "every unit once");
+            for block in round.chunks(3) {
+                assert!(block.iter().all(|l| l.sync == block[0].sync), "a block of one mode: {round:?}");
+            }
+            firsts.insert(round[0].sync);
+            orders.insert(round.iter().map(|l| l.base.clone()).collect::<Vec<_>>());
+        }
+        assert_eq!(firsts.len(), 3, "each mode's block first in some round");
+        assert!(orders.len() > 20, "the tags shuffled inside each block: {}", orders.len());
+    }
+
+    /// Without an axis a round is one block: any unit may follow any other.
+    #[test]
+    fn without_axes_a_round_is_one_shuffle() {
+        let units = labels(&[None, None]);
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let round = in_blocks(units.clone(), Label::axes, &mut rng);
+            seen.insert((round[0].base.clone(), round[1].base.clone()));
+        }
+        assert_eq!(seen.len(), 9, "every pair of tags (the same tag twice too) begins some round: {seen:?}");
     }
 }

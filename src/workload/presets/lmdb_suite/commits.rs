@@ -53,6 +53,20 @@ pub fn median_ns(buckets: &[(u64, u64)]) -> Option<u64> {
     (h.len() > 0).then(|| h.value_at_quantile(0.5))
 }
 
+/// Writes back what `dir`'s file system holds unwritten (syncfs), untimed, before a pass
+/// whose commits are timed: a sync commit waits for the disk, and the writeback of what
+/// came before it (the last pass's files, the round's linked layouts, other processes'
+/// writes) would otherwise fall into whichever commits it met.
+pub fn settle(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::fd::AsRawFd;
+    let folder = std::fs::File::open(dir)?;
+    // SAFETY: syncfs on a descriptor this function holds open.
+    if unsafe { libc::syncfs(folder.as_raw_fd()) } != 0 {
+        anyhow::bail!("syncfs on {}: {}", dir.display(), std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// mdb_txn_commit, its time kept when a pass is armed and has room.
 ///
 /// # Safety

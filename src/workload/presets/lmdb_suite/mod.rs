@@ -118,6 +118,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
         let places = CopyPlaces { copy: copy.path(), dump: &dir.path().join("incremental"), backup: backup.as_ref() };
         let txnid = env.last_txnid()?;
         if ctx.time_commits {
+            commits::settle(dir.path())?;
             commits::arm(plan.timed.len().max(plan.setup_puts.len()) + 1);
         }
         let mark = Mark::now();
