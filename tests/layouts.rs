@@ -159,7 +159,7 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     assert!(md.contains("Layouts: fixed") && !md.contains("Layout spread"), "{md}");
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&first)));
     assert!(md.contains("seeded from the run's seed 42") && md.contains("Layout spread: not measured"), "{md}");
-    assert!(md.contains("function orders of the tool's own code"), "{md}");
+    assert!(md.contains("function orders of its worker's own code"), "{md}");
 }
 
 #[test]
