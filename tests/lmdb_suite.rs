@@ -556,3 +556,26 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
     assert!(header.lines().next().unwrap().contains(r#""nordahead":true"#), "{header}");
 }
+
+/// A run that syncs needs a disk: with the scratch folder in memory (a tmpfs under
+/// /dev/shm, as `make run` uses where it has one) it is refused before anything is
+/// measured, saying which unit and what to set.
+#[test]
+fn a_sync_run_with_its_scratch_in_memory_is_refused() {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(
+        mounts.lines().any(|l| l.split_whitespace().nth(1) == Some("/dev/shm") && l.contains(" tmpfs ")),
+        "this test needs /dev/shm mounted as a tmpfs:\n{mounts}"
+    );
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = shm.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_SCRATCH", shm.path()).env("LMDB_REGRESS_OFFLINE", "1");
+    c.args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--workloads", "fillRandomEach", "--sync", "nosync,sync"]);
+    c.args(["--rounds", "1", "--warmup", "0", "--entries", "1000", "--no-coverage", "--out"]).arg(&file);
+    let out = c.output().unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success() && err.contains("needs a disk") && err.contains("LMDB_REGRESS_SCRATCH"), "{err}");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(!text.contains("\"type\":\"sample\""), "nothing measured: {text}");
+}

@@ -83,6 +83,7 @@ impl Schedule<'_> {
         let started = Instant::now();
         let budget_kept = super::watchdog::budget(budget);
         super::watchdog::begin_schedule();
+        scratch::check_disk_for(&self.spec.units.iter().map(|u| &u.label).collect::<Vec<_>>())?;
         let scratch = scratch::create()?;
         let ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {

@@ -32,6 +32,31 @@ pub fn base() -> Result<PathBuf> {
     Ok(crate::envvars::dir("LMDB_REGRESS_SCRATCH")?.unwrap_or_else(std::env::temp_dir))
 }
 
+/// Whether `base` lies on a memory file system (tmpfs), where a sync reaches no device and
+/// a memory limit cannot evict a page.
+pub fn in_memory(base: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let at = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+    crate::environment::mount_of(&at, &mounts).is_some_and(|(_, fs)| fs == "tmpfs")
+}
+
+/// Refuses a scratch folder in memory for `units` that need a disk: a sync mode that syncs,
+/// or a memory limit (its page cache must be evictable).
+pub fn check_disk_for(units: &[&super::Label]) -> Result<()> {
+    let needs_disk =
+        |l: &&&super::Label| l.memory_limit.is_some() || l.sync.is_some_and(|m| m != crate::workload::SyncMode::Nosync);
+    let Some(unit) = units.iter().find(needs_disk) else { return Ok(()) };
+    let base = base()?;
+    if in_memory(&base) {
+        anyhow::bail!(
+            "{unit} needs a disk (a sync mode that syncs, or a memory limit), and the scratch folder {} is \
+             in memory (tmpfs): set LMDB_REGRESS_SCRATCH to a folder on a disk",
+            base.display()
+        );
+    }
+    Ok(())
+}
+
 /// A new scratch folder, after removing those that dead runs left.
 pub fn create() -> Result<Scratch> {
     let base = base()?;
