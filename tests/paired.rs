@@ -145,6 +145,46 @@ fn rust_and_c_units_each_run_in_paired_rounds() {
     assert_eq!(writes("c"), rust_io, "the engines count a write's I/O differently");
 }
 
+/// `--reference-layouts 3`: each paired process holds three layouts of the baseline, in
+/// both engines, each its own sample of every workload with a layout of its own, and the
+/// report compares the other tag with their mean; a run that cannot hold them is refused.
+#[test]
+fn a_process_holds_the_layouts_of_the_reference_it_is_asked_for() {
+    let flags = ["--engine", "rust,c", "--tags", "0.9.18,0.9.33", "--entries", "2000", "--chunk", "500"];
+    let (rows, lines, dir) = run(&[&flags[..], &["--rounds", "2", "--reference-layouts", "3"]].concat(), &[]);
+    assert_eq!(lines[0]["plan"]["reference_layouts"], serde_json::json!({ "exactly": 3 }));
+    for engine in ["rust", "c"] {
+        for w in WORKLOADS {
+            for round in 0..2 {
+                let of = |tag: &'static str| {
+                    let in_round = |s: &&Value| s["engine"] == engine && s["round"] == round;
+                    samples(&lines, tag, w).filter(in_round).cloned().collect::<Vec<Value>>()
+                };
+                let (reference, other) = (of("LMDB_0.9.18"), of("LMDB_0.9.33"));
+                let layouts: std::collections::BTreeSet<u64> =
+                    reference.iter().filter_map(|s| s["layout"].as_u64()).collect();
+                assert_eq!((reference.len(), layouts.len(), other.len()), (3, 3, 1), "{engine} {w} {round}");
+                let harness: std::collections::BTreeSet<String> =
+                    reference.iter().chain(&other).map(|s| s["harness"].to_string()).collect();
+                assert_eq!(harness.len(), 1, "one order of the worker for the whole process: {reference:?}");
+            }
+        }
+    }
+    assert!(rows.iter().all(|r| r["failures"] == 0), "{rows:?}");
+    let report = run_ok(lmdb_regress().args(["report", "--format", "json"]).arg(dir.path().join("run.jsonl")));
+    let sections = json(&report)["sections"].as_array().unwrap().clone();
+    assert!(sections.iter().all(|s| s["vs_baseline"].as_array().unwrap().len() == 2), "{sections:?}");
+    let text = stdout(&run_ok(lmdb_regress().args(["report", "--format", "text"]).arg(dir.path().join("run.jsonl"))));
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("The reference ran in up to 3 layouts in one paired process on readKey"), "{text}");
+    let refused = crate::safety::fails(
+        lmdb_regress()
+            .args(["run", "--tags", "0.9.18,0.9.33", "--pairing", "process"])
+            .args(["--reference-layouts", "2"]),
+    );
+    assert!(refused.contains("--reference-layouts 2 needs paired processes"), "{refused}");
+}
+
 /// `--pairing process` is the design of every run before chunks: one worker process per
 /// unit and round, its pass whole, and a plan that says so. Its passes' major faults are
 /// read; under `--memory-limit` (where the host can hold a process to one) each unit's

@@ -9,7 +9,7 @@ use clap::builder::{EnumValueParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 
 use crate::compile::ToolchainSpec;
-use crate::record::{Adaptive, Engine, FigureUnit, Layouts, Metric, Pairing};
+use crate::record::{Adaptive, Engine, FigureUnit, Layouts, Metric, Pairing, ReferenceLayouts};
 use crate::workload::suite::Suite;
 use crate::workload::{EnvSettings, SyncMode};
 
@@ -72,6 +72,13 @@ pub struct LayoutArgs {
     /// unit is the mean over its layouts.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub layouts_per_process: u32,
+    /// Layouts of the reference (the baseline) in each paired process, on the workloads
+    /// timed in chunks, averaged chunk by chunk: its layout is in every comparison of the
+    /// process. auto: as many, up to 4, as the run's own rounds say narrow its open
+    /// comparisons for their time, where it judges its intervals as it goes (--adaptive on,
+    /// or --target-ci), else 1; or a number from 1 to 4.
+    #[arg(long, value_name = "auto|N", default_value_t = ReferenceLayouts::Auto)]
+    pub reference_layouts: ReferenceLayouts,
 }
 
 impl LayoutArgs {
@@ -91,6 +98,25 @@ impl LayoutArgs {
         match why_not {
             Some(why) => bail!("--layouts-per-process {k} needs {why}"),
             None => Ok(k),
+        }
+    }
+
+    /// `--reference-layouts` for a run of these layouts, pairing and repetitions: a number
+    /// past one needs random layouts in paired processes, one layout of every other unit and
+    /// one pass a round (a unit's passes pair with the reference's of their position).
+    pub fn reference(&self, layouts: Layouts, pairing: Pairing, iterations: u32) -> Result<ReferenceLayouts> {
+        let r = self.reference_layouts;
+        let why_not = match r {
+            ReferenceLayouts::Auto | ReferenceLayouts::Exactly(1) => None,
+            _ if layouts != Layouts::Random => Some("random layouts (a time run's --layouts random)"),
+            _ if pairing != Pairing::Chunks => Some("paired processes (--pairing chunks)"),
+            _ if self.layouts_per_process > 1 => Some("one layout of every other unit (--layouts-per-process 1)"),
+            _ if iterations > 1 => Some("one pass a round (--iterations 1)"),
+            _ => None,
+        };
+        match why_not {
+            Some(why) => bail!("--reference-layouts {r} needs {why}"),
+            None => Ok(r),
         }
     }
 

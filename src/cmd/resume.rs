@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::request::{control_tag, recorded_toolchains, selection, RunArgs};
-use crate::record::{Adaptive, Base, Metric, Pairing, RunData};
+use crate::record::{Adaptive, Base, Metric, Pairing, ReferenceLayouts, RunData};
 use crate::source::Want;
 use crate::workload::suite::Suite;
 use crate::workload::WorkloadConfig;
@@ -60,6 +60,7 @@ struct RunSettings {
     metric: Metric,
     pairing: Pairing,
     layouts_per_process: u32,
+    reference_layouts: ReferenceLayouts,
     adaptive: Adaptive,
     chunk: Option<u32>,
     time_budget: Option<f64>,
@@ -99,6 +100,7 @@ impl RunSettings {
             metric: args.metric,
             pairing: args.pairing.pairing,
             layouts_per_process: args.layout.layouts_per_process,
+            reference_layouts: args.layout.reference_layouts,
             adaptive: args.adaptive_plan(),
             chunk: Some(args.pairing.chunk),
             time_budget: args.time_budget.map(|d| d.as_secs_f64()),
@@ -138,6 +140,7 @@ impl RunSettings {
             metric: p.metric,
             pairing: p.pairing,
             layouts_per_process: p.layouts_per_process,
+            reference_layouts: p.reference_layouts,
             adaptive: p.adaptive,
             chunk: p.chunk,
             time_budget: p.time_budget_s,

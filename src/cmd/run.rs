@@ -136,6 +136,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
+    let reference_layouts = args.layout.reference(layouts, pairing, args.iterations)?;
     let Prepared { tags, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {
@@ -172,6 +173,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         layouts,
         layout_seed,
         layouts_per_process,
+        reference_layouts,
         pairing,
         adaptive: args.adaptive_plan(),
         chunk,

@@ -182,6 +182,17 @@ impl Label {
         parse_version(&self.base).filter(|_| self.layout.is_none())
     }
 
+    /// The label comparisons are made with among `labels`: the oldest of the `baseline`'s
+    /// labels, else the oldest of all.
+    pub fn reference_among<'a>(
+        labels: impl Iterator<Item = &'a Label> + Clone,
+        baseline: Option<&str>,
+    ) -> Option<Label> {
+        let is_baseline = |t: &&Label| baseline.is_none_or(|b| t.compared_as().0 == b);
+        let oldest = |keys: &mut dyn Iterator<Item = &'a Label>| keys.min_by_key(|t| t.release_key()).cloned();
+        oldest(&mut labels.clone().filter(is_baseline)).or_else(|| oldest(&mut labels.clone()))
+    }
+
     /// What the report compares a label's builds by: its tag or commit, and its toolchain.
     /// In a layout study each layout is a unit of its own, compared by its whole label
     /// (its control aside), with no toolchain of its own.

@@ -18,8 +18,8 @@ mod fixtures;
 pub use label::{Base, Label};
 pub use metric::{Counts, Event, Metric};
 pub use plan::{
-    Adaptive, Closing, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, Shard, Stopping, Target,
-    COUNT_TOLERANCE, MIN_EFFECT,
+    Adaptive, Closing, Figure, FigureUnit, LayoutStudy, Layouts, Pairing, Plan, ProgramRecord, ReferenceLayouts, Shard,
+    Stopping, Target, COUNT_TOLERANCE, MAX_REFERENCE_LAYOUTS, MIN_EFFECT,
 };
 pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};

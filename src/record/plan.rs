@@ -11,6 +11,53 @@ use serde::{Deserialize, Serialize};
 use super::label::{by_text, Base, Label};
 use super::metric::Metric;
 
+/// Layouts of the reference each paired process holds on a workload timed in chunks: the
+/// reference's own layout is in every comparison of its process, so more of them, averaged
+/// chunk by chunk, take that part out of every interval at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceLayouts {
+    /// As many (up to four) as the run's own rounds say narrow its open comparisons for
+    /// their time, where the run judges its intervals as it goes (`--adaptive on` or a
+    /// `--target-ci`); one otherwise.
+    #[default]
+    Auto,
+    /// This many on every such workload.
+    Exactly(u32),
+}
+
+/// The most layouts of the reference one paired process holds.
+pub const MAX_REFERENCE_LAYOUTS: u32 = 4;
+
+impl ReferenceLayouts {
+    fn is_auto(&self) -> bool {
+        *self == ReferenceLayouts::Auto
+    }
+}
+
+impl std::fmt::Display for ReferenceLayouts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReferenceLayouts::Auto => f.write_str("auto"),
+            ReferenceLayouts::Exactly(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for ReferenceLayouts {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(ReferenceLayouts::Auto),
+            n => match n.parse::<u32>() {
+                Ok(k @ 1..=MAX_REFERENCE_LAYOUTS) => Ok(ReferenceLayouts::Exactly(k)),
+                _ => Err(format!("{s:?}: auto, or a number of layouts from 1 to {MAX_REFERENCE_LAYOUTS}")),
+            },
+        }
+    }
+}
+
 /// How each time sample's code was laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -167,6 +214,10 @@ pub struct Plan {
     /// unit's chunks (each its own sample); 1, and absent, in every other run.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub layouts_per_process: u32,
+    /// Layouts of the reference in each paired process (`--reference-layouts`), absent when
+    /// auto; older files held one.
+    #[serde(default, skip_serializing_if = "ReferenceLayouts::is_auto")]
+    pub reference_layouts: ReferenceLayouts,
     /// Set when the run is a layout-sensitivity study of one tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_study: Option<LayoutStudy>,
@@ -284,6 +335,7 @@ impl Plan {
             layouts: Layouts::Fixed,
             layout_seed: None,
             layouts_per_process: 1,
+            reference_layouts: ReferenceLayouts::Auto,
             layout_study: None,
             control: None,
             programs: Vec::new(),
@@ -306,6 +358,7 @@ impl Plan {
             layouts: Layouts::Fixed,
             layout_seed: None,
             layouts_per_process: 1,
+            reference_layouts: ReferenceLayouts::Exactly(1),
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
             chunk: None,

@@ -41,10 +41,12 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// model name, which a reader of 11 would drop on a resume or merge; 13: the configuration's
 /// `key_sample`, readKey's gets a pass, which a reader of 12 would drop on a resume or merge
 /// and go on with whole passes; 14: a sample's `harness`, the function order of the tool's
-/// own binary that ran it, which a reader of 13 would drop on a resume or merge). Layouts
+/// own binary that ran it, which a reader of 13 would drop on a resume or merge; 15: the
+/// plan's `reference_layouts`, a round's several layouts of the reference, each a sample,
+/// which a reader of 14 would pair with the first layout alone). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 14;
+pub const SCHEMA: u32 = 15;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
@@ -54,6 +56,10 @@ pub(super) const STOPPING: u32 = 10;
 
 /// The first schema whose header declares its units: older files hold labels as text only.
 pub(super) const DECLARES_UNITS: u32 = 4;
+
+/// The first schema whose plan says how many layouts of the reference a paired process
+/// holds: older ones, one.
+pub(super) const REFERENCE_LAYOUTS: u32 = 15;
 
 /// The first schema whose plan says what closes a comparison at its resolution target:
 /// older ones, decided or within it.

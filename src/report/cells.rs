@@ -429,6 +429,20 @@ pub(super) fn harness_orders(m: &ReportModel) -> usize {
     m.samples.iter().filter_map(|s| s.harness).collect::<std::collections::BTreeSet<_>>().len()
 }
 
+/// The most layouts of one unit a paired process held, and on which workloads it held
+/// more than one (`--reference-layouts`): (1, none) when every unit ran one.
+pub(super) fn reference_layouts(m: &ReportModel) -> (usize, Vec<crate::workload::Workload>) {
+    let mut held: std::collections::BTreeMap<_, std::collections::BTreeSet<u32>> = Default::default();
+    for s in m.samples.iter().filter(|s| !s.counted && !s.chunks_ns.is_empty()) {
+        held.entry((s.engine, s.workload, &s.unit, s.round)).or_default().extend(s.layout);
+    }
+    let most = held.values().map(|l| l.len()).max().unwrap_or(1).max(1);
+    let mut on: Vec<_> = held.iter().filter(|(_, l)| l.len() > 1).map(|((_, w, ..), _)| *w).collect();
+    on.sort();
+    on.dedup();
+    (most, on)
+}
+
 /// "Bursts: 2 of 340 round values …": how many, the statistic, and where (the largest three).
 fn bursts_line(b: &crate::stats::burst::Bursts<Label>) -> String {
     use crate::stats::burst::{MIN_EXCESS, ROBUST_SDS};

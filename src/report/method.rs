@@ -110,6 +110,22 @@ fn cache_line(m: &ReportModel) -> String {
     )
 }
 
+/// " The baseline ran in up to 3 layouts ...", where a process held more than one of it.
+fn reference_layouts_line(m: &ReportModel) -> String {
+    let (most, on) = super::cells::reference_layouts(m);
+    if on.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = on.iter().map(|w| w.name()).collect();
+    format!(
+        " The reference ran in up to {most} layouts in one paired process on {} (--reference-layouts {}), \
+         each timing every chunk, and the other tags were compared with their geometric mean chunk by \
+         chunk: its layout is in every comparison of its process, and the mean of several narrows them all.",
+        names.join(", "),
+        m.plan.reference_layouts
+    )
+}
+
 /// How the code was laid out, and what that does to the intervals.
 fn layouts_line(m: &ReportModel) -> String {
     if let Some(study) = &m.plan.layout_study {
@@ -128,8 +144,9 @@ fn layouts_line(m: &ReportModel) -> String {
              its own), so code placement is part of each round's noise instead of a fixed \
              property of each tag's one binary. That widens the intervals - a difference one \
              layout would show is averaged over many - and is what makes a verdict about LMDB \
-             rather than about two binaries.",
-            seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into())
+             rather than about two binaries.{}",
+            seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+            reference_layouts_line(m)
         ),
         (Layouts::Fixed, _) => "Layouts: fixed - each tag ran its one build (its compiler's function order) \
              in every round, so a time verdict holds for those binaries and may be their code \

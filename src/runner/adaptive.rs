@@ -24,6 +24,9 @@ pub struct SectionProgress {
     pub open: BTreeMap<Label, f64>,
     /// Labels whose comparison is decided, or resolved to the run's target.
     pub closed: BTreeSet<Label>,
+    /// Layouts of the reference a paired process should hold for this workload (1: its
+    /// own unit's alone), where more of them narrow the open comparisons for their time.
+    pub reference_layouts: u32,
 }
 
 impl Progress {
@@ -56,6 +59,22 @@ impl Progress {
 pub fn drawn(round: u32, share: f64) -> bool {
     let at = |r: u32| (r as f64 * share.clamp(0.0, 1.0)).floor();
     at(round + 1) > at(round)
+}
+
+/// References that paired rounds hold in more than one layout, by engine and label, with
+/// how many layouts of each every workload wants in all.
+pub type LayoutsWanted = BTreeMap<(Engine, Label), BTreeMap<Workload, u32>>;
+
+impl Progress {
+    /// Each engine's references that paired rounds should hold in more than one layout,
+    /// with how many on each workload.
+    pub fn reference_layouts(&self) -> LayoutsWanted {
+        let mut out = LayoutsWanted::new();
+        for (&(engine, w), s) in self.sections.iter().filter(|(_, s)| s.reference_layouts > 1) {
+            out.entry((engine, s.reference.clone())).or_default().insert(w, s.reference_layouts);
+        }
+        out
+    }
 }
 
 /// The units a round measures on each workload; a workload it does not name is measured
@@ -103,7 +122,8 @@ mod tests {
         let label = |l: &str| Label::build(l, None);
         let open = |o: &[(&str, f64)]| o.iter().map(|(l, s)| (label(l), *s)).collect();
         let closed = |c: &[&str]| c.iter().map(|l| label(l)).collect();
-        let section = |o, c| SectionProgress { reference: label("a"), open: open(o), closed: closed(c) };
+        let section =
+            |o, c| SectionProgress { reference: label("a"), open: open(o), closed: closed(c), reference_layouts: 1 };
         let progress = Progress {
             sections: BTreeMap::from([
                 // c undecided, in half the rounds; b decided; d never measured here.

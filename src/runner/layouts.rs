@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
+use super::adaptive::LayoutsWanted;
 use super::count::counts_agree;
 use super::job::interrupted;
 use super::prepare::Ready;
@@ -28,29 +29,80 @@ pub(super) fn link_round(
     jobs: usize,
     interrupted: &AtomicBool,
 ) -> (Vec<Unit>, Vec<(Unit, String)>) {
-    let items: Vec<(usize, &Unit)> = units.iter().enumerate().filter(|(_, u)| u.relink.is_some()).collect();
-    let mut linked: Vec<Option<Result<Layout, String>>> = vec![None; units.len()];
-    let link = |&(_, u): &(usize, &Unit)| -> Result<Layout, String> {
+    let items: Vec<(&Unit, &str)> = units.iter().map(|u| (u, slot)).collect();
+    let (mut ready, mut failed) = (Vec::new(), Vec::new());
+    for (u, linked) in units.iter().zip(link_each(&items, run_seed, jobs, interrupted)) {
+        match linked {
+            Ok(l) => ready.push(l),
+            Err(e) => failed.push((u.clone(), e)),
+        }
+    }
+    (ready, failed)
+}
+
+/// Each unit linked in a layout of its own `slot`'s (as it is when it links none), in the
+/// order given, or why its layout could not be had.
+fn link_each(
+    items: &[(&Unit, &str)],
+    run_seed: u64,
+    jobs: usize,
+    interrupted: &AtomicBool,
+) -> Vec<Result<Unit, String>> {
+    let relinked: Vec<(usize, &(&Unit, &str))> =
+        items.iter().enumerate().filter(|(_, (u, _))| u.relink.is_some()).collect();
+    let mut linked: Vec<Option<Result<Layout, String>>> = vec![None; items.len()];
+    let link = |&(_, (u, slot)): &(usize, &(&Unit, &str))| -> Result<Layout, String> {
         if interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
         let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.label.to_string(), slot]);
         u.relink.as_ref().expect("filtered above").link(seed).map_err(|e| format!("{e:#}"))
     };
-    pool::for_each(&items, jobs, link, |&(i, _), r| {
+    pool::for_each(&relinked, jobs, link, |&(i, _), r| {
         linked[i] = Some(r);
         Ok(())
     })
     .expect("collecting results cannot fail");
-    let (mut ready, mut failed) = (Vec::new(), Vec::new());
-    for (u, l) in units.iter().zip(linked) {
-        match l {
-            None => ready.push(u.clone()),
-            Some(Ok(l)) => ready.push(u.with_layout(l)),
-            Some(Err(e)) => failed.push((u.clone(), e)),
+    items
+        .iter()
+        .zip(linked)
+        .map(|((u, _), l)| match l {
+            None => Ok((*u).clone()),
+            Some(l) => l.map(|l| u.with_layout(l)),
+        })
+        .collect()
+}
+
+/// The further layouts of each reference `wanted` names, linked for a paired round beside
+/// the one `units` holds: the j-th (from 1) runs the workloads that want more than j
+/// layouts of it. A reference absent from `units` gets none; a layout that cannot be
+/// linked is left out (its unit's own layout still measures the round).
+pub(super) fn link_reference_layouts(
+    units: &[Unit],
+    wanted: &LayoutsWanted,
+    (run_seed, slot): (u64, &str),
+    jobs: usize,
+    interrupted: &AtomicBool,
+) -> Vec<(Unit, Vec<Workload>)> {
+    let mut items: Vec<(&Unit, String, Vec<Workload>)> = Vec::new();
+    for ((engine, label), each) in wanted {
+        let Some(own) = units.iter().find(|u| u.engine == *engine && u.label == *label) else { continue };
+        let most = each.values().copied().max().unwrap_or(1);
+        for j in 1..most {
+            let batch = each.iter().filter(|(_, k)| **k > j).map(|(w, _)| *w).collect();
+            items.push((own, format!("{slot}, reference layout {j}"), batch));
         }
     }
-    (ready, failed)
+    let slots: Vec<(&Unit, &str)> = items.iter().map(|(u, s, _)| (*u, s.as_str())).collect();
+    let linked = link_each(&slots, run_seed, jobs, interrupted);
+    let mut out = Vec::new();
+    for ((u, _, batch), l) in items.iter().zip(linked) {
+        match l {
+            Ok(l) => out.push((l, batch.clone())),
+            Err(e) => eprintln!("a further layout of the reference {} {} is left out: {e}", u.engine, u.label),
+        }
+    }
+    out
 }
 
 /// [`link_round`] with `per_unit` layouts of every unit: each unit's layouts side by side

@@ -43,11 +43,13 @@ impl RunSpec {
     }
 
     /// One paired process of `units` (one engine's) for `round`, each on the workloads
-    /// `selection` measures (all without one): the records to append (none when warm).
+    /// `selection` measures (all without one), and of the further layouts of references,
+    /// each on those of its workloads its own unit measures: the records to append (none
+    /// when warm).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn measure_paired(
         &self,
-        units: &[Unit],
+        (units, further): (&[Unit], &[(Unit, Vec<Workload>)]),
         round: u32,
         warm: bool,
         ready: &Ready,
@@ -55,14 +57,22 @@ impl RunSpec {
         excluded: &Excluded,
         selection: Option<&Selection>,
     ) -> Result<Vec<Record>> {
-        let drawn = super::unit::with_drawn_harness(units, &mut rand::thread_rng());
-        let units: Vec<&Unit> =
-            drawn.iter().filter(|u| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label)).collect();
-        let batch = |u: &Unit| {
+        // One draw of the worker's order for every slot of the process.
+        let all: Vec<Unit> = units.iter().chain(further.iter().map(|(u, _)| u)).cloned().collect();
+        let drawn = super::unit::with_drawn_harness(&all, &mut rand::thread_rng());
+        let wants = units.iter().map(|_| None).chain(further.iter().map(|(_, w)| Some(w)));
+        let live = |u: &Unit| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label);
+        let batch = |u: &Unit, wants: Option<&Vec<Workload>>| {
             let all = self.measurable(u, ready);
-            selection.map_or(all.clone(), |s| s.of(u, &all))
+            let measured = selection.map_or(all.clone(), |s| s.of(u, &all));
+            measured.into_iter().filter(|w| wants.is_none_or(|ws| ws.contains(w))).collect()
         };
-        let jobs: Vec<Job> = units.iter().map(|u| Job { unit: u, batch: batch(u) }).collect();
+        let jobs: Vec<Job> = drawn
+            .iter()
+            .zip(wants)
+            .filter(|(u, _)| live(u))
+            .map(|(u, w)| Job { unit: u, batch: batch(u, w) })
+            .collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
         // A C unit whose program or library is not as recorded is refused before the start.
         let (jobs, refused) = self.checked(jobs, round, warm);

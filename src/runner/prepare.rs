@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::adaptive::LayoutsWanted;
 use super::job::interrupted;
 use super::protocol::DbShape;
 use super::verify::Checksums;
@@ -135,6 +136,22 @@ impl RunSpec {
             }
             other => Err(other.unwrap_or_else(|| "worker reported nothing".into())),
         }
+    }
+}
+
+impl Ready {
+    /// Copies of each reference's read database for its further layouts (`wanted`), made
+    /// once: two environments of one file in one process would share its reader table.
+    pub(super) fn copy_for(&mut self, wanted: &LayoutsWanted) -> Result<()> {
+        for ((_, label), each) in wanted {
+            let need = each.values().copied().max().unwrap_or(1) as usize - 1;
+            let Some(dir) = self.dbs.get(label) else { continue };
+            let copies = self.copies.entry(label.clone()).or_default();
+            for k in copies.len() + 1..=need {
+                copies.push(copy_db(dir, k).map_err(anyhow::Error::msg)?);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -12,14 +12,15 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use rand::seq::SliceRandom;
 
-use super::adaptive::{Progress, Selection};
+use super::adaptive::{LayoutsWanted, Progress, Selection};
 use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
-use super::{layouts, pool, scratch, RunSpec, Unit};
+use super::{layouts, pool, scratch, Label, RunSpec, Unit};
 use crate::progress::{JobPhase, Log};
 use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
+use crate::workload::Workload;
 
 impl RunSpec {
     /// A new run from its first round, ended by its plan or Ctrl-C.
@@ -85,7 +86,7 @@ impl Schedule<'_> {
         super::watchdog::begin_schedule();
         scratch::check_disk_for(&self.spec.units.iter().map(|u| &u.label).collect::<Vec<_>>())?;
         let scratch = scratch::create()?;
-        let ready = self.spec.ready(scratch.path(), w)?;
+        let mut ready = self.spec.ready(scratch.path(), w)?;
         if self.spec.paired() {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
@@ -124,7 +125,9 @@ impl Schedule<'_> {
                 }
             }
             let selection = self.selection(round, progress.as_ref()).filter(|_| !warm);
-            let slot = (round, warm_index, selection.as_ref());
+            let references = self.reference_layouts(progress.as_ref().filter(|_| !warm));
+            ready.copy_for(&references)?;
+            let slot = (round, warm_index, selection.as_ref(), &references);
             let round_began = Instant::now();
             samples.extend(self.round(slot, &ready, scratch.path(), (&bar, &log), w)?);
             let last = round_began.elapsed();
@@ -190,14 +193,49 @@ impl Schedule<'_> {
         progress.filter(|_| self.spec.adaptive()).map(|p| p.selection(round, &self.spec.units))
     }
 
+    /// The further layouts of references a paired round holds, where the statistics say
+    /// they narrow the open comparisons for their time: in time rounds of random layouts, of
+    /// one layout of every other unit and one pass each (each pass of a unit is paired with
+    /// the reference's of its position otherwise), on workloads timed in chunks.
+    fn reference_layouts(&self, progress: Option<&Progress>) -> LayoutsWanted {
+        let plan = &self.spec.plan;
+        let able = self.spec.paired() && self.layout_seed().is_some();
+        if !able || plan.layouts_per_process > 1 || plan.iterations > 1 {
+            return LayoutsWanted::new();
+        }
+        let mut wanted = match plan.reference_layouts {
+            record::ReferenceLayouts::Auto => progress.map(Progress::reference_layouts).unwrap_or_default(),
+            record::ReferenceLayouts::Exactly(k) => self.every_reference(k),
+        };
+        // Readers beside a writer pair their crews interval by interval, within their axes.
+        wanted.values_mut().for_each(|each| each.retain(|w, k| !w.is_crew() && *k > 1));
+        wanted.retain(|_, each| !each.is_empty());
+        wanted
+    }
+
+    /// `k` layouts of each engine's reference (the oldest of the baseline's units) on
+    /// every workload.
+    fn every_reference(&self, k: u32) -> LayoutsWanted {
+        let baseline = self.spec.plan.baseline.as_ref().map(record::Base::as_str);
+        let mut wanted = LayoutsWanted::new();
+        for &engine in self.spec.engines.iter() {
+            let labels = self.spec.units.iter().filter(|u| u.engine == engine).map(|u| &u.label);
+            if let Some(reference) = Label::reference_among(labels, baseline) {
+                wanted.insert((engine, reference), self.spec.workloads.iter().map(|w| (*w, k)).collect());
+            }
+        }
+        wanted
+    }
+
     /// One round: every unit once (or those `selection` measures), in a fresh shuffled
     /// order of blocks ([`in_blocks`]), one worker at a time, so no two timed regions
     /// overlap. Counted rounds run on every core: counts ignore load. With random layouts
     /// every unit first gets its own, linked on every core before the round's first worker
-    /// starts. `warm_index` numbers warm-up rounds (not recorded).
+    /// starts. `warm_index` numbers warm-up rounds (not recorded). A paired round also holds
+    /// the further layouts of the `references`.
     fn round(
         &self,
-        (round, warm_index, selection): (u32, Option<u32>, Option<&Selection>),
+        (round, warm_index, selection, references): (u32, Option<u32>, Option<&Selection>, &LayoutsWanted),
         ready: &Ready,
         scratch: &Path,
         (bar, log): (&indicatif::ProgressBar, &Log),
@@ -207,6 +245,7 @@ impl Schedule<'_> {
         let measured = |u: &Unit| selection.is_none_or(|s| self.spec.workloads.iter().any(|w| s.measures(u, *w)));
         let units: Vec<Unit> = self.spec.units.iter().filter(|u| measured(u)).cloned().collect();
         let mut units = in_blocks(units, |u| u.label.axes(), &mut rand::thread_rng());
+        let mut further = Vec::new();
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
@@ -221,9 +260,12 @@ impl Schedule<'_> {
                 ))?;
             }
             units = linked;
+            let jobs = self.spec.jobs;
+            further = layouts::link_reference_layouts(&units, references, (seed, &slot), jobs, &self.interrupted);
         }
         if self.spec.paired() {
-            return self.paired_round(&units, (round, warm, selection), ready, scratch, (bar, log), w);
+            let units = (&units[..], &further[..]);
+            return self.paired_round(units, (round, warm, selection), ready, scratch, (bar, log), w);
         }
         // A unit whose worker stalled is left out, as paired rounds leave out their culprits.
         let order: Vec<&Unit> = units.iter().filter(|u| !super::watchdog::hung(u.engine, &u.label)).collect();
@@ -249,10 +291,10 @@ impl Schedule<'_> {
     }
 
     /// A paired round: one process per engine holding all its units (those `selection`
-    /// measures).
+    /// measures), and the `further` layouts of its references, each with its workloads.
     fn paired_round(
         &self,
-        units: &[Unit],
+        (units, further): (&[Unit], &[(Unit, Vec<Workload>)]),
         (round, warm, selection): (u32, bool, Option<&Selection>),
         ready: &Ready,
         scratch: &Path,
@@ -263,12 +305,15 @@ impl Schedule<'_> {
         bar.inc((self.spec.units.len() - units.len()) as u64);
         for engine in self.spec.engines.iter() {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
+            let further: Vec<(Unit, Vec<Workload>)> =
+                further.iter().filter(|(u, _)| u.engine == *engine).cloned().collect();
             let slot = if warm { "warm-up".to_string() } else { self.round_text(round) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
-            let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded, selection);
+            let of = (&of[..], &further[..]);
+            let records = self.spec.measure_paired(of, round, warm, ready, scratch, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
-            bar.inc((of.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
+            bar.inc((of.0.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
         }
         Ok(out)
     }

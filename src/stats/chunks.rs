@@ -115,8 +115,9 @@ fn pair(values: &BTreeMap<Label, Rounds>, chunks: &BTreeMap<Label, BTreeMap<u32,
         for (r, passes) in rounds {
             let Some(base) = reference_chunks.get(r) else { continue };
             // Each pass against the reference's pass of the same position (its repetition,
-            // or its layout slot): the median of its chunk ratios; the round's value is
-            // their mean, so every pass counts alike.
+            // or its layout slot), or against all its layouts together: the median of its
+            // chunk ratios; the round's value is their mean, so every pass counts alike.
+            let base = partners(base, passes.len());
             let per_pass: Vec<Vec<f64>> = base.iter().zip(passes).filter_map(|(b, p)| log_ratios(b, p)).collect();
             if per_pass.is_empty() {
                 continue;
@@ -135,11 +136,27 @@ fn pair(values: &BTreeMap<Label, Rounds>, chunks: &BTreeMap<Label, BTreeMap<u32,
     Some(Paired { compared, within })
 }
 
-/// The label measured in the most processes (ties: the first by name): every other label's
-/// chunks are divided by its chunks of the same round.
+/// The reference's passes a label's `passes` passes of one round are paired with: its own,
+/// position by position; or, where a round held several layouts of the reference beside one
+/// pass of the label, each timing every chunk, one series of their geometric mean chunk by
+/// chunk, so that the comparison carries the reference's layouts' mean, not one layout.
+fn partners(base: &[Vec<f64>], passes: usize) -> Vec<Vec<f64>> {
+    let alike = base.iter().all(|b| b.len() == base[0].len() && b.iter().all(|x| *x > 0.0));
+    if passes != 1 || base.len() < 2 || !alike {
+        return base.to_vec();
+    }
+    let k = base.len() as f64;
+    let mean = (0..base[0].len()).map(|i| (base.iter().map(|b| b[i].ln()).sum::<f64>() / k).exp()).collect();
+    vec![mean]
+}
+
+/// The label measured in the most processes, then in the most passes (a run's reference
+/// holds further layouts), then the first by name: every other label's chunks are divided
+/// by its chunks of the same round.
 fn reference(chunks: &BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>>) -> Option<Label> {
-    let most = chunks.values().map(BTreeMap::len).max()?;
-    chunks.iter().filter(|(_, r)| r.len() == most).min_by_key(|(t, _)| t.to_string()).map(|(t, _)| t.clone())
+    let measured = |r: &BTreeMap<u32, Vec<Vec<f64>>>| (r.len(), r.values().map(Vec::len).sum::<usize>());
+    let most = chunks.values().map(measured).max()?;
+    chunks.iter().filter(|(_, r)| measured(r) == most).min_by_key(|(t, _)| t.to_string()).map(|(t, _)| t.clone())
 }
 
 /// ln(chunk / reference's chunk) for every chunk both passes ran; None when they share
@@ -236,6 +253,26 @@ mod tests {
         // Each axes' values are scaled by its own reference's.
         assert_eq!(a[&0], 600.0);
         assert_eq!(g.compared[&unit("a").with_readers(1)][&0], 300.0);
+    }
+
+    /// A round of two layouts of the reference beside one pass of b: b is paired with their
+    /// geometric mean chunk by chunk, and the reference's own value stays its scale.
+    #[test]
+    fn one_pass_is_paired_with_the_mean_of_the_references_layouts() {
+        let samples = vec![
+            sample("a", 0, vec![100, 400]),
+            sample("a", 0, vec![400, 100]),
+            sample("b", 0, vec![220, 220]),
+            sample("a", 1, vec![100, 100]),
+            sample("b", 1, vec![100, 100]),
+        ];
+        let g = group(&samples, |s| Some(s.ns as f64));
+        let (a, b) = (&g.compared[&unit("a")], &g.compared[&unit("b")]);
+        // Each chunk's mean of the two layouts is 200: b is 1.1 times it; one layout
+        // alone would have said 2.2 or 0.55 chunk by chunk.
+        assert!((b[&0] / a[&0] - 1.1).abs() < 1e-9, "{g:?}");
+        assert!((b[&1] / a[&1] - 1.0).abs() < 1e-9, "{g:?}");
+        assert_eq!(a[&0], a[&1], "the reference against itself is its scale in every round");
     }
 
     #[test]

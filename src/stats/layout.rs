@@ -107,13 +107,10 @@ pub fn between_workers<K: Ord + Clone>(workers: &BTreeMap<K, BTreeMap<u32, Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     use rand_pcg::Pcg64;
 
-    fn normal(rng: &mut Pcg64) -> f64 {
-        let (u, v): (f64, f64) = (rng.gen_range(1e-12..1.0), rng.gen());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
+    use crate::stats::standard_normal as normal;
 
     #[test]
     fn a_study_recovers_the_layouts_spread_beside_drift_and_noise() {

@@ -16,6 +16,7 @@ pub mod looks;
 pub mod project;
 pub mod rank;
 pub mod ratio;
+pub mod reference;
 pub mod stop;
 
 pub use ratio::{Comparison, Method, Verdict};
@@ -124,6 +125,13 @@ fn median_cut(n: u64) -> u64 {
 /// The fewest samples for which the median has a 95% interval (6).
 pub fn median_interval_min_n() -> usize {
     (1..).find(|n| median_cut(*n) > 0).expect("some n reaches 95%") as usize
+}
+
+/// A draw of the standard normal distribution (Box–Muller), for the tests' simulations.
+#[cfg(test)]
+pub(crate) fn standard_normal(rng: &mut impl rand::Rng) -> f64 {
+    let (u, v): (f64, f64) = (rng.gen_range(1e-12..1.0), rng.gen());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 /// The median of any values (NaN for none).

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::family::Rounds;
 use super::looks::{self, At};
 use super::ratio::Comparison;
+use super::reference::Split;
 use super::{chunks, family};
 use crate::record::{Closing, Engine, Metric, Sample, Target};
 use crate::runner::adaptive::{Progress, SectionProgress};
@@ -33,7 +34,26 @@ pub fn progress(
     // The report judges the run's tables together: a comparison is decided at the level
     // the report gives it.
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
-    judge(&sections, &rule, target, (rounds(samples), horizon))
+    let mut progress = judge(&sections, &rule, target, (rounds(samples), horizon));
+    for (key, section) in progress.sections.iter_mut() {
+        let Some((reference, blocks)) = sections.get(key) else { continue };
+        // Each open comparison is measured in its share of the rounds, beside the reference.
+        let units = 1.0 + section.open.values().sum::<f64>();
+        let split = Split::of(blocks, reference, &layouts_per_round(samples, *key, reference));
+        section.reference_layouts = split.filter(|_| !section.open.is_empty()).map_or(1, |s| s.best_layouts(units));
+    }
+    progress
+}
+
+/// How many layouts of `reference` each round held in section `key` (a worker's
+/// repetitions run one layout).
+fn layouts_per_round(samples: &[Sample], key: (Engine, Workload), reference: &Label) -> BTreeMap<u32, u32> {
+    let mut layouts: BTreeMap<u32, std::collections::BTreeSet<Option<u32>>> = BTreeMap::new();
+    let of = |s: &&Sample| !s.counted && (s.engine, s.workload) == key && s.unit == *reference;
+    for s in samples.iter().filter(of) {
+        layouts.entry(s.round).or_default().insert(s.layout);
+    }
+    layouts.into_iter().map(|(r, l)| (r, l.len() as u32)).collect()
 }
 
 /// One (engine, workload)'s reference and each label's values per round as compared.
@@ -73,8 +93,12 @@ pub fn judge(
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     for (&key, (reference, blocks)) in sections {
         let family = blocks.len().saturating_sub(1);
-        let mut section =
-            SectionProgress { reference: reference.clone(), open: BTreeMap::new(), closed: Default::default() };
+        let mut section = SectionProgress {
+            reference: reference.clone(),
+            open: BTreeMap::new(),
+            closed: Default::default(),
+            reference_layouts: 1,
+        };
         // A section of one label has nothing compared yet: its label is open.
         for (label, values) in blocks.iter().filter(|(l, _)| *l != reference || blocks.len() < 2) {
             let stand = blocks
@@ -107,13 +131,9 @@ pub fn rounds(samples: &[Sample]) -> u32 {
     samples.iter().filter(|s| !s.counted).map(|s| s.round + 1).max().unwrap_or(0)
 }
 
-/// The label a section's comparisons are made with: the oldest among the `baseline`'s
-/// labels, else the oldest of all.
+/// The label a section's comparisons are made with ([`Label::reference_among`]).
 fn reference(blocks: &BTreeMap<Label, family::Rounds>, baseline: Option<&str>) -> Label {
-    let is_baseline = |t: &&Label| baseline.is_none_or(|b| t.compared_as().0 == b);
-    let oldest = |keys: &mut dyn Iterator<Item = &Label>| keys.min_by_key(|t| t.release_key()).cloned();
-    let reference = oldest(&mut blocks.keys().filter(is_baseline)).or_else(|| oldest(&mut blocks.keys()));
-    reference.unwrap_or_else(|| Label::build("", None))
+    Label::reference_among(blocks.keys(), baseline).unwrap_or_else(|| Label::build("", None))
 }
 
 /// About how many more rounds an open comparison needs: its interval's half-width h (in
