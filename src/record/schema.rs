@@ -41,10 +41,12 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// model name, which a reader of 11 would drop on a resume or merge; 13: the configuration's
 /// `key_sample`, readKey's gets a pass, which a reader of 12 would drop on a resume or merge
 /// and go on with whole passes; 14: a sample's `harness`, the function order of the tool's
-/// own binary that ran it, which a reader of 13 would drop on a resume or merge). Layouts
+/// own binary that ran it, which a reader of 13 would drop on a resume or merge; 15: the
+/// header's `places`, which units kept their data files in memory and which on a disk,
+/// which a reader of 14 would drop on a resume or merge). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 14;
+pub const SCHEMA: u32 = 15;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
@@ -136,6 +138,47 @@ pub struct Header {
     /// The C paired worker every C unit of paired rounds ran in (none in other runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub c_paired_worker: Option<WorkerBuild>,
+    /// Schema 15: where the units kept their data files, each place once; empty in older
+    /// files, whose environment's `storage` names the one folder of every unit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<Place>,
+}
+
+/// What holds a folder's files: memory (a tmpfs), or a disk behind the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Medium {
+    Memory,
+    Disk,
+}
+
+/// A folder the run kept data files in (read databases, write environments): what holds
+/// it, its file system and device as the environment's `storage` names one, and the units
+/// whose files it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Place {
+    pub medium: Medium,
+    pub storage: Option<String>,
+    #[serde(with = "super::label::by_text::list")]
+    pub units: Vec<Label>,
+}
+
+impl Place {
+    /// The places of several runs as one list: the units of one medium and file system
+    /// together, each once.
+    pub fn joined<'a>(lists: impl IntoIterator<Item = &'a [Place]>) -> Vec<Place> {
+        let mut out: Vec<Place> = Vec::new();
+        for p in lists.into_iter().flatten() {
+            match out.iter_mut().find(|o| (o.medium, &o.storage) == (p.medium, &p.storage)) {
+                Some(o) => {
+                    let new: Vec<Label> = p.units.iter().filter(|u| !o.units.contains(u)).cloned().collect();
+                    o.units.extend(new)
+                }
+                None => out.push(p.clone()),
+            }
+        }
+        out
+    }
 }
 
 /// A worker program built for the run rather than for one tag: what it is, and how built.
@@ -177,6 +220,7 @@ impl Header {
             instruction_counter: None,
             parts: Vec::new(),
             c_paired_worker: None,
+            places: Vec::new(),
         }
     }
 }

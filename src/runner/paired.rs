@@ -354,7 +354,7 @@ fn dir_bytes(dir: &Path) -> u64 {
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
+pub(super) fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -4,7 +4,6 @@
 //! measure what the last one left undecided. Results go to the run file as they arrive.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +16,8 @@ use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
-use super::{layouts, pool, scratch, RunSpec, Unit};
+use super::scratch::Scratch;
+use super::{layouts, pool, RunSpec, Unit};
 use crate::progress::{JobPhase, Log};
 use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
 
@@ -83,9 +83,8 @@ impl Schedule<'_> {
         let started = Instant::now();
         let budget_kept = super::watchdog::budget(budget);
         super::watchdog::begin_schedule();
-        scratch::check_disk_for(&self.spec.units.iter().map(|u| &u.label).collect::<Vec<_>>())?;
-        let scratch = scratch::create()?;
-        let ready = self.spec.ready(scratch.path(), w)?;
+        let scratch = self.spec.scratch()?;
+        let ready = self.spec.ready(&scratch, w)?;
         if self.spec.paired() {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
@@ -126,7 +125,7 @@ impl Schedule<'_> {
             let selection = self.selection(round, progress.as_ref()).filter(|_| !warm);
             let slot = (round, warm_index, selection.as_ref());
             let round_began = Instant::now();
-            samples.extend(self.round(slot, &ready, scratch.path(), (&bar, &log), w)?);
+            samples.extend(self.round(slot, &ready, &scratch, (&bar, &log), w)?);
             let last = round_began.elapsed();
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
@@ -152,7 +151,7 @@ impl Schedule<'_> {
         let close = self.close && stopped.is_none();
         log.phase(JobPhase::Checking);
         if self.spec.counter.is_some() && close {
-            self.spec.check_determinism(&ready, scratch.path(), &samples, w)?;
+            self.spec.check_determinism(&ready, &scratch, &samples, w)?;
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
         let wall = started.elapsed();
@@ -199,7 +198,7 @@ impl Schedule<'_> {
         &self,
         (round, warm_index, selection): (u32, Option<u32>, Option<&Selection>),
         ready: &Ready,
-        scratch: &Path,
+        scratch: &Scratch,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
@@ -235,7 +234,7 @@ impl Schedule<'_> {
             } else {
                 format!("{}, {} {}", self.round_text(round), u.engine, u.label)
             });
-            self.spec.measure(u, round, (warm, false), (ready, selection), scratch)
+            self.spec.measure(u, round, (warm, false), (ready, selection), scratch.of(&u.label))
         };
         // A unit left out of an adaptive round counts as done on the bar.
         bar.inc((self.spec.units.len() - order.len()) as u64);
@@ -255,7 +254,7 @@ impl Schedule<'_> {
         units: &[Unit],
         (round, warm, selection): (u32, bool, Option<&Selection>),
         ready: &Ready,
-        scratch: &Path,
+        scratch: &Scratch,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
@@ -265,7 +264,8 @@ impl Schedule<'_> {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
             let slot = if warm { "warm-up".to_string() } else { self.round_text(round) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
-            let records = self.spec.measure_paired(&of, round, warm, ready, scratch, &self.excluded, selection);
+            let folder = scratch.of_all(of.iter().map(|u| &u.label));
+            let records = self.spec.measure_paired(&of, round, warm, ready, folder, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
             bar.inc((of.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
