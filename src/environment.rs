@@ -187,6 +187,14 @@ pub fn storage_of(base: &std::path::Path) -> Option<String> {
     Some(format!("{fs} on {device}{kind}"))
 }
 
+/// MemAvailable from /proc/meminfo, in bytes.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The device and file system type of the mount that holds `path` (the longest mount
 /// point it lies under), from a mount table's lines.
 pub fn mount_of(path: &std::path::Path, mounts: &str) -> Option<(String, String)> {

@@ -673,7 +673,7 @@ fn places_text(places: &[crate::record::Place]) -> Option<String> {
         let storage = p.storage.as_ref().map_or(String::new(), |s| format!(" ({s})"));
         let units = match p.units.len() == all {
             true => "every unit".to_string(),
-            false => p.units.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
+            false => p.units.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "),
         };
         format!("{units}: {medium}{storage}")
     });

@@ -106,7 +106,7 @@ impl RunSpec {
     /// is no workload's: its counts go to the scratch folder.
     fn cover_one(&self, u: &Unit, counts: &Path) -> Vec<(Workload, String)> {
         let all_failed = |e: String| self.workloads.iter().map(|w| (*w, e.clone())).collect();
-        let own = match self.placement([&u.label]).and_then(|p| p.create()) {
+        let own = match self.scratch() {
             Ok(own) => own,
             Err(e) => return all_failed(format!("{e:#}")),
         };

@@ -108,7 +108,7 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
         unit.engine, unit.label, spec.config.entries
     );
     eprintln!("checking that layouts change no instruction count: {what}");
-    let scratch = s.placement([&unit.label])?.create()?;
+    let scratch = spec.scratch()?;
     // Both layouts' units are the unit's own, relabelled: placed as it is.
     let folder = scratch.of(&unit.label);
     let relink = unit.relink.as_ref().expect("chosen for it");

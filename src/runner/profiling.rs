@@ -77,7 +77,8 @@ impl RunSpec {
     /// then as long as there, and so is what it allocates before the timed calls, which
     /// moves where buffers land and what memcpy counts.
     fn profile_one(&self, u: &Unit) -> Result<Vec<WorkloadProfile>, String> {
-        let own = self.placement([&u.label]).and_then(|p| p.create()).map_err(|e| format!("{e:#}"))?;
+        // Placed as the counting pass places it: a folder elsewhere has a path of another length.
+        let own = self.scratch().map_err(|e| format!("{e:#}"))?;
         let scratch = own.of(&u.label);
         let mut ready = Ready::default();
         if !self.reads().is_empty() {

@@ -213,7 +213,7 @@ fn tmpfs_with_room(dir: &Path, bytes: u64) -> Option<PathBuf> {
     }
     let fs = nix::sys::statvfs::statvfs(dir).ok()?;
     let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
-    let room = free.min(super::paired::available_memory().unwrap_or(free));
+    let room = free.min(crate::environment::available_memory().unwrap_or(free));
     (bytes <= room).then(|| dir.to_path_buf())
 }
 
