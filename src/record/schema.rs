@@ -621,6 +621,28 @@ mod tests {
     use crate::record::fixtures::*;
     use crate::record::plan::Layouts;
 
+    /// Merged runs' places: the units of one medium and file system together, each once.
+    #[test]
+    fn places_of_merged_runs_join_by_medium_and_file_system() {
+        let (a, b, c) = (Label::build("LMDB_0.9.17", None), Label::build("LMDB_0.9.33", None), Label::build("x", None));
+        let place = |medium, storage: &str, units: &[&Label]| Place {
+            medium,
+            storage: Some(storage.into()),
+            units: units.iter().map(|l| (*l).clone()).collect(),
+        };
+        let one = [place(Medium::Memory, "tmpfs on tmpfs", &[&a]), place(Medium::Disk, "ext4 on /dev/vda", &[&c])];
+        let two = [place(Medium::Memory, "tmpfs on tmpfs", &[&a, &b]), place(Medium::Disk, "xfs on /dev/vdb", &[&c])];
+        let joined = Place::joined([&one[..], &two[..]]);
+        assert_eq!(
+            joined,
+            [
+                place(Medium::Memory, "tmpfs on tmpfs", &[&a, &b]),
+                place(Medium::Disk, "ext4 on /dev/vda", &[&c]),
+                place(Medium::Disk, "xfs on /dev/vdb", &[&c])
+            ]
+        );
+    }
+
     #[test]
     fn end_reasons_are_written_as_the_strings_older_files_hold() {
         for (reason, text) in [
