@@ -33,17 +33,10 @@ build: deps
 # Set LMDB_GIT to a clone of OpenLDAP's repository to include the tags no registry carries.
 RUN_BUDGET ?= 3m
 RUN_ARGS ?= --with-instructions --rounds 1000 --time-budget $(RUN_BUDGET)
-# Its environments in memory where /dev/shm is a tmpfs, unless LMDB_REGRESS_SCRATCH says
-# where: on ext4 the kernel's writeback of one unit's data file ran beside the next unit's
-# timed write pass, and the same 5 minutes gave 21 rounds against 56 in memory (idle AMD
-# EPYC, reports/README.md). A run that syncs or limits memory is refused there: set
-# LMDB_REGRESS_SCRATCH to a folder on a disk for those. Only a /dev/shm with room for the
-# default run's read databases and write environments (8 GiB free; a container's is often
-# 64 MiB) is taken.
-SHM_FREE := $(shell stat -f -c '%a %S' /dev/shm 2>/dev/null | awk '{ print $$1 * $$2 }')
-SHM_SCRATCH := $(shell [ "$$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && \
-	awk 'BEGIN { exit !($(or $(SHM_FREE),0) >= 8 * 2^30) }' && echo /dev/shm)
-run: export LMDB_REGRESS_SCRATCH := $(or $(LMDB_REGRESS_SCRATCH),$(SHM_SCRATCH))
+# `run` itself puts each unit's data files in memory (/dev/shm, where it is a tmpfs with
+# room) when nothing the unit measures needs a disk: on ext4 the kernel's writeback of one
+# unit's data file ran beside the next unit's timed write pass, and the same 5 minutes gave
+# 21 rounds against 56 in memory (idle AMD EPYC, reports/README.md).
 run: build
 	@echo "$(BIN) run $(RUN_ARGS)" >&2
 	@$(BIN) run $(RUN_ARGS)

@@ -166,9 +166,13 @@ impl Environment {
 }
 
 /// The file system and device holding the scratch folder (`LMDB_REGRESS_SCRATCH`, else the
-/// temporary folder), where runs make their environments: `ext4 on /dev/vda (non-rotational)`.
+/// temporary folder), where runs make the environments of units that need a disk.
 fn storage() -> Option<String> {
-    let base = crate::envvars::dir("LMDB_REGRESS_SCRATCH").ok().flatten().unwrap_or_else(std::env::temp_dir);
+    storage_of(&crate::envvars::dir("LMDB_REGRESS_SCRATCH").ok().flatten().unwrap_or_else(std::env::temp_dir))
+}
+
+/// The file system and device holding `base`: `ext4 on /dev/vda (non-rotational)`.
+pub fn storage_of(base: &std::path::Path) -> Option<String> {
     let (device, fs) = mount_of(&base.canonicalize().ok()?, &std::fs::read_to_string("/proc/self/mounts").ok()?)?;
     let name = std::path::Path::new(&device).file_name()?.to_string_lossy().into_owned();
     // A partition's queue is its disk's.
@@ -181,6 +185,14 @@ fn storage() -> Option<String> {
         _ => "",
     };
     Some(format!("{fs} on {device}{kind}"))
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The device and file system type of the mount that holds `path` (the longest mount

@@ -557,16 +557,20 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     assert!(header.lines().next().unwrap().contains(r#""nordahead":true"#), "{header}");
 }
 
-/// A run that syncs needs a disk: with the scratch folder in memory (a tmpfs under
-/// /dev/shm, as `make run` uses where it has one) it is refused before anything is
-/// measured, saying which unit and what to set.
-#[test]
-fn a_sync_run_with_its_scratch_in_memory_is_refused() {
+fn assert_shm_is_a_tmpfs() {
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(
         mounts.lines().any(|l| l.split_whitespace().nth(1) == Some("/dev/shm") && l.contains(" tmpfs ")),
         "this test needs /dev/shm mounted as a tmpfs:\n{mounts}"
     );
+}
+
+/// A run that syncs needs a disk, and so does a cold migrate pass (it evicts its file from
+/// the page cache): with LMDB_REGRESS_SCRATCH in memory (a tmpfs under /dev/shm) each is
+/// refused before anything is measured, saying which unit, why, and what to set.
+#[test]
+fn a_sync_run_with_its_scratch_in_memory_is_refused() {
+    assert_shm_is_a_tmpfs();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let file = shm.path().join("run.jsonl");
     let mut c = lmdb_regress();
@@ -578,4 +582,38 @@ fn a_sync_run_with_its_scratch_in_memory_is_refused() {
     assert!(!out.status.success() && err.contains("needs a disk") && err.contains("LMDB_REGRESS_SCRATCH"), "{err}");
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     assert!(!text.contains("\"type\":\"sample\""), "nothing measured: {text}");
+    let mut c = lmdb_regress();
+    c.env("LMDB_REGRESS_SCRATCH", shm.path()).env("LMDB_REGRESS_OFFLINE", "1");
+    c.args(["run", "--preset", "migrate", "--tags", "0.9.33", "--workloads", "migrateCopyWarm,migrateReadCold"]);
+    c.args(["--rounds", "1", "--warmup", "0", "--entries", "200", "--no-coverage", "--out"]).arg(&file);
+    let err = stderr(&c.output().unwrap());
+    assert!(err.contains("needs a disk (migrateReadCold evicts its file from the page cache"), "{err}");
+}
+
+/// Without LMDB_REGRESS_SCRATCH each unit goes where what it measures needs: in one run
+/// the nosync unit to memory (/dev/shm), its sync twin to a disk (the temporary folder);
+/// the header records each place and the report's Test Environment says it.
+#[test]
+fn a_runs_nosync_unit_goes_to_memory_and_its_sync_unit_to_a_disk() {
+    assert_shm_is_a_tmpfs();
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = disk.path().join("run.jsonl");
+    let mut c = lmdb_regress();
+    c.env_remove("LMDB_REGRESS_SCRATCH").env("TMPDIR", disk.path()).env("LMDB_REGRESS_OFFLINE", "1");
+    c.args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--workloads", "fillRandomEach", "--sync", "nosync,sync"]);
+    c.args(["--rounds", "1", "--warmup", "0", "--entries", "200", "--layouts", "fixed", "--no-coverage", "--out"]);
+    run_ok(c.arg(&file));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let places: BTreeMap<&str, &Value> =
+        header["places"].as_array().unwrap().iter().map(|p| (p["medium"].as_str().unwrap(), &p["units"])).collect();
+    assert_eq!(places["memory"], &serde_json::json!(["LMDB_0.9.33 [nosync]"]), "{header}");
+    assert_eq!(places["disk"], &serde_json::json!(["LMDB_0.9.33 [sync]"]), "{header}");
+    for unit in ["LMDB_0.9.33 [nosync]", "LMDB_0.9.33 [sync]"] {
+        assert!(text.contains(&format!("\"tag\":\"{unit}\"")), "{unit} measured: {text}");
+    }
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&file)));
+    let line = md.lines().find(|l| l.starts_with("| Data folders |")).unwrap_or_else(|| panic!("{md}"));
+    assert!(line.contains("LMDB_0.9.33 [nosync]: in memory (tmpfs on "), "{line}");
+    assert!(line.contains("LMDB_0.9.33 [sync]: on a disk ("), "{line}");
 }

@@ -88,7 +88,7 @@ pub fn run(args: &LayoutsArgs) -> Result<()> {
     let spec = RunSpec { units, workloads, engines, config, plan, counter: None, jobs, judge };
     let existing = crate::files::Existing::forced(args.force);
     let default = super::prepare::default_out("layouts");
-    let header = Header { c_paired_worker, ..spec.header(tags) };
+    let header = Header { c_paired_worker, ..spec.header(tags)? };
     let mut writer = super::prepare::create_run_file(args.out.as_deref(), existing, default, &header, failures)?;
     let out = writer.path.clone();
     let outcome = spec.start(&mut writer)?;

@@ -186,7 +186,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let engines = args.engine.clone();
     let judge = crate::stats::stop::progress;
     let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), judge };
-    let mut header = Header { c_paired_worker, ..spec.header(tags) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags)? };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     // What every worker is told to load is what the header records.
@@ -373,7 +373,7 @@ pub fn measure_recorded(
     let baseline = Some(Base::new(baseline_of(None, None, &tags)?));
     let plan = Plan { shard: None, control: None, baseline, ..h.plan.clone() };
     let spec = RunSpec::recorded(&Header { plan, ..h.clone() }, units, args.jobs(), crate::stats::stop::progress)?;
-    let mut header = Header { c_paired_worker, ..spec.header(tags) };
+    let mut header = Header { c_paired_worker, ..spec.header(tags)? };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
     for u in &spec.units {

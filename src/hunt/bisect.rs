@@ -284,7 +284,7 @@ impl<'a> Bisector<'a> {
             judge: crate::stats::stop::progress,
         };
         // The probes as tags, so that the run file lists every tag its samples name.
-        let header = spec.header(spec.units.iter().map(probe_status).collect());
+        let header = spec.header(spec.units.iter().map(probe_status).collect())?;
         let path = s.run_dir.join(format!("{:02}-{}.jsonl", self.runs, runner::sanitize(name)));
         let mut w = RunWriter::create(&path, &header, s.existing)?;
         let min_rounds = pass.min_rounds;

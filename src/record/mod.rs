@@ -25,6 +25,6 @@ pub use reader::{load, RunData};
 pub use resume::{counts_taken, Phase};
 pub use schema::{
     BuildStatus, CheckKind, CoverageOutcome, Declared, End, EndReason, Engine, Failure, FailureCause, FailureStage,
-    Header, Lines, Part, Record, RunCheck, RunCoverage, Sample, TagStatus, WorkerBuild, SCHEMA,
+    Header, Lines, Medium, Part, Place, Record, RunCheck, RunCoverage, Sample, TagStatus, WorkerBuild, SCHEMA,
 };
 pub use writer::RunWriter;

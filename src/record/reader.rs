@@ -261,7 +261,8 @@ impl UnitLabels {
     }
 
     /// The header `h` (as JSON) with every unit it names by its label's text read into its
-    /// value: each tag row's, its layout study's tag and layouts, its parts' tags, and the
+    /// value: each tag row's, its layout study's tag and layouts, its parts' tags, its
+    /// places' units, and the
     /// builds its programs were compiled against (a map keyed by text, read into a list of
     /// (value, SHA-256) pairs, as `label::by_text::keyed` reads it). A unit the header does
     /// not declare is refused.
@@ -278,6 +279,11 @@ impl UnitLabels {
         for part in each_mut(h.get_mut("parts")) {
             for tag in each_mut(part.get_mut("tags")) {
                 self.read_unit(Some(tag))?;
+            }
+        }
+        for place in each_mut(h.get_mut("places")) {
+            for unit in each_mut(place.get_mut("units")) {
+                self.read_unit(Some(unit))?;
             }
         }
         for program in each_mut(h.pointer_mut("/plan/programs")) {
@@ -547,6 +553,8 @@ mod tests {
         header.plan.programs = vec![program];
         let environment = header.environment.clone();
         header.parts = vec![Part { file: "a.jsonl".into(), shard: None, tags: vec![odd.clone()], environment }];
+        let medium = crate::record::Medium::Memory;
+        header.places = vec![crate::record::Place { medium, storage: None, units: vec![odd.clone(), layout.clone()] }];
         let path = dir.path().join("run.jsonl");
         crate::record::RunWriter::create(&path, &header, crate::files::Existing::Replace).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -558,7 +566,9 @@ mod tests {
         );
         assert_eq!(plan["programs"][0]["compiled"], serde_json::json!({"deadbeef~control": "c"}));
         assert_eq!(json["parts"][0]["tags"], serde_json::json!(["deadbeef~control"]));
+        assert_eq!(json["places"][0]["units"], serde_json::json!(["deadbeef~control", "LMDB_0.9.20@x1"]));
         let read = load(&path).unwrap().header;
+        assert_eq!(read.places, header.places);
         assert_eq!(read.plan.layout_study, header.plan.layout_study);
         assert_eq!(read.plan.programs, header.plan.programs);
         assert_eq!(read.parts[0].tags, vec![odd]);

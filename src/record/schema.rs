@@ -43,7 +43,9 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// and go on with whole passes; 14: a sample's `harness`, the function order of the tool's
 /// own binary that ran it, which a reader of 13 would drop on a resume or merge; 15: the
 /// plan's `reference_layouts`, a round's several layouts of the reference, each a sample,
-/// which a reader of 14 would pair with the first layout alone). Layouts
+/// which a reader of 14 would pair with the first layout alone, and the header's `places`,
+/// which units kept their data files in memory and which on a disk, which a reader of 14
+/// would drop on a resume or merge). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
 pub const SCHEMA: u32 = 15;
@@ -142,6 +144,47 @@ pub struct Header {
     /// The C paired worker every C unit of paired rounds ran in (none in other runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub c_paired_worker: Option<WorkerBuild>,
+    /// Schema 15: where the units kept their data files, each place once; empty in older
+    /// files, whose environment's `storage` names the one folder of every unit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<Place>,
+}
+
+/// What holds a folder's files: memory (a tmpfs), or a disk behind the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Medium {
+    Memory,
+    Disk,
+}
+
+/// A folder the run kept data files in (read databases, write environments): what holds
+/// it, its file system and device as the environment's `storage` names one, and the units
+/// whose files it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Place {
+    pub medium: Medium,
+    pub storage: Option<String>,
+    #[serde(with = "super::label::by_text::list")]
+    pub units: Vec<Label>,
+}
+
+impl Place {
+    /// The places of several runs as one list: the units of one medium and file system
+    /// together, each once.
+    pub fn joined<'a>(lists: impl IntoIterator<Item = &'a [Place]>) -> Vec<Place> {
+        let mut out: Vec<Place> = Vec::new();
+        for p in lists.into_iter().flatten() {
+            match out.iter_mut().find(|o| (o.medium, &o.storage) == (p.medium, &p.storage)) {
+                Some(o) => {
+                    let new: Vec<Label> = p.units.iter().filter(|u| !o.units.contains(u)).cloned().collect();
+                    o.units.extend(new)
+                }
+                None => out.push(p.clone()),
+            }
+        }
+        out
+    }
 }
 
 /// A worker program built for the run rather than for one tag: what it is, and how built.
@@ -183,6 +226,7 @@ impl Header {
             instruction_counter: None,
             parts: Vec::new(),
             c_paired_worker: None,
+            places: Vec::new(),
         }
     }
 }
@@ -582,6 +626,28 @@ mod tests {
     use super::*;
     use crate::record::fixtures::*;
     use crate::record::plan::Layouts;
+
+    /// Merged runs' places: the units of one medium and file system together, each once.
+    #[test]
+    fn places_of_merged_runs_join_by_medium_and_file_system() {
+        let (a, b, c) = (Label::build("LMDB_0.9.17", None), Label::build("LMDB_0.9.33", None), Label::build("x", None));
+        let place = |medium, storage: &str, units: &[&Label]| Place {
+            medium,
+            storage: Some(storage.into()),
+            units: units.iter().map(|l| (*l).clone()).collect(),
+        };
+        let one = [place(Medium::Memory, "tmpfs on tmpfs", &[&a]), place(Medium::Disk, "ext4 on /dev/vda", &[&c])];
+        let two = [place(Medium::Memory, "tmpfs on tmpfs", &[&a, &b]), place(Medium::Disk, "xfs on /dev/vdb", &[&c])];
+        let joined = Place::joined([&one[..], &two[..]]);
+        assert_eq!(
+            joined,
+            [
+                place(Medium::Memory, "tmpfs on tmpfs", &[&a, &b]),
+                place(Medium::Disk, "ext4 on /dev/vda", &[&c]),
+                place(Medium::Disk, "xfs on /dev/vdb", &[&c])
+            ]
+        );
+    }
 
     #[test]
     fn end_reasons_are_written_as_the_strings_older_files_hold() {

@@ -667,10 +667,31 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
             ),
         ));
     }
-    if let Some(storage) = &e.storage {
-        v.push(("Data folder".into(), storage.clone()));
+    match (places_text(&m.places), &e.storage) {
+        (Some(places), _) => v.push(("Data folders".into(), places)),
+        (None, Some(storage)) => v.push(("Data folder".into(), storage.clone())),
+        (None, None) => {}
     }
     v
+}
+
+/// Which units kept their data files where: "every unit: in memory (tmpfs on tmpfs)", or
+/// each place's units by label; None for runs that did not record it.
+fn places_text(places: &[crate::record::Place]) -> Option<String> {
+    let all: usize = places.iter().map(|p| p.units.len()).sum();
+    let each = places.iter().map(|p| {
+        let medium = match p.medium {
+            crate::record::Medium::Memory => "in memory",
+            crate::record::Medium::Disk => "on a disk",
+        };
+        let storage = p.storage.as_ref().map_or(String::new(), |s| format!(" ({s})"));
+        let units = match p.units.len() == all {
+            true => "every unit".to_string(),
+            false => p.units.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "),
+        };
+        format!("{units}: {medium}{storage}")
+    });
+    (!places.is_empty()).then(|| each.collect::<Vec<_>>().join("; "))
 }
 
 /// Under a `--sync` or `--readahead` axis each unit opens its environments as its label

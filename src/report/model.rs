@@ -186,6 +186,9 @@ pub struct ReportModel {
     pub config: WorkloadConfig,
     pub plan: Plan,
     pub environment: Environment,
+    /// Where the units kept their data files (none recorded before schema 15).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<crate::record::Place>,
     pub tags: Vec<TagStatus>,
     pub baseline: String,
     /// The newest release tag in the run: highlighted in tables.
@@ -397,6 +400,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
         config: h.config.clone(),
         plan: h.plan.clone(),
         environment: h.environment.clone(),
+        places: h.places.clone(),
         tags,
         newest,
         baseline: baseline.clone(),

@@ -8,7 +8,8 @@ use super::counter;
 use super::job::{interrupted, Job};
 use super::measure::{append_all, failed_units};
 use super::prepare::Ready;
-use super::{pool, scratch, RunSpec, Unit};
+use super::scratch::Scratch;
+use super::{pool, RunSpec, Unit};
 use crate::record::metric::{Counts, Metric};
 use crate::record::{CheckKind, Record, RunCheck, RunWriter, Sample, COUNT_TOLERANCE};
 use crate::workload::Workload;
@@ -73,16 +74,16 @@ impl RunSpec {
     /// core, its samples marked `counted`, no end record (the timed rounds wrote theirs).
     fn count_every_unit(&self, w: &mut RunWriter) -> Result<Vec<Sample>> {
         assert!(self.counter.is_some(), "a counting specification");
-        let scratch = scratch::create()?;
+        let scratch = self.scratch()?;
         let log = crate::progress::Log::start(crate::progress::JobPhase::CountingInstructions, None)?;
-        let ready = self.ready(scratch.path(), w)?;
+        let ready = self.ready(&scratch, w)?;
         let bar = crate::progress::bar(self.units.len() as u64, "counting instructions");
         let units: Vec<&Unit> = self.units.iter().collect();
         let mut samples = Vec::new();
         pool::for_each(
             &units,
             self.jobs,
-            |u| self.measure(u, 0, (false, true), (&ready, None), scratch.path()),
+            |u| self.measure(u, 0, (false, true), (&ready, None), scratch.of(&u.label)),
             |_, records| {
                 bar.inc(1);
                 failed_units(&records).for_each(|u| log.failed(u));
@@ -97,18 +98,18 @@ impl RunSpec {
     /// The counting pass's closing check over its `counted` samples, in a read database of
     /// its own: the pass may have counted in several groups, or in an earlier session.
     fn recount(&self, counted: &[Sample], w: &mut RunWriter) -> Result<()> {
-        let scratch = scratch::create()?;
+        let scratch = self.scratch()?;
         let mut ready = Ready::default();
         let again = recounted(counted);
         let unit = again.and_then(|s| self.units.iter().find(|u| u.engine == s.engine && u.label == s.unit));
         if let (Some(u), Some(s)) = (unit, again.filter(|s| s.workload.is_read())) {
-            match self.prepare_one(u, scratch.path()) {
+            match self.prepare_one(u, scratch.of(&u.label)) {
                 Ok((dir, _)) => drop(ready.dbs.insert(u.label.clone(), dir)),
                 Err(_) if interrupted() => return Ok(()),
                 Err(e) => return w.append(&Record::Check(repeat_check(s, Err(e)))),
             }
         }
-        self.check_determinism(&ready, scratch.path(), counted, w)
+        self.check_determinism(&ready, &scratch, counted, w)
     }
 
     /// Counts are taken once per unit, many workloads to a worker, which is only sound if
@@ -119,7 +120,7 @@ impl RunSpec {
     pub(super) fn check_determinism(
         &self,
         ready: &Ready,
-        scratch: &Path,
+        scratch: &Scratch,
         counted: &[Sample],
         w: &mut RunWriter,
     ) -> Result<()> {
@@ -132,7 +133,7 @@ impl RunSpec {
             return w.append(&Record::Check(RunCheck { what, passed: false, detail, kind: Some(CheckKind::Repeat) }));
         };
         let again = match self.units.iter().find(|u| u.engine == sample.engine && u.label == sample.unit) {
-            Some(u) => self.count_once(u, sample.workload, ready, scratch),
+            Some(u) => self.count_once(u, sample.workload, ready, scratch.of(&u.label)),
             None => Err(format!("{} {} is not measured in this session", sample.engine, sample.unit)),
         };
         if interrupted() {

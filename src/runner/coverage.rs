@@ -106,14 +106,15 @@ impl RunSpec {
     /// is no workload's: its counts go to the scratch folder.
     fn cover_one(&self, u: &Unit, counts: &Path) -> Vec<(Workload, String)> {
         let all_failed = |e: String| self.workloads.iter().map(|w| (*w, e.clone())).collect();
-        let own = match super::scratch::create() {
+        let own = match self.scratch() {
             Ok(own) => own,
             Err(e) => return all_failed(format!("{e:#}")),
         };
+        let own = own.of(&u.label);
         let mut ready = Ready::default();
         if !self.reads().is_empty() {
-            let _uncounted = CountsGoTo::set(&own.path().join("preparation counts"));
-            match self.prepare_one(u, own.path()) {
+            let _uncounted = CountsGoTo::set(&own.join("preparation counts"));
+            match self.prepare_one(u, own) {
                 Ok((db, _)) => ready.dbs.insert(u.label.clone(), db),
                 Err(e) => return all_failed(e),
             };
@@ -121,7 +122,7 @@ impl RunSpec {
         let _counts = CountsGoTo::set(counts);
         let run = |w: Workload| {
             let job = Job { unit: u, batch: vec![w] };
-            let (lines, death) = self.invoke(&job, &ready, own.path());
+            let (lines, death) = self.invoke(&job, &ready, own);
             death.or_else(|| lines.iter().find_map(|l| l.error.clone())).map(|e| (w, e))
         };
         self.workloads.iter().filter(|w| Self::applies(u, **w)).filter_map(|w| run(*w)).collect()

@@ -10,7 +10,7 @@ use super::adaptive::LayoutsWanted;
 use super::count::counts_agree;
 use super::job::interrupted;
 use super::prepare::Ready;
-use super::{counter, pool, scratch, RunSpec, Unit};
+use super::{counter, pool, RunSpec, Unit};
 use crate::layout::{self, Layout};
 use crate::record::metric::{Counts, Metric};
 use crate::record::{CheckKind, Record, RunWriter, Sample};
@@ -160,7 +160,9 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
         unit.engine, unit.label, spec.config.entries
     );
     eprintln!("checking that layouts change no instruction count: {what}");
-    let scratch = scratch::create()?;
+    let scratch = spec.scratch()?;
+    // Both layouts' units are the unit's own, relabelled: placed as it is.
+    let folder = scratch.of(&unit.label);
     let relink = unit.relink.as_ref().expect("chosen for it");
     // Each count in a process of its own, with its own read database and profile file.
     let count = |&seed: &u32| -> Result<Counts, String> {
@@ -168,9 +170,9 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
         let u = Unit { label: unit.label.in_layout(seed.to_string()), ..unit.with_layout(linked) };
         let mut ready = Ready::default();
         if workload.is_read() {
-            ready.dbs.insert(u.label.clone(), spec.prepare_one(&u, scratch.path())?.0);
+            ready.dbs.insert(u.label.clone(), spec.prepare_one(&u, folder)?.0);
         }
-        spec.count_once(&u, workload, &ready, scratch.path())
+        spec.count_once(&u, workload, &ready, folder)
     };
     let mut counts = std::collections::BTreeMap::new();
     pool::for_each(&[a, b], s.jobs, count, |seed, n| {

@@ -71,6 +71,7 @@ pub fn merge(runs: Vec<RunData>, drop_time: bool) -> Result<RunData> {
         instruction_counter: first.instruction_counter.clone(),
         parts: named.iter().flat_map(|(n, r)| parts(n, r)).collect(),
         c_paired_worker: one_paired_worker(&named),
+        places: crate::record::Place::joined(named.iter().map(|(_, r)| r.header.places.as_slice())),
     };
     let offsets = round_offsets(&named);
     let shifted = |r: u32, i: usize| r + offsets[i];

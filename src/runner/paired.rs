@@ -341,7 +341,7 @@ fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut
 pub(super) fn check_memory(units: usize, ready: &Ready) -> Result<()> {
     let db_bytes = ready.dbs.values().map(|d| dir_bytes(d)).max().unwrap_or(0);
     let need = units as u64 * db_bytes * 2;
-    let Some(available) = available_memory() else { return Ok(()) };
+    let Some(available) = crate::environment::available_memory() else { return Ok(()) };
     if need > available / 10 * 8 {
         bail!(
             "a paired process of {units} units needs about {} of memory (each maps a read database of {} \
@@ -361,14 +361,6 @@ fn gib(bytes: u64) -> String {
 
 fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir).map(|es| es.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0)
-}
-
-/// MemAvailable from /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 #[cfg(test)]

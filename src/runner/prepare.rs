@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::adaptive::LayoutsWanted;
 use super::job::interrupted;
 use super::protocol::DbShape;
+use super::scratch::Scratch;
 use super::verify::Checksums;
 use super::{pool, sanitize, Label, RunSpec, Unit};
 use crate::record::{FailureStage, Record, RunWriter};
@@ -36,7 +37,7 @@ impl RunSpec {
     /// when there is one; the C twin reads the same file), then has every unit verify what
     /// its reads return. Neither is timed, so both use every core. Units that differ only in
     /// how a reader opens the file share it ([`RunSpec::db_key`]).
-    pub(super) fn ready(&self, scratch: &Path, w: &mut RunWriter) -> Result<Ready> {
+    pub(super) fn ready(&self, scratch: &Scratch, w: &mut RunWriter) -> Result<Ready> {
         let mut ready = Ready { expected: self.expected_each_pass(), ..Ready::default() };
         if self.reads().is_empty() {
             return Ok(ready);
@@ -50,7 +51,10 @@ impl RunSpec {
         pool::for_each(
             &builders,
             self.jobs,
-            |u| self.prepare_in(u, &scratch.join(own_folder(&self.db_key(&u.label).to_string()))),
+            |u| {
+                let key = self.db_key(&u.label);
+                self.prepare_in(u, &scratch.of_all(sharing(key.clone())).join(own_folder(&key.to_string())))
+            },
             |u, result| {
                 bar.inc(1);
                 let labels: BTreeSet<&Label> = sharing(self.db_key(&u.label)).collect();

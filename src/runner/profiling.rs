@@ -77,8 +77,9 @@ impl RunSpec {
     /// then as long as there, and so is what it allocates before the timed calls, which
     /// moves where buffers land and what memcpy counts.
     fn profile_one(&self, u: &Unit) -> Result<Vec<WorkloadProfile>, String> {
-        let own = super::scratch::create().map_err(|e| format!("{e:#}"))?;
-        let scratch = own.path();
+        // Placed as the counting pass places it: a folder elsewhere has a path of another length.
+        let own = self.scratch().map_err(|e| format!("{e:#}"))?;
+        let scratch = own.of(&u.label);
         let mut ready = Ready::default();
         if !self.reads().is_empty() {
             let (db, _) = self.prepare_one(u, scratch)?;

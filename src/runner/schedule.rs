@@ -4,7 +4,6 @@
 //! measure what the last one left undecided. Results go to the run file as they arrive.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +16,8 @@ use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
 use super::prepare::Ready;
-use super::{layouts, pool, scratch, Label, RunSpec, Unit};
+use super::scratch::Scratch;
+use super::{layouts, pool, Label, RunSpec, Unit};
 use crate::progress::{JobPhase, Log};
 use crate::record::{self, CheckKind, End, EndReason, FailureStage, Phase, Record, RunData, RunWriter, Sample};
 use crate::workload::Workload;
@@ -84,9 +84,8 @@ impl Schedule<'_> {
         let started = Instant::now();
         let budget_kept = super::watchdog::budget(budget);
         super::watchdog::begin_schedule();
-        scratch::check_disk_for(&self.spec.units.iter().map(|u| &u.label).collect::<Vec<_>>())?;
-        let scratch = scratch::create()?;
-        let mut ready = self.spec.ready(scratch.path(), w)?;
+        let scratch = self.spec.scratch()?;
+        let mut ready = self.spec.ready(&scratch, w)?;
         if self.spec.paired() {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
@@ -129,7 +128,7 @@ impl Schedule<'_> {
             ready.copy_for(&references)?;
             let slot = (round, warm_index, selection.as_ref(), &references);
             let round_began = Instant::now();
-            samples.extend(self.round(slot, &ready, scratch.path(), (&bar, &log), w)?);
+            samples.extend(self.round(slot, &ready, &scratch, (&bar, &log), w)?);
             let last = round_began.elapsed();
             if self.interrupted.load(Ordering::SeqCst) {
                 reason = EndReason::Interrupted;
@@ -155,7 +154,7 @@ impl Schedule<'_> {
         let close = self.close && stopped.is_none();
         log.phase(JobPhase::Checking);
         if self.spec.counter.is_some() && close {
-            self.spec.check_determinism(&ready, scratch.path(), &samples, w)?;
+            self.spec.check_determinism(&ready, &scratch, &samples, w)?;
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
         let wall = started.elapsed();
@@ -237,7 +236,7 @@ impl Schedule<'_> {
         &self,
         (round, warm_index, selection, references): (u32, Option<u32>, Option<&Selection>, &LayoutsWanted),
         ready: &Ready,
-        scratch: &Path,
+        scratch: &Scratch,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
@@ -277,7 +276,7 @@ impl Schedule<'_> {
             } else {
                 format!("{}, {} {}", self.round_text(round), u.engine, u.label)
             });
-            self.spec.measure(u, round, (warm, false), (ready, selection), scratch)
+            self.spec.measure(u, round, (warm, false), (ready, selection), scratch.of(&u.label))
         };
         // A unit left out of an adaptive round counts as done on the bar.
         bar.inc((self.spec.units.len() - order.len()) as u64);
@@ -297,7 +296,7 @@ impl Schedule<'_> {
         (units, further): (&[Unit], &[(Unit, Vec<Workload>)]),
         (round, warm, selection): (u32, bool, Option<&Selection>),
         ready: &Ready,
-        scratch: &Path,
+        scratch: &Scratch,
         (bar, log): (&indicatif::ProgressBar, &Log),
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
@@ -309,8 +308,9 @@ impl Schedule<'_> {
                 further.iter().filter(|(u, _)| u.engine == *engine).cloned().collect();
             let slot = if warm { "warm-up".to_string() } else { self.round_text(round) };
             bar.set_message(format!("{slot}: {} {engine} units side by side", of.len()));
+            let folder = scratch.of_all(of.iter().map(|u| &u.label));
             let of = (&of[..], &further[..]);
-            let records = self.spec.measure_paired(of, round, warm, ready, scratch, &self.excluded, selection);
+            let records = self.spec.measure_paired(of, round, warm, ready, folder, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
             bar.inc((of.0.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);

@@ -48,16 +48,18 @@ impl RunSpec {
         })
     }
 
-    /// The header of a new run of this specification on this machine, listing `tags` and
-    /// declaring every unit the run can name: the tags' (built or not) and its units'
-    /// (controls, a study's layouts).
-    pub fn header(&self, tags: Vec<TagStatus>) -> Header {
+    /// The header of a new run of this specification on this machine, listing `tags`,
+    /// declaring every unit the run can name (the tags', built or not, and its units':
+    /// controls, a study's layouts) and where each unit keeps its data files; refused
+    /// before any run file is written when a unit's place cannot serve it.
+    pub fn header(&self, tags: Vec<TagStatus>) -> Result<Header> {
         let labels = tags.iter().map(|t| &t.label);
         let units: Vec<Label> = labels.chain(self.units.iter().map(|u| &u.label)).cloned().collect();
         let (config, workloads, engines) = (self.config.clone(), self.workloads.clone(), self.engines.clone());
         let header = Header::new(config, workloads, engines, self.plan.clone(), tags, &units);
         let counter = self.counter.as_ref().map(|c| describe_counters(c, &self.engines));
-        Header { instruction_counter: counter, ..header }
+        let places = self.placement(self.units.iter().map(|u| &u.label))?.places();
+        Ok(Header { instruction_counter: counter, places, ..header })
     }
 
     /// This specification's `workloads` counted once per unit by `counter`, on `entries`

@@ -122,6 +122,12 @@ impl Workload {
         self.suite() == suite::Suite::Concurrency
     }
 
+    /// It measures the page cache against a device (a cold pass evicts its file and checks
+    /// that none of it is left), so its files must lie on a disk: a tmpfs evicts nothing.
+    pub fn needs_page_cache(self) -> bool {
+        matches!(self, Workload::Preset(p) if p.is_cold())
+    }
+
     /// A program of the user's, run whole by the runner rather than by a worker.
     pub fn is_program(self) -> bool {
         matches!(self, Workload::Program(_))
