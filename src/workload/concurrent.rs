@@ -245,6 +245,7 @@ impl Running {
         pinned: Result<(), String>,
         rng: &mut SplitMix64,
     ) {
+        let failed = |e: Failed| api.failure(e).to_string();
         let mut version = 0u32;
         loop {
             self.open.wait();
@@ -264,11 +265,9 @@ impl Running {
                     let work = write(api, env, (&self.crew, w, version), rng, &self.signals);
                     // Every way out says so: readers wait for the writer's end.
                     self.signals.written.store(true, Ordering::Release);
-                    work.map_err(|(call, rc)| api.failure((call, rc)).to_string())
+                    work.map_err(failed)
                 }
-                (Ok(()), ..) => {
-                    read(api, env, &self.crew, rng, &self.signals).map_err(|(call, rc)| api.failure((call, rc)).to_string())
-                }
+                (Ok(()), ..) => read(api, env, &self.crew, rng, &self.signals).map_err(failed),
             };
             self.results.lock().expect("not poisoned")[slot] = Some(work);
             self.closed.wait();
