@@ -261,7 +261,8 @@ impl Preset {
                  overwriting random keys, --puts-per-txn a transaction. stalereader: each reader holds one \
                  read transaction for the whole interval, so the writer cannot reuse the pages it frees \
                  (the file grows). A pass is --intervals intervals of --interval-ms; paired, every unit's \
-                 crew takes its interval in a shuffled order each round, one crew at a time. Judged by \
+                 crew takes its interval in a shuffled order each round, one crew at a time, its threads \
+                 held to CPUs (the writer on one of its own when they outnumber them). Judged by \
                  --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put), or \
                  reader-cpu and writer-cpu (the same in each thread's CPU time, without its waits for \
                  a core); \
