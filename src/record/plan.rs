@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::label::{by_text, Base, Label};
 use super::metric::Metric;
+use crate::workload::Workload;
 
 /// How each time sample's code was laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -128,6 +129,10 @@ pub struct Plan {
     pub time_budget_s: Option<f64>,
     pub target_ci: Option<f64>,
     pub iterations: u32,
+    /// The workloads whose every iteration makes more than one pass (each a sample), and
+    /// how many (`Workload::passes`); empty in every other run, and in older files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passes: BTreeMap<Workload, u32>,
     pub metric: Metric,
     /// The design of the time samples; runs from before chunks read as `process`.
     #[serde(default)]
@@ -271,6 +276,7 @@ impl Plan {
             time_budget_s: None,
             target_ci: None,
             iterations: 1,
+            passes: BTreeMap::new(),
             metric,
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
@@ -300,6 +306,8 @@ impl Plan {
             rounds: Some(1),
             warmup: 0,
             iterations: 1,
+            // A counting pass times no commit, so every row makes one pass.
+            passes: BTreeMap::new(),
             time_budget_s: None,
             target_ci: None,
             count_entries: None,
