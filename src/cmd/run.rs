@@ -1,6 +1,5 @@
 //! `lmdb-regress run`: build, measure, save every sample, and report.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -14,7 +13,7 @@ use crate::report::gate::{self, FailOn};
 use crate::report::model::ReportModel;
 use crate::runner::{self, Label, RunSpec, Unit};
 use crate::source::Want;
-use crate::workload::{MemoryLimit, Workload};
+use crate::workload::MemoryLimit;
 
 /// A new run file for `args`: `--out` (refused if it exists, unless --force), else a new
 /// name in the default folder.
@@ -164,7 +163,6 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         time_budget_s: args.time_budget.map(|d| d.as_secs_f64()),
         target_ci: args.target_ci,
         iterations: args.iterations,
-        passes: passes_of(&workloads, entries, args),
         min_effect: Some(args.min_effect / 100.0),
         count_entries: ((args.with_instructions || args.with_cache) && !args.metric.is_exact())
             .then(|| args.count_entries_of(entries)),
@@ -194,15 +192,6 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         u.check_recorded(&header.tags)?;
     }
     Ok((spec, header, failures))
-}
-
-/// The workloads that make more than one pass an iteration in this run, as its workers
-/// decide it: where commits are timed (a `--sync` run judged by the clock, no instruction
-/// counter in its workers).
-fn passes_of(workloads: &[Workload], entries: u32, args: &RunArgs) -> BTreeMap<Workload, u32> {
-    let commits_timed = !args.env.sync.is_empty() && !args.metric.is_exact();
-    let passes = workloads.iter().map(|&w| (w, w.passes(entries, commits_timed)));
-    passes.filter(|&(_, p)| p > 1).collect()
 }
 
 /// With `--suite concurrency`, each unit once per reader count of `--readers`, the Rust
