@@ -282,27 +282,13 @@ mod tests {
     /// median of their commits pooled (9 here), so a pass of disturbed commits weighs once.
     #[test]
     fn a_rounds_commit_p50_is_the_median_of_its_passes_medians() {
-        use crate::record::{Engine, Label, Metric, Sample};
+        use crate::record::{fixtures::unit_sample, Label, Metric, Sample};
         let metric = Metric::CommitP50;
-        let pass = |round, commits: &[u64]| Sample {
-            round,
-            engine: Engine::Rust,
-            unit: Label::build("a", None),
-            workload: "fillRandom".parse().unwrap(),
-            ns: 1,
-            counts: Default::default(),
-            checksum: None,
-            counted: false,
-            figures: crate::workload::presets::Figures {
-                commit_ns: commits.iter().map(|&ns| (ns, 1)).collect(),
-                ..Default::default()
-            },
-            layout: None,
-            harness: None,
-            chunks_ns: Vec::new(),
-            space: None,
-            io: None,
-            major_faults: None,
+        let pass = |round, commits: &[u64]| {
+            let commit_ns = commits.iter().map(|&ns| (ns, 1)).collect();
+            let figures = crate::workload::presets::Figures { commit_ns, ..Default::default() };
+            let workload = "fillRandom".parse().unwrap();
+            Sample { round, workload, figures, ..unit_sample(&Label::build("a", None)) }
         };
         let samples = [pass(0, &[1, 9, 9]), pass(0, &[2, 10, 10]), pass(0, &[3, 11, 11]), pass(1, &[4, 4, 5])];
         let values = super::super::chunks::by_round(&samples, |s| s.value(metric));
