@@ -503,7 +503,9 @@ fn a_1_0_option_asked_of_a_0_9_unit_is_not_applicable_in_every_format() {
 /// metric of the report. Both engines open them with MDB_NORDAHEAD when asked (no
 /// readahead changes what a commit writes), which the run file and report record. Both
 /// engines time each commit into the same histogram's buckets, and the report shows their
-/// percentiles and judges the passes' medians (`--metric commit-p50`).
+/// percentiles and judges the passes' medians (`--metric commit-p50`). A row of fewer
+/// than 100 commits a pass (fillRandom's one) makes its declared passes in each process,
+/// in both engines, and the header says how many; fillRandomEach's 100 make one.
 #[test]
 fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     let tmp = tempfile::tempdir().unwrap();
@@ -513,11 +515,15 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     let s = samples(
         tmp.path(),
         "sync",
-        &[&flags[..], &["--engine", "rust,c", "--rounds", "1", "--entries", "500", "--layouts", "fixed"]].concat(),
+        &[&flags[..], &["--engine", "rust,c", "--rounds", "1", "--entries", "1000", "--layouts", "fixed"]].concat(),
     );
     // fillRandomEach: a tenth of the keys, one put a commit; fillRandom: 1,000 puts a commit.
-    let commits = BTreeMap::from([("fillRandomEach", 50), ("fillRandom", 1)]);
+    let commits = BTreeMap::from([("fillRandomEach", 100), ("fillRandom", 1)]);
+    let fill_random: Workload = "fillRandom".parse().unwrap();
+    let passes = BTreeMap::from([("fillRandomEach", 1), ("fillRandom", fill_random.passes(1000, true) as usize)]);
+    assert_eq!(passes["fillRandom"], 5);
     let mut io: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    let mut checksums: BTreeMap<(String, &str, String), Vec<Value>> = BTreeMap::new();
     for x in &s {
         let (tag, w) = (x["tag"].as_str().unwrap(), x["workload"].as_str().unwrap());
         let per = match tag.rsplit_once(" [").map(|(_, m)| m) {
@@ -541,9 +547,20 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
             assert_eq!(lmdb_regress::workload::presets::lmdb_suite::commits::median_ns(&[(ns, 1)]), Some(ns), "{x}");
         }
         io.entry((tag.into(), w.into())).or_default().push(x["io"].clone());
+        let engine = x["engine"].as_str().unwrap().to_string();
+        checksums.entry((tag.to_string(), w, engine)).or_default().push(x["checksum"].clone());
     }
     assert_eq!(io.len(), 6, "{io:?}");
-    assert!(io.values().all(|both| both.len() == 2 && both[0] == both[1]), "the engines differ: {io:?}");
+    for ((tag, w), each) in &io {
+        assert_eq!(each.len(), 2 * passes[w.as_str()], "{tag} {w}: the declared passes in each engine: {each:?}");
+        assert!(each.iter().all(|x| *x == each[0]), "the passes or engines differ: {io:?}");
+    }
+    // Each pass of a unit and row in either engine leaves the same data.
+    for ((tag, w, engine), each) in &checksums {
+        let rust = &checksums[&(tag.clone(), *w, "rust".to_string())][0];
+        assert_eq!(each.len(), passes[*w], "{engine} {tag} {w}");
+        assert!(each.iter().all(|c| c == rust), "{engine} {tag} {w}: {each:?}");
+    }
     let md = stdout(&run_ok(
         lmdb_regress().args(["report", "--metric", "syncs-per-commit"]).arg(tmp.path().join("sync.jsonl")),
     ));
@@ -553,8 +570,11 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
     let p50 =
         stdout(&run_ok(lmdb_regress().args(["report", "--metric", "commit-p50"]).arg(tmp.path().join("sync.jsonl"))));
     assert!(p50.contains("us/commit") && p50.contains("`LMDB_0.9.33 [sync]`"), "{p50}");
+    assert!(p50.contains("Passes: ") && p50.contains("(fillRandom 5 an iteration)"), "{p50}");
     let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
-    assert!(header.lines().next().unwrap().contains(r#""nordahead":true"#), "{header}");
+    let header = header.lines().next().unwrap();
+    assert!(header.contains(r#""nordahead":true"#), "{header}");
+    assert!(header.contains(r#""passes":{"fillRandom":5}"#), "{header}");
 }
 
 fn assert_shm_is_a_tmpfs() {

@@ -52,7 +52,7 @@ pub(super) fn time_sample(unit: &str) -> Sample {
 }
 
 /// A time sample of `unit` on the Rust engine, of a fixed layout, in round 0.
-pub(super) fn unit_sample(unit: &Label) -> Sample {
+pub(crate) fn unit_sample(unit: &Label) -> Sample {
     Sample {
         round: 0,
         engine: Engine::Rust,

@@ -13,7 +13,7 @@ pub mod schema;
 pub mod writer;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 pub use label::{Base, Label};
 pub use metric::{Counts, Event, Metric};

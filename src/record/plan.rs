@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::label::{by_text, Base, Label};
 use super::metric::Metric;
+use crate::workload::Workload;
 
 /// Layouts of the reference each paired process holds on a workload timed in chunks: the
 /// reference's own layout is in every comparison of its process, so more of them, averaged
@@ -175,6 +176,10 @@ pub struct Plan {
     pub time_budget_s: Option<f64>,
     pub target_ci: Option<f64>,
     pub iterations: u32,
+    /// The workloads whose every iteration makes more than one pass (each a sample), and
+    /// how many (`Workload::passes`); empty in every other run, and in older files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passes: BTreeMap<Workload, u32>,
     pub metric: Metric,
     /// The design of the time samples; runs from before chunks read as `process`.
     #[serde(default)]
@@ -322,6 +327,7 @@ impl Plan {
             time_budget_s: None,
             target_ci: None,
             iterations: 1,
+            passes: BTreeMap::new(),
             metric,
             pairing: Pairing::Process,
             adaptive: Adaptive::Off,
@@ -352,6 +358,8 @@ impl Plan {
             rounds: Some(1),
             warmup: 0,
             iterations: 1,
+            // A counting pass times no commit, so every row makes one pass.
+            passes: BTreeMap::new(),
             time_budget_s: None,
             target_ci: None,
             count_entries: None,

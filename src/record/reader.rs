@@ -394,8 +394,10 @@ struct Rules {
     ended: Option<usize>,
     /// Whether a coverage record was read (a run writes one).
     covered: bool,
-    /// Samples one pass writes per unit, workload and round: one per iteration.
+    /// Samples one pass writes per unit, workload and round: one per iteration and pass.
     iterations: u32,
+    /// The workloads that make more than one pass an iteration, and how many.
+    passes: BTreeMap<Workload, u32>,
     /// The lines of the samples read so far, by what one pass samples once per iteration.
     sampled: BTreeMap<SampleKey, Vec<usize>>,
 }
@@ -411,7 +413,8 @@ impl Rules {
         let study = h.plan.layout_study.iter().flat_map(|s| &s.layouts).map(|(unit, _)| unit.clone());
         let tags = (!h.tags.is_empty()).then(|| h.tags.iter().map(|t| t.label.clone()).chain(study).collect());
         let (engines, workloads, iterations) = (h.engines.clone(), h.workloads.clone(), h.plan.iterations.max(1));
-        Rules { tags, engines, workloads, ended: None, covered: false, iterations, sampled: BTreeMap::new() }
+        let passes = h.plan.passes.clone();
+        Rules { tags, engines, workloads, ended: None, covered: false, iterations, passes, sampled: BTreeMap::new() }
     }
 
     fn check(&mut self, r: &Record, line: usize) -> std::result::Result<(), String> {
@@ -450,18 +453,29 @@ impl Rules {
         Ok(())
     }
 
-    /// A pass writes one sample per iteration: a further one of the same unit, workload and
-    /// round is a line written twice (or forged), and would weigh twice in every statistic.
+    /// A unit's process writes one sample per iteration and pass of its workload (the
+    /// plan's `passes`; the counting pass makes one): a further one of the same unit,
+    /// workload and round is a line written twice (or forged), and would weigh twice in
+    /// every statistic.
     fn once_per_iteration(&mut self, s: &Sample, line: usize) -> std::result::Result<(), String> {
+        let passes = match s.counted {
+            true => 1,
+            false => self.passes.get(&s.workload).copied().unwrap_or(1),
+        };
+        let most = self.iterations * passes;
         let key = (s.engine, s.unit.clone(), s.workload, s.round, s.counted, s.layout);
         let lines = self.sampled.entry(key).or_default();
-        if lines.len() as u32 >= self.iterations {
+        if lines.len() as u32 >= most {
             let pass = if s.counted { "the counting pass".to_string() } else { format!("round {}", s.round + 1) };
             let earlier = lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+            let each = match passes {
+                1 => "one per iteration".to_string(),
+                p => format!("{p} passes per iteration"),
+            };
             return Err(format!(
-                "one sample too many of {} {} {} in {pass}: the run takes {} per pass (one per iteration), \
+                "one sample too many of {} {} {} in {pass}: the run takes {most} per pass ({each}), \
                  and line(s) {earlier} hold them: a duplicated line",
-                s.engine, s.unit, s.workload, self.iterations
+                s.engine, s.unit, s.workload
             ));
         }
         lines.push(line);
@@ -578,6 +592,39 @@ mod tests {
         std::fs::write(&path, undeclared).unwrap();
         let e = format!("{:#}", load(&path).unwrap_err());
         assert!(e.contains("lists LMDB_0.9.34 but does not declare it"), "{e}");
+    }
+
+    /// A row that declares several passes an iteration (fillRandom where its commits are
+    /// timed) writes that many samples a unit and round: the header says how many, they
+    /// read back, and one more is a duplicated line.
+    #[test]
+    fn a_rows_declared_passes_read_back_and_one_more_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fill: Workload = "fillRandom".parse().unwrap();
+        let unit = Label::build("LMDB_0.9.33", None);
+        let mut header = header_of(std::slice::from_ref(&unit));
+        header.workloads = vec![Workload::ReadSeq, fill];
+        header.plan.iterations = 2;
+        header.plan.passes = [(fill, 3)].into();
+        let pass = |ns| Record::Sample(Sample { workload: fill, ns, ..unit_sample(&unit) });
+        let write = |header: &Header, passes: u64| {
+            let path = dir.path().join(format!("{passes}.jsonl"));
+            let mut w = crate::record::RunWriter::create(&path, header, crate::files::Existing::Replace).unwrap();
+            (1..=passes).for_each(|ns| w.append(&pass(ns)).unwrap());
+            w.append(&Record::Sample(unit_sample(&unit))).unwrap();
+            path
+        };
+        let text = std::fs::read_to_string(write(&header, 6)).unwrap();
+        assert!(text.lines().next().unwrap().contains(r#""passes":{"fillRandom":3}"#), "{text}");
+        let data = load(&dir.path().join("6.jsonl")).unwrap();
+        assert_eq!(data.header.plan.passes, header.plan.passes);
+        assert_eq!(data.samples.iter().filter(|s| s.workload == fill).count(), 6);
+        let e = format!("{:#}", load(&write(&header, 7)).unwrap_err());
+        assert!(e.contains("one sample too many of rust LMDB_0.9.33 fillRandom in round 1: the run takes 6 per pass (3 passes per iteration)"), "{e}");
+        // Every other workload still takes one per iteration.
+        header.plan.passes.clear();
+        let e = format!("{:#}", load(&write(&header, 3)).unwrap_err());
+        assert!(e.contains("the run takes 2 per pass (one per iteration)"), "{e}");
     }
 
     /// The error loading the file `edit` makes of a written run of every label form.

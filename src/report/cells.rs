@@ -636,10 +636,11 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         (
             "Plan".into(),
             format!(
-                "{} warm-up + {}, {} per worker (their median is the round's value); ended: {}",
+                "{} warm-up + {}, {}{} per worker (their median is the round's value); ended: {}",
                 m.plan.warmup,
                 planned_rounds(m.plan.rounds),
                 plural(m.plan.iterations as usize, "timed repetition"),
+                m.plan.passes.iter().map(|(w, n)| format!(" ({} {n} passes each)", w.name())).collect::<String>(),
                 m.end
                     .as_ref()
                     .map(|e| format!("{} after {}", e.reason, plural(e.rounds as usize, "round")))

@@ -13,6 +13,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     let mut v = Vec::new();
     if !m.rule.counts {
         v.extend(design_lines(m));
+        v.extend(passes_line(m));
         v.push(format!(
             "A round is a block: a delta is the Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
              Wilcoxon's signed-rank test. Intervals are simultaneous at 95% over the run's {} \
@@ -216,6 +217,21 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
         ));
     }
     v
+}
+
+/// The rows that made several passes in each unit's process, and what a round's value is
+/// of them; None when every workload made one an iteration.
+fn passes_line(m: &ReportModel) -> Option<String> {
+    let rows: Vec<String> = m.plan.passes.iter().map(|(w, n)| format!("{} {n}", w.name())).collect();
+    (!rows.is_empty()).then(|| {
+        format!(
+            "Passes: a row whose commits were timed and of fewer than {} commits a pass made several \
+             passes in each unit's process, each on a fresh environment ({} an iteration); \
+             a unit's value for a round is the median of its passes' figures.",
+            crate::workload::presets::lmdb_suite::declared::FEW_COMMITS,
+            rows.join(", ")
+        )
+    })
 }
 
 /// The section titles of one design, for a method line.

@@ -2,13 +2,15 @@
 //! pass, the layout check, `layouts`, `bisect` and `its-10406` (through `run`) each make
 //! one, and only a specification makes a run file's header or a schedule.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use super::adaptive::Progress;
 use super::counter::{self, Counter};
 use super::{Label, Unit};
 use crate::record::{Engine, Failure, FailureStage, Header, Metric, Plan, Sample, TagStatus, Target};
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{SyncMode, Workload, WorkloadConfig};
 
 /// The judgement the stop rules and adaptive rounds need, which statistics provide
 /// (`stats::stop::progress`): which comparisons with the baseline `samples` (their tags
@@ -56,10 +58,21 @@ impl RunSpec {
         let labels = tags.iter().map(|t| &t.label);
         let units: Vec<Label> = labels.chain(self.units.iter().map(|u| &u.label)).cloned().collect();
         let (config, workloads, engines) = (self.config.clone(), self.workloads.clone(), self.engines.clone());
-        let header = Header::new(config, workloads, engines, self.plan.clone(), tags, &units);
+        let plan = Plan { passes: self.passes(), ..self.plan.clone() };
+        let header = Header::new(config, workloads, engines, plan, tags, &units);
         let counter = self.counter.as_ref().map(|c| describe_counters(c, &self.engines));
         let places = self.placement(self.units.iter().map(|u| &u.label))?.places();
         Ok(Header { instruction_counter: counter, places, ..header })
+    }
+
+    /// The workloads that make more than one pass an iteration in this run, and how many,
+    /// as its workers decide it (`Workload::passes`): commits are timed where a worker is
+    /// told a sync mode (a unit's, or the run's one other than nosync) and counts nothing.
+    fn passes(&self) -> BTreeMap<Workload, u32> {
+        let told = self.config.sync != SyncMode::Nosync || self.units.iter().any(|u| u.label.sync.is_some());
+        let commits_timed = told && self.counter.is_none();
+        let passes = self.workloads.iter().map(|&w| (w, w.passes(self.config.entries, commits_timed)));
+        passes.filter(|&(_, p)| p > 1).collect()
     }
 
     /// This specification's `workloads` counted once per unit by `counter`, on `entries`

@@ -277,6 +277,25 @@ pub fn resolved<K: Ord + Clone>(blocks: &BTreeMap<K, Rounds>, reference: &K, rul
 mod tests {
     use super::*;
 
+    /// A row's passes in one process (fillRandom's, where commits are timed) are one
+    /// round's repetitions: its value is the median of the passes' median commits, not the
+    /// median of their commits pooled (9 here), so a pass of disturbed commits weighs once.
+    #[test]
+    fn a_rounds_commit_p50_is_the_median_of_its_passes_medians() {
+        use crate::record::{fixtures::unit_sample, Label, Metric, Sample};
+        let metric = Metric::CommitP50;
+        let pass = |round, commits: &[u64]| {
+            let commit_ns = commits.iter().map(|&ns| (ns, 1)).collect();
+            let figures = crate::workload::presets::Figures { commit_ns, ..Default::default() };
+            let workload = "fillRandom".parse().unwrap();
+            Sample { round, workload, figures, ..unit_sample(&Label::build("a", None)) }
+        };
+        let samples = [pass(0, &[1, 9, 9]), pass(0, &[2, 10, 10]), pass(0, &[3, 11, 11]), pass(1, &[4, 4, 5])];
+        let values = super::super::chunks::by_round(&samples, |s| s.value(metric));
+        let rounds = &values[&Label::build("a", None)];
+        assert_eq!((rounds[&0], rounds[&1]), (10.0 / metric.display(), 4.0 / metric.display()), "{values:?}");
+    }
+
     #[test]
     fn repetitions_in_a_round_become_one_value() {
         let r = per_round([(0, 10.0), (0, 12.0), (0, 50.0), (1, 11.0)]);

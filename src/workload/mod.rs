@@ -101,6 +101,16 @@ impl Workload {
         }
     }
 
+    /// The passes (samples) one iteration of it makes in a unit's process at `entries`:
+    /// an lmdb-suite row of few commits makes several where its commits are timed
+    /// ([`presets::lmdb_suite::declared::SuiteRow::passes`]), every other workload one.
+    pub fn passes(self, entries: u32, commits_timed: bool) -> u32 {
+        match self {
+            Workload::Preset(presets::PresetWorkload::Lmdb(l)) => l.declared().passes(entries, commits_timed),
+            _ => 1,
+        }
+    }
+
     /// Reads the database the runner prepares once per tag (and so needs it).
     pub fn is_read(self) -> bool {
         match self {

@@ -165,6 +165,20 @@ pub const DUPS: u32 = 10;
 /// Range: the duplicates from this index on are found by MDB_GET_BOTH_RANGE.
 pub const RANGE_FROM: u32 = 5;
 
+/// A commit-timed pass of fewer commits than this is repeated ([`SuiteRow::passes`]): its
+/// median commit is the median of so few that a stretch of disturbed commits (the disk
+/// busy with another process's writeback) moves it. In the closing run of 2026-12-05
+/// (102 rounds, reports/README.md "Per-row passes"), a round's ratio to the baseline
+/// spread 33 / 23 / 10% (sync / nometasync / nosync) for fillRandom's 20 commits a pass,
+/// 5 / 4 / 2% for fillRandomEach's 2,000.
+pub const FEW_COMMITS: u32 = 100;
+
+/// The passes a row of few commits makes an iteration: the median of 5 pass medians,
+/// emulated on that run from consecutive rounds, spread 10 / 12 / 6% where 3 left
+/// 22 / 18 / 8% and 7 gave 11 / 9 / 4% at 1.5 times 5's extra cost (about 45 ms a
+/// fillRandom pass, its untimed setup besides).
+pub const MOST_PASSES: u32 = 5;
+
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SuiteRow {
@@ -200,6 +214,31 @@ impl SuiteRow {
         }
         (self.dup_walk() == Some(DupWalk::MultipleBack))
             .then_some(NotApplicable { needs: "MDB_PREV_MULTIPLE", since: (0, 9, 19) })
+    }
+
+    /// How many passes one iteration of the row makes: [`MOST_PASSES`] where its commits
+    /// are timed and a pass commits few of them, so that a unit's round is the median of
+    /// that many passes' median commits (stats takes a round's repetitions so); one
+    /// otherwise. harness/lmdb_suite.c's `row_passes` is the same rule.
+    pub fn passes(&self, entries: u32, commits_timed: bool) -> u32 {
+        match self.commits_a_pass(entries) {
+            Some(commits) if commits_timed && commits < FEW_COMMITS => MOST_PASSES,
+            _ => 1,
+        }
+    }
+
+    /// About how many commits a timed pass makes at `entries`: the keys it touches over
+    /// its batch (one transaction for batch 0), at most twice the count for a row that
+    /// deletes every other key; None for a row whose timed pass commits nothing (reads,
+    /// copies, the reader table).
+    pub fn commits_a_pass(&self, entries: u32) -> Option<u32> {
+        let touched = (entries / self.share).max(1);
+        match self.shape {
+            Shape::DupRead | Shape::Renew | Shape::Copy | Shape::Readers => None,
+            Shape::Drop | Shape::Incremental => Some(1),
+            _ if self.batch == 0 => Some(1),
+            _ => Some(touched.div_ceil(self.batch)),
+        }
     }
 
     /// DUPREAD: how it walks the duplicates; None for other shapes.
@@ -377,6 +416,23 @@ impl<'de> Deserialize<'de> for LmdbWorkload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where commits are timed, a row of few commits a pass makes MOST_PASSES of them;
+    /// a row of many, a read, and any row where commits are not timed, one.
+    #[test]
+    fn a_row_of_few_commits_repeats_its_pass_where_commits_are_timed() {
+        let row = |name: &str| declared().iter().find(|d| d.name == name).unwrap();
+        let (fill, each) = (row("fillRandom"), row("fillRandomEach"));
+        assert_eq!((fill.commits_a_pass(20_000), each.commits_a_pass(20_000)), (Some(20), Some(2_000)));
+        assert_eq!((fill.passes(20_000, true), fill.passes(20_000, false)), (MOST_PASSES, 1));
+        assert_eq!(each.passes(20_000, true), 1);
+        // fillRandom at a million entries commits 1,000 times a pass: one is enough.
+        assert_eq!(fill.passes(1_000_000, true), 1);
+        let one_txn = declared().iter().find(|d| d.shape == Shape::Fill && d.batch == 0).unwrap();
+        assert_eq!((one_txn.commits_a_pass(20_000), one_txn.passes(20_000, true)), (Some(1), MOST_PASSES));
+        let read = declared().iter().find(|d| d.shape == Shape::DupRead).unwrap();
+        assert_eq!((read.commits_a_pass(20_000), read.passes(20_000, true)), (None, 1));
+    }
 
     #[test]
     fn every_row_parses_and_names_are_unique() {

@@ -85,7 +85,8 @@ pub fn expected_checksum(w: LmdbWorkload, cfg: &WorkloadConfig) -> Checksum {
     data::expected(w.declared(), cfg.entries, cfg.seed)
 }
 
-/// Runs `w` `ctx.iterations` times, each on a fresh environment, then ends its profile part
+/// Runs `w` `ctx.iterations` times its own passes ([`SuiteRow::passes`]), each on a fresh
+/// environment and each a sample, then ends its profile part
 /// under callgrind, whatever the passes did: every row of a worker is counted apart, and
 /// under valgrind on a thread of its own, as if alone (`profile_part`).
 pub fn run(ctx: &Context, w: LmdbWorkload, counter: Option<&mut PerfCounter>) -> Result<Outcome> {
@@ -103,7 +104,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
     d.applies_to((a, b, c)).map_err(|n| anyhow::anyhow!("{n}"))?;
     let plan = RowOps::new(d, ctx.cfg.entries, ctx.cfg.seed);
     let mut out = Outcome::default();
-    for _ in 0..ctx.iterations {
+    for _ in 0..ctx.iterations * d.passes(ctx.cfg.entries, ctx.time_commits) {
         let dir = tempfile::tempdir_in(ctx.scratch)?;
         let env = Env::open(ctx.api, dir.path(), &env_options(d, ctx.cfg))?;
         setup(&env, &plan)?;
