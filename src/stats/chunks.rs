@@ -117,8 +117,7 @@ fn pair(values: &BTreeMap<Label, Rounds>, chunks: &BTreeMap<Label, BTreeMap<u32,
             // Each pass against the reference's pass of the same position (its repetition,
             // or its layout slot), or against all its layouts together: the median of its
             // chunk ratios; the round's value is their mean, so every pass counts alike.
-            let base = partners(base, passes.len());
-            let per_pass: Vec<Vec<f64>> = base.iter().zip(passes).filter_map(|(b, p)| log_ratios(b, p)).collect();
+            let per_pass: Vec<Vec<f64>> = partners(base, passes).filter_map(|(b, p)| log_ratios(b, p)).collect();
             if per_pass.is_empty() {
                 continue;
             }
@@ -136,18 +135,21 @@ fn pair(values: &BTreeMap<Label, Rounds>, chunks: &BTreeMap<Label, BTreeMap<u32,
     Some(Paired { compared, within })
 }
 
-/// The reference's passes a label's `passes` passes of one round are paired with: its own,
-/// position by position; or, where a round held several layouts of the reference beside one
-/// pass of the label, each timing every chunk, one series of their geometric mean chunk by
-/// chunk, so that the comparison carries the reference's layouts' mean, not one layout.
-fn partners(base: &[Vec<f64>], passes: usize) -> Vec<Vec<f64>> {
-    let alike = base.iter().all(|b| b.len() == base[0].len() && b.iter().all(|x| *x > 0.0));
-    if passes != 1 || base.len() < 2 || !alike {
-        return base.to_vec();
+/// The pairs of the reference's passes and a label's `passes` of one round: position by
+/// position (a repetition, or a layout slot, with its own); or, where a round held several
+/// layouts of the reference beside one pass of the label, that pass with each of them, so
+/// that the round's value (the mean of the pairs' median chunk ratios) carries the mean of
+/// the reference's layouts. Each pair is of two single passes: a median of chunk ratios to
+/// a mean of several passes would not be symmetric where one pass's is (chunk times have a
+/// long right tail, the mean of several a shorter one), and would move every estimate.
+fn partners<'a>(
+    base: &'a [Vec<f64>],
+    passes: &'a [Vec<f64>],
+) -> Box<dyn Iterator<Item = (&'a Vec<f64>, &'a Vec<f64>)> + 'a> {
+    match passes {
+        [one] if base.len() > 1 => Box::new(base.iter().map(move |b| (b, one))),
+        _ => Box::new(base.iter().zip(passes)),
     }
-    let k = base.len() as f64;
-    let mean = (0..base[0].len()).map(|i| (base.iter().map(|b| b[i].ln()).sum::<f64>() / k).exp()).collect();
-    vec![mean]
 }
 
 /// The label measured in the most processes, then in the most passes (a run's reference
@@ -255,24 +257,48 @@ mod tests {
         assert_eq!(g.compared[&unit("a").with_readers(1)][&0], 300.0);
     }
 
-    /// A round of two layouts of the reference beside one pass of b: b is paired with their
-    /// geometric mean chunk by chunk, and the reference's own value stays its scale.
+    /// A round of two layouts of the reference beside one pass of b: b is paired with each
+    /// (the mean of the two median chunk ratios), and the reference's own value stays its
+    /// scale.
     #[test]
-    fn one_pass_is_paired_with_the_mean_of_the_references_layouts() {
+    fn one_pass_is_paired_with_each_of_the_references_layouts() {
         let samples = vec![
-            sample("a", 0, vec![100, 400]),
-            sample("a", 0, vec![400, 100]),
-            sample("b", 0, vec![220, 220]),
-            sample("a", 1, vec![100, 100]),
-            sample("b", 1, vec![100, 100]),
+            sample("a", 0, vec![100, 100, 100]),
+            sample("a", 0, vec![400, 400, 400]),
+            sample("b", 0, vec![220, 220, 220]),
+            sample("a", 1, vec![100, 100, 100]),
+            sample("b", 1, vec![100, 100, 100]),
         ];
         let g = group(&samples, |s| Some(s.ns as f64));
         let (a, b) = (&g.compared[&unit("a")], &g.compared[&unit("b")]);
-        // Each chunk's mean of the two layouts is 200: b is 1.1 times it; one layout
-        // alone would have said 2.2 or 0.55 chunk by chunk.
+        // 2.2 times one layout, 0.55 times the other: their geometric mean, 1.1.
         assert!((b[&0] / a[&0] - 1.1).abs() < 1e-9, "{g:?}");
         assert!((b[&1] / a[&1] - 1.0).abs() < 1e-9, "{g:?}");
         assert_eq!(a[&0], a[&1], "the reference against itself is its scale in every round");
+    }
+
+    /// An A/A of chunk times with a long right tail: one pass against four layouts of the
+    /// reference reads the same as against one (no shift from pairing with an average).
+    #[test]
+    fn several_layouts_of_the_reference_move_no_estimate() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        let mut tail = |rng: &mut rand_pcg::Pcg64| {
+            let spike = if rng.gen_bool(0.1) { rng.gen_range(0.0..0.3) } else { 0.0 };
+            (1e6 * (spike + 0.02 * crate::stats::standard_normal(rng)).exp()) as u64
+        };
+        let mut samples = Vec::new();
+        for r in 0..200 {
+            for _ in 0..4 {
+                samples.push(sample("a", r, (0..100).map(|_| tail(&mut rng)).collect()));
+            }
+            samples.push(sample("b", r, (0..100).map(|_| tail(&mut rng)).collect()));
+        }
+        let g = group(&samples, |s| Some(s.ns as f64));
+        let (a, b) = (&g.compared[&unit("a")], &g.compared[&unit("b")]);
+        let logs: Vec<f64> = b.iter().map(|(r, v)| (v / a[r]).ln()).collect();
+        let shift = logs.iter().sum::<f64>() / logs.len() as f64;
+        assert!(shift.abs() < 0.002, "an A/A moved by {:.2}%", 100.0 * shift);
     }
 
     #[test]
