@@ -73,11 +73,11 @@ pub struct LayoutArgs {
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub layouts_per_process: u32,
     /// Layouts of the reference (the baseline) in each paired process, on the workloads
-    /// timed in chunks, averaged chunk by chunk: its layout is in every comparison of the
-    /// process. auto: as many, up to 4, as the run's own rounds say narrow its open
-    /// comparisons for their time, where it judges its intervals as it goes (--adaptive on,
-    /// or --target-ci), else 1; or a number from 1 to 4.
-    #[arg(long, value_name = "auto|N", default_value_t = ReferenceLayouts::Auto)]
+    /// timed in chunks, each unit's pass compared with each of them: the reference's layout
+    /// is in every comparison of the process. A number from 1 (the default) to 4; or auto:
+    /// as many as the run's own rounds say narrow its open comparisons for their time,
+    /// where it judges its intervals as it goes (--adaptive on, or --target-ci), else 1.
+    #[arg(long, value_name = "auto|N", default_value_t = ReferenceLayouts::default())]
     pub reference_layouts: ReferenceLayouts,
 }
 

@@ -13,26 +13,33 @@ use super::metric::Metric;
 use crate::workload::Workload;
 
 /// Layouts of the reference each paired process holds on a workload timed in chunks: the
-/// reference's own layout is in every comparison of its process, so more of them, averaged
-/// chunk by chunk, take that part out of every interval at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// reference's own layout is in every comparison of its process, so more of them, each
+/// compared with every other unit's pass, take that part out of every interval at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReferenceLayouts {
     /// As many (up to four) as the run's own rounds say narrow its open comparisons for
     /// their time, where the run judges its intervals as it goes (`--adaptive on` or a
     /// `--target-ci`); one otherwise.
-    #[default]
     Auto,
     /// This many on every such workload.
     Exactly(u32),
+}
+
+/// One layout of the reference, as every run before: `auto` narrowed no interval by the
+/// 1.3 times in equal time a default must (reports/README.md, "Layouts of the reference").
+impl Default for ReferenceLayouts {
+    fn default() -> Self {
+        ReferenceLayouts::Exactly(1)
+    }
 }
 
 /// The most layouts of the reference one paired process holds.
 pub const MAX_REFERENCE_LAYOUTS: u32 = 4;
 
 impl ReferenceLayouts {
-    fn is_auto(&self) -> bool {
-        *self == ReferenceLayouts::Auto
+    fn is_one(&self) -> bool {
+        *self == ReferenceLayouts::Exactly(1)
     }
 }
 
@@ -220,8 +227,8 @@ pub struct Plan {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub layouts_per_process: u32,
     /// Layouts of the reference in each paired process (`--reference-layouts`), absent when
-    /// auto; older files held one.
-    #[serde(default, skip_serializing_if = "ReferenceLayouts::is_auto")]
+    /// one, as in every older file.
+    #[serde(default, skip_serializing_if = "ReferenceLayouts::is_one")]
     pub reference_layouts: ReferenceLayouts,
     /// Set when the run is a layout-sensitivity study of one tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,7 +348,7 @@ impl Plan {
             layouts: Layouts::Fixed,
             layout_seed: None,
             layouts_per_process: 1,
-            reference_layouts: ReferenceLayouts::Auto,
+            reference_layouts: ReferenceLayouts::default(),
             layout_study: None,
             control: None,
             programs: Vec::new(),

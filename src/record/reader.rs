@@ -11,7 +11,7 @@ use super::label::Label;
 use super::metric::Metric;
 use super::schema::{
     CheckKind, Declared, End, EndReason, Engine, Failure, Header, Record, RunCheck, RunCoverage, Sample, ADAPTIVE,
-    CLOSING, DECLARES_UNITS, REFERENCE_LAYOUTS, SCHEMA, STOPPING,
+    CLOSING, DECLARES_UNITS, SCHEMA, STOPPING,
 };
 use crate::files;
 use crate::workload::Workload;
@@ -179,8 +179,7 @@ fn upgrade(mut v: serde_json::Value, units: &mut UnitLabels) -> std::result::Res
 /// The header of any schema in today's shape: a plan from before schema 8 measured every
 /// unit in every round (`adaptive: off`); one from before schema 10 decided comparisons
 /// after every round (`stopping: every-round`); one from before schema 11 closed a
-/// comparison at its target once decided or within it (`closing: decided-or-within`); one
-/// from before schema 15 held one layout of the reference (`reference_layouts: exactly 1`).
+/// comparison at its target once decided or within it (`closing: decided-or-within`).
 fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
     if let Some(plan) = header.get_mut("plan").and_then(|p| p.as_object_mut()) {
         if schema < ADAPTIVE as u64 {
@@ -191,9 +190,6 @@ fn upgrade_header(header: &mut serde_json::Value, schema: u64) {
         }
         if schema < CLOSING as u64 {
             plan.entry("closing").or_insert_with(|| "decided-or-within".into());
-        }
-        if schema < REFERENCE_LAYOUTS as u64 {
-            plan.entry("reference_layouts").or_insert_with(|| serde_json::json!({ "exactly": 1 }));
         }
     }
 }

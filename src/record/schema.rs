@@ -59,10 +59,6 @@ pub(super) const STOPPING: u32 = 10;
 /// The first schema whose header declares its units: older files hold labels as text only.
 pub(super) const DECLARES_UNITS: u32 = 4;
 
-/// The first schema whose plan says how many layouts of the reference a paired process
-/// holds: older ones, one.
-pub(super) const REFERENCE_LAYOUTS: u32 = 15;
-
 /// The first schema whose plan says what closes a comparison at its resolution target:
 /// older ones, decided or within it.
 pub(super) const CLOSING: u32 = 11;

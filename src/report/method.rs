@@ -120,8 +120,9 @@ fn reference_layouts_line(m: &ReportModel) -> String {
     let names: Vec<&str> = on.iter().map(|w| w.name()).collect();
     format!(
         " The reference ran in up to {most} layouts in one paired process on {} (--reference-layouts {}), \
-         each timing every chunk, and the other tags were compared with their geometric mean chunk by \
-         chunk: its layout is in every comparison of its process, and the mean of several narrows them all.",
+         each timing every chunk, and each other tag's pass was compared with each of them chunk by chunk, \
+         its value the mean of those median ratios: the reference's layout is in every comparison of its \
+         process, and the mean of several narrows them all.",
         names.join(", "),
         m.plan.reference_layouts
     )

@@ -3,7 +3,7 @@
 //! where their files and maps lie): its own and the reference's. The reference's is in
 //! every comparison of that process alike, so it shows as the part of the labels' ratios
 //! that moves together from round to round. K layouts of the reference, each timing every
-//! chunk and averaged chunk by chunk (`stats::chunks`), divide that part by K at the price
+//! chunk and each compared with the unit's pass (`stats::chunks`), divide that part by K at the price
 //! of K − 1 more passes in the section's rounds.
 
 use std::collections::BTreeMap;
