@@ -636,4 +636,41 @@ fn a_runs_nosync_unit_goes_to_memory_and_its_sync_unit_to_a_disk() {
     let line = md.lines().find(|l| l.starts_with("| Data folders |")).unwrap_or_else(|| panic!("{md}"));
     assert!(line.contains("LMDB_0.9.33 [nosync]: in memory (tmpfs on "), "{line}");
     assert!(line.contains("LMDB_0.9.33 [sync]: on a disk ("), "{line}");
+    let json: Value =
+        serde_json::from_str(&stdout(&run_ok(lmdb_regress().args(["report", "--format", "json"]).arg(&file)))).unwrap();
+    assert_eq!(json["places"], header["places"], "the report's JSON carries the header's places");
+}
+
+/// A resumed run keeps each unit's data files where its samples so far were measured: a
+/// header whose place for a unit is not where the unit would now go is refused, naming both,
+/// before anything is appended.
+#[test]
+fn a_resume_that_would_move_a_units_data_files_is_refused() {
+    assert_shm_is_a_tmpfs();
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = disk.path().join("run.jsonl");
+    let placed = |c: &mut std::process::Command| {
+        c.env_remove("LMDB_REGRESS_SCRATCH").env("TMPDIR", disk.path()).env("LMDB_REGRESS_OFFLINE", "1");
+    };
+    let mut c = lmdb_regress();
+    placed(&mut c);
+    c.args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--workloads", "fillRandomEach", "--rounds", "2"]);
+    c.args(["--warmup", "0", "--entries", "200", "--layouts", "fixed", "--no-coverage", "--out"]);
+    run_ok(c.arg(&file));
+    let mut kept: Vec<Value> = crate::safety::records(&file)
+        .into_iter()
+        .filter(|r| r["type"] != "end" && !(r["type"] == "sample" && r["round"] == 1))
+        .collect();
+    assert_eq!(kept[0]["places"][0]["medium"], "memory", "{}", kept[0]);
+    kept[0]["places"][0]["medium"] = "disk".into();
+    kept[0]["places"][0]["storage"] = "ext4 on /dev/forged".into();
+    let text: String = kept.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let mut c = lmdb_regress();
+    placed(&mut c);
+    let out = c.args(["run", "--resume"]).arg(&file).output().unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success() && err.contains("cannot be resumed"), "{err}");
+    assert!(err.contains("on a disk (ext4 on /dev/forged)") && err.contains("would now keep them in memory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "nothing appended");
 }

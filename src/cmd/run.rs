@@ -570,12 +570,13 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for u in &units {
         u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;
     }
+    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::progress)?;
+    spec.check_places(&h.places).with_context(|| format!("{} cannot be resumed", path.display()))?;
     eprintln!("resuming {}: {}", path.display(), resumed_from(left, h.plan.rounds));
     writer.cut_torn_line()?;
     for f in failures {
         writer.append(&Record::Failure(f))?;
     }
-    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::progress)?;
     let stopped = match left {
         Some(Phase::Counting) => None,
         _ => spec.resume(&data, &mut writer)?.stopped,

@@ -166,6 +166,17 @@ pub struct Place {
 }
 
 impl Place {
+    /// What holds this folder, as reports say it: "in memory (tmpfs on tmpfs)", "on a disk
+    /// (ext4 on /dev/vda)".
+    pub fn holder(&self) -> String {
+        let medium = match self.medium {
+            Medium::Memory => "in memory",
+            Medium::Disk => "on a disk",
+        };
+        let storage = self.storage.as_ref().map_or(String::new(), |s| format!(" ({s})"));
+        format!("{medium}{storage}")
+    }
+
     /// The places of several runs as one list: the units of one medium and file system
     /// together, each once.
     pub fn joined<'a>(lists: impl IntoIterator<Item = &'a [Place]>) -> Vec<Place> {

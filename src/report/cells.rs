@@ -681,16 +681,11 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
 fn places_text(places: &[crate::record::Place]) -> Option<String> {
     let all: usize = places.iter().map(|p| p.units.len()).sum();
     let each = places.iter().map(|p| {
-        let medium = match p.medium {
-            crate::record::Medium::Memory => "in memory",
-            crate::record::Medium::Disk => "on a disk",
-        };
-        let storage = p.storage.as_ref().map_or(String::new(), |s| format!(" ({s})"));
         let units = match p.units.len() == all {
             true => "every unit".to_string(),
             false => p.units.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "),
         };
-        format!("{units}: {medium}{storage}")
+        format!("{units}: {}", p.holder())
     });
     (!places.is_empty()).then(|| each.collect::<Vec<_>>().join("; "))
 }

@@ -113,6 +113,9 @@ struct JsonDocument<'a> {
     config: &'a crate::workload::WorkloadConfig,
     plan: &'a crate::record::Plan,
     environment: &'a crate::environment::Environment,
+    /// Where the units kept their data files: only in runs that recorded it (schema 15).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    places: &'a [crate::record::Place],
     instruction_counter: Option<&'a str>,
     /// Only in runs whose C units ran in the C paired worker, so other reports keep their shape.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,6 +170,7 @@ pub fn render(m: &ReportModel) -> Result<String> {
         config: &m.config,
         plan: &m.plan,
         environment: &m.environment,
+        places: &m.places,
         instruction_counter: m.instruction_counter.as_deref(),
         c_paired_worker: m.c_paired_worker.as_ref(),
         tags: &m.tags,

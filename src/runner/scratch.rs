@@ -144,6 +144,30 @@ impl RunSpec {
         self.placement(self.units.iter().map(|u| &u.label))?.create()
     }
 
+    /// Refuses to go on with a run whose units would now keep their data files elsewhere
+    /// than its samples so far were measured (`recorded`, the header's places): samples
+    /// from memory and from a disk would be judged as one. Files from before places were
+    /// recorded name none, and are not checked.
+    pub fn check_places(&self, recorded: &[Place]) -> Result<()> {
+        if recorded.is_empty() {
+            return Ok(());
+        }
+        let now = self.placement(self.units.iter().map(|u| &u.label))?.places();
+        let holder =
+            |places: &[Place], label: &Label| places.iter().find(|p| p.units.contains(label)).map(Place::holder);
+        for label in self.units.iter().map(|u| &u.label) {
+            let (Some(before), Some(after)) = (holder(recorded, label), holder(&now, label)) else { continue };
+            if before != after {
+                anyhow::bail!(
+                    "{label} kept its data files {before} when this run began and would now keep them {after}: \
+                     resume where it began (LMDB_REGRESS_SCRATCH set or unset as then, and room in {MEMORY} \
+                     for units in memory), or start a new run"
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// What units in memory may write there at most: each, a read database and a write
     /// environment, each file no larger than the map (a paired process holds every unit's
     /// write environment at once), for each layout its process holds; beside them, as much
