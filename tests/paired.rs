@@ -183,6 +183,16 @@ fn a_process_holds_the_layouts_of_the_reference_it_is_asked_for() {
             .args(["--reference-layouts", "2"]),
     );
     assert!(refused.contains("--reference-layouts 2 needs paired processes"), "{refused}");
+    let refused = crate::safety::fails(lmdb_regress().args([
+        "run",
+        "--tags",
+        "0.9.18,0.9.33",
+        "--adaptive",
+        "off",
+        "--reference-layouts",
+        "auto",
+    ]));
+    assert!(refused.contains("--reference-layouts auto needs rounds judged as they go"), "{refused}");
 }
 
 /// `--pairing process` is the design of every run before chunks: one worker process per

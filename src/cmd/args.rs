@@ -76,7 +76,7 @@ pub struct LayoutArgs {
     /// timed in chunks, each unit's pass compared with each of them: the reference's layout
     /// is in every comparison of the process. A number from 1 (the default) to 4; or auto:
     /// as many as the run's own rounds say narrow its open comparisons for their time,
-    /// where it judges its intervals as it goes (--adaptive on, or --target-ci), else 1.
+    /// which needs a run that judges its intervals as it goes (--adaptive on, or --target-ci).
     #[arg(long, value_name = "auto|N", default_value_t = ReferenceLayouts::default())]
     pub reference_layouts: ReferenceLayouts,
 }
@@ -101,17 +101,28 @@ impl LayoutArgs {
         }
     }
 
-    /// `--reference-layouts` for a run of these layouts, pairing and repetitions: a number
-    /// past one needs random layouts in paired processes, one layout of every other unit and
-    /// one pass a round (a unit's passes pair with the reference's of their position).
-    pub fn reference(&self, layouts: Layouts, pairing: Pairing, iterations: u32) -> Result<ReferenceLayouts> {
+    /// `--reference-layouts` for a run of these layouts, pairing and repetitions: more than
+    /// one, or `auto`, needs random layouts in paired processes, one layout of every other
+    /// unit and one pass a round (a unit's passes pair with the reference's of their
+    /// position); `auto` also needs rounds that are `judged` (adaptive, or a resolution
+    /// target), since it chooses from what they leave undecided.
+    pub fn reference(
+        &self,
+        layouts: Layouts,
+        pairing: Pairing,
+        iterations: u32,
+        judged: bool,
+    ) -> Result<ReferenceLayouts> {
         let r = self.reference_layouts;
         let why_not = match r {
-            ReferenceLayouts::Auto | ReferenceLayouts::Exactly(1) => None,
+            ReferenceLayouts::Exactly(1) => None,
             _ if layouts != Layouts::Random => Some("random layouts (a time run's --layouts random)"),
             _ if pairing != Pairing::Chunks => Some("paired processes (--pairing chunks)"),
             _ if self.layouts_per_process > 1 => Some("one layout of every other unit (--layouts-per-process 1)"),
             _ if iterations > 1 => Some("one pass a round (--iterations 1)"),
+            ReferenceLayouts::Auto if !judged => {
+                Some("rounds judged as they go, which it chooses from (--adaptive on, or --target-ci)")
+            }
             _ => None,
         };
         match why_not {

@@ -136,7 +136,8 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
     let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
-    let reference_layouts = args.layout.reference(layouts, pairing, args.iterations)?;
+    let judged = args.adaptive_plan() == record::Adaptive::On || args.target_ci.is_some();
+    let reference_layouts = args.layout.reference(layouts, pairing, args.iterations, judged)?;
     let Prepared { tags, units, mut failures, c_paired_worker } =
         prepare_units(&spec, &args.source, &args.engine, &args.build, layouts, pairing)?;
     if units.is_empty() {

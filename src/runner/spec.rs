@@ -9,15 +9,16 @@ use anyhow::Result;
 use super::adaptive::Progress;
 use super::counter::{self, Counter};
 use super::{Label, Unit};
-use crate::record::{Engine, Failure, FailureStage, Header, Metric, Plan, Sample, TagStatus, Target};
+use crate::record::{Engine, Failure, FailureStage, Header, Metric, Plan, ReferenceLayouts, Sample, TagStatus, Target};
 use crate::workload::{SyncMode, Workload, WorkloadConfig};
 
 /// The judgement the stop rules and adaptive rounds need, which statistics provide
 /// (`stats::stop::progress`): which comparisons with the baseline `samples` (their tags
 /// rendered from `labels`' values) leave undecided and unresolved to within ±`target`
 /// percent (when given), judged by `metric` and `min_effect`, and how far each is from it,
-/// against the rounds the run can still afford (when known).
-pub type Judge = fn(&[Sample], Option<&str>, Option<Target>, (Metric, f64), Option<f64>) -> Progress;
+/// against the rounds the run can still afford (when known); and, where the plan leaves it
+/// to them (`--reference-layouts auto`), how many layouts of the reference to hold.
+pub type Judge = fn(&[Sample], Option<&str>, Option<Target>, (Metric, f64), Option<f64>, ReferenceLayouts) -> Progress;
 
 /// What to measure, on what data, by which plan, counted by what, and how many workers at
 /// once for untimed and counted work (timed rounds: always one); with the judgement its

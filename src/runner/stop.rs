@@ -23,7 +23,7 @@ impl RunSpec {
         }
         let metric = (self.plan.metric, self.plan.min_effect());
         let baseline = self.plan.baseline.as_ref().map(Base::as_str);
-        Some((self.judge)(samples, baseline, self.plan.target(), metric, horizon))
+        Some((self.judge)(samples, baseline, self.plan.target(), metric, horizon, self.plan.reference_layouts))
     }
 
     /// The rounds the run can still afford after `done` measured rounds (counted from 1),

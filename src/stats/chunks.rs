@@ -283,7 +283,7 @@ mod tests {
     fn several_layouts_of_the_reference_move_no_estimate() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
-        let mut tail = |rng: &mut rand_pcg::Pcg64| {
+        let tail = |rng: &mut rand_pcg::Pcg64| {
             let spike = if rng.gen_bool(0.1) { rng.gen_range(0.0..0.3) } else { 0.0 };
             (1e6 * (spike + 0.02 * crate::stats::standard_normal(rng)).exp()) as u64
         };

@@ -10,7 +10,7 @@ use super::looks::{self, At};
 use super::ratio::Comparison;
 use super::reference::Split;
 use super::{chunks, family};
-use crate::record::{Closing, Engine, Metric, Sample, Target};
+use crate::record::{Closing, Engine, Metric, ReferenceLayouts, Sample, Target};
 use crate::runner::adaptive::{Progress, SectionProgress};
 use crate::runner::Label;
 use crate::workload::Workload;
@@ -22,19 +22,24 @@ pub const MIN_SHARE: f64 = 0.25;
 /// In every (engine, workload), each tag's comparison with the `baseline` (the oldest tag
 /// when None): closed when decided or resolved to within ±`target` percent, else open, in
 /// a share of the coming rounds proportional to the rounds it still needs (of the
-/// `horizon`, the rounds the run can still afford, where it is known).
+/// `horizon`, the rounds the run can still afford, where it is known); with `layouts`
+/// auto, how many layouts of the reference each section's paired processes should hold.
 pub fn progress(
     samples: &[Sample],
     baseline: Option<&str>,
     target: Option<Target>,
     (metric, min_effect): (Metric, f64),
     horizon: Option<f64>,
+    layouts: ReferenceLayouts,
 ) -> Progress {
     let sections = compared(samples, baseline, metric);
     // The report judges the run's tables together: a comparison is decided at the level
     // the report gives it.
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
     let mut progress = judge(&sections, &rule, target, (rounds(samples), horizon));
+    if layouts != ReferenceLayouts::Auto {
+        return progress;
+    }
     for (key, section) in progress.sections.iter_mut() {
         let Some((reference, blocks)) = sections.get(key) else { continue };
         // Each open comparison is measured in its share of the rounds, beside the reference.
@@ -199,7 +204,7 @@ mod tests {
     fn decided_comparisons_close_and_the_widest_open_one_runs_every_round() {
         let samples = twelve_rounds();
         let tag = |t: &str| Label::build(t, None);
-        let p = progress(&samples, None, None, (Metric::Time, 0.02), None);
+        let p = progress(&samples, None, None, (Metric::Time, 0.02), None, ReferenceLayouts::Exactly(1));
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
         assert_eq!(s.reference, tag("LMDB_0.9.17"));
         assert_eq!(s.closed.iter().collect::<Vec<_>>(), [&tag("LMDB_0.9.18")]);
@@ -207,10 +212,25 @@ mod tests {
         assert!((MIN_SHARE..1.0).contains(&s.open[&tag("LMDB_0.9.20")]), "{s:?}");
         assert!(!p.settled());
         let target = |percent, closing| Some(Target { percent, closing });
-        let p = progress(&samples, None, target(1.0, Closing::DecidedAndWithin), (Metric::Time, 0.02), None);
+        let p = progress(
+            &samples,
+            None,
+            target(1.0, Closing::DecidedAndWithin),
+            (Metric::Time, 0.02),
+            None,
+            ReferenceLayouts::Exactly(1),
+        );
         let s = &p.sections[&(Engine::Rust, Workload::Write)];
         assert!(s.closed.is_empty() && s.open.contains_key(&tag("LMDB_0.9.18")), "{s:?}");
-        assert!(progress(&samples, None, target(10.0, Closing::DecidedOrWithin), (Metric::Time, 0.02), None).settled());
+        assert!(progress(
+            &samples,
+            None,
+            target(10.0, Closing::DecidedOrWithin),
+            (Metric::Time, 0.02),
+            None,
+            ReferenceLayouts::Exactly(1)
+        )
+        .settled());
     }
 
     /// The runner decides at the report's level: the run's tables share its error. After
@@ -220,11 +240,11 @@ mod tests {
     fn many_tables_decide_at_the_runs_level() {
         let ten: Vec<Sample> = twelve_rounds().into_iter().filter(|s| s.round < 10).collect();
         let slower = Label::build("LMDB_0.9.18", None);
-        let p = progress(&ten, None, None, (Metric::Time, 0.02), None);
+        let p = progress(&ten, None, None, (Metric::Time, 0.02), None, ReferenceLayouts::Exactly(1));
         assert!(p.sections[&(Engine::Rust, Workload::Write)].closed.contains(&slower), "{p:?}");
         let six: Vec<Sample> =
             Workload::ALL.iter().flat_map(|w| ten.iter().map(move |s| Sample { workload: *w, ..s.clone() })).collect();
-        let p = progress(&six, None, None, (Metric::Time, 0.02), None);
+        let p = progress(&six, None, None, (Metric::Time, 0.02), None, ReferenceLayouts::Exactly(1));
         assert_eq!(p.sections.len(), 6);
         for s in p.sections.values() {
             assert!(s.closed.is_empty() && s.open.contains_key(&slower), "{s:?}");
@@ -238,7 +258,7 @@ mod tests {
     fn a_comparison_that_needs_every_round_left_gets_every_round() {
         let samples = twelve_rounds();
         let narrower = |horizon| {
-            let p = progress(&samples, None, None, (Metric::Time, 0.02), horizon);
+            let p = progress(&samples, None, None, (Metric::Time, 0.02), horizon, ReferenceLayouts::Exactly(1));
             p.sections[&(Engine::Rust, Workload::Write)].open[&Label::build("LMDB_0.9.20", None)]
         };
         let unbounded = narrower(None);
