@@ -21,6 +21,12 @@ pub struct Environment {
     /// caches differ. None in runs from before it was recorded, or where it is not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processor: Option<Processor>,
+    /// The SHA-256 of the lmdb-regress executable that ran the run: the tool's own code
+    /// placement moves some comparisons by a point or more between its builds (reports/
+    /// README.md, "The tool's own build"), so runs of two builds are told apart. None in
+    /// runs from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_sha256: Option<String>,
 }
 
 /// A CPU's family, model and stepping (as /proc/cpuinfo numbers them) and cpu0's caches.
@@ -46,6 +52,18 @@ pub enum CacheKind {
     Data,
     Instruction,
     Unified,
+}
+
+/// The SHA-256 of the running lmdb-regress executable, where it can be read.
+pub fn tool_sha256() -> Option<String> {
+    std::env::current_exe().ok().and_then(|exe| crate::artifact::sha256(&exe).ok())
+}
+
+impl Environment {
+    /// The tool's build as reports name it: the first 12 hex digits of its SHA-256.
+    pub fn tool_build(&self) -> Option<&str> {
+        self.tool_sha256.as_deref().map(|h| &h[..h.len().min(12)])
+    }
 }
 
 impl std::fmt::Display for Processor {
@@ -161,6 +179,7 @@ impl Environment {
             command_line: scrub_command_line(std::env::args()),
             storage: storage(),
             processor,
+            tool_sha256: tool_sha256(),
         }
     }
 }

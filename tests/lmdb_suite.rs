@@ -629,6 +629,8 @@ fn a_runs_nosync_unit_goes_to_memory_and_its_sync_unit_to_a_disk() {
         header["places"].as_array().unwrap().iter().map(|p| (p["medium"].as_str().unwrap(), &p["units"])).collect();
     assert_eq!(places["memory"], &serde_json::json!(["LMDB_0.9.33 [nosync]"]), "{header}");
     assert_eq!(places["disk"], &serde_json::json!(["LMDB_0.9.33 [sync]"]), "{header}");
+    let tool = <sha2::Sha256 as sha2::Digest>::digest(std::fs::read(BIN).unwrap());
+    assert_eq!(header["environment"]["tool_sha256"], hex::encode(tool), "the run names the tool's build");
     for unit in ["LMDB_0.9.33 [nosync]", "LMDB_0.9.33 [sync]"] {
         assert!(text.contains(&format!("\"tag\":\"{unit}\"")), "{unit} measured: {text}");
     }
@@ -641,9 +643,10 @@ fn a_runs_nosync_unit_goes_to_memory_and_its_sync_unit_to_a_disk() {
     assert_eq!(json["places"], header["places"], "the report's JSON carries the header's places");
 }
 
-/// A resumed run keeps each unit's data files where its samples so far were measured: a
-/// header whose place for a unit is not where the unit would now go is refused, naming both,
-/// before anything is appended.
+/// A resumed run keeps each unit's data files where its samples so far were measured, and
+/// the build of the tool that measured them: a header whose place for a unit is not where
+/// the unit would now go, or that names another build, is refused before anything is
+/// appended.
 #[test]
 fn a_resume_that_would_move_a_units_data_files_is_refused() {
     assert_shm_is_a_tmpfs();
@@ -662,15 +665,25 @@ fn a_resume_that_would_move_a_units_data_files_is_refused() {
         .filter(|r| r["type"] != "end" && !(r["type"] == "sample" && r["round"] == 1))
         .collect();
     assert_eq!(kept[0]["places"][0]["medium"], "memory", "{}", kept[0]);
-    kept[0]["places"][0]["medium"] = "disk".into();
-    kept[0]["places"][0]["storage"] = "ext4 on /dev/forged".into();
-    let text: String = kept.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(&file, &text).unwrap();
-    let mut c = lmdb_regress();
-    placed(&mut c);
-    let out = c.args(["run", "--resume"]).arg(&file).output().unwrap();
-    let err = stderr(&out);
-    assert!(!out.status.success() && err.contains("cannot be resumed"), "{err}");
+    let refused = |forge: &dyn Fn(&mut Value)| {
+        let mut forged = kept.clone();
+        forge(&mut forged[0]);
+        let text: String = forged.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(&file, &text).unwrap();
+        let mut c = lmdb_regress();
+        placed(&mut c);
+        let out = c.args(["run", "--resume"]).arg(&file).output().unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "nothing appended");
+        assert!(!out.status.success(), "refused");
+        stderr(&out)
+    };
+    let err = refused(&|h| {
+        h["places"][0]["medium"] = "disk".into();
+        h["places"][0]["storage"] = "ext4 on /dev/forged".into();
+    });
+    assert!(err.contains("cannot be resumed"), "{err}");
     assert!(err.contains("on a disk (ext4 on /dev/forged)") && err.contains("would now keep them in memory"), "{err}");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "nothing appended");
+    // Nor by another build of the tool, whose own placement moves times.
+    let err = refused(&|h| h["environment"]["tool_sha256"] = "f".repeat(64).into());
+    assert!(err.contains("cannot be resumed") && err.contains("another build of lmdb-regress"), "{err}");
 }

@@ -387,3 +387,29 @@ fn commit_p50_compares_pass_medians_with_an_interval_and_stalls_do_not_move_them
     let err = stderr(&o.unwrap());
     assert!(err.contains("this run has no commit times") && err.contains("--sync nosync,nometasync,sync"), "{err}");
 }
+
+/// A run records the build of the tool that ran it; the report names it, and comparing
+/// runs of two builds cautions that the tool's own placement moves times between them.
+#[test]
+fn runs_of_two_builds_of_the_tool_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata("run-fixed.jsonl")).unwrap();
+    let built = |name: &str, hex: char| {
+        let mut lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        lines[0]["environment"]["tool_sha256"] = hex.to_string().repeat(64).into();
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        path
+    };
+    let (a, a2, b) = (built("a.jsonl", 'a'), built("a2.jsonl", 'a'), built("b.jsonl", 'b'));
+    let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&a)));
+    assert!(md.contains("| Harness | lmdb-regress 0.1.0, build aaaaaaaaaaaa |"), "{md}");
+    let compared = |old: &Path, new: &Path| {
+        let out = stdout(&run_ok(lmdb_regress().arg("compare").arg(old).arg(new)));
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let flat = compared(&a, &b);
+    assert!(flat.contains("the runs ran different builds of lmdb-regress (aaaaaaaaaaaa → bbbbbbbbbbbb)"), "{flat}");
+    assert!(!compared(&a, &a2).contains("different builds"), "one build, no caution");
+    assert!(!compared(&testdata("run-fixed.jsonl"), &b).contains("different builds"), "an old run names no build");
+}

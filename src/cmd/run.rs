@@ -35,6 +35,20 @@ fn same_paired_worker(now: Option<&record::WorkerBuild>, recorded: Option<&recor
     }
 }
 
+/// Refuses to go on with a run recorded by another build of lmdb-regress: the tool's own
+/// code placement moves some times by a point or more between builds, and one run's
+/// samples are judged as one. Runs that recorded no build are not checked.
+fn same_tool(recorded: Option<&str>) -> Result<()> {
+    let now = crate::environment::tool_sha256();
+    match (now.as_deref(), recorded) {
+        (Some(now), Some(recorded)) if now != recorded => bail!(
+            "it was measured by another build of lmdb-regress (SHA-256 {recorded}; this one is {now}): \
+             resume it with that build, or start a new run"
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Runs a new run into `out` or continues `resume`; returns the run as saved.
 pub fn measure(args: &RunArgs) -> Result<RunData> {
     crate::runner::watchdog::set_floor(std::time::Duration::from_secs_f64(args.watchdog));
@@ -537,6 +551,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     }
     super::resume::refuse_contradictions(args, &data)?;
     let h = &data.header;
+    same_tool(h.environment.tool_sha256.as_deref()).with_context(|| format!("{} cannot be resumed", path.display()))?;
     super::room::check(&h.config, &h.workloads)?;
     let built = h.tags.iter().filter(|t| t.status == record::BuildStatus::Built);
     let mut tags: Vec<&str> = built.map(|t| t.label.base.as_str()).collect();

@@ -621,6 +621,14 @@ fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
     }
 }
 
+/// "lmdb-regress 0.1.0", with its build where the run recorded it: "…, build 1a2b3c4d5e6f".
+fn harness_line(e: &crate::environment::Environment) -> String {
+    match e.tool_build() {
+        Some(build) => format!("lmdb-regress {}, build {build}", e.harness_version),
+        None => format!("lmdb-regress {}", e.harness_version),
+    }
+}
+
 /// The environment block every human format carries.
 pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
     let e = &m.environment;
@@ -629,7 +637,7 @@ pub fn environment_lines(m: &ReportModel) -> Vec<(String, String)> {
         ("Frequency governor".into(), e.governor.clone().unwrap_or_else(|| "not readable".into())),
         ("Kernel".into(), e.kernel.clone()),
         ("OS".into(), e.os.clone()),
-        ("Harness".into(), format!("lmdb-regress {}", e.harness_version)),
+        ("Harness".into(), harness_line(e)),
         ("Date".into(), e.date.clone()),
         ("Command".into(), name(&e.command_line.join(" "))),
         ("Workload".into(), workload_line(m)),

@@ -71,6 +71,9 @@ pub struct Comparisons {
     /// Units of one name that are different patches in the two runs: kept apart, never
     /// compared as one unit.
     pub apart: Vec<Apart>,
+    /// Each run's build of the tool (old, new), where both recorded one and they differ:
+    /// its own code placement moves times by more than a run's interval says.
+    pub tool_builds: Option<(String, String)>,
 }
 
 /// A patched unit named alike in both runs whose patches differ, by their SHA-256.
@@ -216,7 +219,13 @@ pub fn build(old: &RunData, new: &RunData) -> Result<Comparisons> {
     agreements(old, new, &mut rows, &rule);
     let layouts = (old.header.plan.layouts, new.header.plan.layouts);
     let pairing = (old.header.plan.pairing, new.header.plan.pairing);
-    Ok(Comparisons { metric, rule, rows, config_differences: config_differences(old, new), layouts, pairing, apart })
+    let builds = (old.header.environment.tool_build(), new.header.environment.tool_build());
+    let tool_builds = match builds {
+        (Some(o), Some(n)) if o != n && !metric.is_exact() => Some((o.to_string(), n.to_string())),
+        _ => None,
+    };
+    let config_differences = config_differences(old, new);
+    Ok(Comparisons { metric, rule, rows, config_differences, layouts, pairing, apart, tool_builds })
 }
 
 impl Comparisons {
@@ -291,6 +300,13 @@ pub fn outline(c: &Comparisons) -> Document {
         d.blocks.push(super::outline::Block::Note(format!(
             "Not compared: {}; one name, two units, so it is kept apart.",
             a.describe()
+        )));
+    }
+    if let Some((old, new)) = &c.tool_builds {
+        d.blocks.push(super::outline::Block::Note(format!(
+            "Caution: the runs ran different builds of lmdb-regress ({old} → {new}); the tool's own code \
+             placement moves some times (readCrc, readXxh64) by a point or more between builds, \
+             which neither run's interval holds."
         )));
     }
     if !c.config_differences.is_empty() {

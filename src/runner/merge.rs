@@ -337,6 +337,12 @@ fn environment(runs: &[(String, RunData)]) -> Environment {
             .map(|e| e.processor.clone())
             .reduce(|a, b| a.filter(|a| Some(a) == b.as_ref()))
             .flatten(),
+        // One build for all, or none said here: each part keeps its own.
+        tool_sha256: envs
+            .iter()
+            .map(|e| e.tool_sha256.clone())
+            .reduce(|a, b| a.filter(|a| Some(a) == b.as_ref()))
+            .flatten(),
     }
 }
 
