@@ -134,6 +134,9 @@ pub enum Command {
     /// The paired worker process: several libraries side by side (internal).
     #[command(hide = true, name = "paired-worker")]
     PairedWorker(crate::runner::paired_worker::PairedWorkerArgs),
+    /// A reader process of a paired worker (`--reader-procs`).
+    #[command(hide = true, name = "reader-proc")]
+    ReaderProc(crate::runner::paired_worker::ReaderProcArgs),
     /// Print the directory of a tag's verified sources (fetching them if needed).
     #[command(hide = true)]
     SourceDir {
@@ -273,6 +276,7 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
         }
         Command::Worker(args) => crate::runner::worker::main(args),
         Command::PairedWorker(args) => crate::runner::paired_worker::main(args),
+        Command::ReaderProc(args) => crate::runner::paired_worker::reader_main(args),
         Command::Bisect(mut args) => {
             args.given = given;
             cmd::bisect::run(&args)

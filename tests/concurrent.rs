@@ -1,11 +1,16 @@
 //! Readers beside a writer (workload::concurrent): crews that take turns in one process.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use crate::common;
 use lmdb_regress::ffi::bindings::MDB_NOSYNC;
-use lmdb_regress::workload::concurrent::{self, Crew, ReaderTxn, Writer};
-use lmdb_regress::workload::lmdb::Api;
+use lmdb_regress::runner::paired_worker::SlotSpec;
+use lmdb_regress::workload::concurrent::{self, Crew, ReaderTxn, RemoteReaders, Writer};
+use lmdb_regress::workload::lmdb::{Api, Database, EnvOptions};
+use lmdb_regress::workload::reader_procs::ReaderProcs;
+use lmdb_regress::workload::Workload;
 
 const KEYS: u32 = 5_000;
 
@@ -120,6 +125,186 @@ fn ageing_leaves_the_pages_a_held_reader_kept_in_the_freelist() {
         .unwrap();
     let after = env.space(tmp.path()).unwrap();
     assert!(after.last_page <= aged.last_page + 2, "reused, not grown: {aged:?} then {after:?}");
+}
+
+/// Reader processes of `tags`' libraries, one slot each (as a paired worker starts them),
+/// `count` of them, their board in `dir`.
+fn reader_procs(tags: &[&str], count: u32, dir: &Path) -> ReaderProcs {
+    let mut slots = String::new();
+    for tag in tags {
+        let library = common::library(tag);
+        let sha256 = lmdb_regress::artifact::sha256(&library).unwrap();
+        let version = Api::load(&library).unwrap().version().3;
+        slots += &SlotSpec {
+            library,
+            sha256,
+            version,
+            dir: None,
+            workloads: Workload::parse_list("readwhilewriting").unwrap(),
+            readers: None,
+        }
+        .line()
+        .unwrap();
+    }
+    let file = dir.join("slots");
+    std::fs::write(&file, slots).unwrap();
+    ReaderProcs::start(count, dir, |k, board| {
+        let mut c = Command::new(common::BIN);
+        c.arg("reader-proc").arg("--slots").arg(&file).arg("--board").arg(board).args(["--index", &k.to_string()]);
+        c
+    })
+    .unwrap()
+}
+
+/// Every reader process opens each crew's environment, as a paired worker's pass does.
+fn open_everywhere(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf]) {
+    let o = EnvOptions {
+        map_size: concurrent::map_size(KEYS),
+        flags: MDB_NOSYNC,
+        db: Database::Unnamed,
+        lmdb10: Default::default(),
+    };
+    for (unit, d) in dirs.iter().enumerate() {
+        procs.open(unit, unit, d, &o).unwrap();
+    }
+}
+
+/// Readers in processes of their own (`--reader-procs`): every crew's readers work in
+/// every interval beside its writer, all of them at once (their spans, compared as
+/// CLOCK_MONOTONIC across processes, share a moment), and no interval overlaps the next.
+/// A reader process holding its read transaction for the interval keeps the writer's
+/// freed pages from reuse: its slot in the lock file's reader table is the writer's to see.
+#[test]
+fn reader_processes_work_beside_the_writer_and_no_interval_overlaps_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tags = ["0.9.18", "0.9.33"];
+    let apis: Vec<Api> = tags.iter().map(|t| Api::load(&common::library(t)).unwrap()).collect();
+    let dirs: Vec<_> = (0..2).map(|i| tmp.path().join(i.to_string())).collect();
+    let envs: Vec<_> = apis
+        .iter()
+        .zip(&dirs)
+        .map(|(api, dir)| {
+            std::fs::create_dir(dir).unwrap();
+            concurrent::fill(api, dir, KEYS, MDB_NOSYNC).unwrap()
+        })
+        .collect();
+    let mut procs = reader_procs(&tags, 2, tmp.path());
+    open_everywhere(&mut procs, &dirs);
+    let writer = Some(Writer { puts_per_txn: 10, rate: Some(20_000), quota: None });
+    let crews = [crew(2, writer), Crew { reader_txn: ReaderTxn::PerInterval, ..crew(1, writer) }];
+    let before = envs[1].space(&dirs[1]).unwrap().last_page;
+    let orders = [vec![0, 1], vec![1, 0], vec![0, 1]];
+    let length = Duration::from_millis(30);
+    let remote = Some(&mut procs as &mut dyn RemoteReaders);
+    let out = concurrent::alternate_with(&envs, &crews, remote, (3, length), |r| orders[r as usize].clone()).unwrap();
+    for (unit, intervals) in out.iter().enumerate() {
+        for i in intervals {
+            assert_eq!(i.readers.len(), crews[unit].readers as usize);
+            let all = || i.readers.iter().chain(&i.writer);
+            assert!(all().all(|w| w.ops > 0 && w.first <= w.last), "{i:?}");
+            assert!(i.readers.iter().all(|w| w.latency.as_ref().unwrap().len() == w.ops));
+            let own = |w: &concurrent::Work| w.cpu <= w.last - w.first + Duration::from_micros(100);
+            assert!(i.readers.iter().all(own), "a reader's CPU time is its own: {i:?}");
+            let (started, stopped) = (all().map(|w| w.first).max().unwrap(), all().map(|w| w.last).min().unwrap());
+            assert!(started < stopped, "the readers and the writer were all at work at once: {i:?}");
+        }
+    }
+    let mut spans: Vec<_> = Vec::new();
+    for (round, order) in orders.iter().enumerate() {
+        spans.extend(order.iter().map(|&unit| out[unit][round].span()));
+    }
+    for pair in spans.windows(2) {
+        assert!(pair[0].1 < pair[1].0, "an interval overlaps the next: {pair:?}");
+    }
+    let commits: u64 = out[1].iter().map(|i| i.writer.as_ref().unwrap().ops.div_ceil(10)).sum();
+    let grown = envs[1].space(&dirs[1]).unwrap().last_page - before;
+    // Renewed per get, the same commits reuse what they free: a page a commit at most.
+    assert!(grown as f64 >= 3.0 * commits as f64, "{grown} pages for {commits} commits beside a held reader");
+}
+
+/// A reader process that ends mid-run fails the crew's interval, saying which process
+/// and how it ended; once the reader processes are dropped, none is left.
+#[test]
+fn a_reader_process_that_ends_fails_the_crew_and_none_is_left_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let dir = tmp.path().join("0");
+    std::fs::create_dir(&dir).unwrap();
+    let env = concurrent::fill(&api, &dir, KEYS, MDB_NOSYNC).unwrap();
+    let mut procs = reader_procs(&["0.9.33"], 2, tmp.path());
+    open_everywhere(&mut procs, std::slice::from_ref(&dir));
+    let pids = procs.pids();
+    let kill = |round: u32| {
+        if round == 2 {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[1] as i32), nix::sys::signal::SIGKILL).unwrap();
+        }
+        vec![0]
+    };
+    let writer = Some(Writer { puts_per_txn: 1, rate: None, quota: None });
+    let remote = Some(&mut procs as &mut dyn RemoteReaders);
+    let e = concurrent::alternate_with(
+        std::slice::from_ref(&env),
+        &[crew(2, writer)],
+        remote,
+        (4, Duration::from_millis(5)),
+        kill,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("reader process 1 of 2") && e.contains("SIGKILL"), "{e}");
+    drop(procs);
+    for pid in pids {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "reader process {pid} is left");
+    }
+}
+
+/// `run --reader-procs` end to end: the plan records it as a value, every crew's figures
+/// come from its reader processes (one list entry a reader, every interval), the stale
+/// readers' space is exact as with threads, and the report's method and Test Environment
+/// say the readers were processes.
+#[test]
+fn a_run_with_reader_processes_records_and_reports_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.jsonl");
+    let mut c = common::lmdb_regress();
+    c.args(["run", "--suite", "concurrency", "--workloads", "stalereader", "--tags", "0.9.18,0.9.33"])
+        .args(["--readers", "2", "--reader-procs", "--rounds", "2", "--warmup", "0", "--entries", "2000"])
+        .args(["--intervals", "3", "--interval-ms", "5", "--puts-per-interval", "40", "--layouts", "fixed"])
+        .args(["--no-coverage", "--out"])
+        .arg(&file);
+    let md = String::from_utf8_lossy(&common::run_ok(&mut c).stdout).to_string();
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["config"]["preset"]["reader_procs"], true, "{}", lines[0]);
+    let samples: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
+    assert_eq!(samples.len(), 2 * 2, "tags × rounds: {samples:?}");
+    let mut files = std::collections::BTreeSet::new();
+    for s in &samples {
+        let crew = &s["figures"]["crew"];
+        let ops = crew["reader_ops"].as_array().unwrap();
+        assert!(ops.len() == 3 && ops.iter().all(|i| i.as_array().unwrap().len() == 2), "{s}");
+        assert!(crew["writer_ops"].as_array().unwrap().iter().all(|n| n == 40), "the quota: {s}");
+        files.insert(s["space"]["file-size"].as_u64().unwrap());
+    }
+    assert_eq!(files.len(), 1, "a stale reader's file is the same size for every unit and round");
+    assert!(md.contains("Readers in processes (--reader-procs)"), "{md}");
+    assert!(md.contains("each reader a process of its own (--reader-procs)"), "{md}");
+}
+
+/// `--reader-procs` on a suite without readers, or where a unit's process holds no
+/// writer to run them beside (`--pairing process`), is refused before anything is built.
+#[test]
+fn reader_processes_are_refused_where_no_crew_runs_them() {
+    let refused = |args: &[&str]| {
+        let out =
+            common::lmdb_regress().args(["run", "--tags", "0.9.33", "--reader-procs"]).args(args).output().unwrap();
+        assert!(!out.status.success());
+        common::stderr(&out)
+    };
+    let e = refused(&["--workloads", "readKey"]);
+    assert!(e.contains("--reader-procs") && e.contains("--suite concurrency only"), "{e}");
+    let e = refused(&["--suite", "concurrency", "--pairing", "process"]);
+    assert!(e.contains("--reader-procs") && e.contains("--pairing process"), "{e}");
 }
 
 /// `run --suite concurrency` end to end: a unit per tag and reader count, paired by

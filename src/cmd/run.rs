@@ -133,6 +133,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         bail!("--min-effect {} is not a percentage between 0 and 50", args.min_effect);
     }
     let suite = crate::workload::suite::Suite::of(&workloads)?;
+    if args.preset_cfg.reader_procs && suite != crate::workload::suite::Suite::Concurrency {
+        bail!("--reader-procs: readers in processes of their own run beside a writer in --suite concurrency only");
+    }
     memory_limits_held(args, suite, &args.env.memory_limits())?;
     key_sample_taken(args, &workloads)?;
     super::args::commits_timed(args.metric, &args.env, suite)?;
@@ -146,6 +149,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
         }
         _ => args.pairing.plan(args.metric, suite, &args.given)?,
     };
+    if args.preset_cfg.reader_procs && pairing != record::Pairing::Chunks {
+        bail!("--reader-procs: reader processes run beside the paired worker's writer; leave out --pairing process");
+    }
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);

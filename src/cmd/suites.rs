@@ -213,6 +213,8 @@ fn own_args(
     if suite != Suite::Concurrency {
         drop_given("readers", "--readers: concurrency's only");
         r.readers = RunArgs::defaults().readers;
+        drop_given("reader_procs", "--reader-procs: concurrency's only");
+        r.preset_cfg.reader_procs = false;
     }
     if suite == Suite::Lmdb && args.pairing.pairing == crate::record::Pairing::Chunks {
         drop_given("pairing", "--pairing chunks: its rows run whole, a process per unit");

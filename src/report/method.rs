@@ -198,6 +198,14 @@ fn design_lines(m: &ReportModel) -> Vec<String> {
              rounds. ms/op is the time of the whole pass (the sum of its chunks).",
             which(Pairing::Chunks)
         ));
+        if crews && m.config.preset.reader_procs {
+            v.push(
+                "Readers in processes (--reader-procs): each crew's readers were processes of their own, one \
+                 reader thread each, sharing the environment's lock file and reader table with the paired \
+                 process, whose writer thread they started and stopped with at every interval's bounds."
+                    .into(),
+            );
+        }
     }
     if used(Pairing::Chunks) && !m.shards.is_empty() {
         v.push(format!(

@@ -16,8 +16,10 @@ use rand::SeedableRng;
 
 use super::protocol::WorkerLine;
 use super::worker::{emit, line, WorkerSettings};
+use crate::workload::concurrent::SharedBoard;
 use crate::workload::lmdb::Api;
 use crate::workload::paired::{self, Rotation, Slot};
+use crate::workload::reader_procs::ReaderProcs;
 use crate::workload::suite::Suite;
 use crate::workload::{Dataset, Workload};
 
@@ -204,8 +206,12 @@ fn crews(
     let live: Vec<usize> = (0..loaded.len()).filter(|k| loaded[*k].is_ok()).collect();
     let members: Vec<Member> = live
         .iter()
-        .map(|&k| Member { api: &loaded[k].as_ref().expect("live").1, readers: specs[k].readers.unwrap_or(1) })
+        .map(|&k| Member { api: &loaded[k].as_ref().expect("live").1, slot: k, readers: specs[k].readers.unwrap_or(1) })
         .collect();
+    let mut procs = match cfg.preset.reader_procs {
+        true => Some(reader_procs(args, members.iter().map(|m| m.readers).max().unwrap_or(0))?),
+        false => None,
+    };
     for &w in workloads {
         let Workload::Preset(p) = w else { bail!("{w} is not a workload of readers beside a writer") };
         for (k, l) in loaded.iter().enumerate() {
@@ -217,12 +223,55 @@ fn crews(
             }
         }
         let progress = || emit(&WorkerLine { progress: true, ..Default::default() });
-        let outcomes = side_by_side(&members, cfg, &args.scratch, (p, args.iterations), &mut rng, progress);
+        let place = (args.scratch.as_path(), procs.as_mut());
+        let outcomes = side_by_side(&members, cfg, place, (p, args.iterations), &mut rng, progress);
         for (k, o) in live.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(*k as u32), ..line(w, o) });
         }
     }
     Ok(())
+}
+
+/// `count` reader processes (`--reader-procs`), started before any pass: this executable
+/// as `reader-proc`, each loading the slots this worker loaded.
+fn reader_procs(args: &PairedWorkerArgs, count: u32) -> Result<ReaderProcs> {
+    let exe = std::env::current_exe().context("cannot find this executable to start reader processes")?;
+    ReaderProcs::start(count, &args.scratch, |k, board| {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("reader-proc").arg("--slots").arg(&args.slots).arg("--board").arg(board);
+        cmd.args(["--index", &k.to_string()]);
+        cmd
+    })
+}
+
+/// A reader process of a paired worker (`--reader-procs`, `workload::reader_procs`).
+#[derive(clap::Args, Debug)]
+pub struct ReaderProcArgs {
+    /// The paired worker's slots file: the libraries to load, each as the worker did.
+    #[arg(long)]
+    pub slots: PathBuf,
+    /// The file holding the board it shares with the worker's writer.
+    #[arg(long)]
+    pub board: PathBuf,
+    /// Which reader thread of each crew it stands for (0 the first).
+    #[arg(long)]
+    pub index: usize,
+}
+
+/// A reader process: loads every slot's library as the paired worker did, then obeys the
+/// worker's orders on stdin until they end. A library that does not load is a slot the
+/// worker does not run either.
+pub fn reader_main(args: ReaderProcArgs) -> Result<()> {
+    crate::workload::malloc::keep_freed()?;
+    let text = std::fs::read_to_string(&args.slots).with_context(|| format!("cannot read {}", args.slots.display()))?;
+    let specs: Vec<SlotSpec> = text.lines().map(SlotSpec::parse).collect::<Result<_>>()?;
+    let mut seen = BTreeSet::new();
+    let loaded: Vec<Option<(File, Api)>> = specs.iter().map(|s| load(s, &mut seen).ok()).collect();
+    let apis: Vec<Option<&Api>> = loaded.iter().map(|l| l.as_ref().map(|(_, api)| api)).collect();
+    let board = File::options().read(true).write(true).open(&args.board)?;
+    let board = std::sync::Arc::new(SharedBoard::of(&board)?);
+    let stdin = std::io::stdin().lock();
+    crate::workload::reader_procs::serve(&apis, board, args.index, stdin, std::io::stdout().lock())
 }
 
 /// Loads the library's verified bytes: the open file that was hashed, or, for a second

@@ -5,10 +5,12 @@
 //! no interval of one overlaps another's work (pairing, as chunks pair the one-thread
 //! workloads). Each interval reports what every thread did in it.
 
+use std::ops::Deref;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
-use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
 
@@ -16,7 +18,7 @@ use anyhow::{bail, Result};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::dataset::SplitMix64;
+pub use super::dataset::SplitMix64;
 use super::lmdb::{ok, val, Api, Database, Env, EnvOptions, Failed, MDB_env, MDB_txn};
 use crate::ffi::bindings as sys;
 
@@ -24,6 +26,11 @@ use crate::ffi::bindings as sys;
 pub const VALUE_BYTES: usize = 100;
 /// The longest get a reader's histogram holds exactly; longer ones are counted at it.
 const LATENCY_CEILING_NS: u64 = 60_000_000_000;
+
+/// An empty histogram of gets' latencies, as every reader keeps one.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds")
+}
 
 /// How the readers hold their read transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +200,10 @@ unsafe impl Sync for Shared {}
 /// A crew's threads, parked between intervals; the scope they run in joins them.
 pub struct Running {
     crew: Crew,
+    /// Each thread's CPU by [`placement`], readers first and the writer last.
+    places: Vec<usize>,
+    /// Reader threads in this process: none when the readers are processes of their own.
+    local_readers: u32,
     open: Barrier,
     closed: Barrier,
     signals: Signals,
@@ -201,32 +212,32 @@ pub struct Running {
 }
 
 impl Running {
-    fn new(crew: Crew) -> Running {
-        let n = crew.readers as usize + usize::from(crew.writer.is_some());
+    /// `crew` held to `cpus`, its readers threads of this process or (`remote`) reader
+    /// processes that share `board`.
+    fn new(crew: Crew, cpus: &[usize], board: Arc<SharedBoard>, remote: bool) -> Running {
+        let local_readers = if remote { 0 } else { crew.readers };
+        let n = local_readers as usize + usize::from(crew.writer.is_some());
         Running {
             crew,
+            places: placement(&crew, cpus),
+            local_readers,
             open: Barrier::new(n + 1),
             closed: Barrier::new(n + 1),
-            signals: Signals::default(),
+            signals: Signals::new(board),
             quit: AtomicBool::new(false),
             results: Mutex::new(vec![None; n]),
         }
     }
 
-    /// Starts `crew`'s threads on `env` in `scope`, each held to its CPU of `cpus` by
-    /// [`placement`]; they wait for [`Running::interval`]. `seed` draws each thread's keys.
-    pub fn start<'scope, 'env: 'scope>(
-        &'scope self,
-        scope: &'scope Scope<'scope, 'env>,
-        env: &Env<'env>,
-        seed: u64,
-        cpus: &[usize],
-    ) {
+    /// Starts the crew's threads of this process on `env` in `scope`, each held to its
+    /// CPU; they wait for [`Running::interval`]. `seed` draws each thread's keys.
+    pub fn start<'scope, 'env: 'scope>(&'scope self, scope: &'scope Scope<'scope, 'env>, env: &Env<'env>, seed: u64) {
         let (api, shared) = (env.api, Shared(env.env, env.dbi));
-        let places = placement(&self.crew, cpus);
-        for (slot, cpu) in places.into_iter().enumerate() {
-            let is_writer = slot == self.crew.readers as usize;
-            let mut rng = SplitMix64(seed ^ (slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let readers = self.crew.readers as usize;
+        let local = (0..self.local_readers as usize).chain(self.crew.writer.map(|_| readers));
+        for (slot, thread) in local.enumerate() {
+            let (cpu, is_writer) = (self.places[thread], thread == readers);
+            let mut rng = thread_rng(seed, thread);
             scope.spawn(move || {
                 let shared = shared;
                 let pinned = pin(cpu).map_err(|e| format!("cannot hold a crew's thread to CPU {cpu}: {e}"));
@@ -256,7 +267,7 @@ impl Running {
                 (Err(e), ..) => {
                     if is_writer {
                         // Readers wait for the writer's end, which this is.
-                        self.signals.written.store(true, Ordering::Release);
+                        self.signals.board.written.store(1, Ordering::Release);
                     }
                     Err(e.clone())
                 }
@@ -264,7 +275,7 @@ impl Running {
                     version += 1;
                     let work = write(api, env, (&self.crew, w, version), rng, &self.signals);
                     // Every way out says so: readers wait for the writer's end.
-                    self.signals.written.store(true, Ordering::Release);
+                    self.signals.board.written.store(1, Ordering::Release);
                     work.map_err(failed)
                 }
                 (Ok(()), ..) => read(api, env, &self.crew, rng, &self.signals).map_err(failed),
@@ -274,14 +285,31 @@ impl Running {
         }
     }
 
-    /// Opens the crew for `length` and waits for every thread to stop. Each thread ends
-    /// at the deadline by its own clock: a coordinator woken from a sleep to say stop
-    /// waits for a core while the crew's threads hold them, a scheduler slice (ms) that
-    /// would stretch every interval by whatever the host's load makes it.
-    pub fn interval(&self, length: Duration) -> Result<CrewInterval> {
-        self.signals.reset(self.crew.writer.is_some(), Instant::now() + length);
+    /// Opens the crew for `length` and waits for every thread (and, with `remote`, every
+    /// reader process, unit `unit` of theirs) to stop. Each thread ends at the deadline by
+    /// its own clock: a coordinator woken from a sleep to say stop waits for a core while
+    /// the crew's threads hold them, a scheduler slice (ms) that would stretch every
+    /// interval by whatever the host's load makes it.
+    pub fn interval(
+        &self,
+        length: Duration,
+        mut remote: Option<(&mut dyn RemoteReaders, usize)>,
+    ) -> Result<CrewInterval> {
+        let deadline = Instant::now() + length;
+        self.signals.reset(self.crew.writer.is_some(), deadline);
+        if let Some((r, unit)) = remote.as_mut() {
+            // Told before the writer is let go: a process wakes as late as a parked thread.
+            r.begin(*unit, &self.crew, deadline, &self.places[..self.crew.readers as usize])?;
+        }
         self.open.wait();
+        let far = remote.map(|(r, _)| r.end(self.crew.readers));
+        if far.as_ref().is_some_and(Result::is_err) {
+            // A writer waiting for readers that will never begin gives up.
+            self.signals.abandoned.store(true, Ordering::Release);
+        }
         self.closed.wait();
+        // A reader process's end first: the writer's failure then is only its echo.
+        let far = far.transpose()?;
         let mut done: Vec<Work> = Vec::new();
         for r in self.results.lock().expect("not poisoned").iter_mut() {
             match r.take() {
@@ -291,7 +319,7 @@ impl Running {
             }
         }
         let writer = self.crew.writer.map(|_| done.pop().expect("the writer's slot is last"));
-        Ok(CrewInterval { readers: done, writer })
+        Ok(CrewInterval { readers: far.unwrap_or(done), writer })
     }
 
     /// Ends the crew's threads (their scope joins them).
@@ -307,21 +335,42 @@ impl Running {
 pub fn alternate<'a>(
     envs: &[Env<'a>],
     crews: &[Crew],
+    rounds: (u32, Duration),
+    order: impl FnMut(u32) -> Vec<usize>,
+) -> Result<Vec<Vec<CrewInterval>>> {
+    alternate_with(envs, crews, None, rounds, order)
+}
+
+/// [`alternate`], the readers of every crew in reader processes when `remote` is given:
+/// crew `k`'s are unit `k` of theirs, its environment already open in each.
+pub fn alternate_with<'a>(
+    envs: &[Env<'a>],
+    crews: &[Crew],
+    mut remote: Option<&mut dyn RemoteReaders>,
     (intervals, length): (u32, Duration),
     mut order: impl FnMut(u32) -> Vec<usize>,
 ) -> Result<Vec<Vec<CrewInterval>>> {
-    let running: Vec<Running> = crews.iter().map(|c| Running::new(*c)).collect();
     let cpus = allowed_cpus()?;
+    let board = match remote.as_ref() {
+        Some(r) => r.board(),
+        None => Arc::new(SharedBoard::anonymous()?),
+    };
+    let running: Vec<Running> =
+        crews.iter().map(|c| Running::new(*c, &cpus, board.clone(), remote.is_some())).collect();
     std::thread::scope(|scope| {
         // One seed for every crew: each unit's writer overwrites the same keys in the same order.
         for (env, crew) in envs.iter().zip(&running) {
-            crew.start(scope, env, 1, &cpus);
+            crew.start(scope, env, CREW_SEED);
         }
         let mut out: Vec<Vec<CrewInterval>> = crews.iter().map(|_| Vec::new()).collect();
         let mut result = Ok(());
         'rounds: for round in 0..intervals {
             for unit in order(round) {
-                match running[unit].interval(length) {
+                let far = match remote.as_mut() {
+                    Some(r) => Some((&mut **r as &mut dyn RemoteReaders, unit)),
+                    None => None,
+                };
+                match running[unit].interval(length, far) {
                     Ok(i) => out[unit].push(i),
                     Err(e) => {
                         result = Err(e);
@@ -333,6 +382,42 @@ pub fn alternate<'a>(
         running.iter().for_each(Running::finish);
         result.map(|()| out)
     })
+}
+
+/// The seed of every crew's keys.
+pub const CREW_SEED: u64 = 1;
+
+/// The keys of a crew's `thread`-th thread (readers first, the writer last), from `seed`:
+/// a reader in a process of its own draws those of the reader thread it stands for.
+pub fn thread_rng(seed: u64, thread: usize) -> SplitMix64 {
+    SplitMix64(seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Reader processes a crew's readers run in (`workload::reader_procs`): told an interval's
+/// unit and deadline before the writer starts, asked what each did once it is over.
+pub trait RemoteReaders {
+    /// The board they share with the writer.
+    fn board(&self) -> Arc<SharedBoard>;
+    /// Starts the first `crew.readers` of them on `unit` until `deadline`, the k-th held
+    /// to `cpus[k]`.
+    fn begin(&mut self, unit: usize, crew: &Crew, deadline: Instant, cpus: &[usize]) -> Result<()>;
+    /// What each of the first `readers` did, once all have stopped.
+    fn end(&mut self, readers: u32) -> Result<Vec<Work>>;
+}
+
+/// A reader's interval in a process of its own (`workload::reader_procs`): the gets a
+/// reader thread makes (see [`read`]) on `env`, until `deadline` and the writer's end on
+/// `board`, with `rng` the keys of the reader thread it stands for.
+pub fn read_apart(
+    env: &Env,
+    crew: &Crew,
+    rng: &mut SplitMix64,
+    board: Arc<SharedBoard>,
+    deadline: Instant,
+) -> Result<Work, String> {
+    let signals = Signals::new(board);
+    *signals.deadline.lock().expect("not poisoned") = Some(deadline);
+    read(env.api, Shared(env.env, env.dbi), crew, rng, &signals).map_err(|e| env.api.failure(e).to_string())
 }
 
 /// The CPU each of `crew`'s threads is held to, readers first and the writer last, out of
@@ -378,11 +463,11 @@ pub fn pin(cpu: usize) -> nix::Result<()> {
 
 /// A reader's interval: random gets until its deadline, each timed.
 fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Signals) -> Result<Work, Failed> {
-    let mut latency = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
+    let mut latency = latency_histogram();
     let mut txn: *mut MDB_txn = ptr::null_mut();
     // SAFETY: a read transaction of this thread's own, on an open environment.
     let rc = unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) };
-    signals.begun.fetch_add(1, Ordering::AcqRel);
+    signals.board.begun.fetch_add(1, Ordering::AcqRel);
     ok("mdb_txn_begin", rc)?;
     let deadline = signals.deadline();
     let (mut ops, mut bytes) = (0u64, 0u64);
@@ -451,7 +536,10 @@ fn write(
     let stop = || Instant::now() >= deadline;
     // Readers that hold a transaction for the interval hold it from before the first put.
     if crew.reader_txn == ReaderTxn::PerInterval {
-        while signals.begun.load(Ordering::Acquire) < crew.readers as usize {
+        while signals.board.begun.load(Ordering::Acquire) < crew.readers {
+            if signals.abandoned.load(Ordering::Acquire) {
+                return Err(("the readers' read transactions (a reader process ended first)", sys::MDB_PANIC));
+            }
             std::hint::spin_loop();
         }
     }
@@ -489,27 +577,90 @@ fn write(
     }
     // Read once, after the last commit: no clock of the CPU's inside the puts it times.
     let cpu = thread_cpu() - cpu_first;
-    signals.written.store(true, Ordering::Release);
+    signals.board.written.store(1, Ordering::Release);
     std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
     Ok(Work { ops, first, last, cpu, latency: None, bytes: 0 })
 }
 
+/// What a crew's writer and readers tell each other within an interval, in memory that
+/// reader processes map too: plain counters, the same in every process.
+#[repr(C)]
+pub struct Board {
+    /// Readers whose read transaction of the interval has begun.
+    begun: AtomicU32,
+    /// 1 once the writer is done with the interval (or when there is none).
+    written: AtomicU32,
+}
+
+/// A [`Board`] in a shared mapping: anonymous for threads, of a file for processes.
+pub struct SharedBoard(NonNull<Board>);
+
+// SAFETY: the board is atomics only, made for use from many threads and processes.
+unsafe impl Send for SharedBoard {}
+unsafe impl Sync for SharedBoard {}
+
+impl SharedBoard {
+    /// Zeroed memory of this process's own (its threads share it).
+    pub fn anonymous() -> std::io::Result<SharedBoard> {
+        SharedBoard::map(libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1)
+    }
+
+    /// `file`'s first bytes, which every process that maps it shares; the file is made
+    /// as long as a board (zeroed) if it is shorter.
+    pub fn of(file: &std::fs::File) -> std::io::Result<SharedBoard> {
+        let bytes = std::mem::size_of::<Board>() as u64;
+        if file.metadata()?.len() < bytes {
+            file.set_len(bytes)?;
+        }
+        SharedBoard::map(libc::MAP_SHARED, file.as_raw_fd())
+    }
+
+    fn map(flags: libc::c_int, fd: RawFd) -> std::io::Result<SharedBoard> {
+        let bytes = std::mem::size_of::<Board>();
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a fresh mapping of our own, unmapped on drop.
+        let p = unsafe { libc::mmap(ptr::null_mut(), bytes, prot, flags, fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(SharedBoard(NonNull::new(p.cast()).expect("mmap returns no null mapping")))
+    }
+}
+
+impl Deref for SharedBoard {
+    type Target = Board;
+    fn deref(&self) -> &Board {
+        // SAFETY: mapped, aligned to a page, and zeroed memory is a valid Board.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for SharedBoard {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, no longer referred to.
+        unsafe { libc::munmap(self.0.as_ptr().cast(), std::mem::size_of::<Board>()) };
+    }
+}
+
 /// What a crew's threads tell each other within an interval.
-#[derive(Default)]
 struct Signals {
     /// When the interval's length has passed.
     deadline: Mutex<Option<Instant>>,
-    /// Readers whose read transaction of the interval has begun.
-    begun: AtomicUsize,
-    /// The writer is done with the interval (or there is none).
-    written: AtomicBool,
+    board: Arc<SharedBoard>,
+    /// A reader process ended: the writer waits for its readers no longer.
+    abandoned: AtomicBool,
 }
 
 impl Signals {
+    fn new(board: Arc<SharedBoard>) -> Signals {
+        Signals { deadline: Mutex::new(None), board, abandoned: AtomicBool::new(false) }
+    }
+
     fn reset(&self, writer: bool, deadline: Instant) {
         *self.deadline.lock().expect("not poisoned") = Some(deadline);
-        self.begun.store(0, Ordering::Release);
-        self.written.store(!writer, Ordering::Release);
+        self.board.begun.store(0, Ordering::SeqCst);
+        self.board.written.store(u32::from(!writer), Ordering::SeqCst);
+        self.abandoned.store(false, Ordering::Release);
     }
 
     /// The interval's deadline, set before its threads are let go.
@@ -520,7 +671,7 @@ impl Signals {
     /// A reader's interval is over at `now`: its deadline has passed and the writer is
     /// done, so a reader held open is open across every put.
     fn over(&self, now: Instant, deadline: Instant) -> bool {
-        now >= deadline && self.written.load(Ordering::Acquire)
+        now >= deadline && self.board.written.load(Ordering::Acquire) == 1
     }
 }
 
@@ -554,7 +705,7 @@ pub struct CrewFigures {
 impl CrewFigures {
     /// The figures of a crew of `readers` readers that ran `intervals`.
     pub fn of(readers: u32, intervals: &[CrewInterval]) -> CrewFigures {
-        let mut all = Histogram::<u64>::new_with_bounds(1, LATENCY_CEILING_NS, 2).expect("valid bounds");
+        let mut all = latency_histogram();
         for w in intervals.iter().flat_map(|i| &i.readers) {
             if let Some(h) = &w.latency {
                 all.add(h).expect("same bounds");

@@ -16,6 +16,7 @@ pub mod perf;
 pub mod presets;
 pub mod profile_part;
 pub mod program;
+pub mod reader_procs;
 pub mod session;
 pub mod settings;
 pub mod space;

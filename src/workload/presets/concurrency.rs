@@ -10,14 +10,15 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::{Context, PresetWorkload};
-use crate::workload::concurrent::{self, Crew, CrewFigures, CrewInterval, ReaderTxn, Writer};
-use crate::workload::lmdb::{self, Api, Env};
+use crate::workload::concurrent::{self, Crew, CrewFigures, CrewInterval, ReaderTxn, RemoteReaders, Writer};
+use crate::workload::lmdb::{self, Api, Database, Env, EnvOptions};
 use crate::workload::measure::{Figures, Outcome};
+use crate::workload::reader_procs::ReaderProcs;
 use crate::workload::WorkloadConfig;
 
 /// The writer's puts per interval beside stale readers unless `--puts-per-interval` says.
@@ -51,21 +52,24 @@ pub fn space_is_exact(w: PresetWorkload, cfg: &WorkloadConfig) -> bool {
     crew(w, 1, cfg).writer.is_none_or(|w| w.quota.is_some())
 }
 
-/// One unit of a side-by-side pass: its library and its readers.
+/// One unit of a side-by-side pass: its library, its slot of the paired worker (the
+/// library a reader process opens its environment with), and its readers.
 #[derive(Clone, Copy)]
 pub struct Member<'a> {
     pub api: &'a Api,
+    pub slot: usize,
     pub readers: u32,
 }
 
 /// `iterations` passes of `w` by every member, side by side: each pass fills every member's
 /// environment (untimed), then runs the members' crews interval by interval, each round in
 /// a fresh shuffled order; `after_round` is called between rounds. A failing crew fails
-/// the pass of every member (they share the process and its rounds).
+/// the pass of every member (they share the process and its rounds). With `procs`, every
+/// crew's readers are those reader processes (`--reader-procs`).
 pub fn side_by_side(
     members: &[Member],
     cfg: &WorkloadConfig,
-    scratch: &Path,
+    (scratch, mut procs): (&Path, Option<&mut ReaderProcs>),
     (w, iterations): (PresetWorkload, u32),
     rng: &mut impl Rng,
     after_round: impl Fn(),
@@ -85,7 +89,7 @@ pub fn side_by_side(
             }
             orders[round as usize].clone()
         };
-        match pass(members, cfg, scratch, w, order) {
+        match pass(members, cfg, (scratch, procs.as_deref_mut()), w, order) {
             Ok(done) => {
                 for (o, (figures, space)) in out.iter_mut().zip(done) {
                     if let Ok(o) = o {
@@ -101,10 +105,13 @@ pub fn side_by_side(
 
 /// `w` by `readers` readers alone, `iterations` passes (one process per unit and round).
 pub fn run(ctx: &Context, w: PresetWorkload, readers: u32) -> Result<Outcome> {
+    if ctx.cfg.preset.reader_procs {
+        bail!("--reader-procs: readers in processes of their own run in the paired worker (--pairing chunks)");
+    }
     let mut out = Outcome::default();
-    let me = [Member { api: ctx.api, readers }];
+    let me = [Member { api: ctx.api, slot: 0, readers }];
     for _ in 0..ctx.iterations {
-        let (figures, space) = pass(&me, ctx.cfg, ctx.scratch, w, |_| vec![0])?.remove(0);
+        let (figures, space) = pass(&me, ctx.cfg, (ctx.scratch, None), w, |_| vec![0])?.remove(0);
         // Alone in its process: no other unit's intervals to pair with.
         push(&mut out, figures, space, false);
     }
@@ -124,11 +131,12 @@ fn push(o: &mut Outcome, crew: CrewFigures, space: Option<crate::workload::space
 }
 
 /// One pass of every member on a fresh environment of its own: each crew's figures and,
-/// where it is exact, the space its environment was left with.
+/// where it is exact, the space its environment was left with. With `procs`, each reader
+/// process opens every environment once it is filled and aged, and closes it after.
 fn pass(
     members: &[Member],
     cfg: &WorkloadConfig,
-    scratch: &Path,
+    (scratch, procs): (&Path, Option<&mut ReaderProcs>),
     w: PresetWorkload,
     order: impl FnMut(u32) -> Vec<usize>,
 ) -> Result<Vec<(CrewFigures, Option<crate::workload::space::Space>)>> {
@@ -150,8 +158,25 @@ fn pass(
         }
     }
     let length = Duration::from_millis(u64::from(cfg.preset.interval_ms));
-    let intervals: Vec<Vec<CrewInterval>> =
-        concurrent::alternate(&envs, &crews, (cfg.preset.intervals, length), order)?;
+    let rounds = (cfg.preset.intervals, length);
+    let intervals: Vec<Vec<CrewInterval>> = match procs {
+        None => concurrent::alternate(&envs, &crews, rounds, order)?,
+        Some(procs) => {
+            let o = EnvOptions {
+                map_size: concurrent::map_size(cfg.entries),
+                flags,
+                db: Database::Unnamed,
+                lmdb10: Default::default(),
+            };
+            for (unit, (m, d)) in members.iter().zip(&dirs).enumerate() {
+                procs.open(unit, m.slot, d.path(), &o)?;
+            }
+            let done =
+                concurrent::alternate_with(&envs, &crews, Some(&mut *procs as &mut dyn RemoteReaders), rounds, order)?;
+            (0..members.len()).try_for_each(|unit| procs.close(unit))?;
+            done
+        }
+    };
     let exact = space_is_exact(w, cfg);
     let mut out = Vec::new();
     for ((env, d), (m, i)) in envs.iter().zip(&dirs).zip(members.iter().zip(&intervals)) {

@@ -42,6 +42,12 @@ pub struct PresetConfig {
     /// interval ends (stalereader: 1000 unless given; readwhilewriting: no limit).
     #[arg(id = "preset_puts_per_interval", long = "puts-per-interval", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub puts_per_interval: Option<u32>,
+    /// Suite concurrency: each reader a process of its own (one reader thread each)
+    /// beside the writer's, sharing the environment's lock file and reader table as a
+    /// multi-process deployment does; reader threads of the paired worker otherwise.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reader_procs: bool,
     /// Suite concurrency: reader threads of the unit a worker runs (the runner sets it
     /// from the unit's label; `run --readers` is the list).
     #[arg(long, hide = true, value_name = "N", default_value_t = 1)]
@@ -61,6 +67,7 @@ impl Default for PresetConfig {
             puts_per_txn: 1,
             writes_per_second: None,
             puts_per_interval: None,
+            reader_procs: false,
             crew_readers: 1,
         }
     }
@@ -101,6 +108,9 @@ impl PresetConfig {
         opt("--puts-per-interval", self.puts_per_interval.map(|v| v.to_string()));
         if self.migrate_append {
             a.push("--migrate-append".into());
+        }
+        if self.reader_procs {
+            a.push("--reader-procs".into());
         }
         a
     }

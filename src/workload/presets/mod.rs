@@ -266,7 +266,9 @@ impl Preset {
                  --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put), or \
                  reader-cpu and writer-cpu (the same in each thread's CPU time, without its waits for \
                  a core); \
-                 `--readers 1,2,4` makes a unit of each count."
+                 `--readers 1,2,4` makes a unit of each count; `--reader-procs` runs each reader in a \
+                 process of its own (one reader thread each, sharing the lock file's reader table) \
+                 beside the writer's."
             }
         }
     }
@@ -317,11 +319,15 @@ impl Preset {
             Preset::Migrate => (if r.migrate_append { ", MDB_APPEND puts" } else { ", plain puts" }).to_string(),
             Preset::Lmdb => ", the unnamed database (MDB_DUPSORT for the duplicates)".to_string(),
             Preset::Concurrency => format!(
-                ", {} intervals of {} ms a pass, {} put(s) a write transaction{}",
+                ", {} intervals of {} ms a pass, {} put(s) a write transaction{}{}",
                 r.intervals,
                 r.interval_ms,
                 r.puts_per_txn,
-                r.writes_per_second.map_or(String::new(), |n| format!(", at most {n} puts/s"))
+                r.writes_per_second.map_or(String::new(), |n| format!(", at most {n} puts/s")),
+                match r.reader_procs {
+                    true => ", each reader a process of its own (--reader-procs)",
+                    false => "",
+                }
             ),
         };
         format!("{}, {map}{own}", flags.join(", "))
