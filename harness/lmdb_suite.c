@@ -228,12 +228,16 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The armed pass's commits as the histogram's recorded buckets in f, ascending (commits.rs's
- * take), disarmed; none when none were timed. */
+/* The armed pass's commits in f: in the order made, and as the histogram's recorded buckets,
+ * ascending (commits.rs's take and buckets), disarmed; none when none were timed. */
 static void commits_take(struct figures *f) {
     f->commit_ns = NULL;
     f->ncommit = 0;
+    f->commit_order_ns = NULL;
+    f->ncommit_order = commit_n;
     if (commit_n) {
+        f->commit_order_ns = xmalloc(commit_n * sizeof *f->commit_order_ns);
+        memcpy(f->commit_order_ns, commit_times, commit_n * sizeof *commit_times);
         qsort(commit_times, commit_n, sizeof *commit_times, by_value);
         f->commit_ns = xmalloc(commit_n * sizeof *f->commit_ns);
     }
@@ -703,11 +707,14 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     f.db_bytes = size_on_disk(at);
     f.commit_ns = timed_commits.commit_ns;
     f.ncommit = timed_commits.ncommit;
+    f.commit_order_ns = timed_commits.commit_order_ns;
+    f.ncommit_order = timed_commits.ncommit_order;
     remove_env_dir(dir);
     remove_env_dir(copy);
     unlink(dump);
     if (rc) {
         free(f.commit_ns);
+        free(f.commit_order_ns);
         return print_error(res->workload, call, rc);
     }
     if (result_push(res, ns, entries, digest, f)) return 1;
