@@ -579,6 +579,7 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
         stdout(&run_ok(lmdb_regress().args(["report", "--metric", "commit-p50"]).arg(tmp.path().join("sync.jsonl"))));
     assert!(p50.contains("us/commit") && p50.contains("`LMDB_0.9.33 [sync]`"), "{p50}");
     assert!(p50.contains("Passes: ") && p50.contains("(fillRandom 5 an iteration)"), "{p50}");
+    assert!(p50.contains("Commits paired by their place in the pass (fillRandom, fillRandomEach)"), "{p50}");
     let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
     let header = header.lines().next().unwrap();
     assert!(header.contains(r#""nordahead":true"#), "{header}");
