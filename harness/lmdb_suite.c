@@ -199,8 +199,12 @@ static int commit_clocked(MDB_txn *txn) {
 }
 
 /* commits.rs's settle: what dir's file system holds unwritten written back (syncfs),
- * untimed, before a pass whose commits are timed. 0, or errno. */
+ * untimed, before the process's first pass whose commits are timed (once a process: its
+ * reasons are there). 0, or errno. */
 static int settle(const char *dir) {
+    static int settled;
+    if (settled) return 0;
+    settled = 1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = fd < 0 || syncfs(fd) ? errno : 0;
     if (fd >= 0) close(fd);
     return rc;
