@@ -199,8 +199,12 @@ static int commit_clocked(MDB_txn *txn) {
 }
 
 /* commits.rs's settle: what dir's file system holds unwritten written back (syncfs),
- * untimed, before a pass whose commits are timed. 0, or errno. */
+ * untimed, before the process's first pass whose commits are timed (once a process: its
+ * reasons are there). 0, or errno. */
 static int settle(const char *dir) {
+    static int settled;
+    if (settled) return 0;
+    settled = 1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = fd < 0 || syncfs(fd) ? errno : 0;
     if (fd >= 0) close(fd);
     return rc;
@@ -228,12 +232,16 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The armed pass's commits as the histogram's recorded buckets in f, ascending (commits.rs's
- * take), disarmed; none when none were timed. */
+/* The armed pass's commits in f: in the order made, and as the histogram's recorded buckets,
+ * ascending (commits.rs's take and buckets), disarmed; none when none were timed. */
 static void commits_take(struct figures *f) {
     f->commit_ns = NULL;
     f->ncommit = 0;
+    f->commit_order_ns = NULL;
+    f->ncommit_order = commit_n;
     if (commit_n) {
+        f->commit_order_ns = xmalloc(commit_n * sizeof *f->commit_order_ns);
+        memcpy(f->commit_order_ns, commit_times, commit_n * sizeof *commit_times);
         qsort(commit_times, commit_n, sizeof *commit_times, by_value);
         f->commit_ns = xmalloc(commit_n * sizeof *f->commit_ns);
     }
@@ -703,11 +711,14 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
     f.db_bytes = size_on_disk(at);
     f.commit_ns = timed_commits.commit_ns;
     f.ncommit = timed_commits.ncommit;
+    f.commit_order_ns = timed_commits.commit_order_ns;
+    f.ncommit_order = timed_commits.ncommit_order;
     remove_env_dir(dir);
     remove_env_dir(copy);
     unlink(dump);
     if (rc) {
         free(f.commit_ns);
+        free(f.commit_order_ns);
         return print_error(res->workload, call, rc);
     }
     if (result_push(res, ns, entries, digest, f)) return 1;

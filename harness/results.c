@@ -82,6 +82,7 @@ void result_free(struct result *r) {
     for (unsigned i = 0; i < r->n; i++) {
         free(r->fig[i].latencies);
         free(r->fig[i].commit_ns);
+        free(r->fig[i].commit_order_ns);
     }
     free(r->ns);
     free(r->fig);
@@ -96,6 +97,7 @@ int result_push(struct result *r, uint64_t ns, uint64_t entries, uint64_t digest
                r->workload, r->n + 1, entries, digest, r->entries, r->digest);
         free(f.latencies);
         free(f.commit_ns);
+        free(f.commit_order_ns);
         return 1;
     }
     r->has_checksum = 1;
@@ -118,6 +120,10 @@ void print_figures(const struct figures *f) {
         for (uint64_t i = 0; i < f->ncommit; i++)
             printf("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", f->commit_ns[i][0], f->commit_ns[i][1]);
         printf("]");
+    }
+    if (f->ncommit_order) {
+        printf(",\"commit_order_ns\":");
+        print_u64s(f->commit_order_ns, f->ncommit_order);
     }
     if (f->has_usage) {
         printf(",\"usage\":{\"user_us\":%" PRIu64 ",\"sys_us\":%" PRIu64 ",", f->user_us, f->sys_us);

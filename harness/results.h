@@ -15,6 +15,8 @@ struct figures {
     uint64_t ops, *latencies, nlat;
     /* the lmdb suite's timed commits: ncommit buckets, each [nanoseconds, how many] */
     uint64_t (*commit_ns)[2], ncommit;
+    /* the same commits' times in the order made (ncommit_order of them) */
+    uint64_t *commit_order_ns, ncommit_order;
     int64_t db_bytes, max_rss_kib;            /* -1: none */
     int has_usage, has_resident;
     uint64_t user_us, sys_us, major, minor, resident, total;

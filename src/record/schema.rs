@@ -348,10 +348,13 @@ impl Sample {
     }
 
     /// What paired chunks compare under a metric: a chunked pass's chunk times, or its
-    /// crew's figure of each interval (its chunks); empty for a pass run whole (a process
-    /// of its own), and for an exact figure, which needs no pairing.
+    /// crew's figure of each interval (its chunks), or under a metric of commits the pass's
+    /// commit times in the order made (commit k is paired with the reference's commit k,
+    /// like with like on a pass whose commits ramp with its tree); empty for a pass run
+    /// whole (a process of its own), and for an exact figure, which needs no pairing.
     pub fn chunk_values(&self, metric: Metric) -> Vec<f64> {
         match metric {
+            m if m.is_commits() => self.figures.commit_order_ns.iter().map(|ns| *ns as f64).collect(),
             _ if self.chunks_ns.is_empty() => Vec::new(),
             Metric::Time => self.chunks_ns.iter().map(|ns| *ns as f64).collect(),
             m if m.is_crew() => self.crew(m).map(|(_, each)| each).unwrap_or_default(),

@@ -4,7 +4,7 @@
 use super::model::{Delta, ReportModel, Section, ToolchainTable};
 use super::names::name;
 use crate::record::label::Label;
-use crate::record::{counts_taken, Closing, Engine, Failure, FailureStage, Layouts, Metric, Phase, Target};
+use crate::record::{counts_taken, Closing, Engine, Failure, FailureStage, Layouts, Metric, Pairing, Phase, Target};
 use crate::stats::{Comparison, Method, Summary, Verdict};
 use crate::workload::Workload;
 
@@ -514,8 +514,13 @@ pub fn section_notes(m: &ReportModel, s: &Section) -> Vec<String> {
     let mut v = Vec::new();
     // Chunk-paired sections: the two levels the intervals are built on.
     if let (Some(p), Some(c)) = (s.spreads.between_processes, s.spreads.between_chunks) {
+        // Process pairing with a spread inside the pass: commits paired by their place.
+        let inside = match s.pairing {
+            Pairing::Chunks => "chunks",
+            Pairing::Process => "the commits of a pass",
+        };
         v.push(format!(
-            "Spread of the ratios to one tag (robust SD of log ratios): between processes {}, between chunks {}.",
+            "Spread of the ratios to one tag (robust SD of log ratios): between processes {}, between {inside} {}.",
             within(100.0 * p),
             within(100.0 * c)
         ));

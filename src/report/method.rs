@@ -14,6 +14,7 @@ pub fn method_lines(m: &ReportModel) -> Vec<String> {
     if !m.rule.counts {
         v.extend(design_lines(m));
         v.extend(passes_line(m));
+        v.extend(commits_paired_line(m));
         v.push(format!(
             "A round is a block: a delta is the Hodges-Lehmann estimate of the per-round ratio, with the interval that inverts \
              Wilcoxon's signed-rank test. Intervals are simultaneous at 95% over the run's {} \
@@ -239,6 +240,32 @@ fn passes_line(m: &ReportModel) -> Option<String> {
              a unit's value for a round is the median of its passes' figures.",
             crate::workload::presets::lmdb_suite::declared::FEW_COMMITS,
             rows.join(", ")
+        )
+    })
+}
+
+/// How a run of a commit metric paired its passes' commits, in the sections whose samples
+/// kept their order; None for other runs, and for files from before the order was kept.
+fn commits_paired_line(m: &ReportModel) -> Option<String> {
+    let metric = m.unit.metric;
+    let ordered = |s: &&super::model::Section| {
+        m.samples.iter().any(|x| x.workload == s.workload && !x.chunk_values(metric).is_empty())
+    };
+    let mut paired: Vec<&str> = Vec::new();
+    for s in m.sections.iter().filter(|s| metric.is_commits() && s.pairing == Pairing::Process).filter(ordered) {
+        if !paired.contains(&s.workload.name()) {
+            paired.push(s.workload.name());
+        }
+    }
+    (!paired.is_empty()).then(|| {
+        format!(
+            "Commits paired by their place in the pass ({}): a pass's commits ramp with its growing tree, so \
+             a unit's value for a round, as comparisons take it, is the median over the pass's commits of \
+             commit k's ratio to commit k of the reference's pass in the same place (its 1st with its 1st), \
+             the mean of that over the round's passes, times the reference's median: like is compared with \
+             like, and a stretch of commits that met a busy disk moves few of the ratios, where it moves a \
+             pass's median. The tables show each unit's own median commit.",
+            paired.join(", ")
         )
     })
 }

@@ -301,6 +301,40 @@ mod tests {
         assert!(shift.abs() < 0.002, "an A/A moved by {:.2}%", 100.0 * shift);
     }
 
+    /// fillRandom's passes: 20 commits that ramp tenfold with the growing tree. b's are
+    /// a's 1.05 times, commit by commit, but in round 0 a stretch of b's first commits met
+    /// a busy disk (+2 ms each) and in round 1 a stretch of a's: each moves its pass's
+    /// median (the 10th commit of a ramp) by far more than 5%, and moves no paired value.
+    #[test]
+    fn commits_are_paired_by_their_index_so_a_ramp_and_a_stretch_move_no_ratio() {
+        use crate::record::Metric;
+        let ramp: Vec<u64> = (0..20).map(|k| (300_000.0 * 1.13f64.powi(k)) as u64).collect();
+        let pass = |tag: &str, round: u32, scale: f64, stalled: usize| {
+            let order: Vec<u64> =
+                ramp.iter().enumerate().map(|(k, ns)| (*ns as f64 * scale) as u64 + 2_000_000 * u64::from(k < stalled)).collect();
+            let mut s = sample(tag, round, vec![]);
+            s.figures.commit_ns = crate::workload::presets::lmdb_suite::commits::buckets(&order);
+            s.figures.commit_order_ns = order;
+            s
+        };
+        let samples = [pass("a", 0, 1.0, 0), pass("b", 0, 1.05, 8), pass("a", 1, 1.0, 8), pass("b", 1, 1.05, 0)];
+        let metric = Metric::CommitP50;
+        let g = group_by(&samples, |s| s.value(metric), |s| s.chunk_values(metric));
+        let (a, b) = (&g.compared[&unit("a")], &g.compared[&unit("b")]);
+        for r in [0, 1] {
+            assert!((b[&r] / a[&r] - 1.05).abs() < 1e-3, "round {r}: {g:?}");
+            let medians = g.values[&unit("b")][&r] / g.values[&unit("a")][&r];
+            assert!((medians - 1.05).abs() > 0.2, "round {r}: the pass medians' ratio {medians} is moved");
+        }
+        // A run from before the order was kept: its samples are compared by their medians.
+        let unordered: Vec<Sample> = samples.iter().cloned().map(|mut s| {
+            s.figures.commit_order_ns.clear();
+            s
+        }).collect();
+        let g = group_by(&unordered, |s| s.value(metric), |s| s.chunk_values(metric));
+        assert_eq!(g.compared, g.values);
+    }
+
     #[test]
     fn samples_without_chunks_are_compared_as_measured() {
         let samples: Vec<Sample> = [("a", 0, 100), ("b", 0, 120), ("a", 1, 90)]

@@ -158,6 +158,12 @@ pub struct Figures {
     /// a histogram's buckets (nanoseconds, how many).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commit_ns: Vec<(u64, u64)>,
+    /// The same commits' times in the order the pass made them (nanoseconds), so that
+    /// stats can pair commit k of a unit with commit k of the reference: a pass's commits
+    /// ramp with its growing tree, and like is compared with like. Empty in runs from
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commit_order_ns: Vec<u64>,
     /// concurrency: what the readers and the writer did in each interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crew: Option<super::concurrent::CrewFigures>,

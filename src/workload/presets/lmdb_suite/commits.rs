@@ -1,7 +1,8 @@
 //! Each commit's time in a pass that times them (`--sync` time runs): the clock read around
 //! mdb_txn_commit inside the timed region, written into storage sized before the pass, so
-//! the region allocates nothing; the histogram is made after it, and a pass's median
-//! (`--metric commit-p50`) is read back from it.
+//! the region allocates nothing; after it, the times are kept in the order made (stats
+//! pair commit k of a unit with commit k of the reference) and as a histogram, from which
+//! a pass's median (`--metric commit-p50`) is read back.
 
 use std::cell::RefCell;
 use std::time::Instant;
@@ -24,12 +25,16 @@ pub fn arm(commits: usize) {
     TIMES.with(|t| *t.borrow_mut() = Some(Vec::with_capacity(commits)));
 }
 
-/// The armed pass's commits as a histogram's recorded buckets (nanoseconds, how many),
-/// disarmed; empty when none were timed.
-pub fn take() -> Vec<(u64, u64)> {
-    let Some(times) = TIMES.with(|t| t.borrow_mut().take()) else { return Vec::new() };
+/// The armed pass's commit times in nanoseconds, in the order made, disarmed; empty when
+/// none were timed.
+pub fn take() -> Vec<u64> {
+    TIMES.with(|t| t.borrow_mut().take()).unwrap_or_default()
+}
+
+/// Commit times as a histogram's recorded buckets (nanoseconds, how many).
+pub fn buckets(times: &[u64]) -> Vec<(u64, u64)> {
     let mut h = histogram();
-    for ns in times {
+    for &ns in times {
         h.saturating_record(ns.max(1));
     }
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
@@ -53,12 +58,20 @@ pub fn median_ns(buckets: &[(u64, u64)]) -> Option<u64> {
     (h.len() > 0).then(|| h.value_at_quantile(0.5))
 }
 
-/// Writes back what `dir`'s file system holds unwritten (syncfs), untimed, before a pass
-/// whose commits are timed: a sync commit waits for the disk, and the writeback of what
-/// came before it (the last pass's files, the round's linked layouts, other processes'
-/// writes) would otherwise fall into whichever commits it met.
+/// Writes back what `dir`'s file system holds unwritten (syncfs), untimed, before the
+/// process's first pass whose commits are timed: a sync commit waits for the disk, and the
+/// writeback of what came before the process (the round's linked layouts, other processes'
+/// writes) would otherwise fall into whichever commits it met. Once a process: its later
+/// passes follow each other, and the files of the pass before are deleted, their unwritten
+/// pages with them, so a settle before each found little of its own to write and, under
+/// load, waited for the other processes' writeback (most of a round).
 pub fn settle(dir: &std::path::Path) -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SETTLED: AtomicBool = AtomicBool::new(false);
+    if SETTLED.swap(true, Ordering::Relaxed) {
+        return Ok(());
+    }
     let folder = std::fs::File::open(dir)?;
     // SAFETY: syncfs on a descriptor this function holds open.
     if unsafe { libc::syncfs(folder.as_raw_fd()) } != 0 {
@@ -95,7 +108,7 @@ mod tests {
         TIMES.with(|t| t.borrow_mut().as_mut().unwrap().extend([1500, 1500]));
         let kept = TIMES.with(|t| t.borrow().as_ref().is_some_and(|v| v.len() < v.capacity()));
         assert!(!kept, "full: a third commit is not timed");
-        let buckets = take();
+        let buckets = buckets(&take());
         assert_eq!(buckets.iter().map(|b| b.1).sum::<u64>(), 2, "{buckets:?}");
         assert!(buckets.iter().all(|b| (1500..1520).contains(&b.0)), "two significant digits: {buckets:?}");
         assert!(take().is_empty(), "disarmed");
@@ -106,7 +119,9 @@ mod tests {
         // 5 commits: 99, 100 and 101 µs, and 2 stalls of 20 ms; the mean is 8 ms.
         arm(5);
         TIMES.with(|t| t.borrow_mut().as_mut().unwrap().extend([100_000, 20_000_000, 101_000, 20_000_000, 99_000]));
-        let buckets = take();
+        let order = take();
+        assert_eq!(order, [100_000, 20_000_000, 101_000, 20_000_000, 99_000], "kept in the order made");
+        let buckets = buckets(&order);
         let median = median_ns(&buckets).unwrap();
         assert!((101_000..101_512).contains(&median), "the third of five, in its bucket: {median} {buckets:?}");
         assert_eq!(median_ns(&[]), None);

@@ -124,7 +124,7 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
         }
         let mark = Mark::now();
         let timed = timed_pass(&env, d, &plan, places, counter.as_deref_mut());
-        let commit_ns = commits::take();
+        let commit_order_ns = commits::take();
         let (ns, instructions, checksum) = timed?;
         let (syncs, bytes) = mark.since();
         // A pass that committed nothing (a read) has no I/O per commit.
@@ -140,7 +140,9 @@ fn passes(ctx: &Context, w: LmdbWorkload, mut counter: Option<&mut PerfCounter>)
         };
         let ops =
             if plan.timed.len() > 0 { plan.timed.len() } else { plan.setup_puts.len() - plan.setup_deletes.len() };
-        let figures = Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), commit_ns, ..Default::default() };
+        let commit_ns = commits::buckets(&commit_order_ns);
+        let figures =
+            Figures { ops: Some(ops as u64), db_bytes: Some(db_bytes), commit_ns, commit_order_ns, ..Default::default() };
         out.push_checked(ns, instructions, checksum, figures)?;
         out.space.push(space);
         out.io.extend((commits > 0).then_some(Io { syncs, bytes, commits }));
