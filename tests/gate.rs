@@ -253,6 +253,7 @@ fn confirm_fails_only_what_a_second_run_repeats() {
 
 /// `history --fail-on slower:2% --confirm` from LMDB_0.9.33 to HEAD (with `extra`), into
 /// `out_dir`; when `take_away`, the toggle is removed as the second run is announced.
+/// Unoptimised, as tests/history.rs's saved history is (an extension gives its flags).
 fn confirmed_history(
     repo: &std::path::Path,
     out_dir: &std::path::Path,
@@ -262,7 +263,7 @@ fn confirmed_history(
 ) -> (Option<i32>, String) {
     let mut cmd = lmdb_regress();
     cmd.args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", "2000"])
-        .args(["--fail-on", "slower:2%", "--confirm", "--no-coverage", "--git"])
+        .args(["--fail-on", "slower:2%", "--confirm", "--no-coverage", "--cflags", &unoptimised_cflags(), "--git"])
         .arg(repo)
         .args(extra);
     if extra.is_empty() {
@@ -449,11 +450,13 @@ fn mid_sorting_base(repo: &std::path::Path, tagged: &str) -> String {
     panic!("no commit id in 64 started with 4 to b");
 }
 
-/// The bump gate of ci/examples/lmdb-bump-gate.yml: the merge base, then the head.
+/// The bump gate of ci/examples/lmdb-bump-gate.yml: the merge base, then the head; built
+/// unoptimised (gcc -O0 compiles mdb.c about five times faster; the head's spin is more
+/// work per put at either level, and which unit is the baseline is the point).
 fn bump_gate(repo: &std::path::Path, base: &str, head: &str, extra: &[&str]) -> Output {
     let mut cmd = lmdb_regress();
     cmd.args(["run", "--workloads", "write", "--entries", "2000", "--metric", "instructions"])
-        .args(["--fail-on", "slower:1%", "--no-coverage", "--git"])
+        .args(["--fail-on", "slower:1%", "--no-coverage", "--cflags", &unoptimised_cflags(), "--git"])
         .arg(repo)
         .arg("--tags")
         .arg(format!("{},{}", &base[..12], &head[..12]))

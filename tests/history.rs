@@ -35,11 +35,15 @@ fn history(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> String {
     stdout(&run_ok(&mut history_command(repo, range, out_dir, extra)))
 }
 
-/// `history` of `range` by write at 2000 entries into `out_dir`, with `extra`.
+/// `history` of `range` by write at 2000 entries into `out_dir`, with `extra`. Unoptimised
+/// (so is every extension, which must give the saved run's flags): each commit is a build
+/// of its own, gcc -O0 compiles mdb.c about five times faster than -O2, and what the tests
+/// plant (a spin in every put, comments) moves the exact counts alike at either level.
 fn history_command(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> std::process::Command {
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1")
-        .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--no-coverage", "--git"])
+        .args(["history", "--range", range, "--workloads", "write", "--entries", "2000", "--no-coverage"])
+        .args(["--cflags", &unoptimised_cflags(), "--git"])
         .arg(repo)
         .arg("--out-dir")
         .arg(out_dir)
@@ -47,13 +51,13 @@ fn history_command(repo: &Path, range: &str, out_dir: &Path, extra: &[&str]) -> 
     c
 }
 
-/// `history --extend` of the saved history in `out_dir`, by write at `entries`, with `extra`.
-/// `history --extend` of the history saved in `out_dir`, of write at `entries`.
+/// `history --extend` of the history saved in `out_dir`, of write at `entries`, built as
+/// [`history_command`] builds.
 fn extend_command(repo: &Path, out_dir: &Path, entries: &str) -> std::process::Command {
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_OFFLINE", "1")
         .args(["history", "--range", "LMDB_0.9.33..HEAD", "--workloads", "write", "--entries", entries])
-        .args(["--no-coverage", "--git"])
+        .args(["--no-coverage", "--cflags", &unoptimised_cflags(), "--git"])
         .arg(repo)
         .arg("--extend")
         .arg(out_dir.join("history.json"));
@@ -343,7 +347,7 @@ fn extend_refuses_another_line_and_leaves_the_history_as_it_was() {
         lmdb_regress()
             .env("LMDB_REGRESS_OFFLINE", "1")
             .args(["run", "--tags", "LMDB_0.9.33", "--workloads", "write", "--entries", "2000", "--rounds", "1"])
-            .args(["--metric", "instructions", "--git"])
+            .args(["--metric", "instructions", "--cflags", &unoptimised_cflags(), "--git"])
             .arg(&repo)
             .arg("--out")
             .arg(&tags),

@@ -21,13 +21,15 @@ fn commit(repo: &Path, msg: &str) -> String {
 }
 
 /// `bisect` of the write workload by instruction counts, with only `repo` to build from
-/// (a cache of its own beside `out_dir`).
+/// (a cache of its own beside `out_dir`). Unoptimised: each probe is a build of its own, gcc
+/// -O0 compiles mdb.c about five times faster than -O2, and what the tests plant (a spin
+/// in every put, a comment) moves the exact counts alike at either level.
 fn bisect_command(repo: &Path, good: &str, bad: &str, out_dir: &Path) -> std::process::Command {
     let mut c = lmdb_regress();
     c.env("LMDB_REGRESS_CACHE", out_dir.with_extension("cache"))
         .env("LMDB_REGRESS_OFFLINE", "1")
         .args(["bisect", "--good", good, "--bad", bad, "--workload", "write", "--entries", "2000"])
-        .args(["--metric", "instructions", "--git"])
+        .args(["--metric", "instructions", "--cflags", &unoptimised_cflags(), "--git"])
         .arg(repo)
         .arg("--out-dir")
         .arg(out_dir);
