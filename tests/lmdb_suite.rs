@@ -669,7 +669,7 @@ fn a_resume_that_would_move_a_units_data_files_is_refused() {
     c.args(["run", "--suite", "lmdb", "--tags", "0.9.33", "--workloads", "fillRandomEach", "--rounds", "2"]);
     c.args(["--warmup", "0", "--entries", "200", "--layouts", "fixed", "--no-coverage", "--out"]);
     run_ok(c.arg(&file));
-    let mut kept: Vec<Value> = crate::safety::records(&file)
+    let kept: Vec<Value> = crate::safety::records(&file)
         .into_iter()
         .filter(|r| r["type"] != "end" && !(r["type"] == "sample" && r["round"] == 1))
         .collect();
