@@ -339,6 +339,17 @@ mod tests {
         assert!(parts[0].describe().contains("--readers: concurrency's only"), "{}", parts[0].describe());
     }
 
+    /// `--reader-procs` under `--suite all` reaches the readers' run alone, and the others say so.
+    #[test]
+    fn reader_processes_are_the_concurrency_runs_only() {
+        let parts = parts_of(&["--suite", "all", "--out", "d/NAME.jsonl", "--reader-procs"]);
+        let runs: Vec<&RunArgs> = parts.iter().map(|p| p.run.as_ref().unwrap()).collect();
+        let procs: Vec<bool> = runs.iter().map(|r| r.preset_cfg.reader_procs).collect();
+        assert_eq!(procs, [false, false, true]);
+        assert!(parts[0].notes.iter().any(|n| n == "--reader-procs: concurrency's only"), "{:?}", parts[0].notes);
+        assert!(parts[2].notes.is_empty(), "{:?}", parts[2].notes);
+    }
+
     /// A suite the flags leave out is said, and the budget is split among the others.
     #[test]
     fn a_suite_the_flags_leave_out_is_said_and_takes_no_budget() {

@@ -366,10 +366,7 @@ pub fn alternate_with<'a>(
         let mut result = Ok(());
         'rounds: for round in 0..intervals {
             for unit in order(round) {
-                let far = match remote.as_mut() {
-                    Some(r) => Some((&mut **r as &mut dyn RemoteReaders, unit)),
-                    None => None,
-                };
+                let far = remote.as_mut().map(|r| (&mut **r as &mut dyn RemoteReaders, unit));
                 match running[unit].interval(length, far) {
                     Ok(i) => out[unit].push(i),
                     Err(e) => {
