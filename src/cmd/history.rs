@@ -314,7 +314,9 @@ fn extend(args: &HistoryArgs, file: &Path, points: Vec<Point>) -> Result<()> {
     history.run = Some(run_name(&merged_run, &dir));
     history.new_from = Some(saved.points.len());
     let new: Vec<String> = history.points[saved.points.len()..].iter().map(|p| p.commit.clone()).collect();
-    attribute_steps(&mut history, &args.run.build, &merged.header.config, |c| new.iter().any(|n| n == c));
+    // Attributed from the builds the history measured, whatever flags this command was given.
+    let build = super::request::recorded_build(&args.run.build, &merged);
+    attribute_steps(&mut history, &build, &merged.header.config, |c| new.iter().any(|n| n == c));
     // Placed in this order, and taken back whole should one not go: history.json, which
     // names the run file, goes after it, so that it never names a file not yet in place.
     let mut files = vec![(merged_run.clone(), merged.text()?.into_bytes())];

@@ -296,6 +296,12 @@ pub(super) fn control_tag(tag: &str) -> Result<String> {
 
 /// The toolchains a run file's builds were made by: `--toolchain` again when its labels
 /// name toolchains, else the one compiler and flags.
+/// The builds `data` records, with `given`'s source of commits and jobs: how a resumed or
+/// extended run builds its units again, and what it attributes steps with.
+pub(super) fn recorded_build(given: &BuildArgs, data: &RunData) -> BuildArgs {
+    BuildArgs { git: given.git.clone(), jobs: given.jobs, ..recorded_toolchains(data) }
+}
+
 pub(super) fn recorded_toolchains(data: &RunData) -> BuildArgs {
     let tags = &data.header.tags;
     let first = |t: &record::TagStatus| t.builds.first().map(|b| b.toolchain.clone());

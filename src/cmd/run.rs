@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::args::BuildArgs;
 use super::prepare::{create_run_file, default_out, prepare_units, Prepared};
-use super::request::{control_tag, recorded_toolchains, selection, Continue, RunArgs};
+use super::request::{control_tag, selection, Continue, RunArgs};
 use crate::files::{self, Existing};
 use crate::record::{self, Base, Engine, Failure, Header, Phase, Plan, Record, RunData, RunWriter, Shard};
 use crate::report::gate::{self, FailOn};
@@ -381,7 +380,7 @@ pub fn measure_recorded(
     (dir, stem): (PathBuf, String),
 ) -> Result<RunData> {
     let h = &recorded.header;
-    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(recorded) };
+    let build = super::request::recorded_build(&args.build, recorded);
     let Prepared { tags, units, mut failures, c_paired_worker } =
         prepare_units(tags, &[], &h.engines, &build, h.plan.layouts, h.plan.pairing)?;
     if units.is_empty() {
@@ -563,7 +562,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     let mut tags: Vec<&str> = built.map(|t| t.label.base.as_str()).collect();
     tags.dedup();
     let (spec, sources) = super::resume::units(&tags, args, path)?;
-    let build = BuildArgs { git: args.build.git.clone(), jobs: args.build.jobs, ..recorded_toolchains(&data) };
+    let build = super::request::recorded_build(&args.build, &data);
     // Counting takes the fixed builds: a run left only its counting pass links no layout.
     let layouts = if left == Some(Phase::Counting) { record::Layouts::Fixed } else { h.plan.layouts };
     super::program::check_unchanged(&h.plan.programs, path)?;
