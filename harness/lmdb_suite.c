@@ -659,6 +659,8 @@ static int setup(struct env *e, const struct plan *p, const char **call) {
 }
 
 /* One pass on a fresh environment: its time, checksum, figures and space. */
+static unsigned row_passes(const struct row *r, const struct settings *s);
+
 static int one_pass(struct result *res, const struct row *r, const struct plan *p, const char *scratch) {
     char dir[4096], copy[4096], dump[4200];
     struct env e, backup = {NULL, 0};
@@ -691,6 +693,12 @@ static int one_pass(struct result *res, const struct row *r, const struct plan *
         if (!rc) rc = timed_pass(r, &e, p, &places, &ns, &entries, &digest, &read, &call);
         struct io_mark done = io_now();
         commits_take(&timed_commits);
+        /* mod.rs's passes: the order only where the row repeats its pass (its reasons are there). */
+        if (row_passes(r, &P) == 1) {
+            free(timed_commits.commit_order_ns);
+            timed_commits.commit_order_ns = NULL;
+            timed_commits.ncommit_order = 0;
+        }
         if (!rc && !(rc = mdb_env_info(e.env, &after))) {
             io.syncs = done.syncs - mark.syncs;
             io.bytes = done.bytes - mark.bytes;

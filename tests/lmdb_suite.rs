@@ -546,14 +546,17 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
             let ns = b[0].as_u64().unwrap();
             assert_eq!(lmdb_regress::workload::presets::lmdb_suite::commits::median_ns(&[(ns, 1)]), Some(ns), "{x}");
         }
-        // The same commits in the order made, one a commit, in both engines: their buckets
-        // are the histogram's.
-        let order: Vec<u64> = x["figures"]["commit_order_ns"].as_array().map_or_else(Vec::new, |o| {
-            o.iter().map(|ns| ns.as_u64().unwrap()).collect()
-        });
-        assert_eq!(order.len() as u64, timed, "{x}");
-        let histogram: Vec<(u64, u64)> = buckets.iter().map(|b| (b[0].as_u64().unwrap(), b[1].as_u64().unwrap())).collect();
-        assert_eq!(lmdb_regress::workload::presets::lmdb_suite::commits::buckets(&order), histogram, "{x}");
+        // The same commits in the order made, one a commit, in both engines, where the row
+        // repeats its pass (fillRandom): their buckets are the histogram's.
+        let order: Vec<u64> = x["figures"]["commit_order_ns"]
+            .as_array()
+            .map_or_else(Vec::new, |o| o.iter().map(|ns| ns.as_u64().unwrap()).collect());
+        assert_eq!(order.len() as u64, if passes[w] > 1 { timed } else { 0 }, "{x}");
+        let histogram: Vec<(u64, u64)> =
+            buckets.iter().map(|b| (b[0].as_u64().unwrap(), b[1].as_u64().unwrap())).collect();
+        if !order.is_empty() {
+            assert_eq!(lmdb_regress::workload::presets::lmdb_suite::commits::buckets(&order), histogram, "{x}");
+        }
         io.entry((tag.into(), w.into())).or_default().push(x["io"].clone());
         let engine = x["engine"].as_str().unwrap().to_string();
         checksums.entry((tag.to_string(), w, engine)).or_default().push(x["checksum"].clone());
@@ -579,7 +582,7 @@ fn sync_modes_give_exact_syncs_per_commit_in_both_engines() {
         stdout(&run_ok(lmdb_regress().args(["report", "--metric", "commit-p50"]).arg(tmp.path().join("sync.jsonl"))));
     assert!(p50.contains("us/commit") && p50.contains("`LMDB_0.9.33 [sync]`"), "{p50}");
     assert!(p50.contains("Passes: ") && p50.contains("(fillRandom 5 an iteration)"), "{p50}");
-    assert!(p50.contains("Commits paired by their place in the pass (fillRandom, fillRandomEach)"), "{p50}");
+    assert!(p50.contains("Commits paired by their place in the pass (fillRandom):"), "{p50}");
     let header = std::fs::read_to_string(tmp.path().join("sync.jsonl")).unwrap();
     let header = header.lines().next().unwrap();
     assert!(header.contains(r#""nordahead":true"#), "{header}");

@@ -591,7 +591,7 @@ fn position(p: &search::Position) -> String {
 /// One tag's values under a metric, one per round, as comparisons pair them (chunk-paired
 /// samples against the run's other units: `stats::chunks`).
 fn tag_values(samples: &[Sample], label: &Label, metric: Metric) -> Rounds {
-    let mut grouped = stats::chunks::group_by(samples, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+    let mut grouped = stats::chunks::group_by(samples, |s| s.value(metric), metric).compared;
     grouped.remove(label).unwrap_or_default()
 }
 

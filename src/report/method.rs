@@ -260,11 +260,12 @@ fn commits_paired_line(m: &ReportModel) -> Option<String> {
     (!paired.is_empty()).then(|| {
         format!(
             "Commits paired by their place in the pass ({}): a pass's commits ramp with its growing tree, so \
-             a unit's value for a round, as comparisons take it, is the median over the pass's commits of \
-             commit k's ratio to commit k of the reference's pass in the same place (its 1st with its 1st), \
-             the mean of that over the round's passes, times the reference's median: like is compared with \
-             like, and a stretch of commits that met a busy disk moves few of the ratios, where it moves a \
-             pass's median. The tables show each unit's own median commit.",
+             a unit's value for a round, as comparisons take it, is the median, over every commit of the \
+             round's passes, of commit k's ratio to commit k of the reference's pass in the same place (its \
+             1st pass's 1st commit with the reference's 1st pass's 1st), times the reference's median: like \
+             is compared with like, and a stretch of commits that met a busy disk, or a whole pass, moves \
+             only its own share of the ratios, where it moves a pass's median. The tables show each unit's \
+             own median commit.",
             paired.join(", ")
         )
     })

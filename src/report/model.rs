@@ -318,7 +318,7 @@ pub fn blocks(data: &RunData, metric: Metric) -> BTreeMap<(Engine, Workload), Bl
     groups
         .into_iter()
         .map(|(k, samples)| {
-            let g = stats::chunks::group_by(samples.iter().copied(), timed, |s| s.chunk_values(metric));
+            let g = stats::chunks::group_by(samples.iter().copied(), timed, metric);
             let counts = beside
                 .iter()
                 .map(|&m| {

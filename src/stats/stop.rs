@@ -76,7 +76,7 @@ pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> C
     groups
         .into_iter()
         .map(|(key, group)| {
-            let blocks = chunks::group_by(group, |s| s.value(metric), |s| s.chunk_values(metric)).compared;
+            let blocks = chunks::group_by(group, |s| s.value(metric), metric).compared;
             (key, (reference(&blocks, baseline), blocks))
         })
         .collect()
