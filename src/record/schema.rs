@@ -45,10 +45,14 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// plan's `reference_layouts`, a round's several layouts of the reference, each a sample,
 /// which a reader of 14 would pair with the first layout alone, and the header's `places`,
 /// which units kept their data files in memory and which on a disk, which a reader of 14
-/// would drop on a resume or merge). Layouts
+/// would drop on a resume or merge; 16: the configuration's `preset.reader_procs`, readers
+/// in processes of their own, which a reader of 15 would resume with reader threads, a
+/// fillRandom sample's `figures.commit_order_ns`, its commits in the order made, which a
+/// reader of 15 would drop on a resume or merge and compare by pass medians, and the
+/// environment's `tool_sha256`, the build of the tool, which it would drop). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 15;
+pub const SCHEMA: u32 = 16;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;
