@@ -62,7 +62,7 @@ pub fn tool_sha256() -> Option<String> {
 impl Environment {
     /// The tool's build as reports name it: the first 12 hex digits of its SHA-256.
     pub fn tool_build(&self) -> Option<&str> {
-        self.tool_sha256.as_deref().map(|h| &h[..h.len().min(12)])
+        self.tool_sha256.as_deref().map(|h| h.get(..12).unwrap_or(h))
     }
 }
 
