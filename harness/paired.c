@@ -158,8 +158,8 @@ typedef __typeof__(mdb_cursor_put) *cursor_put_fn;
 /* A walk under way: its first step is `first`, then `step`, until MDB_NOTFOUND. */
 struct walk { int started, done; uint64_t visited; };
 
-__attribute__((noinline)) int timed_read_key(cursor_get_fn get, MDB_cursor *cur, const struct dataset *d,
-                                             unsigned char *key, size_t from, size_t to) {
+static inline __attribute__((always_inline)) int
+body_read_key(cursor_get_fn get, MDB_cursor *cur, const struct dataset *d, unsigned char *key, size_t from, size_t to) {
     MDB_val k, v;
     for (size_t j = from; j < to; j++) {
         fill_key(d, key, j);
@@ -186,16 +186,18 @@ __attribute__((noinline)) int timed_read_key(cursor_get_fn get, MDB_cursor *cur,
         return 0;                                                                                  \
     } while (0)
 
-__attribute__((noinline)) int timed_read_seq(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n) {
+static inline __attribute__((always_inline)) int
+body_read_seq(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n) {
     WALK(get, cur, w, n, MDB_FIRST, MDB_NEXT, { CONSUME(&k); CONSUME(&v); });
 }
 
-__attribute__((noinline)) int timed_read_rev(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n) {
+static inline __attribute__((always_inline)) int
+body_read_rev(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n) {
     WALK(get, cur, w, n, MDB_LAST, MDB_PREV, { CONSUME(&k); CONSUME(&v); });
 }
 
-__attribute__((noinline)) int timed_read_crc(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n,
-                                             uint32_t *crc) {
+static inline __attribute__((always_inline)) int
+body_read_crc(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n, uint32_t *crc) {
     WALK(get, cur, w, n, MDB_FIRST, MDB_NEXT,
          {
              *crc = libdeflate_crc32(*crc, k.mv_data, k.mv_size);
@@ -203,8 +205,8 @@ __attribute__((noinline)) int timed_read_crc(cursor_get_fn get, MDB_cursor *cur,
          });
 }
 
-__attribute__((noinline)) int timed_read_xxh64(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n,
-                                               uint64_t *sum) {
+static inline __attribute__((always_inline)) int
+body_read_xxh64(cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n, uint64_t *sum) {
     WALK(get, cur, w, n, MDB_FIRST, MDB_NEXT,
          {
              *sum += XXH64(k.mv_data, k.mv_size, 0);
@@ -218,10 +220,9 @@ struct write_txn { MDB_txn *txn; MDB_cursor *cur; };
 /* Write positions [from, to), each entry built in the reused buffers as LmdbJava's writer
  * builds it: the chunk holding position 0 begins the pass's one transaction and opens its
  * one cursor, the one holding the last position commits it. */
-__attribute__((noinline)) int timed_write(const struct api *a, struct env *e, cursor_put_fn put,
-                                          const struct dataset *d, unsigned char *key, struct values *vals,
-                                          struct write_txn *t, unsigned flags, size_t from, size_t to,
-                                          const char **call) {
+static inline __attribute__((always_inline)) int
+body_write(const struct api *a, struct env *e, cursor_put_fn put, const struct dataset *d, unsigned char *key,
+           struct values *vals, struct write_txn *t, unsigned flags, size_t from, size_t to, const char **call) {
     MDB_val k, v;
     int rc = 0;
     if (from == 0) {
@@ -245,6 +246,41 @@ __attribute__((noinline)) int timed_write(const struct api *a, struct env *e, cu
     }
     return rc;
 }
+
+/* Copies of each timed function, as the Rust worker's (src/workload/native.rs,
+ * TIMED_COPIES): lld places each apart, and chunk i runs in copy i mod TIMED_COPIES, every
+ * slot alike, so one process times its chunks in several placements of the loop. Copy 0
+ * keeps the plain name; each copy carries an assembly comment of its own name, so no pass
+ * of the compiler folds the copies into one. */
+#define TIMED_COPIES 4
+#define TIMED_COPY(name, copy, params, args)                                                       \
+    __attribute__((noinline)) int timed_##name##copy params {                                      \
+        __asm__("# timed_" #name #copy);                                                           \
+        return body_##name args;                                                                   \
+    }
+#define TIMED_COPIES_OF(name, params, args)                                                        \
+    TIMED_COPY(name, , params, args)                                                               \
+    TIMED_COPY(name, _1, params, args)                                                             \
+    TIMED_COPY(name, _2, params, args)                                                             \
+    TIMED_COPY(name, _3, params, args)                                                             \
+    static int (*const timed_##name##_copies[TIMED_COPIES]) params = {                              \
+        timed_##name, timed_##name##_1, timed_##name##_2, timed_##name##_3};
+
+TIMED_COPIES_OF(read_key,
+                (cursor_get_fn get, MDB_cursor *cur, const struct dataset *d, unsigned char *key, size_t from,
+                 size_t to),
+                (get, cur, d, key, from, to))
+TIMED_COPIES_OF(read_seq, (cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n), (get, cur, w, n))
+TIMED_COPIES_OF(read_rev, (cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n), (get, cur, w, n))
+TIMED_COPIES_OF(read_crc, (cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n, uint32_t *crc),
+                (get, cur, w, n, crc))
+TIMED_COPIES_OF(read_xxh64, (cursor_get_fn get, MDB_cursor *cur, struct walk *w, size_t n, uint64_t *sum),
+                (get, cur, w, n, sum))
+TIMED_COPIES_OF(write,
+                (const struct api *a, struct env *e, cursor_put_fn put, const struct dataset *d, unsigned char *key,
+                 struct values *vals, struct write_txn *t, unsigned flags, size_t from, size_t to,
+                 const char **call),
+                (a, e, put, d, key, vals, t, flags, from, to, call))
 
 /* ---- a pass: opened untimed, run chunk by chunk, ended untimed (src/workload/pass.rs) ---- */
 
@@ -292,20 +328,21 @@ struct pass {
     int rc;
 };
 
-/* Chunk i of `size` operations: readKey and the write by position, walks by steps (the
- * last chunk walks on to the end, where a whole pass ends). */
+/* Chunk i of `size` operations, in copy i mod TIMED_COPIES: readKey and the write by
+ * position, walks by steps (the last chunk walks on to the end, where a whole pass ends). */
 static inline int run_chunk(struct pass *p, size_t size, size_t count, size_t i) {
     size_t from = i * size, to = from + size < p->d->n ? from + size : p->d->n;
     size_t steps = i + 1 == count ? SIZE_MAX : size;
     cursor_get_fn get = p->s->api.mdb_cursor_get;
+    size_t copy = i % TIMED_COPIES;
     switch (p->kind) {
-    case READ_KEY: return timed_read_key(get, p->cur, p->d, p->key, from, to);
-    case READ_SEQ: return timed_read_seq(get, p->cur, &p->walk, steps);
-    case READ_REV: return timed_read_rev(get, p->cur, &p->walk, steps);
-    case READ_CRC: return timed_read_crc(get, p->cur, &p->walk, steps, &p->crc);
-    case READ_XXH64: return timed_read_xxh64(get, p->cur, &p->walk, steps, &p->sum);
+    case READ_KEY: return timed_read_key_copies[copy](get, p->cur, p->d, p->key, from, to);
+    case READ_SEQ: return timed_read_seq_copies[copy](get, p->cur, &p->walk, steps);
+    case READ_REV: return timed_read_rev_copies[copy](get, p->cur, &p->walk, steps);
+    case READ_CRC: return timed_read_crc_copies[copy](get, p->cur, &p->walk, steps, &p->crc);
+    case READ_XXH64: return timed_read_xxh64_copies[copy](get, p->cur, &p->walk, steps, &p->sum);
     case WRITE:
-        return timed_write(&p->s->api, &p->env, p->s->api.mdb_cursor_put, p->d, p->key, &p->vals, &p->wt, p->flags,
+        return timed_write_copies[copy](&p->s->api, &p->env, p->s->api.mdb_cursor_put, p->d, p->key, &p->vals, &p->wt, p->flags,
                            from, to, &p->call);
     }
     return EINVAL;

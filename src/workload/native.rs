@@ -73,9 +73,8 @@ pub type Timed = Result<u64, Failed>;
 ///
 /// Each runs one chunk of a pass (a whole pass is its one chunk): readKey the keys at
 /// write positions `range`, the walks up to `n` more entries.
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_read_key(
+#[inline(always)]
+unsafe fn read_key(
     get: CursorGet,
     cur: *mut MDB_cursor,
     data: &Dataset,
@@ -94,9 +93,8 @@ pub unsafe fn lmdbregress_timed_read_key(
     Ok(0)
 }
 
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
+#[inline(always)]
+unsafe fn read_seq(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
     walk.next(get, cur, FORWARD, n, "mdb_cursor_get", |k, v| {
         consume(k, v);
         Ok(())
@@ -104,9 +102,8 @@ pub unsafe fn lmdbregress_timed_read_seq(get: CursorGet, cur: *mut MDB_cursor, w
     Ok(0)
 }
 
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
+#[inline(always)]
+unsafe fn read_rev(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed {
     walk.next(get, cur, BACKWARD, n, "mdb_cursor_get", |k, v| {
         consume(k, v);
         Ok(())
@@ -114,9 +111,8 @@ pub unsafe fn lmdbregress_timed_read_rev(get: CursorGet, cur: *mut MDB_cursor, w
     Ok(0)
 }
 
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_read_crc(
+#[inline(always)]
+unsafe fn read_crc(
     get: CursorGet,
     cur: *mut MDB_cursor,
     walk: &mut Walk,
@@ -145,15 +141,8 @@ pub unsafe fn lmdbregress_timed_read_crc(
     r.map(|_| 0)
 }
 
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_read_xxh64(
-    get: CursorGet,
-    cur: *mut MDB_cursor,
-    walk: &mut Walk,
-    n: usize,
-    sum: &mut u64,
-) -> Timed {
+#[inline(always)]
+unsafe fn read_xxh64(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize, sum: &mut u64) -> Timed {
     let mut total = *sum;
     // Inlined, as readCrc's: the walk's two loops each hold it.
     let r = walk.next(
@@ -181,9 +170,8 @@ pub unsafe fn lmdbregress_timed_read_xxh64(
 /// # Safety
 /// `env` is open; no other write transaction of it is active; `tc` is None before the
 /// first chunk and is only touched by this function.
-#[no_mangle]
-#[inline(never)]
-pub unsafe fn lmdbregress_timed_write(
+#[inline(always)]
+unsafe fn write(
     api: &Api,
     env: &Env,
     put: CursorPut,
@@ -214,6 +202,84 @@ pub unsafe fn lmdbregress_timed_write(
     }
     r
 }
+
+/// How many copies of each of the six timed functions the binary holds. The linker places
+/// each copy apart (in every function order, src/harness.rs), and a paired process times
+/// its chunks in the copies by turns, so one process sees several placements of the timed
+/// loop instead of one: where a loop sits moves some tags' times against others
+/// (reports/README.md, "Where the timed loop sits"), and that spread then shrinks inside
+/// each process instead of entering the intervals whole. Copy 0 keeps the plain name,
+/// which a counted pass (a whole pass, one chunk) runs and callgrind's part trigger names.
+pub const TIMED_COPIES: usize = 4;
+
+/// The copies of one timed function: each unmangled (`lmdbregress_timed_*` for the
+/// instruction counter's toggle), `#[inline(never)]`, and marked by an empty assembly
+/// comment of its own name, so that the optimiser, which folds functions of one body into
+/// one, keeps each; and a table of them by copy.
+macro_rules! timed_copies {
+    ($table:ident = $body:ident $params:tt -> $ret:ty: [$($copy:ident),+]) => {
+        $(timed_copy!($copy $body $params $ret);)+
+        timed_table!($table $params $ret [$($copy),+]);
+    };
+}
+
+macro_rules! timed_copy {
+    ($copy:ident $body:ident ($($arg:ident: $ty:ty),*) $ret:ty) => {
+        #[no_mangle]
+        #[inline(never)]
+        pub unsafe fn $copy($($arg: $ty),*) -> $ret {
+            // SAFETY: an assembly comment: no instruction, no operand.
+            std::arch::asm!(concat!("/* ", stringify!($copy), " */"), options(nomem, nostack, preserves_flags));
+            $body($($arg),*)
+        }
+    };
+}
+
+macro_rules! timed_table {
+    ($table:ident ($($arg:ident: $ty:ty),*) $ret:ty [$($copy:ident),+]) => {
+        /// The copies by number (see [`TIMED_COPIES`]).
+        pub const $table: [unsafe fn($($ty),*) -> $ret; TIMED_COPIES] = [$($copy),+];
+    };
+}
+
+timed_copies!(READ_KEY = read_key(
+        get: CursorGet,
+        cur: *mut MDB_cursor,
+        data: &Dataset,
+        key: &mut KeyBuffer,
+        range: std::ops::Range<usize>
+    ) -> Timed:
+    [lmdbregress_timed_read_key, lmdbregress_timed_read_key_1, lmdbregress_timed_read_key_2, lmdbregress_timed_read_key_3]);
+timed_copies!(READ_SEQ = read_seq(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed:
+    [lmdbregress_timed_read_seq, lmdbregress_timed_read_seq_1, lmdbregress_timed_read_seq_2, lmdbregress_timed_read_seq_3]);
+timed_copies!(READ_REV = read_rev(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize) -> Timed:
+    [lmdbregress_timed_read_rev, lmdbregress_timed_read_rev_1, lmdbregress_timed_read_rev_2, lmdbregress_timed_read_rev_3]);
+timed_copies!(READ_CRC = read_crc(
+        get: CursorGet,
+        cur: *mut MDB_cursor,
+        walk: &mut Walk,
+        n: usize,
+        h: &mut crc32fast::Hasher
+    ) -> Timed:
+    [lmdbregress_timed_read_crc, lmdbregress_timed_read_crc_1, lmdbregress_timed_read_crc_2, lmdbregress_timed_read_crc_3]);
+timed_copies!(READ_XXH64 = read_xxh64(
+        get: CursorGet,
+        cur: *mut MDB_cursor,
+        walk: &mut Walk,
+        n: usize,
+        sum: &mut u64
+    ) -> Timed:
+    [lmdbregress_timed_read_xxh64, lmdbregress_timed_read_xxh64_1, lmdbregress_timed_read_xxh64_2, lmdbregress_timed_read_xxh64_3]);
+timed_copies!(WRITE = write(
+        api: &Api,
+        env: &Env,
+        put: CursorPut,
+        data: &Dataset,
+        buffers: (&mut KeyBuffer, &mut ValueWriter),
+        open: (&mut Option<(*mut MDB_txn, *mut MDB_cursor)>, u32),
+        range: std::ops::Range<usize>
+    ) -> Timed:
+    [lmdbregress_timed_write, lmdbregress_timed_write_1, lmdbregress_timed_write_2, lmdbregress_timed_write_3]);
 
 /// Each workload's timed function in this engine and in the C twin (harness/workloads.c),
 /// called once per repetition.
@@ -356,20 +422,22 @@ unsafe fn by_key(
 mod tests {
     use super::*;
 
-    /// Callgrind names each workload's profile part by its timed function: two functions
-    /// of one body would be folded into one symbol by the optimiser, and one workload's
-    /// count would go missing.
+    /// Callgrind names each workload's profile part by its timed function, and a process
+    /// times its chunks in each copy by turns: two functions of one body would be folded
+    /// into one symbol by the optimiser, one workload's count would go missing, and the
+    /// copies would be one placement.
     #[test]
-    fn the_six_timed_functions_are_six_functions() {
-        let addresses = [
-            lmdbregress_timed_read_key as *const () as usize,
-            lmdbregress_timed_read_seq as *const () as usize,
-            lmdbregress_timed_read_rev as *const () as usize,
-            lmdbregress_timed_read_crc as *const () as usize,
-            lmdbregress_timed_read_xxh64 as *const () as usize,
-            lmdbregress_timed_write as *const () as usize,
+    fn the_timed_functions_and_their_copies_are_all_apart() {
+        let tables = [
+            READ_KEY.map(|f| f as usize),
+            READ_SEQ.map(|f| f as usize),
+            READ_REV.map(|f| f as usize),
+            READ_CRC.map(|f| f as usize),
+            READ_XXH64.map(|f| f as usize),
+            WRITE.map(|f| f as usize),
         ];
-        let distinct: std::collections::BTreeSet<usize> = addresses.into_iter().collect();
-        assert_eq!(distinct.len(), 6, "{addresses:x?}");
+        let distinct: std::collections::BTreeSet<usize> = tables.iter().flatten().copied().collect();
+        assert_eq!(distinct.len(), 6 * TIMED_COPIES, "{tables:x?}");
+        assert_eq!(READ_CRC[0] as usize, lmdbregress_timed_read_crc as *const () as usize, "copy 0 is the counted one");
     }
 }

@@ -14,6 +14,7 @@ use rand::Rng;
 use super::iocount::Mark;
 use super::lmdb::{Api, Env};
 use super::measure::{Figures, Outcome};
+use super::native;
 use super::pass::{Chunks, Pass};
 use super::presets::usage;
 use super::session;
@@ -109,6 +110,13 @@ pub fn run(
     out
 }
 
+/// The copy of the timed function chunk `i` runs in, every slot alike (so a round's
+/// chunks are paired in one copy): the copies by turns, each layout of a unit timing its
+/// chunks in all of them.
+fn timed_copy(i: usize, layouts: usize) -> usize {
+    (i / layouts) % native::TIMED_COPIES
+}
+
 /// The operations of the chunks layout `member` of `layouts` times: every `layouts`-th.
 fn timed_ops(chunks: &Chunks, member: usize, layouts: usize) -> u64 {
     (member..chunks.count()).step_by(layouts).map(|i| chunks.range(i).len() as u64).sum()
@@ -161,13 +169,14 @@ fn rotate(
     for i in 0..chunks.count() {
         order.shuffle(rng);
         let timed = |k: &usize| ids[*k] % layouts == i % layouts;
+        let copy = timed_copy(i, layouts);
         for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
             let before = usage::snapshot();
             let mark = Mark::now();
             let start = Instant::now();
-            let r = pass.chunk(chunks, i);
+            let r = pass.chunk(chunks, i, copy);
             times[k].push(start.elapsed().as_nanos() as u64);
             pass.count_io(mark);
             let after = usage::snapshot();
@@ -185,7 +194,7 @@ fn rotate(
             for &k in order.iter().filter(|k| !timed(k)) {
                 let Some(pass) = passes[k].as_mut() else { continue };
                 RUNNING.store(ids[k], Ordering::Relaxed);
-                if let Err(e) = pass.chunk(chunks, i) {
+                if let Err(e) = pass.chunk(chunks, i, copy) {
                     out[k] = Err(pass.failure(e).to_string());
                     passes[k] = None;
                 }
@@ -195,4 +204,25 @@ fn rotate(
         (rotation.after_round)();
     }
     (times, faults)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever the layouts per process, each layout of a unit times its chunks in every
+    /// copy of the timed function, and in each about as often.
+    #[test]
+    fn each_layout_times_its_chunks_in_every_copy() {
+        for layouts in 1..=4 {
+            for member in 0..layouts {
+                let mut per_copy = [0usize; native::TIMED_COPIES];
+                for i in (member..200).step_by(layouts) {
+                    per_copy[timed_copy(i, layouts)] += 1;
+                }
+                let (least, most) = (per_copy.iter().min().unwrap(), per_copy.iter().max().unwrap());
+                assert!(*least > 0 && most - least <= 1, "{layouts} layouts, member {member}: {per_copy:?}");
+            }
+        }
+    }
 }

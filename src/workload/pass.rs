@@ -125,9 +125,10 @@ impl<'a> Pass<'a> {
         Ok(Pass { api, data, workload: Workload::Write, kind, io: (0, 0) })
     }
 
-    /// Runs chunk `i` of `chunks`: the timed call, and nothing else.
+    /// Runs chunk `i` of `chunks` in copy `copy` of the workload's timed function
+    /// ([`native::TIMED_COPIES`]; 0 is the one counted): the timed call, and nothing else.
     #[inline(always)]
-    pub fn chunk(&mut self, chunks: &Chunks, i: usize) -> Timed {
+    pub fn chunk(&mut self, chunks: &Chunks, i: usize, copy: usize) -> Timed {
         let (api, data) = (self.api, self.data);
         let get = api.mdb_cursor_get;
         let missing = Err(("a pass that has ended", libc::EINVAL));
@@ -135,23 +136,19 @@ impl<'a> Pass<'a> {
         // on the cursor it began on; the write's transaction is only touched here.
         unsafe {
             match &mut self.kind {
-                Kind::Key { tc: Some(tc), key, .. } => {
-                    native::lmdbregress_timed_read_key(get, tc.1, data, key, chunks.range(i))
-                }
+                Kind::Key { tc: Some(tc), key, .. } => native::READ_KEY[copy](get, tc.1, data, key, chunks.range(i)),
                 Kind::Walk { tc: Some(tc), walk, hash } => {
                     let n = chunks.steps(i);
                     match (self.workload, hash) {
-                        (Workload::ReadCrc, Hash::Crc(h)) => native::lmdbregress_timed_read_crc(get, tc.1, walk, n, h),
-                        (Workload::ReadXxh64, Hash::Xxh64(s)) => {
-                            native::lmdbregress_timed_read_xxh64(get, tc.1, walk, n, s)
-                        }
-                        (Workload::ReadRev, _) => native::lmdbregress_timed_read_rev(get, tc.1, walk, n),
-                        _ => native::lmdbregress_timed_read_seq(get, tc.1, walk, n),
+                        (Workload::ReadCrc, Hash::Crc(h)) => native::READ_CRC[copy](get, tc.1, walk, n, h),
+                        (Workload::ReadXxh64, Hash::Xxh64(s)) => native::READ_XXH64[copy](get, tc.1, walk, n, s),
+                        (Workload::ReadRev, _) => native::READ_REV[copy](get, tc.1, walk, n),
+                        _ => native::READ_SEQ[copy](get, tc.1, walk, n),
                     }
                 }
                 Kind::Write { env, key, values, tc, flags, .. } => {
                     let put = api.mdb_cursor_put;
-                    native::lmdbregress_timed_write(api, env, put, data, (key, values), (tc, *flags), chunks.range(i))
+                    native::WRITE[copy](api, env, put, data, (key, values), (tc, *flags), chunks.range(i))
                 }
                 _ => missing,
             }

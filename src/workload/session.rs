@@ -110,7 +110,7 @@ fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64,
     let whole = Chunks::whole(pass.len());
     let before = usage::snapshot()?;
     let mark = Mark::now();
-    let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0))?;
+    let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0, 0))?;
     pass.count_io(mark);
     let faults = usage::snapshot()?.major_faults() - before.major_faults();
     r.map_err(|e| pass.failure(e))?;
