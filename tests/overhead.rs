@@ -7,10 +7,10 @@ use serde_json::Value;
 /// Per entry, what the Rust engine's checksum crates cost beyond the C twin's (AMD EPYC,
 /// release build, 0.9.33, 2,000 and 50,000 entries alike; reports/README.md, "Harness
 /// overhead"). readCrc: crc32fast's update beside libdeflate's crc32 (38 out of line, 4 of
-/// its length and dispatch inlined into the loop); readXxh64: xxhash-rust's xxh64, called,
-/// beside the twin's inlined XXH64.
+/// its length and dispatch inlined into the loop); readXxh64: none, twox-hash's XXH64 inlined
+/// as the twin's XXH64 is (29 instructions an entry fewer than the twin's at 50,000 entries).
 const CRATES: [(&str, f64); 6] =
-    [("readKey", 0.0), ("readSeq", 0.0), ("readRev", 0.0), ("readCrc", 42.0), ("readXxh64", 11.0), ("write", 0.0)];
+    [("readKey", 0.0), ("readSeq", 0.0), ("readRev", 0.0), ("readCrc", 42.0), ("readXxh64", 0.0), ("write", 0.0)];
 
 #[test]
 fn the_rust_engine_costs_its_c_twin_and_the_checksum_crates_and_no_more() {

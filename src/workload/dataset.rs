@@ -191,16 +191,16 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
                 h.finalize() as u64
             }
             Workload::ReadXxh64 => visit.fold(0u64, |acc, j| {
-                acc.wrapping_add(xxhash_rust::xxh64::xxh64(data.key(j), 0))
-                    .wrapping_add(xxhash_rust::xxh64::xxh64(value_at(data, &offsets, &mut fixed, j), 0))
+                acc.wrapping_add(twox_hash::XxHash64::oneshot(0, data.key(j)))
+                    .wrapping_add(twox_hash::XxHash64::oneshot(0, value_at(data, &offsets, &mut fixed, j)))
             }),
             _ => {
-                let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+                let mut h = twox_hash::XxHash64::with_seed(0);
                 visit.for_each(|j| {
-                    h.update(data.key(j));
-                    h.update(value_at(data, &offsets, &mut fixed, j));
+                    std::hash::Hasher::write(&mut h, data.key(j));
+                    std::hash::Hasher::write(&mut h, value_at(data, &offsets, &mut fixed, j));
                 });
-                h.digest()
+                std::hash::Hasher::finish(&h)
             }
         };
         out.push((w, Checksum { entries: n as u64, digest }));

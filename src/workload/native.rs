@@ -144,7 +144,9 @@ unsafe fn read_crc(
 #[inline(always)]
 unsafe fn read_xxh64(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: usize, sum: &mut u64) -> Timed {
     let mut total = *sum;
-    // Inlined, as readCrc's: the walk's two loops each hold it.
+    // Inlined, as readCrc's: the walk's two loops each hold it. The hash is inlined too
+    // (twox-hash's one-shot XXH64 is `#[inline]`, as the C twin's XXH_INLINE_ALL): each
+    // copy of this function then holds its own, placed with it (TIMED_COPIES).
     let r = walk.next(
         get,
         cur,
@@ -154,8 +156,8 @@ unsafe fn read_xxh64(get: CursorGet, cur: *mut MDB_cursor, walk: &mut Walk, n: u
         #[inline(always)]
         |k, v| {
             total = total
-                .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(k), 0))
-                .wrapping_add(xxhash_rust::xxh64::xxh64(bytes(v), 0));
+                .wrapping_add(twox_hash::XxHash64::oneshot(0, bytes(k)))
+                .wrapping_add(twox_hash::XxHash64::oneshot(0, bytes(v)));
             Ok(())
         },
     );
@@ -365,17 +367,14 @@ pub fn verify_all(
 /// visits, hashed as its [`Checksum`] says, through this library.
 pub fn verify(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Checksum> {
     let get = api.mdb_cursor_get;
-    let mut entries = 0u64;
-    let mut xx = xxhash_rust::xxh64::Xxh64::new(0);
+    let mut xx = crate::workload::checksum::Hasher::default();
     let mut crc = crc32fast::Hasher::new();
     let mut sum = 0u64;
     let mut each = |k: &[u8], v: &[u8]| {
-        xx.update(k);
-        xx.update(v);
+        xx.add(k, v);
         crc.update(k);
         crc.update(v);
-        sum = sum.wrapping_add(xxhash_rust::xxh64::xxh64(k, 0)).wrapping_add(xxhash_rust::xxh64::xxh64(v, 0));
-        entries += 1;
+        sum = sum.wrapping_add(twox_hash::XxHash64::oneshot(0, k)).wrapping_add(twox_hash::XxHash64::oneshot(0, v));
     };
     // SAFETY: a cursor on a fresh read transaction, closed right after; pointers valid until then.
     unsafe {
@@ -391,12 +390,13 @@ pub fn verify(api: &Api, env: &Env, w: Workload, data: &Dataset) -> Result<Check
         };
         end_cursor(api, tc, false, r).map_err(|e| api.failure(e))?;
     }
+    let all = xx.finish();
     let digest = match w {
         Workload::ReadCrc => crc.finalize() as u64,
         Workload::ReadXxh64 => sum,
-        _ => xx.digest(),
+        _ => all.digest,
     };
-    Ok(Checksum { entries, digest })
+    Ok(Checksum { entries: all.entries, digest })
 }
 
 /// Every key in write order through MDB_SET_KEY, handing each key and found value on.
