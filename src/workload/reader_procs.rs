@@ -172,11 +172,10 @@ const ENDING: Duration = Duration::from_secs(2);
 
 /// How long after its interval's end (the deadline, or the writer's end if later) a
 /// reader process's answer may come before it is named as hung. A healthy reader answers
-/// within one get and one line on a pipe: a get's latency here is microseconds and its
-/// longest, a scheduler's stall on this loaded 2-core VM, tens of milliseconds (commits,
-/// which wait for a disk, reach 180 ms: reports/README.md), so 5 s is far past what any
-/// healthy reader needs, and a twelfth of the watchdog's 60-s floor, which would
-/// otherwise name only the unit.
+/// within one get and one line on a pipe after the end: a get takes microseconds, and the
+/// longest of the runs in reports/README.md ("Readers that claim a reader slot per get"),
+/// a scheduler's stall on a loaded 2-core VM, took 172 ms; 5 s is about 30 times that,
+/// and a twelfth of the watchdog's 60-s floor, which would otherwise name only the unit.
 pub const GRACE: Duration = Duration::from_secs(5);
 
 /// How often a worker whose readers' interval is over, but not its writer's, looks at the
