@@ -44,7 +44,8 @@ pub enum ReaderTxn {
     /// mdb_txn_begin and mdb_txn_abort around every get, in an environment opened with
     /// MDB_NOTLS ([`ReaderTxn::env_flags`]): without a thread-local slot every begin claims
     /// one under the lock file's reader-table mutex (mdb_txn_renew0) and every abort
-    /// releases it (mdb_txn_end with MDB_END_SLOT), the path 1.0's lock format changed.
+    /// releases it (mdb_txn_end with MDB_END_SLOT): the reader table a lock file's format
+    /// lays out, 1.0's (version 2) as 0.9's (version 1), by the same code in both.
     SlotPerGet,
 }
 
