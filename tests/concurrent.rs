@@ -496,8 +496,9 @@ fn a_crew_that_claims_a_slot_per_get_holds_none_between_intervals_in_threads_and
             let length = Duration::from_millis(10);
             let out =
                 concurrent::alternate_with(std::slice::from_ref(&env), &[crew], remote, (3, length), look).unwrap();
-            let gets: u64 = out[0].iter().flat_map(|i| &i.readers).map(|w| w.ops).sum();
-            assert!(gets > 6, "{reader_txn:?}, processes {processes}: {gets} gets");
+            // Every reader got at least once in every interval, so slots were claimed (a
+            // reader scheduled late in a loaded host may get only once).
+            assert!(out[0].iter().all(|i| i.readers.len() == 2 && i.readers.iter().all(|w| w.ops > 0)));
             assert_eq!(*seen.borrow(), [slots, slots], "{reader_txn:?}, processes {processes}: slots held between");
         }
     }
