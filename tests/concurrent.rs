@@ -5,10 +5,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::common;
-use lmdb_regress::ffi::bindings::MDB_NOSYNC;
+use lmdb_regress::ffi::bindings::{Lmdb, MDB_envinfo, MDB_NOSYNC, MDB_RDONLY};
 use lmdb_regress::runner::paired_worker::SlotSpec;
 use lmdb_regress::workload::concurrent::{self, Crew, ReaderTxn, RemoteReaders, Writer};
-use lmdb_regress::workload::lmdb::{Api, Database, EnvOptions};
+use lmdb_regress::workload::lmdb::{Api, Database, Env, EnvOptions, MDB_txn};
 use lmdb_regress::workload::reader_procs::ReaderProcs;
 use lmdb_regress::workload::Workload;
 
@@ -160,12 +160,13 @@ fn reader_procs(tags: &[&str], count: u32, dir: &Path) -> ReaderProcs {
 
 /// Every reader process opens each crew's environment, as a paired worker's pass does.
 fn open_everywhere(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf]) {
-    let o = EnvOptions {
-        map_size: concurrent::map_size(KEYS),
-        flags: MDB_NOSYNC,
-        db: Database::Unnamed,
-        lmdb10: Default::default(),
-    };
+    open_everywhere_with(procs, dirs, MDB_NOSYNC);
+}
+
+/// [`open_everywhere`] with the environments' `flags`.
+fn open_everywhere_with(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf], flags: u32) {
+    let o =
+        EnvOptions { map_size: concurrent::map_size(KEYS), flags, db: Database::Unnamed, lmdb10: Default::default() };
     for (unit, d) in dirs.iter().enumerate() {
         procs.open(unit, unit, d, &o).unwrap();
     }
@@ -327,7 +328,7 @@ fn a_concurrency_run_pairs_units_of_each_reader_count_by_interval() {
         std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines[0]["plan"]["metric"], "reader-ops", "the suite's metric unless --metric says");
     let samples: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
-    assert_eq!(samples.len(), 2 * 2 * 2 * 2, "tags × readers × workloads × rounds: {samples:?}");
+    assert_eq!(samples.len(), 2 * 2 * 3 * 2, "tags × readers × workloads × rounds: {samples:?}");
     let mut stale_files = std::collections::BTreeSet::new();
     for s in &samples {
         let crew = &s["figures"]["crew"];
@@ -400,4 +401,163 @@ fn with_space_on_every_sample(text: &str) -> String {
         v.to_string()
     });
     lines.map(|l| l + "\n").collect()
+}
+
+/// The reader table of `env` as mdb_reader_list prints it: a line for every slot a reader
+/// holds (its pid, thread and snapshot, "-" between transactions), in the table's order.
+fn reader_slots(lmdb: &Lmdb, env: &Env) -> Vec<String> {
+    unsafe extern "C" fn line(msg: *const std::ffi::c_char, ctx: *mut std::ffi::c_void) -> std::ffi::c_int {
+        let lines = &mut *(ctx as *mut Vec<String>);
+        lines.push(std::ffi::CStr::from_ptr(msg).to_string_lossy().into_owned());
+        0
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let rc = unsafe { lmdb.mdb_reader_list(env.env, Some(line), &mut lines as *mut Vec<String> as *mut _) };
+    assert!(rc >= 0, "mdb_reader_list: {rc}");
+    // Its header, or "(no active readers)", is no slot.
+    lines.into_iter().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).collect()
+}
+
+/// The slots of `env`'s reader table ever used (mdb_env_info's me_numreaders): LMDB takes
+/// the first free one, so a slot released and taken again does not add one.
+fn slots_used(env: &Env) -> u32 {
+    let mut info = std::mem::MaybeUninit::<MDB_envinfo>::zeroed();
+    assert_eq!(unsafe { (env.api.mdb_env_info)(env.env, info.as_mut_ptr()) }, 0);
+    unsafe { info.assume_init() }.me_numreaders
+}
+
+/// A read transaction of this thread on `env`, held until aborted.
+fn hold(env: &Env) -> *mut MDB_txn {
+    let mut txn = std::ptr::null_mut();
+    assert_eq!(unsafe { (env.api.mdb_txn_begin)(env.env, std::ptr::null_mut(), MDB_RDONLY, &mut txn) }, 0);
+    txn
+}
+
+/// slotwhilewriting's get, step by step against the reader table: each get leaves no slot
+/// held, and the slot it took is free for the next reader, who takes it (the table uses
+/// no more slots than readers held at once); readwhilewriting's reset and renew keeps the
+/// slot between gets in the same environment (MDB_NOTLS), so the first check can fail.
+#[test]
+fn a_reader_that_claims_a_slot_per_get_releases_it_each_get() {
+    for tag in ["0.9.18", "0.9.33"] {
+        let library = common::library(tag);
+        let api = Api::load(&library).unwrap();
+        // SAFETY: the library Api loaded: dlopen shares it, and its env is the same.
+        let lmdb = unsafe { Lmdb::new(&library) }.unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let env = concurrent::fill(&api, tmp.path(), KEYS, MDB_NOSYNC | ReaderTxn::SlotPerGet.env_flags()).unwrap();
+        let mut held = Vec::new();
+        for i in 0..4 {
+            concurrent::get_once(&env, std::ptr::null_mut(), i, ReaderTxn::SlotPerGet).unwrap();
+            assert_eq!(reader_slots(&lmdb, &env).len(), held.len(), "{tag}: get {i} left its slot held");
+            held.push(hold(&env));
+            assert_eq!(slots_used(&env), held.len() as u32, "{tag}: get {i}'s slot was not taken again");
+        }
+        let renewed = hold(&env);
+        concurrent::get_once(&env, renewed, 0, ReaderTxn::PerGet).unwrap();
+        assert_eq!(reader_slots(&lmdb, &env).len(), held.len() + 1, "{tag}: reset and renew keep the slot");
+        for txn in held.into_iter().chain([renewed]) {
+            unsafe { (api.mdb_txn_abort)(txn) };
+        }
+        assert_eq!(reader_slots(&lmdb, &env), Vec::<String>::new(), "{tag}");
+    }
+}
+
+/// A slotwhilewriting crew, as threads and as reader processes, leaves no reader slot held
+/// between intervals (looked at between rounds, its threads or processes parked with their
+/// environments open); a readwhilewriting crew's readers keep theirs (a thread's in its
+/// thread-local key, a process's for its environment) for their next interval.
+#[test]
+fn a_crew_that_claims_a_slot_per_get_holds_none_between_intervals_in_threads_and_processes() {
+    let library = common::library("0.9.33");
+    let api = Api::load(&library).unwrap();
+    let lmdb = unsafe { Lmdb::new(&library) }.unwrap();
+    let writer = Some(Writer { puts_per_txn: 1, rate: None, quota: None });
+    for (reader_txn, slots) in [(ReaderTxn::SlotPerGet, 0), (ReaderTxn::PerGet, 2)] {
+        for processes in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("0");
+            std::fs::create_dir(&dir).unwrap();
+            let flags = MDB_NOSYNC | reader_txn.env_flags();
+            let env = concurrent::fill(&api, &dir, KEYS, flags).unwrap();
+            let mut procs = processes.then(|| reader_procs(&["0.9.33"], 2, tmp.path()));
+            if let Some(p) = procs.as_mut() {
+                open_everywhere_with(p, std::slice::from_ref(&dir), flags);
+            }
+            let seen = std::cell::RefCell::new(Vec::new());
+            let look = |round: u32| {
+                if round > 0 {
+                    seen.borrow_mut().push(reader_slots(&lmdb, &env).len());
+                }
+                vec![0]
+            };
+            let crew = Crew { reader_txn, ..crew(2, writer) };
+            let remote = procs.as_mut().map(|p| p as &mut dyn RemoteReaders);
+            let length = Duration::from_millis(10);
+            let out =
+                concurrent::alternate_with(std::slice::from_ref(&env), &[crew], remote, (3, length), look).unwrap();
+            // Every reader got at least once in every interval, so slots were claimed (a
+            // reader scheduled late in a loaded host may get only once).
+            assert!(out[0].iter().all(|i| i.readers.len() == 2 && i.readers.iter().all(|w| w.ops > 0)));
+            assert_eq!(*seen.borrow(), [slots, slots], "{reader_txn:?}, processes {processes}: slots held between");
+        }
+    }
+}
+
+/// A reader process that hangs (stopped by SIGSTOP before an interval) fails the crew's
+/// interval once the grace after the interval's end has passed, named by its index, pid
+/// and unit, well before any watchdog (a grace of 0.5 s here; 5 s in a run, whose watchdog
+/// waits 60 s at least); every reader process is killed at once, so none is left. Beside
+/// readers that claim a slot per get, whose writer ends at the deadline, and beside stale
+/// readers, whose writer waits for the hung one to begin.
+#[test]
+fn a_reader_process_that_hangs_fails_the_crew_named_and_none_is_left_behind() {
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    for reader_txn in [ReaderTxn::SlotPerGet, ReaderTxn::PerInterval] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("0");
+        std::fs::create_dir(&dir).unwrap();
+        let flags = MDB_NOSYNC | reader_txn.env_flags();
+        let env = concurrent::fill(&api, &dir, KEYS, flags).unwrap();
+        let mut procs = reader_procs(&["0.9.33"], 2, tmp.path());
+        open_everywhere_with(&mut procs, std::slice::from_ref(&dir), flags);
+        procs.set_grace(Duration::from_millis(500));
+        let pids = procs.pids();
+        let stop = |round: u32| {
+            if round == 2 {
+                let pid = nix::unistd::Pid::from_raw(pids[1] as i32);
+                nix::sys::signal::kill(pid, nix::sys::signal::SIGSTOP).unwrap();
+            }
+            vec![0]
+        };
+        let writer = Some(Writer { puts_per_txn: 1, rate: None, quota: None });
+        let crew = Crew { reader_txn, ..crew(2, writer) };
+        let remote = Some(&mut procs as &mut dyn RemoteReaders);
+        let e = concurrent::alternate_with(
+            std::slice::from_ref(&env),
+            &[crew],
+            remote,
+            (4, Duration::from_millis(5)),
+            stop,
+        )
+        .unwrap_err()
+        .to_string();
+        let named = format!("reader process 1 of 2 (pid {}) hung on unit 0 (slot 0)", pids[1]);
+        assert!(e.contains(&named) && e.contains("never began its reads"), "{reader_txn:?}: {e}");
+        for pid in &pids {
+            assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{reader_txn:?}: reader process {pid} is left");
+        }
+        let again = procs.open(
+            1,
+            0,
+            &dir,
+            &EnvOptions {
+                map_size: concurrent::map_size(KEYS),
+                flags,
+                db: Database::Unnamed,
+                lmdb10: Default::default(),
+            },
+        );
+        assert!(again.unwrap_err().to_string().contains("hung on unit 0"), "{reader_txn:?}: later orders say why");
+    }
 }

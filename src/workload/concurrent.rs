@@ -9,7 +9,7 @@ use std::ops::Deref;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant};
@@ -33,12 +33,31 @@ pub fn latency_histogram() -> Histogram<u64> {
 }
 
 /// How the readers hold their read transactions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReaderTxn {
-    /// mdb_txn_reset and mdb_txn_renew around every get (db_bench's readrandom).
+    /// mdb_txn_reset and mdb_txn_renew around every get (db_bench's readrandom): the
+    /// thread's reader slot, claimed at its first begin, is kept in its thread-local key,
+    /// so the reader table's mutex is taken once per reader and environment.
     PerGet,
     /// One read transaction for the whole interval.
     PerInterval,
+    /// mdb_txn_begin and mdb_txn_abort around every get, in an environment opened with
+    /// MDB_NOTLS ([`ReaderTxn::env_flags`]): without a thread-local slot every begin claims
+    /// one under the lock file's reader-table mutex (mdb_txn_renew0) and every abort
+    /// releases it (mdb_txn_end with MDB_END_SLOT): the reader table a lock file's format
+    /// lays out, 1.0's (version 2) as 0.9's (version 1), by the same code in both.
+    SlotPerGet,
+}
+
+impl ReaderTxn {
+    /// The flags an environment these readers read needs: MDB_NOTLS for a slot per get
+    /// (with thread-local slots an abort keeps the slot for the thread's next begin).
+    pub fn env_flags(self) -> u32 {
+        match self {
+            ReaderTxn::SlotPerGet => sys::MDB_NOTLS,
+            ReaderTxn::PerGet | ReaderTxn::PerInterval => 0,
+        }
+    }
 }
 
 /// What the writer does, when there is one.
@@ -404,15 +423,16 @@ pub trait RemoteReaders {
 
 /// A reader's interval in a process of its own (`workload::reader_procs`): the gets a
 /// reader thread makes (see [`read`]) on `env`, until `deadline` and the writer's end on
-/// `board`, with `rng` the keys of the reader thread it stands for.
+/// `board`, with `rng` the keys of the reader thread it stands for; `mark`, its index and
+/// the interval's stamp, is put on the board when its reads begin.
 pub fn read_apart(
     env: &Env,
     crew: &Crew,
     rng: &mut SplitMix64,
-    board: Arc<SharedBoard>,
+    (board, mark): (Arc<SharedBoard>, (usize, u64)),
     deadline: Instant,
 ) -> Result<Work, String> {
-    let signals = Signals::new(board);
+    let signals = Signals { mark: Some(mark), ..Signals::new(board) };
     *signals.deadline.lock().expect("not poisoned") = Some(deadline);
     read(env.api, Shared(env.env, env.dbi), crew, rng, &signals).map_err(|e| env.api.failure(e).to_string())
 }
@@ -462,9 +482,15 @@ pub fn pin(cpu: usize) -> nix::Result<()> {
 fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Signals) -> Result<Work, Failed> {
     let mut latency = latency_histogram();
     let mut txn: *mut MDB_txn = ptr::null_mut();
-    // SAFETY: a read transaction of this thread's own, on an open environment.
-    let rc = unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn) };
-    signals.board.begun.fetch_add(1, Ordering::AcqRel);
+    // SAFETY: a read transaction of this thread's own, on an open environment; a reader
+    // that claims a slot per get begins its transactions in `get` instead.
+    let rc = match crew.reader_txn {
+        ReaderTxn::SlotPerGet => 0,
+        ReaderTxn::PerGet | ReaderTxn::PerInterval => unsafe {
+            (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut txn)
+        },
+    };
+    signals.begun();
     ok("mdb_txn_begin", rc)?;
     let deadline = signals.deadline();
     let (mut ops, mut bytes) = (0u64, 0u64);
@@ -487,7 +513,9 @@ fn read(api: &Api, env: Shared, crew: &Crew, rng: &mut SplitMix64, signals: &Sig
         }
     };
     let cpu = thread_cpu() - cpu_first;
-    unsafe { (api.mdb_txn_abort)(txn) };
+    if !txn.is_null() {
+        unsafe { (api.mdb_txn_abort)(txn) };
+    }
     result.map(|()| Work { ops, first, last, cpu, latency: Some(latency), bytes })
 }
 
@@ -497,16 +525,46 @@ fn thread_cpu() -> Duration {
     Duration::from(now.expect("Linux has a CPU clock for every thread"))
 }
 
-/// One get in `txn`, renewed around it with [`ReaderTxn::PerGet`]; the value's bytes read.
+/// One get as a reader in `mode` makes it: in `txn`, renewed around it with
+/// [`ReaderTxn::PerGet`]; with [`ReaderTxn::SlotPerGet`] in a read transaction of its
+/// own, begun and aborted around it (`txn` unused). The value's bytes read.
 ///
 /// # Safety
-/// `txn` is this thread's read transaction on `env`.
+/// `txn` is this thread's read transaction on `env` (but with `SlotPerGet`).
 #[inline(always)]
 unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: ReaderTxn) -> Result<u64, Failed> {
-    if mode == ReaderTxn::PerGet {
-        (api.mdb_txn_reset)(txn);
-        ok("mdb_txn_renew", (api.mdb_txn_renew)(txn))?;
+    match mode {
+        ReaderTxn::PerInterval => lookup(api, env, txn, k),
+        ReaderTxn::PerGet => {
+            (api.mdb_txn_reset)(txn);
+            ok("mdb_txn_renew", (api.mdb_txn_renew)(txn))?;
+            lookup(api, env, txn, k)
+        }
+        ReaderTxn::SlotPerGet => {
+            let mut own: *mut MDB_txn = ptr::null_mut();
+            ok("mdb_txn_begin", (api.mdb_txn_begin)(env.0, ptr::null_mut(), sys::MDB_RDONLY, &mut own))?;
+            // The value is read inside `lookup`, while the transaction still holds its page.
+            let got = lookup(api, env, own, k);
+            (api.mdb_txn_abort)(own);
+            got
+        }
     }
+}
+
+/// The get of key `i` a crew's reader in `mode` makes, once, on `env`, in `txn` (a read
+/// transaction of this thread; null with [`ReaderTxn::SlotPerGet`]): what a test
+/// reads the reader table around. The value's bytes read.
+pub fn get_once(env: &Env, txn: *mut MDB_txn, i: u32, mode: ReaderTxn) -> Result<u64> {
+    // SAFETY: the caller's transaction of this thread, as documented, or none.
+    unsafe { get(env.api, Shared(env.env, env.dbi), txn, &key(i), mode) }.map_err(|e| env.api.failure(e).into())
+}
+
+/// The get of `k` in `txn`, its value checked; the value's bytes read.
+///
+/// # Safety
+/// `txn` is a live read transaction of this thread on `env`.
+#[inline(always)]
+unsafe fn lookup(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16]) -> Result<u64, Failed> {
     let mut kv = val(k);
     let mut v = super::lmdb::empty_val();
     ok("mdb_get", (api.mdb_get)(txn, env.1, &mut kv, &mut v))?;
@@ -587,6 +645,30 @@ pub struct Board {
     begun: AtomicU32,
     /// 1 once the writer is done with the interval (or when there is none).
     written: AtomicU32,
+    /// Reader process k's mark: the stamp (its deadline, CLOCK_MONOTONIC ns) of the last
+    /// interval whose reads it began, so that a worker whose reader is late can say
+    /// whether it ever began; written once an interval, never in the gets.
+    began: [AtomicU64; MAX_READER_PROCS],
+}
+
+/// The most reader processes a board has marks for.
+pub const MAX_READER_PROCS: usize = 1024;
+
+impl Board {
+    /// Whether the writer is done with the interval (or there is none).
+    pub fn written(&self) -> bool {
+        self.written.load(Ordering::Acquire) == 1
+    }
+
+    /// How many readers have begun their reads this interval.
+    pub fn begun(&self) -> u32 {
+        self.begun.load(Ordering::Acquire)
+    }
+
+    /// Whether reader process `k` began the reads of the interval stamped `stamp`.
+    pub fn began(&self, k: usize, stamp: u64) -> bool {
+        self.began.get(k).is_some_and(|m| m.load(Ordering::Acquire) == stamp)
+    }
 }
 
 /// A [`Board`] in a shared mapping: anonymous for threads, of a file for processes.
@@ -646,11 +728,23 @@ struct Signals {
     board: Arc<SharedBoard>,
     /// A reader process ended: the writer waits for its readers no longer.
     abandoned: AtomicBool,
+    /// A reader process's index and the interval's stamp, marked on the board as it begins.
+    mark: Option<(usize, u64)>,
 }
 
 impl Signals {
     fn new(board: Arc<SharedBoard>) -> Signals {
-        Signals { deadline: Mutex::new(None), board, abandoned: AtomicBool::new(false) }
+        Signals { deadline: Mutex::new(None), board, abandoned: AtomicBool::new(false), mark: None }
+    }
+
+    /// A reader has begun its reads: counted, and marked when it is a process.
+    fn begun(&self) {
+        self.board.begun.fetch_add(1, Ordering::AcqRel);
+        if let Some((k, stamp)) = self.mark {
+            if let Some(m) = self.board.began.get(k) {
+                m.store(stamp, Ordering::Release);
+            }
+        }
     }
 
     fn reset(&self, writer: bool, deadline: Instant) {

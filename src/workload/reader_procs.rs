@@ -14,7 +14,8 @@
 //! what `Instant` reads on Linux.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, OnceLock};
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::concurrent::{self, Crew, ReaderTxn, RemoteReaders, SharedBoard, SplitMix64, Work};
+use super::concurrent::{self, Crew, ReaderTxn, RemoteReaders, SharedBoard, SplitMix64, Work, MAX_READER_PROCS};
 use super::lmdb::{Api, Database, Env, EnvOptions};
 
 /// What the worker tells a reader process.
@@ -32,7 +33,7 @@ enum Order {
     /// Open unit `unit`'s environment in `dir` with the library of slot `slot`.
     Open { unit: usize, slot: usize, dir: PathBuf, map_size: u64, flags: u32 },
     /// One reader's interval on `unit`, held to `cpu`, until `deadline_ns` (and the writer's end).
-    Interval { unit: usize, deadline_ns: u64, cpu: usize, per_get: bool, keys: u32 },
+    Interval { unit: usize, deadline_ns: u64, cpu: usize, reader_txn: ReaderTxn, keys: u32 },
     /// Close unit `unit`'s environment (its pass is over).
     Close { unit: usize },
 }
@@ -121,7 +122,31 @@ pub fn instant(ns: u64) -> Instant {
 struct Proc {
     child: Child,
     orders: ChildStdin,
-    answers: BufReader<ChildStdout>,
+    /// Its answers, read without blocking (the worker waits for them with a deadline).
+    answers: ChildStdout,
+    /// What has come of an answer not yet whole.
+    pending: Vec<u8>,
+}
+
+impl Proc {
+    /// Its next answer line if a whole one has come, without waiting; an error once its
+    /// answers have ended.
+    fn line(&mut self) -> std::io::Result<Option<String>> {
+        loop {
+            if let Some(n) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=n).collect();
+                return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
+            }
+            let mut buf = [0u8; 8192];
+            match self.answers.read(&mut buf) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// The reader processes of a paired worker, and the board they share with its writer.
@@ -130,16 +155,40 @@ pub struct ReaderProcs {
     board: Arc<SharedBoard>,
     /// The board's file, removed when the processes are gone.
     _file: tempfile::NamedTempFile,
+    /// The interval under way: its unit, deadline and stamp (the deadline as
+    /// CLOCK_MONOTONIC nanoseconds, which each reader marks on the board as it begins).
+    current: Option<(usize, Instant, u64)>,
+    /// Each open unit's slot, to name it.
+    slots: BTreeMap<usize, usize>,
+    /// How long after its interval's end a reader's answer may come: [`GRACE`].
+    grace: Duration,
+    /// Why every process was killed, once one was late: nothing more is asked of them.
+    killed: Option<String>,
 }
 
 /// How long a reader process has to end once told to (its orders closed) before it is
 /// killed: it has an environment or two to close, nothing else.
 const ENDING: Duration = Duration::from_secs(2);
 
+/// How long after its interval's end (the deadline, or the writer's end if later) a
+/// reader process's answer may come before it is named as hung. A healthy reader answers
+/// within one get and one line on a pipe after the end: a get takes microseconds, and the
+/// longest of the runs in reports/README.md ("Readers that claim a reader slot per get"),
+/// a scheduler's stall on a loaded 2-core VM, took 172 ms; 5 s is about 30 times that,
+/// and a twelfth of the watchdog's 60-s floor, which would otherwise name only the unit.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// How often a worker whose readers' interval is over, but not its writer's, looks at the
+/// board again: only past the deadline, so nothing wakes it inside the interval.
+const LOOK: Duration = Duration::from_millis(20);
+
 impl ReaderProcs {
     /// Starts `count` reader processes, the k-th by `command(k, board)` (the board's file,
     /// made in `scratch`), each to die with this process (`crate::children`).
     pub fn start(count: u32, scratch: &Path, command: impl Fn(u32, &Path) -> Command) -> Result<ReaderProcs> {
+        if count as usize > MAX_READER_PROCS {
+            bail!("{count} reader processes: at most {MAX_READER_PROCS}");
+        }
         let file = tempfile::Builder::new().prefix("reader-board").tempfile_in(scratch)?;
         let board = Arc::new(SharedBoard::of(file.as_file())?);
         let mut procs = Vec::new();
@@ -148,10 +197,18 @@ impl ReaderProcs {
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
             let mut child = crate::children::spawn(&mut cmd).context("cannot start a reader process")?;
             let orders = child.stdin.take().expect("piped");
-            let answers = BufReader::new(child.stdout.take().expect("piped"));
-            procs.push(Proc { child, orders, answers });
+            let answers = child.stdout.take().expect("piped");
+            nonblocking(&answers)?;
+            procs.push(Proc { child, orders, answers, pending: Vec::new() });
         }
-        Ok(ReaderProcs { procs, board, _file: file })
+        let (current, slots, grace, killed) = (None, BTreeMap::new(), GRACE, None);
+        Ok(ReaderProcs { procs, board, _file: file, current, slots, grace, killed })
+    }
+
+    /// How long after an interval's end a reader's answer may come: [`GRACE`] unless a
+    /// test that stops a reader on purpose asks for less.
+    pub fn set_grace(&mut self, grace: Duration) {
+        self.grace = grace;
     }
 
     /// Each process's id, in order.
@@ -162,6 +219,7 @@ impl ReaderProcs {
     /// Every process opens `unit`'s environment in `dir` with slot `slot`'s library.
     pub fn open(&mut self, unit: usize, slot: usize, dir: &Path, o: &EnvOptions) -> Result<()> {
         let (map_size, flags) = (o.map_size, o.flags);
+        self.slots.insert(unit, slot);
         self.everyone(&Order::Open { unit, slot, dir: dir.to_path_buf(), map_size, flags })
     }
 
@@ -171,6 +229,7 @@ impl ReaderProcs {
     }
 
     fn everyone(&mut self, order: &Order) -> Result<()> {
+        self.alive()?;
         for k in 0..self.procs.len() {
             self.tell(k, order)?;
         }
@@ -184,6 +243,14 @@ impl ReaderProcs {
         Ok(())
     }
 
+    /// Fails once every process was killed, saying why.
+    fn alive(&self) -> Result<()> {
+        match &self.killed {
+            Some(why) => bail!("{why}"),
+            None => Ok(()),
+        }
+    }
+
     fn tell(&mut self, k: usize, order: &Order) -> Result<()> {
         let line = serde_json::to_string(order)? + "\n";
         let p = &mut self.procs[k];
@@ -193,11 +260,24 @@ impl ReaderProcs {
         }
     }
 
+    /// Process `k`'s next answer, however long it takes.
     fn hear(&mut self, k: usize) -> Result<Answer> {
-        let mut line = String::new();
-        match self.procs[k].answers.read_line(&mut line) {
-            Ok(n) if n > 0 => serde_json::from_str(&line).with_context(|| format!("reader process {k} said {line:?}")),
-            _ => Err(self.ended(k)),
+        loop {
+            if let Some(a) = self.answer(k)? {
+                return Ok(a);
+            }
+            readable(&[self.procs[k].answers.as_raw_fd()], None);
+        }
+    }
+
+    /// Process `k`'s next answer if it has come, without waiting.
+    fn answer(&mut self, k: usize) -> Result<Option<Answer>> {
+        match self.procs[k].line() {
+            Ok(Some(line)) => {
+                serde_json::from_str(&line).map(Some).with_context(|| format!("reader process {k} said {line:?}"))
+            }
+            Ok(None) => Ok(None),
+            Err(_) => Err(self.ended(k)),
         }
     }
 
@@ -232,22 +312,53 @@ impl RemoteReaders for ReaderProcs {
     }
 
     fn begin(&mut self, unit: usize, crew: &Crew, deadline: Instant, cpus: &[usize]) -> Result<()> {
+        self.alive()?;
         if crew.readers as usize > self.procs.len() {
             bail!("a crew of {} readers beside {} reader processes", crew.readers, self.procs.len());
         }
-        let (deadline_ns, per_get, keys) = (monotonic_ns(deadline), crew.reader_txn == ReaderTxn::PerGet, crew.keys);
+        let (deadline_ns, reader_txn, keys) = (monotonic_ns(deadline), crew.reader_txn, crew.keys);
+        self.current = Some((unit, deadline, deadline_ns));
         for (k, &cpu) in cpus.iter().enumerate() {
-            self.tell(k, &Order::Interval { unit, deadline_ns, cpu, per_get, keys })?;
+            self.tell(k, &Order::Interval { unit, deadline_ns, cpu, reader_txn, keys })?;
         }
         Ok(())
     }
 
+    /// Waits for each reader's answer until the interval's end and [`GRACE`]; a reader
+    /// late past that fails the interval, named, and every reader process is killed.
     fn end(&mut self, readers: u32) -> Result<Vec<Work>> {
+        let (unit, deadline, stamp) = self.current.take().expect("an interval begun");
+        let mut heard: Vec<Option<Result<Answer>>> = (0..readers).map(|_| None).collect();
+        let mut due = Due::new(deadline, self.grace);
+        // Every reader is heard, so that none is left mid-answer for the next interval.
+        while heard.iter().any(Option::is_none) {
+            for k in 0..readers as usize {
+                if heard[k].is_none() {
+                    heard[k] = self.answer(k).transpose();
+                }
+            }
+            let waiting: Vec<usize> = (0..readers as usize).filter(|&k| heard[k].is_none()).collect();
+            if waiting.is_empty() {
+                break;
+            }
+            match due.left(&self.board, readers) {
+                Duration::ZERO => {
+                    // Beside stale readers, those that began wait for a writer that waits
+                    // for the one that did not: it is the one to name.
+                    let never = waiting.iter().find(|&&k| !self.board.began(k, stamp));
+                    let late = *never.unwrap_or(&waiting[0]);
+                    return Err(self.late(late, unit, stamp, due.grace));
+                }
+                left => {
+                    let fds: Vec<i32> = waiting.iter().map(|&k| self.procs[k].answers.as_raw_fd()).collect();
+                    readable(&fds, Some(left));
+                }
+            }
+        }
         let mut out = Vec::new();
         let mut failed = None;
-        // Every reader is heard, so that none is left mid-answer for the next interval.
-        for k in 0..readers as usize {
-            match self.hear(k) {
+        for (k, h) in heard.into_iter().enumerate() {
+            match h.expect("every reader heard") {
                 Ok(Answer::Read(f)) => out.push(f.work()),
                 Ok(Answer::Failed(e)) => failed = failed.or(Some(anyhow!("reader process {k}: {e}"))),
                 Ok(Answer::Done) => failed = failed.or(Some(anyhow!("reader process {k} read nothing"))),
@@ -258,12 +369,104 @@ impl RemoteReaders for ReaderProcs {
     }
 }
 
+impl ReaderProcs {
+    /// Reader process `k` has not answered in time for unit `unit`'s interval stamped
+    /// `stamp`: every process is killed (an answer half-read, a process stopped, are no
+    /// footing for another interval) and the error names it.
+    fn late(&mut self, k: usize, unit: usize, stamp: u64, grace: Duration) -> anyhow::Error {
+        let (n, pid) = (self.procs.len(), self.procs[k].child.id());
+        let slot = self.slots.get(&unit).map_or(String::new(), |s| format!(" (slot {s})"));
+        let how = match self.board.began(k, stamp) {
+            true => "it began its reads and did not end them",
+            false => "it never began its reads",
+        };
+        let why = format!(
+            "reader process {k} of {n} (pid {pid}) hung on unit {unit}{slot}: no answer {:.1} s after its \
+             interval's end ({how}); every reader process was killed",
+            grace.as_secs_f64()
+        );
+        for p in self.procs.drain(..) {
+            kill(p);
+        }
+        self.killed = Some(why.clone());
+        anyhow!(why)
+    }
+}
+
+/// When an interval's readers are due: [`GRACE`] after the interval's end, which is its
+/// deadline or, when later, the moment its writer is seen done (readers read until then).
+/// A writer still at work past the deadline while every reader has begun is a writer's
+/// quota, not a reader's fault: the readers are then not yet due. One still waiting for a
+/// reader to begin (stale readers) is: the readers are due at the deadline and the grace.
+struct Due {
+    deadline: Instant,
+    grace: Duration,
+    /// When the writer was first seen done.
+    written: Option<Instant>,
+}
+
+impl Due {
+    fn new(deadline: Instant, grace: Duration) -> Due {
+        Due { deadline, grace, written: None }
+    }
+
+    /// How long to wait for answers before looking again: zero once the readers are late.
+    fn left(&mut self, board: &concurrent::Board, readers: u32) -> Duration {
+        let now = Instant::now();
+        if now < self.deadline {
+            // Nothing wakes the worker inside the interval but an answer.
+            return self.deadline - now;
+        }
+        if self.written.is_none() && board.written() {
+            self.written = Some(now);
+        }
+        match self.written {
+            Some(w) => (w.max(self.deadline) + self.grace).saturating_duration_since(now),
+            // A writer that waits for a reader to begin: due from the deadline, looked at
+            // again in case the writer ends after all.
+            None if board.begun() < readers => (self.deadline + self.grace).saturating_duration_since(now).min(LOOK),
+            // The writer's quota outlasts the interval: the readers read on until it is met.
+            None => LOOK,
+        }
+    }
+}
+
+/// Waits until one of `fds` has something to read (or has ended), at most `patience`
+/// (None: as long as it takes).
+fn readable(fds: &[i32], patience: Option<Duration>) {
+    let mut polled: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let ms = patience.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as i32 + 1);
+    // SAFETY: an array of pollfd of our own, its length given; an interrupted poll is
+    // only an early look.
+    unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) };
+}
+
+/// Makes reads of `answers` return at once when nothing has come.
+fn nonblocking(answers: &ChildStdout) -> std::io::Result<()> {
+    let fd = answers.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this process owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Ends `p` now: SIGKILL, which a stopped process obeys too, and waits for it.
+fn kill(p: Proc) {
+    let Proc { mut child, orders, answers, .. } = p;
+    drop((orders, answers));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 impl Drop for ReaderProcs {
     /// Closes every process's orders (it ends at their end), and kills one that has not
     /// ended within [`ENDING`]: none is left behind.
     fn drop(&mut self) {
         for p in self.procs.drain(..) {
-            let Proc { mut child, orders, answers } = p;
+            let Proc { mut child, orders, answers, .. } = p;
             drop((orders, answers));
             if wait_for(&mut child, ENDING).is_none() {
                 let _ = child.kill();
@@ -305,7 +508,7 @@ pub fn serve(
                 envs.remove(&unit);
                 Answer::Done
             }
-            Order::Interval { unit, deadline_ns, cpu: at, per_get, keys } => {
+            Order::Interval { unit, deadline_ns, cpu: at, reader_txn, keys } => {
                 let Some((env, rng)) = envs.get_mut(&unit) else {
                     bail!("told to read unit {unit}, which is not open");
                 };
@@ -313,9 +516,9 @@ pub fn serve(
                     concurrent::pin(at).with_context(|| format!("cannot hold a reader process to CPU {at}"))?;
                     cpu = Some(at);
                 }
-                let reader_txn = if per_get { ReaderTxn::PerGet } else { ReaderTxn::PerInterval };
                 let crew = Crew { readers: 1, reader_txn, writer: None, keys };
-                match concurrent::read_apart(env, &crew, rng, board.clone(), instant(deadline_ns)) {
+                let mark = (index, deadline_ns);
+                match concurrent::read_apart(env, &crew, rng, (board.clone(), mark), instant(deadline_ns)) {
                     Ok(w) => Answer::Read(Figures::of(&w)),
                     Err(e) => Answer::Failed(e),
                 }

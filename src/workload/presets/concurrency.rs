@@ -1,7 +1,9 @@
 //! Readers beside a writer (`--suite concurrency`): db_bench_mdb's readwhilewriting (each
 //! reader's get in a read transaction reset and renewed around it, beside one writer of
-//! random overwrites) and stalereader (the same, each reader holding one read transaction
-//! for the whole interval, so the writer cannot reuse the pages it frees). A pass is a
+//! random overwrites), stalereader (the same, each reader holding one read transaction
+//! for the whole interval, so the writer cannot reuse the pages it frees) and
+//! slotwhilewriting (each get in a read transaction begun and aborted around it, in an
+//! environment opened with MDB_NOTLS, so each claims a reader slot). A pass is a
 //! number of intervals of one length; side by side, every unit's crew runs its interval in
 //! a shuffled order each round, one crew at a time (`workload::concurrent`), as chunks pair
 //! the one-thread workloads. Each pass fills a fresh environment first, untimed, and its
@@ -28,6 +30,7 @@ pub const STALE_PUTS: u32 = 1000;
 pub fn crew(w: PresetWorkload, readers: u32, cfg: &WorkloadConfig) -> Crew {
     let reader_txn = match w {
         PresetWorkload::StaleReader => ReaderTxn::PerInterval,
+        PresetWorkload::SlotWhileWriting => ReaderTxn::SlotPerGet,
         _ => ReaderTxn::PerGet,
     };
     // A stale reader's file grows with every commit: a quota keeps it in the map, and
@@ -142,17 +145,18 @@ fn pass(
 ) -> Result<Vec<(CrewFigures, Option<crate::workload::space::Space>)>> {
     let dirs: Vec<tempfile::TempDir> =
         members.iter().map(|_| tempfile::tempdir_in(scratch)).collect::<Result<_, _>>()?;
-    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead);
+    let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
+    // Every crew of a pass reads one way (the workload's): its environments' flags are one.
+    let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead) | crew(w, 1, cfg).reader_txn.env_flags();
     let envs: Vec<Env> = members
         .iter()
         .zip(&dirs)
         .map(|(m, d)| concurrent::fill(m.api, d.path(), cfg.entries, flags))
         .collect::<Result<_>>()?;
-    let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
-    // Readers that renew around every get stall at the scheduler's whim, and the first
-    // stall sets the writer's cost for the pass: every unit starts past it. A stale
-    // reader's crews measure how the file grows from fresh, and stay fresh.
-    if crews.iter().all(|c| c.reader_txn == ReaderTxn::PerGet && c.writer.is_some()) {
+    // Readers that end their transaction around every get stall at the scheduler's whim,
+    // and the first stall sets the writer's cost for the pass: every unit starts past it.
+    // A stale reader's crews measure how the file grows from fresh, and stay fresh.
+    if crews.iter().all(|c| c.reader_txn != ReaderTxn::PerInterval && c.writer.is_some()) {
         for env in &envs {
             concurrent::age(env, cfg.entries, concurrent::AGEING_PUTS)?;
         }

@@ -61,6 +61,8 @@ pub enum PresetWorkload {
     ReadWhileWriting,
     #[serde(rename = "stalereader")]
     StaleReader,
+    #[serde(rename = "slotwhilewriting")]
+    SlotWhileWriting,
     /// A row of harness/lmdb_suite.def, by its name.
     #[serde(untagged)]
     Lmdb(lmdb_suite::LmdbWorkload),
@@ -97,7 +99,7 @@ impl PresetWorkload {
         PresetWorkload::FIXED.into_iter().chain(lmdb_suite::LmdbWorkload::all().map(PresetWorkload::Lmdb))
     }
 
-    const FIXED: [PresetWorkload; 12] = [
+    const FIXED: [PresetWorkload; 13] = [
         PresetWorkload::TcSuccessiveWrite,
         PresetWorkload::TcRandomWrite,
         PresetWorkload::TcSuccessiveRead,
@@ -110,6 +112,7 @@ impl PresetWorkload {
         PresetWorkload::MigrateReadCold,
         PresetWorkload::ReadWhileWriting,
         PresetWorkload::StaleReader,
+        PresetWorkload::SlotWhileWriting,
     ];
 
     fn info(self) -> Info {
@@ -141,6 +144,14 @@ impl PresetWorkload {
                 ("readwhilewriting", "Readers Beside a Writer", Concurrency, false, MS_PER_OP, "get")
             }
             W::StaleReader => ("stalereader", "Stale Readers Beside a Writer", Concurrency, false, MS_PER_OP, "get"),
+            W::SlotWhileWriting => (
+                "slotwhilewriting",
+                "Readers Claiming a Slot per Get Beside a Writer",
+                Concurrency,
+                false,
+                MS_PER_OP,
+                "get",
+            ),
             W::Lmdb(_) => unreachable!("answered above"),
         };
         Info { name, title, preset, reads_database, unit, per }
@@ -260,7 +271,10 @@ impl Preset {
                  keys, each get in a read transaction reset and renewed around it, beside one writer \
                  overwriting random keys, --puts-per-txn a transaction. stalereader: each reader holds one \
                  read transaction for the whole interval, so the writer cannot reuse the pages it frees \
-                 (the file grows). A pass is --intervals intervals of --interval-ms; paired, every unit's \
+                 (the file grows). slotwhilewriting: each get in a read transaction begun and aborted \
+                 around it, the environment opened with MDB_NOTLS, so every get claims a reader slot under \
+                 the lock file's reader-table mutex and releases it (readwhilewriting's readers claim \
+                 theirs once). A pass is --intervals intervals of --interval-ms; paired, every unit's \
                  crew takes its interval in a shuffled order each round, one crew at a time, its threads \
                  held to CPUs (the writer on one of its own when they outnumber them). Judged by \
                  --metric reader-ops (a reader thread's ns per get) or writer-ops (ns per put), or \
@@ -319,7 +333,7 @@ impl Preset {
             Preset::Migrate => (if r.migrate_append { ", MDB_APPEND puts" } else { ", plain puts" }).to_string(),
             Preset::Lmdb => ", the unnamed database (MDB_DUPSORT for the duplicates)".to_string(),
             Preset::Concurrency => format!(
-                ", {} intervals of {} ms a pass, {} put(s) a write transaction{}{}",
+                ", {} intervals of {} ms a pass, {} put(s) a write transaction{}{}, MDB_NOTLS for slotwhilewriting",
                 r.intervals,
                 r.interval_ms,
                 r.puts_per_txn,
