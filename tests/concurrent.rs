@@ -163,6 +163,7 @@ fn open_everywhere(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf]) {
     let o = EnvOptions {
         map_size: concurrent::map_size(KEYS),
         flags: MDB_NOSYNC,
+        txn_flags: 0,
         db: Database::Unnamed,
         lmdb10: Default::default(),
     };

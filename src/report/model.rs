@@ -435,7 +435,8 @@ pub struct NotApplicableRow {
 }
 
 /// Which of the header's workloads its built units' LMDB cannot run (by the version their
-/// library reports), as the runner left them unrun.
+/// library reports), each unit under its sync mode (its own, else the run's), as the runner
+/// left them unrun.
 fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
     let versions: Vec<(&Label, (i32, i32, i32))> = data
         .header
@@ -447,9 +448,10 @@ fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
             Some((&t.label, reported))
         })
         .collect();
+    let sync = |t: &Label| t.sync.unwrap_or(data.header.config.sync);
     let row = |w: &Workload| {
         let not: Vec<(&Label, NotApplicable)> =
-            versions.iter().filter_map(|(t, v)| w.applies_to(*v).err().map(|why| (*t, why))).collect();
+            versions.iter().filter_map(|(t, v)| w.applies_to(*v, sync(t)).err().map(|why| (*t, why))).collect();
         let why = not.first()?.1;
         Some(NotApplicableRow { workload: *w, units: not.iter().map(|(t, _)| (*t).clone()).collect(), why })
     };

@@ -146,7 +146,7 @@ fn pass(
     let envs: Vec<Env> = members
         .iter()
         .zip(&dirs)
-        .map(|(m, d)| concurrent::fill(m.api, d.path(), cfg.entries, flags))
+        .map(|(m, d)| Ok(concurrent::fill(m.api, d.path(), cfg.entries, flags)?.with_txn_flags(cfg.sync.txn_flags())?))
         .collect::<Result<_>>()?;
     let crews: Vec<Crew> = members.iter().map(|m| crew(w, m.readers, cfg)).collect();
     // Readers that renew around every get stall at the scheduler's whim, and the first
@@ -165,6 +165,7 @@ fn pass(
             let o = EnvOptions {
                 map_size: concurrent::map_size(cfg.entries),
                 flags,
+                txn_flags: 0,
                 db: Database::Unnamed,
                 lmdb10: Default::default(),
             };
