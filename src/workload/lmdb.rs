@@ -363,12 +363,9 @@ impl SyncMode {
     /// Whether an LMDB of `version` does what the mode names: a per-transaction mode needs
     /// [`PER_TXN_SYNC_SINCE`] (before it the flags are dropped, and each commit syncs fully).
     pub fn applies_to(self, version: (i32, i32, i32)) -> Result<(), NotApplicable> {
-        let needs = match self {
-            SyncMode::TxnNosync => "MDB_NOSYNC on mdb_txn_begin",
-            SyncMode::TxnNometasync => "MDB_NOMETASYNC on mdb_txn_begin",
-            _ => return Ok(()),
-        };
-        match version < PER_TXN_SYNC_SINCE {
+        // One text for both: a report groups the units of one reason.
+        let needs = "MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin";
+        match self.txn_flags() != 0 && version < PER_TXN_SYNC_SINCE {
             true => Err(NotApplicable { needs, since: PER_TXN_SYNC_SINCE }),
             false => Ok(()),
         }
@@ -822,6 +819,9 @@ mod tests {
             assert_eq!(m.applies_to((0, 9, 90)), Ok(()), "mdb.master3 has them: {m}");
         }
         let why = SyncMode::TxnNosync.applies_to((0, 9, 36)).unwrap_err();
-        assert_eq!(why.to_string(), "not applicable: needs MDB_NOSYNC on mdb_txn_begin, which LMDB has from 0.9.70");
+        assert_eq!(
+            why.to_string(),
+            "not applicable: needs MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin, which LMDB has from 0.9.70"
+        );
     }
 }
