@@ -31,8 +31,11 @@ pub struct EnvSettings {
     pub no_writemap: bool,
     /// How commits are made durable: nosync (MDB_NOSYNC, the default), nometasync
     /// (MDB_NOMETASYNC: data synced at each commit, the meta page not) or sync (both);
-    /// `--sync` alone is sync. A list (`nosync,nometasync,sync`) is an axis of `run`: each
-    /// unit measured under each mode, labelled by it (`LMDB_0.9.33 [sync]`).
+    /// `--sync` alone is sync. txn-nosync and txn-nometasync: the environment opened to sync,
+    /// each write transaction begun with MDB_NOSYNC or MDB_NOMETASYNC (LMDB 1.0's
+    /// mdb_txn_begin; not applicable before 0.9.70, where every 0.9 release drops them). A
+    /// list (`nosync,nometasync,sync`) is an axis of `run`: each unit measured under each
+    /// mode, labelled by it (`LMDB_0.9.33 [sync]`).
     #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
           default_missing_value = "sync")]
     pub sync: Vec<SyncMode>,
