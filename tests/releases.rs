@@ -171,4 +171,26 @@ fn per_transaction_sync_is_exact_on_the_1_0_line_and_not_applicable_on_0_9(repo:
     let row = &json["not_applicable"][0];
     assert_eq!(row["units"], serde_json::json!(["LMDB_0.9.33 [txn-nosync]", "LMDB_0.9.33 [txn-nometasync]"]), "{row}");
     assert_eq!(row["why"]["since"], serde_json::json!([0, 9, 70]), "{row}");
+    // One mode, no axis: LmdbJava's write in paired processes, each engine's paired worker
+    // given the 1.0 line alone (0.9.33's would refuse the flag and take its process down).
+    let file = tmp.join("txn-write.jsonl");
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["run", "--workloads", "write", "--sync", "txn-nosync", "--engine", "rust,c", "--rounds", "1"])
+            .args(["--warmup", "0", "--entries", "2000", "--no-coverage", "--cflags", &unoptimised_cflags()])
+            .args(["--tags", "LMDB_0.9.33,mdb.master3", "--git"])
+            .arg(repo)
+            .arg("--out")
+            .arg(&file),
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    let samples: Vec<&serde_json::Value> = records.iter().filter(|r| r["type"] == "sample").collect();
+    assert_eq!(samples.len(), 2, "the 1.0 line in each engine: {text}");
+    for x in samples {
+        assert_eq!(x["tag"], master3, "{x}");
+        assert_eq!((x["io"]["commits"].as_u64(), x["io"]["syncs"].as_u64()), (Some(1), Some(0)), "{x}");
+    }
 }
