@@ -111,20 +111,8 @@ fn the_1_0_line_builds_and_runs_every_workload_beside_0_9_with_the_same_checksum
 /// every format of the report says they are not applicable, naming what they need.
 fn per_transaction_sync_is_exact_on_the_1_0_line_and_not_applicable_on_0_9(repo: &Path, master3: &str, tmp: &Path) {
     let file = tmp.join("txn.jsonl");
-    run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["run", "--suite", "lmdb", "--workloads", "fillRandomEach", "--engine", "rust,c", "--rounds", "1"])
-            .args(["--warmup", "0", "--entries", "1000", "--layouts", "fixed", "--no-coverage"])
-            .args(["--sync", "sync,txn-nosync,txn-nometasync", "--cflags", &unoptimised_cflags()])
-            .args(["--tags", "LMDB_0.9.33,mdb.master3", "--git"])
-            .arg(repo)
-            .arg("--out")
-            .arg(&file),
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    let run = ["--suite", "lmdb", "--workloads", "fillRandomEach", "--entries", "1000", "--layouts", "fixed"];
+    let records = run_both_lines(repo, &file, &[&run[..], &["--sync", "sync,txn-nosync,txn-nometasync"]].concat());
     // fillRandomEach at 1,000 entries: 100 commits of one put each.
     let mut io = std::collections::BTreeMap::new();
     for x in records.iter().filter(|r| r["type"] == "sample") {
@@ -174,23 +162,30 @@ fn per_transaction_sync_is_exact_on_the_1_0_line_and_not_applicable_on_0_9(repo:
     // One mode, no axis: LmdbJava's write in paired processes, each engine's paired worker
     // given the 1.0 line alone (0.9.33's would refuse the flag and take its process down).
     let file = tmp.join("txn-write.jsonl");
-    run_ok(
-        lmdb_regress()
-            .env("LMDB_REGRESS_OFFLINE", "1")
-            .args(["run", "--workloads", "write", "--sync", "txn-nosync", "--engine", "rust,c", "--rounds", "1"])
-            .args(["--warmup", "0", "--entries", "2000", "--no-coverage", "--cflags", &unoptimised_cflags()])
-            .args(["--tags", "LMDB_0.9.33,mdb.master3", "--git"])
-            .arg(repo)
-            .arg("--out")
-            .arg(&file),
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    let records = run_both_lines(repo, &file, &["--workloads", "write", "--sync", "txn-nosync", "--entries", "2000"]);
     let samples: Vec<&serde_json::Value> = records.iter().filter(|r| r["type"] == "sample").collect();
-    assert_eq!(samples.len(), 2, "the 1.0 line in each engine: {text}");
+    assert_eq!(samples.len(), 2, "the 1.0 line in each engine: {samples:?}");
     for x in samples {
         assert_eq!(x["tag"], master3, "{x}");
         assert_eq!((x["io"]["commits"].as_u64(), x["io"]["syncs"].as_u64()), (Some(1), Some(0)), "{x}");
     }
+}
+
+/// One round of `args` on 0.9.33 and the 1.0 line of `repo` in both engines, unoptimised,
+/// into `file`: its records, none of them a failure.
+fn run_both_lines(repo: &Path, file: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["run", "--engine", "rust,c", "--rounds", "1", "--warmup", "0", "--no-coverage"])
+            .args(args)
+            .args(["--cflags", &unoptimised_cflags(), "--tags", "LMDB_0.9.33,mdb.master3", "--git"])
+            .arg(repo)
+            .arg("--out")
+            .arg(file),
+    );
+    let text = std::fs::read_to_string(file).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    records
 }
