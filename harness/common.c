@@ -93,6 +93,8 @@ static int flag(struct settings *s, const char *a) {
     else if (!strcmp(a, "--sync") || !strcmp(a, "--sync=sync")) s->sync = SYNC_ALL, s->have_sync = 1;
     else if (!strcmp(a, "--sync=nometasync")) s->sync = SYNC_DATA, s->have_sync = 1;
     else if (!strcmp(a, "--sync=nosync")) s->sync = SYNC_NONE, s->have_sync = 1;
+    else if (!strcmp(a, "--sync=txn-nosync")) s->sync = SYNC_TXN_NONE, s->have_sync = 1;
+    else if (!strcmp(a, "--sync=txn-nometasync")) s->sync = SYNC_TXN_DATA, s->have_sync = 1;
     else if (!strcmp(a, "--readahead=on")) s->nordahead = 0;
     else if (!strcmp(a, "--readahead=off")) s->nordahead = 1;
     else if (!strcmp(a, "--migrate-append")) s->append = 1;
@@ -200,6 +202,10 @@ const struct suite *suite_of(const struct suite *const *all, size_t n, const cha
 unsigned env_flags(int writemap, int sync, int nordahead) {
     return (writemap ? MDB_WRITEMAP : 0) | (sync == SYNC_NONE ? MDB_NOSYNC : sync == SYNC_DATA ? MDB_NOMETASYNC : 0) |
            (nordahead ? MDB_NORDAHEAD : 0);
+}
+
+unsigned txn_flags(int sync) {
+    return sync == SYNC_TXN_NONE ? MDB_NOSYNC : sync == SYNC_TXN_DATA ? MDB_NOMETASYNC : 0;
 }
 
 void remove_env_dir(const char *dir) {

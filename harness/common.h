@@ -70,22 +70,32 @@ int settings_given(const struct settings *s);
  * PresetConfig::validate; a bad or missing value exits with status 2. */
 void check_preset(const struct settings *s, int tokyo_cabinet);
 
-struct env { MDB_env *env; MDB_dbi dbi; };
+/* An open environment, its database, and mdb_txn_begin's flags for each of its write
+ * transactions (a per-transaction sync mode's, txn_flags; 0 for most). */
+struct env { MDB_env *env; MDB_dbi dbi; unsigned txn_flags; };
 
-/* How commits are made durable (--sync=MODE): nosync, nometasync, sync. */
-enum { SYNC_NONE = 0, SYNC_ALL = 1, SYNC_DATA = 2 };
+/* How commits are made durable (--sync=MODE): nosync, nometasync, sync, and LMDB 1.0's
+ * per-transaction txn-nosync and txn-nometasync (the environment opened to sync). */
+enum { SYNC_NONE = 0, SYNC_ALL = 1, SYNC_DATA = 2, SYNC_TXN_NONE = 3, SYNC_TXN_DATA = 4 };
 /* mdb_env_open's flags: MDB_WRITEMAP with writemap, sync's (MDB_NOSYNC, MDB_NOMETASYNC),
  * and MDB_NORDAHEAD with nordahead. */
 unsigned env_flags(int writemap, int sync, int nordahead);
+/* mdb_txn_begin's flags for each write transaction under sync: a per-transaction mode's
+ * MDB_NOSYNC or MDB_NOMETASYNC, else 0. */
+unsigned txn_flags(int sync);
+/* The first LMDB whose mdb_txn_begin takes them (lmdb.rs's PER_TXN_SYNC_SINCE); 0.9's
+ * masks them off, and each commit would sync fully under a per-transaction name. */
+#define PER_TXN_SYNC_SINCE MDB_VERINT(0, 9, 70)
 /* Opens the environment in dir and its database, creating both unless flags has
  * MDB_RDONLY: "db" with db_flags as LmdbJava opens it (one named database, two readers)
- * when `named`, else the unnamed one. On failure *call names the call, the environment
- * is closed, and the code is returned. */
-int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
-             const char **call);
+ * when `named`, else the unnamed one; its write transactions begin with txn_flags, which
+ * an LMDB before PER_TXN_SYNC_SINCE refuses (EINVAL). On failure *call names the call,
+ * the environment is closed, and the code is returned. */
+int env_open(const char *dir, uint64_t map_size, unsigned flags, unsigned txn_flags, int named, unsigned db_flags,
+             struct env *e, const char **call);
 /* env_open, `set` (when not NULL) called on the created environment before mdb_env_open. */
-int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags,
-                 int (*set)(MDB_env *, const char **), struct env *e, const char **call);
+int env_open_set(const char *dir, uint64_t map_size, unsigned flags, unsigned txn_flags, int named,
+                 unsigned db_flags, int (*set)(MDB_env *, const char **), struct env *e, const char **call);
 /* ---- the page cache (src/workload/presets/pagecache.rs): 0, or -1 with errno ---- */
 
 /* Writes the file's dirty pages back (they cannot be dropped), then asks the kernel to drop

@@ -1,17 +1,24 @@
 /* The helpers of common.h that call LMDB: linked with a tag's liblmdb in the twin, never
  * in the paired worker (paired.c), which calls each loaded library through its own table. */
+#include <errno.h>
 #include <stdio.h>
 
 #include "common.h"
 
-int env_open(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags, struct env *e,
-             const char **call) {
-    return env_open_set(dir, map_size, flags, named, db_flags, NULL, e, call);
+int env_open(const char *dir, uint64_t map_size, unsigned flags, unsigned txn_flags, int named, unsigned db_flags,
+             struct env *e, const char **call) {
+    return env_open_set(dir, map_size, flags, txn_flags, named, db_flags, NULL, e, call);
 }
 
-int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, unsigned db_flags,
-                 int (*set)(MDB_env *, const char **), struct env *e, const char **call) {
-    int rc, rdonly = (flags & MDB_RDONLY) != 0;
+int env_open_set(const char *dir, uint64_t map_size, unsigned flags, unsigned txn_flags, int named,
+                 unsigned db_flags, int (*set)(MDB_env *, const char **), struct env *e, const char **call) {
+    int rc, rdonly = (flags & MDB_RDONLY) != 0, major, minor, patch;
+    mdb_version(&major, &minor, &patch);
+    if (txn_flags && MDB_VERINT(major, minor, patch) < PER_TXN_SYNC_SINCE) {
+        *call = "mdb_txn_begin (this LMDB drops MDB_NOSYNC and MDB_NOMETASYNC given to it; LMDB has them from 0.9.70)";
+        return EINVAL;
+    }
+    e->txn_flags = txn_flags;
     MDB_txn *txn;
     if ((rc = mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
     if (set && (rc = set(e->env, call))) goto fail;
@@ -19,7 +26,7 @@ int env_open_set(const char *dir, uint64_t map_size, unsigned flags, int named, 
     if (named && (rc = mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; goto fail; }
     if (named && (rc = mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; goto fail; }
     if ((rc = mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
-    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
+    if ((rc = mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : txn_flags, &txn))) { *call = "mdb_txn_begin"; goto fail; }
     if ((rc = mdb_dbi_open(txn, named ? "db" : NULL, (rdonly ? 0 : MDB_CREATE) | db_flags, &e->dbi))) {
         mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail;
     }

@@ -96,7 +96,7 @@ static int in_child(struct env *e, MDB_txn *txn, const struct ops *o, size_t i, 
     MDB_txn *child;
     int rc;
     *call = "mdb_txn_begin(child)";
-    if ((rc = mdb_txn_begin(e->env, txn, 0, &child))) return rc;
+    if ((rc = mdb_txn_begin(e->env, txn, e->txn_flags, &child))) return rc;
     rc = plain_op(e, child, o, i, w, del, call);
     if (rc || abort) { mdb_txn_abort(child); return rc; }
     *call = "mdb_txn_commit(child)";
@@ -174,7 +174,7 @@ static int spill(struct env *e, MDB_txn *txn, const struct ops *o, size_t from, 
     MDB_val k = {KEY, (void *)SPILL_KEY}, room = {SPILL_BYTES, NULL};
     int rc;
     *call = "mdb_txn_begin(child)";
-    if ((rc = mdb_txn_begin(e->env, txn, 0, &child))) return rc;
+    if ((rc = mdb_txn_begin(e->env, txn, e->txn_flags, &child))) return rc;
     if (!(rc = ops_in(e, child, o, from, to, w, del, call))) {
         *call = "mdb_put(MDB_RESERVE, spill)";
         if (!(rc = mdb_put(child, e->dbi, &k, &room, MDB_RESERVE))) rc = ops_in(e, child, o, from, to, w, del, call);
@@ -270,10 +270,10 @@ static int batched(struct env *e, const struct ops *o, const struct write *w, in
         size_t start = i;
         int rc;
         *call = "mdb_txn_begin";
-        if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
+        if ((rc = mdb_txn_begin(e->env, NULL, e->txn_flags, &txn))) return rc;
         work = txn;
         *call = "mdb_txn_begin(child)";
-        if (w->child_open && (rc = mdb_txn_begin(e->env, txn, 0, &work))) { mdb_txn_abort(txn); return rc; }
+        if (w->child_open && (rc = mdb_txn_begin(e->env, txn, e->txn_flags, &work))) { mdb_txn_abort(txn); return rc; }
         size_t end = i + per < o->n ? i + per : o->n;
         rc = ops_in(e, work, o, start, end, w, del, call);
         if (!rc && w->spill) rc = spill(e, txn, o, start, end, w, del, call);
@@ -407,7 +407,7 @@ __attribute__((noinline)) int timed_lmdb_drop(struct env *e, int named, const ch
     MDB_dbi dbi;
     int rc;
     *call = "mdb_txn_begin";
-    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) return rc;
+    if ((rc = mdb_txn_begin(e->env, NULL, e->txn_flags, &txn))) return rc;
     *call = "mdb_drop";
     if ((rc = mdb_drop(txn, e->dbi, named))) { mdb_txn_abort(txn); return rc; }
     *call = "mdb_dbi_open(after mdb_drop)";
@@ -532,7 +532,7 @@ static int open_with(const struct row *r, const char *dir, unsigned more, struct
     int named = !db && (r->options & NAMED);
     if (r->options & REVERSEKEY) db |= MDB_REVERSEKEY;
     uint64_t map = r->options & GROW ? GROW_FROM : r->options & SPILL ? P.map_size + 2 * (uint64_t)SPILL_BYTES : P.map_size;
-    return env_open_set(dir, map, flags, named, db, set_1_0, e, call);
+    return env_open_set(dir, map, flags, txn_flags(P.sync), named, db, set_1_0, e, call);
 }
 
 static int open_for(const struct row *r, const char *dir, struct env *e, const char **call) {

@@ -113,14 +113,20 @@ static void print_failure(const char *w, int slot, const struct api *a, const ch
 static int open_env(const struct api *a, const struct settings *c, const char *dir, unsigned extra, struct env *e,
                     const char **call) {
     unsigned flags = env_flags(c->writemap, c->sync, c->nordahead) | extra;
-    int rc, rdonly = (extra & MDB_RDONLY) != 0;
+    int rc, rdonly = (extra & MDB_RDONLY) != 0, major, minor, patch;
     MDB_txn *txn;
+    e->txn_flags = rdonly ? 0 : txn_flags(c->sync);
+    a->mdb_version(&major, &minor, &patch);
+    if (e->txn_flags && MDB_VERINT(major, minor, patch) < PER_TXN_SYNC_SINCE) {
+        *call = "mdb_txn_begin (this LMDB drops MDB_NOSYNC and MDB_NOMETASYNC given to it; LMDB has them from 0.9.70)";
+        return EINVAL;
+    }
     if ((rc = a->mdb_env_create(&e->env))) { *call = "mdb_env_create"; return rc; }
     if ((rc = a->mdb_env_set_mapsize(e->env, c->map_size))) { *call = "mdb_env_set_mapsize"; goto fail; }
     if ((rc = a->mdb_env_set_maxdbs(e->env, 1))) { *call = "mdb_env_set_maxdbs"; goto fail; }
     if ((rc = a->mdb_env_set_maxreaders(e->env, 2))) { *call = "mdb_env_set_maxreaders"; goto fail; }
     if ((rc = a->mdb_env_open(e->env, dir, flags, 0664))) { *call = "mdb_env_open"; goto fail; }
-    if ((rc = a->mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : 0, &txn))) { *call = "mdb_txn_begin"; goto fail; }
+    if ((rc = a->mdb_txn_begin(e->env, NULL, rdonly ? MDB_RDONLY : e->txn_flags, &txn))) { *call = "mdb_txn_begin"; goto fail; }
     /* LmdbJava's database "db", MDB_INTEGERKEY for integer keys. */
     unsigned db_flags = (rdonly ? 0 : MDB_CREATE) | (c->str_keys ? 0 : MDB_INTEGERKEY);
     if ((rc = a->mdb_dbi_open(txn, "db", db_flags, &e->dbi))) { a->mdb_txn_abort(txn); *call = "mdb_dbi_open"; goto fail; }
@@ -226,7 +232,7 @@ body_write(const struct api *a, struct env *e, cursor_put_fn put, const struct d
     MDB_val k, v;
     int rc = 0;
     if (from == 0) {
-        if ((rc = a->mdb_txn_begin(e->env, NULL, 0, &t->txn))) { *call = "mdb_txn_begin"; return rc; }
+        if ((rc = a->mdb_txn_begin(e->env, NULL, e->txn_flags, &t->txn))) { *call = "mdb_txn_begin"; return rc; }
         if ((rc = a->mdb_cursor_open(t->txn, e->dbi, &t->cur))) {
             a->mdb_txn_abort(t->txn); t->txn = NULL; *call = "mdb_cursor_open"; return rc;
         }

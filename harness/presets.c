@@ -34,7 +34,7 @@ static struct settings P;
 static unsigned preset_flags(void) { return env_flags(P.writemap, P.sync, P.nordahead); }
 
 static int preset_open(const char *dir, unsigned flags, struct env *e, const char **call) {
-    return env_open(dir, P.map_size, flags, 0, 0, e, call);
+    return env_open(dir, P.map_size, flags, flags & MDB_RDONLY ? 0 : txn_flags(P.sync), 0, 0, e, call);
 }
 
 /* ---- data (src/workload/presets/data.rs) ---- */

@@ -14,9 +14,11 @@
 
 /* ---- environments (store.rs) ---- */
 
-/* A transaction (read-only with MDB_RDONLY in flags) and a cursor on e's database. */
+/* A transaction (read-only with MDB_RDONLY in flags, else a write transaction with e's
+ * txn_flags too) and a cursor on e's database. */
 int begin_cursor(struct env *e, unsigned flags, MDB_txn **txn, MDB_cursor **cur, const char **call) {
     int rc;
+    if (!(flags & MDB_RDONLY)) flags |= e->txn_flags;
     if ((rc = mdb_txn_begin(e->env, NULL, flags, txn))) { *call = "mdb_txn_begin"; return rc; }
     if ((rc = mdb_cursor_open(*txn, e->dbi, cur))) { mdb_txn_abort(*txn); *call = "mdb_cursor_open"; }
     return rc;

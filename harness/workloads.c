@@ -38,7 +38,8 @@
 
 /* LmdbJava's environment: the database "db", MDB_INTEGERKEY for integer keys. */
 static int lmdbjava_open(const struct settings *c, const char *dir, struct env *e, const char **call) {
-    return env_open(dir, c->map_size, env_flags(c->writemap, c->sync, c->nordahead), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
+    unsigned flags = env_flags(c->writemap, c->sync, c->nordahead);
+    return env_open(dir, c->map_size, flags, txn_flags(c->sync), 1, c->str_keys ? 0 : MDB_INTEGERKEY, e, call);
 }
 
 /* ---- timed regions: the workload and nothing else (callgrind: --toggle-collect=timed_*) ---- */
@@ -103,7 +104,7 @@ __attribute__((noinline)) int timed_write(struct env *e, const struct dataset *d
     MDB_cursor *cur;
     MDB_val k, v;
     int rc;
-    if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) { *call = "mdb_txn_begin"; return rc; }
+    if ((rc = mdb_txn_begin(e->env, NULL, e->txn_flags, &txn))) { *call = "mdb_txn_begin"; return rc; }
     if ((rc = mdb_cursor_open(txn, e->dbi, &cur))) { mdb_txn_abort(txn); *call = "mdb_cursor_open"; return rc; }
     for (size_t j = 0; j < d->n; j++) {
         fill_key(d, key, j);

@@ -165,8 +165,13 @@ fn open_everywhere(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf]) {
 
 /// [`open_everywhere`] with the environments' `flags`.
 fn open_everywhere_with(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf], flags: u32) {
-    let o =
-        EnvOptions { map_size: concurrent::map_size(KEYS), flags, db: Database::Unnamed, lmdb10: Default::default() };
+    let o = EnvOptions {
+        map_size: concurrent::map_size(KEYS),
+        flags,
+        txn_flags: 0,
+        db: Database::Unnamed,
+        lmdb10: Default::default(),
+    };
     for (unit, d) in dirs.iter().enumerate() {
         procs.open(unit, unit, d, &o).unwrap();
     }
@@ -554,6 +559,7 @@ fn a_reader_process_that_hangs_fails_the_crew_named_and_none_is_left_behind() {
             &EnvOptions {
                 map_size: concurrent::map_size(KEYS),
                 flags,
+                txn_flags: 0,
                 db: Database::Unnamed,
                 lmdb10: Default::default(),
             },

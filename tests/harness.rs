@@ -463,6 +463,7 @@ fn one_opening_and_one_walk_serve_lmdbjavas_database_and_the_presets() {
     let unnamed = EnvOptions {
         map_size: cfg.effective_map_size(),
         flags: MDB_NOSYNC,
+        txn_flags: 0,
         db: Database::Unnamed,
         lmdb10: Default::default(),
     };

@@ -100,4 +100,92 @@ fn the_1_0_line_builds_and_runs_every_workload_beside_0_9_with_the_same_checksum
     for s in model["sections"].as_array().unwrap() {
         assert_eq!(s["checksum_mismatches"].as_array().map(Vec::len), Some(0), "{s}");
     }
+    per_transaction_sync_is_exact_on_the_1_0_line_and_not_applicable_on_0_9(&repo, &label, tmp.path());
+}
+
+/// `--sync txn-nosync,txn-nometasync` on the 1.0 line: each write transaction's flag on an
+/// environment opened to sync, so that a commit makes no sync (MDB_NOSYNC) or the data's
+/// fdatasync alone (MDB_NOMETASYNC, the meta page written through the plain descriptor),
+/// and writes what the environment's full sync writes: exact, the same in both engines.
+/// 0.9.33 drops the flags: its per-transaction units run nothing and fail nothing, and
+/// every format of the report says they are not applicable, naming what they need.
+fn per_transaction_sync_is_exact_on_the_1_0_line_and_not_applicable_on_0_9(repo: &Path, master3: &str, tmp: &Path) {
+    let file = tmp.join("txn.jsonl");
+    let run = ["--suite", "lmdb", "--workloads", "fillRandomEach", "--entries", "1000", "--layouts", "fixed"];
+    let records = run_both_lines(repo, &file, &[&run[..], &["--sync", "sync,txn-nosync,txn-nometasync"]].concat());
+    // fillRandomEach at 1,000 entries: 100 commits of one put each.
+    let mut io = std::collections::BTreeMap::new();
+    for x in records.iter().filter(|r| r["type"] == "sample") {
+        let (tag, engine) = (x["tag"].as_str().unwrap(), x["engine"].as_str().unwrap());
+        let per = match tag.strip_prefix(master3) {
+            Some(" [sync]") => 2,
+            Some(" [txn-nometasync]") => 1,
+            Some(" [txn-nosync]") => 0,
+            _ if tag == "LMDB_0.9.33 [sync]" => 2,
+            _ => panic!("no per-transaction unit of 0.9.33 runs: {tag}"),
+        };
+        assert_eq!((x["io"]["commits"].as_u64(), x["io"]["syncs"].as_u64()), (Some(100), Some(per * 100)), "{x}");
+        io.insert((tag.to_string(), engine.to_string()), x["io"]["bytes"].as_u64().unwrap());
+    }
+    assert_eq!(io.len(), 8, "three modes of the 1.0 line and 0.9.33's sync, in each engine: {io:?}");
+    let synced = io[&(format!("{master3} [sync]"), "rust".to_string())];
+    for ((tag, engine), bytes) in &io {
+        if tag.starts_with(master3) {
+            assert_eq!(*bytes, synced, "{tag} {engine}: the same pages written as a full sync's");
+        }
+    }
+    let out = tmp.join("txn-report");
+    let formats = "text,markdown,json,csv,html,github";
+    run_ok(lmdb_regress().args(["report", "--format", formats, "--out-dir"]).arg(&out).arg(&file));
+    let docs: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with("-samples.csv"))
+        .collect();
+    assert_eq!(docs.len(), 6, "{docs:?}");
+    for path in &docs {
+        // The text report wraps its lines.
+        let doc = std::fs::read_to_string(path).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            doc.contains("not applicable") && doc.contains("LMDB_0.9.33 [txn-nosync]"),
+            "{}: {doc}",
+            path.display()
+        );
+        let csv = path.extension().is_some_and(|e| e == "csv");
+        assert!(csv || doc.contains("MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin"), "{}: {doc}", path.display());
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("txn.json")).unwrap()).unwrap();
+    let row = &json["not_applicable"][0];
+    assert_eq!(row["units"], serde_json::json!(["LMDB_0.9.33 [txn-nosync]", "LMDB_0.9.33 [txn-nometasync]"]), "{row}");
+    assert_eq!(row["why"]["since"], serde_json::json!([0, 9, 70]), "{row}");
+    // One mode, no axis: LmdbJava's write in paired processes, each engine's paired worker
+    // given the 1.0 line alone (0.9.33's would refuse the flag and take its process down).
+    let file = tmp.join("txn-write.jsonl");
+    let records = run_both_lines(repo, &file, &["--workloads", "write", "--sync", "txn-nosync", "--entries", "2000"]);
+    let samples: Vec<&serde_json::Value> = records.iter().filter(|r| r["type"] == "sample").collect();
+    assert_eq!(samples.len(), 2, "the 1.0 line in each engine: {samples:?}");
+    for x in samples {
+        assert_eq!(x["tag"], master3, "{x}");
+        assert_eq!((x["io"]["commits"].as_u64(), x["io"]["syncs"].as_u64()), (Some(1), Some(0)), "{x}");
+    }
+}
+
+/// One round of `args` on 0.9.33 and the 1.0 line of `repo` in both engines, unoptimised,
+/// into `file`: its records, none of them a failure.
+fn run_both_lines(repo: &Path, file: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    run_ok(
+        lmdb_regress()
+            .env("LMDB_REGRESS_OFFLINE", "1")
+            .args(["run", "--engine", "rust,c", "--rounds", "1", "--warmup", "0", "--no-coverage"])
+            .args(args)
+            .args(["--cflags", &unoptimised_cflags(), "--tags", "LMDB_0.9.33,mdb.master3", "--git"])
+            .arg(repo)
+            .arg("--out")
+            .arg(file),
+    );
+    let text = std::fs::read_to_string(file).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(records.iter().all(|r| r["type"] != "failure"), "{text}");
+    records
 }

@@ -414,7 +414,8 @@ pub fn commits_timed(metric: Metric, env: &EnvSettings, suite: Suite) -> Result<
     if !metric.is_commits() {
         return Ok(());
     }
-    let how = "measure the lmdb suite's write rows (fillRandomEach, fillRandom) under --sync sync or nometasync";
+    let how = "measure the lmdb suite's write rows (fillRandomEach, fillRandom) under --sync sync, nometasync, \
+               txn-nosync or txn-nometasync";
     if suite != Suite::Lmdb {
         bail!("--metric {metric}: each commit is timed in the lmdb suite's write rows only: {how}");
     }

@@ -380,13 +380,14 @@ pub fn find_base(asked: &str, bases: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
-    const LABELS: [&str; 22] = [
+    const LABELS: [&str; 23] = [
         "LMDB_0.9.33 [1 reader]",
         "LMDB_0.9.33 [nometasync]",
         "LMDB_0.9.33 [256M limit]",
         "LMDB_1.0.1 [sync] [1536K limit]@02",
         "LMDB_1.0.1 (clang -O2) [2 readers] [sync]@01~control",
         "LMDB_1.0.1 (clang -O2) [4 readers]",
+        "LMDB_1.0.1 [txn-nometasync] [1536K limit]",
         "LMDB_0.9.33 [2 readers]~control",
         "LMDB_0.9.33",
         "LMDB_0.9.9",
@@ -416,6 +417,8 @@ mod tests {
         assert_eq!((l.base.as_str(), l.toolchain.as_deref(), l.control), ("LMDB_1.0.1", Some("clang -O2"), true));
         assert_eq!(l.controlled(), Some(Label::build("LMDB_1.0.1", Some("clang -O2"))));
         assert_eq!(Label::parse("mdb.RE/0.9 @ 1a2b3c4d").base, "mdb.RE/0.9 @ 1a2b3c4d");
+        assert_eq!(Label::parse("LMDB_1.0.1 [txn-nosync]").sync, Some(SyncMode::TxnNosync));
+        assert_eq!(Label::parse("LMDB_1.0.1 [nosync]").sync, Some(SyncMode::Nosync));
         assert_eq!(Label::parse("LMDB_0.9.20@01").layout.as_deref(), Some("01"));
         let l = Label::parse("LMDB_1.0.1 [sync] [1536K limit] [readahead off]@02");
         assert_eq!(
@@ -490,7 +493,12 @@ mod tests {
         assert_eq!(Label::parse("LMDB_0.9.33 (gcc -O3)").compared_as().1, Some("gcc -O3"));
         assert_eq!(Label::parse("LMDB_0.9.20 (clang -O2)@03").compared_as().1, None);
         let plain: Vec<&str> = LABELS.into_iter().filter(|t| Label::parse(t).is_plain_release()).collect();
-        let expected = ["LMDB_0.9.33 [1 reader]", "LMDB_0.9.33 [nometasync]", "LMDB_0.9.33 [256M limit]"];
+        let expected = [
+            "LMDB_0.9.33 [1 reader]",
+            "LMDB_0.9.33 [nometasync]",
+            "LMDB_0.9.33 [256M limit]",
+            "LMDB_1.0.1 [txn-nometasync] [1536K limit]",
+        ];
         assert_eq!(plain, [&expected[..], &["LMDB_0.9.33", "LMDB_0.9.9"]].concat());
     }
 }

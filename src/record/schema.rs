@@ -49,10 +49,14 @@ use crate::workload::{Checksum, Workload, WorkloadConfig};
 /// in processes of their own, which a reader of 15 would resume with reader threads, a
 /// fillRandom sample's `figures.commit_order_ns`, its commits in the order made, which a
 /// reader of 15 would drop on a resume or merge and compare by pass medians, and the
-/// environment's `tool_sha256`, the build of the tool, which it would drop). Layouts
+/// environment's `tool_sha256`, the build of the tool, which it would drop; 17: a unit's
+/// `sync` of `txn-nosync` or `txn-nometasync` and the configuration's `per_txn`, LMDB 1.0's
+/// per-transaction flags on an environment opened to sync, which a reader of 16 would
+/// refuse in a unit and misread in the configuration as the environment's MDB_NOSYNC or
+/// MDB_NOMETASYNC). Layouts
 /// (`plan.layouts`, each sample's `layout`) needed no bump: an older reader takes a sample
 /// of a random layout for the time sample it is.
-pub const SCHEMA: u32 = 16;
+pub const SCHEMA: u32 = 17;
 
 /// The first schema whose plan says whether its rounds were adaptive: older ones were not.
 pub(super) const ADAPTIVE: u32 = 8;

@@ -756,9 +756,8 @@ fn workload_line(m: &ReportModel) -> String {
         cfg.order,
         if cfg.no_writemap { "" } else { "MDB_WRITEMAP, " },
         match cfg.sync {
-            crate::workload::SyncMode::Nosync => "MDB_NOSYNC, ",
-            crate::workload::SyncMode::Nometasync => "MDB_NOMETASYNC, ",
-            crate::workload::SyncMode::Sync => "",
+            crate::workload::SyncMode::Sync => String::new(),
+            m => format!("{}, ", m.flags_named()),
         },
         if cfg.readahead == crate::workload::Readahead::Off { "MDB_NORDAHEAD, " } else { "" },
         cfg.effective_map_size(),

@@ -16,7 +16,7 @@ use crate::record::{Base, BuildStatus, TagStatus, Target};
 use crate::stats::family::{self, Noise, Rounds, Rule};
 use crate::stats::{self, Comparison, Summary, Verdict};
 use crate::workload::presets::lmdb_suite::declared::NotApplicable;
-use crate::workload::{Checksum, Workload, WorkloadConfig};
+use crate::workload::{Checksum, SyncMode, Workload, WorkloadConfig};
 
 mod died;
 mod engines;
@@ -435,25 +435,36 @@ pub struct NotApplicableRow {
 }
 
 /// Which of the header's workloads its built units' LMDB cannot run (by the version their
-/// library reports), as the runner left them unrun.
+/// library reports), each tag under each sync mode the run has (a unit's own, else the
+/// run's one), as the runner left them unrun.
 fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
-    let versions: Vec<(&Label, (i32, i32, i32))> = data
-        .header
+    let h = &data.header;
+    let mut modes: Vec<Option<SyncMode>> = h.units.iter().map(|d| d.value.sync).collect();
+    modes.sort();
+    modes.dedup();
+    if modes.is_empty() {
+        modes.push(None);
+    }
+    let units: Vec<(Label, (i32, i32, i32), SyncMode)> = h
         .tags
         .iter()
         .filter(|t| t.status == crate::record::BuildStatus::Built)
         .filter_map(|t| {
             let reported = t.builds.iter().find_map(|b| crate::manifest::reported_version(&b.lmdb_version))?;
-            Some((&t.label, reported))
+            Some(modes.iter().map(move |m| match m {
+                Some(m) => (t.label.with_sync(*m), reported, *m),
+                None => (t.label.clone(), reported, h.config.sync),
+            }))
         })
+        .flatten()
         .collect();
     let row = |w: &Workload| {
         let not: Vec<(&Label, NotApplicable)> =
-            versions.iter().filter_map(|(t, v)| w.applies_to(*v).err().map(|why| (*t, why))).collect();
+            units.iter().filter_map(|(t, v, m)| w.applies_to(*v, *m).err().map(|why| (t, why))).collect();
         let why = not.first()?.1;
         Some(NotApplicableRow { workload: *w, units: not.iter().map(|(t, _)| (*t).clone()).collect(), why })
     };
-    data.header.workloads.iter().filter_map(row).collect()
+    h.workloads.iter().filter_map(row).collect()
 }
 
 /// How much layout alone moved one section's times, where the run's design shows it:

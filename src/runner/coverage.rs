@@ -125,7 +125,7 @@ impl RunSpec {
             let (lines, death) = self.invoke(&job, &ready, own);
             death.or_else(|| lines.iter().find_map(|l| l.error.clone())).map(|e| (w, e))
         };
-        self.workloads.iter().filter(|w| Self::applies(u, **w)).filter_map(|w| run(*w)).collect()
+        self.workloads.iter().filter(|w| self.applies(u, **w)).filter_map(|w| run(*w)).collect()
     }
 }
 

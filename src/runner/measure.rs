@@ -54,7 +54,7 @@ impl RunSpec {
             .workloads
             .iter()
             .copied()
-            .filter(|w| !w.is_program() && Self::applies(u, *w) && selected(*w))
+            .filter(|w| !w.is_program() && self.applies(u, *w) && selected(*w))
             .filter(|w| !super::watchdog::died(u.engine, &u.label, *w))
             .filter(|w| match w.verified_once() {
                 true => ready.checksums.contains_key(&(u.engine, u.label.clone(), *w)),

@@ -179,13 +179,15 @@ impl RunSpec {
         (kept, refused)
     }
 
-    /// The workloads `u` can be measured on: reads need its tag's read database and its
-    /// verified checksum (without them they were already reported).
+    /// The workloads `u` can be measured on: those that apply to its LMDB (the report says
+    /// which do not), and of reads those with its tag's read database and its verified
+    /// checksum (without them they were already reported).
     fn measurable(&self, u: &Unit, ready: &Ready) -> Vec<Workload> {
         let verified = |w: Workload| ready.checksums.contains_key(&(u.engine, u.label.clone(), w));
         self.workloads
             .iter()
             .copied()
+            .filter(|w| self.applies(u, *w))
             .filter(|w| !w.is_read() || (ready.dbs.contains_key(&u.label) && verified(*w)))
             .collect()
     }

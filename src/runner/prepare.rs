@@ -42,7 +42,9 @@ impl RunSpec {
         if self.reads().is_empty() {
             return Ok(ready);
         }
-        let mut builders: Vec<&Unit> = self.units.iter().collect();
+        // A unit that runs no read (its sync mode not applicable) reads no database.
+        let mut builders: Vec<&Unit> =
+            self.units.iter().filter(|u| self.reads().iter().any(|w| self.applies(u, *w))).collect();
         builders.sort_by_key(|u| u.engine);
         let mut seen = BTreeSet::new();
         builders.retain(|u| seen.insert(self.db_key(&u.label)));

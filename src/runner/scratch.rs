@@ -58,7 +58,8 @@ impl Scratch {
 /// Why a unit's data files must lie on a disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiskNeed {
-    /// Its commits sync: in memory a sync reaches no device.
+    /// Its commits sync, or its environment is opened to sync (a per-transaction mode,
+    /// compared with those that do): in memory a sync reaches no device.
     Syncs(SyncMode),
     /// Its process is held to a memory limit: in memory its files' pages cannot be evicted.
     MemoryLimit,
@@ -71,7 +72,9 @@ pub enum DiskNeed {
 impl std::fmt::Display for DiskNeed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            DiskNeed::Syncs(m) => write!(f, "its commits sync ({}), and in memory a sync reaches no device", m.name()),
+            DiskNeed::Syncs(m) => {
+                write!(f, "it is opened to sync ({}), and in memory a sync reaches no device", m.name())
+            }
             DiskNeed::MemoryLimit => f.write_str("it is held to a memory limit, and in memory no page can be evicted"),
             DiskNeed::Readahead => f.write_str("it sets readahead, and in memory no fault reads from a device"),
             DiskNeed::PageCache(w) => write!(f, "{w} evicts its file from the page cache, and in memory none is"),

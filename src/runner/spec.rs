@@ -91,13 +91,15 @@ impl RunSpec {
         })
     }
 
-    /// This specification's read workloads.
-    /// Whether `w` runs on `u`: a row that asks for what `u`'s LMDB has not got does not
-    /// (the report says so once, from the run's header); a unit of unknown version runs it.
-    pub(super) fn applies(u: &Unit, w: Workload) -> bool {
-        crate::manifest::reported_version(&u.version).is_none_or(|v| w.applies_to(v).is_ok())
+    /// Whether `w` runs on `u`: a row, or a sync mode (the unit's, else the run's), that
+    /// asks for what `u`'s LMDB has not got does not (the report says so once, from the
+    /// run's header); a unit of unknown version runs it.
+    pub(super) fn applies(&self, u: &Unit, w: Workload) -> bool {
+        let sync = u.label.sync.unwrap_or(self.config.sync);
+        crate::manifest::reported_version(&u.version).is_none_or(|v| w.applies_to(v, sync).is_ok())
     }
 
+    /// This specification's read workloads.
     pub(super) fn reads(&self) -> Vec<Workload> {
         self.workloads.iter().copied().filter(|w| w.is_read()).collect()
     }

@@ -145,7 +145,8 @@ fn value(i: u32, version: u32) -> [u8; VALUE_BYTES] {
 /// in the unnamed database.
 pub fn fill<'a>(api: &'a Api, dir: &Path, keys: u32, flags: u32) -> Result<Env<'a>> {
     let map_size = map_size(keys);
-    let env = Env::open(api, dir, &EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() })?;
+    let o = EnvOptions { map_size, flags, txn_flags: 0, db: Database::Unnamed, lmdb10: Default::default() };
+    let env = Env::open(api, dir, &o)?;
     let txn = env.begin(false)?;
     for i in 0..keys {
         put(&env, txn, i, sys::MDB_APPEND)?;
@@ -209,9 +210,10 @@ pub fn map_size(keys: u32) -> u64 {
 }
 
 /// An environment handle the crew's threads share: LMDB's environments are made for
-/// use from many threads, each with transactions of its own.
+/// use from many threads, each with transactions of its own; with mdb_txn_begin's flags
+/// for the writer's transactions ([`Env::txn_flags`]).
 #[derive(Clone, Copy)]
-struct Shared(*mut MDB_env, sys::MDB_dbi);
+struct Shared(*mut MDB_env, sys::MDB_dbi, u32);
 // SAFETY: see above; every transaction stays in the thread that began it.
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
@@ -251,7 +253,7 @@ impl Running {
     /// Starts the crew's threads of this process on `env` in `scope`, each held to its
     /// CPU; they wait for [`Running::interval`]. `seed` draws each thread's keys.
     pub fn start<'scope, 'env: 'scope>(&'scope self, scope: &'scope Scope<'scope, 'env>, env: &Env<'env>, seed: u64) {
-        let (api, shared) = (env.api, Shared(env.env, env.dbi));
+        let (api, shared) = (env.api, Shared(env.env, env.dbi, env.txn_flags));
         let readers = self.crew.readers as usize;
         let local = (0..self.local_readers as usize).chain(self.crew.writer.map(|_| readers));
         for (slot, thread) in local.enumerate() {
@@ -434,7 +436,8 @@ pub fn read_apart(
 ) -> Result<Work, String> {
     let signals = Signals { mark: Some(mark), ..Signals::new(board) };
     *signals.deadline.lock().expect("not poisoned") = Some(deadline);
-    read(env.api, Shared(env.env, env.dbi), crew, rng, &signals).map_err(|e| env.api.failure(e).to_string())
+    read(env.api, Shared(env.env, env.dbi, env.txn_flags), crew, rng, &signals)
+        .map_err(|e| env.api.failure(e).to_string())
 }
 
 /// The CPU each of `crew`'s threads is held to, readers first and the writer last, out of
@@ -556,7 +559,8 @@ unsafe fn get(api: &Api, env: Shared, txn: *mut MDB_txn, k: &[u8; 16], mode: Rea
 /// reads the reader table around. The value's bytes read.
 pub fn get_once(env: &Env, txn: *mut MDB_txn, i: u32, mode: ReaderTxn) -> Result<u64> {
     // SAFETY: the caller's transaction of this thread, as documented, or none.
-    unsafe { get(env.api, Shared(env.env, env.dbi), txn, &key(i), mode) }.map_err(|e| env.api.failure(e).into())
+    unsafe { get(env.api, Shared(env.env, env.dbi, env.txn_flags), txn, &key(i), mode) }
+        .map_err(|e| env.api.failure(e).into())
 }
 
 /// The get of `k` in `txn`, its value checked; the value's bytes read.
@@ -603,7 +607,7 @@ fn write(
     let mut last;
     loop {
         let mut txn: *mut MDB_txn = ptr::null_mut();
-        ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), 0, &mut txn) })?;
+        ok("mdb_txn_begin", unsafe { (api.mdb_txn_begin)(env.0, ptr::null_mut(), env.2, &mut txn) })?;
         for _ in 0..w.puts_per_txn {
             let i = (rng.next_u64() % u64::from(crew.keys)) as u32;
             let (k, v) = (key(i), value(i, version));

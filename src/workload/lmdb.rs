@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ffi::bindings as sys;
+use crate::workload::presets::lmdb_suite::declared::NotApplicable;
 pub use sys::{MDB_cursor, MDB_dbi, MDB_env, MDB_txn, MDB_val};
 
 /// An LMDB call that returned an error code, with `mdb_strerror`'s text.
@@ -150,6 +151,24 @@ impl Api {
         self.check(call, rc).expect_err("a failure's code is non-zero")
     }
 
+    /// Refuses write transactions' `flags` this LMDB would drop: 0.9's mdb_txn_begin masks
+    /// off MDB_NOSYNC and MDB_NOMETASYNC, so a per-transaction mode would sync fully under
+    /// its name. The runner leaves such units unrun ([`SyncMode::applies_to`]); this is
+    /// the worker's own check.
+    pub fn takes_txn_flags(&self, flags: u32) -> Result<(), LmdbError> {
+        let (a, b, c, text) = self.version();
+        match flags != 0 && (a, b, c) < PER_TXN_SYNC_SINCE {
+            true => Err(LmdbError {
+                call: "mdb_txn_begin",
+                code: libc::EINVAL,
+                text: format!(
+                    "{text} drops MDB_NOSYNC and MDB_NOMETASYNC given to mdb_txn_begin (LMDB has them from 0.9.70)"
+                ),
+            }),
+            false => Ok(()),
+        }
+    }
+
     pub fn version(&self) -> (i32, i32, i32, String) {
         let (mut a, mut b, mut c) = (0, 0, 0);
         // SAFETY: writes three ints, returns a static string.
@@ -163,6 +182,8 @@ pub struct Env<'a> {
     pub api: &'a Api,
     pub env: *mut MDB_env,
     pub dbi: MDB_dbi,
+    /// mdb_txn_begin's flags for each write transaction ([`EnvOptions::txn_flags`]).
+    pub txn_flags: u32,
 }
 
 /// Which database an environment's workloads use.
@@ -186,6 +207,9 @@ pub struct EnvOptions {
     /// mdb_env_open's flags (MDB_WRITEMAP, MDB_NOSYNC, MDB_RDONLY); without MDB_RDONLY the
     /// database is created when missing.
     pub flags: u32,
+    /// mdb_txn_begin's flags for each write transaction (a per-transaction sync mode's,
+    /// [`SyncMode::txn_flags`]); 0 for most.
+    pub txn_flags: u32,
     pub db: Database,
     /// What only LMDB 1.0 can be asked, set before mdb_env_open.
     pub lmdb10: Lmdb10,
@@ -264,11 +288,12 @@ impl Lmdb10 {
     }
 }
 
-/// How commits are made durable: mdb_env_open's sync flags.
+/// How commits are made durable: mdb_env_open's sync flags, or (LMDB 1.0's) each write
+/// transaction's, the environment opened to sync fully.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
 )]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum SyncMode {
     /// MDB_NOSYNC: nothing synced at a commit (LmdbJava's benchmark).
     #[default]
@@ -277,10 +302,23 @@ pub enum SyncMode {
     Nometasync,
     /// Data and meta page synced at each commit.
     Sync,
+    /// The environment opened to sync, each write transaction begun with MDB_NOSYNC
+    /// (LMDB 1.0's mdb_txn_begin takes it; 0.9's drops it and would sync fully).
+    TxnNosync,
+    /// The environment opened to sync, each write transaction begun with MDB_NOMETASYNC.
+    TxnNometasync,
 }
 
+/// The first LMDB version whose mdb_txn_begin takes MDB_NOSYNC and MDB_NOMETASYNC: every
+/// commit of OpenLDAP's repository that reports 0.9.70 or later has them (mdb.master from
+/// 2015, mdb.master3's 0.9.90, the 1.0 releases); every 0.9 release masks them off
+/// (MDB_TXN_BEGIN_FLAGS is MDB_RDONLY), and so do mdb.master's commits before 0.9.70,
+/// which some of its earlier 0.9 versions had.
+pub const PER_TXN_SYNC_SINCE: (i32, i32, i32) = (0, 9, 70);
+
 impl SyncMode {
-    pub const ALL: [SyncMode; 3] = [SyncMode::Nosync, SyncMode::Nometasync, SyncMode::Sync];
+    pub const ALL: [SyncMode; 5] =
+        [SyncMode::Nosync, SyncMode::Nometasync, SyncMode::Sync, SyncMode::TxnNosync, SyncMode::TxnNometasync];
 
     /// As `--sync` spells it.
     pub fn name(self) -> &'static str {
@@ -288,6 +326,19 @@ impl SyncMode {
             SyncMode::Nosync => "nosync",
             SyncMode::Nometasync => "nometasync",
             SyncMode::Sync => "sync",
+            SyncMode::TxnNosync => "txn-nosync",
+            SyncMode::TxnNometasync => "txn-nometasync",
+        }
+    }
+
+    /// Its flags as a configuration line names them.
+    pub fn flags_named(self) -> &'static str {
+        match self {
+            SyncMode::Nosync => "MDB_NOSYNC",
+            SyncMode::Nometasync => "MDB_NOMETASYNC",
+            SyncMode::Sync => "sync",
+            SyncMode::TxnNosync => "sync, MDB_NOSYNC on each write txn",
+            SyncMode::TxnNometasync => "sync, MDB_NOMETASYNC on each write txn",
         }
     }
 
@@ -296,16 +347,50 @@ impl SyncMode {
         match self {
             SyncMode::Nosync => sys::MDB_NOSYNC,
             SyncMode::Nometasync => sys::MDB_NOMETASYNC,
-            SyncMode::Sync => 0,
+            SyncMode::Sync | SyncMode::TxnNosync | SyncMode::TxnNometasync => 0,
         }
     }
 
-    /// The run file's two fields: whether commits sync, and whether meta pages are left.
-    pub(super) fn from_stored(sync: bool, nometasync: bool) -> SyncMode {
-        match (sync, nometasync) {
-            (false, _) => SyncMode::Nosync,
-            (true, true) => SyncMode::Nometasync,
-            (true, false) => SyncMode::Sync,
+    /// mdb_txn_begin's flags for each write transaction (child transactions too).
+    pub fn txn_flags(self) -> u32 {
+        match self {
+            SyncMode::Nosync | SyncMode::Nometasync | SyncMode::Sync => 0,
+            SyncMode::TxnNosync => sys::MDB_NOSYNC,
+            SyncMode::TxnNometasync => sys::MDB_NOMETASYNC,
+        }
+    }
+
+    /// Whether an LMDB of `version` does what the mode names: a per-transaction mode needs
+    /// [`PER_TXN_SYNC_SINCE`] (before it the flags are dropped, and each commit syncs fully).
+    pub fn applies_to(self, version: (i32, i32, i32)) -> Result<(), NotApplicable> {
+        // One text for both: a report groups the units of one reason.
+        let needs = "MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin";
+        match self.txn_flags() != 0 && version < PER_TXN_SYNC_SINCE {
+            true => Err(NotApplicable { needs, since: PER_TXN_SYNC_SINCE }),
+            false => Ok(()),
+        }
+    }
+
+    /// The run file's three fields: whether commits sync, whether meta pages are left, and
+    /// whether each write transaction asks it (the environment syncing).
+    pub(super) fn from_stored(sync: bool, nometasync: bool, per_txn: bool) -> SyncMode {
+        match (sync, nometasync, per_txn) {
+            (false, _, false) => SyncMode::Nosync,
+            (true, true, false) => SyncMode::Nometasync,
+            (true, false, false) => SyncMode::Sync,
+            (false, _, true) => SyncMode::TxnNosync,
+            (true, _, true) => SyncMode::TxnNometasync,
+        }
+    }
+
+    /// The run file's three fields for it (see [`Self::from_stored`]).
+    pub(super) fn stored(self) -> (bool, bool, bool) {
+        match self {
+            SyncMode::Nosync => (false, false, false),
+            SyncMode::Nometasync => (true, true, false),
+            SyncMode::Sync => (true, false, false),
+            SyncMode::TxnNosync => (false, false, true),
+            SyncMode::TxnNometasync => (true, true, true),
         }
     }
 }
@@ -392,13 +477,14 @@ impl<'a> Env<'a> {
     /// Opens the environment in `dir` and its database (creating both unless read-only).
     pub fn open(api: &'a Api, dir: &Path, o: &EnvOptions) -> Result<Env<'a>, LmdbError> {
         let rdonly = o.flags & sys::MDB_RDONLY != 0;
+        api.takes_txn_flags(o.txn_flags)?;
         // Its descriptors may take closed ones' numbers, with other flags.
         super::iocount::forget_descriptors();
         let mut env = ptr::null_mut();
         // SAFETY: the standard LMDB opening sequence on pointers we own; `e` closes on drop.
         unsafe {
             api.check("mdb_env_create", (api.mdb_env_create)(&mut env))?;
-            let mut e = Env { api, env, dbi: 0 };
+            let mut e = Env { api, env, dbi: 0, txn_flags: o.txn_flags };
             api.check("mdb_env_set_mapsize", (api.mdb_env_set_mapsize)(env, o.map_size as usize))?;
             if let Database::Named { .. } = o.db {
                 api.check("mdb_env_set_maxdbs", (api.mdb_env_set_maxdbs)(env, 1))?;
@@ -432,9 +518,18 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// This environment, its write transactions begun with `flags` from here on (after an
+    /// untimed fill under the environment's own flags), where this LMDB takes them.
+    pub fn with_txn_flags(mut self, flags: u32) -> Result<Env<'a>, LmdbError> {
+        self.api.takes_txn_flags(flags)?;
+        self.txn_flags = flags;
+        Ok(self)
+    }
+
+    /// A read transaction, or a write transaction begun with [`Self::txn_flags`].
     pub fn begin(&self, rdonly: bool) -> Result<*mut MDB_txn, LmdbError> {
         let mut txn = ptr::null_mut();
-        let flags = if rdonly { sys::MDB_RDONLY } else { 0 };
+        let flags = if rdonly { sys::MDB_RDONLY } else { self.txn_flags };
         // SAFETY: env is open.
         self.api
             .check("mdb_txn_begin", unsafe { (self.api.mdb_txn_begin)(self.env, ptr::null_mut(), flags, &mut txn) })?;
@@ -442,13 +537,15 @@ impl<'a> Env<'a> {
     }
 }
 
-/// A transaction (read-only with `flags` MDB_RDONLY) and a cursor on `env`'s database, for
-/// timed regions; [`end_cursor`] closes both.
+/// A transaction (read-only with `flags` MDB_RDONLY, else a write transaction with `env`'s
+/// [`Env::txn_flags`] too) and a cursor on `env`'s database, for timed regions;
+/// [`end_cursor`] closes both.
 ///
 /// # Safety
 /// `env` is open and no other write transaction of it is active.
 #[inline(always)]
 pub unsafe fn begin_cursor(api: &Api, env: &Env, flags: u32) -> Result<(*mut MDB_txn, *mut MDB_cursor), Failed> {
+    let flags = if flags & sys::MDB_RDONLY != 0 { flags } else { flags | env.txn_flags };
     let mut txn = ptr::null_mut();
     ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), flags, &mut txn))?;
     let mut cur = ptr::null_mut();
@@ -702,4 +799,29 @@ pub fn empty_val() -> MDB_val {
 /// `v` must point at memory LMDB keeps valid for the transaction.
 pub unsafe fn bytes<'t>(v: &MDB_val) -> &'t [u8] {
     std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A per-transaction mode opens the environment to sync and asks each write
+    /// transaction its flag, and runs on no LMDB that drops it (every 0.9 release).
+    #[test]
+    fn per_transaction_modes_sync_the_environment_and_need_the_flag() {
+        let flags: Vec<(u32, u32)> = SyncMode::ALL.iter().map(|m| (m.env_flags(), m.txn_flags())).collect();
+        let (nosync, nometa) = (sys::MDB_NOSYNC, sys::MDB_NOMETASYNC);
+        assert_eq!(flags, [(nosync, 0), (nometa, 0), (0, 0), (0, nosync), (0, nometa)]);
+        for m in SyncMode::ALL {
+            assert_eq!(SyncMode::from_stored(m.stored().0, m.stored().1, m.stored().2), m);
+            assert_eq!(m.applies_to((0, 9, 33)).is_ok(), m.txn_flags() == 0, "{m}");
+            assert_eq!(m.applies_to((1, 0, 1)), Ok(()), "{m}");
+            assert_eq!(m.applies_to((0, 9, 90)), Ok(()), "mdb.master3 has them: {m}");
+        }
+        let why = SyncMode::TxnNosync.applies_to((0, 9, 36)).unwrap_err();
+        assert_eq!(
+            why.to_string(),
+            "not applicable: needs MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin, which LMDB has from 0.9.70"
+        );
+    }
 }

@@ -93,9 +93,15 @@ impl Workload {
         }
     }
 
-    /// Whether it runs on an LMDB of `version`: only rows that ask for a 1.0 option do not
-    /// run before 1.0.
-    pub fn applies_to(self, version: (i32, i32, i32)) -> Result<(), presets::lmdb_suite::declared::NotApplicable> {
+    /// Whether it runs on an LMDB of `version` under `sync`: rows that ask for a 1.0 option
+    /// do not run before 1.0, and nothing runs in a per-transaction sync mode before the
+    /// LMDB that takes its flag ([`SyncMode::applies_to`]).
+    pub fn applies_to(
+        self,
+        version: (i32, i32, i32),
+        sync: SyncMode,
+    ) -> Result<(), presets::lmdb_suite::declared::NotApplicable> {
+        sync.applies_to(version)?;
         match self {
             Workload::Preset(presets::PresetWorkload::Lmdb(l)) => l.declared().applies_to(version),
             _ => Ok(()),

@@ -26,6 +26,7 @@ pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     EnvOptions {
         map_size: cfg.effective_map_size(),
         flags: lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead),
+        txn_flags: cfg.sync.txn_flags(),
         db: Database::Named { integer_keys: cfg.keys == KeyKind::Int },
         lmdb10: Default::default(),
     }

@@ -492,7 +492,7 @@ pub fn serve(
         let order: Order = serde_json::from_str(&line?)?;
         let answer = match order {
             Order::Open { unit, slot, dir, map_size, flags } => {
-                let o = EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() };
+                let o = EnvOptions { map_size, flags, txn_flags: 0, db: Database::Unnamed, lmdb10: Default::default() };
                 match apis.get(slot).copied().flatten() {
                     None => Answer::Failed(format!("slot {slot} has no library")),
                     Some(api) => match Env::open(api, &dir, &o) {

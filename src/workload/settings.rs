@@ -31,8 +31,11 @@ pub struct EnvSettings {
     pub no_writemap: bool,
     /// How commits are made durable: nosync (MDB_NOSYNC, the default), nometasync
     /// (MDB_NOMETASYNC: data synced at each commit, the meta page not) or sync (both);
-    /// `--sync` alone is sync. A list (`nosync,nometasync,sync`) is an axis of `run`: each
-    /// unit measured under each mode, labelled by it (`LMDB_0.9.33 [sync]`).
+    /// `--sync` alone is sync. txn-nosync and txn-nometasync: the environment opened to sync,
+    /// each write transaction begun with MDB_NOSYNC or MDB_NOMETASYNC (LMDB 1.0's
+    /// mdb_txn_begin; not applicable before 0.9.70, where every 0.9 release drops them). A
+    /// list (`nosync,nometasync,sync`) is an axis of `run`: each unit measured under each
+    /// mode, labelled by it (`LMDB_0.9.33 [sync]`).
     #[arg(long, alias = "preset-sync", value_name = "MODES", value_delimiter = ',', num_args = 0..=1,
           default_missing_value = "sync")]
     pub sync: Vec<SyncMode>,
@@ -181,6 +184,11 @@ pub(super) struct Stored {
     /// With `sync`: MDB_NOMETASYNC (absent in files from before it could be asked).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     nometasync: bool,
+    /// The environment opened to sync, each write transaction begun with MDB_NOSYNC (without
+    /// `sync`) or MDB_NOMETASYNC (with it): `--sync txn-nosync` or `txn-nometasync` (absent
+    /// in files from before it could be asked, and when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    per_txn: bool,
     /// MDB_NORDAHEAD (absent in files from before it could be asked, and when off).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     nordahead: bool,
@@ -218,7 +226,7 @@ struct OlderPreset {
 
 impl From<Stored> for WorkloadConfig {
     fn from(s: Stored) -> WorkloadConfig {
-        let sync = SyncMode::from_stored(s.sync, s.nometasync);
+        let sync = SyncMode::from_stored(s.sync, s.nometasync, s.per_txn);
         let top = Superseded { entries: s.entries, no_writemap: s.no_writemap, sync, map_size: s.map_size };
         let cfg = WorkloadConfig {
             entries: s.entries,
@@ -253,7 +261,7 @@ impl From<Stored> for WorkloadConfig {
                 entries,
                 map_size: Some(map_size),
                 no_writemap: !o.writemap,
-                sync: SyncMode::from_stored(o.sync, false),
+                sync: SyncMode::from_stored(o.sync, false, false),
                 preset,
                 recorded: Some(top),
                 ..cfg
@@ -286,6 +294,7 @@ impl From<WorkloadConfig> for Stored {
                 (top.clone(), Some(StoredPreset::Older(older)))
             }
         };
+        let (sync, nometasync, per_txn) = top.sync.stored();
         Stored {
             entries: top.entries,
             value_size: c.value_size,
@@ -293,8 +302,9 @@ impl From<WorkloadConfig> for Stored {
             order: c.order,
             values: c.values,
             no_writemap: top.no_writemap,
-            sync: top.sync != SyncMode::Nosync,
-            nometasync: top.sync == SyncMode::Nometasync,
+            sync,
+            nometasync,
+            per_txn,
             nordahead: c.readahead == Readahead::Off,
             seed: c.seed,
             key_sample: c.key_sample,
@@ -405,5 +415,20 @@ mod tests {
             "{text}"
         );
         assert_eq!(serde_json::from_str::<WorkloadConfig>(&text).unwrap(), now);
+    }
+
+    /// Every sync mode of one run's configuration reads back as itself; a file from before
+    /// the per-transaction modes (no `per_txn`) reads as the environment's own.
+    #[test]
+    fn every_sync_mode_is_stored_and_read_back() {
+        for mode in SyncMode::ALL {
+            let c = resolved(&["--sync", mode.name()], Some(Preset::Lmdb));
+            assert_eq!(c.sync, mode);
+            let text = serde_json::to_string(&c).unwrap();
+            assert_eq!(text.contains(r#""per_txn":true"#), mode.txn_flags() != 0, "{text}");
+            assert_eq!(serde_json::from_str::<WorkloadConfig>(&text).unwrap(), c, "{mode}");
+        }
+        let older = r#"{"entries":5000,"value_size":100,"keys":"int","order":"random","values":"fixed","no_writemap":true,"sync":true,"nometasync":true,"seed":42,"map_size":null}"#;
+        assert_eq!(serde_json::from_str::<WorkloadConfig>(older).unwrap().sync, SyncMode::Nometasync);
     }
 }

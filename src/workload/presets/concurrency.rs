@@ -151,7 +151,7 @@ fn pass(
     let envs: Vec<Env> = members
         .iter()
         .zip(&dirs)
-        .map(|(m, d)| concurrent::fill(m.api, d.path(), cfg.entries, flags))
+        .map(|(m, d)| Ok(concurrent::fill(m.api, d.path(), cfg.entries, flags)?.with_txn_flags(cfg.sync.txn_flags())?))
         .collect::<Result<_>>()?;
     // Readers that end their transaction around every get stall at the scheduler's whim,
     // and the first stall sets the writer's cost for the pass: every unit starts past it.
@@ -169,6 +169,7 @@ fn pass(
             let o = EnvOptions {
                 map_size: concurrent::map_size(cfg.entries),
                 flags,
+                txn_flags: 0,
                 db: Database::Unnamed,
                 lmdb10: Default::default(),
             };

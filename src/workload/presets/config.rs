@@ -120,7 +120,7 @@ impl PresetConfig {
 pub fn env_options(cfg: &WorkloadConfig) -> EnvOptions {
     let map_size = cfg.map_size.expect("a resolved preset configuration");
     let flags = lmdb::env_flags(!cfg.no_writemap, cfg.sync, cfg.readahead);
-    EnvOptions { map_size, flags, db: Database::Unnamed, lmdb10: Default::default() }
+    EnvOptions { map_size, flags, txn_flags: cfg.sync.txn_flags(), db: Database::Unnamed, lmdb10: Default::default() }
 }
 
 #[cfg(test)]

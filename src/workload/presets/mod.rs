@@ -313,11 +313,7 @@ impl Preset {
     /// resolved configuration).
     pub fn settings(self, cfg: &WorkloadConfig) -> String {
         let r = &cfg.preset;
-        let mut flags = vec![match cfg.sync {
-            super::SyncMode::Nosync => "MDB_NOSYNC",
-            super::SyncMode::Nometasync => "MDB_NOMETASYNC",
-            super::SyncMode::Sync => "sync",
-        }];
+        let mut flags = vec![cfg.sync.flags_named()];
         if !cfg.no_writemap {
             flags.push("MDB_WRITEMAP");
         }

@@ -55,7 +55,8 @@ pub fn env_options(d: &SuiteRow, cfg: &WorkloadConfig) -> EnvOptions {
         _ if has(Options::SPILL) => map_size + SPILL_MAP,
         _ => map_size,
     };
-    EnvOptions { map_size, flags: lmdb::env_flags(writemap, cfg.sync, cfg.readahead) | remap, db, lmdb10 }
+    let flags = lmdb::env_flags(writemap, cfg.sync, cfg.readahead) | remap;
+    EnvOptions { map_size, flags, txn_flags: cfg.sync.txn_flags(), db, lmdb10 }
 }
 
 /// How a pass's copy is opened to be verified: a COPY's read-only (MDB_RDONLY), so LMDB

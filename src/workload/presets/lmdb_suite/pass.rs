@@ -83,7 +83,7 @@ unsafe fn batched(
     while i < n {
         let start = i;
         let mut txn = ptr::null_mut();
-        ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
+        ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), env.txn_flags, &mut txn))?;
         let work = if w.child_open { child_of(api, env, txn) } else { Ok(txn) };
         let end = (i + per).min(n);
         let mut r = work.and_then(|work| ops_in(api, env, work, start..end, &mut op));
@@ -212,7 +212,7 @@ unsafe fn write_one(
 #[inline(always)]
 unsafe fn child_of(api: &Api, env: &Env, txn: *mut MDB_txn) -> Result<*mut MDB_txn, Failed> {
     let mut child = ptr::null_mut();
-    ok("mdb_txn_begin(child)", (api.mdb_txn_begin)(env.env, txn, 0, &mut child))?;
+    ok("mdb_txn_begin(child)", (api.mdb_txn_begin)(env.env, txn, env.txn_flags, &mut child))?;
     Ok(child)
 }
 
@@ -489,7 +489,7 @@ pub unsafe fn lmdbregress_timed_lmdb_copy(api: &Api, env: &Env, to: &CStr, flags
 #[inline(never)]
 pub unsafe fn lmdbregress_timed_lmdb_drop(api: &Api, env: &Env, named: bool) -> Result<(), Failed> {
     let mut txn = ptr::null_mut();
-    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), 0, &mut txn))?;
+    ok("mdb_txn_begin", (api.mdb_txn_begin)(env.env, ptr::null_mut(), env.txn_flags, &mut txn))?;
     let r = ok("mdb_drop", (api.mdb_drop)(txn, env.dbi, named as libc::c_int)).and_then(|()| match named {
         true => reopen(api, env, txn),
         false => Ok(()),
