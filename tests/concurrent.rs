@@ -165,15 +165,19 @@ fn open_everywhere(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf]) {
 
 /// [`open_everywhere`] with the environments' `flags`.
 fn open_everywhere_with(procs: &mut ReaderProcs, dirs: &[std::path::PathBuf], flags: u32) {
-    let o = EnvOptions {
+    for (unit, d) in dirs.iter().enumerate() {
+        procs.open(unit, unit, d, &reader_env(flags)).unwrap();
+    }
+}
+
+/// How a reader process opens a crew's environment of `flags`.
+fn reader_env(flags: u32) -> EnvOptions {
+    EnvOptions {
         map_size: concurrent::map_size(KEYS),
         flags,
         txn_flags: 0,
         db: Database::Unnamed,
         lmdb10: Default::default(),
-    };
-    for (unit, d) in dirs.iter().enumerate() {
-        procs.open(unit, unit, d, &o).unwrap();
     }
 }
 
@@ -552,18 +556,30 @@ fn a_reader_process_that_hangs_fails_the_crew_named_and_none_is_left_behind() {
         for pid in &pids {
             assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{reader_txn:?}: reader process {pid} is left");
         }
-        let again = procs.open(
-            1,
-            0,
-            &dir,
-            &EnvOptions {
-                map_size: concurrent::map_size(KEYS),
-                flags,
-                txn_flags: 0,
-                db: Database::Unnamed,
-                lmdb10: Default::default(),
-            },
-        );
+        let again = procs.open(1, 0, &dir, &reader_env(flags));
         assert!(again.unwrap_err().to_string().contains("hung on unit 0"), "{reader_txn:?}: later orders say why");
+    }
+}
+
+/// A reader process that hangs outside an interval (stopped before the order to open a
+/// unit's environment) fails the order named, by its index, pid and the order, once six
+/// graces have passed (3 s here; 30 s in a run, half the watchdog's floor), and every
+/// reader process is killed, so none is left.
+#[test]
+fn a_reader_process_that_hangs_on_an_order_is_named_and_none_is_left_behind() {
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("0");
+    std::fs::create_dir(&dir).unwrap();
+    let _env = concurrent::fill(&api, &dir, KEYS, MDB_NOSYNC).unwrap();
+    let mut procs = reader_procs(&["0.9.33"], 2, tmp.path());
+    procs.set_grace(Duration::from_millis(500));
+    let pids = procs.pids();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[1] as i32), nix::sys::signal::SIGSTOP).unwrap();
+    let e = procs.open(0, 0, &dir, &reader_env(MDB_NOSYNC)).unwrap_err().to_string();
+    let named = format!("reader process 1 of 2 (pid {}) hung: no answer to its order to open unit 0 (slot 0)", pids[1]);
+    assert!(e.contains(&named), "{e}");
+    for pid in &pids {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "reader process {pid} is left");
     }
 }

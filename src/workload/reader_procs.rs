@@ -178,6 +178,12 @@ const ENDING: Duration = Duration::from_secs(2);
 /// and a twelfth of the watchdog's 60-s floor, which would otherwise name only the unit.
 pub const GRACE: Duration = Duration::from_secs(5);
 
+/// How many graces a reader process has to answer an order outside an interval (open or
+/// close a unit's environment: a dlopen and an mdb_env_open, or an mdb_env_close; no data
+/// read, no interval to wait out): 30 s in a run, half the watchdog's 60-s floor, so a
+/// reader that hangs there is named before the watchdog names only the unit.
+const ORDER_GRACES: u32 = 6;
+
 /// How often a worker whose readers' interval is over, but not its writer's, looks at the
 /// board again: only past the deadline, so nothing wakes it inside the interval.
 const LOOK: Duration = Duration::from_millis(20);
@@ -206,7 +212,8 @@ impl ReaderProcs {
     }
 
     /// How long after an interval's end a reader's answer may come: [`GRACE`] unless a
-    /// test that stops a reader on purpose asks for less.
+    /// test that stops a reader on purpose asks for less (an order's answer may come within
+    /// [`ORDER_GRACES`] of it).
     pub fn set_grace(&mut self, grace: Duration) {
         self.grace = grace;
     }
@@ -228,16 +235,21 @@ impl ReaderProcs {
         self.everyone(&Order::Close { unit })
     }
 
+    /// Tells every process `order` and hears each answer, within [`ORDER_GRACES`] graces:
+    /// a process that does not answer by then is named, and every process is killed.
     fn everyone(&mut self, order: &Order) -> Result<()> {
         self.alive()?;
         for k in 0..self.procs.len() {
             self.tell(k, order)?;
         }
+        let patience = self.grace * ORDER_GRACES;
+        let until = Instant::now() + patience;
         for k in 0..self.procs.len() {
-            match self.hear(k)? {
-                Answer::Done => {}
-                Answer::Failed(e) => bail!("reader process {k}: {e}"),
-                Answer::Read(_) => bail!("reader process {k} answered {order:?} with an interval"),
+            match self.hear_by(k, until)? {
+                Some(Answer::Done) => {}
+                Some(Answer::Failed(e)) => bail!("reader process {k}: {e}"),
+                Some(Answer::Read(_)) => bail!("reader process {k} answered {order:?} with an interval"),
+                None => return Err(self.unanswered(k, order, patience)),
             }
         }
         Ok(())
@@ -260,13 +272,17 @@ impl ReaderProcs {
         }
     }
 
-    /// Process `k`'s next answer, however long it takes.
-    fn hear(&mut self, k: usize) -> Result<Answer> {
+    /// Process `k`'s next answer, waiting until `until`; None if it has not come by then.
+    fn hear_by(&mut self, k: usize, until: Instant) -> Result<Option<Answer>> {
         loop {
             if let Some(a) = self.answer(k)? {
-                return Ok(a);
+                return Ok(Some(a));
             }
-            readable(&[self.procs[k].answers.as_raw_fd()], None);
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            readable(&[self.procs[k].answers.as_raw_fd()], left);
         }
     }
 
@@ -351,7 +367,7 @@ impl RemoteReaders for ReaderProcs {
                 }
                 left => {
                     let fds: Vec<i32> = waiting.iter().map(|&k| self.procs[k].answers.as_raw_fd()).collect();
-                    readable(&fds, Some(left));
+                    readable(&fds, left);
                 }
             }
         }
@@ -380,11 +396,31 @@ impl ReaderProcs {
             true => "it began its reads and did not end them",
             false => "it never began its reads",
         };
-        let why = format!(
+        self.kill_all(format!(
             "reader process {k} of {n} (pid {pid}) hung on unit {unit}{slot}: no answer {:.1} s after its \
              interval's end ({how}); every reader process was killed",
             grace.as_secs_f64()
-        );
+        ))
+    }
+
+    /// Reader process `k` has not answered `order` within `patience`: every process is
+    /// killed, as for one late after an interval, and the error names it.
+    fn unanswered(&mut self, k: usize, order: &Order, patience: Duration) -> anyhow::Error {
+        let (n, pid) = (self.procs.len(), self.procs[k].child.id());
+        let what = match order {
+            Order::Open { unit, slot, .. } => format!("to open unit {unit} (slot {slot})"),
+            Order::Close { unit } => format!("to close unit {unit}"),
+            Order::Interval { unit, .. } => format!("of an interval on unit {unit}"),
+        };
+        self.kill_all(format!(
+            "reader process {k} of {n} (pid {pid}) hung: no answer to its order {what} in {:.1} s; every \
+             reader process was killed",
+            patience.as_secs_f64()
+        ))
+    }
+
+    /// Kills every process and keeps `why`, which every later order fails with.
+    fn kill_all(&mut self, why: String) -> anyhow::Error {
         for p in self.procs.drain(..) {
             kill(p);
         }
@@ -431,12 +467,11 @@ impl Due {
     }
 }
 
-/// Waits until one of `fds` has something to read (or has ended), at most `patience`
-/// (None: as long as it takes).
-fn readable(fds: &[i32], patience: Option<Duration>) {
+/// Waits until one of `fds` has something to read (or has ended), at most `patience`.
+fn readable(fds: &[i32], patience: Duration) {
     let mut polled: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
-    let ms = patience.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as i32 + 1);
+    let ms = patience.as_millis().min(i32::MAX as u128 - 1) as i32 + 1;
     // SAFETY: an array of pollfd of our own, its length given; an interrupted poll is
     // only an early look.
     unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) };
