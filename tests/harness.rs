@@ -194,6 +194,26 @@ fn a_too_small_map_is_a_clear_per_tag_map_full_error() {
     }
 }
 
+/// A run none of whose workloads applies to any unit (1.0's per-transaction sync on a 0.9
+/// release) measures nothing and says so: not "no failure was recorded", but that nothing
+/// applied, beside the report's line of what did not and why.
+#[test]
+fn a_run_where_nothing_applies_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = lmdb_regress();
+    c.args(["run", "--tags", "0.9.18", "--workloads", "write", "--sync", "txn-nosync", "--entries", "100"]);
+    let out = c
+        .args(["--rounds", "1", "--warmup", "0", "--no-coverage", "--out"])
+        .arg(dir.path().join("run.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let e = stderr(&out);
+    assert!(e.contains("none of the run's workloads applies to any of its units"), "{e}");
+    let why = "write on `LMDB_0.9.18`: not applicable: needs MDB_NOSYNC and MDB_NOMETASYNC on mdb_txn_begin";
+    assert!(stdout(&out).contains(why), "{}", stdout(&out));
+}
+
 #[test]
 fn an_interrupted_run_keeps_its_samples_and_resumes() {
     let dir = tempfile::tempdir().unwrap();

@@ -721,6 +721,12 @@ pub fn show(
         for line in &problems {
             eprintln!("{}", crate::report::names::plain(line));
         }
+        if problems.is_empty() && !model.not_applicable.is_empty() {
+            bail!(
+                "no sample was measured: none of the run's workloads applies to any of its units (the report \
+                 says which and why)"
+            );
+        }
         if problems.is_empty() {
             bail!("no sample was measured, and no failure was recorded");
         }
