@@ -334,13 +334,12 @@ struct pass {
     int rc;
 };
 
-/* Chunk i of `size` operations, in copy i mod TIMED_COPIES: readKey and the write by
- * position, walks by steps (the last chunk walks on to the end, where a whole pass ends). */
-static inline int run_chunk(struct pass *p, size_t size, size_t count, size_t i) {
+/* Chunk i of `size` operations, in copy `copy` of its timed function: readKey and the write
+ * by position, walks by steps (the last chunk walks on to the end, where a whole pass ends). */
+static inline int run_chunk(struct pass *p, size_t size, size_t count, size_t i, size_t copy) {
     size_t from = i * size, to = from + size < p->d->n ? from + size : p->d->n;
     size_t steps = i + 1 == count ? SIZE_MAX : size;
     cursor_get_fn get = p->s->api.mdb_cursor_get;
-    size_t copy = i % TIMED_COPIES;
     switch (p->kind) {
     case READ_KEY: return timed_read_key_copies[copy](get, p->cur, p->d, p->key, from, to);
     case READ_SEQ: return timed_read_seq_copies[copy](get, p->cur, &p->walk, steps);
@@ -481,6 +480,7 @@ static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64
         if (passes[k].live) order[live++] = k;
     }
     for (size_t i = 0; i < count; i++) {
+        size_t copy = i % TIMED_COPIES; /* every slot's chunk i alike, chosen before the clock */
         shuffle(order, live, rng);
         for (int o = 0; o < live; o++) {
             struct pass *p = &passes[order[o]];
@@ -488,7 +488,7 @@ static void rotate(struct pass *passes, int n, size_t size, size_t count, uint64
             running = p->s->id;
             struct io_mark m0 = io_now();
             uint64_t f0 = major_faults_now(), t0 = now_ns();
-            int rc = run_chunk(p, size, count, i);
+            int rc = run_chunk(p, size, count, i, copy);
             times[(size_t)order[o] * count + i] = now_ns() - t0;
             faults[order[o]] += major_faults_now() - f0;
             struct io_mark m1 = io_now();
