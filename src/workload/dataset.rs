@@ -195,12 +195,9 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
                     .wrapping_add(twox_hash::XxHash64::oneshot(0, value_at(data, &offsets, &mut fixed, j)))
             }),
             _ => {
-                let mut h = twox_hash::XxHash64::with_seed(0);
-                visit.for_each(|j| {
-                    std::hash::Hasher::write(&mut h, data.key(j));
-                    std::hash::Hasher::write(&mut h, value_at(data, &offsets, &mut fixed, j));
-                });
-                std::hash::Hasher::finish(&h)
+                let mut h = super::checksum::Hasher::default();
+                visit.for_each(|j| h.add(data.key(j), value_at(data, &offsets, &mut fixed, j)));
+                h.finish().digest
             }
         };
         out.push((w, Checksum { entries: n as u64, digest }));
