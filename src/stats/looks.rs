@@ -55,6 +55,11 @@ impl Looks {
         let looks = self.early(rounds).count() as u32;
         early_alpha(looks) / self.family as f64
     }
+
+    /// The round of the next look after round `rounds`.
+    fn next_round(&self, rounds: u32) -> u32 {
+        self.first.saturating_mul(1 << self.early(rounds).count().min(31))
+    }
 }
 
 /// The family-wise error early look `j` spends.
@@ -76,6 +81,11 @@ pub struct Stand {
 pub enum At {
     /// The run goes on: the next look's, to tell how far it is from decided.
     Next,
+    /// The run goes on to about this round (counted from 1): the next look's level if one
+    /// falls by then, else the error the early looks leave the last round, at which the
+    /// comparison will be reported (a comparison the run ends before its next look needs
+    /// only that level's width, not the look's).
+    Until(u32),
     /// The run ended with this round: the error the early looks left.
     Last,
 }
@@ -97,12 +107,12 @@ pub fn stand(
     if rule.counts {
         // Exact counts repeat: looking again spends no error.
         let c = family::compare(a, b, family, rule)?;
-        let decided_at = (at == At::Next && closed(&c, target)).then_some(rounds);
+        let decided_at = (at != At::Last && closed(&c, target)).then_some(rounds);
         return Some(Stand { comparison: c, decided_at });
     }
     let looks = Looks::of(rule.share(family));
     let early = match at {
-        At::Next => rounds,
+        At::Next | At::Until(_) => rounds,
         At::Last => rounds.saturating_sub(1),
     };
     for (look, alpha) in looks.early(early) {
@@ -113,7 +123,8 @@ pub fn stand(
         }
     }
     let alpha = match at {
-        At::Next => looks.next(rounds),
+        At::Until(end) if looks.next_round(rounds) > end => looks.last(end),
+        At::Next | At::Until(_) => looks.next(rounds),
         At::Last => looks.last(rounds),
     };
     family::compare_at(a, b, alpha, rule).map(|comparison| Stand { comparison, decided_at: None })
@@ -167,6 +178,23 @@ mod tests {
             assert!(looks.last(end) >= ALPHA * (1.0 - EARLY_SHARE) / 2.0);
         }
         assert_eq!(looks.next(9), ALPHA / 2.0 / 8.0);
+    }
+
+    /// A run that ends before its next look judges an open comparison at the level its
+    /// last round will report it at, looser than the look's; one that reaches the look, at
+    /// the look's.
+    #[test]
+    fn a_run_that_ends_before_its_next_look_judges_at_the_last_rounds_level() {
+        let a: Rounds = (0..20u32).map(|r| (r, 1.0)).collect();
+        let b: Rounds = (0..20u32).map(|r| (r, 1.0 + if r % 2 == 0 { 0.05 } else { -0.05 })).collect();
+        let rule = Rule::default();
+        let level = |at| 1.0 - stand(&a, &b, 2, &rule, None, 20, at).unwrap().comparison.confidence;
+        let looks = Looks::of(2);
+        assert_eq!(looks.next_round(20), 36);
+        assert!((level(At::Until(30)) - looks.last(30)).abs() < 1e-12);
+        assert!((level(At::Until(36)) - looks.next(20)).abs() < 1e-12);
+        assert_eq!(level(At::Until(40)), level(At::Next));
+        assert!(level(At::Until(30)) > 2.0 * level(At::Next));
     }
 
     /// A difference of 10% is decided at the first look, with that look's interval; a

@@ -84,10 +84,11 @@ pub fn compared(samples: &[Sample], baseline: Option<&str>, metric: Metric) -> C
 
 /// [`progress`] from values already compared after `rounds` rounds (counted from 1): each
 /// section's comparisons closed at a look ([`looks`]) or open, the open ones' shares of the
-/// coming rounds in proportion to the rounds they need at the next look's level, against
-/// the most any needs or the `horizon` (the rounds left), whichever is fewer: a comparison
-/// that needs every round the run has left gets every one, however far beyond it another's
-/// need lies.
+/// coming rounds in proportion to the rounds they need at the next look's level (or, when
+/// the `horizon`, the rounds left, ends the run before that look, at the level the run's
+/// last round reports it at), against the most any needs or the horizon, whichever is
+/// fewer: a comparison that needs every round the run has left gets every one, however far
+/// beyond it another's need lies.
 pub fn judge(
     sections: &Compared,
     rule: &family::Rule,
@@ -96,6 +97,9 @@ pub fn judge(
 ) -> Progress {
     let mut out = BTreeMap::new();
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
+    // Where the run can afford no further look, an open comparison will be reported at the
+    // last round's level, and needs only that level's width.
+    let until = horizon.map_or(At::Next, |h| At::Until(rounds.saturating_add(h.max(0.0).min(1e9) as u32)));
     for (&key, (reference, blocks)) in sections {
         let family = blocks.len().saturating_sub(1);
         let mut section = SectionProgress {
@@ -109,7 +113,7 @@ pub fn judge(
             let stand = blocks
                 .get(reference)
                 .filter(|_| label != reference)
-                .and_then(|base| looks::stand(base, values, family, rule, target, rounds, At::Next));
+                .and_then(|base| looks::stand(base, values, family, rule, target, rounds, until));
             match stand {
                 Some(s) if s.decided_at.is_some() => _ = section.closed.insert(label.clone()),
                 s => {
@@ -265,5 +269,29 @@ mod tests {
         assert!(unbounded < 1.0, "{unbounded}");
         assert_eq!(narrower(Some(1.0)), 1.0);
         assert_eq!(narrower(Some(1e9)), unbounded, "a horizon beyond every need changes nothing");
+    }
+
+    /// Twelve rounds of a tag 5% slower, its rounds within ±1.8%, beside one that needs every
+    /// round: at the next look (round 18) it needs more than the ten rounds a horizon of ten
+    /// affords, and gets every one; a run that ends after two more is reported at the last
+    /// round's looser level, whose width it already has, and is measured at the least share.
+    #[test]
+    fn a_comparison_the_run_ends_before_its_next_look_needs_only_the_last_rounds_width() {
+        let mut samples = Vec::new();
+        for r in 0..12u32 {
+            let base = 1e6 * (1.0 + 0.01 * r as f64);
+            let wobble = [0.0, 1.0, -1.0, 0.5, -0.5, 0.8, -0.8, 0.2, -0.2, 1.2, -1.2, 0.3][r as usize];
+            let sign = if r % 2 == 0 { 1.0 } else { -1.0 };
+            samples.push(sample("LMDB_0.9.17", r, base));
+            samples.push(sample("LMDB_0.9.18", r, base * (1.05 + 0.015 * wobble)));
+            samples.push(sample("LMDB_0.9.19", r, base * (1.0 + sign * 0.05)));
+        }
+        let target = Some(Target { percent: 1.0, closing: Closing::DecidedAndWithin });
+        let share = |horizon| {
+            let p = progress(&samples, None, target, (Metric::Time, 0.02), Some(horizon), ReferenceLayouts::Exactly(1));
+            p.sections[&(Engine::Rust, Workload::Write)].open[&Label::build("LMDB_0.9.18", None)]
+        };
+        assert_eq!(share(10.0), 1.0);
+        assert_eq!(share(2.0), MIN_SHARE);
     }
 }
