@@ -153,6 +153,7 @@ pub fn run(args: &ItsArgs) -> Result<()> {
         baseline: args.baseline.clone().or_else(|| report_baseline(args)),
         resume_with: Some(super::request::Continue::Resume("its-10406 --resume".into())),
         confirm: args.confirm,
+        judge: its10406::progress,
         // One warm-up round, every other option as `run` gives it.
         ..super::request::RunArgs::defaults()
     };

@@ -189,6 +189,10 @@ pub struct RunArgs {
     /// The options given on the command line (set by the CLI, not an option itself).
     #[arg(skip)]
     pub given: std::collections::BTreeSet<String>,
+    /// What the runner judges still undecided: every comparison with the baseline, or a
+    /// command's own judgement that knows more (its-10406's claims between two tags).
+    #[arg(skip = crate::stats::stop::progress as crate::runner::Judge)]
+    pub judge: crate::runner::Judge,
     /// Where a run without --out goes: a folder and a name (set by commands that run for
     /// the user, as its-10406 does; not an option itself). Default: reports/runs, run-<date>.
     #[arg(skip)]

@@ -204,8 +204,7 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     };
     let counter = runner::instruction_counter(&plan)?;
     let engines = args.engine.clone();
-    let judge = crate::stats::stop::progress;
-    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), judge };
+    let spec = RunSpec { units, workloads, engines, config, plan, counter, jobs: args.jobs(), judge: args.judge };
     let mut header = Header { c_paired_worker, ..spec.header(tags)? };
     // The programs as compiled for these units: what every start checks.
     header.plan.programs = runner::program::with_compiled(&header.plan.programs, &spec.units);
@@ -591,7 +590,7 @@ fn resume(path: &std::path::Path, args: &RunArgs) -> Result<RunData> {
     for u in &units {
         u.check_recorded(&h.tags).with_context(|| format!("{} cannot be resumed", path.display()))?;
     }
-    let spec = RunSpec::recorded(h, units, args.jobs(), crate::stats::stop::progress)?;
+    let spec = RunSpec::recorded(h, units, args.jobs(), args.judge)?;
     spec.check_places(&h.places).with_context(|| format!("{} cannot be resumed", path.display()))?;
     eprintln!("resuming {}: {}", path.display(), resumed_from(left, h.plan.rounds));
     writer.cut_torn_line()?;

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::record::BuildStatus;
-use crate::record::{Engine, Label, Metric};
+use crate::record::{Engine, Label, Metric, ReferenceLayouts, Sample, Target};
 use crate::report::cells::{self, Cells};
 use crate::report::document::Shown;
 use crate::report::explain::Attribution;
@@ -13,7 +13,9 @@ use crate::report::html::{self, Item};
 use crate::report::model::{Blocks, ReportModel};
 use crate::report::outline::{Block, Document};
 use crate::report::svg::{self, RatioChart, RatioPoint};
-use crate::stats::family;
+use crate::runner::adaptive::Progress;
+use crate::stats::looks::{self, At};
+use crate::stats::{family, stop};
 use crate::stats::{Comparison, Verdict};
 use crate::workload::Workload;
 
@@ -40,6 +42,40 @@ pub const BASELINE: &str = "LMDB_0.9.17";
 /// The claims the report makes, as (from, to).
 pub const CLAIMS: [(&str, &str); 3] =
     [("LMDB_0.9.18", "LMDB_0.9.19"), ("LMDB_0.9.18", "LMDB_0.9.20"), ("LMDB_0.9.17", "LMDB_0.9.33")];
+
+/// What the runner judges still undecided in an its-10406 run: every comparison with the
+/// baseline ([`stop::progress`]), and each claim's two tags in every round until the claim
+/// is itself closed at a look. A claim between two tags other than the baseline would
+/// otherwise be judged on the few rounds both were measured in before either's comparison
+/// with the baseline closed.
+pub fn progress(
+    samples: &[Sample],
+    baseline: Option<&str>,
+    target: Option<Target>,
+    (metric, min_effect): (Metric, f64),
+    horizon: Option<f64>,
+    layouts: ReferenceLayouts,
+) -> Progress {
+    let mut progress = stop::progress(samples, baseline, target, (metric, min_effect), horizon, layouts);
+    let sections = stop::compared(samples, baseline, metric);
+    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
+    let rounds = stop::rounds(samples);
+    for (key, (_, blocks)) in &sections {
+        let Some(section) = progress.sections.get_mut(key) else { continue };
+        for (from, to) in CLAIMS.map(|(f, t)| (Label::build(f, None), Label::build(t, None))) {
+            let (Some(a), Some(b)) = (blocks.get(&from), blocks.get(&to)) else { continue };
+            let stand = looks::stand(a, b, CLAIMS.len(), &rule, target, rounds, At::going_on(rounds, horizon));
+            if stand.is_some_and(|s| s.decided_at.is_some()) {
+                continue;
+            }
+            for label in [from, to].into_iter().filter(|l| *l != section.reference) {
+                section.closed.remove(&label);
+                section.open.insert(label, 1.0);
+            }
+        }
+    }
+    progress
+}
 
 pub fn reported(tag: &str) -> Option<f64> {
     REPORTED.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v)
@@ -141,6 +177,12 @@ fn claim(b: &Blocks, from: &str, to: &str, m: &ReportModel) -> Claim {
     let claimed = 1.0 + reported_pct / 100.0;
     let (a, z) = (Label::build(from, None), Label::build(to, None));
     let measured = match (b.compared.get(&a), b.compared.get(&z)) {
+        // A run that stopped at looks reports a claim as it reports a comparison: at the
+        // look that closed it, else at the level the looks left its last round.
+        (Some(x), Some(y)) if m.plan.spends_at_looks() => {
+            let rounds = b.compared.values().filter_map(|r| r.keys().last()).max().map_or(0, |r| r + 1);
+            looks::stand(x, y, CLAIMS.len(), &m.rule, m.plan.target(), rounds, At::Last).map(|s| s.comparison)
+        }
         (Some(x), Some(y)) => family::compare(x, y, CLAIMS.len(), &m.rule),
         _ => None,
     };
@@ -424,6 +466,57 @@ mod tests {
             method: Method::Paired,
             verdict: crate::stats::ratio::judge(ci, 0.02),
         }
+    }
+
+    fn sample(tag: &str, round: u32, ns: f64) -> Sample {
+        Sample {
+            round,
+            engine: Engine::Rust,
+            unit: Label::build(tag, None),
+            workload: Workload::Write,
+            ns: ns as u64,
+            counts: Default::default(),
+            checksum: None,
+            counted: false,
+            figures: Default::default(),
+            layout: None,
+            harness: None,
+            chunks_ns: Vec::new(),
+            space: None,
+            io: None,
+            major_faults: None,
+        }
+    }
+
+    /// Twelve rounds in which 0.9.18 and 0.9.20 each move ±0.6% against 0.9.17, in
+    /// opposite directions, so each comparison with the baseline closes within ±1% at its
+    /// first look while the claim between them moves ±1.2% and does not: the baseline's
+    /// judgement alone would stop measuring both, the claims' keeps both in every round.
+    /// 0.9.19 moves with 0.9.18 and 0.9.33 not at all: their claims close.
+    #[test]
+    fn a_claims_tags_are_measured_until_the_claim_closes() {
+        let wobble = [0.0, 1.0, -1.0, 0.5, -0.5, 0.8, -0.8, 0.2, -0.2, 1.0, -1.0, 0.3];
+        let mut samples = Vec::new();
+        for (r, w) in (0..12u32).zip(wobble) {
+            let (base, e) = (1e8 * (1.0 + 0.01 * r as f64), 0.006 * w);
+            samples.push(sample("LMDB_0.9.17", r, base));
+            samples.push(sample("LMDB_0.9.18", r, base * (1.0 + e)));
+            samples.push(sample("LMDB_0.9.19", r, base * (1.0 + e)));
+            samples.push(sample("LMDB_0.9.20", r, base * 1.08 * (1.0 - e)));
+            samples.push(sample("LMDB_0.9.33", r, base * 1.08));
+        }
+        let target = Some(Target { percent: 1.0, closing: crate::record::Closing::DecidedAndWithin });
+        let args = (&samples[..], None, target, (Metric::Time, 0.02), None, ReferenceLayouts::Exactly(1));
+        let key = (Engine::Rust, Workload::Write);
+        let tag = |t: &str| Label::build(t, None);
+        let baseline = stop::progress(args.0, args.1, args.2, args.3, args.4, args.5);
+        assert_eq!(baseline.sections[&key].closed.len(), 4, "{baseline:?}");
+        assert!(baseline.settled());
+        let claims = progress(args.0, args.1, args.2, args.3, args.4, args.5);
+        let s = &claims.sections[&key];
+        assert_eq!(s.open, [(tag("LMDB_0.9.18"), 1.0), (tag("LMDB_0.9.20"), 1.0)].into(), "{s:?}");
+        assert_eq!(s.closed, [tag("LMDB_0.9.19"), tag("LMDB_0.9.33")].into());
+        assert!(!claims.settled());
     }
 
     #[test]

@@ -90,6 +90,15 @@ pub enum At {
     Last,
 }
 
+impl At {
+    /// How a run that goes on after `rounds` rounds weighs an open comparison: to the
+    /// round its `horizon` (the rounds it can still afford, where known) reaches, else to
+    /// the next look.
+    pub fn going_on(rounds: u32, horizon: Option<f64>) -> At {
+        horizon.map_or(At::Next, |h| At::Until(rounds.saturating_add(h.clamp(0.0, 1e9) as u32)))
+    }
+}
+
 /// `b` against `a`, one of a table's `family` comparisons in the rule's tables, after
 /// `rounds` rounds (counted from 1):
 /// the first early look that closes it ([`closed`] by `target`), each

@@ -99,7 +99,7 @@ pub fn judge(
     let mut needs: BTreeMap<(Engine, Workload), BTreeMap<Label, Option<f64>>> = BTreeMap::new();
     // Where the run can afford no further look, an open comparison will be reported at the
     // last round's level, and needs only that level's width.
-    let until = horizon.map_or(At::Next, |h| At::Until(rounds.saturating_add(h.max(0.0).min(1e9) as u32)));
+    let until = At::going_on(rounds, horizon);
     for (&key, (reference, blocks)) in sections {
         let family = blocks.len().saturating_sub(1);
         let mut section = SectionProgress {
