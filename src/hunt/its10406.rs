@@ -469,23 +469,8 @@ mod tests {
     }
 
     fn sample(tag: &str, round: u32, ns: f64) -> Sample {
-        Sample {
-            round,
-            engine: Engine::Rust,
-            unit: Label::build(tag, None),
-            workload: Workload::Write,
-            ns: ns as u64,
-            counts: Default::default(),
-            checksum: None,
-            counted: false,
-            figures: Default::default(),
-            layout: None,
-            harness: None,
-            chunks_ns: Vec::new(),
-            space: None,
-            io: None,
-            major_faults: None,
-        }
+        let unit = crate::record::fixtures::unit_sample(&Label::build(tag, None));
+        Sample { round, workload: Workload::Write, ns: ns as u64, ..unit }
     }
 
     /// Twelve rounds in which 0.9.18 and 0.9.20 each move ±0.6% against 0.9.17, in
