@@ -221,6 +221,26 @@ fn history_finds_exactly_the_planted_steps() {
     assert!(e.contains("which this command reads"), "{e}");
 }
 
+/// A history by time with adaptive rounds is refused before anything is built: its steps
+/// between neighbouring commits would be judged on the rounds both happened to share.
+#[test]
+fn history_by_time_refuses_adaptive_rounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("openldap");
+    make_repo(&repo, &[("LMDB_0.9.33", &source_dir("LMDB_0.9.33"))]);
+    let out = lmdb_regress()
+        .args(["history", "--range", "LMDB_0.9.33..HEAD", "--metric", "time", "--adaptive", "on", "--git"])
+        .arg(&repo)
+        .arg("--out-dir")
+        .arg(tmp.path().join("out"))
+        .output()
+        .unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("run history without --adaptive"), "{e}");
+    assert!(!tmp.path().join("out").exists());
+}
+
 #[test]
 fn bad_ranges_say_why() {
     let tmp = tempfile::tempdir().unwrap();

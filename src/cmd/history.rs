@@ -97,6 +97,13 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     if let Some(f) = args.run.format {
         crate::report::document::refuse_unshown(f)?;
     }
+    if args.run.adaptive_plan() == record::Adaptive::On {
+        bail!(
+            "history judges each step between neighbouring commits, and adaptive rounds stop measuring a \
+             commit once its comparison with the range's start is decided, leaving its steps to the rounds both \
+             happened to share: run history without --adaptive (every commit in every round)"
+        );
+    }
     let repo = GitRepo::open(&git)?;
     let points = points(&repo, &args.range)?;
     if let Some(file) = &args.extend {
