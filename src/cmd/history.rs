@@ -97,7 +97,9 @@ pub fn run(args: &HistoryArgs) -> Result<()> {
     if let Some(f) = args.run.format {
         crate::report::document::refuse_unshown(f)?;
     }
-    if args.run.adaptive_plan() == record::Adaptive::On {
+    // By instructions (history's default) adaptive rounds do not apply.
+    let by_time = args.run.given.contains("metric") && !args.run.metric.is_exact();
+    if by_time && args.run.adaptive == record::Adaptive::On {
         bail!(
             "history judges each step between neighbouring commits, and adaptive rounds stop measuring a \
              commit once its comparison with the range's start is decided, leaving its steps to the rounds both \
