@@ -56,8 +56,8 @@ pub fn progress(
     horizon: Option<f64>,
     layouts: ReferenceLayouts,
 ) -> Progress {
-    let mut progress = stop::progress(samples, baseline, target, (metric, min_effect), horizon, layouts);
     let sections = stop::compared(samples, baseline, metric);
+    let mut progress = stop::progress_of(samples, &sections, target, (metric, min_effect), horizon, layouts);
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
     let rounds = stop::rounds(samples);
     for (key, (_, blocks)) in &sections {

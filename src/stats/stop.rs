@@ -32,11 +32,22 @@ pub fn progress(
     horizon: Option<f64>,
     layouts: ReferenceLayouts,
 ) -> Progress {
-    let sections = compared(samples, baseline, metric);
+    progress_of(samples, &compared(samples, baseline, metric), target, (metric, min_effect), horizon, layouts)
+}
+
+/// [`progress`] of `samples` already grouped into their `sections` ([`compared`]).
+pub fn progress_of(
+    samples: &[Sample],
+    sections: &Compared,
+    target: Option<Target>,
+    (metric, min_effect): (Metric, f64),
+    horizon: Option<f64>,
+    layouts: ReferenceLayouts,
+) -> Progress {
     // The report judges the run's tables together: a comparison is decided at the level
     // the report gives it.
     let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
-    let mut progress = judge(&sections, &rule, target, (rounds(samples), horizon));
+    let mut progress = judge(sections, &rule, target, (rounds(samples), horizon));
     if layouts != ReferenceLayouts::Auto {
         return progress;
     }
