@@ -223,7 +223,8 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_seed: Option<u64>,
     /// Random layouts of each unit in one paired process, each timing every K-th of the
-    /// unit's chunks (each its own sample); 1, and absent, in every other run.
+    /// unit's readKey chunks (each its own sample; in runs before 2026-12-06, of every
+    /// workload's); 1, and absent, in every other run.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub layouts_per_process: u32,
     /// Layouts of the reference in each paired process (`--reference-layouts`), absent when

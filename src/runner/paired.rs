@@ -5,6 +5,7 @@
 //! named, and left out of later processes.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -62,16 +63,20 @@ impl RunSpec {
         let drawn = super::unit::with_drawn_harness(&all, &mut rand::thread_rng());
         let wants = units.iter().map(|_| None).chain(further.iter().map(|(_, w)| Some(w)));
         let live = |u: &Unit| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label);
-        let batch = |u: &Unit, wants: Option<&Vec<Workload>>| {
+        // A unit's further layouts (`--layouts-per-process`) time the chunks that stand alone.
+        let further = |i: usize| i < units.len() && units[..i].iter().any(|o| o.label == units[i].label);
+        let batch = |i: usize, u: &Unit, wants: Option<&Vec<Workload>>| {
             let all = self.measurable(u, ready);
             let measured = selection.map_or(all.clone(), |s| s.of(u, &all));
-            measured.into_iter().filter(|w| wants.is_none_or(|ws| ws.contains(w))).collect()
+            let alone = |w: &Workload| !further(i) || w.chunks_stand_alone();
+            measured.into_iter().filter(|w| wants.is_none_or(|ws| ws.contains(w)) && alone(w)).collect()
         };
         let jobs: Vec<Job> = drawn
             .iter()
             .zip(wants)
-            .filter(|(u, _)| live(u))
-            .map(|(u, w)| Job { unit: u, batch: batch(u, w) })
+            .enumerate()
+            .filter(|(_, (u, _))| live(u))
+            .map(|(i, (u, w))| Job { unit: u, batch: batch(i, u, w) })
             .collect();
         let jobs: Vec<Job> = jobs.into_iter().filter(|j| !j.batch.is_empty()).collect();
         // A C unit whose program or library is not as recorded is refused before the start.
@@ -311,17 +316,14 @@ fn death_of(death: &str, k: usize, blame: Option<(usize, Blame)>, jobs: &[Job]) 
 
 /// Each unit's read database for one process: units whose databases have one shape (one
 /// format version, the same page counts) draw their files at random among themselves, so
-/// that where a file lies in memory does not follow its unit through the run.
+/// that where a file lies in memory does not follow its unit through the run. A unit's
+/// n-th layout reads the n-th copy of the file its first drew (a link to it): no two
+/// units read one file's pages, which would warm them for each other between chunks.
 fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut impl Rng) -> Vec<Option<PathBuf>> {
-    // A unit's n-th layout in the process reads the n-th copy of its database.
-    let own = |i: usize| {
-        let u = units[i];
-        let nth = units[..i].iter().filter(|o| o.label == u.label).count();
-        let copy = |n: usize| ready.copies.get(&u.label).and_then(|c| c.get(n - 1));
-        let db = if nth == 0 { ready.dbs.get(&u.label) } else { copy(nth) };
-        db.filter(|_| verified[i]).cloned()
-    };
-    let mut out: Vec<Option<PathBuf>> = (0..units.len()).map(own).collect();
+    let nth = |i: usize| units[..i].iter().filter(|o| o.label == units[i].label).count();
+    let mut out: Vec<Option<PathBuf>> = (0..units.len())
+        .map(|i| ready.dbs.get(&units[i].label).filter(|_| verified[i] && nth(i) == 0).cloned())
+        .collect();
     let mut families: BTreeMap<_, Vec<usize>> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         if let (Some(shape), Some(_)) = (ready.shapes.get(&u.label), &out[i]) {
@@ -335,14 +337,27 @@ fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut
             out[i] = f;
         }
     }
+    let owner: BTreeMap<&PathBuf, &Label> = ready.dbs.iter().map(|(l, d)| (d, l)).collect();
+    for i in (0..units.len()).filter(|&i| nth(i) > 0 && verified[i]) {
+        let first = units.iter().position(|o| o.label == units[i].label).expect("its first layout");
+        let copies = out[first].as_ref().and_then(|d| owner.get(d)).and_then(|l| ready.copies.get(*l));
+        out[i] = copies.and_then(|c| c.get(nth(i) - 1)).cloned();
+    }
     out
 }
 
 /// Refuses paired processes the machine's memory cannot hold: every unit maps its read
-/// database and writes a database of the same size beside it.
+/// database and writes a database of the same size beside it; a further layout of a unit
+/// only reads, a link to the unit's file, or a copy as large where the file system refused
+/// the link.
 pub(super) fn check_memory(units: usize, ready: &Ready) -> Result<()> {
     let db_bytes = ready.dbs.values().map(|d| dir_bytes(d)).max().unwrap_or(0);
-    let need = units as u64 * db_bytes * 2;
+    let copied = |(label, dirs): (&Label, &Vec<PathBuf>)| {
+        let file = |d: &Path| std::fs::metadata(d.join("data.mdb")).ok().map(|m| (m.dev(), m.ino()));
+        let one = ready.dbs.get(label).and_then(|d| file(d));
+        dirs.iter().filter(|d| one.is_none() || file(d) != one).count() as u64
+    };
+    let need = units as u64 * db_bytes * 2 + ready.copies.iter().map(copied).sum::<u64>() * db_bytes;
     let Some(available) = crate::environment::available_memory() else { return Ok(()) };
     if need > available / 10 * 8 {
         bail!(
@@ -418,6 +433,32 @@ mod tests {
         let unverified = assign_databases(&refs, &[true, false, true, true, true], &ready, &mut rand::thread_rng());
         assert_eq!(unverified[1], None, "a unit whose reads were not verified opens no file");
         assert!(!unverified.contains(&Some(PathBuf::from("db1"))), "nor does its file go to another unit");
+    }
+
+    /// Two layouts of each of three units of one family: a unit's second layout reads the
+    /// copy of the very file its first drew, so each file's pages are one unit's.
+    #[test]
+    fn a_units_layouts_read_the_file_its_first_drew_and_no_other_unit_does() {
+        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"].map(unit).to_vec();
+        let refs: Vec<&Unit> = units.iter().flat_map(|u| [u, u]).collect();
+        let mut ready = Ready::default();
+        let shape = DbShape { format: (0, 9), data_version: 1, branch: 1, leaf: 2, overflow: 0, entries: 3 };
+        for (i, u) in units.iter().enumerate() {
+            ready.dbs.insert(u.label.clone(), PathBuf::from(format!("db{i}")));
+            ready.copies.insert(u.label.clone(), vec![PathBuf::from(format!("db{i}-1"))]);
+            ready.shapes.insert(u.label.clone(), shape);
+        }
+        let mut moved = false;
+        for seed in 0..30 {
+            let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
+            let got = assign_databases(&refs, &[true; 6], &ready, &mut rng);
+            for pair in got.chunks(2) {
+                let first = pair[0].as_ref().unwrap().display().to_string();
+                assert_eq!(pair[1], Some(PathBuf::from(format!("{first}-1"))), "{got:?}");
+            }
+            moved |= got[0] != Some(PathBuf::from("db0"));
+        }
+        assert!(moved, "files still move between the units of a family");
     }
 
     #[test]

@@ -119,26 +119,30 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     if suite == Suite::Concurrency {
         return crews(&args, &cfg, &workloads, &specs, &loaded);
     }
+    let layouts = args.layouts_per_process as usize;
+    check_layouts(&specs, layouts)?;
+    let further = |k: usize| k % layouts != 0;
     let data = Dataset::generate(&cfg);
-    // A slot opens its read database only when it runs a read.
+    // A slot opens its read database only when it runs a read; a further layout only for
+    // its passes, so that the other workloads run beside as many maps as with one layout.
     let reads = |s: &SlotSpec| s.workloads.iter().any(|w| w.is_read());
-    let slots: Vec<(Slot, &SlotSpec)> = loaded
+    let mut slots: Vec<(Slot, &SlotSpec)> = loaded
         .iter()
         .zip(&specs)
         .enumerate()
         .filter_map(|(k, (l, s))| {
-            Some((Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads(s))), s))
+            Some((Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads(s) && !further(k))), s))
         })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
     let beat = SignOfLife::new(SIGN_OF_LIFE_EVERY);
     let after_round = || beat.between_chunks();
-    let layouts = args.layouts_per_process as usize;
-    if specs.len() % layouts != 0 {
-        bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
-    }
-    let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round: &after_round };
     for &w in &workloads {
+        for (slot, spec) in slots.iter_mut().filter(|(s, spec)| further(s.id) && spec.workloads.contains(&w)) {
+            *slot = Slot::new(slot.id, slot.api, &cfg, spec.dir.as_deref());
+        }
+        let layouts = if w.chunks_stand_alone() { layouts } else { 1 };
+        let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round: &after_round };
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {
                 emit(&WorkerLine {
@@ -152,6 +156,22 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         for (slot, o) in running.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
         }
+        slots.iter_mut().filter(|(s, _)| further(s.id)).for_each(|(s, _)| s.reads = None);
+    }
+    Ok(())
+}
+
+/// Slots in groups of `layouts` of one unit each (`--layouts-per-process`), every slot past
+/// a group's first a further layout that takes only workloads whose chunks stand alone: it
+/// times some of them, its first the rest and every chunk of the others.
+fn check_layouts(specs: &[SlotSpec], layouts: usize) -> Result<()> {
+    if specs.len() % layouts != 0 {
+        bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
+    }
+    let walks = |s: &SlotSpec| s.workloads.iter().any(|w| !w.chunks_stand_alone());
+    if let Some((k, s)) = specs.iter().enumerate().find(|(k, s)| k % layouts != 0 && walks(s)) {
+        let names: Vec<&str> = s.workloads.iter().map(|w| w.name()).collect();
+        bail!("slot {k} is a further layout of its unit and takes only readKey's chunks, not {}", names.join(","));
     }
     Ok(())
 }
@@ -371,5 +391,19 @@ mod tests {
         assert!((0..1000).all(|_| !hourly.due()), "never between chunks within its interval");
         let always = SignOfLife::new(Duration::ZERO);
         assert!(always.due() && always.due(), "every time when the interval is zero");
+    }
+
+    /// Two layouts a unit: the second of each pair takes readKey alone; a walk there, or a
+    /// group cut short, is refused.
+    #[test]
+    fn a_further_layout_takes_only_the_chunks_that_stand_alone() {
+        let slot = |workloads: &str| SlotSpec::parse(&format!("lib.so\t0\tLMDB\tdb\t{workloads}")).unwrap();
+        let good = [slot("readKey,write"), slot("readKey"), slot("write"), slot("readKey")];
+        assert!(check_layouts(&good, 2).is_ok());
+        let walk = [slot("readKey,readSeq"), slot("readKey,readSeq")];
+        let e = check_layouts(&walk, 2).unwrap_err().to_string();
+        assert!(e.contains("slot 1") && e.contains("readSeq"), "{e}");
+        assert!(check_layouts(&good[..3], 2).is_err());
+        assert!(check_layouts(&walk, 1).is_ok(), "one layout a unit takes anything");
     }
 }

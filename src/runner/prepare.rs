@@ -21,8 +21,8 @@ use crate::workload::{Checksum, Workload};
 pub(super) struct Ready {
     pub dbs: BTreeMap<Label, PathBuf>,
     /// With several layouts of a unit in one process: copies of its read database, one for
-    /// each layout past the first (two environments of one file in one process would share
-    /// its reader table).
+    /// each layout past the first (two environments of one lock file in one process would
+    /// share its reader table), each its data file linked where the file system allows.
     pub copies: BTreeMap<Label, Vec<PathBuf>>,
     /// Each read database's shape, when its writer reported one.
     pub shapes: BTreeMap<Label, DbShape>,
@@ -148,26 +148,42 @@ impl RunSpec {
 impl Ready {
     /// Copies of each reference's read database for its further layouts (`wanted`), made
     /// once: two environments of one file in one process would share its reader table.
+    /// The reference draws its file among the units of its shape, and its further layouts
+    /// read copies of the one it drew, so each of their files gets them.
     pub(super) fn copy_for(&mut self, wanted: &LayoutsWanted) -> Result<()> {
-        for ((_, label), each) in wanted {
+        for ((_, reference), each) in wanted {
             let need = each.values().copied().max().unwrap_or(1) as usize - 1;
-            let Some(dir) = self.dbs.get(label) else { continue };
-            let copies = self.copies.entry(label.clone()).or_default();
-            for k in copies.len() + 1..=need {
-                copies.push(copy_db(dir, k).map_err(anyhow::Error::msg)?);
+            let shape = self.shapes.get(reference);
+            let alike: Vec<Label> = match shape {
+                Some(s) => self.shapes.iter().filter(|(_, o)| *o == s).map(|(l, _)| l.clone()).collect(),
+                None => vec![reference.clone()],
+            };
+            for label in alike {
+                let Some(dir) = self.dbs.get(&label) else { continue };
+                let copies = self.copies.entry(label.clone()).or_default();
+                for k in copies.len() + 1..=need {
+                    copies.push(copy_db(dir, k).map_err(anyhow::Error::msg)?);
+                }
             }
         }
         Ok(())
     }
 }
 
-/// Copy `k` of the read database in `dir` (its data file; each environment makes its own
-/// lock file), beside it and flushed to disk.
+/// Copy `k` of the read database in `dir`, beside it: a folder of its own, so that its
+/// environment makes its own lock file (two environments of one lock file in a process
+/// share its reader table, and LMDB answers `MDB_BAD_RSLOT`), whose data file is a hard
+/// link to the one file, so that every layout reads the same pages and costs no memory;
+/// a copy, flushed to disk, where the file system refuses the link.
 fn copy_db(dir: &Path, k: usize) -> Result<PathBuf, String> {
     let to = dir.with_file_name(format!("db-{k}"));
     std::fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    let data = dir.join("data.mdb");
-    std::fs::copy(&data, to.join("data.mdb")).map_err(|e| format!("cannot copy {}: {e}", data.display()))?;
+    let (data, linked) = (dir.join("data.mdb"), to.join("data.mdb"));
+    let _ = std::fs::remove_file(&linked);
+    if std::fs::hard_link(&data, &linked).is_ok() {
+        return Ok(to);
+    }
+    std::fs::copy(&data, &linked).map_err(|e| format!("cannot copy {}: {e}", data.display()))?;
     flush(&to)?;
     Ok(to)
 }
@@ -207,6 +223,24 @@ mod tests {
             jobs: 2,
             judge: crate::stats::stop::progress,
         }
+    }
+
+    /// A further layout's database is a folder of its own (its own lock file) whose data
+    /// file is the one file, linked: no second copy of its pages.
+    #[test]
+    fn a_further_layouts_database_links_the_one_data_file() {
+        use std::os::unix::fs::MetadataExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("db");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("data.mdb"), b"pages").unwrap();
+        std::fs::write(dir.join("lock.mdb"), b"readers").unwrap();
+        let linked = copy_db(&dir, 1).unwrap();
+        assert_ne!(linked, dir);
+        let inode = |d: &Path| std::fs::metadata(d.join("data.mdb")).unwrap().ino();
+        assert_eq!(inode(&linked), inode(&dir));
+        assert!(!linked.join("lock.mdb").exists(), "its environment makes its own lock file");
+        assert_eq!(copy_db(&dir, 1).unwrap(), linked, "made again over itself");
     }
 
     /// Units of one build under different limits and readahead read one file; a sync mode

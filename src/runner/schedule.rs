@@ -3,7 +3,7 @@
 //! reader count and readahead together), until the stop rule says so; adaptive rounds
 //! measure what the last one left undecided. Results go to the run file as they arrive.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -90,7 +90,7 @@ impl Schedule<'_> {
             // One engine's units share a process at a time.
             let per_engine = |e| self.spec.units.iter().filter(|u| u.engine == e).count();
             let most = self.spec.engines.iter().map(|e| per_engine(*e)).max().unwrap_or(0);
-            paired::check_memory(most * self.spec.plan.layouts_per_process as usize, &ready)?;
+            paired::check_memory(most, &ready)?;
         }
         let plan = &self.spec.plan;
         // Without a cap on its rounds the bar grows a round at a time.
@@ -248,7 +248,12 @@ impl Schedule<'_> {
         if let Some(seed) = self.layout_seed() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
-            let per_unit = (seed, self.spec.plan.layouts_per_process);
+            // Further layouts of a unit serve only the workloads whose chunks stand alone.
+            let alone = |u: &Unit| {
+                let measures = |w: &Workload| selection.is_none_or(|s| s.measures(u, *w));
+                self.spec.workloads.iter().any(|w| w.chunks_stand_alone() && measures(w))
+            };
+            let per_unit = (seed, if units.iter().any(alone) { self.spec.plan.layouts_per_process } else { 1 });
             let (linked, failed) = layouts::link_round_each(&units, per_unit, &slot, self.spec.jobs, &self.interrupted);
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
@@ -301,7 +306,9 @@ impl Schedule<'_> {
         w: &mut RunWriter,
     ) -> Result<Vec<Sample>> {
         let mut out = Vec::new();
-        bar.inc((self.spec.units.len() - units.len()) as u64);
+        // A unit counts once on the bar, however many layouts of it a process holds.
+        let distinct = |us: &[Unit]| us.iter().map(|u| (u.engine, &u.label)).collect::<BTreeSet<_>>().len();
+        bar.inc(self.spec.units.len().saturating_sub(distinct(units)) as u64);
         for engine in self.spec.engines.iter() {
             let of: Vec<Unit> = units.iter().filter(|u| u.engine == *engine).cloned().collect();
             let further: Vec<(Unit, Vec<Workload>)> =
@@ -313,7 +320,7 @@ impl Schedule<'_> {
             let records = self.spec.measure_paired(of, round, warm, ready, folder, &self.excluded, selection);
             failed_units(&records).for_each(|u| log.failed(u));
             out.extend(append_all(w, records)?);
-            bar.inc((of.0.len() / self.spec.plan.layouts_per_process.max(1) as usize) as u64);
+            bar.inc(distinct(of.0) as u64);
         }
         Ok(out)
     }

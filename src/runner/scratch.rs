@@ -173,17 +173,17 @@ impl RunSpec {
 
     /// What units in memory may write there at most: each, a read database and a write
     /// environment, each file no larger than the map (a paired process holds every unit's
-    /// write environment at once), for each layout its process holds; beside them, as much
-    /// again for each further layout of a reference (`--reference-layouts`), one per engine.
+    /// write environment at once; a unit's further layouts read links to its one file,
+    /// which take no room); beside them, as much again for each further layout of a
+    /// reference (`--reference-layouts`), one per engine.
     fn room_in_memory(&self) -> Room {
-        let layouts = u64::from(self.plan.layouts_per_process.max(1));
         let each = self.config.effective_map_size().saturating_mul(2);
         let further = match self.plan.reference_layouts {
             crate::record::ReferenceLayouts::Auto => crate::record::MAX_REFERENCE_LAYOUTS,
             crate::record::ReferenceLayouts::Exactly(k) => k,
         };
         let beside = each.saturating_mul(u64::from(further - 1) * self.engines.len() as u64);
-        Room { each: each.saturating_mul(layouts), beside }
+        Room { each, beside }
     }
 }
 

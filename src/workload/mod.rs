@@ -127,6 +127,13 @@ impl Workload {
         }
     }
 
+    /// Its chunks stand alone: each times the same operations whatever ran before it (a
+    /// get of each key in its range), so a chunk another layout of the unit times need not
+    /// run here at all; a walk or a write must go through every chunk in order.
+    pub fn chunks_stand_alone(self) -> bool {
+        self == Workload::ReadKey
+    }
+
     /// Its timed pass computes an output of its own (a CRC, an xxHash sum), which must be
     /// what verification read.
     pub fn computes_output(self) -> bool {

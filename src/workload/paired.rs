@@ -190,7 +190,7 @@ fn rotate(
                 passes[k] = None;
             }
         }
-        if w != Workload::ReadKey {
+        if !w.chunks_stand_alone() {
             for &k in order.iter().filter(|k| !timed(k)) {
                 let Some(pass) = passes[k].as_mut() else { continue };
                 RUNNING.store(ids[k], Ordering::Relaxed);
