@@ -63,12 +63,13 @@ impl RunSpec {
         let drawn = super::unit::with_drawn_harness(&all, &mut rand::thread_rng());
         let wants = units.iter().map(|_| None).chain(further.iter().map(|(_, w)| Some(w)));
         let live = |u: &Unit| !excluded.contains(u) && !watchdog::hung(u.engine, &u.label);
-        // A unit's further layouts (`--layouts-per-process`) time the chunks that stand alone.
-        let further = |i: usize| i < units.len() && units[..i].iter().any(|o| o.label == units[i].label);
+        // A unit's layouts past its first (`--layouts-per-process`) time only the chunks
+        // that stand alone; the references' further layouts have their own `wants`.
+        let later_layout = |i: usize| i < units.len() && units[..i].iter().any(|o| o.label == units[i].label);
         let batch = |i: usize, u: &Unit, wants: Option<&Vec<Workload>>| {
             let all = self.measurable(u, ready);
             let measured = selection.map_or(all.clone(), |s| s.of(u, &all));
-            let alone = |w: &Workload| !further(i) || w.chunks_stand_alone();
+            let alone = |w: &Workload| !later_layout(i) || w.chunks_stand_alone();
             measured.into_iter().filter(|w| wants.is_none_or(|ws| ws.contains(w)) && alone(w)).collect()
         };
         let jobs: Vec<Job> = drawn
