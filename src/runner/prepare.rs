@@ -147,7 +147,7 @@ impl RunSpec {
 
 impl Ready {
     /// Copies of each reference's read database for its further layouts (`wanted`), made
-    /// once: two environments of one file in one process would share its reader table.
+    /// once: two environments of one lock file in one process would share its reader table.
     /// The reference draws its file among the units of its shape, and its further layouts
     /// read copies of the one it drew, so each of their files gets them.
     pub(super) fn copy_for(&mut self, wanted: &LayoutsWanted) -> Result<()> {
