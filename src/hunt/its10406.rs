@@ -58,7 +58,7 @@ pub fn progress(
 ) -> Progress {
     let sections = stop::compared(samples, baseline, metric);
     let mut progress = stop::progress_of(samples, &sections, target, (metric, min_effect), horizon, layouts);
-    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
+    let rule = family::Rule::of_run(min_effect, metric, sections.len());
     let rounds = stop::rounds(samples);
     for (key, (_, blocks)) in &sections {
         let Some(section) = progress.sections.get_mut(key) else { continue };

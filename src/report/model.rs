@@ -359,7 +359,7 @@ pub fn build_with(data: &RunData, baseline: Option<&str>, metric: Option<Metric>
     let agreement = checksum_agreement_by_workload(&data.samples);
     let blocks = blocks(data, metric);
     let tables = blocks.values().filter(|b| !b.values.is_empty()).count();
-    let rule = Rule { min_effect: h.plan.min_effect(), ..Rule::default() }.for_metric(metric).for_tables(tables);
+    let rule = Rule::of_run(h.plan.min_effect(), metric, tables);
     let looks = h
         .plan
         .spends_at_looks()

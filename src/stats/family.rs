@@ -46,6 +46,12 @@ impl Default for Rule {
 }
 
 impl Rule {
+    /// The rule a run's figures are judged by: its `same` margin, its metric's kind, its
+    /// error shared by its `tables` (the report's, and the runner's judgement of them).
+    pub fn of_run(min_effect: f64, metric: Metric, tables: usize) -> Rule {
+        Rule { min_effect, ..Rule::default() }.for_metric(metric).for_tables(tables)
+    }
+
     pub fn for_counts(self) -> Rule {
         Rule { counts: true, ..self }
     }

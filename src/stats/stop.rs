@@ -46,7 +46,7 @@ pub fn progress_of(
 ) -> Progress {
     // The report judges the run's tables together: a comparison is decided at the level
     // the report gives it.
-    let rule = family::Rule { min_effect, ..Default::default() }.for_metric(metric).for_tables(sections.len());
+    let rule = family::Rule::of_run(min_effect, metric, sections.len());
     let mut progress = judge(sections, &rule, target, (rounds(samples), horizon));
     if layouts != ReferenceLayouts::Auto {
         return progress;
