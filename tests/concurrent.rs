@@ -144,6 +144,7 @@ fn reader_procs(tags: &[&str], count: u32, dir: &Path) -> ReaderProcs {
             dir: None,
             workloads: Workload::parse_list("readwhilewriting").unwrap(),
             readers: None,
+            layout: 0,
         }
         .line()
         .unwrap();

@@ -633,6 +633,42 @@ fn a_slot_runs_only_the_workloads_its_line_names() {
     assert_eq!(ran(&c), want, "{}", stdout(&c));
 }
 
+/// A unit of three layouts beside a unit of one (an adaptive round gives further layouts
+/// only to the units still measuring readKey): each of the three times a third of readKey's
+/// chunks, the unit of one times all of them, and each unit's first layout writes.
+#[test]
+fn a_process_holds_a_unit_of_three_layouts_beside_a_unit_of_one() {
+    let (lib, sha, version) = built("0.9.18");
+    let work = tempfile::tempdir().unwrap();
+    let dbs: Vec<PathBuf> = (0..4).map(|i| work.path().join(format!("db{i}"))).collect();
+    dbs.iter().for_each(|db| prepare(&lib, &sha, &version, db));
+    let line = |k: usize, w: &str, layout: u32| {
+        let place = if layout > 0 { format!("\t-\t{layout}") } else { String::new() };
+        format!("{}\t{sha}\t{version}\t{}\t{w}{place}\n", lib.display(), dbs[k].display())
+    };
+    let slots = work.path().join("slots.tsv");
+    let text = [line(0, "readKey,write", 0), line(1, "readKey", 1), line(2, "readKey", 2), line(3, "readKey,write", 0)];
+    std::fs::write(&slots, text.concat()).unwrap();
+    let mut c = lmdb_regress();
+    c.arg("paired-worker").arg("--slots").arg(&slots).arg("--scratch").arg(work.path());
+    c.args(["--chunk", "250", "--rotation-seed", "1", "--workloads", "readKey,write", "--entries", "2000"]);
+    let out = run_ok(c.args(["--map-size", "100000000"]));
+    let mut got: Vec<(u64, String, usize)> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["workload"].is_string())
+        .map(|v| {
+            assert!(v["error"].is_null(), "{v}");
+            let chunks = v["chunks_ns"][0].as_array().map_or(0, |c| c.len());
+            (v["slot"].as_u64().unwrap(), v["workload"].as_str().unwrap().to_string(), chunks)
+        })
+        .collect();
+    got.sort();
+    let want =
+        [(0, "readKey", 3), (0, "write", 8), (1, "readKey", 3), (2, "readKey", 2), (3, "readKey", 8), (3, "write", 8)];
+    assert_eq!(got, want.map(|(k, w, n)| (k, w.to_string(), n)), "{}", stdout(&out));
+}
+
 /// The verified sources of 0.9.33 with mdb_cursor_put made to crash the process while it
 /// writes anything but a read database (whose folder is `db`), when CRASH_ME is set.
 fn crashing_sources(dir: &Path) -> PathBuf {

@@ -209,11 +209,11 @@ impl RunSpec {
         let dbs = assign_databases(&units, &verified, ready, &mut rng);
         let slots = scratch.join("slots.tsv");
         let mut text = String::new();
-        for (j, db) in jobs.iter().zip(dbs) {
+        for ((j, db), layout) in jobs.iter().zip(dbs).zip(self.layout_places(&units)) {
             let (u, workloads) = (j.unit, j.batch.clone());
             let library = u.library.clone().context("paired processes load units' shared libraries")?;
             let (sha256, version, readers) = (u.sha256.clone(), u.version.clone(), u.label.readers);
-            text += &SlotSpec { library, sha256, version, dir: db, workloads, readers }.line()?;
+            text += &SlotSpec { library, sha256, version, dir: db, workloads, readers, layout }.line()?;
         }
         std::fs::write(&slots, text).with_context(|| format!("cannot write {}", slots.display()))?;
         let mut order: Vec<Workload> =
@@ -228,19 +228,21 @@ impl RunSpec {
             .arg("--rotation-seed")
             .arg(rng.gen::<u64>().to_string());
         cmd.args(self.config.to_args());
-        if let Some(k) = self.layout_groups(&units) {
-            cmd.arg("--layouts-per-process").arg(k.to_string());
-        }
         Ok(watchdog::run(cmd, Watched::Paired(units[0].engine)))
     }
 
-    /// The plan's layouts per process when `units` are whole groups of that many layouts
-    /// of one unit each (a process to find a culprit by may hold part of a group: then
-    /// every slot times every chunk).
-    fn layout_groups(&self, units: &[&Unit]) -> Option<u32> {
-        let k = self.plan.layouts_per_process as usize;
-        let one_unit = |g: &[&Unit]| g.len() == k && g.iter().all(|u| u.label == g[0].label);
-        (k > 1 && units.chunks(k).all(one_unit)).then_some(k as u32)
+    /// Each unit's place among its unit's layouts in the process (`--layouts-per-process`):
+    /// one of the unit before it is that unit's next layout, however many of a unit's
+    /// layouts the round or a process to find a culprit by holds. (The references' further
+    /// layouts, which run whole passes, come only with one layout a unit.)
+    fn layout_places(&self, units: &[&Unit]) -> Vec<u32> {
+        let mut places = vec![0u32; units.len()];
+        for k in (1..units.len()).filter(|_| self.plan.layouts_per_process > 1) {
+            if (units[k].engine, &units[k].label) == (units[k - 1].engine, &units[k - 1].label) {
+                places[k] = places[k - 1] + 1;
+            }
+        }
+        places
     }
 
     /// Operations per chunk.

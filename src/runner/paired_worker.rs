@@ -27,7 +27,9 @@ use crate::workload::{Dataset, Workload};
 pub struct PairedWorkerArgs {
     /// One slot per line, tab-separated: the library, its SHA-256, the text its
     /// mdb_version() must report, the read database's directory (or -), the workloads it
-    /// runs (comma-separated, among --workloads).
+    /// runs (comma-separated, among --workloads); then readers beside a writer (or -) and
+    /// the slot's place among its unit's layouts (from 0; the slots of a unit's layouts are
+    /// consecutive), each when there is one.
     #[arg(long)]
     pub slots: PathBuf,
     /// Where write passes create their fresh environments.
@@ -45,10 +47,6 @@ pub struct PairedWorkerArgs {
     /// Seeds the order of the slots in each round of chunks.
     #[arg(long)]
     pub rotation_seed: u64,
-    /// Every K consecutive slots are layouts of one unit, each timing its share of the
-    /// unit's chunks.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub layouts_per_process: u32,
     #[command(flatten)]
     pub settings: WorkerSettings,
 }
@@ -66,6 +64,10 @@ pub struct SlotSpec {
     /// Readers beside a writer: the unit's reader threads, a sixth field (the Rust
     /// paired worker's only; the C twin's slots have five).
     pub readers: Option<u32>,
+    /// The slot's place among its unit's layouts in the process (`--layouts-per-process`),
+    /// from 0, a seventh field when not 0 (the Rust paired worker's only): a further
+    /// layout, each timing its share of the chunks that stand alone.
+    pub layout: u32,
 }
 
 impl SlotSpec {
@@ -77,24 +79,32 @@ impl SlotSpec {
         if fields.iter().any(|f| f.contains(['\t', '\n'])) {
             bail!("a slot's path holds a tab or a newline: {}", fields.join(" "));
         }
-        fields.extend(self.readers.map(|n| n.to_string()));
+        if self.readers.is_some() || self.layout > 0 {
+            fields.push(self.readers.map_or("-".into(), |n| n.to_string()));
+        }
+        if self.layout > 0 {
+            fields.push(self.layout.to_string());
+        }
         Ok(fields.join("\t") + "\n")
     }
 
     pub fn parse(line: &str) -> Result<SlotSpec> {
         let f: Vec<&str> = line.split('\t').collect();
-        let (library, sha256, version, dir, workloads, readers) = match f[..] {
-            [library, sha256, version, dir, workloads] => (library, sha256, version, dir, workloads, None),
-            [library, sha256, version, dir, workloads, n] => {
-                let readers = n.parse().with_context(|| format!("readers {n:?}"))?;
-                (library, sha256, version, dir, workloads, Some(readers))
+        let (library, sha256, version, dir, workloads) = match f[..] {
+            [library, sha256, version, dir, workloads, ..] if f.len() <= 7 => {
+                (library, sha256, version, dir, workloads)
             }
-            _ => bail!("a slot line has 5 tab-separated fields, or 6 with readers: {line:?}"),
+            _ => bail!("a slot line has 5 tab-separated fields, 6 with readers, 7 with its layout: {line:?}"),
         };
+        let readers = match f.get(5) {
+            None | Some(&"-") => None,
+            Some(n) => Some(n.parse().with_context(|| format!("readers {n:?}"))?),
+        };
+        let layout = f.get(6).map_or(Ok(0), |n| n.parse()).with_context(|| format!("layout {:?}", f[6]))?;
         let dir = (dir != "-").then(|| PathBuf::from(dir));
         let workloads = Workload::parse_list(workloads)?;
         let (library, sha256, version) = (library.into(), sha256.into(), version.into());
-        Ok(SlotSpec { library, sha256, version, dir, workloads, readers })
+        Ok(SlotSpec { library, sha256, version, dir, workloads, readers, layout })
     }
 }
 
@@ -119,9 +129,8 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     if suite == Suite::Concurrency {
         return crews(&args, &cfg, &workloads, &specs, &loaded);
     }
-    let layouts = args.layouts_per_process as usize;
-    check_layouts(&specs, layouts)?;
-    let further = |k: usize| k % layouts != 0;
+    let members = members(&specs)?;
+    let further = |k: usize| members[k].index != 0;
     let data = Dataset::generate(&cfg);
     // A slot opens its read database only when it runs a read; a further layout only for
     // its passes, so that the other workloads run beside as many maps as with one layout.
@@ -131,7 +140,8 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         .zip(&specs)
         .enumerate()
         .filter_map(|(k, (l, s))| {
-            Some((Slot::new(k, &l.as_ref().ok()?.1, &cfg, s.dir.as_deref().filter(|_| reads(s) && !further(k))), s))
+            let dir = s.dir.as_deref().filter(|_| reads(s) && !further(k));
+            Some((Slot::new(k, &l.as_ref().ok()?.1, members[k], &cfg, dir), s))
         })
         .collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.rotation_seed);
@@ -139,10 +149,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let after_round = || beat.between_chunks();
     for &w in &workloads {
         for (slot, spec) in slots.iter_mut().filter(|(s, spec)| further(s.id) && spec.workloads.contains(&w)) {
-            *slot = Slot::new(slot.id, slot.api, &cfg, spec.dir.as_deref());
+            *slot = Slot::new(slot.id, slot.api, slot.layout, &cfg, spec.dir.as_deref());
         }
-        let layouts = if w.chunks_stand_alone() { layouts } else { 1 };
-        let rotation = Rotation { chunk: args.chunk, passes: args.iterations, layouts, after_round: &after_round };
+        let rotation = Rotation { chunk: args.chunk, passes: args.iterations, after_round: &after_round };
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {
             if let Err(e) = l {
                 emit(&WorkerLine {
@@ -161,19 +170,34 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     Ok(())
 }
 
-/// Slots in groups of `layouts` of one unit each (`--layouts-per-process`), every slot past
-/// a group's first a further layout that takes only workloads whose chunks stand alone: it
-/// times some of them, its first the rest and every chunk of the others.
-fn check_layouts(specs: &[SlotSpec], layouts: usize) -> Result<()> {
-    if specs.len() % layouts != 0 {
-        bail!("{} slots are no whole number of units of {layouts} layouts each", specs.len());
-    }
+/// Each slot's place among its unit's layouts: a unit's layouts are consecutive slots
+/// numbered from 0, every one past the first a further layout that takes only workloads
+/// whose chunks stand alone (it times some of them, its first the rest and every chunk of
+/// the others).
+fn members(specs: &[SlotSpec]) -> Result<Vec<paired::Member>> {
+    let mut members: Vec<paired::Member> = Vec::with_capacity(specs.len());
     let walks = |s: &SlotSpec| s.workloads.iter().any(|w| !w.chunks_stand_alone());
-    if let Some((k, s)) = specs.iter().enumerate().find(|(k, s)| k % layouts != 0 && walks(s)) {
-        let names: Vec<&str> = s.workloads.iter().map(|w| w.name()).collect();
-        bail!("slot {k} is a further layout of its unit and takes only readKey's chunks, not {}", names.join(","));
+    for (k, s) in specs.iter().enumerate() {
+        let follows = k > 0 && specs[k - 1].layout + 1 == s.layout;
+        if s.layout > 0 && !follows {
+            bail!(
+                "slot {k} is layout {} of its unit, but the slot before it is not its layout {}",
+                s.layout,
+                s.layout - 1
+            );
+        }
+        if s.layout > 0 && walks(s) {
+            let names: Vec<&str> = s.workloads.iter().map(|w| w.name()).collect();
+            bail!("slot {k} is a further layout of its unit and takes only readKey's chunks, not {}", names.join(","));
+        }
+        members.push(paired::Member { index: s.layout as usize, of: 1 });
     }
-    Ok(())
+    // Each group's size, from its last member back to its first.
+    for k in (0..members.len()).rev() {
+        let of = members.get(k + 1).filter(|next| next.index > 0).map_or(members[k].index + 1, |next| next.of);
+        members[k].of = of;
+    }
+    Ok(members)
 }
 
 /// How often a chunked pass tells the watchdog it is alive: far inside its least limit
@@ -393,17 +417,37 @@ mod tests {
         assert!(always.due() && always.due(), "every time when the interval is zero");
     }
 
-    /// Two layouts a unit: the second of each pair takes readKey alone; a walk there, or a
-    /// group cut short, is refused.
+    fn slot(workloads: &str, layout: u32) -> SlotSpec {
+        let line = format!("lib.so\t0\tLMDB\tdb\t{workloads}\t-\t{layout}");
+        SlotSpec::parse(&line).unwrap()
+    }
+
+    /// Units of three, one and two layouts: each further layout takes readKey alone; a walk
+    /// there, or a layout whose slot does not follow its unit's layout before, is refused.
     #[test]
     fn a_further_layout_takes_only_the_chunks_that_stand_alone() {
-        let slot = |workloads: &str| SlotSpec::parse(&format!("lib.so\t0\tLMDB\tdb\t{workloads}")).unwrap();
-        let good = [slot("readKey,write"), slot("readKey"), slot("write"), slot("readKey")];
-        assert!(check_layouts(&good, 2).is_ok());
-        let walk = [slot("readKey,readSeq"), slot("readKey,readSeq")];
-        let e = check_layouts(&walk, 2).unwrap_err().to_string();
+        let good = [slot("readKey,write", 0), slot("readKey", 1), slot("readKey", 2), slot("write", 0)];
+        let good = [&good[..], &[slot("readKey", 0), slot("readKey", 1)]].concat();
+        let got: Vec<(usize, usize)> = members(&good).unwrap().iter().map(|m| (m.index, m.of)).collect();
+        assert_eq!(got, [(0, 3), (1, 3), (2, 3), (0, 1), (0, 2), (1, 2)]);
+        let walk = [slot("readKey,readSeq", 0), slot("readKey,readSeq", 1)];
+        let e = members(&walk).unwrap_err().to_string();
         assert!(e.contains("slot 1") && e.contains("readSeq"), "{e}");
-        assert!(check_layouts(&good[..3], 2).is_err());
-        assert!(check_layouts(&walk, 1).is_ok(), "one layout a unit takes anything");
+        let gap = [slot("readKey", 0), slot("readKey", 2)];
+        assert!(members(&gap).unwrap_err().to_string().contains("slot 1"));
+        assert!(members(&walk[..1]).is_ok(), "one layout a unit takes anything");
+    }
+
+    #[test]
+    fn a_slot_line_carries_readers_and_its_layout_when_it_has_them() {
+        for (readers, layout) in [(None, 0), (Some(4), 0), (None, 3), (Some(2), 1)] {
+            let s = SlotSpec { readers, layout, ..slot("readKey", 0) };
+            let line = s.line().unwrap();
+            assert_eq!(
+                line.matches('\t').count(),
+                4 + usize::from(readers.is_some() || layout > 0) + usize::from(layout > 0)
+            );
+            assert_eq!(SlotSpec::parse(line.trim_end()).unwrap(), s);
+        }
     }
 }

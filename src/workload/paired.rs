@@ -31,19 +31,48 @@ pub fn as_slot<T>(id: usize, f: impl FnOnce() -> T) -> T {
     r
 }
 
-/// One loaded library in the process (`id`: its line of the slots file), and its read
-/// database opened and faulted in (or why not), when reads are measured.
+/// One loaded library in the process (`id`: its line of the slots file), its place among
+/// its unit's layouts, and its read database opened and faulted in (or why not), when
+/// reads are measured.
 pub struct Slot<'a> {
     pub id: usize,
     pub api: &'a Api,
+    pub layout: Member,
     pub reads: Option<Result<Env<'a>, String>>,
 }
 
 impl<'a> Slot<'a> {
     /// A slot of `api`, its read database in `dir` opened and faulted in once.
-    pub fn new(id: usize, api: &'a Api, cfg: &WorkloadConfig, dir: Option<&Path>) -> Slot<'a> {
+    pub fn new(id: usize, api: &'a Api, layout: Member, cfg: &WorkloadConfig, dir: Option<&Path>) -> Slot<'a> {
         let reads = as_slot(id, || dir.map(|d| session::open_reads(api, cfg, Some(d), false)));
-        Slot { id, api, reads }
+        Slot { id, api, layout, reads }
+    }
+}
+
+/// A slot's place among its unit's layouts in the process (`--layouts-per-process`): of a
+/// workload whose chunks stand alone it times chunk `i` when `i % of == index`; of any
+/// other, every chunk (only a unit's first layout runs those).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Member {
+    /// The unit's one layout in the process.
+    pub const ALONE: Member = Member { index: 0, of: 1 };
+
+    /// Its place in the passes of `w`.
+    fn on(self, w: Workload) -> Member {
+        if w.chunks_stand_alone() {
+            self
+        } else {
+            Member::ALONE
+        }
+    }
+
+    fn times(self, chunk: usize) -> bool {
+        chunk % self.of == self.index
     }
 }
 
@@ -54,10 +83,6 @@ pub struct Rotation<'a> {
     pub chunk: usize,
     /// Passes of each workload per slot.
     pub passes: u32,
-    /// Consecutive slots (by line, from the first) that are layouts of one unit (1: every
-    /// slot its own unit): chunk `i` of such a group is timed in its member `i mod
-    /// layouts` only.
-    pub layouts: usize,
     /// Called after every round of chunks, between timed chunks (the worker's sign of life,
     /// which decides itself how often to speak).
     pub after_round: &'a dyn Fn(),
@@ -90,15 +115,16 @@ pub fn run(
             .map(|(s, o)| o.is_ok().then(|| as_slot(s.id, || open(s, cfg, scratch, data, w))).and_then(|p| keep(p, o)))
             .collect();
         let ids: Vec<usize> = slots.iter().map(|s| s.id).collect();
-        let (times, faults) = rotate(&mut passes, (&ids, rotation), (&chunks, w), &mut out, rng);
+        let members: Vec<Member> = slots.iter().map(|s| s.layout.on(w)).collect();
+        let (times, faults) = rotate(&mut passes, (&ids, &members, rotation), (&chunks, w), &mut out, rng);
         for (k, pass) in passes.into_iter().enumerate() {
             let Some(pass) = pass else { continue };
             match (as_slot(ids[k], || pass.finish()), &mut out[k]) {
                 (Ok(ended), Ok(o)) => {
                     o.push_chunks(times[k].clone(), ended, w);
                     o.major_faults.push(faults[k]);
-                    if rotation.layouts > 1 {
-                        let ops = timed_ops(&chunks, ids[k] % rotation.layouts, rotation.layouts);
+                    if members[k].of > 1 {
+                        let ops = timed_ops(&chunks, members[k]);
                         o.figures.push(Figures { ops: Some(ops), ..Figures::default() });
                     }
                 }
@@ -111,15 +137,15 @@ pub fn run(
 }
 
 /// The copy of the timed function chunk `i` runs in, every slot alike (so a round's
-/// chunks are paired in one copy): the copies by turns, each layout of a unit timing its
-/// chunks in all of them.
-fn timed_copy(i: usize, layouts: usize) -> usize {
-    (i / layouts) % native::TIMED_COPIES
+/// chunks are paired in one copy): the copies by turns, `most` chunks each (the most
+/// layouts a unit has in the process), so each layout of a unit times its chunks in all.
+fn timed_copy(i: usize, most: usize) -> usize {
+    (i / most) % native::TIMED_COPIES
 }
 
-/// The operations of the chunks layout `member` of `layouts` times: every `layouts`-th.
-fn timed_ops(chunks: &Chunks, member: usize, layouts: usize) -> u64 {
-    (member..chunks.count()).step_by(layouts).map(|i| chunks.range(i).len() as u64).sum()
+/// The operations of the chunks `member` times.
+fn timed_ops(chunks: &Chunks, member: Member) -> u64 {
+    (member.index..chunks.count()).step_by(member.of).map(|i| chunks.range(i).len() as u64).sum()
 }
 
 /// A slot's empty outcome, or why it cannot run `w`.
@@ -157,7 +183,7 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 /// writes everything in order, or skip it where a chunk stands alone (readKey's gets).
 fn rotate(
     passes: &mut [Option<Pass>],
-    (ids, rotation): (&[usize], Rotation<'_>),
+    (ids, members, rotation): (&[usize], &[Member], Rotation<'_>),
     (chunks, w): (&Chunks, Workload),
     out: &mut [Result<Outcome, String>],
     rng: &mut impl Rng,
@@ -165,11 +191,11 @@ fn rotate(
     let mut times = vec![Vec::with_capacity(chunks.count()); passes.len()];
     let mut faults = vec![0; passes.len()];
     let mut order: Vec<usize> = (0..passes.len()).filter(|k| passes[*k].is_some()).collect();
-    let layouts = rotation.layouts.max(1);
+    let most = members.iter().map(|m| m.of).max().unwrap_or(1);
     for i in 0..chunks.count() {
         order.shuffle(rng);
-        let timed = |k: &usize| ids[*k] % layouts == i % layouts;
-        let copy = timed_copy(i, layouts);
+        let timed = |k: &usize| members[*k].times(i);
+        let copy = timed_copy(i, most);
         for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
@@ -210,19 +236,33 @@ fn rotate(
 mod tests {
     use super::*;
 
-    /// Whatever the layouts per process, each layout of a unit times its chunks in every
-    /// copy of the timed function, and in each about as often.
+    /// Whatever the layouts of each unit in the process (K, or one for a unit that measures
+    /// no readKey in the round), each layout times its chunks in every copy of the timed
+    /// function, and in each about as often.
     #[test]
     fn each_layout_times_its_chunks_in_every_copy() {
-        for layouts in 1..=4 {
-            for member in 0..layouts {
-                let mut per_copy = [0usize; native::TIMED_COPIES];
-                for i in (member..200).step_by(layouts) {
-                    per_copy[timed_copy(i, layouts)] += 1;
+        for most in 1..=16 {
+            for of in (1..=most).filter(|of| most % of == 0) {
+                for index in 0..of {
+                    let mut per_copy = [0usize; native::TIMED_COPIES];
+                    for i in (0..most * 40).filter(|i| Member { index, of }.times(*i)) {
+                        per_copy[timed_copy(i, most)] += 1;
+                    }
+                    let (least, top) = (per_copy.iter().min().unwrap(), per_copy.iter().max().unwrap());
+                    assert!(*least > 0 && top - least <= 1, "{index} of {of}, most {most}: {per_copy:?}");
                 }
-                let (least, most) = (per_copy.iter().min().unwrap(), per_copy.iter().max().unwrap());
-                assert!(*least > 0 && most - least <= 1, "{layouts} layouts, member {member}: {per_copy:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_units_layouts_time_every_chunk_once_between_them() {
+        for of in 1..=5 {
+            for i in 0..40 {
+                assert_eq!((0..of).filter(|&index| Member { index, of }.times(i)).count(), 1, "{i} of {of}");
+            }
+        }
+        assert!(Member { index: 2, of: 3 }.on(Workload::ReadSeq) == Member::ALONE);
+        assert!(Member { index: 2, of: 3 }.on(Workload::ReadKey) == Member { index: 2, of: 3 });
     }
 }
