@@ -285,6 +285,12 @@ impl Source {
         Ok(Layout { seed, path, sha256 })
     }
 
+    /// Whether the layout of `seed` was linked earlier (its file and record are there): a
+    /// quick look, unverified; [`Source::link`] verifies what it finds.
+    pub fn is_linked(&self, seed: u32) -> bool {
+        self.path(seed).is_ok_and(|p| p.exists() && p.with_extension("json").exists())
+    }
+
     /// A layout linked earlier whose file still has its recorded SHA-256.
     fn linked(&self, path: &Path, seed: u32) -> Option<Layout> {
         let rec: LayoutRecord = serde_json::from_slice(&std::fs::read(path.with_extension("json")).ok()?).ok()?;

@@ -104,7 +104,7 @@ fn small_run(out: &Path, extra: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
+fn random_layouts_are_per_sample_found_again_by_later_runs_and_leave_counts_alone() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second, fixed) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"), dir.path().join("f.jsonl"));
     small_run(&first, &["--layout-seed", "42", "--with-instructions", "--count-entries", "1000"]);
@@ -134,11 +134,14 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     assert_eq!(layout_check["passed"], true, "{layout_check}");
     assert!(records(&run, "failure").is_empty(), "{:?}", records(&run, "failure"));
 
-    // The same seed again: the same layouts, found in the cache rather than linked anew.
+    // Another seed: other orders of each unit's sequence of layouts, the linked ones first,
+    // so a second run finds its layouts in the cache rather than linking them anew.
     let linked = || std::fs::read_dir(test_cache().join("layouts")).unwrap().flatten().count();
     let before = linked();
-    small_run(&second, &["--layout-seed", "42"]);
-    assert_eq!(layouts_by_unit(&lines(&second)), by_unit);
+    small_run(&second, &["--layout-seed", "43"]);
+    let again = layouts_by_unit(&lines(&second));
+    assert!(again.len() == 4 && again.values().all(|s| s.len() == 1), "{again:?}");
+    assert_eq!(again.values().flatten().collect::<BTreeSet<_>>().len(), 4, "none twice in a run: {again:?}");
     assert_eq!(linked(), before, "every layout came from the cache");
 
     // Fixed: each tag's one build, no layout linked, every sample saying so; `compare` warns.
@@ -158,7 +161,7 @@ fn random_layouts_are_per_sample_reproducible_and_leave_counts_alone() {
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&fixed)));
     assert!(md.contains("Layouts: fixed") && !md.contains("Layout spread"), "{md}");
     let md = stdout(&run_ok(lmdb_regress().arg("report").arg(&first)));
-    assert!(md.contains("seeded from the run's seed 42") && md.contains("Layout spread: not measured"), "{md}");
+    assert!(md.contains("drawn with the run's seed 42") && md.contains("Layout spread: not measured"), "{md}");
     assert!(md.contains("function orders of its worker's own code"), "{md}");
 }
 

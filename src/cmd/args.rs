@@ -63,8 +63,9 @@ pub struct LayoutArgs {
     /// Instruction counts do not depend on layout and always use the fixed builds.
     #[arg(long, value_parser = layouts(), default_value_t = Layouts::Random)]
     pub layouts: Layouts,
-    /// The seed every sample's layout derives from, with its unit and round (default: drawn,
-    /// and recorded in the run file).
+    /// The seed that orders each unit's layouts, drawn from a sequence of seeds of the
+    /// unit's own without repeat, those linked by earlier runs first (default: drawn, and
+    /// recorded in the run file; each sample records its layout's seed).
     #[arg(long, value_name = "N")]
     pub layout_seed: Option<u64>,
     /// Random layouts of each unit in one paired process (rust engine, time), on the

@@ -143,7 +143,7 @@ fn layouts_line(m: &ReportModel) -> String {
     match (m.plan.layouts, m.plan.layout_seed) {
         (Layouts::Random, seed) => format!(
             "Layouts: every sample ran its own code layout (lld --shuffle-sections of the \
-             functions, seeded from the run's seed {} with the tag and round; each sample records \
+             functions, no two alike in a run, drawn with the run's seed {}; each sample records \
              its own), so code placement is part of each round's noise instead of a fixed \
              property of each tag's one binary. That widens the intervals - a difference one \
              layout would show is averaged over many - and is what makes a verdict about LMDB \

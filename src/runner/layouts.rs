@@ -1,6 +1,7 @@
-//! Random layouts in the schedule: each round's layouts are linked on every core before the
-//! round's first timed worker starts (never beside one), and once per run one unit is
-//! counted under two layouts, which must give the same instruction counts.
+//! Random layouts in the schedule: each round's layouts (drawn as `draws.rs` says) are
+//! linked on every core before the round's first timed worker starts (never beside one),
+//! and once per run one unit is counted under two layouts, which must give the same
+//! instruction counts.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -8,10 +9,11 @@ use anyhow::Result;
 
 use super::adaptive::LayoutsWanted;
 use super::count::counts_agree;
+use super::draws::Draws;
 use super::job::interrupted;
 use super::prepare::Ready;
 use super::{counter, pool, RunSpec, Unit};
-use crate::layout::{self, Layout};
+use crate::layout::Layout;
 use crate::record::metric::{Counts, Metric};
 use crate::record::{CheckKind, Record, RunWriter, Sample};
 use crate::workload::Workload;
@@ -19,19 +21,17 @@ use crate::workload::Workload;
 /// Entries of the layout check's counts: callgrind runs ~50 times slower than the machine.
 const CHECK_ENTRIES: u32 = 10_000;
 
-/// Every unit that links layouts gets its own for `slot` ("round 3", "warm-up 0"), seeded
-/// from the run's seed, its engine and label, and the slot. Returns the units to measure,
-/// in the order given, and those whose layout could not be had, with why.
-pub(super) fn link_round(
+/// Every unit that links layouts gets its own, its next draw. Returns the units to
+/// measure, in the order given, and those whose layout could not be had, with why.
+fn link_round(
     units: &[Unit],
-    run_seed: u64,
-    slot: &str,
+    draws: &Draws,
     jobs: usize,
     interrupted: &AtomicBool,
 ) -> (Vec<Unit>, Vec<(Unit, String)>) {
-    let items: Vec<(&Unit, &str)> = units.iter().map(|u| (u, slot)).collect();
+    let items: Vec<&Unit> = units.iter().collect();
     let (mut ready, mut failed) = (Vec::new(), Vec::new());
-    for (u, linked) in units.iter().zip(link_each(&items, run_seed, jobs, interrupted)) {
+    for (u, linked) in units.iter().zip(link_each(&items, draws, jobs, interrupted)) {
         match linked {
             Ok(l) => ready.push(l),
             Err(e) => failed.push((u.clone(), e)),
@@ -40,25 +40,20 @@ pub(super) fn link_round(
     (ready, failed)
 }
 
-/// Each unit linked in a layout of its own `slot`'s (as it is when it links none), in the
+/// Each unit linked in a layout of its next draw (as it is when it links none), in the
 /// order given, or why its layout could not be had.
-fn link_each(
-    items: &[(&Unit, &str)],
-    run_seed: u64,
-    jobs: usize,
-    interrupted: &AtomicBool,
-) -> Vec<Result<Unit, String>> {
-    let relinked: Vec<(usize, &(&Unit, &str))> =
-        items.iter().enumerate().filter(|(_, (u, _))| u.relink.is_some()).collect();
+fn link_each(items: &[&Unit], draws: &Draws, jobs: usize, interrupted: &AtomicBool) -> Vec<Result<Unit, String>> {
+    // Each unit draws from its own sequence, all before any is linked.
+    let relinked: Vec<(usize, &Unit, u32)> =
+        (items.iter().enumerate()).filter_map(|(i, u)| Some((i, *u, draws.next(u, u.relink.as_ref()?)))).collect();
     let mut linked: Vec<Option<Result<Layout, String>>> = vec![None; items.len()];
-    let link = |&(_, (u, slot)): &(usize, &(&Unit, &str))| -> Result<Layout, String> {
+    let link = |&(_, u, seed): &(usize, &Unit, u32)| -> Result<Layout, String> {
         if interrupted.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        let seed = layout::seed(run_seed, &[&u.engine.to_string(), &u.label.to_string(), slot]);
         u.relink.as_ref().expect("filtered above").link(seed).map_err(|e| format!("{e:#}"))
     };
-    pool::for_each(&relinked, jobs, link, |&(i, _), r| {
+    pool::for_each(&relinked, jobs, link, |&(i, _, _), r| {
         linked[i] = Some(r);
         Ok(())
     })
@@ -66,7 +61,7 @@ fn link_each(
     items
         .iter()
         .zip(linked)
-        .map(|((u, _), l)| match l {
+        .map(|(u, l)| match l {
             None => Ok((*u).clone()),
             Some(l) => l.map(|l| u.with_layout(l)),
         })
@@ -80,23 +75,23 @@ fn link_each(
 pub(super) fn link_reference_layouts(
     units: &[Unit],
     wanted: &LayoutsWanted,
-    (run_seed, slot): (u64, &str),
+    draws: &Draws,
     jobs: usize,
     interrupted: &AtomicBool,
 ) -> Vec<(Unit, Vec<Workload>)> {
-    let mut items: Vec<(&Unit, String, Vec<Workload>)> = Vec::new();
+    let mut items: Vec<(&Unit, Vec<Workload>)> = Vec::new();
     for ((engine, label), each) in wanted {
         let Some(own) = units.iter().find(|u| u.engine == *engine && u.label == *label) else { continue };
         let most = each.values().copied().max().unwrap_or(1);
         for j in 1..most {
             let batch = each.iter().filter(|(_, k)| **k > j).map(|(w, _)| *w).collect();
-            items.push((own, format!("{slot}, reference layout {j}"), batch));
+            items.push((own, batch));
         }
     }
-    let slots: Vec<(&Unit, &str)> = items.iter().map(|(u, s, _)| (*u, s.as_str())).collect();
-    let linked = link_each(&slots, run_seed, jobs, interrupted);
+    let references: Vec<&Unit> = items.iter().map(|(u, _)| *u).collect();
+    let linked = link_each(&references, draws, jobs, interrupted);
     let mut out = Vec::new();
-    for ((u, _, batch), l) in items.iter().zip(linked) {
+    for ((u, batch), l) in items.iter().zip(linked) {
         match l {
             Ok(l) => out.push((l, batch.clone())),
             Err(e) => eprintln!("a further layout of the reference {} {} is left out: {e}", u.engine, u.label),
@@ -105,38 +100,38 @@ pub(super) fn link_reference_layouts(
     out
 }
 
-/// [`link_round`] with `per_unit` layouts of every unit: each unit's layouts side by side
+/// [`link_round`] with `per_unit[i]` layouts of unit `i`: each unit's layouts side by side
 /// (the first as `link_round` links it), a unit left out whole when any of its layouts
 /// could not be had.
 pub(super) fn link_round_each(
     units: &[Unit],
-    (run_seed, per_unit): (u64, u32),
-    slot: &str,
+    (draws, per_unit): (&Draws, &[u32]),
     jobs: usize,
     interrupted: &AtomicBool,
 ) -> (Vec<Unit>, Vec<(Unit, String)>) {
     let mut copies: Vec<Vec<Unit>> = units.iter().map(|_| Vec::new()).collect();
     let mut failed: Vec<(Unit, String)> = Vec::new();
-    for k in 0..per_unit {
-        let slot = if k == 0 { slot.to_string() } else { format!("{slot}, layout {k}") };
-        let (linked, lost) = link_round(units, run_seed, &slot, jobs, interrupted);
+    for k in 0..per_unit.iter().copied().max().unwrap_or(0) {
+        let wanted: Vec<usize> = (0..units.len()).filter(|i| per_unit[*i] > k).collect();
+        let these: Vec<Unit> = wanted.iter().map(|i| units[*i].clone()).collect();
+        let (linked, lost) = link_round(&these, draws, jobs, interrupted);
         let mut linked = linked.into_iter();
-        for (i, u) in units.iter().enumerate() {
+        for (&i, u) in wanted.iter().zip(&these) {
             match lost.iter().find(|(l, _)| l.engine == u.engine && l.label == u.label) {
                 Some(f) => failed.push(f.clone()),
                 None => copies[i].extend(linked.next()),
             }
         }
     }
-    let whole = |c: &&Vec<Unit>| c.len() == per_unit as usize;
-    (copies.iter().filter(whole).flatten().cloned().collect(), failed)
+    let whole = |(c, k): &(&Vec<Unit>, &u32)| c.len() == **k as usize;
+    (copies.iter().zip(per_unit).filter(whole).flat_map(|(c, _)| c).cloned().collect(), failed)
 }
 
 /// Instruction counts are the same under every layout, which is why counting passes run
 /// the fixed builds: checked once per run by counting the first unit's first workload that
 /// was measured under two layouts (at a small size, both at once), and recorded as a check.
 /// Without a counter it is skipped, saying so.
-pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
+pub(super) fn check_counts(s: &RunSpec, draws: &Draws, timed: &[Sample], w: &mut RunWriter) -> Result<()> {
     let measured =
         |u: &Unit, wl: Workload| timed.iter().any(|x| x.engine == u.engine && x.unit == u.label && x.workload == wl);
     let chosen = s.units.iter().filter(|u| u.relink.is_some()).find_map(|u| {
@@ -154,7 +149,9 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     };
     let entries = CHECK_ENTRIES.min(s.config.entries).max(1);
     let spec = s.counting(vec![workload], entries, counter)?;
-    let (a, b) = two_seeds(run_seed);
+    let relink = unit.relink.as_ref().expect("chosen for it");
+    // Two more of the unit's draws: ones an earlier run linked when there are.
+    let (a, b) = (draws.next(unit, relink), draws.next(unit, relink));
     let what = format!(
         "{} {} {workload} counted under layouts {a} and {b} ({} entries)",
         unit.engine, unit.label, spec.config.entries
@@ -163,7 +160,6 @@ pub(super) fn check_counts(s: &RunSpec, run_seed: u64, timed: &[Sample], w: &mut
     let scratch = spec.scratch()?;
     // Both layouts' units are the unit's own, relabelled: placed as it is.
     let folder = scratch.of(&unit.label);
-    let relink = unit.relink.as_ref().expect("chosen for it");
     // Each count in a process of its own, with its own read database and profile file.
     let count = |&seed: &u32| -> Result<Counts, String> {
         let linked = relink.link(seed).map_err(|e| format!("{e:#}"))?;
@@ -210,11 +206,4 @@ fn moved_by_layout(a: &Counts, b: &Counts) -> String {
         true => String::new(),
         false => format!("; not judged, as a layout moves code addresses: {}", shown.join(", ")),
     }
-}
-
-/// Two different layout seeds for the check, from the run's seed.
-fn two_seeds(run_seed: u64) -> (u32, u32) {
-    let a = layout::seed(run_seed, &["instruction check"]);
-    let b = (0..).map(|i: u32| layout::seed(run_seed, &["instruction check", &i.to_string()])).find(|b| *b != a);
-    (a, b.expect("seeds differ"))
 }

@@ -13,6 +13,7 @@ mod callgrind;
 mod count;
 pub mod counter;
 pub mod coverage;
+mod draws;
 pub mod gcov;
 mod job;
 mod layouts;

@@ -12,6 +12,7 @@ use anyhow::Result;
 use rand::seq::SliceRandom;
 
 use super::adaptive::{LayoutsWanted, Progress, Selection};
+use super::draws::Draws;
 use super::job::{interrupt_flag, ScheduleOutcome, StopWhen};
 use super::measure::{append_all, failed_units};
 use super::paired::{self, Excluded};
@@ -48,7 +49,8 @@ impl RunSpec {
         stop_when: Option<&'a StopWhen<'a>>,
     ) -> Schedule<'a> {
         let excluded = Default::default();
-        Schedule { spec: self, start_round, prior, close, interrupted: interrupt_flag(), stop_when, excluded }
+        let draws = Draws::new(self.plan.layout_seed.unwrap_or_default(), &prior);
+        Schedule { spec: self, start_round, prior, close, interrupted: interrupt_flag(), stop_when, excluded, draws }
     }
 }
 
@@ -67,6 +69,8 @@ struct Schedule<'a> {
     stop_when: Option<&'a StopWhen<'a>>,
     /// Paired rounds: units that crashed a process, left out of later ones.
     excluded: Excluded,
+    /// With random layouts: the seeds each unit's layouts are linked with.
+    draws: Draws,
 }
 
 impl Schedule<'_> {
@@ -158,8 +162,8 @@ impl Schedule<'_> {
         }
         // The schedule's wall time: the layout check below counts, as counting passes do.
         let wall = started.elapsed();
-        if let Some(seed) = self.layout_seed().filter(|_| close) {
-            layouts::check_counts(self.spec, seed, &samples, w)?;
+        if self.layout_seed().is_some() && close {
+            layouts::check_counts(self.spec, &self.draws, &samples, w)?;
         }
         if close && self.interrupted.load(Ordering::SeqCst) {
             reason = EndReason::Interrupted;
@@ -245,7 +249,7 @@ impl Schedule<'_> {
         let units: Vec<Unit> = self.spec.units.iter().filter(|u| measured(u)).cloned().collect();
         let mut units = in_blocks(units, |u| u.label.axes(), &mut rand::thread_rng());
         let mut further = Vec::new();
-        if let Some(seed) = self.layout_seed() {
+        if self.layout_seed().is_some() {
             let slot = warm_index.map_or(format!("round {round}"), |i| format!("warm-up {i}"));
             bar.set_message(format!("{slot}: linking layouts"));
             // Further layouts of a unit serve only the workloads whose chunks stand alone.
@@ -253,8 +257,10 @@ impl Schedule<'_> {
                 let measures = |w: &Workload| selection.is_none_or(|s| s.measures(u, *w));
                 self.spec.workloads.iter().any(|w| w.chunks_stand_alone() && measures(w))
             };
-            let per_unit = (seed, if units.iter().any(alone) { self.spec.plan.layouts_per_process } else { 1 });
-            let (linked, failed) = layouts::link_round_each(&units, per_unit, &slot, self.spec.jobs, &self.interrupted);
+            let per_unit: Vec<u32> =
+                units.iter().map(|u| if alone(u) { self.spec.plan.layouts_per_process } else { 1 }).collect();
+            let (jobs, interrupted) = (self.spec.jobs, &self.interrupted);
+            let (linked, failed) = layouts::link_round_each(&units, (&self.draws, &per_unit), jobs, interrupted);
             // After Ctrl-C a layout not linked is no failure of its unit.
             let record = !warm && !self.interrupted.load(Ordering::SeqCst);
             for (u, error) in failed.iter().filter(|_| record) {
@@ -264,8 +270,7 @@ impl Schedule<'_> {
                 ))?;
             }
             units = linked;
-            let jobs = self.spec.jobs;
-            further = layouts::link_reference_layouts(&units, references, (seed, &slot), jobs, &self.interrupted);
+            further = layouts::link_reference_layouts(&units, references, &self.draws, jobs, interrupted);
         }
         if self.spec.paired() {
             let units = (&units[..], &further[..]);
