@@ -149,7 +149,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let after_round = || beat.between_chunks();
     for &w in &workloads {
         for (slot, spec) in slots.iter_mut().filter(|(s, spec)| further(s.id) && spec.workloads.contains(&w)) {
-            *slot = Slot::new(slot.id, slot.api, slot.layout, &cfg, spec.dir.as_deref());
+            if let Some(dir) = spec.dir.as_deref() {
+                *slot = slot.further(&cfg, dir, (&data, args.chunk));
+            }
         }
         let rotation = Rotation { chunk: args.chunk, passes: args.iterations, after_round: &after_round };
         for (k, l) in loaded.iter().enumerate().filter(|(k, _)| specs[*k].workloads.contains(&w)) {

@@ -342,6 +342,42 @@ pub fn fault_in(env: &Env, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Maps into the process, untimed, the pages that gets of the keys in `ranges` read: a get
+/// of every few keys and of each range's last, the kernel mapping a faulting page's cached
+/// neighbours with it. A further layout faults in what its chunks read, not the whole map.
+pub fn fault_in_keys(
+    api: &Api,
+    env: &Env,
+    data: &Dataset,
+    ranges: impl Iterator<Item = std::ops::Range<usize>>,
+) -> Result<(), Failed> {
+    let (get, stride) = (api.mdb_cursor_get, fault_stride(data));
+    let mut key = KeyBuffer::new(data);
+    // SAFETY: a fresh read transaction and cursor of an open environment, closed below;
+    // every key filled is one of the data set's.
+    unsafe {
+        let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
+        let got = || -> Result<(), Failed> {
+            for r in ranges {
+                for j in r.clone().step_by(stride).chain(r.end.checked_sub(1).filter(|_| !r.is_empty())) {
+                    let (mut k, mut v) = (key.fill(data, j), empty_val());
+                    lmdb::ok("mdb_cursor_get(MDB_SET_KEY)", get(tc.1, &mut k, &mut v, SET_KEY))?;
+                }
+            }
+            Ok(())
+        };
+        let r = got();
+        end_cursor(api, tc, false, r)
+    }
+}
+
+/// Keys apart that [`fault_in_keys`] gets: about two a page of entries (key, value and
+/// LMDB's node header), and every key once values fill half a page.
+fn fault_stride(data: &Dataset) -> usize {
+    let entry = data.key_size() + data.value_size + 16;
+    (4096 / (2 * entry)).max(1)
+}
+
 /// The verify step: each of `reads` walked once through this library, untimed, on the
 /// read database in `dir`, and handed to `report` with its checksum or why there is none.
 pub fn verify_all(

@@ -47,6 +47,22 @@ impl<'a> Slot<'a> {
         let reads = as_slot(id, || dir.map(|d| session::open_reads(api, cfg, Some(d), false)));
         Slot { id, api, layout, reads }
     }
+
+    /// A further layout's slot for readKey's pass (the one workload whose chunks stand
+    /// alone), its read database in `dir` opened and faulted in only where its chunks' gets
+    /// read. Mapping the whole database in, and out again, for each further layout cost
+    /// more than its timed chunks (reports/README.md, "Layouts found again").
+    pub fn further(&self, cfg: &WorkloadConfig, dir: &Path, (data, chunk): (&Dataset, usize)) -> Slot<'a> {
+        let chunks = Chunks::of(chunk, data.len());
+        let layout = self.layout.on(Workload::ReadKey);
+        let opened = || -> Result<Env<'a>, String> {
+            let env = Env::open(self.api, dir, &native::env_options(cfg)).map_err(|e| e.to_string())?;
+            let mine = (0..chunks.count()).filter(|i| layout.times(*i)).map(|i| chunks.range(i));
+            native::fault_in_keys(self.api, &env, data, mine).map_err(|e| self.api.failure(e).to_string())?;
+            Ok(env)
+        };
+        Slot { id: self.id, api: self.api, layout: self.layout, reads: Some(as_slot(self.id, opened)) }
+    }
 }
 
 /// A slot's place among its unit's layouts in the process (`--layouts-per-process`): of a
