@@ -2,7 +2,7 @@
 //! in every run, without repeat within the run, those already linked first. A set of
 //! distinct draws from independent layouts is itself independent, whichever draws were
 //! linked before, so a run's layouts are as random as freshly seeded ones; but a run finds
-//! most of them in the cache instead of paying lld for each (about 20 ms a layout), and the
+//! most of them in the cache instead of paying lld for each (about 20 ms of a core), and the
 //! cache stops growing with every run.
 
 use std::collections::{BTreeMap, BTreeSet};
