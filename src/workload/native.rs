@@ -348,10 +348,10 @@ pub fn fault_in(env: &Env, dir: &Path) -> Result<()> {
 pub fn fault_in_keys(
     api: &Api,
     env: &Env,
-    data: &Dataset,
+    (cfg, data): (&WorkloadConfig, &Dataset),
     ranges: impl Iterator<Item = std::ops::Range<usize>>,
 ) -> Result<(), Failed> {
-    let (get, stride) = (api.mdb_cursor_get, fault_stride(data));
+    let (get, stride) = (api.mdb_cursor_get, fault_stride(cfg, data));
     let mut key = KeyBuffer::new(data);
     // SAFETY: a fresh read transaction and cursor of an open environment, closed below;
     // every key filled is one of the data set's.
@@ -372,10 +372,15 @@ pub fn fault_in_keys(
 }
 
 /// Keys apart that [`fault_in_keys`] gets: about two a page of entries (key, value and
-/// LMDB's node header), and every key once values fill half a page.
-fn fault_stride(data: &Dataset) -> usize {
+/// LMDB's node header) when a range's keys are neighbours in the tree (written in order);
+/// every key once values fill half a page, or when the keys are random, as a range's then
+/// lie on pages all over the tree.
+fn fault_stride(cfg: &WorkloadConfig, data: &Dataset) -> usize {
     let entry = data.key_size() + data.value_size + 16;
-    (4096 / (2 * entry)).max(1)
+    match cfg.order {
+        Order::Seq => (4096 / (2 * entry)).max(1),
+        Order::Random => 1,
+    }
 }
 
 /// The verify step: each of `reads` walked once through this library, untimed, on the

@@ -58,7 +58,7 @@ impl<'a> Slot<'a> {
         let opened = || -> Result<Env<'a>, String> {
             let env = Env::open(self.api, dir, &native::env_options(cfg)).map_err(|e| e.to_string())?;
             let mine = (0..chunks.count()).filter(|i| layout.times(*i)).map(|i| chunks.range(i));
-            native::fault_in_keys(self.api, &env, data, mine).map_err(|e| self.api.failure(e).to_string())?;
+            native::fault_in_keys(self.api, &env, (cfg, data), mine).map_err(|e| self.api.failure(e).to_string())?;
             Ok(env)
         };
         Slot { id: self.id, api: self.api, layout: self.layout, reads: Some(as_slot(self.id, opened)) }
