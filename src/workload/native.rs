@@ -374,11 +374,13 @@ pub fn fault_in_keys(
 /// Keys apart that [`fault_in_keys`] gets: about two a page of entries (key, value and
 /// LMDB's node header) when a range's keys are neighbours in the tree (written in order);
 /// every key once values fill half a page, or when the keys are random, as a range's then
-/// lie on pages all over the tree.
+/// lie on pages all over the tree. LMDB's page is the operating system's.
 fn fault_stride(cfg: &WorkloadConfig, data: &Dataset) -> usize {
     let entry = data.key_size() + data.value_size + 16;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512);
     match cfg.order {
-        Order::Seq => (4096 / (2 * entry)).max(1),
+        Order::Seq => (page / (2 * entry)).max(1),
         Order::Random => 1,
     }
 }
