@@ -570,14 +570,19 @@ fn both_paired_workers_count_a_cold_reads_major_faults_chunk_by_chunk() {
 /// Two layouts of each unit in one process: on readKey, whose chunks stand alone, each is
 /// a sample of its own, timing every other chunk (5 chunks of 1,000: 3 and 2, which its
 /// operations say); a walk and the write run in the unit's first layout alone, every chunk
-/// timed (the walk's checksum verified as ever); one layout per process and the C twin are
-/// refused their share before anything is built.
+/// timed (the walk's checksum verified as ever), as the report says; one layout per process
+/// and the C twin are refused their share before anything is built.
 #[test]
 fn several_layouts_of_a_unit_share_its_chunks_in_one_process() {
     let args = ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "1000", "--rounds", "1"];
-    let (rows, lines, _d) =
+    let (rows, lines, d) =
         run(&[&args[..], &["--workloads", "readKey,readXxh64,write", "--layouts-per-process", "2"]].concat(), &[]);
     assert_eq!(lines[0]["plan"]["layouts_per_process"], 2);
+    // The report says how the layouts shared the chunks, and why two or three chunks a
+    // layout tell no layout spread.
+    let text = stdout(&run_ok(lmdb_regress().arg("report").arg(d.path().join("run.jsonl"))));
+    assert!(text.contains("Every unit ran in up to 2 layouts in one paired process on readKey"), "{text}");
+    assert!(text.contains("Layout spread: not measured (each layout timed fewer than four chunks"), "{text}");
     for row in &rows {
         // A sample a layout on readKey, one a unit elsewhere.
         let n = if row["workload"] == "readKey" { 2 } else { 1 };

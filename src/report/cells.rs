@@ -610,18 +610,22 @@ fn rounds_line(m: &ReportModel, s: &Section) -> Option<String> {
 
 /// The section's layout spread, when measured; under random layouts also when not.
 fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
+    let in_process = m.plan.layouts_per_process > 1 && s.workload.chunks_stand_alone();
     let how = match &m.plan.layout_study {
         Some(study) => format!("across the {} layouts, beyond the per-sample noise", study.layouts.len()),
+        None if in_process => "between the layouts of a unit in one process, beyond their chunks' noise".into(),
         None => "between workers, each its own layout, beyond their repetitions (process-to-process effects included)"
             .into(),
     };
+    let not_measured = match in_process {
+        true => "each layout timed fewer than four chunks a process; a smaller --chunk measures it",
+        false => "one timed repetition per worker; --iterations 2 or more, or `lmdb-regress layouts`, measures it",
+    };
     match s.layout_spread {
         Some(x) => Some(format!("Layout spread: {} ({how}).", within(100.0 * x))),
-        None if per_sample_layouts(m) && !m.unit.metric.is_exact() => Some(
-            "Layout spread: not measured (one timed repetition per worker; --iterations 2 or more, \
-             or `lmdb-regress layouts`, measures it)."
-                .into(),
-        ),
+        None if per_sample_layouts(m) && !m.unit.metric.is_exact() => {
+            Some(format!("Layout spread: not measured ({not_measured})."))
+        }
         None => None,
     }
 }

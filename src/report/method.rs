@@ -112,13 +112,25 @@ fn cache_line(m: &ReportModel) -> String {
     )
 }
 
-/// " The baseline ran in up to 3 layouts ...", where a process held more than one of it.
+/// " The baseline ran in up to 3 layouts ...", where a process held more than one of it;
+/// " Every unit ran in up to 16 layouts ..." with several layouts of every unit.
 fn reference_layouts_line(m: &ReportModel) -> String {
     let (most, on) = super::cells::reference_layouts(m);
     if on.is_empty() {
         return String::new();
     }
     let names: Vec<&str> = on.iter().map(|w| w.name()).collect();
+    if m.plan.layouts_per_process > 1 {
+        return format!(
+            " Every unit ran in up to {most} layouts in one paired process on {} (--layouts-per-process {}), \
+             layout k of each timing chunks k, k+{most}, k+{}, … of the pass, and a unit's value for a process \
+             was the mean over its layouts of each one's median chunk ratio to the reference's layout of the \
+             same place: the mean of several layouts narrows what one layout puts into a comparison.",
+            names.join(", "),
+            m.plan.layouts_per_process,
+            2 * most
+        );
+    }
     format!(
         " The reference ran in up to {most} layouts in one paired process on {} (--reference-layouts {}), \
          each timing every chunk, and each other tag's pass was compared with each of them chunk by chunk, \

@@ -468,13 +468,17 @@ fn not_applicable(data: &RunData) -> Vec<NotApplicableRow> {
 }
 
 /// How much layout alone moved one section's times, where the run's design shows it:
-/// across a study's layouts, or between the workers of random layouts that repeat their
-/// workload. Computed in `stats::layout`; None when not measured.
+/// across a study's layouts, between the layouts of each unit in one process, or between
+/// the workers of random layouts that repeat their workload. Computed in `stats::layout`;
+/// None when not measured.
 fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks) -> Option<f64> {
     let plan = &data.header.plan;
     if plan.layout_study.is_some() {
         let layouts = b.values.iter().filter(|(t, _)| !t.control).map(|(t, r)| (t.clone(), r.clone()));
         return stats::layout::across_layouts(&layouts.collect());
+    }
+    if plan.layouts_per_process > 1 && workload.chunks_stand_alone() {
+        return layouts_in_processes(data, engine, workload);
     }
     if plan.layouts != Layouts::Random || plan.iterations < 2 {
         return None;
@@ -487,6 +491,22 @@ fn layout_spread(data: &RunData, engine: Engine, workload: Workload, b: &Blocks)
         }
     }
     stats::layout::between_workers(&workers)
+}
+
+/// [`stats::layout::within_processes`] of one section: each label's layouts in each
+/// process, in their places, over those of the label measured in the most processes.
+fn layouts_in_processes(data: &RunData, engine: Engine, workload: Workload) -> Option<f64> {
+    let mut passes: BTreeMap<Label, BTreeMap<u32, Vec<Vec<f64>>>> = BTreeMap::new();
+    let of = |s: &&Sample| !s.counted && !s.unit.control && s.engine == engine && s.workload == workload;
+    for s in data.samples.iter().filter(of) {
+        let chunks = s.chunk_values(Metric::Time);
+        if !chunks.is_empty() {
+            passes.entry(s.unit.clone()).or_default().entry(s.round).or_default().push(chunks);
+        }
+    }
+    let reference = passes.iter().max_by_key(|(l, r)| (r.len(), std::cmp::Reverse(*l)))?.0.clone();
+    passes.retain(|l, _| l.axes() == reference.axes());
+    stats::layout::within_processes(&passes, &reference)
 }
 
 /// Measured tags (controls aside) in release order.

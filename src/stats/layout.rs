@@ -104,6 +104,51 @@ pub fn between_workers<K: Ord + Clone>(workers: &BTreeMap<K, BTreeMap<u32, Vec<f
     Some(spread(ms_resid - within_ss / within_df as f64 / per_worker))
 }
 
+/// Several layouts of each unit in one process (`--layouts-per-process K`): layout k of
+/// every unit times the same chunks, so each chunk of a label's layout, over the
+/// reference's layout of the same place, is a ratio from which the moment's noise and the
+/// chunk's own cost are gone, leaving the two layouts' effects and the chunk's noise. Each
+/// layout's mean log ratio over its chunks at even places and at odd ones, both less the
+/// mean over the process's layouts: the noise of the two halves is independent and the
+/// layouts' effects are in both, so their covariance over the layouts of every process
+/// is the variance of a difference of two layouts' effects, twice one layout's. `passes`:
+/// label → round → its layouts' chunk values in place order; `reference` the label every
+/// other is over. None without two labels of two or more layouts with four chunks each.
+pub fn within_processes<K: Ord>(passes: &BTreeMap<K, BTreeMap<u32, Vec<Vec<f64>>>>, reference: &K) -> Option<f64> {
+    let base = passes.get(reference)?;
+    let (mut cross, mut df) = (0.0, 0usize);
+    for rounds in passes.iter().filter(|(l, _)| *l != reference).map(|(_, r)| r) {
+        for (round, layouts) in rounds {
+            let Some(halves) = base.get(round).and_then(|b| halves(b, layouts)) else { continue };
+            let k = halves.len() as f64;
+            let (a, b) = halves.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x / k, b + y / k));
+            cross += halves.iter().map(|(x, y)| (x - a) * (y - b)).sum::<f64>();
+            df += halves.len() - 1;
+        }
+    }
+    (df > 0).then(|| spread(cross / df as f64 / 2.0))
+}
+
+/// Each layout's mean log ratio to the reference's layout of its place, over its chunks
+/// at even places and at odd ones; None unless both have two or more layouts alike, and
+/// every layout four or more chunks.
+fn halves(base: &[Vec<f64>], layouts: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+    if layouts.len() < 2 || base.len() != layouts.len() {
+        return None;
+    }
+    let half = |logs: &[f64], odd: usize| {
+        let xs: Vec<f64> = logs.iter().skip(odd).step_by(2).copied().collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    base.iter()
+        .zip(layouts)
+        .map(|(b, l)| {
+            let logs: Vec<f64> = b.iter().zip(l).map(|(b, x)| (x / b).ln()).collect();
+            (logs.len() >= 4 && logs.iter().all(|x| x.is_finite())).then(|| (half(&logs, 0), half(&logs, 1)))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +193,41 @@ mod tests {
             .collect();
         assert_eq!(across_layouts(&same), Some(0.0));
         assert_eq!(across_layouts(&table.clone().into_iter().take(1).collect()), None);
+    }
+
+    /// 8 layouts of each of 4 labels in 30 processes, 8 chunks each: every layout its
+    /// effect (σ 5%), every chunk of every unit ±8% noise, each process its drift along
+    /// the chunks and each chunk its own cost, both shared by the units.
+    fn processes(layout_sd: f64, seed: u64) -> BTreeMap<&'static str, BTreeMap<u32, Vec<Vec<f64>>>> {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut out: BTreeMap<&str, BTreeMap<u32, Vec<Vec<f64>>>> = BTreeMap::new();
+        for r in 0..30u32 {
+            let moment: Vec<f64> = (0..64).map(|i| 0.2 * normal(&mut rng) + 0.01 * i as f64).collect();
+            for (t, label) in ["ref", "a", "b", "c"].into_iter().enumerate() {
+                let layouts = (0..8)
+                    .map(|k| {
+                        let effect = layout_sd * normal(&mut rng) + 0.03 * t as f64;
+                        let mut chunk = |i: usize| (1.0 + moment[i] + effect + 0.08 * normal(&mut rng)).exp();
+                        (0..8).map(|c| chunk(k + 8 * c)).collect()
+                    })
+                    .collect();
+                out.entry(label).or_default().insert(r, layouts);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn layouts_in_one_process_show_their_spread_beyond_the_chunks_noise() {
+        let got = within_processes(&processes(0.05, 3), &"ref").unwrap();
+        assert!((0.035..0.065).contains(&got), "{got}");
+        let none = within_processes(&processes(0.0, 4), &"ref").unwrap();
+        assert!(none < 0.02, "layouts alike, chunks ±8%: {none}");
+        let one: BTreeMap<&str, BTreeMap<u32, Vec<Vec<f64>>>> = processes(0.05, 5)
+            .into_iter()
+            .map(|(t, rs)| (t, rs.into_iter().map(|(r, ls)| (r, ls[..1].to_vec())).collect()))
+            .collect();
+        assert_eq!(within_processes(&one, &"ref"), None, "one layout a process");
     }
 
     #[test]
