@@ -116,6 +116,9 @@ pub enum Command {
     Its10406(Box<cmd::its10406::ItsArgs>),
     /// How much code layout alone moves each workload: one tag under N layouts, interleaved.
     Layouts(Box<cmd::layouts::LayoutsArgs>),
+    /// What the cache holds, folder by folder; removes the code layouts no run has used for
+    /// a number of days.
+    Cache(cmd::cache::CacheArgs),
     /// Where two builds' instructions differ, function by function: both profiled under
     /// callgrind (the timed function only), per entry, with the top functions' source lines.
     Explain(Box<cmd::explain::ExplainArgs>),
@@ -290,6 +293,7 @@ fn dispatch(command: Command, given: std::collections::BTreeSet<String>) -> Resu
             cmd::history::run(&args)
         }
         Command::Layouts(args) => cmd::layouts::run(&args),
+        Command::Cache(args) => cmd::cache::run(&args),
         Command::Explain(args) => cmd::explain::run(&args),
         Command::Coverage(args) => cmd::coverage::run(&args),
         Command::Workloads(args) => cmd::workloads::run(&args),

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::SystemTime;
 
 use anyhow::{bail, ensure, Context, Result};
 use object::{Object, ObjectSymbol, SymbolKind, SymbolScope};
@@ -291,11 +292,17 @@ impl Source {
         self.path(seed).is_ok_and(|p| p.exists() && p.with_extension("json").exists())
     }
 
-    /// A layout linked earlier whose file still has its recorded SHA-256.
+    /// A layout linked earlier whose file still has its recorded SHA-256, marked used.
     fn linked(&self, path: &Path, seed: u32) -> Option<Layout> {
-        let rec: LayoutRecord = serde_json::from_slice(&std::fs::read(path.with_extension("json")).ok()?).ok()?;
+        let record = path.with_extension("json");
+        let rec: LayoutRecord = serde_json::from_slice(&std::fs::read(&record).ok()?).ok()?;
         let layout = Layout { seed, path: path.to_path_buf(), sha256: rec.sha256 };
-        (rec.seed == seed && layout.check().is_ok()).then_some(layout)
+        let found = rec.seed == seed && layout.check().is_ok();
+        // When a run last used it, for `lmdb-regress cache` (a cache it cannot write is no error).
+        if found {
+            let _ = std::fs::File::options().write(true).open(&record).and_then(|f| f.set_modified(SystemTime::now()));
+        }
+        found.then_some(layout)
     }
 
     fn same_exports(&self, linked: &Path, seed: u32) -> Result<()> {
@@ -311,6 +318,63 @@ impl Source {
             few(got.difference(&self.exports).collect())
         )
     }
+}
+
+/// A layout in the cache folder: its file and record, their bytes, and when a run last
+/// used it (linked it, or found it linked: its record's time).
+#[derive(Debug, Clone)]
+pub struct Cached {
+    pub file: Option<PathBuf>,
+    pub record: PathBuf,
+    pub bytes: u64,
+    pub used: SystemTime,
+}
+
+/// Every layout in the cache folder `dir` (none when there is none). A file without its
+/// record (a link cut short) is one too, its own time its last use.
+pub fn cached(dir: &Path) -> Result<Vec<Cached>> {
+    let entries = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        r => r.with_context(|| format!("cannot read {}", dir.display()))?,
+    };
+    let mut by_stem: std::collections::BTreeMap<PathBuf, Vec<(PathBuf, std::fs::Metadata)>> = Default::default();
+    for e in entries {
+        let e = e?;
+        let (path, meta) = (e.path(), e.metadata()?);
+        let ext = path.extension().and_then(|x| x.to_str()).unwrap_or("");
+        if meta.is_file() && ["json", "so", "exe"].contains(&ext) {
+            by_stem.entry(path.with_extension("")).or_default().push((path, meta));
+        }
+    }
+    let mut out = Vec::new();
+    for files in by_stem.into_values() {
+        let record = files.iter().find(|(p, _)| p.extension().is_some_and(|x| x == "json"));
+        let file = files.iter().find(|(p, _)| p.extension().is_some_and(|x| x != "json"));
+        let Some((first, meta)) = record.or(file) else { continue };
+        out.push(Cached {
+            file: file.map(|(p, _)| p.clone()),
+            // A name holds the tag's dots: the record is the file's name with .json for its extension.
+            record: record.map_or_else(|| first.with_extension("json"), |(p, _)| p.clone()),
+            bytes: files.iter().map(|(_, m)| m.len()).sum(),
+            used: meta.modified()?,
+        });
+    }
+    Ok(out)
+}
+
+/// Removes a cached layout: its record first, so that no run takes the file for linked
+/// while it goes (a run that read the record before finds the file gone, or changed, and
+/// links it again).
+pub fn remove(c: &Cached) -> Result<()> {
+    for path in std::iter::once(&c.record).chain(&c.file) {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The symbols a build offers others: a shared library's dynamic symbols; for an

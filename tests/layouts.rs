@@ -78,6 +78,43 @@ fn the_same_seed_links_the_same_bytes_and_another_seed_another_order() {
     assert!(a.link(0).is_err(), "seed 0 is lld's \"random\"");
 }
 
+/// `cache` counts the layouts and those no run has used for the days asked (a run that finds
+/// a layout marks its record used), and `--prune-layouts DAYS` removes those alone, file and
+/// record, after a `--dry-run` that removes nothing; a pruned layout is linked again when drawn.
+#[test]
+fn layouts_unused_for_a_while_are_counted_and_pruned() {
+    let root = tempfile::tempdir().unwrap();
+    let a = source("LMDB_0.9.18", root.path());
+    let (old, recent) = (a.link(7).unwrap(), a.link(8).unwrap());
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    let age = |path: &Path, when| {
+        std::fs::File::options().write(true).open(path.with_extension("json")).unwrap().set_modified(when).unwrap()
+    };
+    age(&old.path, long_ago);
+    age(&recent.path, long_ago);
+    a.link(8).unwrap();
+    let used = std::fs::metadata(recent.path.with_extension("json")).unwrap().modified().unwrap();
+    assert!(used > long_ago + std::time::Duration::from_secs(86_400), "finding a layout marks it used");
+    let cache =
+        |args: &[&str]| stdout(&run_ok(lmdb_regress().arg("cache").args(args).env("LMDB_REGRESS_CACHE", root.path())));
+    let shown = cache(&[]);
+    assert!(
+        shown.contains("layouts: 2 (") && shown.contains("; 1 layout (") && shown.contains("not used for 30 days"),
+        "{shown}"
+    );
+    assert!(shown.contains("--prune-layouts 30"), "{shown}");
+    let dry = cache(&["--prune-layouts", "30", "--dry-run"]);
+    assert!(dry.contains("would remove 1 layout (") && old.path.exists(), "{dry}");
+    let pruned = cache(&["--prune-layouts", "30"]);
+    assert!(pruned.contains("removed 1 layout ("), "{pruned}");
+    let left: Vec<_> = std::fs::read_dir(root.path().join("layouts")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(left.len(), 2, "the old layout's file and record gone (a tag's dots in their names): {left:?}");
+    assert!(!old.path.exists() && !old.path.with_extension("json").exists(), "{left:?}");
+    assert!(recent.path.exists() && recent.path.with_extension("json").exists(), "the used one stays");
+    assert!(!a.is_linked(7) && a.is_linked(8));
+    a.link(7).unwrap().check().unwrap();
+}
+
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }

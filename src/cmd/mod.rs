@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bisect;
 pub mod build;
+pub mod cache;
 pub mod coverage;
 pub mod explain;
 pub mod history;
