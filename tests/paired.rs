@@ -567,30 +567,33 @@ fn both_paired_workers_count_a_cold_reads_major_faults_chunk_by_chunk() {
     assert!(c.abs_diff(rust) * 20 <= rust, "major faults: rust {rust}, c {c}");
 }
 
-/// Two layouts of each unit in one process: on readKey, whose chunks stand alone, each is
-/// a sample of its own, timing every other chunk (5 chunks of 1,000: 3 and 2, which its
-/// operations say); a walk and the write run in the unit's first layout alone, every chunk
-/// timed (the walk's checksum verified as ever), as the report says; one layout per process
-/// and the C twin are refused their share before anything is built.
+/// Two layouts of each unit in one process: on readKey and readRev, whose chunks stand
+/// alone, each is a sample of its own, timing every other chunk (5 chunks of 1,000: 3 and
+/// 2, which its operations say; a walk that entered a chunk anywhere but where it stood
+/// visits other entries, and fails); a checksum's walk and the write run in the unit's
+/// first layout alone, every chunk timed (the checksum verified as ever), as the report
+/// says; one layout per process, the C twin, and more layouts than chunks are refused
+/// before anything is built.
 #[test]
 fn several_layouts_of_a_unit_share_its_chunks_in_one_process() {
     let args = ["--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "1000", "--rounds", "1"];
-    let (rows, lines, d) =
-        run(&[&args[..], &["--workloads", "readKey,readXxh64,write", "--layouts-per-process", "2"]].concat(), &[]);
+    let workloads = ["--workloads", "readKey,readRev,readXxh64,write", "--layouts-per-process", "2"];
+    let (rows, lines, d) = run(&[&args[..], &workloads].concat(), &[]);
     assert_eq!(lines[0]["plan"]["layouts_per_process"], 2);
     // The report says how the layouts shared the chunks, and why two or three chunks a
     // layout tell no layout spread.
     let text = stdout(&run_ok(lmdb_regress().arg("report").arg(d.path().join("run.jsonl"))));
-    assert!(text.contains("Every unit ran in up to 2 layouts in one paired process on readKey"), "{text}");
+    assert!(text.contains("Every unit ran in up to 2 layouts in one paired process on readKey, readRev"), "{text}");
     assert!(text.contains("Layout spread: not measured (each layout timed fewer than four chunks"), "{text}");
     for row in &rows {
-        // A sample a layout on readKey, one a unit elsewhere.
-        let n = if row["workload"] == "readKey" { 2 } else { 1 };
+        // A sample a layout where chunks stand alone, one a unit elsewhere.
+        let n = if row["workload"] == "readKey" || row["workload"] == "readRev" { 2 } else { 1 };
         assert_eq!((&row["n"], &row["failures"]), (&Value::from(n), &Value::from(0)), "{row}");
     }
+    let shared = &[(Some(2000), 2), (Some(3000), 3)][..];
     for tag in ["LMDB_0.9.18", "LMDB_0.9.33"] {
         for (w, want) in
-            [("readKey", &[(Some(2000), 2), (Some(3000), 3)][..]), ("readXxh64", &[(None, 5)]), ("write", &[(None, 5)])]
+            [("readKey", shared), ("readRev", shared), ("readXxh64", &[(None, 5)]), ("write", &[(None, 5)])]
         {
             let mut got: Vec<(Option<u64>, usize)> = samples(&lines, tag, w)
                 .map(|s| (s["figures"]["ops"].as_u64(), s["chunks_ns"].as_array().unwrap().len()))
@@ -602,6 +605,10 @@ fn several_layouts_of_a_unit_share_its_chunks_in_one_process() {
             samples(&lines, tag, "readKey").map(|s| s["layout"].as_u64().unwrap()).collect();
         assert_eq!(layouts.len(), 2, "a layout of its own each");
     }
+    let mut c = lmdb_regress();
+    c.args(["run", "--tags", "0.9.18,0.9.33", "--entries", "5000", "--chunk", "1000", "--layouts-per-process", "8"]);
+    let out = c.output().unwrap();
+    assert!(!out.status.success() && stderr(&out).contains("needs 8 chunks a pass"), "{}", stderr(&out));
     for (more, needs) in [(["--layouts", "fixed"], "random layouts"), (["--engine", "c"], "the rust engine alone")] {
         let mut c = lmdb_regress();
         c.args(["run", "--tags", "0.9.18,0.9.33", "--layouts-per-process", "2"]).args(more);
@@ -773,4 +780,47 @@ fn the_c_paired_worker_is_recorded_and_a_resume_in_another_is_refused() {
     assert!(said.contains("cannot be resumed") && said.contains("C paired worker SHA-256"), "{said}");
     assert!(said.contains(&"0".repeat(64)), "the recorded hash is named: {said}");
     assert_eq!(std::fs::read(&file).unwrap(), before, "nothing appended");
+}
+
+/// A walk entered at a chunk by a get of the key the chunk before it ends on visits what a
+/// walk through every chunk visits there, forward and backward, the last chunk to the end,
+/// whatever the cursor did before (the chunks entered last to first on one cursor).
+#[test]
+fn a_walk_entered_at_a_chunk_visits_what_a_whole_walk_visits_there() {
+    use lmdb_regress::ffi::bindings::{MDB_NOSYNC, MDB_RDONLY};
+    use lmdb_regress::workload::concurrent;
+    use lmdb_regress::workload::lmdb::{begin_cursor, end_cursor, val, Api, MDB_val, Walk, BACKWARD, FORWARD};
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let env = concurrent::fill(&api, tmp.path(), 1000, MDB_NOSYNC).unwrap();
+    let get = api.mdb_cursor_get;
+    // SAFETY: an MDB_val LMDB handed back, read inside its transaction.
+    let bytes = |k: &MDB_val| unsafe { std::slice::from_raw_parts(k.mv_data as *const u8, k.mv_size).to_vec() };
+    for way in [FORWARD, BACKWARD] {
+        // SAFETY: read transactions and cursors of an open environment, each closed below;
+        // every key entered after is one the walk found.
+        unsafe {
+            let tc = begin_cursor(&api, &env, MDB_RDONLY).unwrap();
+            let (mut whole, mut chunks) = (Walk::default(), Vec::new());
+            while !whole.done {
+                let mut keys = Vec::new();
+                whole.next(get, tc.1, way, 300, "walk", |k, _| Ok(keys.push(bytes(k)))).unwrap();
+                chunks.extend(Some(keys).filter(|k| !k.is_empty()));
+            }
+            end_cursor(&api, tc, false, Ok(())).unwrap();
+            assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [300, 300, 300, 100]);
+            let tc = begin_cursor(&api, &env, MDB_RDONLY).unwrap();
+            for i in (0..chunks.len()).rev() {
+                let before: Option<Vec<u8>> = i.checked_sub(1).map(|b| chunks[b].last().unwrap().clone());
+                let mut walk = Walk::default();
+                walk.enter(get, tc.1, before.as_deref().map(val)).unwrap();
+                let mut keys = Vec::new();
+                let n = if i + 1 == chunks.len() { usize::MAX } else { 300 };
+                walk.next(get, tc.1, way, n, "walk", |k, _| Ok(keys.push(bytes(k)))).unwrap();
+                assert_eq!(keys, chunks[i], "chunk {i}");
+                assert_eq!(walk.done, i + 1 == chunks.len(), "chunk {i}");
+            }
+            end_cursor(&api, tc, false, Ok(())).unwrap();
+        }
+    }
 }

@@ -69,10 +69,11 @@ pub struct LayoutArgs {
     #[arg(long, value_name = "N")]
     pub layout_seed: Option<u64>,
     /// Random layouts of each unit in one paired process (rust engine, time), on the
-    /// workloads whose chunks stand alone (readKey): each times every K-th chunk of the
-    /// unit's pass and is its own sample, reading a link to the unit's one read database; a
-    /// process's value for the unit is the mean over its layouts. The other workloads run
-    /// in the unit's first layout, every chunk timed.
+    /// workloads whose chunks stand alone (readKey, readSeq, readRev): each times every
+    /// K-th chunk of the unit's pass (a walk placed before each by an untimed get) and is
+    /// its own sample, reading a link to the unit's one read database; a process's value
+    /// for the unit is the mean over its layouts. The checksums and the write run in the
+    /// unit's first layout, every chunk timed.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub layouts_per_process: u32,
     /// Layouts of the reference (the baseline) in each paired process, on the workloads

@@ -45,6 +45,8 @@ pub struct Dataset {
     pub key_strings: Vec<u8>,
     /// For random values: LmdbJava's 1 MiB pool, read in consecutive slices.
     pub pool: Vec<u8>,
+    /// [`Dataset::sorted_positions`], once a walk enters a chunk in its middle.
+    walk_order: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Dataset {
@@ -65,7 +67,16 @@ impl Dataset {
             KeyKind::Int => Vec::new(),
             KeyKind::Str16 => keys.iter().flat_map(|k| format!("{k:016}").into_bytes()).collect(),
         };
-        Dataset { key_kind: cfg.keys, values: cfg.values, value_size: cfg.value_size as usize, keys, key_strings, pool }
+        let walk_order = std::sync::OnceLock::new();
+        Dataset {
+            key_kind: cfg.keys,
+            values: cfg.values,
+            value_size: cfg.value_size as usize,
+            keys,
+            key_strings,
+            pool,
+            walk_order,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -102,6 +113,14 @@ impl Dataset {
         let mut p: Vec<u32> = (0..self.keys.len() as u32).collect();
         p.sort_unstable_by_key(|&j| self.keys[j as usize]);
         p
+    }
+
+    /// The write position of the entry a walk visits `index`-th, counting from 0:
+    /// `forward` in key order, else from the last key back.
+    pub fn walked(&self, index: usize, forward: bool) -> usize {
+        let order = self.walk_order.get_or_init(|| self.sorted_positions());
+        let at = if forward { index } else { order.len() - 1 - index };
+        order[at] as usize
     }
 }
 
@@ -243,6 +262,18 @@ mod tests {
         assert_eq!(&v[..4], &d.keys[7].to_ne_bytes());
         assert!(v[4..].iter().all(|&b| b == 0));
         assert_eq!(d.key(7), format!("{:016}", d.keys[7]).as_bytes());
+    }
+
+    #[test]
+    fn a_walk_visits_the_keys_in_order_forward_and_back() {
+        for order in [Order::Seq, Order::Random] {
+            let d = Dataset::generate(&cfg(order, ValueKind::Fixed, KeyKind::Int));
+            let forward: Vec<u32> = (0..d.len()).map(|i| d.keys[d.walked(i, true)]).collect();
+            let back: Vec<u32> = (0..d.len()).map(|i| d.keys[d.walked(i, false)]).rev().collect();
+            assert!(forward.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+            assert_eq!(forward, back, "{order:?}");
+            assert_eq!(forward.len(), d.len());
+        }
     }
 
     #[test]

@@ -639,6 +639,25 @@ impl Walk {
             (None, rc) => Err((call, rc)),
         }
     }
+
+    /// Places the walk where one that visited every entry up to `before` (its key) stands,
+    /// or at its start when None: the next [`Walk::next`] then makes the very calls that
+    /// walk would, so a chunk can be entered without walking the ones before it.
+    ///
+    /// # Safety
+    /// As [`Walk::next`]; `before` points at a key of the database.
+    pub unsafe fn enter(
+        &mut self,
+        get: CursorGet,
+        cur: *mut MDB_cursor,
+        before: Option<MDB_val>,
+    ) -> Result<(), Failed> {
+        self.done = false;
+        self.started = before.is_some();
+        let Some(mut key) = before else { return Ok(()) };
+        let mut v = empty_val();
+        ok("mdb_cursor_get(MDB_SET)", get(cur, &mut key, &mut v, sys::MDB_cursor_op_MDB_SET))
+    }
 }
 
 /// A walk's loop: entries from the one `rc` found on, each handed to `each`, then `step`,

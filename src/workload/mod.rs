@@ -127,11 +127,13 @@ impl Workload {
         }
     }
 
-    /// Its chunks stand alone: each times the same operations whatever ran before it (a
-    /// get of each key in its range), so a chunk another layout of the unit times need not
-    /// run here at all; a walk or a write must go through every chunk in order.
+    /// Its chunks stand alone: each times the same calls whatever ran before it, so a
+    /// chunk another layout of the unit times need not run here at all: readKey's gets of
+    /// the keys in its range, and a walk's steps once a get untimed has placed its cursor
+    /// where the chunk before it ends ([`pass::Pass::enter`]). A walk that computes what it
+    /// visits (readCrc, readXxh64) needs every entry, and a write every chunk in order.
     pub fn chunks_stand_alone(self) -> bool {
-        self == Workload::ReadKey
+        matches!(self, Workload::ReadKey | Workload::ReadSeq | Workload::ReadRev)
     }
 
     /// Its timed pass computes an output of its own (a CRC, an xxHash sum), which must be

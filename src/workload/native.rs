@@ -46,7 +46,7 @@ impl KeyBuffer {
     /// Key `j` (a write position) as an MDB_val over this buffer. Fixed-size copies, so
     /// each is a store or two rather than a call to memcpy.
     #[inline(always)]
-    fn fill(&mut self, data: &Dataset, j: usize) -> MDB_val {
+    pub(super) fn fill(&mut self, data: &Dataset, j: usize) -> MDB_val {
         match data.key_kind {
             KeyKind::Int => self.bytes[..dataset::INT_BYTES].copy_from_slice(&data.keys[j].to_ne_bytes()),
             KeyKind::Str16 => self.bytes.copy_from_slice(&data.key_strings[j * 16..j * 16 + 16]),
@@ -342,27 +342,26 @@ pub fn fault_in(env: &Env, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Maps into the process, untimed, the pages that gets of the keys in `ranges` read: a get
-/// of every few keys and of each range's last, the kernel mapping a faulting page's cached
-/// neighbours with it. A further layout faults in what its chunks read, not the whole map.
-pub fn fault_in_keys(
+/// Maps into the process, untimed, the pages that the chunks `ranges` of a pass of `w`
+/// read ([`read_positions`]), by gets of their keys, the kernel mapping a faulting page's
+/// cached neighbours with it. A further layout faults in what its chunks read, not the
+/// whole map.
+pub fn fault_in_chunks(
     api: &Api,
     env: &Env,
-    (cfg, data): (&WorkloadConfig, &Dataset),
+    (cfg, data, w): (&WorkloadConfig, &Dataset, Workload),
     ranges: impl Iterator<Item = std::ops::Range<usize>>,
 ) -> Result<(), Failed> {
-    let (get, stride) = (api.mdb_cursor_get, fault_stride(cfg, data));
+    let get = api.mdb_cursor_get;
     let mut key = KeyBuffer::new(data);
     // SAFETY: a fresh read transaction and cursor of an open environment, closed below;
     // every key filled is one of the data set's.
     unsafe {
         let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
         let got = || -> Result<(), Failed> {
-            for r in ranges {
-                for j in r.clone().step_by(stride).chain(r.end.checked_sub(1).filter(|_| !r.is_empty())) {
-                    let (mut k, mut v) = (key.fill(data, j), empty_val());
-                    lmdb::ok("mdb_cursor_get(MDB_SET_KEY)", get(tc.1, &mut k, &mut v, SET_KEY))?;
-                }
+            for j in read_positions((cfg, data, w), ranges) {
+                let (mut k, mut v) = (key.fill(data, j), empty_val());
+                lmdb::ok("mdb_cursor_get(MDB_SET_KEY)", get(tc.1, &mut k, &mut v, SET_KEY))?;
             }
             Ok(())
         };
@@ -371,17 +370,37 @@ pub fn fault_in_keys(
     }
 }
 
-/// Keys apart that [`fault_in_keys`] gets: about two a page of entries (key, value and
-/// LMDB's node header) when a range's keys are neighbours in the tree (written in order);
-/// every key once values fill half a page, or when the keys are random, as a range's then
-/// lie on pages all over the tree. LMDB's page is the operating system's.
-fn fault_stride(cfg: &WorkloadConfig, data: &Dataset) -> usize {
+/// The write positions of the keys whose gets read the pages the chunks `ranges` of a
+/// pass of `w` read: of each range, every few entries in the order the pass reads them
+/// and its last ([`fault_stride`]; a chunk of a walk enters after the entry before it,
+/// and gets that one too).
+fn read_positions<'a>(
+    (cfg, data, w): (&WorkloadConfig, &'a Dataset, Workload),
+    ranges: impl Iterator<Item = std::ops::Range<usize>> + 'a,
+) -> impl Iterator<Item = usize> + 'a {
+    let stride = fault_stride(cfg, data, w);
+    let walked = move |i: usize| match w {
+        Workload::ReadKey => i,
+        _ => data.walked(i, w != Workload::ReadRev),
+    };
+    ranges.filter(|r| !r.is_empty()).flat_map(move |r| {
+        let before = r.start.checked_sub(1).filter(|_| w != Workload::ReadKey);
+        before.into_iter().chain(r.clone().step_by(stride)).chain(Some(r.end - 1)).map(walked)
+    })
+}
+
+/// Entries apart that [`read_positions`] gets: about two a page of entries (key, value
+/// and LMDB's node header) where the pass reads neighbours in the tree (a walk, or gets of
+/// keys written in order); every one once values fill half a page, or where the pass gets
+/// keys written at random, which lie on pages all over the tree. LMDB's page is the
+/// operating system's.
+fn fault_stride(cfg: &WorkloadConfig, data: &Dataset, w: Workload) -> usize {
     let entry = data.key_size() + data.value_size + 16;
     // SAFETY: sysconf reads a constant of the system.
     let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512);
-    match cfg.order {
-        Order::Seq => (page / (2 * entry)).max(1),
-        Order::Random => 1,
+    match (w, cfg.order) {
+        (Workload::ReadKey, Order::Random) => 1,
+        _ => (page / (2 * entry)).max(1),
     }
 }
 

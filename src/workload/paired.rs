@@ -48,20 +48,24 @@ impl<'a> Slot<'a> {
         Slot { id, api, layout, reads }
     }
 
-    /// A further layout's slot for readKey's pass (the one workload whose chunks stand
-    /// alone), its read database in `dir` opened and faulted in only where its chunks' gets
-    /// read. Mapping the whole database in, and out again, for each further layout cost
-    /// more than its timed chunks (reports/README.md, "Layouts found again").
-    pub fn further(&self, cfg: &WorkloadConfig, dir: &Path, (data, chunk): (&Dataset, usize)) -> Slot<'a> {
+    /// Readies a further layout for a pass of `w` (a workload whose chunks stand alone):
+    /// its read database in `dir` opened, unless the pass before left it open, and faulted
+    /// in only where its chunks read. Mapping the whole database in, and out again, for
+    /// each further layout cost more than its timed chunks (reports/README.md, "Layouts
+    /// found again").
+    pub fn further(&mut self, (cfg, w): (&WorkloadConfig, Workload), dir: &Path, (data, chunk): (&Dataset, usize)) {
         let chunks = Chunks::of(chunk, data.len());
-        let layout = self.layout.on(Workload::ReadKey);
-        let opened = || -> Result<Env<'a>, String> {
-            let env = Env::open(self.api, dir, &native::env_options(cfg)).map_err(|e| e.to_string())?;
+        let (api, layout, open) = (self.api, self.layout.on(w), self.reads.take());
+        let ready = || -> Result<Env<'a>, String> {
+            let env = match open {
+                Some(Ok(env)) => env,
+                _ => Env::open(api, dir, &native::env_options(cfg)).map_err(|e| e.to_string())?,
+            };
             let mine = (0..chunks.count()).filter(|i| layout.times(*i)).map(|i| chunks.range(i));
-            native::fault_in_keys(self.api, &env, (cfg, data), mine).map_err(|e| self.api.failure(e).to_string())?;
+            native::fault_in_chunks(api, &env, (cfg, data, w), mine).map_err(|e| api.failure(e).to_string())?;
             Ok(env)
         };
-        Slot { id: self.id, api: self.api, layout: self.layout, reads: Some(as_slot(self.id, opened)) }
+        self.reads = Some(as_slot(self.id, ready));
     }
 }
 
@@ -194,9 +198,10 @@ fn keep<'a>(p: anyhow::Result<Pass<'a>>, o: &mut Result<Outcome, String>) -> Opt
 
 /// Runs every chunk of every live pass, each round of chunks in a fresh shuffled order of
 /// the slots; returns each slot's times of the chunks it timed, and their major faults
-/// together. A chunk that fails ends its slot's pass. With several layouts of a unit, chunk `i` is timed in one of them;
-/// the others run it untimed after the round's timed chunks, so each pass still walks or
-/// writes everything in order, or skip it where a chunk stands alone (readKey's gets).
+/// together. A chunk that fails ends its slot's pass. With several layouts of a unit,
+/// chunk `i` is timed in one of them; the others skip it where a chunk stands alone
+/// ([`Pass::enter`]), else run it untimed after the round's timed chunks, so each pass
+/// still walks or writes everything in order.
 fn rotate(
     passes: &mut [Option<Pass>],
     (ids, members, rotation): (&[usize], &[Member], Rotation<'_>),
@@ -215,6 +220,11 @@ fn rotate(
         for &k in order.iter().filter(|k| timed(k)) {
             let Some(pass) = passes[k].as_mut() else { continue };
             RUNNING.store(ids[k], Ordering::Relaxed);
+            if let Err(e) = pass.enter(chunks, i) {
+                out[k] = Err(pass.failure(e).to_string());
+                passes[k] = None;
+                continue;
+            }
             let before = usage::snapshot();
             let mark = Mark::now();
             let start = Instant::now();
@@ -236,7 +246,7 @@ fn rotate(
             for &k in order.iter().filter(|k| !timed(k)) {
                 let Some(pass) = passes[k].as_mut() else { continue };
                 RUNNING.store(ids[k], Ordering::Relaxed);
-                if let Err(e) = pass.chunk(chunks, i, copy) {
+                if let Err(e) = pass.enter(chunks, i).and_then(|_| pass.chunk(chunks, i, copy)) {
                     out[k] = Err(pass.failure(e).to_string());
                     passes[k] = None;
                 }
@@ -278,7 +288,10 @@ mod tests {
                 assert_eq!((0..of).filter(|&index| Member { index, of }.times(i)).count(), 1, "{i} of {of}");
             }
         }
-        assert!(Member { index: 2, of: 3 }.on(Workload::ReadSeq) == Member::ALONE);
-        assert!(Member { index: 2, of: 3 }.on(Workload::ReadKey) == Member { index: 2, of: 3 });
+        assert!(Member { index: 2, of: 3 }.on(Workload::ReadCrc) == Member::ALONE);
+        assert!(Member { index: 2, of: 3 }.on(Workload::Write) == Member::ALONE);
+        for w in [Workload::ReadKey, Workload::ReadSeq, Workload::ReadRev] {
+            assert!(Member { index: 2, of: 3 }.on(w) == Member { index: 2, of: 3 }, "{w}");
+        }
     }
 }

@@ -74,6 +74,8 @@ enum Kind<'a> {
         tc: Option<TxnCursor>,
         walk: Walk,
         hash: Hash,
+        /// The key a chunk entered in its middle is found after ([`Pass::enter`]).
+        key: KeyBuffer,
     },
     // `env` is declared before `dir`: it closes before its folder is removed.
     Write {
@@ -96,6 +98,16 @@ pub struct Pass<'a> {
     kind: Kind<'a>,
     /// The syncs and bytes its chunks made, counted around each (`iocount`).
     io: (u64, u64),
+    /// The chunks entered ([`Pass::enter`]): their entries, whether the last was among
+    /// them, and the chunk a walk goes on into.
+    entered: Entered,
+}
+
+#[derive(Default)]
+struct Entered {
+    entries: u64,
+    last: bool,
+    next: usize,
 }
 
 impl<'a> Pass<'a> {
@@ -104,7 +116,7 @@ impl<'a> Pass<'a> {
     pub fn read(api: &'a Api, env: &Env, w: Workload, data: &'a Dataset, gets: usize) -> Result<Pass<'a>> {
         // SAFETY: a fresh read transaction of an open environment; Pass ends it once.
         let tc = Some(unsafe { begin_cursor(api, env, sys::MDB_RDONLY) }.map_err(|e| api.failure(e))?);
-        let walk = |hash| Kind::Walk { tc, walk: Walk::default(), hash };
+        let walk = |hash| Kind::Walk { tc, walk: Walk::default(), hash, key: KeyBuffer::new(data) };
         let kind = match w {
             Workload::ReadKey => Kind::Key { tc, key: KeyBuffer::new(data), gets: gets.min(data.len()) },
             Workload::ReadSeq | Workload::ReadRev => walk(Hash::Nothing),
@@ -112,7 +124,7 @@ impl<'a> Pass<'a> {
             Workload::ReadXxh64 => walk(Hash::Xxh64(0)),
             Workload::Write | Workload::Preset(_) | Workload::Program(_) => bail!("{w} is not one of the five reads"),
         };
-        Ok(Pass { api, data, workload: w, kind, io: (0, 0) })
+        Ok(Pass { api, data, workload: w, kind, io: (0, 0), entered: Entered::default() })
     }
 
     /// A write pass on a fresh environment in `scratch` (created untimed).
@@ -122,7 +134,31 @@ impl<'a> Pass<'a> {
         let (key, values, flags) = (KeyBuffer::new(data), data.values(), native::write_flags(cfg));
         let txnid = env.last_txnid()?;
         let kind = Kind::Write { env, txnid, dir, key, values, tc: None, flags };
-        Ok(Pass { api, data, workload: Workload::Write, kind, io: (0, 0) })
+        Ok(Pass { api, data, workload: Workload::Write, kind, io: (0, 0), entered: Entered::default() })
+    }
+
+    /// Readies chunk `i` of `chunks`, untimed, before it runs: a walk that did not run the
+    /// chunk before it (another layout of the unit times that one) is placed by a get of
+    /// the key that chunk ends on, so that this chunk's timed calls are those of a walk
+    /// through every chunk. Only readSeq and readRev enter a chunk so: a checksum would
+    /// miss the entries passed over.
+    pub fn enter(&mut self, chunks: &Chunks, i: usize) -> Result<(), super::lmdb::Failed> {
+        let (api, data, forward) = (self.api, self.data, self.workload != Workload::ReadRev);
+        let skips = i != self.entered.next;
+        if let Kind::Walk { tc: Some(tc), walk, key, .. } = &mut self.kind {
+            if skips && !self.workload.chunks_stand_alone() {
+                return Err(("a walk that computes what it visits cannot pass over a chunk", libc::EINVAL));
+            }
+            if skips {
+                let before = chunks.range(i).start.checked_sub(1).map(|b| key.fill(data, data.walked(b, forward)));
+                // SAFETY: the pass's own cursor; the key is one of the data set's.
+                unsafe { walk.enter(api.mdb_cursor_get, tc.1, before)? };
+            }
+        }
+        self.entered.entries += chunks.range(i).len() as u64;
+        self.entered.last = i + 1 == chunks.count();
+        self.entered.next = i + 1;
+        Ok(())
     }
 
     /// Runs chunk `i` of `chunks` in copy `copy` of the workload's timed function
@@ -137,7 +173,7 @@ impl<'a> Pass<'a> {
         unsafe {
             match &mut self.kind {
                 Kind::Key { tc: Some(tc), key, .. } => native::READ_KEY[copy](get, tc.1, data, key, chunks.range(i)),
-                Kind::Walk { tc: Some(tc), walk, hash } => {
+                Kind::Walk { tc: Some(tc), walk, hash, .. } => {
                     let n = chunks.steps(i);
                     match (self.workload, hash) {
                         (Workload::ReadCrc, Hash::Crc(h)) => native::READ_CRC[copy](get, tc.1, walk, n, h),
@@ -177,12 +213,12 @@ impl<'a> Pass<'a> {
 
     /// Ends the pass (untimed): its read transaction closed, and what it computed
     /// (readCrc, readXxh64; 0 otherwise), with the space a write left. A walk that did not
-    /// visit every entry fails.
+    /// visit every entry of the chunks it entered, or ends where they do not, fails.
     pub fn finish(mut self) -> Result<Ended> {
-        let len = self.data.len() as u64;
+        let (wanted, last) = (self.entered.entries, self.entered.last);
         let out = match &mut self.kind {
-            Kind::Walk { walk, .. } if !walk.done || walk.visited != len => {
-                bail!("{} visited {} of {len} entries", self.workload, walk.visited)
+            Kind::Walk { walk, .. } if walk.done != last || walk.visited != wanted => {
+                bail!("{} visited {} of the {wanted} entries of its chunks", self.workload, walk.visited)
             }
             Kind::Walk { hash: Hash::Crc(h), .. } => h.clone().finalize() as u64,
             Kind::Walk { hash: Hash::Xxh64(s), .. } => *s,

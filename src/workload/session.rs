@@ -108,6 +108,7 @@ fn run_passes<'a>(
 /// computed and left, and its major page faults (read before and after, not timed).
 fn time_whole(mut pass: Pass, counter: Option<&mut PerfCounter>) -> Result<(u64, Option<u64>, Ended, u64)> {
     let whole = Chunks::whole(pass.len());
+    pass.enter(&whole, 0).map_err(|e| pass.failure(e))?;
     let before = usage::snapshot()?;
     let mark = Mark::now();
     let (ns, instructions, r) = timed(counter, || pass.chunk(&whole, 0, 0))?;
