@@ -206,7 +206,7 @@ impl RunSpec {
         let units: Vec<&Unit> = jobs.iter().map(|j| j.unit).collect();
         let verified: Vec<bool> =
             units.iter().map(|u| self.reads().iter().all(|w| self.measurable(u, ready).contains(w))).collect();
-        let dbs = assign_databases(&units, &verified, ready, &mut rng);
+        let dbs = assign_databases(&units, &verified, (ready, self.plan.layouts_per_process > 1), &mut rng);
         let slots = scratch.join("slots.tsv");
         let mut text = String::new();
         for ((j, db), layout) in jobs.iter().zip(dbs).zip(self.layout_places(&units)) {
@@ -319,10 +319,20 @@ fn death_of(death: &str, k: usize, blame: Option<(usize, Blame)>, jobs: &[Job]) 
 
 /// Each unit's read database for one process: units whose databases have one shape (one
 /// format version, the same page counts) draw their files at random among themselves, so
-/// that where a file lies in memory does not follow its unit through the run. A unit's
-/// n-th layout reads the n-th copy of the file its first drew (a link to it): no two
-/// units read one file's pages, which would warm them for each other between chunks.
-fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut impl Rng) -> Vec<Option<PathBuf>> {
+/// that where a file lies in memory does not follow its unit through the run. With several
+/// layouts of each unit (`spread`), the unit at place k of its family reads, in its layout
+/// n, the n-th copy (a link) of the file the unit at place k + n drew: a unit's layouts read
+/// that many files, each lying where it lies in memory (on a walk that moved a unit's time
+/// by ±5% a process: reports/README.md, "What limits the goal on this Xeon"), and the
+/// units' layouts n, which time the same chunks, read distinct files, so that no unit's
+/// chunk warms another's pages. Otherwise (the reference's further layouts, each timing
+/// every chunk) a unit's n-th layout reads the n-th copy of the file its first drew.
+fn assign_databases(
+    units: &[&Unit],
+    verified: &[bool],
+    (ready, spread): (&Ready, bool),
+    rng: &mut impl Rng,
+) -> Vec<Option<PathBuf>> {
     let nth = |i: usize| units[..i].iter().filter(|o| o.label == units[i].label).count();
     let mut out: Vec<Option<PathBuf>> = (0..units.len())
         .map(|i| ready.dbs.get(&units[i].label).filter(|_| verified[i] && nth(i) == 0).cloned())
@@ -340,11 +350,20 @@ fn assign_databases(units: &[&Unit], verified: &[bool], ready: &Ready, rng: &mut
             out[i] = f;
         }
     }
+    let place: BTreeMap<usize, &Vec<usize>> =
+        families.values().flat_map(|members| members.iter().map(move |&i| (i, members))).collect();
     let owner: BTreeMap<&PathBuf, &Label> = ready.dbs.iter().map(|(l, d)| (d, l)).collect();
     for i in (0..units.len()).filter(|&i| nth(i) > 0 && verified[i]) {
-        let first = units.iter().position(|o| o.label == units[i].label).expect("its first layout");
-        let copies = out[first].as_ref().and_then(|d| owner.get(d)).and_then(|l| ready.copies.get(*l));
-        out[i] = copies.and_then(|c| c.get(nth(i) - 1)).cloned();
+        let (first, n) = (units.iter().position(|o| o.label == units[i].label).expect("its first layout"), nth(i));
+        let drew = match place.get(&first).filter(|_| spread) {
+            Some(members) => {
+                let k = members.iter().position(|&m| m == first).expect("a member of its family");
+                members[(k + n) % members.len()]
+            }
+            None => first,
+        };
+        let copies = out[drew].as_ref().and_then(|d| owner.get(d)).and_then(|l| ready.copies.get(*l));
+        out[i] = copies.and_then(|c| c.get(n - 1)).cloned();
     }
     out
 }
@@ -424,7 +443,7 @@ mod tests {
         let mut moved = false;
         for seed in 0..50 {
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
-            let got = assign_databases(&refs, &[true; 5], &ready, &mut rng);
+            let got = assign_databases(&refs, &[true; 5], (&ready, false), &mut rng);
             assert_eq!(got[3], Some(PathBuf::from("db3")), "1.0 reads its own format only");
             assert_eq!(got[4], Some(PathBuf::from("db4")), "a 1.0 file under a 0.9 version number too");
             let mut first: Vec<_> = got[..3].iter().flatten().cloned().collect();
@@ -433,31 +452,48 @@ mod tests {
             moved |= got[0] != Some(PathBuf::from("db0"));
         }
         assert!(moved, "files move between the units of a family");
-        let unverified = assign_databases(&refs, &[true, false, true, true, true], &ready, &mut rand::thread_rng());
+        let unverified =
+            assign_databases(&refs, &[true, false, true, true, true], (&ready, false), &mut rand::thread_rng());
         assert_eq!(unverified[1], None, "a unit whose reads were not verified opens no file");
         assert!(!unverified.contains(&Some(PathBuf::from("db1"))), "nor does its file go to another unit");
     }
 
-    /// Two layouts of each of three units of one family: a unit's second layout reads the
-    /// copy of the very file its first drew, so each file's pages are one unit's.
+    /// Three layouts of each of four units of one family: a unit's layouts read three of the
+    /// family's files, each through a copy of its own, and the units' layouts of one place
+    /// (which time the same chunks) read four distinct files; without `spread` (the
+    /// reference's further layouts) a unit's layouts read copies of the file its first drew.
     #[test]
-    fn a_units_layouts_read_the_file_its_first_drew_and_no_other_unit_does() {
-        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.33"].map(unit).to_vec();
-        let refs: Vec<&Unit> = units.iter().flat_map(|u| [u, u]).collect();
+    fn a_units_layouts_read_files_of_their_family_and_no_two_of_one_place_share_one() {
+        let units: Vec<Unit> = ["LMDB_0.9.17", "LMDB_0.9.18", "LMDB_0.9.21", "LMDB_0.9.33"].map(unit).to_vec();
+        let refs: Vec<&Unit> = units.iter().flat_map(|u| [u, u, u]).collect();
         let mut ready = Ready::default();
         let shape = DbShape { format: (0, 9), data_version: 1, branch: 1, leaf: 2, overflow: 0, entries: 3 };
         for (i, u) in units.iter().enumerate() {
             ready.dbs.insert(u.label.clone(), PathBuf::from(format!("db{i}")));
-            ready.copies.insert(u.label.clone(), vec![PathBuf::from(format!("db{i}-1"))]);
+            ready.copies.insert(u.label.clone(), (1..3).map(|n| PathBuf::from(format!("db{i}-{n}"))).collect());
             ready.shapes.insert(u.label.clone(), shape);
         }
+        let file = |p: &Option<PathBuf>| p.as_ref().unwrap().display().to_string()[..3].to_string();
         let mut moved = false;
         for seed in 0..30 {
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
-            let got = assign_databases(&refs, &[true; 6], &ready, &mut rng);
-            for pair in got.chunks(2) {
-                let first = pair[0].as_ref().unwrap().display().to_string();
-                assert_eq!(pair[1], Some(PathBuf::from(format!("{first}-1"))), "{got:?}");
+            let got = assign_databases(&refs, &[true; 12], (&ready, true), &mut rng);
+            for layouts in got.chunks(3) {
+                let files: BTreeSet<String> = layouts.iter().map(file).collect();
+                assert_eq!(files.len(), 3, "three files a unit: {got:?}");
+                for (n, l) in layouts.iter().enumerate().skip(1) {
+                    assert!(l.as_ref().unwrap().display().to_string().ends_with(&format!("-{n}")), "{got:?}");
+                }
+            }
+            for n in 0..3 {
+                let files: BTreeSet<String> = got.iter().skip(n).step_by(3).map(file).collect();
+                assert_eq!(files.len(), 4, "layouts {n} of the four units read distinct files: {got:?}");
+            }
+            let alone = assign_databases(&refs, &[true; 12], (&ready, false), &mut rng);
+            for layouts in alone.chunks(3) {
+                let first = layouts[0].as_ref().unwrap().display().to_string();
+                let want: Vec<Option<PathBuf>> = (1..3).map(|n| Some(PathBuf::from(format!("{first}-{n}")))).collect();
+                assert_eq!(layouts[1..], want[..], "{alone:?}");
             }
             moved |= got[0] != Some(PathBuf::from("db0"));
         }
