@@ -123,8 +123,9 @@ fn reference_layouts_line(m: &ReportModel) -> String {
     if m.plan.layouts_per_process > 1 {
         return format!(
             " Every unit ran in up to {most} layouts in one paired process on {} (--layouts-per-process {}), \
-             layout k of each timing chunks k, k+{most}, k+{}, … of the pass on a read database of the unit's \
-             family of its own (where the file lies in memory moves a walk as a layout does), and a unit's \
+             layout k of each timing chunks k, k+{most}, k+{}, … of the pass through a link of its own to a \
+             read database of the unit's family, a unit's layouts on as many of the family's files as they \
+             could be (where a file lies in memory moves a walk as a layout does), and a unit's \
              value for a process was the mean over its layouts of each one's median chunk ratio to the \
              reference's layout of the same place: the mean of several narrows what one layout and one file \
              put into a comparison.",
