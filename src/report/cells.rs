@@ -610,7 +610,8 @@ fn rounds_line(m: &ReportModel, s: &Section) -> Option<String> {
 
 /// The section's layout spread, when measured; under random layouts also when not.
 fn layout_spread_line(m: &ReportModel, s: &Section) -> Option<String> {
-    let in_process = m.plan.layouts_per_process > 1 && s.workload.chunks_stand_alone();
+    // Where a process held several layouts of a unit (the run's files say which workloads).
+    let in_process = m.plan.layouts_per_process > 1 && reference_layouts(m).1.contains(&s.workload);
     let how = match &m.plan.layout_study {
         Some(study) => format!("across the {} layouts, beyond the per-sample noise", study.layouts.len()),
         None if in_process => "between the layouts of a unit in one process, beyond their chunks' noise".into(),
