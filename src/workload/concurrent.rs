@@ -11,7 +11,7 @@ use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::thread::Scope;
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -251,20 +251,29 @@ impl Running {
     }
 
     /// Starts the crew's threads of this process on `env` in `scope`, each held to its
-    /// CPU; they wait for [`Running::interval`]. `seed` draws each thread's keys.
-    pub fn start<'scope, 'env: 'scope>(&'scope self, scope: &'scope Scope<'scope, 'env>, env: &Env<'env>, seed: u64) {
+    /// CPU; they wait for [`Running::interval`]. `seed` draws each thread's keys. Their
+    /// handles, to be joined before the environment closes: a scope's end waits for a
+    /// thread's closure only, and LMDB's destructor of a thread's reader slot runs after it.
+    pub fn start<'scope, 'env: 'scope>(
+        &'scope self,
+        scope: &'scope Scope<'scope, 'env>,
+        env: &Env<'env>,
+        seed: u64,
+    ) -> Vec<ScopedJoinHandle<'scope, ()>> {
         let (api, shared) = (env.api, Shared(env.env, env.dbi, env.txn_flags));
         let readers = self.crew.readers as usize;
         let local = (0..self.local_readers as usize).chain(self.crew.writer.map(|_| readers));
+        let mut handles = Vec::new();
         for (slot, thread) in local.enumerate() {
             let (cpu, is_writer) = (self.places[thread], thread == readers);
             let mut rng = thread_rng(seed, thread);
-            scope.spawn(move || {
+            handles.push(scope.spawn(move || {
                 let shared = shared;
                 let pinned = pin(cpu).map_err(|e| format!("cannot hold a crew's thread to CPU {cpu}: {e}"));
                 self.serve(api, shared, (slot, is_writer), pinned, &mut rng)
-            });
+            }));
         }
+        handles
     }
 
     /// A crew's thread: one interval's work each time the crew opens, until it quits; a
@@ -380,9 +389,8 @@ pub fn alternate_with<'a>(
         crews.iter().map(|c| Running::new(*c, &cpus, board.clone(), remote.is_some())).collect();
     std::thread::scope(|scope| {
         // One seed for every crew: each unit's writer overwrites the same keys in the same order.
-        for (env, crew) in envs.iter().zip(&running) {
-            crew.start(scope, env, CREW_SEED);
-        }
+        let threads: Vec<ScopedJoinHandle<'_, ()>> =
+            envs.iter().zip(&running).flat_map(|(env, crew)| crew.start(scope, env, CREW_SEED)).collect();
         let mut out: Vec<Vec<CrewInterval>> = crews.iter().map(|_| Vec::new()).collect();
         let mut result = Ok(());
         'rounds: for round in 0..intervals {
@@ -398,6 +406,13 @@ pub fn alternate_with<'a>(
             }
         }
         running.iter().for_each(Running::finish);
+        // Joined whole (their threads' destructors run), so none touches an environment
+        // that closes after: a reader slot's destructor after its map was gone crashed.
+        for t in threads {
+            if let Err(panic) = t.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
         result.map(|()| out)
     })
 }
