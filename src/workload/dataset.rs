@@ -196,13 +196,14 @@ pub fn expected_checksums(reads: &[Workload], data: &Dataset) -> Vec<(Workload, 
         }
     };
     let mut fixed = vec![0u8; vs];
-    let sorted = data.sorted_positions();
     let mut out = Vec::new();
     for &w in reads {
         let visit: Box<dyn Iterator<Item = usize>> = match w {
             Workload::ReadKey => Box::new(0..n),
-            Workload::ReadSeq | Workload::ReadCrc | Workload::ReadXxh64 => Box::new(sorted.iter().map(|&j| j as usize)),
-            Workload::ReadRev => Box::new(sorted.iter().rev().map(|&j| j as usize)),
+            Workload::ReadSeq | Workload::ReadCrc | Workload::ReadXxh64 => {
+                Box::new((0..n).map(|i| data.walked(i, true)))
+            }
+            Workload::ReadRev => Box::new((0..n).map(|i| data.walked(i, false))),
             Workload::Write | Workload::Preset(_) | Workload::Program(_) => continue,
         };
         let digest = match w {
