@@ -824,3 +824,57 @@ fn a_walk_entered_at_a_chunk_visits_what_a_whole_walk_visits_there() {
         }
     }
 }
+
+/// A further layout's fault-in maps every page its chunks read, so that running them
+/// faults no page in: the pages of the data file present in this process's page tables
+/// (/proc/self/pagemap) are the same before the chunks run and after. Data written in key
+/// order, whose chunks lie on runs of pages mapped a run at a time, maps far less than the
+/// whole file; data written at random is got key by key.
+#[test]
+fn a_further_layouts_chunks_fault_no_page_in() {
+    use lmdb_regress::workload::lmdb::{Api, Env};
+    use lmdb_regress::workload::pass::{Chunks, Pass};
+    use lmdb_regress::workload::{native, Dataset, Order};
+    let api = Api::load(&common::library("0.9.33")).unwrap();
+    for order in [Order::Seq, Order::Random] {
+        let cfg = WorkloadConfig { entries: 40_000, order, ..WorkloadConfig::default() };
+        let data = Dataset::generate(&cfg);
+        let tmp = tempfile::tempdir().unwrap();
+        native::prepare(&api, tmp.path(), &cfg, &data).unwrap();
+        let file = tmp.path().join("data.mdb");
+        let (chunks, mine) = (Chunks::of(5000, data.len()), [1, 2, 6]);
+        for w in [Workload::ReadKey, Workload::ReadSeq, Workload::ReadRev] {
+            let env = Env::open(&api, tmp.path(), &native::env_options(&cfg)).unwrap();
+            native::fault_in_chunks(&api, &env, (&cfg, &data, w), mine.iter().map(|&i| chunks.range(i))).unwrap();
+            let mapped = present_pages(&file);
+            let mut pass = Pass::read(&api, &env, w, &data, data.len()).unwrap();
+            for i in mine {
+                pass.enter(&chunks, i).unwrap();
+                pass.chunk(&chunks, i, 0).unwrap();
+            }
+            pass.finish().unwrap();
+            assert_eq!(present_pages(&file), mapped, "{order:?} {w}: the chunks faulted pages in");
+            let used = env.used_bytes().unwrap() / 4096;
+            if order == Order::Seq {
+                assert!((mapped.len() as u64) < used / 2, "{w}: {} of {used} pages mapped", mapped.len());
+            }
+        }
+    }
+}
+
+/// The pages of `file`'s one mapping in this process that are present in its page tables.
+fn present_pages(file: &Path) -> Vec<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let file = std::fs::canonicalize(file).unwrap();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let lines: Vec<&str> = maps.lines().filter(|l| l.ends_with(&*file.to_string_lossy())).collect();
+    let [line] = lines[..] else { panic!("{} is mapped {} times", file.display(), lines.len()) };
+    let (from, to) = line.split_whitespace().next().unwrap().split_once('-').unwrap();
+    let (from, to) = (u64::from_str_radix(from, 16).unwrap() / 4096, u64::from_str_radix(to, 16).unwrap() / 4096);
+    let mut entries = vec![0u8; ((to - from) * 8) as usize];
+    let mut pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+    pagemap.seek(SeekFrom::Start(from * 8)).unwrap();
+    pagemap.read_exact(&mut entries).unwrap();
+    let present = |e: &[u8]| u64::from_ne_bytes(e.try_into().unwrap()) >> 63 == 1;
+    entries.chunks(8).enumerate().filter(|(_, e)| present(e)).map(|(k, _)| k as u64).collect()
+}

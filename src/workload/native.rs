@@ -343,9 +343,12 @@ pub fn fault_in(env: &Env, dir: &Path) -> Result<()> {
 }
 
 /// Maps into the process, untimed, the pages that the chunks `ranges` of a pass of `w`
-/// read ([`read_positions`]), by gets of their keys, the kernel mapping a faulting page's
-/// cached neighbours with it. A further layout faults in what its chunks read, not the
-/// whole map.
+/// read: a further layout faults in what its chunks read, not the whole map. A chunk of
+/// data written in key order lies on consecutive pages, so a get every few pages finds
+/// them (and the branch pages above them) and the kernel maps the run from the first to
+/// the last in one call ([`Span`]). Elsewhere, or where the pages found are not one run or
+/// the kernel refuses, a get every few entries ([`read_positions`]), the kernel mapping
+/// each faulting page's cached neighbours with it.
 pub fn fault_in_chunks(
     api: &Api,
     env: &Env,
@@ -354,54 +357,117 @@ pub fn fault_in_chunks(
 ) -> Result<(), Failed> {
     let get = api.mdb_cursor_get;
     let mut key = KeyBuffer::new(data);
+    let (page, entry) = (page_size(), data.key_size() + data.value_size + 16);
+    let fine = fault_stride(cfg, w, page, entry);
+    let coarse = (cfg.order == Order::Seq && fine > 1).then_some(fine * 2 * Span::PAGES_A_GET);
     // SAFETY: a fresh read transaction and cursor of an open environment, closed below;
-    // every key filled is one of the data set's.
+    // every key filled is one of the data set's; a span's pages hold values LMDB handed
+    // back, inside its one map of the data file.
     unsafe {
         let tc = begin_cursor(api, env, sys::MDB_RDONLY)?;
-        let got = || -> Result<(), Failed> {
-            for j in read_positions((cfg, data, w), ranges) {
+        let mut got = |r: &std::ops::Range<usize>, stride: usize| -> Result<Span, Failed> {
+            let mut span = Span::default();
+            for j in read_positions(data, w, r, stride) {
                 let (mut k, mut v) = (key.fill(data, j), empty_val());
                 lmdb::ok("mdb_cursor_get(MDB_SET_KEY)", get(tc.1, &mut k, &mut v, SET_KEY))?;
+                span.add(v.mv_data as usize / page);
+            }
+            Ok(span)
+        };
+        let all = || -> Result<(), Failed> {
+            for r in ranges.filter(|r| !r.is_empty()) {
+                let most = r.len() * entry * 2 / page + Span::GAP_PAGES;
+                let mapped = match coarse {
+                    Some(c) => got(&r, c)?.populate(page, most),
+                    None => false,
+                };
+                if !mapped {
+                    got(&r, fine)?;
+                }
             }
             Ok(())
         };
-        let r = got();
+        let r = all();
         end_cursor(api, tc, false, r)
     }
 }
 
-/// The write positions of the keys whose gets read the pages the chunks `ranges` of a
-/// pass of `w` read: of each range, every few entries in the order the pass reads them
-/// and its last ([`fault_stride`]; a chunk of a walk enters after the entry before it,
-/// and gets that one too).
+/// The pages a run of gets found their values on, in the order got.
+#[derive(Debug, Default)]
+struct Span {
+    low: usize,
+    high: usize,
+    last: Option<usize>,
+    widest_step: usize,
+}
+
+impl Span {
+    /// Pages of entries between two gets of a span.
+    const PAGES_A_GET: usize = 16;
+    /// The most pages two gets of one run may lie apart: a run of leaf pages written in
+    /// key order holds a branch page where a branch split.
+    const GAP_PAGES: usize = 32;
+
+    fn add(&mut self, page: usize) {
+        match self.last {
+            None => (self.low, self.high) = (page, page),
+            Some(last) => {
+                self.widest_step = self.widest_step.max(page.abs_diff(last));
+                (self.low, self.high) = (self.low.min(page), self.high.max(page));
+            }
+        }
+        self.last = Some(page);
+    }
+
+    /// Whether the pages are one run: no two gets more than [`Span::GAP_PAGES`] apart,
+    /// and `most` pages or fewer from the lowest to the highest.
+    fn is_run(&self, most: usize) -> bool {
+        self.last.is_some() && self.widest_step <= Self::GAP_PAGES && self.high - self.low < most
+    }
+
+    /// Maps every page from the lowest to the highest (of `page` bytes) if they are one
+    /// run of at most `most`; whether it did.
+    ///
+    /// # Safety
+    /// The pages are of one map, which holds every page between them.
+    unsafe fn populate(&self, page: usize, most: usize) -> bool {
+        self.is_run(most) && pagecache::populate(self.low * page, (self.high - self.low + 1) * page).is_ok()
+    }
+}
+
+/// The write positions of the keys whose gets read the pages chunk `r` of a pass of `w`
+/// reads: every `stride`-th entry in the order the pass reads them and its last (a chunk
+/// of a walk enters after the entry before it, and gets that one too).
 fn read_positions<'a>(
-    (cfg, data, w): (&WorkloadConfig, &'a Dataset, Workload),
-    ranges: impl Iterator<Item = std::ops::Range<usize>> + 'a,
+    data: &'a Dataset,
+    w: Workload,
+    r: &std::ops::Range<usize>,
+    stride: usize,
 ) -> impl Iterator<Item = usize> + 'a {
-    let stride = fault_stride(cfg, data, w);
     let walked = move |i: usize| match w {
         Workload::ReadKey => i,
         _ => data.walked(i, w != Workload::ReadRev),
     };
-    ranges.filter(|r| !r.is_empty()).flat_map(move |r| {
-        let before = r.start.checked_sub(1).filter(|_| w != Workload::ReadKey);
-        before.into_iter().chain(r.clone().step_by(stride)).chain(Some(r.end - 1)).map(walked)
-    })
+    let before = r.start.checked_sub(1).filter(|_| w != Workload::ReadKey);
+    before.into_iter().chain(r.clone().step_by(stride)).chain(Some(r.end - 1)).map(walked)
 }
 
-/// Entries apart that [`read_positions`] gets: about two a page of entries (key, value
-/// and LMDB's node header) where the pass reads neighbours in the tree (a walk, or gets of
-/// keys written in order); every one once values fill half a page, or where the pass gets
-/// keys written at random, which lie on pages all over the tree. LMDB's page is the
-/// operating system's.
-fn fault_stride(cfg: &WorkloadConfig, data: &Dataset, w: Workload) -> usize {
-    let entry = data.key_size() + data.value_size + 16;
-    // SAFETY: sysconf reads a constant of the system.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512);
+/// Entries apart that [`read_positions`] gets one by one: about two a page of entries
+/// (`entry` bytes each: key, value and LMDB's node header) where the pass reads neighbours
+/// in the tree (a walk, or gets of keys written in order); every one once values fill half
+/// a page, or where the pass gets keys written at random, which lie on pages all over the
+/// tree. LMDB's page is the operating system's.
+fn fault_stride(cfg: &WorkloadConfig, w: Workload, page: usize, entry: usize) -> usize {
     match (w, cfg.order) {
         (Workload::ReadKey, Order::Random) => 1,
         _ => (page / (2 * entry)).max(1),
     }
+}
+
+/// The system's page size in bytes.
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512)
 }
 
 /// The verify step: each of `reads` walked once through this library, untimed, on the
@@ -484,6 +550,23 @@ unsafe fn by_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pages found in order, or backwards, a few apart, are one run; a step wider than
+    /// the gap, a run longer than asked for, or no page at all is not.
+    #[test]
+    fn a_span_is_one_run_only_of_near_pages_within_its_length() {
+        let span = |pages: &[usize]| {
+            let mut s = Span::default();
+            pages.iter().for_each(|&p| s.add(p));
+            s
+        };
+        assert!(span(&[100, 116, 133, 149]).is_run(60));
+        assert!(span(&[149, 133, 116, 100]).is_run(60));
+        assert!(!span(&[100, 116, 133, 149]).is_run(49), "longer than asked for");
+        assert!(!span(&[100, 116, 100 + Span::GAP_PAGES + 17]).is_run(1000), "a step wider than the gap");
+        assert!(!span(&[100, 900, 116]).is_run(1000), "a page far off");
+        assert!(!span(&[]).is_run(1000));
+    }
 
     /// Callgrind names each workload's profile part by its timed function, and a process
     /// times its chunks in each copy by turns: two functions of one body would be folded

@@ -87,12 +87,21 @@ pub fn populate_head(path: &Path, bytes: u64) -> Result<()> {
         bail!("{}'s map starts at offset {}", path.display(), m.offset);
     }
     let len = (m.to - m.from).min(usize::try_from(bytes).unwrap_or(usize::MAX));
-    // SAFETY: a range the kernel lists as mapped from this file; advice to read it changes
-    // no byte of it.
-    if unsafe { libc::madvise(m.from as *mut libc::c_void, len, libc::MADV_POPULATE_READ) } != 0 {
-        bail!("madvise(MADV_POPULATE_READ) on {}'s map: {}", path.display(), std::io::Error::last_os_error());
+    // SAFETY: a range the kernel lists as mapped from this file.
+    unsafe { populate(m.from, len) }.with_context(|| format!("madvise(MADV_POPULATE_READ) on {}'s map", path.display()))
+}
+
+/// Maps the `len` bytes from the page-aligned address `from` into this process's page
+/// tables, reading any page the page cache lacks: one `madvise(MADV_POPULATE_READ)`
+/// (Linux 5.14), which the kernel refuses on older kernels.
+///
+/// # Safety
+/// The range lies inside one readable mapping of a file; advice to read it changes no byte.
+pub unsafe fn populate(from: usize, len: usize) -> std::io::Result<()> {
+    match libc::madvise(from as *mut libc::c_void, len, libc::MADV_POPULATE_READ) {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
     }
-    Ok(())
 }
 
 /// One range of this process's address space mapped from a file.
