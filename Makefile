@@ -31,11 +31,9 @@ build: deps
 # per minute than a process per tag (reports/README.md, "Paired measurement"), so that a
 # fresh machine's first make run, cold build included, stays near 10 minutes.
 # Set LMDB_GIT to a clone of OpenLDAP's repository to include the tags no registry carries.
-# Sixteen layouts of each unit a process, each on its own link to one of the unit's family's
-# read databases: on an Intel Xeon the goal's 17 tags x 6 workloads came to +-1.23% at the
-# widest in 5 minutes, against +-3.38% with one (reports/README.md, "The state is the file").
+# `run` holds sixteen layouts of each unit a process by default (--layouts-per-process).
 RUN_BUDGET ?= 3m
-RUN_ARGS ?= --with-instructions --rounds 1000 --time-budget $(RUN_BUDGET) --layouts-per-process 16
+RUN_ARGS ?= --with-instructions --rounds 1000 --time-budget $(RUN_BUDGET)
 # `run` itself puts each unit's data files in memory (/dev/shm, where it is a tmpfs with
 # room) when nothing the unit measures needs a disk: on ext4 the kernel's writeback of one
 # unit's data file ran beside the next unit's timed write pass, and the same 5 minutes gave

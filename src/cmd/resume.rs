@@ -99,7 +99,7 @@ impl RunSettings {
             iterations: args.iterations,
             metric: args.metric,
             pairing: args.pairing.pairing,
-            layouts_per_process: args.layout.layouts_per_process,
+            layouts_per_process: args.layout.layouts_per_process.unwrap_or(1),
             reference_layouts: args.layout.reference_layouts,
             adaptive: args.adaptive_plan(),
             chunk: Some(args.pairing.chunk),

@@ -116,19 +116,9 @@ impl NewRun {
     }
 }
 
-/// A unit's K layouts each time every K-th chunk of a pass: a layout of no chunk would have
-/// nothing to measure.
-fn enough_chunks(k: u32, entries: u32, chunk: Option<u32>) -> Result<()> {
-    let size = chunk.unwrap_or(crate::runner::DEFAULT_CHUNK).max(1);
-    let chunks = entries.div_ceil(size).max(1);
-    if k > chunks {
-        bail!(
-            "--layouts-per-process {k} needs {k} chunks a pass or more: {entries} entries in chunks of {size} \
-             make {chunks} (give --chunk {} or less, or at most {chunks} layouts)",
-            (entries / k).max(1)
-        );
-    }
-    Ok(())
+/// Chunks of a pass of `entries` entries in chunks of `chunk` (or the default).
+fn chunks_a_pass(entries: u32, chunk: Option<u32>) -> u32 {
+    entries.div_ceil(chunk.unwrap_or(crate::runner::DEFAULT_CHUNK).max(1)).max(1)
 }
 
 /// The specification of the new run `args` ask for, its units built; with its run file's
@@ -169,8 +159,9 @@ fn new_spec(args: &RunArgs) -> Result<(RunSpec, Header, Vec<Failure>)> {
     let shard = shard_of(args, pairing)?;
     let spec = shard.as_ref().map_or(args.tags.clone(), |s| bases_text(&s.measured(pairing), ","));
     let (layouts, layout_seed) = args.layout.plan(args.metric);
-    let layouts_per_process = args.layout.per_process(layouts, pairing, &args.engine)?;
-    enough_chunks(layouts_per_process, config.entries, chunk)?;
+    let stand_alone = workloads.iter().any(|w| w.chunks_stand_alone());
+    let chunks = chunks_a_pass(config.entries, chunk);
+    let layouts_per_process = args.layout.per_process((layouts, pairing), &args.engine, stand_alone, chunks)?;
     let judged = args.adaptive_plan() == record::Adaptive::On || args.target_ci.is_some();
     let reference_layouts = args.layout.reference(layouts, pairing, args.iterations, judged)?;
     let Prepared { tags, units, mut failures, c_paired_worker } =
