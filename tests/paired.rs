@@ -617,6 +617,23 @@ fn several_layouts_of_a_unit_share_its_chunks_in_one_process() {
     }
 }
 
+/// Not given, --layouts-per-process is 16 where several layouts can run, at most one a
+/// chunk of a pass (three here), and 1 where no workload's chunks stand alone or the C
+/// twin runs beside.
+#[test]
+fn several_layouts_a_process_are_the_default_where_they_can_run() {
+    let args = ["--tags", "0.9.18,0.9.33", "--entries", "3000", "--chunk", "1000", "--rounds", "1"];
+    for (more, want) in [
+        (&["--workloads", "readKey,readCrc"][..], 3),
+        (&["--workloads", "readCrc,write"][..], 1),
+        (&["--workloads", "readKey", "--engine", "rust,c"][..], 1),
+    ] {
+        let (_, lines, _d) = run(&[&args[..], more].concat(), &[]);
+        // The record leaves out a plan of one layout.
+        assert_eq!(lines[0]["plan"]["layouts_per_process"].as_u64().unwrap_or(1), want, "{more:?}");
+    }
+}
+
 /// A slot runs only the workloads its line names (an adaptive round leaves a unit out of the
 /// workloads whose comparison is decided), in the Rust paired worker and in the C twin's.
 #[test]
