@@ -251,13 +251,14 @@ fn a_layout_study_ranks_the_layouts_and_gives_their_spread() {
     assert!(report["sections"][0]["layout_spread"].is_number(), "{}", report["sections"][0]);
 }
 
+/// Bisect's timed runs link random layouts, several of each probe a process.
 #[test]
 fn bisect_times_its_runs_on_random_layouts() {
     let runs = tempfile::tempdir().unwrap();
     let out = lmdb_regress()
         .args(["bisect", "--good", "0.9.18", "--bad", "0.9.33", "--workload", "readSeq", "--metric", "time"])
         .args(["--threshold", "1000", "--min-rounds", "2", "--max-rounds", "2", "--entries", "1000"])
-        .args(["--layout-seed", "5", "--out-dir"])
+        .args(["--chunk", "250", "--layout-seed", "5", "--out-dir"])
         .arg(runs.path())
         .output()
         .unwrap();
@@ -273,4 +274,8 @@ fn bisect_times_its_runs_on_random_layouts() {
     assert!(run[0]["plan"]["layout_seed"].is_u64(), "{}", run[0]["plan"]);
     let samples = records(&run, "sample");
     assert!(!samples.is_empty() && samples.iter().all(|s| s["layout"].is_u64()), "{samples:?}");
+    // Four layouts of each probe a process, as `run` holds by default: one a chunk.
+    assert_eq!(run[0]["plan"]["layouts_per_process"], 4, "{}", run[0]["plan"]);
+    let of = |tag: &str| samples.iter().filter(|s| s["tag"] == tag && s["round"] == 0).count();
+    assert_eq!((of("LMDB_0.9.18"), of("LMDB_0.9.33")), (4, 4), "{samples:?}");
 }

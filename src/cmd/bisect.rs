@@ -517,6 +517,9 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         true => (Pairing::Process, None),
         false => args.pairing.plan(metric, args.workload.suite(), &args.given)?,
     };
+    let chunks = super::run::chunks_a_pass(cfg.entries, pairing.1);
+    let stand_alone = args.workload.chunks_stand_alone();
+    let layouts_per_process = args.layout.per_process((layouts, pairing.0), &[Engine::Rust], stand_alone, chunks)?;
     let settings = Settings {
         progress_to_stderr: args.format.is_some(),
         bad_if: args.bad_if,
@@ -538,6 +541,7 @@ fn settings(args: &BisectArgs, run_dir: PathBuf) -> Result<(Settings, Option<u64
         jobs: args.build.jobs(),
         layouts,
         layout_seed: layout_seed.unwrap_or_default(),
+        layouts_per_process,
         pairing,
         existing: Existing::forced(args.force),
     };

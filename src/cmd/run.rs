@@ -117,7 +117,7 @@ impl NewRun {
 }
 
 /// Chunks of a pass of `entries` entries in chunks of `chunk` (or the default).
-fn chunks_a_pass(entries: u32, chunk: Option<u32>) -> u32 {
+pub(super) fn chunks_a_pass(entries: u32, chunk: Option<u32>) -> u32 {
     entries.div_ceil(chunk.unwrap_or(crate::runner::DEFAULT_CHUNK).max(1)).max(1)
 }
 

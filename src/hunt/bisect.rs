@@ -68,6 +68,8 @@ pub struct Settings {
     /// seed derived from this one and the run's name.
     pub layouts: Layouts,
     pub layout_seed: u64,
+    /// Layouts of each probe in a timed run's paired process (`--layouts-per-process`).
+    pub layouts_per_process: u32,
     /// How the timed runs pair their samples, and their chunk size.
     pub pairing: (Pairing, Option<u32>),
     /// Whether run files left in `run_dir` by an earlier search may be replaced (`--force`).
@@ -269,6 +271,7 @@ impl<'a> Bisector<'a> {
             layout_seed: random.then(|| layout::seed(s.layout_seed, &[name]) as u64),
             pairing: if pass.metric.is_exact() { Pairing::Process } else { s.pairing.0 },
             chunk: if pass.metric.is_exact() { None } else { s.pairing.1 },
+            layouts_per_process: if random { s.layouts_per_process } else { 1 },
             ..Plan::new(pass.max_rounds, pass.warmup, pass.metric)
         };
         // At the counting size a preset's own settings follow the entries (open-get's key).
