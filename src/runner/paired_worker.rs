@@ -132,8 +132,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let members = members(&specs)?;
     let further = |k: usize| members[k].index != 0;
     let data = Dataset::generate(&cfg);
-    // A slot opens its read database only when it runs a read; a further layout only for
-    // its passes, so that the other workloads run beside as many maps as with one layout.
+    // A slot opens its read database only when it runs a read; a further layout for its
+    // first pass, kept open until its last (opening and closing one for each pass cost
+    // about 5% of a process's time; reports/README.md, "Sixteen layouts by default").
     let reads = |s: &SlotSpec| s.workloads.iter().any(|w| w.is_read());
     let mut slots: Vec<(Slot, &SlotSpec)> = loaded
         .iter()
@@ -167,9 +168,9 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
         for (slot, o) in running.iter().zip(outcomes) {
             emit(&WorkerLine { slot: Some(slot.id as u32), ..line(w, o) });
         }
-        // A further layout's database stays open into a next workload it runs.
-        let next = workloads.get(n + 1).filter(|w| w.chunks_stand_alone());
-        let keeps = |spec: &SlotSpec| next.is_some_and(|w| spec.workloads.contains(w));
+        // A further layout's database stays open until the last workload it runs.
+        let later = &workloads[n + 1..];
+        let keeps = |spec: &SlotSpec| later.iter().any(|w| w.chunks_stand_alone() && spec.workloads.contains(w));
         slots.iter_mut().filter(|(s, spec)| further(s.id) && !keeps(spec)).for_each(|(s, _)| s.reads = None);
     }
     Ok(())

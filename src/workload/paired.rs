@@ -49,7 +49,7 @@ impl<'a> Slot<'a> {
     }
 
     /// Readies a further layout for a pass of `w` (a workload whose chunks stand alone):
-    /// its read database in `dir` opened, unless the pass before left it open, and faulted
+    /// its read database in `dir` opened, unless an earlier pass left it open, and faulted
     /// in only where its chunks read. Mapping the whole database in, and out again, for
     /// each further layout cost more than its timed chunks (reports/README.md, "Layouts
     /// found again").
