@@ -116,7 +116,7 @@ impl LayoutArgs {
             (None, Some(_)) | (Some(1), _) => Ok(1),
             (Some(k), Some(why)) => bail!("--layouts-per-process {k} needs {why}"),
             (Some(k), None) if k > chunks => bail!(
-                "--layouts-per-process {k} needs {k} chunks a pass or more, and a pass here is {chunks} \
+                "--layouts-per-process {k} needs {k} chunks a pass or more, and a pass here has {chunks} \
                  (give a smaller --chunk, or at most {chunks} layouts)"
             ),
             (Some(k), None) => Ok(k),
@@ -212,8 +212,9 @@ pub fn draw_seed() -> u64 {
 }
 
 /// Layouts of each unit in a paired process unless `--layouts-per-process` says otherwise:
-/// on an Intel Xeon, 17 tags x 6 workloads in 5 minutes came to +-1.20% at the widest with
-/// 16, against +-3.38% with one (reports/README.md, "The state is the file").
+/// on an Intel Xeon, 17 tags x 6 workloads in 5 minutes came to +-0.99% at the widest with
+/// 16, against +-3.38% with one (reports/README.md, "The state is the file" and "Sixteen
+/// layouts by default").
 pub const DEFAULT_LAYOUTS_PER_PROCESS: u32 = 16;
 
 /// Entries of an instruction-counting run unless `--entries` says otherwise: counts are

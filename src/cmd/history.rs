@@ -514,8 +514,9 @@ fn history_run(args: &HistoryArgs, git: &std::path::Path, points: &[Point]) -> R
     }
     if !run.metric.is_exact() {
         eprintln!(
-            "history by time: each of {} commits is built, its objects compiled and a layout linked for each of \
-             {} rounds, every round runs every commit; counting instructions (the default) needs one pass",
+            "history by time: each of {} commits is built, its objects compiled and its layouts linked for each of \
+             {} rounds (up to 16 a round where --layouts-per-process applies), every round runs every commit; \
+             counting instructions (the default) needs one pass",
             points.len(),
             run.rounds
         );

@@ -133,8 +133,8 @@ pub fn main(args: PairedWorkerArgs) -> Result<()> {
     let further = |k: usize| members[k].index != 0;
     let data = Dataset::generate(&cfg);
     // A slot opens its read database only when it runs a read; a further layout for its
-    // first pass, kept open until its last (opening and closing one for each pass cost
-    // about 5% of a process's time; reports/README.md, "Sixteen layouts by default").
+    // first pass, kept open until its last (opening and closing them for each pass cost
+    // about 0.45 s a round of 17 tags; reports/README.md, "Sixteen layouts by default").
     let reads = |s: &SlotSpec| s.workloads.iter().any(|w| w.is_read());
     let mut slots: Vec<(Slot, &SlotSpec)> = loaded
         .iter()
