@@ -357,7 +357,7 @@ pub fn fault_in_chunks(
 ) -> Result<(), Failed> {
     let get = api.mdb_cursor_get;
     let mut key = KeyBuffer::new(data);
-    let (page, entry) = (page_size(), data.key_size() + data.value_size + 16);
+    let (page, entry) = (pagecache::page_size(), data.key_size() + data.value_size + 16);
     let fine = fault_stride(cfg, w, page, entry);
     let coarse = (cfg.order == Order::Seq && fine > 1).then_some(fine * 2 * Span::PAGES_A_GET);
     // SAFETY: a fresh read transaction and cursor of an open environment, closed below;
@@ -462,12 +462,6 @@ fn fault_stride(cfg: &WorkloadConfig, w: Workload, page: usize, entry: usize) ->
         (Workload::ReadKey, Order::Random) => 1,
         _ => (page / (2 * entry)).max(1),
     }
-}
-
-/// The system's page size in bytes.
-fn page_size() -> usize {
-    // SAFETY: sysconf reads a constant of the system.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512)
 }
 
 /// The verify step: each of `reads` walked once through this library, untimed, on the

@@ -14,9 +14,10 @@ fn open(path: &Path) -> Result<File> {
     File::open(path).with_context(|| format!("cannot open {}", path.display()))
 }
 
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
+/// The system's page size in bytes (LMDB's page is the operating system's).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(512)
 }
 
 /// The file's pages resident in the page cache, by mincore over a mapping of it that
@@ -25,7 +26,7 @@ fn page_size() -> u64 {
 pub fn residency(path: &Path) -> Result<Residency> {
     let f = open(path)?;
     let len = f.metadata()?.len() as usize;
-    let total = (len as u64).div_ceil(page_size());
+    let total = (len as u64).div_ceil(page_size() as u64);
     if len == 0 {
         return Ok(Residency { resident_pages: 0, total_pages: 0 });
     }
@@ -157,7 +158,7 @@ mod tests {
         std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
         warm(&path).unwrap();
         let before = residency(&path).unwrap();
-        assert_eq!(before.total_pages, (4 << 20) / page_size());
+        assert_eq!(before.total_pages, (4 << 20) / page_size() as u64);
         assert_eq!(before.resident_pages, before.total_pages, "a file just written and read is cached");
         evict(&path).unwrap();
         let after = residency(&path).unwrap();
